@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs everything StitchCUDA needs on a fresh Debian/Ubuntu machine and builds it:
+#   1. Debian packages (compiler, CMake, libraries) — skipped when already installed;
+#   2. a Python virtual environment in .venv with the pinned PyTorch harness dependencies;
+#   3. the C++ build in build/.
+# Idempotent: a second run only rebuilds what changed. The CUDA toolkit (nvcc) is not a Debian
+# package at the version we need; its absence is reported, and everything that needs no nvcc works.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+
+packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev
+          libgtest-dev libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libsqlite3-dev
+          libssl-dev python3-venv)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+command -v nvcc >/dev/null 2>&1 || log "warning: nvcc not found — CUDA programs cannot be built here"
+
+# Python harness environment, re-installed only when requirements change.
+python=${STITCH_BOOTSTRAP_PYTHON:-python3}
+stamp=.venv/.requirements.sha256
+want=$(sha256sum python/requirements.txt | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  log "creating .venv and installing python/requirements.txt (PyTorch is large: a few minutes)"
+  [ -x .venv/bin/python ] || "$python" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r python/requirements.txt
+  echo "$want" > "$stamp"
+fi
+
+log "building (build/)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build
+log "done: build/stitchcuda"

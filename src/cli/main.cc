@@ -1,0 +1,30 @@
+// stitchcuda: the thin command-line front end. Subcommands come from the table in commands.cc;
+// this file only parses and dispatches, and is the one place an error becomes an exit code.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "StitchCUDA: turn a KernelBench-style PyTorch program into a verified, end-to-end CUDA program.\n"
+      "Run `stitchcuda <command> --help` for a command's options.",
+      "stitchcuda"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "stitchcuda 0.1.0");
+
+  std::vector<std::pair<CLI::App*, stitch::cli::CommandAction>> actions;
+  for (const auto& command : stitch::cli::commands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.help);
+    actions.emplace_back(sub, command.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : stitch::cli::kExitBadInput;
+  }
+  for (auto& [sub, action] : actions)
+    if (sub->parsed()) return action();
+  return stitch::cli::kExitBadInput;
+}

@@ -1,0 +1,25 @@
+// File-system helpers: whole-file reads, atomic writes (write to a temporary, fsync, rename) so that
+// no half-written file is ever presented as complete, and directory creation.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "util/result.h"
+
+namespace stitch {
+
+namespace fs = std::filesystem;
+
+Result<std::string> read_file(const fs::path& path);
+
+// Writes `contents` to `path` atomically: a reader sees the old file or the whole new one.
+Status write_file_atomic(const fs::path& path, std::string_view contents);
+
+Status make_dirs(const fs::path& path);
+
+// Directory holding the running executable (resolved through /proc/self/exe).
+fs::path executable_dir();
+
+}  // namespace stitch
