@@ -6,8 +6,15 @@ namespace {
 constexpr Command kCommands[] = {
     {"capture", "Capture a KernelBench-style PyTorch task into graph.json + weights and print its graph",
      setup_capture},
+    {"show", "Print a graph.json, a run directory's graph, or a .safetensors file's tensors",
+     setup_show},
     {"doctor", "Check this machine: compiler, CUDA toolkit, GPU, Python harness and torch",
      setup_doctor},
+    {"verify", "Verify a CUDA program against its task: build, hack checks, judge, runner, timing",
+     setup_verify},
+    {"eval-kb", "Score a KernelBench ModelNew solution with the hardened judge", setup_eval_kb},
+    {"profile", "Profile a program (CUPTI timeline, ncu counters, bottlenecks) or the reference",
+     setup_profile},
 };
 }  // namespace
 

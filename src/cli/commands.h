@@ -22,6 +22,10 @@ std::span<const Command> commands();
 
 CommandAction setup_capture(CLI::App& app);
 CommandAction setup_doctor(CLI::App& app);
+CommandAction setup_show(CLI::App& app);
+CommandAction setup_verify(CLI::App& app);
+CommandAction setup_eval_kb(CLI::App& app);
+CommandAction setup_profile(CLI::App& app);
 
 // Exit codes shared by all subcommands.
 inline constexpr int kExitOk = 0;

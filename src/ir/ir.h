@@ -54,19 +54,33 @@ enum class OpCategory : uint8_t {
 };
 OpCategory op_category(Op op);
 std::string_view op_category_name(OpCategory category);  // "elementwise_unary", ...
-inline bool is_view(Op op) { return op_category(op) == OpCategory::view; }
+inline bool is_view(Op op) {
+  return op_category(op) == OpCategory::view;
+}
 
 // ---- Dtypes -------------------------------------------------------------------------------------
-enum class DType : uint8_t { float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, boolean };
+enum class DType : uint8_t {
+  float32,
+  float64,
+  float16,
+  bfloat16,
+  int64,
+  int32,
+  int16,
+  int8,
+  uint8,
+  boolean
+};
 inline constexpr int kDTypeCount = 10;
 
 std::string_view dtype_name(DType dtype);  // "float32", ... "bool" (the graph.json spelling)
 std::optional<DType> dtype_from_name(std::string_view name);
-int dtype_size(DType dtype);               // bytes per element
+int dtype_size(DType dtype);  // bytes per element
 bool is_floating(DType dtype);
-bool is_integral(DType dtype);             // int and uint types, bool excluded
+bool is_integral(DType dtype);  // int and uint types, bool excluded
 
-// ---- Tensor types --------------------------------------------------------------------------------
+// ---- Tensor types
+// --------------------------------------------------------------------------------
 struct TensorType {
   std::vector<int64_t> shape;
   DType dtype = DType::float32;
@@ -86,9 +100,10 @@ std::optional<int64_t> checked_numel(const std::vector<int64_t>& shape);
 // "[4096, 393216] float32"
 std::string format_tensor_type(const TensorType& type);
 
-// ---- Values and arguments ---------------------------------------------------------------------------
-// A reference to a value: graph input `index`, param `index` (into Graph::params), or output `out`
-// of node `index` (into Graph::nodes). Names are resolved to indices when loading.
+// ---- Values and arguments
+// --------------------------------------------------------------------------- A reference to a
+// value: graph input `index`, param `index` (into Graph::params), or output `out` of node `index`
+// (into Graph::nodes). Names are resolved to indices when loading.
 struct ValueRef {
   enum class Kind : uint8_t { input, param, node };
   Kind kind = Kind::node;
@@ -110,7 +125,8 @@ using ArgList = std::vector<Arg>;
 
 // One argument of a node: None, bool, int, float, string, dtype, enum, value reference, or list.
 struct Arg {
-  std::variant<std::monostate, bool, int64_t, double, std::string, DType, EnumArg, ValueRef, ArgList>
+  std::variant<std::monostate, bool, int64_t, double, std::string, DType, EnumArg, ValueRef,
+               ArgList>
       value;
 
   bool is_none() const { return std::holds_alternative<std::monostate>(value); }
@@ -118,8 +134,8 @@ struct Arg {
   bool is_list() const { return std::holds_alternative<ArgList>(value); }
   const ValueRef* ref() const { return std::get_if<ValueRef>(&value); }
   const ArgList* list() const { return std::get_if<ArgList>(&value); }
-  std::optional<int64_t> as_int() const;     // int (or bool)
-  std::optional<double> as_double() const;   // float or int
+  std::optional<int64_t> as_int() const;    // int (or bool)
+  std::optional<double> as_double() const;  // float or int
   std::optional<bool> as_bool() const;
   std::optional<std::vector<int64_t>> as_int_list() const;  // a list of ints (or one int)
   const std::string* as_string() const;
@@ -129,7 +145,8 @@ struct Arg {
   bool operator==(const Arg& other) const;
 };
 
-// ---- Graph ---------------------------------------------------------------------------------------
+// ---- Graph
+// ---------------------------------------------------------------------------------------
 enum class InputKind : uint8_t { user, random };
 enum class ParamKind : uint8_t { parameter, buffer, constant };
 
@@ -167,8 +184,8 @@ struct Node {
 };
 
 struct TaskInfo {
-  std::string name;   // "19_ReLU"
-  std::string file;   // file name of the task
+  std::string name;  // "19_ReLU"
+  std::string file;  // file name of the task
   std::string sha256;
   std::string constants_json;  // module-level constants, kept as a JSON object text
   bool operator==(const TaskInfo&) const = default;
@@ -194,9 +211,10 @@ struct Graph {
   bool operator==(const Graph&) const = default;
 };
 
-// ---- Operations on graphs ---------------------------------------------------------------------------
-// Structural checks: unique node ids, references point to earlier values and existing outputs,
-// shapes/strides consistent, outputs valid. Returns the first problem found, naming the node.
+// ---- Operations on graphs
+// --------------------------------------------------------------------------- Structural checks:
+// unique node ids, references point to earlier values and existing outputs, shapes/strides
+// consistent, outputs valid. Returns the first problem found, naming the node.
 Status verify(const Graph& graph);
 
 // graph.json text ↔ Graph. parse_* and load_* verify; errors name the file and the offending

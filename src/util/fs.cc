@@ -1,6 +1,7 @@
 #include "util/fs.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,10 +22,13 @@ Result<std::string> read_file(const fs::path& path) {
 
 Status write_file_atomic(const fs::path& path, std::string_view contents) {
   if (path.has_parent_path()) STITCH_TRY(make_dirs(path.parent_path()));
-  fs::path temp = path;
-  temp += fmt::format(".tmp.{}", ::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error("{}: cannot create: {}", temp.string(), std::strerror(errno));
+  // A unique temporary beside the target (same file system, so rename is atomic); unique also
+  // between threads of one process.
+  std::string temp_name = path.string() + ".tmp.XXXXXX";
+  int fd = ::mkostemp(temp_name.data(), O_CLOEXEC);
+  if (fd < 0) return make_error("{}: cannot create: {}", temp_name, std::strerror(errno));
+  ::fchmod(fd, 0644);
+  const fs::path temp = temp_name;
   size_t written = 0;
   while (written < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);

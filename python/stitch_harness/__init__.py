@@ -1,0 +1,2 @@
+"""StitchCUDA's PyTorch harness: capture KernelBench tasks into graph.json (docs/graph-format.md),
+weights and reference outputs. Run `python -m stitch_harness --help`."""

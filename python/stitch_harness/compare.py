@@ -1,0 +1,216 @@
+"""Comparison of one output tensor with its reference, on the tensors' own device (GPU or CPU).
+
+Every statistic the verdict needs (src/verify/verdict.h OutputCheck) is computed in one pass over
+the flattened tensors, in chunks so a 6 GB output does not need 6 GB of fp64 temporaries, with fp64
+accumulation. The fields and their JSON names mirror OutputCheck; non-finite floats are written as
+JSON null because strict JSON (and nlohmann::json) has no Infinity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Optional
+
+import torch
+
+from .judge_tracks import Track
+
+# Elements per chunk: 2^24 fp64 temporaries are 128 MiB each; a handful live at once.
+DEFAULT_CHUNK_ELEMENTS = 1 << 24
+
+# A reference whose standard deviation is below this fraction of its mean magnitude is
+# "near-constant": a constant output would pass allclose, so the check is flagged (HACKS row 10).
+NEAR_CONSTANT_REL_STD = 1e-6
+
+
+@dataclasses.dataclass
+class OutputCheck:
+    output_index: int = 0
+    passed: bool = False
+    message: str = ""
+    max_abs_error: float = 0.0
+    max_abs_error_index: int = -1
+    relative_error_norm: float = 0.0
+    mismatches: int = 0
+    first_mismatch_index: int = -1
+    nan_or_inf: int = 0
+    elements: int = 0
+    degenerate_reference: bool = False
+    degenerate_reason: str = ""
+
+    def as_json(self) -> dict:
+        out = dataclasses.asdict(self)
+        for key, value in out.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                out[key] = None
+        return out
+
+
+@dataclasses.dataclass
+class _Accumulator:
+    """Running totals over chunks; the reference moments use Chan's parallel update."""
+
+    elements: int = 0
+    sum_sq_err: float = 0.0
+    sum_sq_ref: float = 0.0
+    max_abs_error: float = -1.0
+    max_abs_error_index: int = -1
+    mismatches: int = 0
+    first_mismatch_index: int = -1
+    nan_or_inf: int = 0
+    ref_max_abs: float = 0.0
+    ref_count: int = 0  # finite reference elements
+    ref_mean: float = 0.0
+    ref_m2: float = 0.0
+
+    def add_moments(self, count: int, mean: float, m2: float) -> None:
+        if count == 0:
+            return
+        total = self.ref_count + count
+        delta = mean - self.ref_mean
+        self.ref_mean += delta * count / total
+        self.ref_m2 += m2 + delta * delta * self.ref_count * count / total
+        self.ref_count = total
+
+
+def _accumulate_chunk(acc: _Accumulator, out: torch.Tensor, ref: torch.Tensor, start: int,
+                      atol: float, rtol: float) -> None:
+    o = out.to(torch.float64)
+    r = ref.to(torch.float64)
+    ref_finite = torch.isfinite(r)
+    out_finite = torch.isfinite(o)
+    # Non-finite reference elements must be reproduced exactly (NaN for NaN, same-signed Inf).
+    nonfinite_match = (torch.isnan(r) & torch.isnan(o)) | (r == o)
+    both_finite = ref_finite & out_finite
+    diff = torch.where(both_finite, (o - r).abs(), torch.zeros_like(r))
+    bad_nonfinite_out = ref_finite & ~out_finite
+    bad_nonfinite_ref = ~ref_finite & ~nonfinite_match
+    outside = both_finite & (diff > atol + rtol * r.abs())
+    bad = outside | bad_nonfinite_out | bad_nonfinite_ref
+
+    # The error seen by max_abs_error: infinite where the output is wrong in a non-finite way.
+    err = torch.where(bad_nonfinite_out | bad_nonfinite_ref, torch.full_like(r, math.inf), diff)
+    chunk_max, chunk_arg = torch.max(err, dim=0)
+    chunk_max_value = float(chunk_max)
+    if chunk_max_value > acc.max_abs_error:
+        acc.max_abs_error = chunk_max_value
+        acc.max_abs_error_index = start + int(chunk_arg)
+
+    bad_count = int(bad.sum())
+    if bad_count and acc.first_mismatch_index < 0:
+        acc.first_mismatch_index = start + int(bad.to(torch.uint8).argmax())
+    acc.mismatches += bad_count
+    acc.nan_or_inf += int(bad_nonfinite_out.sum())
+    acc.sum_sq_err += float((diff * diff).sum())
+
+    r_finite = r[ref_finite]
+    count = r_finite.numel()
+    if count:
+        acc.sum_sq_ref += float((r_finite * r_finite).sum())
+        acc.ref_max_abs = max(acc.ref_max_abs, float(r_finite.abs().max()))
+        mean = float(r_finite.mean())
+        m2 = float(((r_finite - mean) ** 2).sum())
+        acc.add_moments(count, mean, m2)
+    acc.elements += o.numel()
+
+
+def _describe_degenerate(acc: _Accumulator, atol: float) -> str:
+    if acc.ref_count == 0:
+        return ""
+    if acc.ref_max_abs == 0.0:
+        return "reference is all zeros"
+    if acc.ref_max_abs <= atol:
+        return f"every reference element is within atol ({atol:g}) of zero (max |ref| = " \
+               f"{acc.ref_max_abs:.3g}): allclose alone would pass zeros"
+    if acc.ref_count > 1:
+        std = math.sqrt(max(acc.ref_m2 / acc.ref_count, 0.0))
+        scale = abs(acc.ref_mean)
+        if std <= NEAR_CONSTANT_REL_STD * scale:
+            return f"reference is near-constant (mean {acc.ref_mean:.6g}, std {std:.3g}): " \
+                   "a constant output would pass"
+    return ""
+
+
+def compare_output(out: torch.Tensor, ref: torch.Tensor, track: Track, output_index: int = 0,
+                   chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+                   rel_err_norm_max: Optional[float] = None) -> OutputCheck:
+    """Compares `out` with `ref` under `track`'s tolerances. `rel_err_norm_max` overrides the track's
+    norm bound (tests and probes); None keeps the track's."""
+    check = OutputCheck(output_index=output_index)
+    if not isinstance(out, torch.Tensor):
+        check.message = f"output {output_index} is a {type(out).__name__}, not a tensor"
+        return check
+    if tuple(out.shape) != tuple(ref.shape):
+        check.message = (f"output {output_index}: shape mismatch: output {list(out.shape)} vs "
+                         f"reference {list(ref.shape)}")
+        return check
+    if out.dtype != ref.dtype:
+        check.message = (f"output {output_index}: dtype mismatch: output {out.dtype} vs reference "
+                         f"{ref.dtype}")
+        return check
+    if out.device != ref.device:
+        out = out.to(ref.device)
+
+    norm_bound = track.rel_err_norm_max if rel_err_norm_max is None else rel_err_norm_max
+    acc = _Accumulator()
+    flat_out = out.reshape(-1)
+    flat_ref = ref.reshape(-1)
+    total = flat_ref.numel()
+    with torch.no_grad():
+        for start in range(0, total, chunk_elements):
+            stop = min(start + chunk_elements, total)
+            _accumulate_chunk(acc, flat_out[start:stop], flat_ref[start:stop], start, track.atol,
+                              track.rtol)
+
+    check.elements = total
+    check.mismatches = acc.mismatches
+    check.first_mismatch_index = acc.first_mismatch_index
+    check.nan_or_inf = acc.nan_or_inf
+    check.max_abs_error = max(acc.max_abs_error, 0.0)
+    check.max_abs_error_index = acc.max_abs_error_index if check.max_abs_error > 0.0 else -1
+    err_norm = math.sqrt(acc.sum_sq_err)
+    ref_norm = math.sqrt(acc.sum_sq_ref)
+    if acc.nan_or_inf:
+        check.relative_error_norm = math.inf
+    elif ref_norm > 0.0:
+        check.relative_error_norm = err_norm / ref_norm
+    else:
+        # An all-zero reference has no relative error; report the absolute norm instead.
+        check.relative_error_norm = err_norm
+
+    check.degenerate_reason = _describe_degenerate(acc, track.atol)
+    check.degenerate_reference = bool(check.degenerate_reason)
+    ref_within_atol_of_zero = 0.0 < acc.ref_max_abs <= track.atol
+
+    problems = []
+    if acc.nan_or_inf:
+        problems.append(f"{acc.nan_or_inf} NaN/Inf elements where the reference is finite")
+    if acc.mismatches:
+        problems.append(f"{acc.mismatches} of {total} elements outside atol={track.atol:g} + "
+                        f"rtol={track.rtol:g}*|ref| (first at flat index {acc.first_mismatch_index})")
+    if ref_norm > 0.0 and not acc.nan_or_inf:
+        bound = norm_bound
+        if ref_within_atol_of_zero:
+            bound = track.degenerate_rel_err_norm_max if bound is None else min(
+                bound, track.degenerate_rel_err_norm_max)
+        if bound is not None and check.relative_error_norm > bound:
+            problems.append(f"relative error norm {check.relative_error_norm:.3g} exceeds "
+                            f"{bound:g} (track {track.name})")
+    check.passed = not problems
+    check.message = f"output {output_index}: " + ("; ".join(problems) if problems else "ok")
+    if check.degenerate_reference:
+        check.message += f" [degenerate reference: {check.degenerate_reason}]"
+    return check
+
+
+def compare_outputs(outs, refs, track: Track, **kwargs) -> list[OutputCheck]:
+    """Compares sequences of outputs; a count mismatch fails every missing or extra position."""
+    checks = []
+    if len(outs) != len(refs):
+        check = OutputCheck(output_index=-1)
+        check.message = f"output count mismatch: {len(outs)} outputs vs {len(refs)} references"
+        return [check]
+    for index, (out, ref) in enumerate(zip(outs, refs)):
+        checks.append(compare_output(out, ref, track, output_index=index, **kwargs))
+    return checks

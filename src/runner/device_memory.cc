@@ -1,0 +1,143 @@
+// Guarded buffers, device counters and IPC mappings; see device_memory.h.
+#include "runner/device_memory.h"
+
+#include <cstring>
+#include <utility>
+
+namespace stitch::runner {
+
+Error cuda_error(cudaError_t status, std::string_view what) {
+  return make_error("{}: {} ({})", what, cudaGetErrorName(status), cudaGetErrorString(status));
+}
+
+Geometry geometry_of(const TensorSpec& tensor) {
+  Geometry geometry;
+  geometry.rank = static_cast<int32_t>(tensor.shape.size());
+  for (size_t i = 0; i < tensor.shape.size(); ++i) {
+    geometry.shape[i] = tensor.shape[i];
+    geometry.strides[i] = tensor.strides[i];
+  }
+  geometry.numel = tensor.numel();
+  geometry.contiguous = tensor.contiguous();
+  return geometry;
+}
+
+GuardedBuffer::GuardedBuffer(GuardedBuffer&& other) noexcept {
+  *this = std::move(other);
+}
+
+GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& other) noexcept {
+  if (this != &other) {
+    if (base_) cudaFree(base_);
+    base_ = std::exchange(other.base_, nullptr);
+    payload_ = other.payload_;
+    band_ = other.band_;
+    total_ = other.total_;
+    seed_ = other.seed_;
+  }
+  return *this;
+}
+
+GuardedBuffer::~GuardedBuffer() {
+  if (base_) cudaFree(base_);
+}
+
+Result<GuardedBuffer> GuardedBuffer::allocate(uint64_t payload_bytes, uint64_t band_bytes,
+                                              uint64_t canary_seed, cudaStream_t stream) {
+  GuardedBuffer buffer;
+  // Bands keep 256-byte alignment of the payload, which vectorised kernels rely on.
+  buffer.band_ = (band_bytes + 255) / 256 * 256;
+  buffer.payload_ = payload_bytes;
+  buffer.total_ = buffer.band_ + (payload_bytes + 255) / 256 * 256 + buffer.band_;
+  buffer.seed_ = canary_seed;
+  if (buffer.total_ == 0) buffer.total_ = 256;
+  void* base = nullptr;
+  STITCH_CUDA_TRY(cudaMalloc(&base, buffer.total_),
+                  fmt::format("cudaMalloc({} bytes, guarded buffer)", buffer.total_));
+  buffer.base_ = static_cast<uint8_t*>(base);
+  STITCH_CUDA_TRY(buffer.restore_canaries(stream), "filling canaries");
+  return buffer;
+}
+
+cudaError_t GuardedBuffer::count_damage(unsigned long long* counter, cudaStream_t stream) const {
+  cudaError_t status = count_canary_mismatches(base_, 0, band_, seed_, counter, stream);
+  if (status != cudaSuccess) return status;
+  return count_canary_mismatches(base_, band_ + payload_, total_, seed_, counter, stream);
+}
+
+cudaError_t GuardedBuffer::restore_canaries(cudaStream_t stream) const {
+  cudaError_t status = fill_canary(base_, 0, band_, seed_, stream);
+  if (status != cudaSuccess) return status;
+  return fill_canary(base_, band_ + payload_, total_, seed_, stream);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept {
+  *this = std::move(other);
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_) cudaFree(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = other.bytes_;
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_) cudaFree(data_);
+}
+
+Result<DeviceBuffer> DeviceBuffer::allocate(uint64_t bytes, std::string_view what) {
+  DeviceBuffer buffer;
+  buffer.bytes_ = bytes;
+  STITCH_CUDA_TRY(cudaMalloc(&buffer.data_, bytes > 0 ? bytes : 256),
+                  fmt::format("cudaMalloc({} bytes, {})", bytes, what));
+  return buffer;
+}
+
+DeviceCounters::~DeviceCounters() {
+  if (device_) cudaFree(device_);
+}
+
+Status DeviceCounters::init() {
+  STITCH_CUDA_TRY(cudaMalloc(&device_, kSlots * sizeof(unsigned long long)),
+                  "cudaMalloc(counters)");
+  return {};
+}
+
+cudaError_t DeviceCounters::zero(cudaStream_t stream) const {
+  return cudaMemsetAsync(device_, 0, kSlots * sizeof(unsigned long long), stream);
+}
+
+Result<std::vector<unsigned long long>> DeviceCounters::read(cudaStream_t stream) const {
+  std::vector<unsigned long long> host(kSlots);
+  STITCH_CUDA_TRY(cudaMemcpyAsync(host.data(), device_, kSlots * sizeof(unsigned long long),
+                                  cudaMemcpyDeviceToHost, stream),
+                  "reading counters");
+  STITCH_CUDA_TRY(cudaStreamSynchronize(stream), "reading counters");
+  return host;
+}
+
+Result<void*> IpcMapper::map(const IpcRef& ref) {
+  auto found = open_.find(ref.handle_hex);
+  if (found == open_.end()) {
+    STITCH_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, parse_ipc_handle(ref.handle_hex));
+    cudaIpcMemHandle_t handle;
+    static_assert(sizeof(handle) == kIpcHandleBytes);
+    std::memcpy(&handle, bytes.data(), sizeof(handle));
+    void* base = nullptr;
+    STITCH_CUDA_TRY(cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess),
+                    "cudaIpcOpenMemHandle");
+    found = open_.emplace(ref.handle_hex, base).first;
+  }
+  return static_cast<void*>(static_cast<uint8_t*>(found->second) + ref.offset_bytes);
+}
+
+void IpcMapper::close_all() {
+  for (auto& [hex, base] : open_)
+    cudaIpcCloseMemHandle(base);
+  open_.clear();
+}
+
+}  // namespace stitch::runner

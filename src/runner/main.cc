@@ -1,0 +1,255 @@
+// stitch-runner: the sandbox for one candidate program (DESIGN.md §4, docs/verify-protocol.md).
+// Parses the command line, reads slots.json, enters the sandbox, then hands over to Session for
+// the phases; writes runner.json and turns the status into the exit code (only main does that).
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "runner/options.h"
+#include "runner/profile_session.h"
+#include "runner/report.h"
+#include "runner/sandbox.h"
+#include "runner/session.h"
+#include "runner/spec.h"
+#include "runner/watchdog.h"
+
+namespace {
+
+using namespace stitch::runner;
+namespace fs = std::filesystem;
+
+constexpr const char* kDescription =
+    "stitch-runner: loads one candidate StitchCUDA program (a .so exporting the ABI of "
+    "include/stitch/program.h) inside a sandbox, runs its correctness and timing calls with the "
+    "dynamic reward-hacking checks, and writes runner.json. With --slots it follows "
+    "docs/verify-protocol.md (params, check inputs and output slots are the judge's CUDA IPC "
+    "buffers); with --self-test it needs no judge: params and inputs are random, every phase "
+    "still runs, outputs are checked by the runner alone.";
+
+constexpr const char* kFooter =
+    "Exit codes:\n"
+    "  0  runner.json written, status ok (findings, if any, are in the file)\n"
+    "  1  runner.json written, the candidate failed: init_failed, forward_failed, cuda_error,\n"
+    "     abi_mismatch or dlopen_failed\n"
+    "  2  usage error (bad or missing flags); nothing written\n"
+    "  3  no CUDA device visible (status no_device); prints 'no CUDA device: ...'\n"
+    "  4  setup failed (slots.json, sandbox, IPC handles, runner memory; status setup_failed)\n"
+    "  5  a call, init or device idle check exceeded its limit (status timeout)\n"
+    "  6  runner.json could not be written\n"
+    "A crash of the candidate kills the runner with its signal; the orchestrator classifies it.";
+
+// What the watchdog thread needs to finish the process when the main thread is stuck.
+struct ExitContext {
+  ReportBuilder* report = nullptr;
+  const SandboxReport* sandbox = nullptr;
+  std::atomic<int> exit_code{kExitOk};
+};
+ExitContext exit_context;
+
+void write_or_complain(ReportBuilder& report) {
+  stitch::Status written = report.write();
+  if (!written) {
+    std::fprintf(stderr, "stitch-runner: cannot write runner.json: %s\n",
+                 written.error().message.c_str());
+    std::fflush(stderr);
+    _exit(kExitReportUnwritable);
+  }
+}
+
+[[noreturn]] void on_deadline(const Deadline& deadline) {
+  if (!deadline.write_report) {  // runner.json is written; only the program's cleanup hangs
+    kill_processes(list_child_processes());
+    if (exit_context.sandbox) leave_sandbox(*exit_context.sandbox);
+    _exit(exit_context.exit_code.load());
+  }
+  ReportBuilder& report = *exit_context.report;
+  if (!deadline.finding_kind.empty())
+    report.add_finding(deadline.finding_kind, deadline.finding_detail);
+  std::string message =
+      fmt::format("{} did not finish within {} s", deadline.label, deadline.seconds);
+  report.set_status(RunStatus::timeout, message);
+  write_or_complain(report);
+  std::fprintf(stderr, "stitch-runner: timeout: %s\n", message.c_str());
+  std::fflush(stderr);
+  kill_processes(list_child_processes());
+  if (exit_context.sandbox) leave_sandbox(*exit_context.sandbox);
+  _exit(kExitTimeout);  // no destructors: the main thread is inside the driver or the program
+}
+
+std::string read_nonce() {
+  std::string nonce;
+  std::getline(std::cin, nonce);
+  if (nonce.size() > 256) nonce.resize(256);
+  return nonce;
+}
+
+int fail_setup(ReportBuilder& report, const std::string& message) {
+  report.set_status(RunStatus::setup_failed, message);
+  write_or_complain(report);
+  std::fprintf(stderr, "stitch-runner: setup failed: %s\n", message.c_str());
+  return kExitSetupFailed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RunnerOptions options;
+  CLI::App app{kDescription, "stitch-runner"};
+  app.footer(kFooter);
+  app.add_option("--program", options.program, "Candidate program (.so) to load")->required();
+  app.add_option("--slots", options.slots,
+                 "slots.json written by the judge (required unless --self-test; with --self-test "
+                 "only its shapes, dtypes and distributions are used)");
+  app.add_option("--result", options.result,
+                 "Where runner.json goes (written atomically); default with --self-test: stdout");
+  app.add_flag("--self-test", options.self_test,
+               "Run without a judge: random params and inputs; without --slots the built-in "
+               "spec (params scale, shift [1024]; x, y [4096, 1024] float32)");
+  app.add_option("--check-sets", options.self_test_check_sets,
+                 "--self-test only: number of check sets (set 0 runs twice)")
+      ->capture_default_str();
+  app.add_option("--timing-iters", options.timing_iters, "Timed iterations")->capture_default_str();
+  app.add_option("--warmup", options.warmup, "Untimed warm-up iterations")->capture_default_str();
+  app.add_option("--timing-sets", options.timing_sets,
+                 "Private input sets the timed calls rotate through (re-randomised before each "
+                 "call)")
+      ->capture_default_str();
+  app.add_option("--rechecks", options.rechecks,
+                 "Timed iterations re-run on fresh buffers and compared (at least the number of "
+                 "spot slots)")
+      ->capture_default_str();
+  app.add_option("--recheck-atol", options.recheck_atol, "Absolute tolerance of the recheck")
+      ->capture_default_str();
+  app.add_option("--recheck-rtol", options.recheck_rtol, "Relative tolerance of the recheck")
+      ->capture_default_str();
+  app.add_option("--init-timeout-s", options.init_timeout_s,
+                 "Limit for dlopen and stitch_init (seconds)")
+      ->capture_default_str();
+  app.add_option("--call-timeout-s", options.call_timeout_s,
+                 "Limit for one stitch_forward and its device synchronize (seconds)")
+      ->capture_default_str();
+  app.add_option("--idle-timeout-s", options.idle_timeout_s,
+                 "Limit for the device to become idle after init and before timing; exceeding "
+                 "it reports persistent_kernel (seconds)")
+      ->capture_default_str();
+  app.add_option("--guard-bytes", options.guard_bytes,
+                 "Canary band before and after every buffer handed to the program (bytes)")
+      ->capture_default_str();
+  std::string counting = "untimed";
+  app.add_option("--launch-counting", counting,
+                 "CUPTI kernel counting: off, untimed (init, checks, warm-up), all (timed calls "
+                 "too; adds launch overhead)")
+      ->check(CLI::IsMember({"off", "untimed", "all"}))
+      ->capture_default_str();
+  app.add_option("--work-dir", options.work_dir,
+                 "Sandbox working directory, emptied first (default: a fresh directory under "
+                 "$TMPDIR, removed at exit)");
+  app.add_option("--profile", options.profile,
+                 "Profile instead of verifying: warm up (--warmup, at least 1), trace one "
+                 "forward with CUPTI (kernels, copies, memsets, gaps, GPU busy time) and one more "
+                 "for launch overhead, and write the timeline JSON here (format in "
+                 "src/runner/profile_timeline.h)");
+  app.add_option("--max-file-mb", options.max_file_mb, "RLIMIT_FSIZE (MiB)")->capture_default_str();
+  app.add_option("--max-open-files", options.max_open_files, "RLIMIT_NOFILE")
+      ->capture_default_str();
+  bool no_network_isolation = false, no_seccomp = false;
+  app.add_flag("--no-network-isolation", no_network_isolation,
+               "Do not unshare the network namespace");
+  app.add_flag("--no-seccomp", no_seccomp,
+               "Do not install the seccomp filter refusing fork/exec after CUDA is initialised");
+  app.add_flag("--nonce-stdin", options.nonce_stdin,
+               "Read one line from stdin before loading anything and echo it in runner.json "
+               "(lets the orchestrator tell the runner's file from a forged one)");
+  uint64_t seed = 0;
+  auto* seed_option = app.add_option(
+      "--seed", seed, "Fixed seed for the runner's generator (debugging; default /dev/urandom)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::fprintf(stderr, "stitch-runner: %s\nRun with --help for usage.\n", error.what());
+    return kExitUsage;
+  }
+  if (!options.self_test && (options.slots.empty() || options.result.empty())) {
+    std::fprintf(stderr, "stitch-runner: --slots and --result are required without --self-test\n");
+    return kExitUsage;
+  }
+  if (options.timing_sets < 1 || options.timing_iters < 0 || options.warmup < 0) {
+    std::fprintf(stderr, "stitch-runner: --timing-sets must be >= 1, iterations >= 0\n");
+    return kExitUsage;
+  }
+  options.launch_counting = counting == "off"   ? LaunchCounting::off
+                            : counting == "all" ? LaunchCounting::all
+                                                : LaunchCounting::untimed;
+  options.isolate_network = !no_network_isolation;
+  options.seccomp = !no_seccomp;
+  if (seed_option->count() > 0) options.seed = seed;
+  // The sandbox changes directory: every path the runner needs later is made absolute now.
+  options.program = fs::absolute(options.program);
+  if (!options.result.empty()) options.result = fs::absolute(options.result);
+  if (!options.slots.empty()) options.slots = fs::absolute(options.slots);
+  if (!options.profile.empty()) options.profile = fs::absolute(options.profile);
+
+  std::string nonce = options.nonce_stdin ? read_nonce() : "";
+  ReportBuilder report(options.result);
+  exit_context.report = &report;
+  report.update([&](nlohmann::json& doc) {
+    doc["nonce"] = nonce;
+    doc["self_test"] = options.self_test;
+    doc["program"] = options.program.string();
+  });
+
+  auto spec = options.slots.empty()
+                  ? stitch::Result<RunSpec>(default_self_test_spec(options.self_test_check_sets))
+                  : load_slots(options.slots, options.self_test, options.self_test_check_sets);
+  if (!spec) return fail_setup(report, spec.error().message);
+
+  SandboxOptions sandbox_options;
+  sandbox_options.work_dir = options.work_dir;
+  sandbox_options.max_file_bytes = options.max_file_mb << 20;
+  sandbox_options.max_open_files = options.max_open_files;
+  sandbox_options.isolate_network = options.isolate_network;
+  for (const fs::path& path : {options.slots, options.result, options.program, options.profile})
+    if (!path.empty()) sandbox_options.private_paths.push_back(path.parent_path().string());
+  auto sandbox = enter_sandbox(sandbox_options, argc, argv);
+  if (!sandbox) return fail_setup(report, sandbox.error().message);
+  exit_context.sandbox = &*sandbox;
+  report.update([&](nlohmann::json& doc) {
+    doc["sandbox"] = {{"work_dir", sandbox->work_dir.string()},
+                      {"network_namespace", sandbox->network_namespace},
+                      {"network_detail", sandbox->network_detail},
+                      {"removed_environment", sandbox->removed_environment},
+                      {"notes", sandbox->notes}};
+  });
+
+  // Started after the sandbox: unsharing a user namespace needs a single-threaded process.
+  Watchdog watchdog(on_deadline);
+  std::optional<Session> session;
+  std::optional<ProfileSession> profile;
+  if (options.profile.empty())
+    session.emplace(options, std::move(*spec), report, watchdog);
+  else
+    profile.emplace(options, std::move(*spec), report, watchdog);
+  int code = session ? session->run() : profile->run();
+  exit_context.exit_code = code;
+  write_or_complain(report);
+  if (code != kExitOk) {
+    std::string status, message;
+    report.update([&](nlohmann::json& doc) {
+      status = doc["status"].get<std::string>();
+      message = doc["message"].get<std::string>();
+    });
+    std::fprintf(stderr, "stitch-runner: %s: %s\n", status.c_str(), message.c_str());
+  }
+  if (session) session->finish();
+  if (profile) profile->finish();
+  leave_sandbox(*sandbox);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);  // skips the program's static destructors and atexit handlers
+}

@@ -1,0 +1,43 @@
+// Command-line settings of stitch-runner (main.cc parses them; --help documents each one).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace stitch::runner {
+
+enum class LaunchCounting { off, untimed, all };
+
+struct RunnerOptions {
+  std::filesystem::path program;
+  std::filesystem::path slots;   // slots.json; optional with --self-test (shapes only)
+  std::filesystem::path result;  // runner.json
+  std::filesystem::path work_dir;
+  std::filesystem::path profile;  // --profile: trace one forward instead of verifying
+  bool self_test = false;
+  int self_test_check_sets = 2;
+
+  int timing_iters = 50;
+  int warmup = 5;
+  int timing_sets = 4;
+  int rechecks = 3;  // timed iterations re-run on fresh buffers and compared
+  double recheck_atol = 1e-4;
+  double recheck_rtol = 1e-4;
+
+  double init_timeout_s = 300;
+  double call_timeout_s = 60;
+  double idle_timeout_s = 10;
+
+  uint64_t guard_bytes = 4096;
+  LaunchCounting launch_counting = LaunchCounting::untimed;
+  bool isolate_network = true;
+  bool seccomp = true;
+  bool nonce_stdin = false;
+  uint64_t max_file_mb = 256;
+  uint64_t max_open_files = 1024;
+  std::optional<uint64_t> seed;  // fixed RNG seed (debugging only; default: /dev/urandom)
+};
+
+}  // namespace stitch::runner

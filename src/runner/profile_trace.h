@@ -1,0 +1,107 @@
+// CUPTI activity tracing for `stitch-runner --profile`: the GPU timeline of one forward (kernels
+// with their launch configuration, copies, memsets) and, in a second forward, the runtime/driver
+// API calls that launched them. libcupti is loaded with dlopen like LaunchCounter's (the two are
+// never started in the same process: profile mode replaces the verification phases), so the
+// runner still works where CUPTI is missing; then `available()` is false and `detail()` says why.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stitch::runner {
+
+// Timestamps are CUPTI's (ns, the clock of ActivityTracer::now()).
+struct TracedKernel {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  uint32_t registers_per_thread = 0;
+  int32_t static_shared_bytes = 0;
+  int32_t dynamic_shared_bytes = 0;
+  uint32_t local_bytes_per_thread = 0;
+  std::string mangled_name;
+};
+
+struct TracedCopy {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t bytes = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  std::string direction;  // "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", ...
+};
+
+struct TracedMemset {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+};
+
+struct TracedApiCall {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+  bool driver = false;  // driver API (cu*) rather than runtime API (cuda*)
+  std::string name;     // "cudaLaunchKernel" (CUPTI's version suffix removed)
+};
+
+struct TraceRecords {
+  std::vector<TracedKernel> kernels;
+  std::vector<TracedCopy> copies;
+  std::vector<TracedMemset> memsets;
+  std::vector<TracedApiCall> api_calls;
+};
+
+// Which activity kinds a window records.
+struct TraceKinds {
+  bool gpu = true;   // CONCURRENT_KERNEL, MEMCPY, MEMSET
+  bool api = false;  // RUNTIME, DRIVER (adds host overhead to every call: traced separately)
+};
+
+class ActivityTracer {
+ public:
+  ActivityTracer();
+  ~ActivityTracer();
+  ActivityTracer(const ActivityTracer&) = delete;
+  ActivityTracer& operator=(const ActivityTracer&) = delete;
+
+  // Loads CUPTI and registers the buffer callbacks; enables nothing yet. Call after the CUDA
+  // context exists.
+  bool start();
+  bool available() const { return available_; }
+  const std::string& detail() const { return detail_; }
+
+  // Enables the kinds for the next window; false (with detail()) when CUPTI refuses one.
+  bool enable(const TraceKinds& kinds);
+  void disable();
+
+  uint64_t now() const;  // CUPTI's clock; 0 when unavailable
+  // Flushes CUPTI's buffers (call after a device synchronize) and hands over every record
+  // received since the last call.
+  TraceRecords take();
+  // Records dropped because a buffer could not be allocated.
+  uint64_t dropped_buffers() const;
+
+  struct Api;  // the resolved CUPTI functions (profile_trace.cc)
+
+ private:
+  bool available_ = false;
+  std::string detail_ = "not started";
+  TraceKinds enabled_{false, false};
+  void* library_ = nullptr;
+  std::unique_ptr<Api> api_;
+};
+
+// "scale_shift_relu_vec4(float4 const*, ...)" from "_Z21scale_shift_relu_vec4P...": the C++
+// demangling when the name is a mangled one, else the name unchanged (extern "C" kernels).
+std::string demangle_kernel_name(const std::string& mangled);
+
+}  // namespace stitch::runner

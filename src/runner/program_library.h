@@ -1,0 +1,30 @@
+// The candidate program: dlopen(RTLD_NOW | RTLD_LOCAL) and the ABI's symbols
+// (include/stitch/program.h). Loaded only after the sandbox is in place, because static
+// initialisers run inside dlopen (HACKS.md row 27).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "stitch/program.h"
+#include "util/result.h"
+
+namespace stitch::runner {
+
+struct ProgramLibrary {
+  void* handle = nullptr;
+  int (*abi_version)() = nullptr;
+  int (*init)(const stitch_tensor*, int, void**) = nullptr;
+  int (*forward)(void*, const stitch_tensor*, int, stitch_tensor*, int, void*) = nullptr;
+  void (*destroy)(void*) = nullptr;
+  const char* (*last_error)(void*) = nullptr;
+
+  // stitch_last_error copied and bounded: the program owns the pointer and may hand back junk.
+  std::string error_text(void* state) const;
+};
+
+// An Error names the dlerror() text or the missing symbol; the library is never unloaded (the
+// program's threads, if any, may still run its code).
+Result<ProgramLibrary> load_program(const std::filesystem::path& path);
+
+}  // namespace stitch::runner

@@ -1,0 +1,86 @@
+// runner.json: what the runner hands back (docs/verify-protocol.md, "Runner phases" step 5). Built
+// up under a mutex, because the watchdog thread may have to write it while the main thread is
+// stuck in the driver. Written atomically (temporary + rename).
+//
+// Format (version 1; src/verify/runner_client.cc reads it):
+//   format "stitchcuda.runner", version 1, status (RunStatus names), message, phase (where it
+//   stopped), nonce (echoed from --nonce-stdin), self_test, program,
+//   device {index, name, l2_bytes, sm_count},
+//   sandbox {work_dir, network_namespace, network_detail, seccomp, seccomp_detail,
+//            removed_environment [names], notes [..]},
+//   threads {before_dlopen, after_dlopen, after_init, max_after_forward},
+//   init_ms, init_launches,
+//   findings [{kind (HackKind name), detail, fatal}],
+//   check_sets [{index, run, canaries_intact, inputs_unchanged, poison_remaining [per output],
+//                unjoined_elements [per output], launches, gpu_ms, wall_ms, copied_to_slot}],
+//   determinism {checked, identical, outputs [{bit_mismatches, max_abs_diff}]},
+//   timing {warmup, iterations, sets, l2_flush_bytes, launch_counting, gpu_ms [..], wall_ms [..],
+//           synced_ms [..], spot_iterations [..], rechecks [{iteration, bit_mismatches,
+//           tolerance_mismatches, max_abs_diff}], canaries_intact, inputs_unchanged},
+//   launches {available, detail, runner_stream_id, per_forward [..], kernel_names {name: count}},
+//   idle_check {after_init_ms, before_timing_ms}.
+// Arrays of times are raw per-iteration values in milliseconds; the orchestrator computes stats.
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "util/result.h"
+
+namespace stitch::runner {
+
+enum class RunStatus {
+  ok,
+  init_failed,     // stitch_init returned non-zero
+  forward_failed,  // stitch_forward returned non-zero
+  cuda_error,      // a CUDA error surfaced after a call (illegal address, launch failure, ...)
+  abi_mismatch,    // stitch_abi_version() != STITCH_ABI_VERSION
+  dlopen_failed,   // the library did not load or lacks a symbol
+  timeout,         // the runner's own watchdog fired (hang, persistent kernel)
+  no_device,       // no CUDA device visible
+  setup_failed,    // the runner could not set up (slots.json, IPC, memory): not the candidate's
+};
+std::string_view run_status_name(RunStatus status);
+
+// Process exit codes (documented in --help).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCandidateFailed = 1;  // init/forward failed, CUDA error, ABI, dlopen
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNoDevice = 3;
+inline constexpr int kExitSetupFailed = 4;
+inline constexpr int kExitTimeout = 5;
+inline constexpr int kExitReportUnwritable = 6;
+int exit_code_for(RunStatus status);
+
+class ReportBuilder {
+ public:
+  explicit ReportBuilder(std::filesystem::path result_path);
+
+  // Runs `edit` on the document under the lock. `edit` must not call into CUDA or the program.
+  template <typename Edit>
+  void update(Edit&& edit) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    edit(doc_);
+  }
+
+  // Findings of one kind are capped (the first few details are enough to act on).
+  void add_finding(std::string_view kind, std::string detail, bool fatal = true);
+  bool has_finding(std::string_view kind) const;
+  void set_status(RunStatus status, std::string message);
+  RunStatus status() const;
+  void set_phase(std::string phase);
+
+  Status write();
+
+ private:
+  mutable std::mutex mutex_;
+  std::filesystem::path path_;
+  nlohmann::json doc_;
+  RunStatus status_ = RunStatus::ok;
+};
+
+}  // namespace stitch::runner

@@ -1,0 +1,67 @@
+// The runner's sandbox, set up before the candidate is loaded (HACKS.md rows 8, 20, 21, 27): an
+// own empty working directory, resource limits, death with the parent, a network namespace where
+// the OS permits one, an environment without the judge's traces, and (after CUDA is initialised)
+// a seccomp filter that refuses fork and exec while letting threads start.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace stitch::runner {
+
+struct SandboxOptions {
+  std::filesystem::path work_dir;  // empty: a fresh directory under $TMPDIR or /tmp
+  uint64_t max_file_bytes = 256ull << 20;
+  uint64_t max_open_files = 1024;
+  bool isolate_network = true;
+  // Values containing one of these paths are removed from the environment.
+  std::vector<std::string> private_paths;
+};
+
+struct SandboxReport {
+  std::filesystem::path work_dir;
+  bool created_work_dir = false;  // the runner made it and removes it at exit
+  bool network_namespace = false;
+  std::string network_detail;                    // how it was made, or why not
+  std::vector<std::string> removed_environment;  // names
+  std::vector<std::string> notes;                // limits that could not be applied, ...
+};
+
+// Applies everything but seccomp. An Error only when the working directory cannot be set up.
+Result<SandboxReport> enter_sandbox(const SandboxOptions& options, int argc, char** argv);
+
+// Removes the working directory if the runner created it.
+void leave_sandbox(const SandboxReport& report);
+
+// Children (and, through the subreaper flag, orphaned descendants) of this process.
+std::vector<int> list_child_processes();
+// Kills the given processes (our own descendants) with SIGKILL and reaps them.
+void kill_processes(const std::vector<int>& pids);
+
+// Thread ids of this process (/proc/self/task) and a thread's name.
+std::vector<int> list_threads();
+std::string thread_name(int tid);
+// Ids in `after` (sorted) that are not in `before` (sorted).
+std::vector<int> threads_started(const std::vector<int>& after, const std::vector<int>& before);
+// "tid (name), ..." for a finding's detail.
+std::string describe_threads(const std::vector<int>& tids);
+
+struct SeccompReport {
+  bool installed = false;
+  std::string detail;
+};
+// Refuses execve/execveat/fork/vfork and clone without CLONE_THREAD for every thread, present and
+// future (TSYNC). Refused calls return EPERM and are counted (seccomp_refusals).
+SeccompReport install_process_filter();
+
+struct SeccompRefusal {
+  long syscall_number;
+  uint64_t count;
+};
+std::vector<SeccompRefusal> seccomp_refusals();
+
+}  // namespace stitch::runner

@@ -1,0 +1,145 @@
+// One run of the runner on one candidate: the phases of docs/verify-protocol.md after the sandbox
+// — device set-up, buffers, load, init, correctness, timing — and the dynamic hack checks around
+// every call. session.cc holds set-up, the call itself and correctness; timing.cc the timing phase.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runner/device_memory.h"
+#include "runner/launch_counter.h"
+#include "runner/options.h"
+#include "runner/program_library.h"
+#include "runner/report.h"
+#include "runner/spec.h"
+#include "runner/watchdog.h"
+
+namespace stitch::runner {
+
+// One set of buffers the program is called on, and the ABI views of them.
+struct IoSet {
+  std::vector<GuardedBuffer> inputs;
+  std::vector<GuardedBuffer> outputs;
+  std::vector<stitch_tensor> input_views;
+  std::vector<stitch_tensor> output_views;
+};
+
+enum class Flow { proceed, stop };
+
+// Propagates a runner-side Error and stops at Flow::stop (the candidate failed; status is set).
+#define STITCH_FLOW(expr)                                \
+  do {                                                   \
+    auto stitch_flow_ = (expr);                          \
+    if (!stitch_flow_.ok()) return stitch_flow_.error(); \
+    if (*stitch_flow_ == Flow::stop) return Flow::stop;  \
+  } while (0)
+
+struct CallOptions {
+  std::string label;      // "check set 0", "timing iteration 12"
+  bool snapshot = false;  // copy the outputs on the caller's stream right after the call returns
+};
+
+struct CallRecord {
+  double gpu_ms = 0;     // events on the caller's stream around stitch_forward (protocol's time)
+  double synced_ms = 0;  // start event → event recorded after cudaDeviceSynchronize (side streams)
+  double wall_ms = 0;    // host clock around the call and the device synchronize
+  int launches = -1;     // -1: not counted
+};
+
+// Raw per-iteration results of the timing phase.
+struct TimingLog {
+  std::vector<double> gpu_ms, synced_ms, wall_ms;
+  std::vector<int> spot_iterations;
+  bool canaries_intact = true;
+  bool inputs_unchanged = true;
+};
+
+class Session {
+ public:
+  Session(const RunnerOptions& options, RunSpec spec, ReportBuilder& report, Watchdog& watchdog);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Runs every phase; the outcome is in the report (status, findings). Returns the exit code.
+  int run();
+  // After runner.json is written: stitch_destroy, and no process of the program's left behind.
+  void finish();
+
+ private:
+  Result<Flow> setup_device();
+  Status prepare_buffers();
+  Result<IoSet> allocate_io_set();
+  Status fill_input(void* data, const TensorSpec& tensor, size_t input_index);
+  Status load_params();
+  Result<Flow> load();
+  Result<Flow> initialize();
+  Result<Flow> check_correctness();
+  Result<Flow> run_check_set(size_t set_index, int run);
+  Result<Flow> idle_check(const std::string& label, const char* json_key);
+  Result<Flow> time_forward();  // timing.cc
+  Result<Flow> timed_iteration(int iteration, bool timed, bool spot, int spot_index);
+  Result<Flow> recheck(IoSet& timed_set, int iteration);
+  Status copy_to_spot_slot(const IoSet& timed_set, int spot_index);
+
+  Result<Flow> call_forward(IoSet& io, const CallOptions& call, CallRecord& record);
+  void stop_with(RunStatus status, std::string message);
+  Result<Flow> synchronize_checked(const std::string& label);
+  void inspect_threads(const std::vector<int>& before, const std::string& label);
+  void inspect_processes(const std::string& label);
+
+  // Checks after a call; each reads back its counters (synchronizes the stream).
+  Result<uint64_t> canary_damage(const IoSet& io);
+  Status restore_canaries(const IoSet& io);
+  Result<std::vector<uint64_t>> poison_remaining(const IoSet& io, int pattern);
+  void report_poison(const std::vector<uint64_t>& remaining, const std::string& label);
+  Result<CompareCounts> compare(const void* a, const void* b, const TensorSpec& tensor, double atol,
+                                double rtol);
+  Result<uint64_t> byte_mismatches(const void* a, const void* b, uint64_t bytes);
+  Result<uint64_t> input_checksum(const IoSet& io);
+  Status poison_outputs(const IoSet& io, int pattern);
+  Status reset_caches(int iteration);
+  uint64_t next_seed();
+
+  const RunnerOptions& options_;
+  RunSpec spec_;
+  ReportBuilder& report_;
+  Watchdog& watchdog_;
+
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_event_ = nullptr;
+  cudaEvent_t stream_end_event_ = nullptr;
+  cudaEvent_t end_event_ = nullptr;
+  DeviceCounters counters_;
+  DeviceBuffer l2_flush_;
+  LaunchCounter launches_;
+  uint32_t runner_stream_id_ = 0;
+  uint64_t rng_state_ = 0;
+
+  std::vector<GuardedBuffer> params_;
+  std::vector<stitch_tensor> param_views_;
+  IoSet check_io_;
+  std::vector<std::vector<DeviceBuffer>> check_sources_;  // --self-test: [set][input]
+  std::vector<DeviceBuffer> fixed_sources_;               // inputs with distribution `fixed`
+  std::vector<DeviceBuffer> determinism_copy_;            // outputs of set 0, first run
+  std::vector<DeviceBuffer> snapshots_;                   // outputs as the caller's stream saw them
+  std::vector<IoSet> timing_sets_;
+  IoSet recheck_io_;
+  IpcMapper ipc_;
+
+  ProgramLibrary program_;
+  void* state_ = nullptr;
+  std::vector<int> threads_before_load_;
+  std::vector<int> launches_per_forward_;
+  TimingLog timing_;
+  bool candidate_loaded_ = false;
+  bool initialized_ = false;
+  int max_threads_after_forward_ = 0;
+  uint64_t seccomp_refusals_seen_ = 0;
+  std::set<int> reported_threads_;
+};
+
+}  // namespace stitch::runner

@@ -1,0 +1,309 @@
+// NvccCompiler, FakeCompiler and the JSON form of BuildResult (stored beside cached builds and in
+// attempt directories).
+#include "verify/compiler.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "util/fs.h"
+
+#ifndef STITCH_INCLUDE_DIR
+#define STITCH_INCLUDE_DIR ""
+#endif
+
+namespace stitch {
+
+std::string_view output_kind_name(OutputKind kind) {
+  switch (kind) {
+    case OutputKind::shared_library:
+      return "shared_library";
+    case OutputKind::executable:
+      return "executable";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool is_executable_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += ' ';
+    out += part;
+  }
+  return out;
+}
+
+nlohmann::json diagnostic_to_json(const Diagnostic& d) {
+  return {{"file", d.file},
+          {"line", d.line},
+          {"severity", d.severity},
+          {"message", d.message},
+          {"snippet", d.snippet}};
+}
+
+nlohmann::json kernel_to_json(const PtxasKernelReport& k) {
+  return {{"name", k.name},
+          {"mangled_name", k.mangled_name},
+          {"arch", k.arch},
+          {"registers", k.registers},
+          {"barriers", k.barriers},
+          {"spill_store_bytes", k.spill_store_bytes},
+          {"spill_load_bytes", k.spill_load_bytes},
+          {"stack_frame_bytes", k.stack_frame_bytes},
+          {"shared_bytes", k.shared_bytes},
+          {"constant_bytes", k.constant_bytes},
+          {"ptxas_ms", k.ptxas_ms}};
+}
+
+}  // namespace
+
+nlohmann::json build_result_to_json(const BuildResult& result) {
+  nlohmann::json diagnostics = nlohmann::json::array();
+  for (const Diagnostic& d : result.diagnostics)
+    diagnostics.push_back(diagnostic_to_json(d));
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const PtxasKernelReport& k : result.kernels)
+    kernels.push_back(kernel_to_json(k));
+  return {{"ok", result.ok},
+          {"library_path", result.library_path.string()},
+          {"diagnostics", diagnostics},
+          {"log", result.log},
+          {"kernels", kernels},
+          {"seconds", result.seconds},
+          {"cache_hit", result.cache_hit},
+          {"timed_out", result.timed_out},
+          {"reproducible", result.reproducible},
+          {"failure", result.failure},
+          {"command", result.command}};
+}
+
+Result<BuildResult> build_result_from_json(const nlohmann::json& json) {
+  try {
+    BuildResult result;
+    result.ok = json.at("ok").get<bool>();
+    result.library_path = json.at("library_path").get<std::string>();
+    for (const auto& d : json.at("diagnostics")) {
+      result.diagnostics.push_back(
+          Diagnostic{d.at("file").get<std::string>(), d.at("line").get<int>(),
+                     d.at("severity").get<std::string>(), d.at("message").get<std::string>(),
+                     d.at("snippet").get<std::string>()});
+    }
+    result.log = json.at("log").get<std::string>();
+    for (const auto& k : json.at("kernels")) {
+      PtxasKernelReport report;
+      report.name = k.at("name").get<std::string>();
+      report.mangled_name = k.at("mangled_name").get<std::string>();
+      report.arch = k.at("arch").get<std::string>();
+      report.registers = k.at("registers").get<int>();
+      report.barriers = k.at("barriers").get<int>();
+      report.spill_store_bytes = k.at("spill_store_bytes").get<int64_t>();
+      report.spill_load_bytes = k.at("spill_load_bytes").get<int64_t>();
+      report.stack_frame_bytes = k.at("stack_frame_bytes").get<int64_t>();
+      report.shared_bytes = k.at("shared_bytes").get<int64_t>();
+      report.constant_bytes = k.at("constant_bytes").get<int64_t>();
+      report.ptxas_ms = k.at("ptxas_ms").get<double>();
+      result.kernels.push_back(std::move(report));
+    }
+    result.seconds = json.at("seconds").get<double>();
+    result.cache_hit = json.at("cache_hit").get<bool>();
+    result.timed_out = json.at("timed_out").get<bool>();
+    result.reproducible = json.at("reproducible").get<bool>();
+    result.failure = json.at("failure").get<std::string>();
+    result.command = json.at("command").get<std::vector<std::string>>();
+    return result;
+  } catch (const nlohmann::json::exception& e) {
+    return make_error("build result JSON: {}", e.what());
+  }
+}
+
+Result<std::filesystem::path> locate_nvcc() {
+  if (const char* nvcc = std::getenv("NVCC"); nvcc && *nvcc) {
+    if (is_executable_file(nvcc)) return std::filesystem::path(nvcc);
+    return make_error("$NVCC={} is not an executable file", nvcc);
+  }
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home) {
+    std::filesystem::path candidate = std::filesystem::path(home) / "bin" / "nvcc";
+    if (is_executable_file(candidate)) return candidate;
+  }
+  if (is_executable_file("/usr/local/cuda/bin/nvcc"))
+    return std::filesystem::path("/usr/local/cuda/bin/nvcc");
+  std::string found = find_in_path("nvcc");
+  if (!found.empty()) return std::filesystem::path(found);
+  return make_error(
+      "nvcc not found (looked at $NVCC, $CUDA_HOME/bin, /usr/local/cuda/bin and PATH)");
+}
+
+std::filesystem::path default_stitch_include_dir() {
+  if (const char* home = std::getenv("STITCH_HOME"); home && *home)
+    return std::filesystem::path(home) / "include";
+  return STITCH_INCLUDE_DIR;
+}
+
+Result<std::vector<std::string>> nvcc_arch_flags(const std::string& arch) {
+  static const std::regex pattern(R"(sm_(\d+)([af]?))");
+  std::smatch m;
+  if (!std::regex_match(arch, m, pattern))
+    return make_error("target architecture '{}' is not of the form sm_90 / sm_90a", arch);
+  if (m[2].length() == 0) return std::vector<std::string>{"-arch=" + arch};
+  return std::vector<std::string>{
+      "-gencode", fmt::format("arch=compute_{}{},code=sm_{}{}", m[1].str(), m[2].str(), m[1].str(),
+                              m[2].str())};
+}
+
+Result<std::string> nvcc_version(ProcessRunner& runner, const std::filesystem::path& nvcc) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = versions.find(nvcc.string()); it != versions.end()) return it->second;
+  ProcessSpec spec;
+  spec.argv = {nvcc.string(), "--version"};
+  spec.timeout_s = 60;
+  STITCH_ASSIGN_OR_RETURN(ProcessResult result, runner.run(spec));
+  if (!result.succeeded())
+    return make_error("{} --version: {}: {}", nvcc.string(), result.describe(), result.stderr_text);
+  versions[nvcc.string()] = result.stdout_text;
+  return result.stdout_text;
+}
+
+NvccCompiler::NvccCompiler(ProcessRunner& runner, NvccOptions options)
+    : runner_(runner), options_(std::move(options)) {
+  if (options_.stitch_include_dir.empty())
+    options_.stitch_include_dir = default_stitch_include_dir();
+}
+
+const std::vector<std::string>& NvccCompiler::standard_flags() {
+  // -cudart shared: the program uses the same libcudart as stitch-runner, so one runtime holds the
+  // error state the runner checks and the streams it passes in (a static copy would hide both).
+  static const std::vector<std::string> flags = {
+      "-Xcompiler", "-fPIC",   "-O3", "-std=c++17",
+      "-lineinfo",  "-Xptxas", "-v",  "--expt-relaxed-constexpr",
+      "-cudart",    "shared"};
+  return flags;
+}
+
+Result<std::filesystem::path> NvccCompiler::nvcc_path() {
+  if (options_.nvcc.empty()) {
+    STITCH_ASSIGN_OR_RETURN(options_.nvcc, locate_nvcc());
+  }
+  return options_.nvcc;
+}
+
+std::vector<std::filesystem::path> NvccCompiler::include_dirs() const {
+  return {options_.stitch_include_dir};
+}
+
+Result<std::string> NvccCompiler::identity() {
+  STITCH_ASSIGN_OR_RETURN(auto nvcc, nvcc_path());
+  STITCH_ASSIGN_OR_RETURN(std::string version, nvcc_version(runner_, nvcc));
+  return version + "flags: " + join(standard_flags()) + "\n";
+}
+
+Result<std::vector<std::string>> NvccCompiler::command_for(const BuildRequest& request) {
+  if (request.sources.empty()) return make_error("build request has no sources");
+  if (request.output_path.empty()) return make_error("build request has no output path");
+  STITCH_ASSIGN_OR_RETURN(auto nvcc, nvcc_path());
+  STITCH_ASSIGN_OR_RETURN(auto arch_flags, nvcc_arch_flags(request.arch));
+  std::vector<std::string> argv = {nvcc.string()};
+  if (request.output_kind == OutputKind::shared_library) argv.push_back("-shared");
+  argv.insert(argv.end(), standard_flags().begin(), standard_flags().end());
+  argv.insert(argv.end(), arch_flags.begin(), arch_flags.end());
+  argv.push_back("-I" + options_.stitch_include_dir.string());
+  for (const auto& dir : request.include_dirs)
+    argv.push_back("-I" + std::filesystem::absolute(dir).string());
+  argv.insert(argv.end(), request.extra_flags.begin(), request.extra_flags.end());
+  for (const auto& source : request.sources)
+    argv.push_back(std::filesystem::absolute(source).string());
+  argv.push_back("-o");
+  argv.push_back(std::filesystem::absolute(request.output_path).string());
+  for (const auto& library : request.libraries)
+    argv.push_back("-l" + library);
+  return argv;
+}
+
+Result<BuildResult> NvccCompiler::build(const BuildRequest& request) {
+  STITCH_ASSIGN_OR_RETURN(auto argv, command_for(request));
+  std::filesystem::path output = std::filesystem::absolute(request.output_path);
+  STITCH_TRY(make_dirs(output.parent_path()));
+  std::error_code ec;
+  std::filesystem::remove(output, ec);  // a stale file must not pass for this build's output
+
+  ProcessSpec spec;
+  spec.argv = argv;
+  // nvcc's intermediate files go beside the output, so a killed build leaves nothing in /tmp and
+  // BuildCache removes them with its build directory.
+  spec.cwd = output.parent_path();
+  spec.env["TMPDIR"] = output.parent_path().string();
+  spec.timeout_s = request.timeout_s;
+  STITCH_ASSIGN_OR_RETURN(ProcessResult process, runner_.run(spec));
+
+  BuildResult result;
+  result.command = argv;
+  result.seconds = process.wall_s;
+  result.log = process.stdout_text;
+  if (!result.log.empty() && result.log.back() != '\n' && !process.stderr_text.empty())
+    result.log += '\n';
+  result.log += process.stderr_text;
+  result.diagnostics = parse_diagnostics(
+      result.log, std::filesystem::absolute(request.sources.front()).parent_path());
+  result.kernels = parse_ptxas_report(result.log);
+  result.timed_out = process.timed_out;
+  result.reproducible = !process.timed_out && process.term_signal == 0;
+  result.ok = process.succeeded() && std::filesystem::exists(output, ec);
+  if (result.ok) {
+    result.library_path = output;
+  } else {
+    result.failure =
+        process.succeeded() ? "nvcc: succeeded but wrote no output" : "nvcc: " + process.describe();
+    bool has_error = false;
+    for (const Diagnostic& d : result.diagnostics)
+      has_error = has_error || d.severity == "error";
+    // Feedback must always say why a build failed, also when the log held nothing we recognise.
+    if (!has_error) result.diagnostics.push_back(Diagnostic{"", 0, "error", result.failure, ""});
+  }
+  return result;
+}
+
+Result<BuildResult> FakeCompiler::build(const BuildRequest& request) {
+  requests.push_back(request);
+  if (script.cannot_start) return make_error("fake compiler: cannot start");
+  if (request.output_path.empty()) return make_error("build request has no output path");
+  BuildResult result;
+  result.command = {"fake-nvcc", "-o", request.output_path.string()};
+  result.log = script.log;
+  std::filesystem::path source_dir =
+      request.sources.empty() ? std::filesystem::path() : request.sources.front().parent_path();
+  result.diagnostics = parse_diagnostics(script.log, source_dir);
+  result.kernels = parse_ptxas_report(script.log);
+  result.seconds = script.seconds;
+  result.timed_out = script.timed_out;
+  result.reproducible = !script.timed_out;
+  STITCH_TRY(make_dirs(request.output_path.parent_path()));
+  if (script.ok || script.during_build) {
+    // Half the contents first, so a crash in during_build leaves a truncated output behind.
+    std::ofstream out(request.output_path, std::ios::binary);
+    out << script.library_contents.substr(0, script.library_contents.size() / 2);
+    out.flush();
+    if (script.during_build) script.during_build(request);
+    out << script.library_contents.substr(script.library_contents.size() / 2);
+  }
+  result.ok = script.ok && !script.timed_out;
+  if (result.ok) {
+    result.library_path = request.output_path;
+  } else {
+    result.failure = script.timed_out ? "fake-nvcc: timed out" : "fake-nvcc: exit code 1";
+  }
+  return result;
+}
+
+}  // namespace stitch

@@ -1,0 +1,118 @@
+// Feedback for whoever writes the next attempt (the Coder, an LLM, a person): what went wrong or
+// how fast it was, in the few facts that matter, and ONE concrete suggestion chosen by fixed rules
+// (so the same report always gives the same advice, and each rule is unit-tested). Built from a
+// VerifyReport and, when `stitchcuda profile` has written one, a profile summary; written as
+// feedback.json beside verify.json.
+//
+// feedback.json (format "stitchcuda.feedback", version 1):
+//   state, outcome (or null), reason
+//   compile_errors  [{file, line, message, snippet}]             (first few)
+//   wrong_outputs   [{where, output_index, max_abs_error, max_abs_error_index, relative_error_norm,
+//                     mismatches, first_mismatch_index, nan_or_inf, elements, message}]  (first few)
+//   findings        ["kind (origin): detail"]                     (fatal first)
+//   timing          {median_ms, synced_median_ms, launches_per_forward,
+//                    baselines [{mode, baseline_ms, speedup}]}   (null when not timed)
+//   kernels         [{name, registers, spill_bytes, shared_bytes}] (top by spills, then registers)
+//   profile         [{name, duration_ms, bottleneck, dram_pct, sm_pct}] (slowest first; [] if none;
+//                    dram_pct / sm_pct null when not measured)
+//   suggestion      {rule, text}
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/result.h"
+#include "verify/verify_report.h"
+
+namespace stitch {
+
+// The part of profile.json feedback reads: {"kernels": [{name, duration_ms, bottleneck, dram_pct,
+// sm_pct}]}. bottleneck is free text from the profiler ("memory", "compute", "latency", ...).
+struct ProfiledKernel {
+  std::string name;
+  double duration_ms = 0;
+  std::string bottleneck;
+  std::optional<double> dram_pct;  // achieved DRAM bandwidth, % of peak; nullopt: not measured
+  std::optional<double> sm_pct;    // SM throughput, % of peak; nullopt: not measured
+};
+
+struct ProfileSummary {
+  std::vector<ProfiledKernel> kernels;
+};
+
+Result<ProfileSummary> parse_profile_summary(const nlohmann::json& doc);
+Result<ProfileSummary> read_profile_summary(const std::filesystem::path& path);
+
+// Which rule chose the suggestion (stable names: they are data for the agents and tests).
+enum class SuggestionRule : uint8_t {
+  run_on_gpu,           // no_gpu: nothing ran
+  infrastructure,       // the machinery failed, not the program
+  fix_compile_error,    // the first compiler error
+  remove_hack,          // the first fatal finding
+  fix_hang,             // timeout
+  fix_memory_access,    // illegal address / out of bounds / canaries
+  fix_runtime_error,    // other runtime errors
+  write_every_output,   // wrong with NaN/Inf: uninitialised output or race
+  fix_tail_handling,    // wrong only past some index: bounds of the last block/tile
+  fix_precision,        // wrong by a small relative error: accumulation order/precision
+  fix_computation,      // wrong otherwise
+  reduce_spills,        // passed, a kernel spills registers
+  fuse_launches,        // passed, slower than eager with many launches per forward
+  improve_memory_access,  // passed, profile: memory-bound at low DRAM%
+  raise_utilisation,    // passed, profile: compute/latency-bound at low SM%
+  profile_slowest,      // passed, slower than a baseline, nothing more specific known
+  keep_going,           // passed and faster than every baseline
+};
+std::string_view suggestion_rule_name(SuggestionRule rule);
+
+struct Suggestion {
+  SuggestionRule rule = SuggestionRule::keep_going;
+  std::string text;
+};
+
+struct WrongOutput {
+  std::string where;
+  OutputCheck check;
+  int64_t elements = 0;
+  std::string message;
+};
+
+struct KernelResources {
+  std::string name;
+  int registers = 0;
+  int64_t spill_bytes = 0;  // stores + loads
+  int64_t shared_bytes = 0;
+};
+
+struct Feedback {
+  VerifyState state = VerifyState::verified;
+  std::optional<Outcome> outcome;
+  std::string reason;
+  std::vector<Diagnostic> compile_errors;
+  std::vector<WrongOutput> wrong_outputs;
+  std::vector<std::string> findings;
+  bool timed = false;
+  double median_ms = 0;
+  double synced_median_ms = 0;
+  std::optional<double> launches_per_forward;
+  std::vector<Speedup> baselines;
+  std::vector<KernelResources> kernels;
+  std::vector<ProfiledKernel> profile;
+  Suggestion suggestion;
+};
+
+// How many compile errors, wrong outputs and kernels feedback keeps.
+inline constexpr size_t kFeedbackItems = 3;
+
+Feedback build_feedback(const VerifyReport& report,
+                        const std::optional<ProfileSummary>& profile = std::nullopt);
+
+nlohmann::json feedback_to_json(const Feedback& feedback);
+
+}  // namespace stitch

@@ -1,0 +1,273 @@
+// The profiling pipeline: shapes from graph.json, the runner's traced forward, ncu per top kernel;
+// see profile_run.h.
+#include "verify/profile_run.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "util/fs.h"
+#include "verify/profile_ncu.h"
+#include "verify/runner_client.h"
+
+namespace stitch {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Result<json> tensor_entry(const json& source, const std::string& where, bool with_distribution) {
+  if (!source.is_object() || !source.contains("dtype") || !source["dtype"].is_string() ||
+      !source.contains("shape") || !source["shape"].is_array())
+    return make_error("{}: needs dtype and shape", where);
+  json entry = {{"dtype", source["dtype"]}, {"shape", source["shape"]}};
+  if (source.contains("name") && source["name"].is_string()) entry["name"] = source["name"];
+  if (source.contains("strides") && source["strides"].is_array())
+    entry["strides"] = source["strides"];
+  if (with_distribution)
+    entry["distribution"] = source.contains("distribution") && source["distribution"].is_string()
+                                ? source["distribution"]
+                                : json("randn");
+  return entry;
+}
+
+Result<json> resolve_output(const json& graph, const json& reference, size_t index) {
+  std::string where = fmt::format("outputs[{}]", index);
+  if (!reference.is_object()) return make_error("{}: not a reference", where);
+  if (reference.contains("input") && reference["input"].is_number_integer()) {
+    size_t i = reference["input"].get<size_t>();
+    if (i >= graph["inputs"].size()) return make_error("{}: input {} out of range", where, i);
+    return tensor_entry(graph["inputs"][i], where, false);
+  }
+  if (reference.contains("param") && reference["param"].is_string()) {
+    for (const json& param : graph["params"])
+      if (param.is_object() && param.value("name", "") == reference["param"].get<std::string>())
+        return tensor_entry(param, where, false);
+    return make_error("{}: no param {}", where, reference["param"].dump());
+  }
+  if (!reference.contains("node") || !reference["node"].is_string())
+    return make_error("{}: expected a node, input or param reference", where);
+  std::string id = reference["node"].get<std::string>();
+  size_t out = reference.contains("out") && reference["out"].is_number_integer()
+                   ? reference["out"].get<size_t>()
+                   : 0;
+  for (const json& node : graph["nodes"]) {
+    if (!node.is_object() || node.value("id", "") != id) continue;
+    if (!node.contains("outputs") || !node["outputs"].is_array() || out >= node["outputs"].size())
+      return make_error("{}: node {} has no output {}", where, id, out);
+    return tensor_entry(node["outputs"][out], where, false);
+  }
+  return make_error("{}: no node {}", where, id);
+}
+
+Result<json> slots_from_graph(const json& graph) {
+  if (!graph.is_object()) return make_error("graph.json: not a JSON object");
+  for (const char* key : {"inputs", "params", "nodes", "outputs"})
+    if (!graph.contains(key) || !graph[key].is_array())
+      return make_error("graph.json: missing array \"{}\"", key);
+  json slots = {{"version", 1},
+                {"device", 0},
+                {"params", json::array()},
+                {"inputs", json::array()},
+                {"outputs", json::array()}};
+  for (size_t i = 0; i < graph["params"].size(); ++i) {
+    STITCH_ASSIGN_OR_RETURN(json entry,
+                            tensor_entry(graph["params"][i], fmt::format("params[{}]", i), false));
+    slots["params"].push_back(std::move(entry));
+  }
+  for (size_t i = 0; i < graph["inputs"].size(); ++i) {
+    STITCH_ASSIGN_OR_RETURN(json entry,
+                            tensor_entry(graph["inputs"][i], fmt::format("inputs[{}]", i), true));
+    slots["inputs"].push_back(std::move(entry));
+  }
+  for (size_t i = 0; i < graph["outputs"].size(); ++i) {
+    STITCH_ASSIGN_OR_RETURN(json entry, resolve_output(graph, graph["outputs"][i], i));
+    slots["outputs"].push_back(std::move(entry));
+  }
+  if (slots["outputs"].empty()) return make_error("graph.json: no outputs");
+  return slots;
+}
+
+std::string tail(const std::string& text, size_t bytes) {
+  return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
+}
+
+std::string seconds_text(double seconds) {
+  return fmt::format("{}", seconds);
+}
+
+// The runner as ncu starts it: a short verification run without network namespace or seccomp.
+std::vector<std::string> ncu_target(const ProfileRequest& request, const fs::path& result,
+                                    const fs::path& sandbox) {
+  std::vector<std::string> argv = {
+      request.runner.string(), "--program", request.program.string(), "--self-test", "--result",
+      result.string(), "--check-sets", "1", "--timing-iters", "0", "--warmup", "0", "--timing-sets",
+      "1", "--rechecks", "0", "--launch-counting", "off", "--no-network-isolation", "--no-seccomp",
+      "--work-dir", sandbox.string(),
+      // Replay runs a kernel many times over: the runner's own limits
+      // must not fire before ncu's.
+      "--call-timeout-s", seconds_text(request.ncu_timeout_s), "--init-timeout-s",
+      seconds_text(request.ncu_timeout_s)};
+  if (!request.slots.empty()) {
+    argv.push_back("--slots");
+    argv.push_back(request.slots.string());
+  }
+  return argv;
+}
+
+// ncu over the top kernels; fills counters and report.ncu, adds notes. Never fails the profile.
+void run_ncu(ProcessRunner& process_runner, const ProfileRequest& request, ProfileReport& report) {
+  NcuSummary& summary = report.ncu;
+  summary.attempted = true;
+  std::optional<fs::path> ncu = request.ncu ? request.ncu : locate_ncu();
+  if (!ncu) {
+    summary.detail = "ncu not found (PATH, /usr/local/cuda/bin, /opt/nvidia/nsight-compute)";
+    report.notes.push_back(summary.detail + ": kernels have timeline data only");
+    return;
+  }
+  summary.path = ncu->string();
+  const auto& tiers = ncu_metric_tiers();
+  size_t tier = 0;
+  bool plain_output_flags = false;
+  std::vector<std::string> problems;
+  int tried = 0;
+  for (size_t k = 0; k < report.kernels.size() && tried < request.top_kernels; ++k) {
+    ProfileKernel& kernel = report.kernels[k];
+    if (kernel.mangled_name.empty()) continue;
+    ++tried;
+    while (true) {
+      NcuRequest ncu_request;
+      ncu_request.ncu = *ncu;
+      ncu_request.mangled_kernel_name = kernel.mangled_name;
+      ncu_request.metrics = tiers[tier];
+      ncu_request.log_file = request.work_dir / fmt::format("ncu-{}-tier{}.csv", k, tier);
+      ncu_request.plain_output_flags = plain_output_flags;
+      ncu_request.target_argv =
+          ncu_target(request, request.work_dir / fmt::format("ncu-{}-runner.json", k),
+                     request.work_dir / "ncu-sandbox");
+      std::error_code ignored;
+      fs::remove(ncu_request.log_file, ignored);
+      ProcessSpec spec;
+      spec.argv = ncu_argv(ncu_request);
+      spec.cwd = request.work_dir;
+      spec.timeout_s = request.ncu_timeout_s;
+      auto process = process_runner.run(spec);
+      if (!process) {
+        summary.detail = "ncu could not be started: " + process.error().message;
+        report.notes.push_back(summary.detail);
+        return;
+      }
+      auto log_file = read_file(ncu_request.log_file);
+      std::string log = log_file.ok() ? *log_file : std::string();
+      auto parsed = parse_ncu_csv(log);
+      size_t kernels_parsed = parsed.ok() ? parsed->size() : 0;
+      NcuProblem problem = classify_ncu_run(*process, log, kernels_parsed);
+      if (problem == NcuProblem::unknown_metric && tier + 1 < tiers.size()) {
+        ++tier;  // a smaller metric set; kept for the kernels after this one
+        continue;
+      }
+      if (problem == NcuProblem::unknown_option && !plain_output_flags) {
+        plain_output_flags = true;  // an older ncu: its default page and units
+        continue;
+      }
+      if (problem == NcuProblem::none) {
+        kernel.counters = counters_from_ncu(parsed->front());
+        ++summary.profiled;
+        break;
+      }
+      std::string what = fmt::format("{} ({})", ncu_problem_name(problem), process->describe());
+      if (problem == NcuProblem::not_permitted) {
+        summary.detail = "hardware counters not permitted (ERR_NVGPUCTRPERM)";
+        report.notes.push_back(summary.detail + ": timeline only");
+        return;
+      }
+      if (problem == NcuProblem::profiler_unavailable || problem == NcuProblem::unknown_option) {
+        summary.detail = "ncu cannot profile here: " + what + ": " +
+                         tail(process->stderr_text + process->stdout_text, 300);
+        report.notes.push_back(summary.detail + "; timeline only");
+        return;
+      }
+      problems.push_back(fmt::format("{}: {}", kernel.name.substr(0, 80), what));
+      break;
+    }
+  }
+  summary.metrics = tiers[tier];
+  summary.detail = fmt::format("{} of {} kernels profiled", summary.profiled, tried);
+  for (const std::string& problem : problems)
+    report.notes.push_back("ncu: " + problem);
+}
+
+}  // namespace
+
+Result<json> self_test_slots_from_graph(const json& graph) {
+  try {
+    return slots_from_graph(graph);
+  } catch (const std::exception& error) {
+    return make_error("graph.json: {}", error.what());
+  }
+}
+
+std::optional<fs::path> locate_stitch_runner() {
+  if (const char* explicit_path = std::getenv("STITCH_RUNNER"); explicit_path && *explicit_path)
+    return fs::path(explicit_path);
+  std::error_code error;
+  fs::path dir = executable_dir();
+  for (const fs::path& candidate : {dir / "stitch-runner", dir.parent_path() / "stitch-runner"})
+    if (fs::is_regular_file(candidate, error)) return candidate;
+  if (std::string found = find_in_path("stitch-runner"); !found.empty()) return fs::path(found);
+  return std::nullopt;
+}
+
+Result<ProfileReport> profile_program(ProcessRunner& process_runner,
+                                      const ProfileRequest& request) {
+  STITCH_TRY(make_dirs(request.work_dir));
+  fs::path timeline_path = request.work_dir / "timeline.json";
+  std::error_code ignored;
+  fs::remove(timeline_path, ignored);
+
+  RunnerInvocation invocation;
+  invocation.runner = request.runner;
+  invocation.program = request.program;
+  invocation.slots = request.slots;
+  invocation.result = request.work_dir / "runner.json";
+  invocation.work_dir = request.work_dir / "sandbox";
+  invocation.self_test = true;
+  invocation.timing_iters = 0;
+  invocation.warmup = request.warmup;
+  invocation.timing_sets = 1;
+  invocation.timeout_s = request.runner_timeout_s;
+  invocation.call_timeout_s = request.call_timeout_s;
+  invocation.extra_args = {"--profile", timeline_path.string()};
+  auto process = process_runner.run(build_runner_spec(invocation, make_nonce()));
+  if (!process) return process.error().with_context("starting stitch-runner");
+  auto text = read_file(timeline_path);
+  if (!text)
+    return make_error("stitch-runner {} without writing a profile: {}", process->describe(),
+                      tail(process->stderr_text, 400));
+  json timeline = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (timeline.is_discarded()) return make_error("{}: not JSON", timeline_path.string());
+  STITCH_ASSIGN_OR_RETURN(ProfileReport report, report_from_timeline(timeline));
+  report.program = request.program.string();
+
+  report.peaks = request.peaks ? request.peaks : peaks_for_device(report.device_name);
+  if (!report.peaks)
+    report.notes.push_back(
+        fmt::format("no peak rates known for '{}': no roofline (give the "
+                    "peaks with --peak-tflops and --peak-gbps)",
+                    report.device_name));
+  if (request.use_ncu && report.cupti_available) {
+    run_ncu(process_runner, request, report);
+  } else if (request.use_ncu) {
+    report.notes.push_back(
+        "ncu skipped: without a CUPTI timeline there are no kernel names to "
+        "filter on");
+  } else {
+    report.ncu.detail = "not asked for (--no-ncu)";
+  }
+  report.nsys_checked = true;
+  report.nsys_path = find_in_path("nsys");
+  classify_report(report, request.rules);
+  return report;
+}
+
+}  // namespace stitch

@@ -1,0 +1,153 @@
+"""Node-level checks of the graphs captured from the project's own tasks (tests/tasks/*.py)."""
+from conftest import GOOD_TASKS, ops_of
+
+
+def test_every_good_task_captures(batch):
+    for path in GOOD_TASKS:
+        line = batch.lines[path.stem]
+        assert line["status"] == "captured", line
+        assert line["nodes"] == len(batch.graph(path.stem)["nodes"])
+
+
+def test_mlp_is_three_addmm_and_two_relu(batch):
+    ops = ops_of(batch.graph("mlp"))
+    assert ops.get("aten.addmm.default", 0) + ops.get("aten.mm.default", 0) == 3
+    assert ops["aten.relu.default"] == 2
+    graph = batch.graph("mlp")
+    assert [param["name"] for param in graph["params"]] == [
+        "network.0.weight", "network.0.bias", "network.2.weight", "network.2.bias",
+        "network.4.weight", "network.4.bias"]
+    assert all(param["kind"] == "parameter" for param in graph["params"])
+
+
+def test_nodes_carry_their_module(batch):
+    graph = batch.graph("mlp")
+    addmm = [node for node in graph["nodes"] if node["op"] == "aten.addmm.default"]
+    assert [node["module"] for node in addmm] == ["network.0", "network.2", "network.4"]
+    assert {node["module_type"] for node in addmm} == {"torch.nn.modules.linear.Linear"}
+    relu = batch.graph("softmax")["nodes"][0]
+    assert (relu["module"], relu["module_type"]) == ("", "")  # an op of the root module
+
+
+def test_lstm_stays_one_node(batch):
+    graph = batch.graph("lstm")
+    ops = ops_of(graph)
+    assert ops["aten.lstm.input"] == 1
+    assert len(graph["nodes"]) < 100
+    lstm = next(node for node in graph["nodes"] if node["op"] == "aten.lstm.input")
+    # output (batch_first: a (seq, batch, hidden) buffer viewed as (batch, seq, hidden)), h_n, c_n.
+    assert [out["shape"] for out in lstm["outputs"]] == [[4, 64, 32], [2, 4, 32], [2, 4, 32]]
+    assert lstm["outputs"][0]["strides"] == [32, 128, 1]
+
+
+def test_lstm_initial_states_become_random_inputs(batch):
+    graph = batch.graph("lstm")
+    random_inputs = [item for item in graph["inputs"] if item["kind"] == "random"]
+    assert [(item["name"], item["shape"], item["distribution"], item["source_op"]) for item in random_inputs] == [
+        ("randn", [2, 4, 32], "randn", "aten.randn.default"),
+        ("randn_1", [2, 4, 32], "randn", "aten.randn.default")]
+    lstm = next(node for node in graph["nodes"] if node["op"] == "aten.lstm.input")
+    assert lstm["args"][1] == [{"input": 1}, {"input": 2}]
+    assert not any(node["op"].startswith("aten.randn") for node in graph["nodes"])
+
+
+def test_random_in_forward_is_an_input(batch):
+    graph = batch.graph("random_in_forward")
+    assert graph["inputs"][0]["kind"] == "user"
+    noise = [item for item in graph["inputs"] if item["kind"] == "random"]
+    assert len(noise) == 1
+    assert noise[0]["distribution"] == "randn"
+    assert noise[0]["source_op"] == "aten.randn.default"
+    assert noise[0]["shape"] == [16, 24]
+    assert batch.capture_json("random_in_forward")["random_inputs"] == 1
+
+
+def test_dropout_mask_is_a_bool_random_input(batch):
+    graph = batch.graph("dropout_train")
+    mask = graph["inputs"][1]
+    assert (mask["kind"], mask["dtype"], mask["distribution"], mask["source_op"]) == (
+        "random", "bool", "bernoulli:0.75", "aten.native_dropout.default")
+    assert "aten.native_dropout.default" not in ops_of(graph)
+    scaled = graph["nodes"][-1]
+    assert scaled["op"] == "aten.mul.Tensor" and scaled["args"][1] == 1 / 0.75
+    assert graph["outputs"] == [{"node": scaled["id"], "out": 0}]
+
+
+def test_unused_output_has_two_outputs_and_no_dead_code(batch):
+    graph = batch.graph("unused_output")
+    assert len(graph["outputs"]) == 2
+    ops = ops_of(graph)
+    assert "aten.exp.default" not in ops and "aten.sum.default" not in ops
+    assert ops["aten.relu.default"] == 1 and ops["aten.sigmoid.default"] == 1
+
+
+def test_conv_bn_relu_training_uses_batch_statistics(batch):
+    graph = batch.graph("conv_bn_relu")
+    assert graph["training"] is True
+    bn = [node for node in graph["nodes"] if "batch_norm" in node["op"]]
+    assert [node["op"] for node in bn] == ["aten._native_batch_norm_legit_functional.default"]
+    assert bn[0]["args"][5] is True  # training: normalise with the batch's mean and variance
+    assert bn[0]["module"] == "bn"
+    kinds = {param["name"]: param["kind"] for param in graph["params"]}
+    assert kinds["bn.running_mean"] == kinds["bn.running_var"] == "buffer"
+    assert kinds["conv.weight"] == "parameter"
+    notes = batch.capture_json("conv_bn_relu")["notes"]
+    assert any("bn.running_mean" in note for note in notes)
+
+
+def test_sdpa_is_kept_whole(batch):
+    graph = batch.graph("sdpa_attention")
+    ops = ops_of(graph)
+    assert ops["aten.scaled_dot_product_attention.default"] == 1
+    assert not any("_softmax" in op or op == "aten.bmm.default" for op in ops)
+    sdpa = next(node for node in graph["nodes"] if node["op"] == "aten.scaled_dot_product_attention.default")
+    assert sdpa["args"][5] is True  # is_causal
+
+
+def test_causal_attention_masks_with_minus_infinity(batch):
+    graph = batch.graph("causal_attention")
+    ops = ops_of(graph)
+    assert ops["aten.bmm.default"] == 2
+    assert ops["aten._softmax.default"] == 1
+    assert ops["aten.addmm.default"] == 4
+    masking = [node for node in graph["nodes"] if node["op"] in ("aten.where.self", "aten.masked_fill.Scalar",
+                                                                   "aten.scalar_tensor.default")]
+    assert masking
+    assert {"float": "-inf"} in [arg for node in masking for arg in node["args"]]
+    assert {param["name"]: param["kind"] for param in graph["params"]}["mask"] == "buffer"
+
+
+def test_layernorm_softmax_pooling_cat(batch):
+    assert ops_of(batch.graph("layernorm")) == {"aten.native_layer_norm.default": 1}
+    assert ops_of(batch.graph("softmax")) == {"aten._softmax.default": 1}
+    pooling = ops_of(batch.graph("pooling"))
+    assert pooling == {"aten.max_pool2d_with_indices.default": 1, "aten.avg_pool2d.default": 1}
+    graph = batch.graph("cat")
+    cat = next(node for node in graph["nodes"] if node["op"] == "aten.cat.default")
+    relu, tanh = (next(n["id"] for n in graph["nodes"] if n["op"] == op)
+                  for op in ("aten.relu.default", "aten.tanh.default"))
+    assert cat["args"] == [[{"node": relu, "out": 0}, {"node": tanh, "out": 0}], 1]
+    assert cat["outputs"][0]["shape"] == [32, 96]
+
+
+def test_mutated_tensor_attribute_becomes_a_buffer(batch):
+    record = batch.capture_json("mutated_attribute")
+    assert record["registered_buffers"] == ["state"]
+    graph = batch.graph("mutated_attribute")
+    assert {param["name"]: param["kind"] for param in graph["params"]}["state"] == "buffer"
+    assert [item["name"] for item in graph["inputs"]] == ["x", "initial_state"]
+
+
+def test_user_input_distributions(batch):
+    assert batch.graph("mlp")["inputs"][0]["distribution"] == "randn"
+    for path in GOOD_TASKS:
+        for item in batch.graph(path.stem)["inputs"]:
+            assert item["distribution"] in ("rand", "randn", "fixed", "unknown") or item["distribution"].startswith(
+                ("randint:", "bernoulli:")), (path.stem, item)
+
+
+def test_task_record(batch):
+    task = batch.graph("mlp")["task"]
+    assert task["name"] == "mlp" and task["file"] == "mlp.py" and len(task["sha256"]) == 64
+    assert task["constants"] == {"batch_size": 64, "input_size": 512, "hidden_sizes": [1024, 768],
+                                 "output_size": 256}

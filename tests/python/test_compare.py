@@ -1,0 +1,189 @@
+"""compare.py: the statistics of one output check, and the pass/fail rules of each track."""
+
+import math
+
+import pytest
+import torch
+
+from test_judge_support import apply_marks, gpu  # noqa: F401  (puts python/ on path)
+
+from stitch_harness.compare import compare_output, compare_outputs
+from stitch_harness.judge_tracks import FP32_REL_ERR_NORM_MAX, get_track
+
+FP32 = get_track("fp32")
+TF32 = get_track("tf32")
+
+
+def reference(n=4096, seed=0):
+    return torch.randn(n, generator=torch.Generator().manual_seed(seed))
+
+
+def test_identical_output_passes_with_zero_error():
+    ref = reference()
+    check = compare_output(ref.clone(), ref, FP32)
+    assert check.passed
+    assert check.max_abs_error == 0.0
+    assert check.max_abs_error_index == -1
+    assert check.relative_error_norm == 0.0
+    assert check.mismatches == 0 and check.first_mismatch_index == -1
+    assert check.elements == ref.numel()
+
+
+def test_small_error_within_tolerance_passes_and_is_measured():
+    ref = reference()
+    out = ref.clone()
+    out[17] += 1e-6
+    delta = float(out[17].double() - ref[17].double())  # 1e-6 after float32 rounding
+    check = compare_output(out, ref, FP32)
+    assert check.passed
+    assert check.max_abs_error_index == 17
+    assert check.max_abs_error == pytest.approx(delta, rel=1e-9)
+    expected_norm = delta / float(ref.double().norm())
+    assert check.relative_error_norm == pytest.approx(expected_norm, rel=1e-2)
+
+
+def test_mismatches_are_counted_with_the_first_index():
+    ref = reference()
+    out = ref.clone()
+    out[100] += 1.0
+    out[7] -= 1.0
+    out[3000] += 0.5
+    check = compare_output(out, ref, FP32)
+    assert not check.passed
+    assert check.mismatches == 3
+    assert check.first_mismatch_index == 7
+    assert check.max_abs_error == pytest.approx(1.0, rel=1e-6)
+    assert check.max_abs_error_index in (7, 100)
+    assert "3 of 4096 elements outside" in check.message
+
+
+def test_nan_where_reference_is_finite_fails():
+    ref = reference()
+    out = ref.clone()
+    out[5] = float("nan")
+    out[9] = float("inf")
+    check = compare_output(out, ref, FP32)
+    assert not check.passed
+    assert check.nan_or_inf == 2
+    assert check.first_mismatch_index == 5
+    assert math.isinf(check.relative_error_norm)
+    as_json = check.as_json()
+    assert as_json["relative_error_norm"] is None and as_json["max_abs_error"] is None
+
+
+def test_nonfinite_reference_must_be_reproduced():
+    ref = reference(8)
+    ref[2] = float("nan")
+    ref[3] = float("-inf")
+    assert compare_output(ref.clone(), ref, FP32).passed
+    out = ref.clone()
+    out[3] = float("inf")  # wrong sign
+    check = compare_output(out, ref, FP32)
+    assert not check.passed and check.mismatches == 1 and check.first_mismatch_index == 3
+    out = ref.clone()
+    out[2] = 0.0
+    assert not compare_output(out, ref, FP32).passed
+
+
+def test_shape_mismatch_fails_with_message():
+    check = compare_output(torch.zeros(4, 2), torch.zeros(8), FP32)
+    assert not check.passed
+    assert "shape mismatch" in check.message and "[4, 2]" in check.message
+
+
+def test_dtype_mismatch_fails_with_message():
+    check = compare_output(torch.zeros(8, dtype=torch.float64), torch.zeros(8), FP32)
+    assert not check.passed
+    assert "dtype mismatch" in check.message
+
+
+def test_output_count_mismatch_fails():
+    checks = compare_outputs([torch.zeros(2)], [torch.zeros(2), torch.zeros(2)], FP32)
+    assert len(checks) == 1 and not checks[0].passed
+    assert "count mismatch" in checks[0].message
+
+
+def test_fp32_track_rejects_tf32_sized_errors_that_allclose_accepts():
+    ref = reference(1 << 16)
+    gen = torch.Generator().manual_seed(1)
+    # Every element just inside atol + rtol*|ref| (so allclose passes), random sign: a relative
+    # error norm of ~1e-4, the size TF32 rounding leaves.
+    allowed = FP32.atol + FP32.rtol * ref.abs()
+    size = allowed * (0.5 + 0.49 * torch.rand(ref.shape, generator=gen))
+    sign = torch.where(torch.rand(ref.shape, generator=gen) < 0.5, -1.0, 1.0)
+    out = ref + sign * size
+    fp32 = compare_output(out, ref, FP32)
+    tf32 = compare_output(out, ref, TF32)
+    assert fp32.mismatches == 0  # allclose alone would pass it
+    assert fp32.relative_error_norm > FP32_REL_ERR_NORM_MAX
+    assert not fp32.passed and "relative error norm" in fp32.message
+    assert tf32.passed
+
+
+def test_fp32_level_error_passes_the_norm_bound():
+    ref = reference(1 << 16)
+    out = (ref.double() * (1 + 1e-7)).float()
+    check = compare_output(out, ref, FP32)
+    assert check.passed
+    assert check.relative_error_norm < FP32_REL_ERR_NORM_MAX
+
+
+@pytest.mark.parametrize("track", [FP32, TF32])
+def test_tiny_reference_rejects_zeros_on_every_track(track):
+    ref = reference() * 1e-6  # every element within atol of zero
+    check = compare_output(torch.zeros_like(ref), ref, track)
+    assert check.mismatches == 0  # allclose alone passes zeros
+    assert check.degenerate_reference
+    assert "within atol" in check.degenerate_reason
+    assert not check.passed
+    assert compare_output(ref.clone(), ref, track).passed
+
+
+def test_near_constant_reference_is_flagged_but_not_failed():
+    ref = torch.full((1000,), 0.25) + torch.randn(1000) * 1e-9
+    check = compare_output(ref.clone(), ref, FP32)
+    assert check.passed
+    assert check.degenerate_reference and "near-constant" in check.degenerate_reason
+    assert "degenerate reference" in check.message
+
+
+def test_all_zero_reference_is_flagged():
+    ref = torch.zeros(64)
+    check = compare_output(torch.zeros(64), ref, FP32)
+    assert check.passed and check.degenerate_reference
+    assert check.degenerate_reason == "reference is all zeros"
+    assert not compare_output(torch.ones(64), ref, FP32).passed
+
+
+def test_chunked_comparison_matches_single_pass():
+    ref = reference(10000, seed=3)
+    out = ref + torch.randn(10000, generator=torch.Generator().manual_seed(4)) * 1e-3
+    out[9999] = float("nan")
+    whole = compare_output(out, ref, FP32)
+    chunked = compare_output(out, ref, FP32, chunk_elements=333)
+    for field in ("mismatches", "first_mismatch_index", "nan_or_inf", "max_abs_error_index",
+                  "elements"):
+        assert getattr(whole, field) == getattr(chunked, field), field
+    assert whole.passed == chunked.passed
+
+
+def test_integer_and_bool_outputs_compare_exactly_enough():
+    ref = torch.arange(100)
+    assert compare_output(ref.clone(), ref, FP32).passed
+    out = ref.clone()
+    out[50] = 0
+    assert not compare_output(out, ref, FP32).passed
+    mask = torch.rand(100) > 0.5
+    assert compare_output(mask.clone(), mask, FP32).passed
+    assert not compare_output(~mask, mask, FP32).passed
+
+
+@apply_marks(gpu)
+def test_compare_on_gpu_matches_cpu():
+    ref = reference(1 << 20)
+    out = ref + torch.randn(ref.shape) * 1e-5
+    cpu = compare_output(out, ref, FP32)
+    cuda = compare_output(out.cuda(), ref.cuda(), FP32)
+    assert cpu.mismatches == cuda.mismatches
+    assert cpu.first_mismatch_index == cuda.first_mismatch_index
+    assert cuda.relative_error_norm == pytest.approx(cpu.relative_error_norm, rel=1e-6)

@@ -1,0 +1,276 @@
+"""judge serve: slots.json, references held in the judge, the compare verdict, the command loop.
+
+CPU tests play the runner through FakeIpcExporter (the slot tensors are plain CPU tensors the test
+writes into); the GPU test runs a real second process that opens the CUDA IPC handles.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from test_judge_support import (TASKS_DIR, apply_marks, capture_task, gpu,  # noqa: F401
+                                subprocess_env)
+
+from stitch_harness.ipc import FakeIpcExporter
+from stitch_harness.judge_serve import JudgeSession, tensor_fingerprint
+from stitch_harness.judge_task import JudgeTask
+from stitch_harness.judge_tracks import get_track
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def ssr_dir(tmp_path_factory):
+    return capture_task("scale_shift_relu.py", str(tmp_path_factory.mktemp("captures")))
+
+
+def counting_seeds():
+    seeds = iter(range(1000, 2000))
+    return lambda: next(seeds)
+
+
+def make_session(graph_dir, sets=2, spot=1, track="fp32"):
+    exporter = FakeIpcExporter(CPU)
+    session = JudgeSession(JudgeTask(graph_dir, CPU), get_track(track), exporter, sets=sets,
+                           spot_slots=spot, seed_source=counting_seeds())
+    slots = session.prepare()
+    return session, exporter, slots
+
+
+def ssr_runner(exporter, slots, inputs, outputs):
+    """The scale-shift-relu program, written independently of the judge: relu(x*scale + shift)."""
+    params = {p["name"]: exporter.find(p["ipc_handle"]) for p in slots["params"]}
+    x = exporter.find(inputs[0]["ipc_handle"])
+    y = exporter.find(outputs[0]["ipc_handle"])
+    y.copy_(torch.clamp_min(x * params["scale"] + params["shift"], 0.0))
+
+
+def test_slots_json_schema(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=3, spot=2)
+    assert slots["version"] == 1 and slots["device"] == 0 and slots["track"] == "fp32"
+    assert [p["name"] for p in slots["params"]] == ["scale", "shift"]
+    for entry in slots["params"]:
+        assert len(entry["ipc_handle"]) == 128 and entry["offset_bytes"] == 0
+        assert entry["dtype"] == "float32" and entry["shape"] == [1024] and entry["strides"] == [1]
+    assert slots["inputs"] == [{"name": "x", "kind": "user", "dtype": "float32",
+                                "shape": [4096, 1024], "strides": [1024, 1],
+                                "distribution": "randn"}]
+    assert slots["outputs"] == [{"dtype": "float32", "shape": [4096, 1024], "strides": [1024, 1]}]
+    assert len(slots["check_sets"]) == 3 and len(slots["spot_slots"]) == 2
+    handles = [e["ipc_handle"] for s in slots["check_sets"] + slots["spot_slots"]
+               for e in s["inputs"] + s["outputs"]]
+    assert len(set(handles)) == len(handles)  # every tensor its own allocation
+    # Params are the captured weights; check inputs differ between sets (secret seeds).
+    weights = JudgeTask(ssr_dir, CPU).params
+    assert torch.equal(exporter.find(slots["params"][0]["ipc_handle"]), weights["scale"])
+    x0 = exporter.find(slots["check_sets"][0]["inputs"][0]["ipc_handle"])
+    x1 = exporter.find(slots["check_sets"][1]["inputs"][0]["ipc_handle"])
+    assert not torch.equal(x0, x1)
+    # Outputs start poisoned.
+    assert torch.isnan(exporter.find(slots["check_sets"][0]["outputs"][0]["ipc_handle"])).all()
+    json.dumps(slots)  # plain JSON
+
+
+def test_correct_runner_passes(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=2, spot=1)
+    for check_set in slots["check_sets"]:
+        ssr_runner(exporter, slots, check_set["inputs"], check_set["outputs"])
+    spot = slots["spot_slots"][0]
+    exporter.find(spot["inputs"][0]["ipc_handle"]).copy_(torch.randn(4096, 1024))
+    ssr_runner(exporter, slots, spot["inputs"], spot["outputs"])
+    result = session.compare()
+    assert result["passed"], result["messages"]
+    assert [s["passed"] for s in result["check_sets"]] == [True, True]
+    assert result["spot_slots"][0]["filled"] and result["spot_slots"][0]["passed"]
+    assert result["findings"] == []
+    check = result["check_sets"][0]["outputs"][0]
+    assert check["relative_error_norm"] < 1e-6 and check["mismatches"] == 0
+
+
+def test_untouched_outputs_fail_with_nan(ssr_dir):
+    session, _, _ = make_session(ssr_dir, sets=1, spot=1)
+    result = session.compare()
+    assert not result["passed"]
+    check = result["check_sets"][0]["outputs"][0]
+    assert check["nan_or_inf"] == 4096 * 1024
+    assert result["spot_slots"][0]["filled"] is False
+
+
+def test_wrong_spot_output_fails(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=1, spot=1)
+    ssr_runner(exporter, slots, slots["check_sets"][0]["inputs"], slots["check_sets"][0]["outputs"])
+    spot = slots["spot_slots"][0]
+    exporter.find(spot["inputs"][0]["ipc_handle"]).copy_(torch.randn(4096, 1024))
+    exporter.find(spot["outputs"][0]["ipc_handle"]).zero_()
+    result = session.compare()
+    assert result["check_sets"][0]["passed"]
+    assert not result["spot_slots"][0]["passed"] and not result["passed"]
+
+
+def test_reused_output_is_an_output_cache_finding(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=2, spot=0)
+    first, second = slots["check_sets"]
+    ssr_runner(exporter, slots, first["inputs"], first["outputs"])
+    exporter.find(second["outputs"][0]["ipc_handle"]).copy_(
+        exporter.find(first["outputs"][0]["ipc_handle"]))
+    result = session.compare()
+    assert not result["passed"]
+    assert [f["kind"] for f in result["findings"]] == ["output_cache"]
+
+
+def test_modified_inputs_are_detected(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=1, spot=0)
+    check_set = slots["check_sets"][0]
+    ssr_runner(exporter, slots, check_set["inputs"], check_set["outputs"])
+    exporter.find(check_set["inputs"][0]["ipc_handle"])[7, 7] += 1.0
+    result = session.compare()
+    assert result["check_sets"][0]["inputs_unchanged"] is False and not result["passed"]
+
+
+def test_training_mode_batchnorm_reference(tmp_path):
+    import torch.nn.functional as F
+
+    graph_dir = capture_task("conv_bn_relu.py", str(tmp_path / "captures"))
+    session, exporter, slots = make_session(graph_dir, sets=2, spot=0)
+    params = {p["name"]: exporter.find(p["ipc_handle"]) for p in slots["params"]}
+    for check_set in slots["check_sets"]:
+        x = exporter.find(check_set["inputs"][0]["ipc_handle"])
+        conv = F.conv2d(x, params["conv.weight"], params["conv.bias"], padding=1)
+        # Training mode: batch statistics, whatever the running buffers hold.
+        y = F.batch_norm(conv, None, None, params["bn.weight"], params["bn.bias"], training=True)
+        exporter.find(check_set["outputs"][0]["ipc_handle"]).copy_(torch.relu(y))
+    result = session.compare()
+    assert result["passed"], result["check_sets"]
+
+
+def test_fingerprint_sees_a_single_byte():
+    t = torch.randn(1000)
+    before = tensor_fingerprint(t)
+    t.view(torch.uint8)[1234] ^= 1
+    assert tensor_fingerprint(t) != before
+
+
+def test_random_inputs_use_the_captured_graph(tmp_path):
+    task = tmp_path / "noisy_task.py"
+    task.write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def forward(self, x):
+                return x * 2.0 + torch.rand_like(x)
+
+        def get_inputs():
+            return [torch.randn(64, 32)]
+
+        def get_init_inputs():
+            return []
+    """))
+    graph_dir = capture_task(str(task), str(tmp_path / "captures"))
+    session, exporter, slots = make_session(graph_dir, sets=2, spot=0)
+    assert [i["kind"] for i in slots["inputs"]] == ["user", "random"]
+    assert slots["inputs"][1]["distribution"] == "rand"
+    for check_set in slots["check_sets"]:
+        x = exporter.find(check_set["inputs"][0]["ipc_handle"])
+        noise = exporter.find(check_set["inputs"][1]["ipc_handle"])
+        assert 0.0 <= float(noise.min()) and float(noise.max()) < 1.0
+        exporter.find(check_set["outputs"][0]["ipc_handle"]).copy_(x * 2.0 + noise)
+    result = session.compare()
+    assert result["passed"], result["messages"]
+
+
+def _serve_command(graph_dir, work_dir, device, fake):
+    command = [sys.executable, "-m", "stitch_harness.judge", "serve", "--graph-dir", graph_dir,
+               "--work-dir", work_dir, "--track", "fp32", "--sets", "2", "--spot-slots", "1",
+               "--device", device]
+    return command + (["--fake-ipc"] if fake else [])
+
+
+def test_serve_command_loop_keeps_stdout_clean(tmp_path):
+    source = open(os.path.join(TASKS_DIR, "scale_shift_relu.py")).read()
+    task = tmp_path / "chatty_task.py"
+    task.write_text("print('a task that prints at import')\n" + source.replace(
+        "return torch.relu(x * self.scale + self.shift)",
+        "print('and in forward')\n        return torch.relu(x * self.scale + self.shift)"))
+    graph_dir = capture_task(str(task), str(tmp_path / "captures"))
+    work_dir = str(tmp_path / "work")
+    proc = subprocess.run(_serve_command(graph_dir, work_dir, "cpu", True),
+                          input='{"cmd":"compare"}\nnot json\n{"cmd":"nope"}\n{"cmd":"exit"}\n',
+                          capture_output=True, text=True, env=subprocess_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]  # every line is JSON
+    assert [e["event"] for e in events] == ["ready", "compared", "error", "error", "bye"]
+    assert events[0]["slots"] == os.path.join(work_dir, "slots.json")
+    assert os.listdir(work_dir) == ["slots.json"]  # no reference output written anywhere
+    assert events[1]["result"]["passed"] is False  # nobody filled the outputs
+    assert "a task that prints" in proc.stderr
+
+
+def test_serve_reports_setup_failure(tmp_path):
+    proc = subprocess.run(_serve_command(str(tmp_path), str(tmp_path / "w"), "cpu", True),
+                          input="", capture_output=True, text=True, env=subprocess_env(),
+                          timeout=120)
+    assert proc.returncode == 1
+    event = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert event["event"] == "error" and "setup failed" in event["message"]
+
+
+RUNNER_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import torch
+    from stitch_harness.ipc import open_ipc_tensor
+    from stitch_harness.judge_task import DTYPES
+    slots = json.load(open(sys.argv[1]))
+    honest = sys.argv[2] == "honest"
+    dev = torch.device("cuda", slots["device"])
+    def tensor(entry, ref):
+        return open_ipc_tensor(ref["ipc_handle"], ref["offset_bytes"], entry["shape"],
+                               DTYPES[entry["dtype"]], entry["strides"], dev)
+    params = {p["name"]: tensor(p, p) for p in slots["params"]}
+    def run(s, fresh):
+        x = tensor(slots["inputs"][0], s["inputs"][0])
+        y = tensor(slots["outputs"][0], s["outputs"][0])
+        if fresh:
+            x.copy_(torch.randn(x.shape, device=dev))
+        y.copy_(torch.relu(x * params["scale"] + params["shift"]) if honest else torch.zeros_like(y))
+    for s in slots["check_sets"]:
+        run(s, False)
+    for s in slots["spot_slots"]:
+        run(s, True)
+    torch.cuda.synchronize()
+""")
+
+
+@apply_marks(gpu)
+@pytest.mark.parametrize("behaviour", ["honest", "zeros"])
+def test_serve_with_cuda_ipc_and_a_runner_process(ssr_dir, tmp_path, behaviour):
+    work_dir = str(tmp_path / "work")
+    runner = tmp_path / "runner.py"
+    runner.write_text(RUNNER_SCRIPT)
+    judge = subprocess.Popen(_serve_command(ssr_dir, work_dir, "cuda", False),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env=subprocess_env())
+    try:
+        ready = json.loads(judge.stdout.readline())
+        assert ready["event"] == "ready", ready
+        slots_path = os.path.join(work_dir, "slots.json")
+        subprocess.run([sys.executable, str(runner), slots_path, behaviour], check=True,
+                       env=subprocess_env(), timeout=300)
+        judge.stdin.write('{"cmd":"compare"}\n')
+        judge.stdin.flush()
+        compared = json.loads(judge.stdout.readline())
+        judge.stdin.write('{"cmd":"exit"}\n')
+        judge.stdin.flush()
+        assert json.loads(judge.stdout.readline())["event"] == "bye"
+        assert judge.wait(timeout=60) == 0
+    finally:
+        if judge.poll() is None:
+            judge.kill()
+    result = compared["result"]
+    assert result["passed"] is (behaviour == "honest"), result["messages"]
+    assert all(s["filled"] for s in result["spot_slots"])

@@ -1,0 +1,378 @@
+// The judge client: LineChild (line I/O, timeouts, the process group killed on stop), the JSON
+// parsers (compared result, baseline file), PythonJudgeSession against a fake judge script (ready,
+// errors, a judge that dies, hangs or ignores `exit`) and against the real judge on the CPU
+// (`--device cpu --fake-ipc`, skipped when the Python harness or torch is missing).
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "util/fs.h"
+#include "util/process.h"
+#include "verify/judge_client.h"
+
+namespace stitch {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path make_temp_dir(const std::string& prefix) {
+  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  char* made = mkdtemp(pattern.data());
+  EXPECT_NE(made, nullptr);
+  return made ? fs::path(made) : fs::path();
+}
+
+// Gone: no such process, or a zombie waiting for a reaper that is not us.
+bool process_gone(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+pid_t read_pid(const fs::path& path) {
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream in(path);
+    pid_t pid = 0;
+    if (in >> pid && pid > 0) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+// ---- LineChild -----------------------------------------------------------------------------------
+
+TEST(LineChild, EchoesLinesAndReportsTheEnd) {
+  auto child = LineChild::spawn({{"cat"}, {}, {}, {}, {}});
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  ASSERT_TRUE((*child)->write_line("hello").ok());
+  auto read = (*child)->read_line(5);
+  ASSERT_EQ(read.status, LineChild::ReadStatus::line);
+  EXPECT_EQ(read.line, "hello");
+  EXPECT_EQ((*child)->read_line(0.05).status, LineChild::ReadStatus::timeout);
+  (*child)->close_stdin();
+  EXPECT_EQ((*child)->read_line(5).status, LineChild::ReadStatus::closed);
+  ProcessResult ended = (*child)->stop(5);
+  EXPECT_EQ(ended.exit_code, 0);
+  EXPECT_FALSE(ended.timed_out);
+}
+
+TEST(LineChild, MissingCommandIsAnError) {
+  auto child = LineChild::spawn({{"/no/such/judge"}, {}, {}, {}, {}});
+  ASSERT_FALSE(child.ok());
+  EXPECT_NE(child.error().message.find("/no/such/judge"), std::string::npos);
+}
+
+TEST(LineChild, StopKillsTheWholeProcessGroup) {
+  fs::path dir = make_temp_dir("linechild");
+  fs::path pid_file = dir / "grandchild.pid";
+  auto child = LineChild::spawn(
+      {{"bash", "-c", "sleep 300 & echo $! > " + pid_file.string() + "; trap '' TERM; sleep 300"},
+       {}, {}, {}, dir / "stderr.txt"});
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  pid_t grandchild = read_pid(pid_file);
+  ASSERT_GT(grandchild, 0);
+  pid_t pid = (*child)->pid();
+  auto started = std::chrono::steady_clock::now();
+  ProcessResult ended = (*child)->stop(0.1, 0.2);  // ignores SIGTERM: SIGKILL after 0.2 s
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_TRUE(ended.timed_out);
+  EXPECT_TRUE(process_gone(pid));
+  EXPECT_TRUE(process_gone(grandchild)) << "the child's own child outlived it";
+  fs::remove_all(dir);
+}
+
+// ---- parsers -------------------------------------------------------------------------------------
+
+TEST(JudgeComparison, ParsesTheJudgesResult) {
+  json result = json::parse(R"({
+    "passed": false, "track": "fp32", "atol": 1e-4, "rtol": 1e-4, "rel_err_norm_max": 5e-5,
+    "check_sets": [{"set": 0, "passed": false, "inputs_unchanged": true, "outputs": [
+      {"output_index": 0, "passed": false, "message": "output 0: 8 NaN/Inf elements",
+       "max_abs_error": null, "max_abs_error_index": 3, "relative_error_norm": null,
+       "mismatches": 8, "first_mismatch_index": 3, "nan_or_inf": 8, "elements": 64,
+       "degenerate_reference": false, "degenerate_reason": ""}]}],
+    "spot_slots": [{"slot": 0, "filled": false, "passed": false, "outputs": [],
+                    "message": "the runner did not fill this spot slot's inputs"}],
+    "degenerate_reference": false, "degenerate_reasons": [],
+    "findings": [{"kind": "output_cache", "fatal": true, "detail": "repeats"},
+                 {"kind": "something_new", "fatal": true, "detail": "x"}],
+    "messages": ["spot slot 0: not filled"], "compare_s": 0.5})");
+  auto parsed = parse_judge_comparison(result);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_FALSE(parsed->passed);
+  EXPECT_DOUBLE_EQ(parsed->rel_err_norm_max, 5e-5);
+  ASSERT_EQ(parsed->sets.size(), 2u);
+  EXPECT_EQ(parsed->sets[0].where, "check set 0");
+  EXPECT_EQ(parsed->sets[1].where, "spot slot 0");
+  EXPECT_FALSE(parsed->sets[1].filled);
+  const OutputCheck& check = parsed->sets[0].outputs[0].check;
+  EXPECT_TRUE(std::isinf(check.max_abs_error)) << "null is an infinite error";
+  EXPECT_EQ(check.nan_or_inf, 8);
+  EXPECT_EQ(check.first_mismatch_index, 3);
+  EXPECT_EQ(parsed->sets[0].outputs[0].elements, 64);
+  ASSERT_EQ(parsed->findings.size(), 2u);
+  EXPECT_EQ(parsed->findings[0].kind, HackKind::output_cache);
+  EXPECT_NE(parsed->findings[1].detail.find("something_new"), std::string::npos)
+      << "an unknown kind is kept, fatal, with its name";
+  EXPECT_TRUE(parsed->findings[1].fatal);
+}
+
+TEST(JudgeComparison, RejectsMalformedResults) {
+  EXPECT_FALSE(parse_judge_comparison(json::array()).ok());
+  EXPECT_FALSE(parse_judge_comparison(json::parse(R"({"track": "fp32"})")).ok());
+  EXPECT_FALSE(parse_judge_comparison(json::parse(R"({"passed": true, "atol": "x"})")).ok());
+}
+
+TEST(BaselineReport, ParsesModesInCanonicalOrder) {
+  json doc = json::parse(R"({"gpu": "NVIDIA H200", "track": "fp32", "from_cache": true, "modes": {
+    "reduce-overhead": {"error": "timed out"},
+    "compile": {"compile_s": 20.5, "timing": {"stats": {"median_ms": 1.0, "p10_ms": 0.9,
+                "p90_ms": 1.2, "min_ms": 0.8, "iterations": 50}}},
+    "eager": {"timing": {"stats": {"median_ms": 2.0, "p10_ms": 1.9, "p90_ms": 2.1,
+              "min_ms": 1.8, "iterations": 50}}}}})");
+  auto report = parse_baseline_report(doc);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->from_cache);
+  ASSERT_EQ(report->modes.size(), 3u);
+  EXPECT_EQ(report->modes[0].mode, "eager");
+  EXPECT_EQ(report->modes[1].mode, "compile");
+  EXPECT_EQ(report->modes[2].mode, "reduce-overhead");
+  ASSERT_TRUE(report->modes[0].stats);
+  EXPECT_DOUBLE_EQ(report->modes[0].stats->median_ms, 2.0);
+  EXPECT_DOUBLE_EQ(report->modes[1].compile_s, 20.5);
+  EXPECT_FALSE(report->modes[2].stats);
+  EXPECT_EQ(report->modes[2].error, "timed out");
+  EXPECT_FALSE(parse_baseline_report(json::parse(R"({"gpu": "x"})")).ok());
+}
+
+// ---- PythonJudgeSession against a fake judge -------------------------------------------------
+
+// Stands in for `python`: ignores "-m stitch_harness.judge serve", reads --work-dir, and behaves as
+// $FAKE_JUDGE_MODE says. It starts a grandchild (sleep) so tests can see the group killed.
+constexpr const char* kFakeJudge = R"SH(#!/bin/bash
+work=""
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--work-dir" ]; then work="$2"; fi
+  shift
+done
+mkdir -p "$work"
+sleep 300 &
+echo $! > "$work/grandchild.pid"
+echo "starting (noise on stderr)" >&2
+case "$FAKE_JUDGE_MODE" in
+  die) exit 3 ;;
+  error) echo '{"event": "error", "message": "setup failed: no module named torch"}'; exit 1 ;;
+  hang) sleep 300 ;;
+esac
+echo '{}' > "$work/slots.json"
+echo "a line that is not a protocol event"
+echo "{\"event\": \"ready\", \"slots\": \"$work/slots.json\", \"sets\": 3, \"spot_slots\": 2, \"setup_s\": 0.25}"
+while read -r line; do
+  case "$line" in
+    *compare*) echo '{"event": "compared", "result": {"passed": true, "check_sets": [{"set": 0, "passed": true, "outputs": [{"output_index": 0, "passed": true, "relative_error_norm": 0.0}]}]}}' ;;
+    *exit*)
+      if [ "$FAKE_JUDGE_MODE" = "stubborn" ]; then trap '' TERM; sleep 300; fi
+      echo '{"event": "bye"}'; exit 0 ;;
+  esac
+done
+)SH";
+
+class FakeJudgeProcess : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = make_temp_dir("fake-judge");
+    fs::path script = dir_ / "fake_python";
+    std::ofstream(script) << kFakeJudge;
+    chmod(script.c_str(), 0755);
+    location_ = {script.string(), dir_};
+    request_.graph_dir = dir_;
+    request_.work_dir = dir_ / "judge";
+    request_.log_path = dir_ / "judge.log";
+    request_.ready_timeout_s = 10;
+  }
+  void TearDown() override {
+    unsetenv("FAKE_JUDGE_MODE");
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void expect_all_gone(pid_t judge_pid) {
+    if (judge_pid > 0) {
+      EXPECT_TRUE(process_gone(judge_pid)) << "the judge is still running";
+    }
+    pid_t grandchild = read_pid(request_.work_dir / "grandchild.pid");
+    ASSERT_GT(grandchild, 0);
+    EXPECT_TRUE(process_gone(grandchild)) << "a process the judge started is still running";
+  }
+
+  fs::path dir_;
+  PythonLocation location_;
+  JudgeServeRequest request_;
+};
+
+TEST_F(FakeJudgeProcess, StartCompareStop) {
+  PythonJudgeSession judge(location_);
+  auto ready = judge.start(request_);
+  ASSERT_TRUE(ready.ok()) << ready.error().message;
+  EXPECT_EQ(ready->slots_path, request_.work_dir / "slots.json");
+  EXPECT_EQ(ready->sets, 3);
+  EXPECT_DOUBLE_EQ(ready->setup_s, 0.25);
+  pid_t pid = judge.pid();
+  auto comparison = judge.compare(10);
+  ASSERT_TRUE(comparison.ok()) << comparison.error().message;
+  EXPECT_TRUE(comparison->passed);
+  ASSERT_EQ(comparison->sets.size(), 1u);
+  judge.stop();
+  EXPECT_EQ(judge.exit_result().exit_code, 0) << "it left on the exit command";
+  EXPECT_FALSE(judge.exit_result().timed_out);
+  expect_all_gone(pid);
+  EXPECT_NE(read_file(request_.log_path)->find("noise on stderr"), std::string::npos);
+  judge.stop();  // idempotent
+}
+
+TEST_F(FakeJudgeProcess, CommandLineCarriesTheRequest) {
+  PythonJudgeSession judge(location_);
+  request_.track = Track::tf32;
+  request_.sets = 5;
+  request_.extra_args = {"--fake-ipc"};
+  std::vector<std::string> argv = judge.serve_command(request_);
+  std::string joined;
+  for (const auto& arg : argv) joined += arg + " ";
+  EXPECT_NE(joined.find("-m stitch_harness.judge serve"), std::string::npos) << joined;
+  EXPECT_NE(joined.find("--track tf32"), std::string::npos);
+  EXPECT_NE(joined.find("--sets 5"), std::string::npos);
+  EXPECT_NE(joined.find("--fake-ipc"), std::string::npos);
+}
+
+TEST_F(FakeJudgeProcess, SetupErrorIsReported) {
+  setenv("FAKE_JUDGE_MODE", "error", 1);
+  PythonJudgeSession judge(location_);
+  auto ready = judge.start(request_);
+  ASSERT_FALSE(ready.ok());
+  EXPECT_NE(ready.error().message.find("no module named torch"), std::string::npos)
+      << ready.error().message;
+  expect_all_gone(-1);
+}
+
+TEST_F(FakeJudgeProcess, JudgeThatDiesIsReportedWithItsExit) {
+  setenv("FAKE_JUDGE_MODE", "die", 1);
+  PythonJudgeSession judge(location_);
+  auto ready = judge.start(request_);
+  ASSERT_FALSE(ready.ok());
+  EXPECT_NE(ready.error().message.find("exit code 3"), std::string::npos) << ready.error().message;
+  EXPECT_NE(ready.error().message.find("noise on stderr"), std::string::npos)
+      << "the log's tail explains the exit";
+  expect_all_gone(-1);
+}
+
+TEST_F(FakeJudgeProcess, JudgeThatNeverBecomesReadyIsKilled) {
+  setenv("FAKE_JUDGE_MODE", "hang", 1);
+  request_.ready_timeout_s = 0.5;
+  PythonJudgeSession judge(location_);
+  judge.set_stop_grace(0.5);
+  auto started = std::chrono::steady_clock::now();
+  auto ready = judge.start(request_);
+  ASSERT_FALSE(ready.ok());
+  EXPECT_NE(ready.error().message.find("within"), std::string::npos) << ready.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+  expect_all_gone(-1);
+}
+
+TEST_F(FakeJudgeProcess, JudgeThatIgnoresExitIsKilledWithItsGroup) {
+  setenv("FAKE_JUDGE_MODE", "stubborn", 1);
+  PythonJudgeSession judge(location_);
+  judge.set_stop_grace(0.5);
+  ASSERT_TRUE(judge.start(request_).ok());
+  pid_t pid = judge.pid();
+  judge.stop();
+  EXPECT_TRUE(judge.exit_result().timed_out) << "it had to be killed";
+  expect_all_gone(pid);
+}
+
+TEST_F(FakeJudgeProcess, DestructorStopsTheJudge) {
+  pid_t pid = -1;
+  {
+    PythonJudgeSession judge(location_);
+    ASSERT_TRUE(judge.start(request_).ok());
+    pid = judge.pid();
+  }
+  expect_all_gone(pid);
+}
+
+TEST_F(FakeJudgeProcess, CompareWithoutAJudgeIsAnError) {
+  PythonJudgeSession judge(location_);
+  EXPECT_FALSE(judge.compare(1).ok());
+}
+
+// ---- the real judge, on the CPU ----------------------------------------------------------------
+
+TEST(RealJudgeOnCpu, ServesSlotsAndComparesPoisonedOutputsAsWrong) {
+  std::string python = STITCH_PYTHON_PATH;
+  fs::path python_dir = fs::path(STITCH_SOURCE_DIR) / "python";
+  SystemProcessRunner runner;
+  ProcessSpec probe;
+  probe.argv = {python, "-c", "import torch, safetensors"};
+  auto has_torch = runner.run(probe);
+  if (!has_torch.ok() || !has_torch->succeeded()) GTEST_SKIP() << "no Python with torch at " << python;
+
+  fs::path dir = make_temp_dir("real-judge");
+  ProcessSpec capture = python_module_spec(
+      {python, python_dir}, "stitch_harness",
+      {"capture", std::string(STITCH_TEST_DATA_DIR) + "/tasks/scale_shift_relu.py", "--out",
+       (dir / "capture").string(), "--no-reference"});
+  capture.timeout_s = 300;
+  auto captured = runner.run(capture);
+  ASSERT_TRUE(captured.ok() && captured->succeeded())
+      << (captured.ok() ? captured->stderr_text : captured.error().message);
+
+  PythonJudgeSession judge({python, python_dir});
+  JudgeServeRequest request;
+  request.graph_dir = dir / "capture";
+  request.work_dir = dir / "judge";
+  request.log_path = dir / "judge.log";
+  request.sets = 2;
+  request.device = "cpu";
+  request.extra_args = {"--fake-ipc"};
+  request.ready_timeout_s = 300;
+  auto ready = judge.start(request);
+  ASSERT_TRUE(ready.ok()) << ready.error().message;
+  EXPECT_EQ(ready->sets, 2);
+  auto slots = read_file(ready->slots_path);
+  ASSERT_TRUE(slots.ok());
+  json doc = json::parse(*slots);
+  EXPECT_EQ(doc["check_sets"].size(), 2u);
+  EXPECT_EQ(doc["outputs"].size(), 1u);
+
+  // Nobody wrote the outputs: they still hold the judge's NaN poison.
+  auto comparison = judge.compare(300);
+  ASSERT_TRUE(comparison.ok()) << comparison.error().message;
+  EXPECT_FALSE(comparison->passed);
+  ASSERT_GE(comparison->sets.size(), 2u);
+  const JudgeOutput& output = comparison->sets[0].outputs.at(0);
+  EXPECT_FALSE(output.check.passed);
+  EXPECT_EQ(output.check.nan_or_inf, output.elements);
+  EXPECT_GT(output.elements, 0);
+  pid_t pid = judge.pid();
+  judge.stop();
+  EXPECT_EQ(judge.exit_result().exit_code, 0);
+  EXPECT_TRUE(process_gone(pid));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace stitch
