@@ -9,3 +9,9 @@ task=${1:-tests/tasks/mlp.py}
 build/stitchcuda doctor || true
 echo
 build/stitchcuda capture "$task"
+if ! nvidia-smi >/dev/null 2>&1; then
+  echo
+  echo "No GPU on this machine: the task was captured (graph, weights, reference) and can be inspected"
+  echo "with build/stitchcuda show runs/<run>. Verifying and timing programs needs an NVIDIA GPU:"
+  echo "  build/stitchcuda verify $task tests/programs/mlp.cu"
+fi

@@ -57,7 +57,7 @@ CommandAction setup_doctor(CLI::App& app) {
     checks.push_back(check_command(
         runner, "GPU (runs programs)",
         {"nvidia-smi", "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader"},
-        "no NVIDIA GPU here: capture, plan and generate work; verify, profile and bench need a GPU"));
+        "no NVIDIA GPU here: capture works and CUDA programs compile; verify, profile and eval-kb need a GPU"));
 
     Check harness_check{"Python harness (capture, reference)", false, ""};
     auto location = harness::locate_harness();
