@@ -4,7 +4,6 @@
 // Kernel10, Memcpy6, Memset4, API): CUPTI only appends fields between versions, and the runner
 // loads the libcupti of the same toolkit first.
 #include "runner/profile_trace.h"
-#include "runner/cupti_support.h"
 
 #include <cupti.h>
 #include <cxxabi.h>
@@ -176,8 +175,21 @@ ActivityTracer::~ActivityTracer() {
 }
 
 bool ActivityTracer::start() {
-  library_ = open_cupti_library(detail_);
-  if (!library_) return false;
+  std::vector<std::string> candidates = {"libcupti.so.13", "libcupti.so"};
+  if (std::string(STITCH_CUPTI_LIBRARY_DIR).size())
+    candidates.push_back(std::string(STITCH_CUPTI_LIBRARY_DIR) + "/libcupti.so");
+  candidates.push_back("/usr/local/cuda/lib64/libcupti.so");
+  candidates.push_back("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so");
+  std::string errors;
+  for (const auto& name : candidates) {
+    library_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library_) break;
+    errors += fmt::format("{}{}", errors.empty() ? "" : "; ", dlerror());
+  }
+  if (!library_) {
+    detail_ = "libcupti not found: " + errors;
+    return false;
+  }
   Api& api = *api_;
   if (!resolve(library_, "cuptiActivityRegisterCallbacks", api.register_callbacks) ||
       !resolve(library_, "cuptiActivityEnable", api.enable) ||

@@ -1,6 +1,8 @@
 // Session: set-up, load, init, the checked call and the correctness phase (see session.h).
 #include "runner/session.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -12,6 +14,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double event_ms(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return ms;
+}
 
 FillKind fill_kind(DistributionKind kind) {
   switch (kind) {
@@ -30,14 +45,36 @@ FillKind fill_kind(DistributionKind kind) {
 
 Session::Session(const RunnerOptions& options, RunSpec spec, ReportBuilder& report,
                  Watchdog& watchdog)
-    : SessionBase(options, std::move(spec), report, watchdog) {}
+    : options_(options), spec_(std::move(spec)), report_(report), watchdog_(watchdog) {
+  if (options_.seed) {
+    rng_state_ = *options_.seed;
+  } else if (getrandom(&rng_state_, sizeof rng_state_, 0) != sizeof rng_state_) {
+    rng_state_ = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+  }
+}
+
+uint64_t Session::next_seed() {  // splitmix64
+  uint64_t z = (rng_state_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void Session::stop_with(RunStatus status, std::string message) {
+  if (report_.status() == RunStatus::ok) report_.set_status(status, std::move(message));
+}
 
 int Session::run() {
   auto phases = [&]() -> Result<Flow> {
     STITCH_FLOW(setup_device());
     STITCH_TRY(prepare_buffers());
-    install_seccomp();
-    if (!options_.seccomp) {
+    if (options_.seccomp) {
+      SeccompReport seccomp = install_process_filter();
+      report_.update([&](json& doc) {
+        doc["sandbox"]["seccomp"] = seccomp.installed;
+        doc["sandbox"]["seccomp_detail"] = seccomp.detail;
+      });
+    } else {
       report_.update([&](json& doc) {
         doc["sandbox"]["seccomp"] = false;
         doc["sandbox"]["seccomp_detail"] = "disabled by --no-seccomp";
@@ -76,11 +113,39 @@ int Session::run() {
   return exit_code_for(report_.status());
 }
 
+void Session::finish() {
+  if (initialized_ && state_) {
+    WatchdogScope scope(watchdog_, {"stitch_destroy", options_.call_timeout_s, "", "", false});
+    program_.destroy(state_);
+    cudaDeviceSynchronize();
+  }
+  kill_processes(list_child_processes());
+}
+
 Result<Flow> Session::setup_device() {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    stop_with(RunStatus::no_device,
+              status != cudaSuccess
+                  ? fmt::format("no CUDA device: {} ({})", cudaGetErrorName(status),
+                                cudaGetErrorString(status))
+                  : std::string("no CUDA device: cudaGetDeviceCount found none"));
+    return Flow::stop;
+  }
+  if (spec_.device < 0 || spec_.device >= count)
+    return make_error("device {} requested, {} visible", spec_.device, count);
+  STITCH_CUDA_TRY(cudaSetDevice(spec_.device), "cudaSetDevice");
+  STITCH_CUDA_TRY(cudaFree(nullptr), "creating the CUDA context");
   cudaDeviceProp props{};
-  STITCH_FLOW(open_device(props));
-  STITCH_CUDA_TRY(cudaEventCreate(&stream_end_event_), "cudaEventCreate");
+  STITCH_CUDA_TRY(cudaGetDeviceProperties(&props, spec_.device), "cudaGetDeviceProperties");
+  // A blocking stream: work a program leaves on the legacy default stream is ordered before it.
+  STITCH_CUDA_TRY(cudaStreamCreate(&stream_), "cudaStreamCreate");
+  for (cudaEvent_t* event : {&start_event_, &stream_end_event_, &end_event_})
+    STITCH_CUDA_TRY(cudaEventCreate(event), "cudaEventCreate");
   STITCH_TRY(counters_.init());
+  uint64_t flush_bytes = std::max<uint64_t>(2ull * props.l2CacheSize, 32ull << 20);
+  STITCH_ASSIGN_OR_RETURN(l2_flush_, DeviceBuffer::allocate(flush_bytes, "L2 flush buffer"));
   report_.update([&](json& doc) {
     doc["device"] = {{"index", spec_.device},
                      {"name", props.name},
@@ -148,7 +213,21 @@ Status Session::load_params() {
     STITCH_ASSIGN_OR_RETURN(GuardedBuffer buffer,
                             GuardedBuffer::allocate(tensor.storage_bytes(), options_.guard_bytes,
                                                     next_seed(), stream_));
-    STITCH_TRY(fill_param(buffer.data(), i, /*random=*/spec_.self_test));
+    if (spec_.self_test) {
+      const DTypeInfo& info = dtype_info(tensor.dtype);
+      FillKind kind = info.floating                 ? FillKind::normal
+                      : tensor.dtype == STITCH_BOOL ? FillKind::bernoulli
+                                                    : FillKind::randint;
+      STITCH_CUDA_TRY(fill_random(buffer.data(), tensor.dtype, geometry_of(tensor), kind,
+                                  kind == FillKind::bernoulli ? 0.5 : 0, 8, next_seed(), stream_),
+                      "filling a param");
+    } else {
+      STITCH_ASSIGN_OR_RETURN(void* source, ipc_.map(spec_.param_refs[i]));
+      // Copied: the program may keep the pointers it is given, and must never hold the judge's.
+      STITCH_CUDA_TRY(cudaMemcpyAsync(buffer.data(), source, tensor.storage_bytes(),
+                                      cudaMemcpyDeviceToDevice, stream_),
+                      fmt::format("copying param {}", tensor.name));
+    }
     param_views_.push_back(tensor.to_abi(buffer.data()));
     params_.push_back(std::move(buffer));
   }
@@ -201,22 +280,56 @@ Status Session::prepare_buffers() {
 }
 
 Result<Flow> Session::load() {
+  report_.set_phase("load");
   threads_before_load_ = list_threads();
-  Result<ProgramLibrary> library = open_program();
+  auto library = [&] {
+    WatchdogScope scope(watchdog_, {"dlopen of the program", options_.init_timeout_s});
+    return load_program(options_.program);
+  }();
+  candidate_loaded_ = true;  // static initialisers have run, whatever dlopen returned
   std::vector<int> after_load = list_threads();
   report_.update([&](json& doc) {
     doc["threads"]["before_dlopen"] = threads_before_load_.size();
     doc["threads"]["after_dlopen"] = after_load.size();
   });
   inspect_processes("dlopen");
-  return check_abi_version(std::move(library));
+  if (!library) {
+    stop_with(RunStatus::dlopen_failed, library.error().message);
+    return Flow::stop;
+  }
+  program_ = *library;
+  int version = 0;
+  {
+    WatchdogScope scope(watchdog_, {"stitch_abi_version", options_.call_timeout_s});
+    version = program_.abi_version();
+  }
+  if (version != STITCH_ABI_VERSION) {
+    stop_with(RunStatus::abi_mismatch,
+              fmt::format("stitch_abi_version() is {}, this runner speaks {}", version,
+                          STITCH_ABI_VERSION));
+    return Flow::stop;
+  }
+  return Flow::proceed;
 }
 
 Result<Flow> Session::initialize() {
+  report_.set_phase("init");
+  cudaGetLastError();
   uint64_t begin = launches_.now();
-  cudaError_t unused_sync = cudaSuccess;
-  double init_ms = 0;
-  if (run_init(/*synchronize=*/false, unused_sync, init_ms) == Flow::stop) return Flow::stop;
+  int code = 0;
+  auto start = Clock::now();
+  {
+    WatchdogScope scope(watchdog_, {"stitch_init", options_.init_timeout_s});
+    code = program_.init(param_views_.data(), static_cast<int>(param_views_.size()), &state_);
+  }
+  double init_ms = ms_since(start);
+  report_.update([&](json& doc) { doc["init_ms"] = init_ms; });
+  if (code != STITCH_OK) {
+    stop_with(RunStatus::init_failed,
+              fmt::format("stitch_init returned {}: {}", code, program_.error_text(nullptr)));
+    return Flow::stop;
+  }
+  initialized_ = true;
   // Work init leaves running must end: a kernel that does not is waiting for work (row 22).
   STITCH_FLOW(idle_check("device idle check after stitch_init", "after_init_ms"));
   cudaError_t last = cudaGetLastError();

@@ -15,7 +15,6 @@
 #include "runner/options.h"
 #include "runner/program_library.h"
 #include "runner/report.h"
-#include "runner/session_base.h"
 #include "runner/spec.h"
 #include "runner/watchdog.h"
 
@@ -28,6 +27,16 @@ struct IoSet {
   std::vector<stitch_tensor> input_views;
   std::vector<stitch_tensor> output_views;
 };
+
+enum class Flow { proceed, stop };
+
+// Propagates a runner-side Error and stops at Flow::stop (the candidate failed; status is set).
+#define STITCH_FLOW(expr)                                \
+  do {                                                   \
+    auto stitch_flow_ = (expr);                          \
+    if (!stitch_flow_.ok()) return stitch_flow_.error(); \
+    if (*stitch_flow_ == Flow::stop) return Flow::stop;  \
+  } while (0)
 
 struct CallOptions {
   std::string label;      // "check set 0", "timing iteration 12"
@@ -49,12 +58,16 @@ struct TimingLog {
   bool inputs_unchanged = true;
 };
 
-class Session : public SessionBase {
+class Session {
  public:
   Session(const RunnerOptions& options, RunSpec spec, ReportBuilder& report, Watchdog& watchdog);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   // Runs every phase; the outcome is in the report (status, findings). Returns the exit code.
   int run();
+  // After runner.json is written: stitch_destroy, and no process of the program's left behind.
+  void finish();
 
  private:
   Result<Flow> setup_device();
@@ -73,6 +86,7 @@ class Session : public SessionBase {
   Status copy_to_spot_slot(const IoSet& timed_set, int spot_index);
 
   Result<Flow> call_forward(IoSet& io, const CallOptions& call, CallRecord& record);
+  void stop_with(RunStatus status, std::string message);
   Result<Flow> synchronize_checked(const std::string& label);
   void inspect_threads(const std::vector<int>& before, const std::string& label);
   void inspect_processes(const std::string& label);
@@ -88,13 +102,25 @@ class Session : public SessionBase {
   Result<uint64_t> input_checksum(const IoSet& io);
   Status poison_outputs(const IoSet& io, int pattern);
   Status reset_caches(int iteration);
+  uint64_t next_seed();
 
+  const RunnerOptions& options_;
+  RunSpec spec_;
+  ReportBuilder& report_;
+  Watchdog& watchdog_;
+
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_event_ = nullptr;
   cudaEvent_t stream_end_event_ = nullptr;
+  cudaEvent_t end_event_ = nullptr;
   DeviceCounters counters_;
+  DeviceBuffer l2_flush_;
   LaunchCounter launches_;
   uint32_t runner_stream_id_ = 0;
+  uint64_t rng_state_ = 0;
 
   std::vector<GuardedBuffer> params_;
+  std::vector<stitch_tensor> param_views_;
   IoSet check_io_;
   std::vector<std::vector<DeviceBuffer>> check_sources_;  // --self-test: [set][input]
   std::vector<DeviceBuffer> fixed_sources_;               // inputs with distribution `fixed`
@@ -102,10 +128,15 @@ class Session : public SessionBase {
   std::vector<DeviceBuffer> snapshots_;                   // outputs as the caller's stream saw them
   std::vector<IoSet> timing_sets_;
   IoSet recheck_io_;
+  IpcMapper ipc_;
 
+  ProgramLibrary program_;
+  void* state_ = nullptr;
   std::vector<int> threads_before_load_;
   std::vector<int> launches_per_forward_;
   TimingLog timing_;
+  bool candidate_loaded_ = false;
+  bool initialized_ = false;
   int max_threads_after_forward_ = 0;
   uint64_t seccomp_refusals_seen_ = 0;
   std::set<int> reported_threads_;
