@@ -5,10 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
-cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTITCH_PYTHON=python3 >/dev/null
-ninja -C build-device
-# The device tool carries at most 64 MiB: keep what runs (executables, .so, ctest files, test data),
-# drop what only linking needed. The next local build here simply recompiles.
-find build-device \( -name '*.o' -o -name '*.a' \) -delete
-find build-device -type d -name CheckCUDA -prune -exec rm -rf {} +
+# Built in build-device-work (kept, so rebuilds are incremental); build-device gets what runs there
+# (executables, .so, ctest files, test data) without what only linking needed (.o, .a), because the
+# device tool carries at most 64 MiB.
+cmake -S . -B build-device-work -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTITCH_PYTHON:STRING=python3 >/dev/null
+ninja -C build-device-work
+rsync -a --delete --exclude '*.o' --exclude '*.a' --exclude 'CheckCUDA/' --exclude '.ninja_*' \
+  build-device-work/ build-device/
 du -sh build-device

@@ -6,6 +6,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-device}
+# Sections to run (default all): STITCH_GPU_CHECK="tests bench sweep profile"
+sections=" ${STITCH_GPU_CHECK:-tests bench sweep profile} "
+want() { [[ "$sections" == *" $1 "* ]]; }
 out=${OUT:-/tmp/stitch-gpu-out}
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
@@ -29,6 +32,7 @@ echo "== carried binaries run here?"
 if "$build/stitchcuda" --version; then row "carried stitchcuda runs" "yes"; else row "carried stitchcuda runs" "NO"; fi
 ldd "$build/stitchcuda" | grep -E "not found" && row "missing libraries" "see log"
 
+if want tests; then
 echo "== gpu tests"
 if ctest --test-dir "$build" -L gpu --output-on-failure -j 4 > "$out/ctest-gpu.log" 2>&1; then
   row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
@@ -36,10 +40,31 @@ else
   row "ctest -L gpu" "FAILED: $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
   grep -E "^\s*[0-9]+ - |Failed|\*\*\*" "$out/ctest-gpu.log" | tail -20
 fi
+fi
 
-if [ -x scripts/gpu_bench.sh ]; then
+if want bench; then
   echo "== benchmarks"
   scripts/gpu_bench.sh "$build" "$out" | tee "$out/bench.txt"
+fi
+
+if want sweep; then
+echo "== adversarial sweep (every hack and near-miss through stitchcuda verify)"
+python3 scripts/adversarial_sweep.py "$build" ${STITCH_SWEEP_ONLY:+--only "$STITCH_SWEEP_ONLY"} \
+  > "$out/adversarial.txt" 2>&1
+grep -v " ok " "$out/adversarial.txt" | tail -15
+row "adversarial sweep" "$(tail -1 "$out/adversarial.txt")"
+fi
+
+if want profile; then
+echo "== profile (CUPTI timeline + ncu) of the MLP program and its reference"
+timeout -k 5 150 "$build/stitchcuda" profile tests/tasks/mlp.py tests/programs/mlp.cu --top 2 \
+  --ncu-timeout 60 > "$out/profile-mlp.txt" 2>&1
+row "profile mlp.cu" "exit $? ($(grep -c . "$out/profile-mlp.txt") lines)"
+tail -25 "$out/profile-mlp.txt"
+timeout -k 5 90 "$build/stitchcuda" profile tests/tasks/mlp.py --reference \
+  > "$out/profile-mlp-ref.txt" 2>&1
+row "profile --reference mlp" "exit $?"
+tail -12 "$out/profile-mlp-ref.txt"
 fi
 
 echo

@@ -11,7 +11,7 @@ root=$(pwd)
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
-packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev
+packages=(build-essential cmake ninja-build pkg-config rsync nlohmann-json3-dev libcli11-dev libfmt-dev
           libgtest-dev libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libsqlite3-dev
           libssl-dev python3-venv)
 missing=()

@@ -3,8 +3,8 @@
 Each (mode, flags) pair runs in a fresh child process (`judge baseline-mode`), so nothing a mode
 leaves behind (compiled graphs, CUDA graphs, changed flags, a monkey-patched torch) reaches another,
 and no candidate has ever been loaded into any of them (HACKS row 19). Timing is timing.py's method
-(the runner's). Results are cached per (task sha256, GPU name, track, torch version); a cached entry
-is reused for the modes it has.
+(the runner's). Results are cached per (task sha256, GPU name, track, torch version, method
+version); a cached entry is reused for the modes it has.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from . import files
 from .judge_task import JudgeTask, secret_seed
 from .judge_tracks import (PYTORCH_DEFAULT_FLAGS, apply_flags, baseline_flags, current_flags,
                            get_track)
-from .timing import L2Flusher, method_overhead, time_plain_events, time_with_flush
+from .timing import (L2Flusher, method_agreement, method_overhead, time_plain_events,
+                     time_with_flush)
 
 MODES = ("eager", "compile", "reduce-overhead")
-BASELINE_VERSION = 1
+BASELINE_VERSION = 3  # 2: time follows choose_basis; 3: method_agreement recorded
 DEFAULT_CACHE_DIR = os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda", "baselines")
 
 
@@ -94,6 +95,8 @@ def time_one_mode(graph_dir: str, track_name: str, mode: str, flags_name: str, i
     timed = time_with_flush(forward, user_sets, device, iters=iters, warmup=warmup,
                             refresh=refresh, flusher=flusher)
     plain = time_plain_events(forward, user_sets[0], device, iters=iters, warmup=warmup)
+    agreement = method_agreement(forward, user_sets, device, iters=iters, warmup=warmup,
+                                 refresh=refresh, flusher=flusher)
     return {
         "mode": mode,
         "flags": flags_name,
@@ -102,7 +105,8 @@ def time_one_mode(graph_dir: str, track_name: str, mode: str, flags_name: str, i
         "compile_s": round(first_call_s, 3) if mode != "eager" else 0.0,
         "first_call_s": round(first_call_s, 3),
         "timing": timed.as_json(),
-        "plain_events": plain.stats.as_json(),
+        "plain_events": plain.stats.as_json(),  # warm L2
+        "method_agreement": agreement,  # interleaved with plain events + flush
         "method_overhead": method_overhead(device, iters=iters, warmup=warmup,
                                            flusher=flusher).as_json(),
     }
@@ -113,7 +117,8 @@ def time_one_mode(graph_dir: str, track_name: str, mode: str, flags_name: str, i
 
 
 def cache_key(task_sha256: str, gpu: str, track: str, torch_version: str) -> str:
-    return hashlib.sha256(f"{task_sha256}|{gpu}|{track}|{torch_version}".encode()).hexdigest()[:24]
+    text = f"{task_sha256}|{gpu}|{track}|{torch_version}|v{BASELINE_VERSION}"
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def _device_name(device: torch.device) -> str:

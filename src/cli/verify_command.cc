@@ -34,6 +34,7 @@ struct VerifyCommandOptions {
   double timeout_s = 120;
   bool json = false;
   bool no_baselines = false;
+  std::vector<std::string> include_dirs;  // -I: where the program's other headers live
   std::vector<std::string> libraries;
   std::string profile;
   std::string build_cache;
@@ -128,9 +129,16 @@ struct CopiedProgram {
 // Copies the sources into attempt/src/, with the local headers they include that live under the
 // source's directory (same relative path); headers elsewhere stay where they are, their including
 // source's directory becomes an include directory, and they are statically checked in place.
+// User include directories (-I) are searched for quoted includes after the source's directory; their
+// headers stay in place and are statically checked like the others.
 Result<CopiedProgram> copy_program(const std::vector<std::string>& programs, const fs::path& dir,
-                                   const std::vector<fs::path>& compiler_include_dirs) {
+                                   const std::vector<fs::path>& compiler_include_dirs,
+                                   const std::vector<fs::path>& user_include_dirs) {
   CopiedProgram copied;
+  std::vector<fs::path> search = user_include_dirs;
+  search.insert(search.end(), compiler_include_dirs.begin(), compiler_include_dirs.end());
+  for (const auto& user_dir : user_include_dirs)
+    copied.include_dirs.push_back(fs::absolute(user_dir).lexically_normal());
   STITCH_TRY(make_dirs(dir));
   std::set<fs::path> seen_headers;
   for (const auto& program : programs) {
@@ -141,7 +149,7 @@ Result<CopiedProgram> copy_program(const std::vector<std::string>& programs, con
     STITCH_TRY(write_file_atomic(target, text));
     copied.sources.push_back(target);
     bool outside_headers = false;
-    for (const auto& header : local_includes(source, compiler_include_dirs)) {
+    for (const auto& header : local_includes(source, search)) {
       fs::path absolute = fs::absolute(header).lexically_normal();
       if (!seen_headers.insert(absolute).second || is_project_header(absolute, compiler_include_dirs))
         continue;
@@ -197,7 +205,9 @@ int run_verify(const VerifyCommandOptions& options) {
 
   SystemProcessRunner process_runner;
   NvccCompiler compiler(process_runner);
-  auto copied = copy_program(options.programs, *attempt / "src", compiler.include_dirs());
+  std::vector<fs::path> user_include_dirs(options.include_dirs.begin(), options.include_dirs.end());
+  auto copied =
+      copy_program(options.programs, *attempt / "src", compiler.include_dirs(), user_include_dirs);
   if (!copied.ok()) {
     fmt::print(stderr, "error: {}\n", copied.error().message);
     return kExitFailure;
@@ -317,6 +327,10 @@ CommandAction setup_verify(CLI::App& app) {
   app.add_flag("--json", options->json, "Print verify.json instead of the summary");
   app.add_flag("--no-baselines", options->no_baselines,
                "Skip the eager / torch.compile baseline timings (no speedups)");
+  app.add_option("-I,--include-dir", options->include_dirs,
+                 "Directory searched for the program's quoted #includes (repeatable); headers "
+                 "found there are statically checked too")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--lib", options->libraries,
                  "Extra library to link (-l); cuBLAS(Lt)/cuDNN/... are detected from #includes");
   app.add_option("--profile", options->profile,

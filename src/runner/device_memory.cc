@@ -10,6 +10,15 @@ Error cuda_error(cudaError_t status, std::string_view what) {
   return make_error("{}: {} ({})", what, cudaGetErrorName(status), cudaGetErrorString(status));
 }
 
+double event_ms(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return ms;
+}
+
 Geometry geometry_of(const TensorSpec& tensor) {
   Geometry geometry;
   geometry.rank = static_cast<int32_t>(tensor.shape.size());

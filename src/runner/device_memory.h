@@ -25,6 +25,9 @@ Error cuda_error(cudaError_t status, std::string_view what);
       return ::stitch::runner::cuda_error(stitch_cuda_status_, what); \
   } while (0)
 
+// Milliseconds between two recorded, completed events; -1 (error cleared) when they cannot be read.
+double event_ms(cudaEvent_t from, cudaEvent_t to);
+
 Geometry geometry_of(const TensorSpec& tensor);
 
 // [band][payload, padded to 256 bytes][band]. The canary covers everything but the payload, so a

@@ -2,6 +2,8 @@
 // its own thread through plain C callbacks, so records go to a mutex-guarded list at file scope.
 #include "runner/launch_counter.h"
 
+#include "runner/runner_kernels.h"
+
 #include <cupti.h>
 #include <dlfcn.h>
 
@@ -156,6 +158,10 @@ WindowSummary LaunchCounter::collect(uint64_t begin_ns, uint64_t end_ns) {
       continue;
     }
     if (record.start_ns < begin_ns) continue;  // the runner's own work before the window
+    if (record.name.find(kStreamMarkerName) != std::string::npos) {
+      summary.marker_start_ns = record.start_ns;
+      continue;
+    }
     ++summary.launches;
     summary.streams.insert(record.stream_id);
     if (summary.first_start_ns == 0 || record.start_ns < summary.first_start_ns)
@@ -165,6 +171,7 @@ WindowSummary LaunchCounter::collect(uint64_t begin_ns, uint64_t end_ns) {
       std::string name = record.name.size() > 400 ? record.name.substr(0, 400) : record.name;
       ++names_[name];
     }
+    summary.kernels.push_back(std::move(record));
   }
   return summary;
 }

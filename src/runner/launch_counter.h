@@ -20,10 +20,12 @@ struct KernelRecord {
 };
 
 struct WindowSummary {
-  int launches = 0;
+  int launches = 0;  // the runner's stream marker excluded
   std::set<uint32_t> streams;
   uint64_t first_start_ns = 0;
   uint64_t last_end_ns = 0;
+  uint64_t marker_start_ns = 0;  // start of the runner's stream marker (0: none in the window)
+  std::vector<KernelRecord> kernels;  // the program's kernels in the window
 };
 
 class LaunchCounter {

@@ -17,15 +17,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-double event_ms(cudaEvent_t from, cudaEvent_t to) {
-  float ms = 0;
-  if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) {
-    cudaGetLastError();
-    return -1;
-  }
-  return ms;
-}
-
 FillKind fill_kind_of(const TensorSpec& tensor) {
   const DTypeInfo& info = dtype_info(tensor.dtype);
   if (!info.floating) return tensor.dtype == STITCH_BOOL ? FillKind::bernoulli : FillKind::randint;

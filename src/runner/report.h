@@ -15,7 +15,8 @@
 //                unjoined_elements [per output], launches, gpu_ms, wall_ms, copied_to_slot}],
 //   determinism {checked, identical, outputs [{bit_mismatches, max_abs_diff}]},
 //   timing {warmup, iterations, sets, l2_flush_bytes, launch_counting, gpu_ms [..], wall_ms [..],
-//           synced_ms [..], spot_iterations [..], rechecks [{iteration, bit_mismatches,
+//           synced_ms [..], empty_sync_gap_ms [..] (stream end → after-synchronize event for a
+//           call that launches nothing, 20 samples), spot_iterations [..], rechecks [{iteration, bit_mismatches,
 //           tolerance_mismatches, max_abs_diff}], canaries_intact, inputs_unchanged},
 //   launches {available, detail, runner_stream_id, per_forward [..], kernel_names {name: count}},
 //   idle_check {after_init_ms, before_timing_ms}.

@@ -381,4 +381,11 @@ cudaError_t checksum_bytes(const void* data, uint64_t bytes, unsigned long long*
   return cudaGetLastError();
 }
 
+__global__ void stitch_runner_stream_marker() {}
+
+cudaError_t launch_stream_marker(cudaStream_t stream) {
+  stitch_runner_stream_marker<<<1, 1, 0, stream>>>();
+  return cudaGetLastError();
+}
+
 }  // namespace stitch::runner

@@ -35,6 +35,11 @@ struct CompareCounts {
 // does not produce for floating types, 0xA5.../0x5A... for integers, an invalid byte for bool.
 uint64_t poison_bits(stitch_dtype dtype, int pattern);
 
+// An empty kernel launched on the caller's stream right after stitch_forward returns: its CUPTI
+// start time is the moment the caller's stream finished the forward. Its name is kStreamMarkerName.
+inline constexpr const char* kStreamMarkerName = "stitch_runner_stream_marker";
+cudaError_t launch_stream_marker(cudaStream_t stream);
+
 cudaError_t fill_random(void* data, stitch_dtype dtype, const Geometry& geometry, FillKind kind,
                         double a, double b, uint64_t seed, cudaStream_t stream);
 

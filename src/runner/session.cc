@@ -19,15 +19,6 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-double event_ms(cudaEvent_t from, cudaEvent_t to) {
-  float ms = 0;
-  if (cudaEventElapsedTime(&ms, from, to) != cudaSuccess) {
-    cudaGetLastError();
-    return -1;
-  }
-  return ms;
-}
-
 FillKind fill_kind(DistributionKind kind) {
   switch (kind) {
     case DistributionKind::uniform:
@@ -373,6 +364,9 @@ Result<Flow> Session::call_forward(IoSet& io, const CallOptions& call, CallRecor
         program_.forward(state_, io.input_views.data(), static_cast<int>(io.input_views.size()),
                          io.output_views.data(), static_cast<int>(io.output_views.size()), stream_);
     cudaEventRecord(stream_end_event_, stream_);
+    // Starts when the caller's stream has finished the forward: program kernels still running
+    // after that were not joined into it (row 2).
+    if (counting) launch_stream_marker(stream_);
     if (call.snapshot)  // ordered after the caller's stream only: unjoined work shows as poison
       for (size_t k = 0; k < io.outputs.size(); ++k)
         cudaMemcpyAsync(snapshots_[k].data(), io.outputs[k].data(), io.outputs[k].payload_bytes(),
@@ -413,6 +407,7 @@ Result<Flow> Session::call_forward(IoSet& io, const CallOptions& call, CallRecor
     WindowSummary summary = launches_.collect(window_begin, launches_.now());
     record.launches = summary.launches;
     launches_per_forward_.push_back(summary.launches);
+    report_unjoined_kernels(summary, call.label);
     size_t other_streams = summary.streams.size() - summary.streams.count(runner_stream_id_);
     if (other_streams > 0 && !report_.has_finding("side_stream"))
       report_.add_finding("side_stream",
@@ -423,6 +418,24 @@ Result<Flow> Session::call_forward(IoSet& io, const CallOptions& call, CallRecor
   }
   inspect_processes(call.label);
   return Flow::proceed;
+}
+
+void Session::report_unjoined_kernels(const WindowSummary& summary, const std::string& label) {
+  if (summary.marker_start_ns == 0 || unjoined_reported_) return;
+  // 1 us of slack for timestamp granularity: ordered work ends before the marker starts.
+  constexpr uint64_t kSlackNs = 1000;
+  for (const KernelRecord& kernel : summary.kernels) {
+    if (kernel.stream_id == runner_stream_id_ || kernel.end_ns <= summary.marker_start_ns + kSlackNs)
+      continue;
+    report_.add_finding(
+        "side_stream",
+        fmt::format("{}: kernel {} on stream {} ran {:.1f} us after the caller's stream had "
+                    "finished the forward: work not joined into the caller's stream",
+                    label, kernel.name.substr(0, 120), kernel.stream_id,
+                    (kernel.end_ns - summary.marker_start_ns) / 1e3));
+    unjoined_reported_ = true;
+    return;
+  }
 }
 
 Result<Flow> Session::check_correctness() {

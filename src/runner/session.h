@@ -53,6 +53,9 @@ struct CallRecord {
 // Raw per-iteration results of the timing phase.
 struct TimingLog {
   std::vector<double> gpu_ms, synced_ms, wall_ms;
+  // synced_ms - gpu_ms for a call that launches nothing: the fixed cost of the device-wide
+  // synchronize. The orchestrator compares each iteration's gap with it (off-stream work).
+  std::vector<double> empty_sync_gap_ms;
   std::vector<int> spot_iterations;
   bool canaries_intact = true;
   bool inputs_unchanged = true;
@@ -81,11 +84,14 @@ class Session {
   Result<Flow> run_check_set(size_t set_index, int run);
   Result<Flow> idle_check(const std::string& label, const char* json_key);
   Result<Flow> time_forward();  // timing.cc
+  Status measure_empty_sync_gap(int calls);  // timing.cc
   Result<Flow> timed_iteration(int iteration, bool timed, bool spot, int spot_index);
   Result<Flow> recheck(IoSet& timed_set, int iteration);
   Status copy_to_spot_slot(const IoSet& timed_set, int spot_index);
 
   Result<Flow> call_forward(IoSet& io, const CallOptions& call, CallRecord& record);
+  // Kernels on other streams that ended after the caller's stream finished (stream marker).
+  void report_unjoined_kernels(const WindowSummary& summary, const std::string& label);
   void stop_with(RunStatus status, std::string message);
   Result<Flow> synchronize_checked(const std::string& label);
   void inspect_threads(const std::vector<int>& before, const std::string& label);
@@ -135,6 +141,7 @@ class Session {
   std::vector<int> threads_before_load_;
   std::vector<int> launches_per_forward_;
   TimingLog timing_;
+  bool unjoined_reported_ = false;
   bool candidate_loaded_ = false;
   bool initialized_ = false;
   int max_threads_after_forward_ = 0;

@@ -301,9 +301,9 @@ Feedback build_feedback(const VerifyReport& report, const std::optional<ProfileS
         feedback.findings.push_back(fmt::format("{}{} ({}): {}", fatal ? "" : "note: ",
                                                 hack_kind_name(record.finding.kind),
                                                 record.origin, record.finding.detail));
-  if (report.timing) {
+  if (report.reported_timing()) {
     feedback.timed = true;
-    feedback.median_ms = report.timing->median_ms;
+    feedback.median_ms = report.reported_timing()->median_ms;
     feedback.synced_median_ms = report.synced_timing ? report.synced_timing->median_ms : 0;
     feedback.launches_per_forward = report.launches_per_forward;
     feedback.baselines = report.speedups;

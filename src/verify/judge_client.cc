@@ -146,7 +146,10 @@ Result<JudgeComparison> parse_judge_comparison(const json& result) {
     comparison.track = result.value("track", std::string());
     comparison.atol = result.value("atol", 0.0);
     comparison.rtol = result.value("rtol", 0.0);
-    comparison.rel_err_norm_max = result.value("rel_err_norm_max", 0.0);
+    // null: the track has no relative-error-norm bound (tf32, bf16); 0 says "none" here.
+    const json& norm_bound = result.contains("rel_err_norm_max") ? result["rel_err_norm_max"]
+                                                                  : json();
+    comparison.rel_err_norm_max = norm_bound.is_number() ? norm_bound.get<double>() : 0.0;
     if (result.contains("check_sets") && result["check_sets"].is_array())
       for (const auto& entry : result["check_sets"])
         comparison.sets.push_back(

@@ -147,6 +147,7 @@ void run_ncu(ProcessRunner& process_runner, const ProfileRequest& request, Profi
                      request.work_dir / "ncu-sandbox");
       std::error_code ignored;
       fs::remove(ncu_request.log_file, ignored);
+      fs::create_directories(request.work_dir / "ncu-sandbox", ignored);
       ProcessSpec spec;
       spec.argv = ncu_argv(ncu_request);
       spec.cwd = request.work_dir;
@@ -219,7 +220,11 @@ std::optional<fs::path> locate_stitch_runner() {
 }
 
 Result<ProfileReport> profile_program(ProcessRunner& process_runner,
-                                      const ProfileRequest& request) {
+                                      const ProfileRequest& given) {
+  // Absolute paths throughout: the runner starts in its own sandbox directory.
+  ProfileRequest request = given;
+  for (fs::path* path : {&request.runner, &request.program, &request.slots, &request.work_dir})
+    if (!path->empty()) *path = fs::absolute(*path);
   STITCH_TRY(make_dirs(request.work_dir));
   fs::path timeline_path = request.work_dir / "timeline.json";
   std::error_code ignored;
@@ -238,6 +243,7 @@ Result<ProfileReport> profile_program(ProcessRunner& process_runner,
   invocation.timeout_s = request.runner_timeout_s;
   invocation.call_timeout_s = request.call_timeout_s;
   invocation.extra_args = {"--profile", timeline_path.string()};
+  STITCH_TRY(make_dirs(invocation.work_dir));  // the runner starts in it
   auto process = process_runner.run(build_runner_spec(invocation, make_nonce()));
   if (!process) return process.error().with_context("starting stitch-runner");
   auto text = read_file(timeline_path);

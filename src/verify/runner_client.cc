@@ -112,6 +112,7 @@ Result<RunnerReport> parse_document(const json& doc) {
   const json& timing = child(doc, "timing");
   report.gpu_ms = array_of<double>(timing, "gpu_ms");
   report.synced_ms = array_of<double>(timing, "synced_ms");
+  report.empty_sync_gap_ms = array_of<double>(timing, "empty_sync_gap_ms");
   report.wall_ms = array_of<double>(timing, "wall_ms");
   report.spot_iterations = array_of<int>(timing, "spot_iterations");
   report.timing_canaries_intact = timing.value("canaries_intact", true);

@@ -71,6 +71,7 @@ struct RunnerReport {
   double init_ms = 0;
   std::vector<double> gpu_ms;     // per timed iteration: events around the call
   std::vector<double> synced_ms;  // per timed iteration: to device idle
+  std::vector<double> empty_sync_gap_ms;  // synchronize cost on calls that launch nothing
   std::vector<double> wall_ms;    // per timed iteration
   bool timing_canaries_intact = true;
   bool timing_inputs_unchanged = true;

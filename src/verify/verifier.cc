@@ -185,8 +185,11 @@ void Verifier::check_statically(Context& context) {
                   fmt::format("{} findings", report.findings.size() - audit_start));
     }
   }
-  if (const FindingRecord* fatal = first_fatal(report.findings, before))
+  if (const FindingRecord* fatal = first_fatal(report.findings, before)) {
+    // A hack that also fails to compile is reported as the hack: the reason must name it.
+    if (report.outcome == Outcome::compile_error) report.outcome.reset();
     decide(report, Outcome::hacked, finding_reason(*fatal));
+  }
 }
 
 void Verifier::time_baselines(Context& context) {
@@ -298,6 +301,13 @@ bool Verifier::run_runner_step(Context& context) {
     report.timing = timing_stats(runner.gpu_ms);
     report.synced_timing = timing_stats(runner.synced_ms);
     report.wall_timing = timing_stats(runner.wall_ms);
+    TimingBasisDecision basis =
+        choose_timing_basis(runner.gpu_ms, runner.synced_ms, runner.empty_sync_gap_ms);
+    report.timing_basis = basis.basis;
+    report.timing_basis_detail = basis.detail;
+    if (basis.basis == TimingBasis::synced && basis.excess_gap_ms > 0 &&
+        !runner.empty_sync_gap_ms.empty())
+      report.findings.push_back({"runner", {HackKind::side_stream, basis.detail, false}});
   } else {
     report.runner_status = run->process.describe();
   }
@@ -421,8 +431,8 @@ Result<VerifyReport> Verifier::verify(const VerifyRequest& given) {
     deps_.judge.stop();
     if (started) record_step(report, options_, "judge_stop", now_s() - stop_started);
   }
-  if (report.passed() && report.synced_timing)
-    report.speedups = compute_speedups(report.baselines, report.synced_timing->median_ms);
+  if (report.passed() && report.reported_timing())
+    report.speedups = compute_speedups(report.baselines, report.reported_timing()->median_ms);
   report.summary = summarize(report);
   STITCH_TRY(write_verify_json(request.attempt_dir, report));
   return report;

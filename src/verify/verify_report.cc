@@ -101,13 +101,14 @@ std::string outputs_line(const VerifyReport& report) {
 }
 
 std::string timing_line(const VerifyReport& report) {
-  if (!report.timing) return "";
-  std::string line = fmt::format("time: {} median (p10 {}, p90 {})",
-                                 format_duration_ms(report.timing->median_ms),
-                                 format_duration_ms(report.timing->p10_ms),
-                                 format_duration_ms(report.timing->p90_ms));
-  if (report.synced_timing)
-    line += fmt::format(", {} to device idle", format_duration_ms(report.synced_timing->median_ms));
+  const std::optional<TimingStats>& timing = report.reported_timing();
+  if (!timing) return "";
+  std::string line = fmt::format("time: {} median (p10 {}, p90 {}; {} time)",
+                                 format_duration_ms(timing->median_ms),
+                                 format_duration_ms(timing->p10_ms),
+                                 format_duration_ms(timing->p90_ms),
+                                 report.timing_basis == TimingBasis::stream ? "caller's-stream"
+                                                                            : "to device idle");
   line += fmt::format("; init {}", format_duration_ms(report.init_ms));
   if (report.launches_per_forward)
     line += fmt::format("; {:g} launches/forward", *report.launches_per_forward);
@@ -322,7 +323,8 @@ json verify_report_to_json(const VerifyReport& report) {
        {{"protocol", stats_json(report.timing)},
         {"synced", stats_json(report.synced_timing)},
         {"wall", stats_json(report.wall_timing)},
-        {"speedup_basis", "synced"}}},
+        {"speedup_basis", timing_basis_name(report.timing_basis)},
+        {"basis_detail", report.timing_basis_detail}}},
       {"outputs", outputs},
       {"comparison",
        {{"ran", report.compared},

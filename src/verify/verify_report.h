@@ -19,10 +19,11 @@
 //   runner       {ran, status, reason, init_ms, launches_per_forward (median, null: not counted),
 //                 kernel_launches {name: count}, deterministic}
 //   timing       {protocol, synced, wall: {median_ms, p10_ms, p90_ms, min_ms, iterations} | null,
-//                 speedup_basis: "synced"}. protocol: CUDA events on the caller's stream around
-//                stitch_forward (the runner's gpu_ms); synced: start event to an event recorded
-//                after cudaDeviceSynchronize (side streams count), the way the baselines are timed,
-//                so speedups use it.
+//                 speedup_basis: "stream" | "synced", basis_detail}. protocol: CUDA events on the
+//                caller's stream around stitch_forward (the runner's gpu_ms); synced: start event
+//                to an event recorded after cudaDeviceSynchronize. speedup_basis says which one
+//                the speedups use (timing_basis.h: "stream" unless work ran outside the caller's
+//                stream); the baselines are timed with the same rule.
 //   outputs      [{where, output_index, passed, max_abs_error, max_abs_error_index,
 //                  relative_error_norm, mismatches, first_mismatch_index, nan_or_inf, elements,
 //                  message, degenerate_reference}]   (null for an infinite error)
@@ -46,6 +47,7 @@
 #include "verify/diagnostics.h"
 #include "verify/judge_client.h"
 #include "verify/track.h"
+#include "verify/timing_basis.h"
 #include "verify/verdict.h"
 
 namespace stitch {
@@ -122,6 +124,13 @@ struct VerifyReport {
   std::optional<TimingStats> timing;         // protocol time (gpu_ms)
   std::optional<TimingStats> synced_timing;  // to device idle (synced_ms)
   std::optional<TimingStats> wall_timing;
+  // Which of timing / synced_timing speedups use, and why (timing_basis.h).
+  TimingBasis timing_basis = TimingBasis::synced;
+  std::string timing_basis_detail;
+  // The basis's stats: what the report calls the program's time.
+  const std::optional<TimingStats>& reported_timing() const {
+    return timing_basis == TimingBasis::stream ? timing : synced_timing;
+  }
 
   // Judge.
   bool compared = false;

@@ -101,3 +101,58 @@ def test_side_stream_work_is_counted():
     flushed = timing.time_with_flush(on_side_stream, [()], device, iters=5, warmup=1)
     plain = timing.time_plain_events(on_side_stream, (), device, iters=5, warmup=1)
     assert flushed.stats.median_ms > 4 * plain.stats.median_ms
+    assert flushed.basis == "synced", flushed.notes
+
+
+@apply_marks(gpu)
+def test_flush_method_agrees_with_plain_events_on_a_small_eager_model():
+    # ~0.1 ms of small launches: the synchronize's ~13 us must not leak into the reported time.
+    # Both sides flush L2 (the protocol's cold-cache choice) and run interleaved call by call;
+    # what is compared is the method's machinery.
+    device = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(),
+                                torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
+                                torch.nn.Linear(1024, 256)).to(device)
+    sets = [[torch.randn(64, 512, device=device)] for _ in range(3)]
+    fn = lambda s: model(s[0])  # noqa: E731
+    with torch.no_grad():
+        flushed = timing.time_with_flush(fn, sets, device, iters=50, warmup=5)
+        agreement = timing.method_agreement(fn, sets, device, iters=50, warmup=5)
+    assert flushed.basis == "stream", flushed.notes
+    assert 0.9 <= agreement["ratio"] <= 1.1, agreement
+
+
+def test_choose_basis_prefers_the_stream_time_when_the_gap_is_the_sync_cost():
+    stream = [0.100, 0.101, 0.099]
+    synced = [0.113, 0.115, 0.112]
+    assert timing.choose_basis(stream, synced, [0.013, 0.014, 0.012])[0] == "stream"
+
+
+def test_choose_basis_counts_work_that_outlives_the_stream():
+    stream = [0.100, 0.101, 0.099]
+    synced = [0.300, 0.310, 0.305]  # 0.2 ms of work after the stream's end event
+    basis, excess = timing.choose_basis(stream, synced, [0.013, 0.014, 0.012])
+    assert basis == "synced" and excess > 0.18
+
+
+def test_choose_basis_without_the_sync_cost_uses_the_synced_time():
+    assert timing.choose_basis([0.1], [0.11], [])[0] == "synced"
+    assert timing.choose_basis([0.1, 0.2], [0.11], [0.01])[0] == "synced"
+
+
+def test_choose_basis_threshold_is_the_larger_of_10us_and_10_percent():
+    # 1 ms stream: 10% = 100 us allowed; an excess of 90 us stays on the stream basis.
+    assert timing.choose_basis([1.0], [1.103], [0.013])[0] == "stream"
+    assert timing.choose_basis([1.0], [1.123], [0.013])[0] == "synced"
+
+
+def test_method_agreement_interleaves_both_methods_on_cpu():
+    calls = []
+    sets = [[1], [2]]
+    result = timing.method_agreement(lambda s: calls.append(s[0]), sets, torch.device("cpu"),
+                                     iters=4, warmup=1)
+    # protocol on the rotating set, plain on set 0, alternately: 5 steps x 2 calls.
+    assert calls == [1, 1, 2, 1, 1, 1, 2, 1, 1, 1]
+    assert result["interleaved"] and result["iterations"] == 4
+    assert result["protocol_median_ms"] >= 0 and result["plain_flushed_median_ms"] >= 0

@@ -16,6 +16,7 @@
 #include "util/fs.h"
 #include "util/process.h"
 #include "verify/runner_client.h"
+#include "verify/timing_basis.h"
 
 namespace stitch {
 namespace {
@@ -147,6 +148,14 @@ TEST_F(RunnerGpu, ScaleShiftReluIsClean) {
   expect_clean(run);
   ASSERT_TRUE(run.report.has_value());
   EXPECT_TRUE(run.report->seccomp) << "seccomp filter not installed";
+  // The synchronize's own cost is measured, and an honest one-kernel program is timed on the
+  // caller's stream (timing_basis.h).
+  ASSERT_EQ(run.report->empty_sync_gap_ms.size(), 20u);
+  for (double gap : run.report->empty_sync_gap_ms) EXPECT_GT(gap, 0.0);
+  EXPECT_EQ(choose_timing_basis(run.report->gpu_ms, run.report->synced_ms,
+                                run.report->empty_sync_gap_ms)
+                .basis,
+            TimingBasis::stream);
   if (run.report->launches_available) {
     for (int launches : run.report->launches_per_forward)
       EXPECT_EQ(launches, 1);
@@ -248,6 +257,16 @@ TEST_F(RunnerGpu, ForwardErrorCarriesTheProgramsText) {
   EXPECT_EQ(run.report->status, RunnerStatus::forward_failed) << describe(run);
   EXPECT_NE(run.report->message.find("planted failure 42"), std::string::npos) << describe(run);
   EXPECT_EQ(run.verdict.outcome, Outcome::runtime_error);
+}
+
+TEST_F(RunnerGpu, HugeAllocationIsARuntimeErrorAndTheGpuStaysUsable) {
+  REQUIRE_GPU();
+  RunnerRun run = self_test(build("huge_alloc"));
+  ASSERT_TRUE(run.report.has_value()) << describe(run);
+  EXPECT_EQ(run.report->status, RunnerStatus::init_failed) << describe(run);
+  EXPECT_NE(run.report->message.find("200 GiB"), std::string::npos) << describe(run);
+  EXPECT_EQ(run.verdict.outcome, Outcome::runtime_error);
+  expect_clean(self_test(STITCH_SCALE_SHIFT_RELU_SO));  // the next attempt is unaffected
 }
 
 TEST_F(RunnerGpu, AbiMismatchIsReported) {

@@ -99,6 +99,18 @@ TEST(LineChild, StopKillsTheWholeProcessGroup) {
 
 // ---- parsers -------------------------------------------------------------------------------------
 
+TEST(JudgeComparison, TracksWithoutANormBoundParse) {
+  // tf32 / bf16: the judge sends "rel_err_norm_max": null (no bound); a passing result must parse.
+  json result = json::parse(R"({
+    "passed": true, "track": "tf32", "atol": 1e-2, "rtol": 1e-2, "rel_err_norm_max": null,
+    "check_sets": [], "spot_slots": [], "degenerate_reference": false, "degenerate_reasons": [],
+    "findings": [], "messages": [], "compare_s": 0.1})");
+  auto parsed = parse_judge_comparison(result);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_TRUE(parsed->passed);
+  EXPECT_DOUBLE_EQ(parsed->rel_err_norm_max, 0.0);
+}
+
 TEST(JudgeComparison, ParsesTheJudgesResult) {
   json result = json::parse(R"({
     "passed": false, "track": "fp32", "atol": 1e-4, "rtol": 1e-4, "rel_err_norm_max": 5e-5,

@@ -85,6 +85,8 @@ class FakeTools final : public ProcessRunner {
   std::string ncu_stdout;
   int ncu_exit = 0;
   std::vector<std::vector<std::string>> ncu_calls;
+  std::vector<std::string> runner_argv;
+  std::filesystem::path runner_cwd;
 
   Result<ProcessResult> run(const ProcessSpec& spec) override {
     ProcessResult result;
@@ -99,6 +101,10 @@ class FakeTools final : public ProcessRunner {
     }
     std::string profile = argument_after(spec.argv, "--profile");
     if (profile.empty()) return make_error("fake runner called without --profile");
+    runner_argv = spec.argv;
+    runner_cwd = spec.cwd;
+    if (!runner_cwd.empty() && !fs::is_directory(runner_cwd))
+      return make_error("the runner's working directory {} does not exist", runner_cwd.string());
     STITCH_TRY(write_file_atomic(profile, timeline.dump()));
     if (timeline.value("status", "ok") != "ok") result.exit_code = 3;
     return result;
@@ -182,6 +188,24 @@ TEST_F(ProfilePipeline, AttachesNcuCountersToTheTopKernel) {
   ASSERT_TRUE(report->peaks);
   EXPECT_EQ(report->peaks->name, "H200");
   EXPECT_TRUE(report->nsys_checked);
+}
+
+TEST_F(ProfilePipeline, RelativePathsReachTheRunnerAbsolute) {
+  // The runner starts in its sandbox directory: a relative --slots or --program would not resolve.
+  fs::path previous = fs::current_path();
+  fs::current_path(dir_);
+  request_.program = "program.so";
+  request_.slots = "slots.json";
+  request_.work_dir = "work";
+  request_.use_ncu = false;
+  auto report = profile_program(tools_, request_);
+  fs::current_path(previous);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  for (const char* flag : {"--program", "--slots", "--result", "--work-dir", "--profile"}) {
+    std::string value = argument_after(tools_.runner_argv, flag);
+    EXPECT_TRUE(fs::path(value).is_absolute()) << flag << " " << value;
+  }
+  EXPECT_TRUE(tools_.runner_cwd.is_absolute());
 }
 
 TEST_F(ProfilePipeline, RetriesWithASmallerMetricSet) {

@@ -169,16 +169,17 @@ class FakeBaselines final : public BaselineSource {
   CallLog& log_;
 };
 
-std::string runner_json(const std::string& status = "ok", const std::string& findings = "[]") {
+std::string runner_json(const std::string& status = "ok", const std::string& findings = "[]",
+                        const std::string& empty_gaps = "[]") {
   return fmt::format(R"({{
     "format": "stitchcuda.runner", "version": 1, "status": "{}", "message": "it said {}",
     "phase": "timing", "nonce": "fakenonce", "init_ms": 1.25, "findings": {},
     "determinism": {{"checked": true, "identical": true, "outputs": []}},
     "timing": {{"gpu_ms": [0.40, 0.50, 0.45, 0.42, 0.48], "synced_ms": [0.5, 0.5, 0.5, 0.5, 0.5],
-               "wall_ms": [0.6, 0.6, 0.6, 0.6, 0.6]}},
+               "wall_ms": [0.6, 0.6, 0.6, 0.6, 0.6], "empty_sync_gap_ms": {}}},
     "launches": {{"available": true, "per_forward": [2, 2, 3], "kernel_names": {{"k": 7}}}}
   }})",
-                     status, status, findings);
+                     status, status, findings, empty_gaps);
 }
 
 JudgeComparison passing_comparison() {
@@ -444,6 +445,48 @@ TEST_F(VerifierTest, AllGoodPassesWithSpeedupsAndStepsInOrder) {
   EXPECT_LE(doc["summary"].size(), 6u);
   EXPECT_EQ(doc["summary"][0].get<std::string>().rfind("passed", 0), 0u);
   EXPECT_NE(doc["summary"].dump().find("4.00x eager"), std::string::npos) << doc["summary"].dump();
+}
+
+TEST_F(VerifierTest, StreamTimeIsTheBasisWhenTheGapIsTheSynchronizeCost) {
+  // synced - gpu has median 0.05 ms, the same as the empty-call gap: nothing ran off-stream.
+  runner_.runner_json = runner_json("ok", "[]", "[0.05, 0.05, 0.05]");
+  VerifyReport report = verify();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(*report.outcome, Outcome::passed) << report.reason;
+  EXPECT_EQ(report.timing_basis, TimingBasis::stream) << report.timing_basis_detail;
+  EXPECT_NEAR(*report.speedup_vs("eager"), 2.0 / 0.45, 1e-9);
+  json doc = verify_json();
+  EXPECT_EQ(doc["timing"]["speedup_basis"], "stream");
+  for (const auto& finding : doc["findings"]) EXPECT_NE(finding["kind"], "side_stream");
+}
+
+TEST_F(VerifierTest, WorkOutlivingTheStreamIsTimedToDeviceIdleAndNoted) {
+  // Empty-call gap 1 us, iteration gap 50 us: 49 us ran after the caller's stream finished.
+  runner_.runner_json = runner_json("ok", "[]", "[0.001, 0.001, 0.001]");
+  VerifyReport report = verify();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(report.timing_basis, TimingBasis::synced);
+  EXPECT_DOUBLE_EQ(*report.speedup_vs("eager"), 4.0);
+  json doc = verify_json();
+  EXPECT_EQ(doc["timing"]["speedup_basis"], "synced");
+  bool noted = false;
+  for (const auto& finding : doc["findings"])
+    noted |= finding["kind"] == "side_stream" && finding["fatal"] == false;
+  EXPECT_TRUE(noted) << doc["findings"].dump();
+}
+
+TEST_F(VerifierTest, HackThatAlsoFailsToCompileIsReportedAsTheHack) {
+  ASSERT_TRUE(write_file_atomic(source_, read_text(fs::path(STITCH_TEST_DATA_DIR) /
+                                                   "adversarial/a03_std_thread.cu"))
+                  .ok());
+  compiler_.script.ok = false;
+  compiler_.script.log = read_text(fs::path(STITCH_TEST_DATA_DIR) / "verify/data/broken_program.log");
+  VerifyReport report = verify();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(*report.outcome, Outcome::hacked) << report.reason;
+  EXPECT_NE(report.reason.find("host_thread"), std::string::npos) << report.reason;
+  EXPECT_FALSE(report.built);
+  EXPECT_FALSE(report.diagnostics.empty()) << "the compile errors are kept for the feedback";
 }
 
 TEST_F(VerifierTest, BaselineFailureStillPassesWithoutSpeedups) {

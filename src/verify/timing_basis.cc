@@ -1,0 +1,53 @@
+#include "verify/timing_basis.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace stitch {
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+}  // namespace
+
+std::string_view timing_basis_name(TimingBasis basis) {
+  return basis == TimingBasis::stream ? "stream" : "synced";
+}
+
+TimingBasisDecision choose_timing_basis(std::span<const double> stream_ms,
+                                        std::span<const double> synced_ms,
+                                        std::span<const double> empty_gap_ms) {
+  TimingBasisDecision decision;
+  if (stream_ms.empty() || stream_ms.size() != synced_ms.size()) {
+    decision.detail = "no paired stream/synced times: synced time used";
+    return decision;
+  }
+  if (empty_gap_ms.empty()) {
+    decision.detail = "synchronize cost not measured: synced time used";
+    return decision;
+  }
+  std::vector<double> gaps(stream_ms.size());
+  for (size_t i = 0; i < gaps.size(); ++i) gaps[i] = synced_ms[i] - stream_ms[i];
+  double stream_median = median({stream_ms.begin(), stream_ms.end()});
+  decision.excess_gap_ms = median(gaps) - median({empty_gap_ms.begin(), empty_gap_ms.end()});
+  double allowed = std::max(kOffStreamMinMs, kOffStreamFraction * stream_median);
+  if (decision.excess_gap_ms > allowed) {
+    decision.basis = TimingBasis::synced;
+    decision.detail = fmt::format(
+        "the device went idle {:.3f} ms (median) after the caller's stream, beyond the "
+        "synchronize's own cost (allowed {:.3f} ms): work outside the caller's stream is counted",
+        decision.excess_gap_ms, allowed);
+  } else {
+    decision.basis = TimingBasis::stream;
+    decision.detail = "no work outside the caller's stream: caller's-stream time used";
+  }
+  return decision;
+}
+
+}  // namespace stitch
