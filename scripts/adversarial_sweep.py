@@ -41,6 +41,7 @@ RUNNER_PROGRAMS = {
     "abi_mismatch": ("runtime_error", None),
     "illegal_address": ("runtime_error", None),
     "huge_alloc": ("runtime_error", "200 GiB"),
+    "host_segfault": ("runtime_error", None),
     "hang": ("timeout", None),
     "persistent_kernel": ("hacked", "persistent_kernel"),  # device busy after init (row 22)
 }

@@ -6,8 +6,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-device}
-# Sections to run (default all): STITCH_GPU_CHECK="tests bench sweep profile"
-sections=" ${STITCH_GPU_CHECK:-tests bench sweep profile} "
+# Sections to run (default all): STITCH_GPU_CHECK="tests bench sweep profile generated"
+sections=" ${STITCH_GPU_CHECK:-tests bench sweep profile generated} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 out=${OUT:-/tmp/stitch-gpu-out}
 mkdir -p "$out"
@@ -65,6 +65,39 @@ timeout -k 5 90 "$build/stitchcuda" profile tests/tasks/mlp.py --reference \
   > "$out/profile-mlp-ref.txt" 2>&1
 row "profile --reference mlp" "exit $?"
 tail -12 "$out/profile-mlp-ref.txt"
+fi
+
+if want generated; then
+echo "== built-in Coder: generate + verify (tasks: \${STITCH_GENERATED_TASKS:-own plan_* tasks})"
+gen_runs=$(mktemp -d)
+tasks=${STITCH_GENERATED_TASKS:-$(ls tests/tasks/plan_*.py tests/tasks/mlp.py tests/tasks/softmax.py tests/tasks/layernorm.py)}
+passed=0; total=0
+for task in $tasks; do
+  name=$(basename "$task" .py); total=$((total + 1))
+  if ! "$build/stitchcuda" generate "$task" --runs-dir "$gen_runs" --no-compile > "$out/gen-$name.txt" 2>&1; then
+    printf '%-34s %s\n' "$name" "refused: $(tail -1 "$out/gen-$name.txt" | cut -c1-100)"; continue
+  fi
+  program=$(sed -n 's/^generated \(.*program.cu\).*/\1/p' "$out/gen-$name.txt")
+  "$build/stitchcuda" verify "$task" "$program" --runs-dir "$gen_runs" --json \
+    ${STITCH_GENERATED_BASELINES:---no-baselines} > "$out/gen-$name.json" 2> "$out/gen-$name.err"
+  python3 - "$name" "$out/gen-$name.json" <<'PY'
+import json, sys
+name, path = sys.argv[1], sys.argv[2]
+try:
+    r = json.load(open(path))
+except Exception as error:
+    print(f"{name:<34} error    {error}"); sys.exit(0)
+t = r.get("timing") or {}
+stats = t.get("protocol" if t.get("speedup_basis") == "stream" else "synced") or {}
+sp = r.get("speedups") or {}
+f = lambda v: f"{v:.2f}x" if isinstance(v, (int, float)) else "-"
+worst = max([o.get("relative_error_norm") or 0 for o in r.get("outputs") or []] or [0])
+print(f"{name:<34} {str(r.get('outcome')):<8} {stats.get('median_ms', 0):.4f} ms  eager {f(sp.get('eager'))} "
+      f"compile {f(sp.get('compile'))} ro {f(sp.get('reduce-overhead'))}  relerr {worst:.1e}  {r.get('reason', '')[:90]}")
+PY
+  grep -q '"outcome": "passed"' "$out/gen-$name.json" && passed=$((passed + 1))
+done
+row "generated programs passing verify" "$passed / $total"
 fi
 
 echo

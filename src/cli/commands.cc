@@ -15,6 +15,10 @@ constexpr Command kCommands[] = {
     {"eval-kb", "Score a KernelBench ModelNew solution with the hardened judge", setup_eval_kb},
     {"profile", "Profile a program (CUPTI timeline, ncu counters, bottlenecks) or the reference",
      setup_profile},
+    {"plan", "Plan a task with the built-in Planner: subtasks, kernels, costs; writes plan.json",
+     setup_plan},
+    {"generate", "Generate a CUDA program for a task with the built-in Coder (plan, emit, nvcc check)",
+     setup_generate},
 };
 }  // namespace
 

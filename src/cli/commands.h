@@ -26,6 +26,8 @@ CommandAction setup_show(CLI::App& app);
 CommandAction setup_verify(CLI::App& app);
 CommandAction setup_eval_kb(CLI::App& app);
 CommandAction setup_profile(CLI::App& app);
+CommandAction setup_plan(CLI::App& app);
+CommandAction setup_generate(CLI::App& app);
 
 // Exit codes shared by all subcommands.
 inline constexpr int kExitOk = 0;

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.h"
+#include "cli/task_capture.h"
 #include "harness/harness.h"
 #include "run/run_dir.h"
 #include "util/fs.h"
@@ -84,30 +85,7 @@ Result<run::RunDir> prepare_run(const VerifyCommandOptions& options,
                                 const harness::HarnessLocation& location, bool& bad_input) {
   fs::path target = options.target;
   if (fs::is_directory(target)) return run::RunDir::open(target);
-  STITCH_ASSIGN_OR_RETURN(run::RunDir run,
-                          run::RunDir::create(options.runs_dir, run::task_name_from_path(target)));
-  STITCH_ASSIGN_OR_RETURN(std::string source, read_file(target));
-  STITCH_TRY(run.write_text("task.py", source));
-  (void)run.events().append("capture.start", {{"task_file", fs::absolute(target).string()}});
-  fmt::print(stderr, "capturing {} → {}\n", target.string(), run.root().string());
-  SystemProcessRunner process_runner;
-  harness::PythonHarness torch_harness(location, process_runner);
-  harness::CaptureRequest request;
-  request.task_file = target;
-  request.out_dir = run.root();
-  request.reference = false;  // the judge draws its own secret inputs and references
-  harness::CaptureOutcome outcome = torch_harness.capture(request);
-  if (!outcome.captured) {
-    (void)run.events().append("capture.failed",
-                              {{"category", outcome.category}, {"message", outcome.message}});
-    (void)run.set_status(run::RunStatus::failed, {{"stage", "capture"},
-                                                  {"category", outcome.category},
-                                                  {"message", outcome.message}});
-    bad_input = outcome.category == "not_a_task";
-    return make_error("capturing {}: {}", target.string(), outcome.message);
-  }
-  (void)run.events().append("capture.done", {{"nodes", outcome.nodes}, {"seconds", outcome.seconds}});
-  return run;
+  return capture_task_into_new_run(target, options.runs_dir, location, bad_input);
 }
 
 // The project's own headers (stitch/program.h) come from the compiler's include directories.
@@ -133,6 +111,7 @@ struct CopiedProgram {
 // headers stay in place and are statically checked like the others.
 Result<CopiedProgram> copy_program(const std::vector<std::string>& programs, const fs::path& dir,
                                    const std::vector<fs::path>& compiler_include_dirs,
+                                   const std::vector<fs::path>& project_header_dirs,
                                    const std::vector<fs::path>& user_include_dirs) {
   CopiedProgram copied;
   std::vector<fs::path> search = user_include_dirs;
@@ -151,7 +130,7 @@ Result<CopiedProgram> copy_program(const std::vector<std::string>& programs, con
     bool outside_headers = false;
     for (const auto& header : local_includes(source, search)) {
       fs::path absolute = fs::absolute(header).lexically_normal();
-      if (!seen_headers.insert(absolute).second || is_project_header(absolute, compiler_include_dirs))
+      if (!seen_headers.insert(absolute).second || is_project_header(absolute, project_header_dirs))
         continue;
       fs::path relative = absolute.lexically_relative(source_dir);
       if (!relative.empty() && *relative.begin() != "..") {
@@ -207,7 +186,8 @@ int run_verify(const VerifyCommandOptions& options) {
   NvccCompiler compiler(process_runner);
   std::vector<fs::path> user_include_dirs(options.include_dirs.begin(), options.include_dirs.end());
   auto copied =
-      copy_program(options.programs, *attempt / "src", compiler.include_dirs(), user_include_dirs);
+      copy_program(options.programs, *attempt / "src", compiler.include_dirs(),
+                   compiler.project_header_dirs(), user_include_dirs);
   if (!copied.ok()) {
     fmt::print(stderr, "error: {}\n", copied.error().message);
     return kExitFailure;

@@ -199,8 +199,15 @@ Result<std::filesystem::path> NvccCompiler::nvcc_path() {
   return options_.nvcc;
 }
 
+// The directory holding stitch/program.h, and the checkout root above it (kernels/*.cuh, included
+// as "kernels/<family>.cuh" by generated programs).
 std::vector<std::filesystem::path> NvccCompiler::include_dirs() const {
-  return {options_.stitch_include_dir};
+  return {options_.stitch_include_dir, options_.stitch_include_dir.parent_path()};
+}
+
+// Not the whole checkout root: only include/ and kernels/ hold headers programs may use unchecked.
+std::vector<std::filesystem::path> NvccCompiler::project_header_dirs() const {
+  return {options_.stitch_include_dir, options_.stitch_include_dir.parent_path() / "kernels"};
 }
 
 Result<std::string> NvccCompiler::identity() {
@@ -218,7 +225,7 @@ Result<std::vector<std::string>> NvccCompiler::command_for(const BuildRequest& r
   if (request.output_kind == OutputKind::shared_library) argv.push_back("-shared");
   argv.insert(argv.end(), standard_flags().begin(), standard_flags().end());
   argv.insert(argv.end(), arch_flags.begin(), arch_flags.end());
-  argv.push_back("-I" + options_.stitch_include_dir.string());
+  for (const auto& dir : include_dirs()) argv.push_back("-I" + dir.string());
   for (const auto& dir : request.include_dirs)
     argv.push_back("-I" + std::filesystem::absolute(dir).string());
   argv.insert(argv.end(), request.extra_flags.begin(), request.extra_flags.end());

@@ -68,6 +68,9 @@ class Compiler {
   // Directories the compiler searches for quoted includes besides each source's own; the build
   // cache hashes the local headers it finds there.
   virtual std::vector<std::filesystem::path> include_dirs() const = 0;
+  // The project's own headers among those (stitch/program.h, kernels/*.cuh): a program's includes
+  // found there are neither copied into its attempt nor statically checked as its code.
+  virtual std::vector<std::filesystem::path> project_header_dirs() const { return include_dirs(); }
 };
 
 // nvcc, in order: $NVCC, $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, PATH.
@@ -94,6 +97,7 @@ class NvccCompiler final : public Compiler {
   // "nvcc --version" output (run once per process for each nvcc) + the standard flags.
   Result<std::string> identity() override;
   std::vector<std::filesystem::path> include_dirs() const override;
+  std::vector<std::filesystem::path> project_header_dirs() const override;
 
   // The full command line for `request` (nvcc first). Sources become absolute paths so that
   // diagnostics name files that can be read back for snippets.

@@ -269,6 +269,13 @@ TEST_F(RunnerGpu, HugeAllocationIsARuntimeErrorAndTheGpuStaysUsable) {
   expect_clean(self_test(STITCH_SCALE_SHIFT_RELU_SO));  // the next attempt is unaffected
 }
 
+TEST_F(RunnerGpu, HostSegfaultIsARuntimeErrorAndTheGpuStaysUsable) {
+  REQUIRE_GPU();
+  RunnerRun run = self_test(build("host_segfault"));
+  EXPECT_EQ(run.verdict.outcome, Outcome::runtime_error) << describe(run);
+  expect_clean(self_test(STITCH_SCALE_SHIFT_RELU_SO));
+}
+
 TEST_F(RunnerGpu, AbiMismatchIsReported) {
   REQUIRE_GPU();
   RunnerRun run = self_test(build("abi_mismatch"));

@@ -1,0 +1,467 @@
+// Reductions of an [outer, reduce, inner] index space over its middle axis, with a generated
+// prologue that loads (and transforms) each element and a generated epilogue that stores each
+// result:
+//
+//   struct Pro { __device__ float operator()(int64_t o, int64_t r, int64_t i) const; };
+//   struct Epi { __device__ void operator()(int64_t o, int64_t i, Result result) const; };
+//
+// Result is float (sum, max, min, prod), ValueIndex (argmax, argmin) or MeanVar (mean_var).
+//
+// Strategies, chosen by plan_reduce from the shape alone (pure, CPU-tested, device independent so
+// results are bit-identical on any GPU):
+//   row_per_warp   inner == 1, reduce <= 1024: a warp per row, lanes stride the row, shuffles.
+//   row_per_block  inner == 1, longer rows: a block per row, warp shuffles then shared memory.
+//   columns        inner > 1: a block of (x over inner) × (y over reduce) threads per 32-wide (or
+//                  narrower, for small inner) tile of outputs; loads are coalesced along inner.
+// When the outputs are too few to fill the GPU and the reduction is long, the reduce axis is split
+// over `splits` blocks (grid.y) that write partial accumulators to a caller-provided workspace
+// (reduce_workspace_bytes); a second kernel combines them in split order and calls the epilogue.
+// Every combine happens in a fixed order (no atomics), so a second run gives identical bits.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "runtime.cuh"
+
+namespace stitch::kernels {
+
+enum class ReduceOp { sum, max, min, prod, argmax, argmin, mean_var };
+
+// argmax/argmin: the extreme value and the first index holding it. NaN counts as the extreme (as in
+// PyTorch): the first NaN's index is returned. An empty reduction gives index -1.
+struct ValueIndex {
+  float value;
+  int64_t index;
+};
+
+// mean_var: Welford's running mean and sum of squared deviations over `count` elements, combined
+// with Chan et al.'s formula; var = m2 / (count - correction) is the epilogue's job.
+struct MeanVar {
+  float mean;
+  float m2;
+  int64_t count;
+};
+
+namespace detail {
+
+__device__ __forceinline__ float nan_max(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return a > b ? a : b;
+}
+__device__ __forceinline__ float nan_min(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return a < b ? a : b;
+}
+
+// Per op: the accumulator, its identity, how one element enters it (accumulate), how two partial
+// accumulators merge (combine: any grouping gives a valid result; the kernels fix the grouping so
+// it is also reproducible) and the result handed to the epilogue.
+template <ReduceOp Op>
+struct Reducer;
+
+template <>
+struct Reducer<ReduceOp::sum> {
+  using Acc = float;
+  using Result = float;
+  __device__ static Acc identity() { return 0.0f; }
+  __device__ static Acc accumulate(Acc a, float x, int64_t) { return a + x; }
+  __device__ static Acc combine(Acc a, Acc b) { return a + b; }
+  __device__ static Result finish(Acc a) { return a; }
+};
+
+template <>
+struct Reducer<ReduceOp::prod> {
+  using Acc = float;
+  using Result = float;
+  __device__ static Acc identity() { return 1.0f; }
+  __device__ static Acc accumulate(Acc a, float x, int64_t) { return a * x; }
+  __device__ static Acc combine(Acc a, Acc b) { return a * b; }
+  __device__ static Result finish(Acc a) { return a; }
+};
+
+template <>
+struct Reducer<ReduceOp::max> {
+  using Acc = float;
+  using Result = float;
+  __device__ static Acc identity() { return -__int_as_float(0x7f800000); }
+  __device__ static Acc accumulate(Acc a, float x, int64_t) { return nan_max(a, x); }
+  __device__ static Acc combine(Acc a, Acc b) { return nan_max(a, b); }
+  __device__ static Result finish(Acc a) { return a; }
+};
+
+template <>
+struct Reducer<ReduceOp::min> {
+  using Acc = float;
+  using Result = float;
+  __device__ static Acc identity() { return __int_as_float(0x7f800000); }
+  __device__ static Acc accumulate(Acc a, float x, int64_t) { return nan_min(a, x); }
+  __device__ static Acc combine(Acc a, Acc b) { return nan_min(a, b); }
+  __device__ static Result finish(Acc a) { return a; }
+};
+
+// The identity's index is INT64_MAX so that on equal values any real index wins the tie-break.
+template <bool Max>
+struct ArgReducer {
+  using Acc = ValueIndex;
+  using Result = ValueIndex;
+  static constexpr int64_t kNoIndex = INT64_MAX;
+  __device__ static Acc identity() {
+    return ValueIndex{Max ? -__int_as_float(0x7f800000) : __int_as_float(0x7f800000), kNoIndex};
+  }
+  __device__ static Acc combine(Acc a, Acc b) {
+    const bool a_nan = a.value != a.value, b_nan = b.value != b.value;
+    if (a_nan || b_nan) {
+      if (a_nan && b_nan) return a.index <= b.index ? a : b;
+      return a_nan ? a : b;
+    }
+    if (Max ? a.value > b.value : a.value < b.value) return a;
+    if (Max ? b.value > a.value : b.value < a.value) return b;
+    return a.index <= b.index ? a : b;
+  }
+  __device__ static Acc accumulate(Acc a, float x, int64_t r) {
+    return combine(a, ValueIndex{x, r});
+  }
+  __device__ static Result finish(Acc a) {
+    if (a.index == kNoIndex) a.index = -1;
+    return a;
+  }
+};
+template <>
+struct Reducer<ReduceOp::argmax> : ArgReducer<true> {};
+template <>
+struct Reducer<ReduceOp::argmin> : ArgReducer<false> {};
+
+template <>
+struct Reducer<ReduceOp::mean_var> {
+  using Acc = MeanVar;
+  using Result = MeanVar;
+  __device__ static Acc identity() { return MeanVar{0.0f, 0.0f, 0}; }
+  __device__ static Acc accumulate(Acc a, float x, int64_t) {
+    a.count += 1;
+    const float delta = x - a.mean;
+    a.mean += delta / static_cast<float>(a.count);
+    a.m2 += delta * (x - a.mean);
+    return a;
+  }
+  __device__ static Acc combine(Acc a, Acc b) {
+    if (b.count == 0) return a;
+    if (a.count == 0) return b;
+    const int64_t count = a.count + b.count;
+    const float b_share = static_cast<float>(b.count) / static_cast<float>(count);
+    const float delta = b.mean - a.mean;
+    return MeanVar{a.mean + delta * b_share,
+                   a.m2 + b.m2 + delta * delta * static_cast<float>(a.count) * b_share, count};
+  }
+  __device__ static Result finish(Acc a) { return a; }
+};
+
+// Bytes of one partial accumulator in the workspace, whatever the op (so the workspace size does
+// not depend on it).
+inline constexpr size_t kPartialBytes = 16;
+static_assert(sizeof(ValueIndex) <= kPartialBytes && sizeof(MeanVar) <= kPartialBytes, "");
+
+__device__ __forceinline__ float shuffle_down(float v, int delta) {
+  return __shfl_down_sync(0xffffffffu, v, delta);
+}
+__device__ __forceinline__ ValueIndex shuffle_down(ValueIndex v, int delta) {
+  return ValueIndex{
+      __shfl_down_sync(0xffffffffu, v.value, delta),
+      static_cast<int64_t>(__shfl_down_sync(0xffffffffu, static_cast<long long>(v.index), delta))};
+}
+__device__ __forceinline__ MeanVar shuffle_down(MeanVar v, int delta) {
+  return MeanVar{
+      __shfl_down_sync(0xffffffffu, v.mean, delta), __shfl_down_sync(0xffffffffu, v.m2, delta),
+      static_cast<int64_t>(__shfl_down_sync(0xffffffffu, static_cast<long long>(v.count), delta))};
+}
+
+// Lane 0 gets the combination of the warp's 32 values (a fixed butterfly order).
+template <class R>
+__device__ __forceinline__ typename R::Acc warp_reduce(typename R::Acc v) {
+#pragma unroll
+  for (int delta = 16; delta > 0; delta /= 2)
+    v = R::combine(v, shuffle_down(v, delta));
+  return v;
+}
+
+// Thread 0 gets the combination of the block's values. blockDim.x is a multiple of 32 (≤ 1024);
+// every thread must call it. `scratch` holds 32 accumulators; the trailing barrier lets the caller
+// reuse it in its next iteration.
+template <class R>
+__device__ typename R::Acc block_reduce(typename R::Acc v, typename R::Acc* scratch) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+  v = warp_reduce<R>(v);
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < warps ? scratch[lane] : R::identity();
+    v = warp_reduce<R>(v);
+  }
+  __syncthreads();
+  return v;
+}
+
+enum class ReduceStrategy : uint8_t { row_per_warp, row_per_block, columns };
+
+struct ReducePlan {
+  ReduceStrategy strategy = ReduceStrategy::row_per_warp;
+  int block_x = 32;     // threads per block along inner (columns) or the row
+  int block_y = 1;      // threads per block along reduce (columns)
+  int64_t splits = 1;   // blocks sharing one output's reduction (grid.y)
+  int64_t chunk = 0;    // reduce elements per split
+  int64_t outputs = 0;  // outer * inner
+  int64_t work = 0;     // rows (row strategies) or tiles (columns): units of grid.x
+};
+
+// Tuning constants; changing them changes result bits (the grouping of the sums).
+inline constexpr int64_t kWarpRowMax = 1024;         // rows up to this length: a warp per row
+inline constexpr int64_t kSplitTargetBlocks = 1024;  // enough blocks to fill an H100/H200
+inline constexpr int64_t kMinRowSplit = 8192;        // elements per split, row strategies
+inline constexpr int64_t kMinColumnSplit = 256;      // reduce steps per split, columns
+
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Splits so that about kSplitTargetBlocks blocks run, each with at least `min_chunk` elements.
+inline void choose_splits(ReducePlan& plan, int64_t reduce, int64_t min_chunk) {
+  plan.splits = 1;
+  plan.chunk = reduce;
+  if (plan.work >= kSplitTargetBlocks / 2) return;
+  int64_t splits = ceil_div(kSplitTargetBlocks, plan.work > 0 ? plan.work : 1);
+  if (splits > reduce / min_chunk) splits = reduce / min_chunk;
+  if (splits <= 1) return;
+  plan.chunk = ceil_div(reduce, splits);
+  plan.splits = ceil_div(reduce, plan.chunk);
+}
+
+// The strategy for a shape (all sizes >= 0 and their product representable).
+inline ReducePlan plan_reduce(int64_t outer, int64_t reduce, int64_t inner) {
+  ReducePlan plan;
+  plan.outputs = outer * inner;
+  if (inner == 1) {
+    plan.work = outer;
+    if (reduce <= kWarpRowMax) {
+      plan.strategy = ReduceStrategy::row_per_warp;
+      plan.block_x = 256;  // 8 rows per block
+      plan.chunk = reduce;
+      return plan;
+    }
+    plan.strategy = ReduceStrategy::row_per_block;
+    plan.block_x = reduce >= 8192 ? 512 : 256;
+    choose_splits(plan, reduce, kMinRowSplit);
+    return plan;
+  }
+  plan.strategy = ReduceStrategy::columns;
+  int bx = 1;
+  while (bx < 32 && bx < inner)
+    bx *= 2;
+  int by = 256 / bx;
+  while (by > 1 && by / 2 >= reduce)
+    by /= 2;
+  plan.block_x = bx;
+  plan.block_y = by;
+  plan.work = outer * ceil_div(inner, bx);
+  choose_splits(plan, reduce, kMinColumnSplit);
+  return plan;
+}
+
+// One warp per row; lane 0 finishes the row.
+template <ReduceOp Op, class Pro, class Epi>
+__global__ void __launch_bounds__(256)
+    reduce_row_per_warp_kernel(const Pro pro, const Epi epi, int64_t outer, int64_t reduce) {
+  using R = Reducer<Op>;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps_per_block = blockDim.x / 32;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * warps_per_block;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / 32; o < outer;
+       o += step) {
+    typename R::Acc acc = R::identity();
+    for (int64_t r = lane; r < reduce; r += 32)
+      acc = R::accumulate(acc, pro(o, r, int64_t{0}), r);
+    acc = warp_reduce<R>(acc);
+    if (lane == 0) epi(o, int64_t{0}, R::finish(acc));
+  }
+}
+
+// One block per (row, split); with one split thread 0 finishes the row, otherwise it writes the
+// partial to partials[split * outer + row].
+template <ReduceOp Op, class Pro, class Epi>
+__global__ void __launch_bounds__(512)
+    reduce_row_per_block_kernel(const Pro pro, const Epi epi, int64_t outer, int64_t reduce,
+                                int64_t chunk, typename Reducer<Op>::Acc* partials) {
+  using R = Reducer<Op>;
+  __shared__ typename R::Acc scratch[32];
+  const int64_t split = blockIdx.y;
+  const int64_t begin = split * chunk;
+  const int64_t end = begin + chunk < reduce ? begin + chunk : reduce;
+  for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
+    typename R::Acc acc = R::identity();
+    for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
+      acc = R::accumulate(acc, pro(o, r, int64_t{0}), r);
+    acc = block_reduce<R>(acc, scratch);
+    if (threadIdx.x == 0) {
+      if (partials == nullptr)
+        epi(o, int64_t{0}, R::finish(acc));
+      else
+        partials[split * outer + o] = acc;
+    }
+  }
+}
+
+// Tiles of blockDim.x consecutive inner positions of one outer index, per (tile, split). Threads
+// along y stride the reduce range; a shared-memory tree over y then combines them in fixed order.
+template <ReduceOp Op, class Pro, class Epi>
+__global__ void __launch_bounds__(256)
+    reduce_columns_kernel(const Pro pro, const Epi epi, int64_t outer, int64_t reduce,
+                          int64_t inner, int64_t chunk, typename Reducer<Op>::Acc* partials) {
+  using R = Reducer<Op>;
+  __shared__ typename R::Acc scratch[256];
+  const int x = threadIdx.x, y = threadIdx.y;
+  const int bx = blockDim.x, by = blockDim.y;
+  const int64_t tiles_per_outer = (inner + bx - 1) / bx;
+  const int64_t tiles = outer * tiles_per_outer;
+  const int64_t split = blockIdx.y;
+  const int64_t begin = split * chunk;
+  const int64_t end = begin + chunk < reduce ? begin + chunk : reduce;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t o = t / tiles_per_outer;
+    const int64_t i = (t - o * tiles_per_outer) * bx + x;
+    typename R::Acc acc = R::identity();
+    if (i < inner)
+      for (int64_t r = begin + y; r < end; r += by)
+        acc = R::accumulate(acc, pro(o, r, i), r);
+    scratch[y * bx + x] = acc;
+    __syncthreads();
+    for (int half = by / 2; half > 0; half /= 2) {
+      if (y < half)
+        scratch[y * bx + x] = R::combine(scratch[y * bx + x], scratch[(y + half) * bx + x]);
+      __syncthreads();
+    }
+    if (y == 0 && i < inner) {
+      if (partials == nullptr)
+        epi(o, i, R::finish(scratch[x]));
+      else
+        partials[split * outer * inner + o * inner + i] = scratch[x];
+    }
+    __syncthreads();  // scratch is rewritten by the next tile
+  }
+}
+
+// Combines partials[0..splits) of each output in split order and calls the epilogue.
+template <ReduceOp Op, class Epi>
+__global__ void __launch_bounds__(256)
+    reduce_finish_kernel(const Epi epi, int64_t outputs, int64_t inner, int64_t splits,
+                         const typename Reducer<Op>::Acc* partials) {
+  using R = Reducer<Op>;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < outputs;
+       k += step) {
+    typename R::Acc acc = partials[k];
+    for (int64_t s = 1; s < splits; ++s)
+      acc = R::combine(acc, partials[s * outputs + k]);
+    const int64_t o = k / inner;
+    epi(o, k - o * inner, R::finish(acc));
+  }
+}
+
+inline bool reduce_shape_valid(int64_t outer, int64_t reduce, int64_t inner) {
+  int64_t product = 0;
+  return outer >= 0 && reduce >= 0 && inner >= 0 &&
+         !__builtin_mul_overflow(outer, inner, &product) &&
+         !__builtin_mul_overflow(product, reduce, &product);
+}
+
+// Blocks for `work` units, at most one wave of resident blocks (the kernels loop over the rest).
+inline unsigned capped_grid(int64_t work, int64_t resident_cap) {
+  int64_t grid = work < resident_cap ? work : resident_cap;
+  return static_cast<unsigned>(grid < 1 ? 1 : grid);
+}
+
+}  // namespace detail
+
+// Bytes of workspace launch_reduce needs for this shape (any op): 0 when it reduces in one pass.
+inline size_t reduce_workspace_bytes(int64_t outer, int64_t reduce, int64_t inner) {
+  if (!detail::reduce_shape_valid(outer, reduce, inner)) return 0;
+  const detail::ReducePlan plan = detail::plan_reduce(outer, reduce, inner);
+  if (plan.splits <= 1) return 0;
+  return static_cast<size_t>(plan.splits) * static_cast<size_t>(plan.outputs) *
+         detail::kPartialBytes;
+}
+
+// Reduces over r for every (o, i) on `stream`, calling epi(o, i, result) once per output (also
+// when reduce == 0: the op's identity — 0, 1, -inf/+inf, index -1, count 0). `workspace` must
+// hold reduce_workspace_bytes(outer, reduce, inner) bytes, 16-byte aligned, and not be used by
+// other work on the stream meanwhile; it may be nullptr when that is 0. Functors are copied to the
+// device (trivially copyable).
+// Returns cudaSuccess (0), cudaErrorInvalidValue (negative or overflowing sizes, a missing or
+// misaligned workspace) or the launch's cudaError_t, as an int.
+template <ReduceOp Op, class Prologue, class Epilogue>
+int launch_reduce(int64_t outer, int64_t reduce, int64_t inner, const Prologue& pro,
+                  const Epilogue& epi, void* workspace, cudaStream_t stream) {
+  static_assert(std::is_trivially_copyable_v<Prologue> && std::is_trivially_copyable_v<Epilogue>,
+                "functors are passed to kernels by value");
+  using Acc = typename detail::Reducer<Op>::Acc;
+  if (!detail::reduce_shape_valid(outer, reduce, inner)) return cudaErrorInvalidValue;
+  if (outer == 0 || inner == 0) return cudaSuccess;
+  const detail::ReducePlan plan = detail::plan_reduce(outer, reduce, inner);
+  Acc* partials = nullptr;
+  if (plan.splits > 1) {
+    if (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
+      return cudaErrorInvalidValue;
+    partials = static_cast<Acc*>(workspace);
+  }
+  DeviceProperties props;
+  cudaError_t e = current_device_properties(props);
+  if (e != cudaSuccess) return e;
+  const int threads = plan.block_x * plan.block_y;
+  const int64_t resident =
+      static_cast<int64_t>(props.sm_count) *
+      (props.max_threads_per_sm / threads > 0 ? props.max_threads_per_sm / threads : 1);
+  switch (plan.strategy) {
+    case detail::ReduceStrategy::row_per_warp: {
+      const int rows_per_block = plan.block_x / 32;
+      const int64_t blocks = (outer + rows_per_block - 1) / rows_per_block;
+      detail::reduce_row_per_warp_kernel<Op, Prologue, Epilogue>
+          <<<detail::capped_grid(blocks, resident), plan.block_x, 0, stream>>>(pro, epi, outer,
+                                                                               reduce);
+      return cudaGetLastError();
+    }
+    case detail::ReduceStrategy::row_per_block: {
+      const dim3 grid(detail::capped_grid(outer, resident), static_cast<unsigned>(plan.splits));
+      detail::reduce_row_per_block_kernel<Op, Prologue, Epilogue>
+          <<<grid, plan.block_x, 0, stream>>>(pro, epi, outer, reduce, plan.chunk, partials);
+      break;
+    }
+    case detail::ReduceStrategy::columns: {
+      const dim3 grid(detail::capped_grid(plan.work, resident), static_cast<unsigned>(plan.splits));
+      const dim3 block(static_cast<unsigned>(plan.block_x), static_cast<unsigned>(plan.block_y));
+      detail::reduce_columns_kernel<Op, Prologue, Epilogue>
+          <<<grid, block, 0, stream>>>(pro, epi, outer, reduce, inner, plan.chunk, partials);
+      break;
+    }
+  }
+  e = cudaGetLastError();
+  if (e != cudaSuccess || plan.splits <= 1) return e;
+  const int64_t finish_blocks = (plan.outputs + 255) / 256;
+  detail::reduce_finish_kernel<Op, Epilogue>
+      <<<detail::capped_grid(finish_blocks, static_cast<int64_t>(props.sm_count) *
+                                                (props.max_threads_per_sm / 256)),
+         256, 0, stream>>>(epi, plan.outputs, inner, plan.splits, partials);
+  return cudaGetLastError();
+}
+
+// The same without a workspace: fails with cudaErrorInvalidValue for shapes that need one.
+template <ReduceOp Op, class Prologue, class Epilogue>
+int launch_reduce(int64_t outer, int64_t reduce, int64_t inner, const Prologue& pro,
+                  const Epilogue& epi, cudaStream_t stream) {
+  return launch_reduce<Op>(outer, reduce, inner, pro, epi, static_cast<void*>(nullptr), stream);
+}
+
+}  // namespace stitch::kernels

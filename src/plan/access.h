@@ -1,0 +1,47 @@
+// Access arithmetic: the strided windows of plan.h and the view semantics that build them (torch's
+// view/expand/permute/slice/select/squeeze/unsqueeze/unfold rules on shape, strides and offset).
+// Pure functions; a view the strides cannot express returns nullopt, never a wrong Access.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace stitch::plan {
+
+// The whole of a buffer with the given shape, contiguous, offset 0.
+Access contiguous_access(const ir::ValueRef& base, const std::vector<int64_t>& shape);
+int64_t access_numel(const Access& access);
+// Elements the access can touch: the product of the dims that are not broadcast (stride 0).
+int64_t access_footprint(const Access& access);
+// The access covers its base buffer of `base_numel` elements exactly, in row-major order.
+bool is_full_contiguous(const Access& access, int64_t base_numel);
+
+// torch's view rule (at::detail::computeStride): the same elements in row-major order under a new
+// shape; nullopt when the strides cannot express it (a reshape of a transposed tensor).
+std::optional<Access> reshape_access(const Access& access, const std::vector<int64_t>& shape);
+// torch's expand rule, right-aligned: size-1 and new leading dims get stride 0. nullopt when the
+// shapes do not broadcast.
+std::optional<Access> broadcast_access(const Access& access, const std::vector<int64_t>& shape);
+// `dims` must be a permutation of the access's dims.
+Access permute_access(const Access& access, const std::vector<int64_t>& dims);
+// Python slice semantics on one dim: negative start/end wrap, both clamp to the size; step > 0.
+Access slice_access(const Access& access, int64_t dim, int64_t start, int64_t end, int64_t step);
+// `index` in [0, size) (negative wraps); drops the dim.
+Access select_access(const Access& access, int64_t dim, int64_t index);
+// Drops the listed dims that have size 1 (others stay, as torch does).
+Access squeeze_access(const Access& access, const std::vector<int64_t>& dims);
+Access unsqueeze_access(const Access& access, int64_t dim);
+// Tensor.unfold(dim, size, step): a window dim appended at the end.
+std::optional<Access> unfold_access(const Access& access, int64_t dim, int64_t size, int64_t step);
+
+// Wraps a possibly negative dim index into [0, rank); nullopt when out of range. rank 0 accepts
+// 0 and -1 (as torch does for scalars).
+std::optional<int64_t> wrap_dim(int64_t dim, int64_t rank);
+
+// "x +0 [4, 8]:[8, 1]" — base name, offset, shape and strides.
+std::string format_access(const Access& access, const ir::Graph& graph);
+
+}  // namespace stitch::plan

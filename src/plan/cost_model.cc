@@ -1,0 +1,128 @@
+// The roofline cost model (cost_model.h).
+#include "plan/cost_model.h"
+
+#include <algorithm>
+#include <set>
+
+#include "plan/access.h"
+#include "plan/passes.h"
+#include "plan/subtasks.h"
+
+namespace stitch::plan {
+
+namespace {
+
+double body_steps(const std::optional<Body>& body) {
+  return body ? static_cast<double>(body->steps.size()) : 0.0;
+}
+
+double spec_flops(const SubtaskSpec& spec) {
+  return std::visit(
+      [](const auto& s) -> double {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, MatmulSpec>) {
+          const double outputs = static_cast<double>(s.batch * s.m * s.n);
+          double per_output = 2.0 * static_cast<double>(s.k) + body_steps(s.epilogue);
+          if (s.bias) per_output += 1;
+          if (s.library_epilogue.find("relu") != std::string::npos ||
+              s.library_epilogue.find("gelu") != std::string::npos)
+            per_output += 1;
+          return outputs * per_output;
+        } else if constexpr (std::is_same_v<T, ReductionSpec>) {
+          const double inputs = static_cast<double>(s.outer * s.reduce * s.inner);
+          const double outputs = static_cast<double>(s.outer * s.inner);
+          const double per_input =
+              (s.op == ReduceOp::mean_var ? 3.0 : 1.0) + body_steps(s.prologue);
+          return inputs * per_input + outputs * body_steps(s.epilogue);
+        } else if constexpr (std::is_same_v<T, RowSpec>) {
+          const double per_element = s.op == RowOp::layer_norm ? 8.0 : 4.0;
+          return static_cast<double>(s.rows * s.cols) *
+                 (per_element + body_steps(s.prologue) + body_steps(s.epilogue));
+        } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
+          double numel = 1;
+          for (int64_t size : s.shape)
+            numel *= static_cast<double>(size);
+          return numel * static_cast<double>(s.body.steps.size());
+        } else {
+          return 0.0;
+        }
+      },
+      spec);
+}
+
+}  // namespace
+
+double roofline_floor_us(double flops, double bytes, const GpuPeaks& peaks) {
+  const double compute_us = peaks.fp32_tflops > 0 ? flops / (peaks.fp32_tflops * 1e6) : 0;
+  const double memory_us = peaks.dram_gbps > 0 ? bytes / (peaks.dram_gbps * 1e3) : 0;
+  return std::max(compute_us, memory_us);
+}
+
+SubtaskCost estimate_subtask_cost(const ir::Graph& graph, const Subtask& subtask,
+                                  const GpuPeaks& peaks) {
+  SubtaskCost cost;
+  cost.flops = spec_flops(subtask.spec);
+  std::vector<Access> counted;
+  for (const Access& read : subtask_reads(subtask)) {
+    if (std::find(counted.begin(), counted.end(), read) != counted.end()) continue;
+    counted.push_back(read);
+    cost.bytes += static_cast<double>(access_footprint(read)) *
+                  ir::dtype_size(graph.type_of(read.base).dtype);
+  }
+  std::set<std::string> written;
+  for (const ir::ValueRef& value : subtask_writes(subtask))
+    if (written.insert(graph.name_of(value)).second)
+      cost.bytes += static_cast<double>(graph.type_of(value).bytes());
+  // A cat piece writes only its window of the target.
+  if (const auto* copy = std::get_if<CopySpec>(&subtask.spec); copy && copy->destination) {
+    cost.bytes -= static_cast<double>(graph.type_of(copy->target).bytes());
+    cost.bytes += static_cast<double>(access_numel(*copy->destination)) *
+                  ir::dtype_size(graph.type_of(copy->target).dtype);
+  }
+  const double compute_us = peaks.fp32_tflops > 0 ? cost.flops / (peaks.fp32_tflops * 1e6) : 0;
+  const double memory_us = peaks.dram_gbps > 0 ? cost.bytes / (peaks.dram_gbps * 1e3) : 0;
+  cost.floor_us = std::max(compute_us, memory_us);
+  cost.bound = cost.floor_us < kLatencyFloorUs ? Bound::latency
+               : compute_us >= memory_us       ? Bound::compute
+                                               : Bound::memory;
+  return cost;
+}
+
+}  // namespace stitch::plan
+
+namespace stitch::plan {
+
+// Spec-sheet peaks: FP32 without tensor cores, DRAM bandwidth, SM count.
+GpuPeaks h200_peaks() {
+  return GpuPeaks{"NVIDIA H200", 67.0, 4800.0, 132};
+}
+
+GpuPeaks peaks_for_gpu(const std::string& name, int sms) {
+  struct Entry {
+    const char* match;
+    GpuPeaks peaks;
+  };
+  static const Entry kTable[] = {
+      {"H200", {"NVIDIA H200", 67.0, 4800.0, 132}},
+      {"H100 PCIe", {"NVIDIA H100 PCIe", 51.0, 2000.0, 114}},
+      {"H100", {"NVIDIA H100 SXM", 67.0, 3350.0, 132}},
+      {"B200", {"NVIDIA B200", 80.0, 8000.0, 148}},
+      {"A100-SXM4-40GB", {"NVIDIA A100 40GB", 19.5, 1555.0, 108}},
+      {"A100", {"NVIDIA A100 80GB", 19.5, 2039.0, 108}},
+      {"L40S", {"NVIDIA L40S", 91.6, 864.0, 142}},
+      {"L4", {"NVIDIA L4", 30.3, 300.0, 58}},
+  };
+  for (const Entry& entry : kTable)
+    if (name.find(entry.match) != std::string::npos) {
+      GpuPeaks peaks = entry.peaks;
+      peaks.name = name;
+      if (sms > 0) peaks.sms = sms;
+      return peaks;
+    }
+  GpuPeaks peaks = h200_peaks();
+  peaks.name = name.empty() ? peaks.name : name + " (H200 rates assumed)";
+  if (sms > 0) peaks.sms = sms;
+  return peaks;
+}
+
+}  // namespace stitch::plan

@@ -1,0 +1,29 @@
+// The cost model: per subtask, floating-point work and DRAM traffic, the roofline floor
+// floor_us = max(flops / peak_fp32, bytes / bandwidth), and what bounds it. A floor, not a
+// prediction: it is what a perfect kernel would take, used to rank hotspots and to judge how far a
+// measured kernel is from its limit.
+#pragma once
+
+#include "plan/plan.h"
+
+namespace stitch::plan {
+
+// Below this a subtask's floor is under a kernel launch's own cost: it is latency bound.
+inline constexpr double kLatencyFloorUs = 2.0;
+
+struct SubtaskCost {
+  double flops = 0, bytes = 0, floor_us = 0;
+  Bound bound = Bound::memory;
+};
+
+// flops: a GEMM 2*batch*m*n*k plus one per output element for the bias and each epilogue op; other
+// kernels one per element per body step, plus per element 1 for a reduction (3 for mean_var), 4 for
+// softmax/log_softmax/rms_norm, 8 for layer_norm. bytes: every Access read once (its footprint:
+// broadcast dims count once) plus every stored value written once, in the base's dtype; a GEMM
+// epilogue pass also reads back the GEMM result.
+SubtaskCost estimate_subtask_cost(const ir::Graph& graph, const Subtask& subtask,
+                                  const GpuPeaks& peaks);
+
+double roofline_floor_us(double flops, double bytes, const GpuPeaks& peaks);
+
+}  // namespace stitch::plan

@@ -1,0 +1,182 @@
+// Kernel choice and starting tunables (kernel_choice.h). The thresholds are starting points for
+// the autotuner, not tuned results: a block per output needs enough work per block (>= 1024
+// elements) and enough blocks (>= 2 per SM) to fill the GPU.
+#include "plan/kernel_choice.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "plan/subtasks.h"
+
+namespace stitch::plan {
+
+namespace {
+
+// Four consecutive elements of the innermost dim are one aligned 16-byte load (unit stride) or one
+// broadcast value (stride 0).
+bool vectorizable(const Access& access) {
+  if (access.shape.empty() || access.shape.back() % 4 != 0) return false;
+  if (access.strides.back() == 0) return true;
+  if (access.strides.back() != 1 || access.offset % 4 != 0) return false;
+  for (size_t d = 0; d + 1 < access.strides.size(); ++d)
+    if (access.strides[d] % 4 != 0 && access.shape[d] != 1) return false;
+  return true;
+}
+
+bool all_vectorizable(const std::vector<Access>& accesses) {
+  return std::all_of(accesses.begin(), accesses.end(), vectorizable);
+}
+
+// Unit stride on m (for A) or k (for B) means cuBLASLt reads the operand with op T.
+bool column_major(const Access& matrix) {
+  return matrix.shape[2] != 1 && matrix.strides[2] != 1;
+}
+
+void choose_reduction(Subtask& subtask, const ReductionSpec& spec) {
+  subtask.kernel = "reduce";
+  const ReduceLaunch launch = plan_reduce_launch(spec.outer, spec.reduce, spec.inner);
+  auto& tunables = subtask.tunables;
+  tunables["reduce_strategy"] = static_cast<int64_t>(launch.strategy);
+  tunables["block_x"] = launch.block_x;
+  if (launch.strategy == ReduceStrategy::columns) tunables["block_y"] = launch.block_y;
+  if (launch.splits > 1) {
+    tunables["splits"] = launch.splits;
+    tunables["workspace_bytes"] = launch.workspace_bytes;
+  }
+  // Four consecutive elements of a row: every prologue load must allow it too.
+  const bool vector = spec.inner == 1 && spec.reduce % 4 == 0 && vectorizable(spec.input) &&
+                      (!spec.prologue || all_vectorizable(spec.prologue->loads));
+  tunables["vector_width"] = vector ? 4 : 1;
+}
+
+void choose_row(Subtask& subtask, const RowSpec& spec) {
+  static constexpr const char* kKernels[] = {"row_softmax", "row_log_softmax", "row_layer_norm",
+                                             "row_rms_norm"};
+  subtask.kernel = kKernels[static_cast<int>(spec.op)];
+  // detail::plan_row: 128-thread blocks of 4 warps, a 512-thread block, or the two-pass loop.
+  auto& tunables = subtask.tunables;
+  int64_t per_thread = 1, block = 128;
+  RowStrategy strategy = RowStrategy::warp;
+  if (spec.cols <= 1024) {
+    while (per_thread * 32 < spec.cols)
+      per_thread *= 2;
+  } else if (spec.cols <= 8192) {
+    strategy = RowStrategy::block;
+    block = 512;
+    per_thread = 4;
+    while (per_thread * 512 < spec.cols)
+      per_thread *= 2;
+  } else {
+    strategy = RowStrategy::loop;
+    block = 512;
+    per_thread = 0;
+  }
+  tunables["row_strategy"] = static_cast<int64_t>(strategy);
+  tunables["block"] = block;
+  if (per_thread > 0) tunables["per_thread"] = per_thread;
+  const bool vector = spec.cols % 4 == 0 && vectorizable(spec.input) &&
+                      (!spec.prologue || all_vectorizable(spec.prologue->loads));
+  tunables["vector_width"] = vector ? 4 : 1;
+}
+
+}  // namespace
+
+std::string_view reduce_strategy_name(int64_t strategy) {
+  static constexpr std::string_view kNames[] = {"row_per_warp", "row_per_block", "columns"};
+  return strategy >= 0 && strategy < 3 ? kNames[strategy] : "unknown";
+}
+
+std::string_view row_strategy_name(int64_t strategy) {
+  static constexpr std::string_view kNames[] = {"warp", "block", "loop"};
+  return strategy >= 0 && strategy < 3 ? kNames[strategy] : "unknown";
+}
+
+ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner) {
+  // Constants of kernels/reduction.cuh: they decide how sums are grouped (result bits).
+  constexpr int64_t kWarpRowMax = 1024, kSplitTargetBlocks = 1024, kMinRowSplit = 8192,
+                    kMinColumnSplit = 256, kPartialBytes = 16;
+  ReduceLaunch launch;
+  int64_t work = 0, min_chunk = 0;
+  if (inner == 1) {
+    work = outer;
+    if (reduce <= kWarpRowMax) {
+      launch.strategy = ReduceStrategy::row_per_warp;
+      launch.block_x = 256;
+      return launch;
+    }
+    launch.strategy = ReduceStrategy::row_per_block;
+    launch.block_x = reduce >= 8192 ? 512 : 256;
+    min_chunk = kMinRowSplit;
+  } else {
+    launch.strategy = ReduceStrategy::columns;
+    int64_t bx = 1;
+    while (bx < 32 && bx < inner)
+      bx *= 2;
+    int64_t by = 256 / bx;
+    while (by > 1 && by / 2 >= reduce)
+      by /= 2;
+    launch.block_x = bx;
+    launch.block_y = by;
+    work = outer * ((inner + bx - 1) / bx);
+    min_chunk = kMinColumnSplit;
+  }
+  if (work < kSplitTargetBlocks / 2) {
+    int64_t splits =
+        (kSplitTargetBlocks + std::max<int64_t>(work, 1) - 1) / std::max<int64_t>(work, 1);
+    splits = std::min(splits, reduce / min_chunk);
+    if (splits > 1) {
+      const int64_t chunk = (reduce + splits - 1) / splits;
+      launch.splits = (reduce + chunk - 1) / chunk;
+      launch.workspace_bytes = launch.splits * outer * inner * kPartialBytes;
+    }
+  }
+  return launch;
+}
+
+std::string format_tunable(const std::string& key, int64_t value) {
+  if (key == "reduce_strategy") return fmt::format("{}", reduce_strategy_name(value));
+  if (key == "row_strategy") return fmt::format("{}", row_strategy_name(value));
+  return fmt::format("{}={}", key, value);
+}
+
+void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks) {
+  subtask.tunables.clear();
+  std::visit(
+      [&](const auto& spec) {
+        using T = std::decay_t<decltype(spec)>;
+        if constexpr (std::is_same_v<T, MatmulSpec>) {
+          subtask.kernel = "cublaslt_matmul";
+          const double work = 2.0 * static_cast<double>(spec.batch * spec.m * spec.n * spec.k);
+          subtask.tunables["algo_candidates"] = work < 1e8 ? 4 : 8;
+          subtask.tunables["workspace_bytes"] = kMatmulWorkspaceBytes;
+          subtask.tunables["transpose_a"] = column_major(spec.a) ? 1 : 0;
+          subtask.tunables["transpose_b"] = column_major(spec.b) ? 1 : 0;
+          if (spec.epilogue) {
+            subtask.tunables["block"] = 256;
+            subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
+          }
+        } else if constexpr (std::is_same_v<T, ReductionSpec>) {
+          choose_reduction(subtask, spec);
+        } else if constexpr (std::is_same_v<T, RowSpec>) {
+          choose_row(subtask, spec);
+        } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
+          subtask.kernel = "elementwise";
+          subtask.tunables["block"] = 256;
+          bool vector = !spec.shape.empty() && spec.shape.back() % 4 == 0 &&
+                        all_vectorizable(spec.body.loads);
+          subtask.tunables["vector_width"] = vector ? 4 : 1;
+        } else {
+          subtask.kernel = "copy";
+          subtask.tunables["block"] = 256;
+          const bool vector = vectorizable(spec.source) && spec.source.is_contiguous() &&
+                              (!spec.destination || vectorizable(*spec.destination));
+          subtask.tunables["vector_width"] = vector ? 4 : 1;
+        }
+      },
+      subtask.spec);
+  (void)graph;
+  (void)peaks;
+}
+
+}  // namespace stitch::plan

@@ -1,0 +1,51 @@
+// Kernel choice and tunables per subtask: which kernel-library entry runs it (kernels/*.cuh) and
+// the starting values of its tunables. Keys and values (docs/plan-format.md):
+//   all                 block (threads per block), vector_width (4: every access moves 4
+//   consecutive
+//                       elements as one aligned 16-byte load or one broadcast value)
+//   cublaslt_matmul     algo_candidates (heuristic results to time), workspace_bytes,
+//                       transpose_a / transpose_b (1: the operand is column-major)
+//   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
+//                       one output), workspace_bytes (the split partials)
+//   row_*               row_strategy (RowStrategy), per_thread (values kept in registers)
+// The reduce and row choices mirror the kernel library's own pure planners (detail::plan_reduce in
+// kernels/reduction.cuh, detail::plan_row in kernels/row.cuh), so the plan shows what will run and
+// sizes the reduction workspace exactly. Keep them in sync (tests/plan/cost_test.cc pins cases).
+#pragma once
+
+#include <string>
+
+#include "plan/plan.h"
+
+namespace stitch::plan {
+
+// How a reduction maps onto the GPU (kernels/reduction.cuh).
+enum class ReduceStrategy : int64_t {
+  row_per_warp = 0,   // inner == 1, rows up to 1024: a warp per row
+  row_per_block = 1,  // inner == 1, longer rows: a block per row (split when rows are few)
+  columns = 2,        // inner > 1: threads across inner and reduce, tree-combined
+};
+std::string_view reduce_strategy_name(int64_t strategy);
+// How a row kernel maps onto the GPU (kernels/row.cuh).
+enum class RowStrategy : int64_t {
+  warp = 0,   // cols <= 1024: a warp per row, the row in registers
+  block = 1,  // cols <= 8192: a 512-thread block per row, the row in registers
+  loop = 2,   // longer: a block per row, two passes over global memory
+};
+std::string_view row_strategy_name(int64_t strategy);
+
+// detail::plan_reduce of the kernel library: strategy, block shape, splits and partials.
+struct ReduceLaunch {
+  ReduceStrategy strategy = ReduceStrategy::row_per_warp;
+  int64_t block_x = 32, block_y = 1, splits = 1, workspace_bytes = 0;
+};
+ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner);
+
+inline constexpr int64_t kMatmulWorkspaceBytes = 32 << 20;  // cuBLASLt's recommended on Hopper
+
+void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks);
+
+// "strategy=block_per_row" for enum-valued tunables, "block=256" otherwise.
+std::string format_tunable(const std::string& key, int64_t value);
+
+}  // namespace stitch::plan

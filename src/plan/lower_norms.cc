@@ -1,0 +1,239 @@
+// Lowering of the normalization family (softmax, layer/batch/group norm); see pass_lowering.cc for
+// the table. A normalization whose statistics run over trailing dims becomes native_layer_norm
+// (one row kernel) when its row shape suits a row kernel; otherwise var_mean + elementwise.
+#include <fmt/format.h>
+
+#include "plan/kernel_layouts.h"
+#include "plan/lowering.h"
+#include "plan/op_traits.h"
+
+namespace stitch::plan::lowering {
+
+namespace {
+
+using ir::DType;
+using ir::Op;
+
+// One block per row: with fewer rows than SMs, long rows leave the GPU idle.
+bool row_kernel_suits(const Lowerer& lowerer, int64_t rows, int64_t cols) {
+  return rows >= lowerer.options().peaks.sms || cols <= lowerer.options().row_kernel_max_cols;
+}
+
+ir::ValueRef normalize(Lowerer& lowerer, const ir::ValueRef& x, const ir::ValueRef& mean,
+                       const ir::ValueRef& rstd) {
+  const ir::ValueRef centered = lowerer.binary("centered", Op::sub_tensor, x, ref_arg(mean));
+  return lowerer.binary("normalized", Op::mul_tensor, centered, ref_arg(rstd));
+}
+
+ir::ValueRef reciprocal_std(Lowerer& lowerer, const ir::ValueRef& var, double eps) {
+  const ir::ValueRef shifted = lowerer.scalar_binary("var_eps", Op::add_tensor, var, eps);
+  return lowerer.unary("rstd", Op::rsqrt, shifted);
+}
+
+// y * weight + bias with per-channel [C] params viewed as [C, 1, ...] against [N, C, ...].
+ir::ValueRef channel_affine(Lowerer& lowerer, ir::ValueRef y, std::optional<ir::ValueRef> weight,
+                            std::optional<ir::ValueRef> bias, int64_t rank) {
+  auto channel_view = [&](const std::string& suffix, const ir::ValueRef& param) {
+    std::vector<int64_t> shape{lowerer.type(param).numel()};
+    for (int64_t d = 2; d < rank; ++d)
+      shape.push_back(1);
+    return lowerer.view(suffix, param, shape);
+  };
+  if (weight)
+    y = lowerer.binary("scaled", Op::mul_tensor, y, ref_arg(channel_view("weight", *weight)));
+  if (bias) y = lowerer.binary("shifted", Op::add_tensor, y, ref_arg(channel_view("bias", *bias)));
+  return y;
+}
+
+}  // namespace
+
+Result<bool> lower_softmax(Lowerer& lowerer) {
+  const ir::Node& node = lowerer.origin();
+  if (auto rows = row_geometry(lowerer.source(), node);
+      rows && row_kernel_suits(lowerer, rows->rows, rows->cols))
+    return false;
+  const ir::ValueRef x = *lowerer.tensor_arg(0, "self");
+  const ir::TensorType input = lowerer.type(x);
+  const auto dim = reduction_dims(node.arg_or_kwarg(1, "dim"), input.rank());
+  if (!dim || dim->size() != 1) return make_error("bad softmax dim");
+  const ir::ValueRef max = lowerer.reduce("max", Op::amax, x, *dim, true, input.dtype);
+  // The shifted exponentials are computed twice: once inside the sum's prologue, once in the
+  // final elementwise pass; storing them would cost a full write and read.
+  const ir::ValueRef shifted_for_sum =
+      lowerer.binary("shifted_for_sum", Op::sub_tensor, x, ref_arg(max));
+  const ir::ValueRef exp_for_sum = lowerer.unary("exp_for_sum", Op::exp, shifted_for_sum);
+  const ir::ValueRef sum =
+      lowerer.reduce("sum", Op::sum_dim_intlist, exp_for_sum, *dim, true, input.dtype);
+  const ir::ValueRef shifted = lowerer.binary("shifted", Op::sub_tensor, x, ref_arg(max));
+  if (node.op == Op::softmax) {
+    const ir::ValueRef exp = lowerer.unary("exp", Op::exp, shifted);
+    lowerer.map_output(0, lowerer.binary("", Op::div_tensor, exp, ref_arg(sum)));
+  } else {
+    const ir::ValueRef log = lowerer.unary("log_sum", Op::log, sum);
+    lowerer.map_output(0, lowerer.binary("", Op::sub_tensor, shifted, ref_arg(log)));
+  }
+  return true;
+}
+
+Result<bool> lower_layer_norm(Lowerer& lowerer) {
+  const ir::Node& node = lowerer.origin();
+  const auto rows = row_geometry(lowerer.source(), node);
+  if (!rows) return make_error("normalized_shape does not fit the input");
+  if (row_kernel_suits(lowerer, rows->rows, rows->cols) && !lowerer.output_used(1) &&
+      !lowerer.output_used(2))
+    return false;
+  const ir::ValueRef x = *lowerer.tensor_arg(0, "input");
+  const ir::TensorType input = lowerer.type(x);
+  const size_t normalized = node.arg_or_kwarg(1, "normalized_shape")->as_int_list()->size();
+  std::vector<int64_t> dims;
+  for (size_t d = input.shape.size() - normalized; d < input.shape.size(); ++d)
+    dims.push_back(static_cast<int64_t>(d));
+  auto [var, mean] = lowerer.var_mean("stats", x, dims, 0, true);
+  const ir::ValueRef rstd = reciprocal_std(lowerer, var, double_arg(node, 4, "eps", 1e-5));
+  ir::ValueRef y = normalize(lowerer, x, mean, rstd);
+  if (auto weight = lowerer.tensor_arg(2, "weight"))
+    y = lowerer.binary("scaled", Op::mul_tensor, y, ref_arg(*weight));
+  if (auto bias = lowerer.tensor_arg(3, "bias"))
+    y = lowerer.binary("shifted", Op::add_tensor, y, ref_arg(*bias));
+  lowerer.map_output(0, lowerer.emit("", Op::alias, {ref_arg(y)}, {node.outputs[0]}));
+  if (lowerer.output_used(1)) lowerer.map_output(1, mean);
+  if (lowerer.output_used(2)) lowerer.map_output(2, rstd);
+  return true;
+}
+
+Result<bool> lower_batch_norm(Lowerer& lowerer) {
+  const ir::Node& node = lowerer.origin();
+  const ir::ValueRef x = *lowerer.tensor_arg(0, "input");
+  const ir::TensorType input = lowerer.type(x);
+  if (input.rank() < 2) return make_error("batch norm input must have a channel dim");
+  const std::optional<ir::ValueRef> weight = lowerer.tensor_arg(1, "weight");
+  const std::optional<ir::ValueRef> bias = lowerer.tensor_arg(2, "bias");
+  bool training = true;
+  double eps = 1e-5;
+  std::optional<ir::ValueRef> running_mean, running_var;
+  switch (node.op) {
+    case Op::batch_norm_no_stats:  // (input, weight, bias, training, momentum, eps)
+      eps = double_arg(node, 5, "eps", eps);
+      break;
+    case Op::batch_norm_no_training:  // (input, weight, bias, mean, var, momentum, eps)
+      training = false;
+      eps = double_arg(node, 6, "eps", eps);
+      break;
+    default:  // (input, weight, bias, running_mean, running_var, training, momentum, eps)
+      training = bool_arg(node, 5, "training", true);
+      eps = double_arg(node, 7, "eps", eps);
+      break;
+  }
+  if (node.op != Op::batch_norm_no_stats) {
+    running_mean = lowerer.tensor_arg(3, "running_mean");
+    running_var = lowerer.tensor_arg(4, "running_var");
+  }
+  for (int out = 3; out < static_cast<int>(node.outputs.size()); ++out)
+    if (lowerer.output_used(out))
+      return make_error(
+          "the updated running statistics (output {}) are used; not covered by the "
+          "built-in Coder yet",
+          out);
+  const int64_t rank = input.rank(), channels = input.shape[1];
+  const bool stats_used = lowerer.output_used(1) || lowerer.output_used(2);
+
+  if (!training) {
+    // Inference: y = x * scale + shift with scale = weight * rsqrt(var + eps) and
+    // shift = bias - mean * scale: both depend only on params (computed once, at init).
+    if (!running_mean || !running_var)
+      return make_error("inference-mode batch norm without running statistics");
+    if (stats_used)
+      return make_error("the saved statistics of an inference-mode batch norm are used");
+    std::vector<int64_t> channel_shape{channels};
+    for (int64_t d = 2; d < rank; ++d)
+      channel_shape.push_back(1);
+    ir::ValueRef scale =
+        reciprocal_std(lowerer, lowerer.view("var", *running_var, channel_shape), eps);
+    if (weight)
+      scale = lowerer.binary("scale", Op::mul_tensor, scale,
+                             ref_arg(lowerer.view("weight", *weight, channel_shape)));
+    ir::ValueRef shift =
+        lowerer.binary("mean_scaled", Op::mul_tensor,
+                       lowerer.view("mean", *running_mean, channel_shape), ref_arg(scale));
+    shift = lowerer.unary("neg_shift", Op::neg, shift);
+    if (bias)
+      shift = lowerer.binary("shift", Op::add_tensor, shift,
+                             ref_arg(lowerer.view("bias", *bias, channel_shape)));
+    const ir::ValueRef scaled = lowerer.binary("scaled", Op::mul_tensor, x, ref_arg(scale));
+    lowerer.map_output(0, lowerer.binary("", Op::add_tensor, scaled, ref_arg(shift)));
+    return true;
+  }
+
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < rank; ++d)
+    dims.push_back(d);
+  const auto blocks = reduction_blocks(input.shape, dims);
+  // Statistics over trailing dims only (instance norm, batch norm with N = 1): rows are
+  // [leading dims], one row kernel does it all.
+  bool trailing = blocks.size() == 1;
+  int64_t rows = 1, cols = 1;
+  if (trailing) {
+    for (int64_t d = blocks[0].back() + 1; d < rank; ++d)
+      if (input.shape[d] != 1) trailing = false;
+    for (int64_t d = 0; d < blocks[0].front(); ++d)
+      rows *= input.shape[d];
+    cols = input.numel() / std::max<int64_t>(rows, 1);
+  }
+  ir::ValueRef y;
+  if (trailing && !stats_used && row_kernel_suits(lowerer, rows, cols)) {
+    const std::vector<int64_t> normalized(input.shape.begin() + blocks[0].front(),
+                                          input.shape.end());
+    std::vector<int64_t> stats_shape(input.shape.begin(), input.shape.begin() + blocks[0].front());
+    stats_shape.resize(input.shape.size(), 1);
+    const ir::TensorType stats = contiguous_type(stats_shape, input.dtype);
+    y = lowerer.emit("layer_norm", Op::native_layer_norm,
+                     {ref_arg(x), int_list_arg(normalized), ir::Arg{}, ir::Arg{}, ir::Arg{eps}},
+                     {contiguous_type(input.shape, input.dtype), stats, stats});
+  } else {
+    auto [var, mean] = lowerer.var_mean("stats", x, dims, 0, true);
+    const ir::ValueRef rstd = reciprocal_std(lowerer, var, eps);
+    y = normalize(lowerer, x, mean, rstd);
+    if (lowerer.output_used(1)) lowerer.map_output(1, lowerer.view("save_mean", mean, {channels}));
+    if (lowerer.output_used(2)) lowerer.map_output(2, lowerer.view("save_rstd", rstd, {channels}));
+  }
+  y = channel_affine(lowerer, y, weight, bias, rank);
+  lowerer.map_output(0, lowerer.emit("", Op::alias, {ref_arg(y)}, {node.outputs[0]}));
+  return true;
+}
+
+Result<bool> lower_group_norm(Lowerer& lowerer) {
+  // native_group_norm(input, weight, bias, N, C, HxW, group, eps) -> (out, mean [N, G], rstd [N,
+  // G])
+  const ir::Node& node = lowerer.origin();
+  const ir::ValueRef x = *lowerer.tensor_arg(0, "input");
+  const ir::TensorType input = lowerer.type(x);
+  const int64_t n = int_arg(node, 3, "N", 0), channels = int_arg(node, 4, "C", 0);
+  const int64_t spatial = int_arg(node, 5, "HxW", 1), groups = int_arg(node, 6, "group", 1);
+  const double eps = double_arg(node, 7, "eps", 1e-5);
+  if (groups <= 0 || channels % groups != 0 || n * channels * spatial != input.numel())
+    return make_error("group norm sizes do not fit the input");
+  const int64_t cols = channels / groups * spatial;
+  const ir::ValueRef grouped = lowerer.view("grouped", x, {n, groups, cols});
+  const bool stats_used = lowerer.output_used(1) || lowerer.output_used(2);
+  ir::ValueRef normalized;
+  if (!stats_used && row_kernel_suits(lowerer, n * groups, cols)) {
+    const ir::TensorType stats = contiguous_type({n, groups, 1}, input.dtype);
+    normalized =
+        lowerer.emit("layer_norm", Op::native_layer_norm,
+                     {ref_arg(grouped), int_list_arg({cols}), ir::Arg{}, ir::Arg{}, ir::Arg{eps}},
+                     {contiguous_type({n, groups, cols}, input.dtype), stats, stats});
+  } else {
+    auto [var, mean] = lowerer.var_mean("stats", grouped, {2}, 0, true);
+    const ir::ValueRef rstd = reciprocal_std(lowerer, var, eps);
+    normalized = normalize(lowerer, grouped, mean, rstd);
+    if (lowerer.output_used(1)) lowerer.map_output(1, lowerer.view("save_mean", mean, {n, groups}));
+    if (lowerer.output_used(2)) lowerer.map_output(2, lowerer.view("save_rstd", rstd, {n, groups}));
+  }
+  ir::ValueRef y = lowerer.view("ungrouped", normalized, input.shape);
+  y = channel_affine(lowerer, y, lowerer.tensor_arg(1, "weight"), lowerer.tensor_arg(2, "bias"),
+                     input.rank());
+  lowerer.map_output(0, lowerer.emit("", Op::alias, {ref_arg(y)}, {node.outputs[0]}));
+  return true;
+}
+
+}  // namespace stitch::plan::lowering

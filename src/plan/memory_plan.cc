@@ -1,0 +1,142 @@
+// Init-time subtasks, buffer placement and param preprocessing (memory_plan.h).
+#include "plan/memory_plan.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "plan/access.h"
+#include "plan/graph_edit.h"
+#include "plan/kernel_choice.h"
+#include "plan/subtasks.h"
+
+namespace stitch::plan {
+
+namespace {
+
+int64_t align(int64_t bytes) {
+  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+struct Lifetime {
+  int64_t offset = 0, bytes = 0;
+  int first = 0, last = 0;
+};
+
+}  // namespace
+
+void mark_init_subtasks(const ir::Graph& graph, const ValueMap& values,
+                        std::vector<Subtask>& subtasks) {
+  std::set<std::string> outputs, persistent;
+  for (const ir::ValueRef& output : graph.outputs)
+    outputs.insert(value_key(values.at(value_key(output)).base));
+  for (Subtask& subtask : subtasks) {
+    bool init = true;
+    for (const ir::ValueRef& value : subtask_writes(subtask))
+      if (outputs.count(value_key(value))) init = false;
+    for (const Access& read : subtask_reads(subtask)) {
+      if (read.base.kind == ir::ValueRef::Kind::param) continue;
+      if (read.base.kind == ir::ValueRef::Kind::node && persistent.count(value_key(read.base)))
+        continue;
+      init = false;
+    }
+    subtask.at_init = init;
+    if (init)
+      for (const ir::ValueRef& value : subtask_writes(subtask))
+        persistent.insert(value_key(value));
+  }
+}
+
+MemoryPlan plan_memory(const ir::Graph& graph, const ValueMap& values,
+                       const std::vector<Subtask>& subtasks) {
+  MemoryPlan plan;
+  // Graph outputs bind their value, or the node value they are a full contiguous view of.
+  std::map<std::string, int> output_of;
+  for (size_t k = 0; k < graph.outputs.size(); ++k) {
+    const Access& access = values.at(value_key(graph.outputs[k]));
+    output_of.emplace(value_key(access.base), static_cast<int>(k));
+  }
+  std::map<std::string, int> last_read;
+  for (size_t i = 0; i < subtasks.size(); ++i)
+    for (const Access& read : subtask_reads(subtasks[i]))
+      last_read[value_key(read.base)] = static_cast<int>(i);
+
+  std::set<std::string> placed;
+  std::vector<Lifetime> arena;
+  for (size_t i = 0; i < subtasks.size(); ++i) {
+    const Subtask& subtask = subtasks[i];
+    for (const ir::ValueRef& value : subtask_writes(subtask)) {
+      const std::string key = value_key(value);
+      if (!placed.insert(key).second) continue;
+      BufferSlot slot;
+      slot.value = graph.name_of(value);
+      slot.bytes = graph.type_of(value).bytes();
+      if (auto it = output_of.find(key); it != output_of.end()) {
+        slot.where = BufferSlot::Where::output;
+        slot.offset = it->second;
+      } else if (subtask.at_init) {
+        slot.where = BufferSlot::Where::persistent;
+        slot.offset = plan.host.persistent_bytes;
+        plan.host.persistent_bytes += align(slot.bytes);
+      } else {
+        Lifetime lifetime;
+        lifetime.bytes = align(slot.bytes);
+        lifetime.first = static_cast<int>(i);
+        lifetime.last = std::max(lifetime.first, last_read.count(key) ? last_read[key] : 0);
+        // First fit: the lowest offset clear of every live-at-the-same-time slot.
+        std::vector<const Lifetime*> overlapping;
+        for (const Lifetime& other : arena)
+          if (other.first <= lifetime.last && lifetime.first <= other.last)
+            overlapping.push_back(&other);
+        std::sort(overlapping.begin(), overlapping.end(),
+                  [](const Lifetime* a, const Lifetime* b) { return a->offset < b->offset; });
+        int64_t offset = 0;
+        for (const Lifetime* other : overlapping) {
+          if (offset + lifetime.bytes <= other->offset) break;
+          offset = std::max(offset, other->offset + other->bytes);
+        }
+        lifetime.offset = offset;
+        arena.push_back(lifetime);
+        slot.offset = offset;
+        plan.host.workspace_bytes = std::max(plan.host.workspace_bytes, offset + lifetime.bytes);
+      }
+      plan.buffers.push_back(std::move(slot));
+    }
+  }
+  // Subtasks run one after another on one stream: one library workspace serves them all.
+  for (const Subtask& subtask : subtasks)
+    if (auto it = subtask.tunables.find("workspace_bytes"); it != subtask.tunables.end())
+      plan.host.library_workspace_bytes =
+          std::max(plan.host.library_workspace_bytes, align(it->second));
+  plan.host.workspace_bytes = align(plan.host.workspace_bytes) + plan.host.library_workspace_bytes;
+  return plan;
+}
+
+std::vector<ParamPrep> plan_param_preps(const ir::Graph& graph,
+                                        const std::vector<Subtask>& subtasks) {
+  std::vector<ParamPrep> preps;
+  for (size_t p = 0; p < graph.params.size(); ++p) {
+    std::vector<std::string> readers;
+    bool only_init = true;
+    for (const Subtask& subtask : subtasks) {
+      bool reads = false;
+      for (const Access& read : subtask_reads(subtask))
+        reads = reads || (read.base.kind == ir::ValueRef::Kind::param &&
+                          read.base.index == static_cast<int32_t>(p));
+      if (!reads) continue;
+      readers.push_back(subtask.id);
+      only_init = only_init && subtask.at_init;
+    }
+    if (readers.empty()) {
+      preps.push_back({static_cast<int>(p), "unused", "no subtask reads it"});
+    } else if (only_init) {
+      preps.push_back({static_cast<int>(p), "init_only",
+                       fmt::format("read only at init by {}", fmt::join(readers, ", "))});
+    }
+  }
+  return preps;
+}
+
+}  // namespace stitch::plan

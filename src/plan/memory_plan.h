@@ -1,0 +1,37 @@
+// Memory and init-time planning: which subtasks can run once at init, where every stored value
+// lives (caller's output buffer, the per-forward arena with lifetimes, or the persistent block),
+// and what to do with params at init.
+#pragma once
+
+#include <vector>
+
+#include "plan/fusion.h"
+#include "plan/plan.h"
+
+namespace stitch::plan {
+
+inline constexpr int64_t kBufferAlignment = 256;
+
+// A subtask reads only params and values of earlier at_init subtasks (or nothing: a constant), and
+// writes no graph output (the caller's buffers exist only during a forward).
+void mark_init_subtasks(const ir::Graph& graph, const ValueMap& values,
+                        std::vector<Subtask>& subtasks);
+
+struct MemoryPlan {
+  std::vector<BufferSlot> buffers;
+  HostStrategy host;
+};
+// Arena slots are assigned first-fit over [first write, last read] lifetimes in subtask order, so
+// intermediates whose lifetimes do not overlap share memory. A graph output (or the node a graph
+// output is a full contiguous view of) is written straight into the caller's buffer.
+MemoryPlan plan_memory(const ir::Graph& graph, const ValueMap& values,
+                       const std::vector<Subtask>& subtasks);
+
+// "unused": nothing reads the param (BatchNorm's running stats in training mode): the program
+// need not keep it. "init_only": only at_init subtasks read it (e.g. an inference BatchNorm's
+// scale/shift, a param repacked by a clone). Params read transposed by cuBLASLt need nothing: their
+// Access strides say it.
+std::vector<ParamPrep> plan_param_preps(const ir::Graph& graph,
+                                        const std::vector<Subtask>& subtasks);
+
+}  // namespace stitch::plan

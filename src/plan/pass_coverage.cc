@@ -1,0 +1,84 @@
+// Pass "coverage": the op families the built-in Coder covers (kernels/ + the emitter), and a clear
+// refusal naming node and op for anything else. An LLM Coder may still implement a refused graph.
+//
+// Covered: elementwise ops (clamp.Tensor with both bounds), creation ops with defined contents,
+// views, clone/copy/cat/stack, mm/addmm/bmm/baddbmm, the reductions (not any/nll_loss), softmax,
+// layer/batch/group norm, 2-d max/avg pools whose windows tile the input. Not covered: convolution,
+// other pooling, scans (cumsum), gathers/scatters,
+// padding, flips, sorting, random ops left in the graph, recurrent layers, attention.
+#include <fmt/format.h>
+
+#include "plan/graph_edit.h"
+#include "plan/lowering.h"
+#include "plan/op_traits.h"
+#include "plan/passes.h"
+
+namespace stitch::plan {
+
+std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
+  using ir::Op;
+  if (node.op == Op::opaque)
+    return fmt::format("{} is not covered by the built-in Coder yet",
+                       ir::short_op_name(node.op_name));
+  if (is_elementwise(node.op)) {
+    if (node.op == Op::clamp_tensor)
+      for (size_t i = 1; i < 3; ++i)
+        if (i >= node.args.size() || node.args[i].is_none())
+          return "clamp with one tensor bound is not covered by the built-in Coder yet";
+    return "";
+  }
+  const std::string_view name = ir::short_op_name(ir::op_name(node.op));
+  switch (ir::op_category(node.op)) {
+    case ir::OpCategory::view:
+    case ir::OpCategory::matmul:
+    case ir::OpCategory::normalization:
+      return "";
+    case ir::OpCategory::reduction:
+      if (node.op == Op::any || node.op == Op::any_dim || node.op == Op::any_dims ||
+          node.op == Op::nll_loss_forward)
+        return fmt::format("{} is not covered by the built-in Coder yet", name);
+      return "";
+    case ir::OpCategory::copy:
+      if (node.op == Op::clone || node.op == Op::copy || node.op == Op::cat || node.op == Op::stack)
+        return "";
+      return fmt::format("{} is not covered by the built-in Coder yet", name);
+    case ir::OpCategory::creation:
+      if (node.op == Op::empty_memory_format || node.op == Op::empty_strided)
+        return fmt::format("{} (uninitialized memory) is not covered by the built-in Coder yet",
+                           name);
+      return "";
+    case ir::OpCategory::convolution:
+      return "convolution is not covered by the built-in Coder yet";
+    case ir::OpCategory::pooling: {
+      // Whether a pool tiles its input depends on its uses (max pool indices): find the node.
+      const auto index = static_cast<int>(&node - graph.nodes.data());
+      const bool in_graph = index >= 0 && static_cast<size_t>(index) < graph.nodes.size();
+      if (in_graph && is_tiling_pool(graph, Uses(graph), index)) return "";
+      return fmt::format(
+          "pooling ({}) with overlapping, padded or dilated windows is not covered "
+          "by the built-in Coder yet",
+          name);
+    }
+    case ir::OpCategory::scan:
+      return fmt::format("scan ({}) is not covered by the built-in Coder yet", name);
+    case ir::OpCategory::random:
+      return fmt::format("random op {} inside the graph is not covered by the built-in Coder yet",
+                         name);
+    case ir::OpCategory::recurrent:
+      return fmt::format("recurrent layer ({}) is not covered by the built-in Coder yet", name);
+    case ir::OpCategory::attention:
+      return "scaled_dot_product_attention is not covered by the built-in Coder yet";
+    default:
+      return fmt::format("{} is not covered by the built-in Coder yet", name);
+  }
+}
+
+Status check_coverage(const ir::Graph& graph) {
+  for (const ir::Node& node : graph.nodes) {
+    std::string reason = uncovered_reason(graph, node);
+    if (!reason.empty()) return make_error("node '{}' ({}): {}", node.id, node.op_name, reason);
+  }
+  return {};
+}
+
+}  // namespace stitch::plan

@@ -1,0 +1,71 @@
+// The Planner's graph passes, in pipeline order (planner.cc lists them; each can be dumped with
+// `stitchcuda plan --dump-after=<name>`). Every pass is a pure function of its input graph and the
+// options; ir::verify() runs after each. A pass that can refuse the graph returns an Error naming
+// the node.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+#include "plan/plan.h"
+#include "util/result.h"
+
+namespace stitch::plan {
+
+// H200 SXM spec sheet: 67 TFLOP/s FP32 (non-tensor), 4.8 TB/s HBM3e, 132 SMs.
+GpuPeaks h200_peaks();
+// Spec-table peaks by device name ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", ...); an
+// unknown name keeps H200's rates with the given SM count when one is given.
+GpuPeaks peaks_for_gpu(const std::string& name, int sms = 0);
+
+struct PlanOptions {
+  GpuPeaks peaks = h200_peaks();
+  // Lower a matrix-vector product (mm with one output column) to a multiply + row reduction: it is
+  // memory bound, and a reduction reads the matrix once at full bandwidth.
+  bool lower_gemv = true;
+  // A row kernel (softmax, layer_norm) handles one row per block; with fewer rows than SMs and
+  // rows longer than this, layer_norm is lowered to a split reduction + elementwise instead.
+  int64_t row_kernel_max_cols = 65536;
+  // `--dump-after`: the pass whose result `dump` receives (its text form).
+  std::string dump_after;
+  std::function<void(std::string_view pass, const std::string& text)> dump;
+};
+
+// shapes: recomputes the output shape and dtype of every covered op from its arguments and compares
+// them with the captured types; the graph is returned unchanged.
+Result<ir::Graph> check_shapes(const ir::Graph& graph, const PlanOptions& options);
+
+// dead-code: removes nodes no graph output depends on (and nodes without outputs, such as
+// _assert_tensor_metadata); `skipped` receives one entry per removed node.
+ir::Graph eliminate_dead_code(const ir::Graph& graph, std::vector<Skipped>* skipped);
+
+// coverage: refuses a graph holding an op outside the families the built-in Coder covers, naming
+// the node and op: "node 'conv' (aten.convolution.default): convolution is not covered by the
+// built-in Coder yet".
+Status check_coverage(const ir::Graph& graph);
+// Empty when the node is covered; otherwise why not (without the node name).
+std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node);
+
+// lower: rewrites composite ops into the primitives fusion maps onto kernels (see
+// pass_lowering.cc for the table): batch/group norm, var, logsumexp, norms, softmax over a
+// non-last dim, mean, multi-block reductions, trivial reductions, clone, addmm with odd biases.
+Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& options);
+
+// materialize: inserts clones where an Access cannot describe what a kernel needs — a reshape of a
+// non-contiguous tensor, a reduction or row input whose dims do not merge, a GEMM operand with no
+// unit stride, a graph output that is not a full contiguous buffer of its own.
+Result<ir::Graph> materialize_layouts(const ir::Graph& graph, const PlanOptions& options);
+
+// views (an analysis, not a rewrite): the Access of every value, views folded. Keys: value_key().
+// Fails when a view cannot be expressed (materialize guarantees it can).
+Result<std::map<std::string, Access>> fold_views(const ir::Graph& graph);
+// The Access one view node's output `out` has, given its input's Access; nullopt when strides
+// cannot express it; an Error for malformed args.
+Result<std::optional<Access>> view_access(const ir::Graph& graph, const ir::Node& node, int out,
+                                          const Access& input);
+
+}  // namespace stitch::plan

@@ -1,0 +1,256 @@
+// The plan: what the built-in Planner decides for one captured graph, and what the program emitter
+// (src/codegen/) instantiates. plan.json is its serialized form (versioned, docs/plan-format.md).
+//
+// Pipeline (planner.h): the graph is rewritten by pure passes (passes.h), then partitioned into
+// subtasks (fusion.h), each with a chosen kernel and tunables, ranked by the cost model
+// (cost_model.h). The plan keeps the rewritten graph: every subtask refers to its nodes by index
+// into Plan::graph.
+//
+// Values and memory. Every value the program touches lives in a *buffer*: a graph input, a param
+// (after init-time preprocessing), a graph output, or an intermediate the emitter places in the
+// workspace arena. View ops (view/reshape/permute/transpose/expand/slice/select/squeeze/unsqueeze/
+// alias/t) are folded: a value produced by a view is described by an Access into its base buffer —
+// offset, shape and strides in elements — and no subtask runs for it. Where a view cannot be
+// expressed as strides (a reshape of a non-contiguous tensor), the planner inserts a copy subtask.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace stitch::plan {
+
+inline constexpr int kPlanVersion = 1;
+
+// A strided window into a buffer. `base` is never a view's output: inputs, params and non-view node
+// outputs own storage. Strides may be 0 (broadcast) and are in elements of the base's dtype.
+struct Access {
+  ir::ValueRef base;
+  int64_t offset = 0;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  bool operator==(const Access&) const = default;
+  bool is_contiguous() const;  // strides == contiguous_strides(shape), offset free
+};
+
+// ---- Fused elementwise bodies ------------------------------------------------------------------
+// A body is a small expression DAG evaluated per element of an index space. Operands are loads
+// (Access, broadcast into the index space), results of earlier body steps, or scalar constants.
+// Each step is one graph node (elementwise op) and keeps the node's args; the emitter renders it
+// with emit_<op> (src/codegen/emit_elementwise.cc).
+//
+// Index space (planner contract, docs/plan-format.md): element i of a body is the i-th element in
+// row-major order of the spec's shape (ElementwiseSpec::shape, [batch, m, n] for a GEMM epilogue,
+// [outer, reduce, inner] for a reduction prologue, [outer, inner] for its epilogue, [rows, cols]
+// for row kernels). Every load's Access has exactly as many elements as the index space, and
+// element i reads the load's i-th element in row-major order of *its own* shape. In an
+// ElementwiseSpec body and a GEMM epilogue every load has the index space's shape (one shape
+// indexes all operands); in reduction and row bodies a load may keep another shape when strides
+// could not re-express it (the generated functor then unravels the linear index). Broadcast
+// operands have stride 0. Every step's result has the index space's element count.
+// BodyStep::operands: one per leading tensor-or-number argument of the op (1 unary, 2 binary,
+// 3 ternary, 0 for creation ops such as full/arange); a number argument, or a 0-dim constant
+// tensor (scalar_tensor/full) folded by the planner, is Kind::scalar. Other args (alpha, clamp
+// bounds, slopes, gelu's approximate, pow's exponent) are read from the node.
+struct Operand {
+  enum class Kind : uint8_t { load, step, scalar, index };
+  Kind kind = Kind::load;
+  int index = 0;      // into Body::loads or Body::steps; for `index`: which reduction axis value
+  double scalar = 0;  // Kind::scalar
+  bool operator==(const Operand&) const = default;
+};
+
+struct BodyStep {
+  int node = -1;                  // index into Plan::graph.nodes (its op and scalar args)
+  std::vector<Operand> operands;  // the node's leading tensor/number args, in order (see above)
+  ir::DType dtype = ir::DType::float32;  // result dtype (compare ops give bool)
+  bool operator==(const BodyStep&) const = default;
+};
+
+struct Body {
+  std::vector<Access> loads;    // broadcast into the body's index space
+  std::vector<BodyStep> steps;  // topological order
+  bool operator==(const Body&) const = default;
+};
+
+// What a subtask writes: a value (node output) and the buffer it is stored in. The buffer is the
+// value itself (an arena slot or a graph output), never a view.
+struct Store {
+  ir::ValueRef value;
+  Operand from;  // which body result (Kind::step) or load produces it
+  bool operator==(const Store&) const = default;
+};
+
+// ---- Subtask kinds -----------------------------------------------------------------------------
+
+// C[b] = epilogue(alpha * op(A[b]) @ op(B[b]) + bias) over a [batch, m, n] index space. A, B are
+// Access with shapes [batch, m, k] and [batch, k, n] (batch 1 for mm/addmm); their strides say
+// whether the kernel reads them transposed. The epilogue body's load 0 is the GEMM result (its
+// Access is the buffer the GEMM writes); further loads broadcast into [batch, m, n].
+// stores[0] is always what the GEMM call itself writes (from = load 0: the matmul node's value, or
+// the last node folded into library_epilogue); further stores come from the epilogue pass.
+// `bias`: shape [n] (a per-column vector, library epilogue "bias*", beta == 1) or [batch, m, n]
+// (cuBLASLt's C matrix, scaled by beta, library epilogue "none"/"relu"/"gelu").
+struct MatmulSpec {
+  int node = -1;  // the mm/addmm/bmm/baddbmm node
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  Access a, b;
+  std::optional<Access> bias;      // broadcast over rows: [n] (or [m, n] full, added as C)
+  double alpha = 1.0, beta = 1.0;  // addmm's scalars (beta scales bias/C)
+  // The library epilogue folded into the GEMM call ("none", "relu", "gelu", "bias", "bias_relu",
+  // "bias_gelu"); what remains of the elementwise chain runs as `epilogue` in one extra pass.
+  std::string library_epilogue = "none";
+  std::optional<Body> epilogue;  // load 0 = the GEMM output
+  std::vector<Store> stores;     // the GEMM output itself and/or epilogue results
+  bool operator==(const MatmulSpec&) const = default;
+};
+
+enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var };
+
+// Reduces an [outer, reduce, inner] index space over the middle axis. The prologue body is
+// evaluated per input element (load 0 is the reduced tensor; other loads broadcast); the epilogue
+// body per output element (load 0 is the reduced value; Operand::index 0 gives the reduce count as
+// a float).
+// Planner details: `input` is the tensor the kernel iterates, as an [outer, reduce, inner] Access;
+// with a prologue, prologue.loads[0] == input and the reduced value is the last prologue step.
+// The epilogue's load k is output k of `node` (a register value; its Access names that value):
+// max.dim/min.dim give (values, indices), argmax/argmin indices only, var_mean.correction
+// (mean_var) gives (var, mean) with var = m2 / (reduce - correction). Stores from load k store
+// output k.
+struct ReductionSpec {
+  int node = -1;  // the reduction node (sum.dim_IntList, amax, var_mean, ...)
+  Access input;
+  double correction = 0;  // mean_var only
+  int64_t outer = 1, reduce = 1, inner = 1;
+  ReduceOp op = ReduceOp::sum;
+  std::optional<Body> prologue;
+  std::optional<Body> epilogue;
+  std::vector<Store> stores;
+  bool operator==(const ReductionSpec&) const = default;
+};
+
+// Row-wise fused kernels over [rows, cols] (the normalized axes last and contiguous after
+// planning): softmax / log_softmax, LayerNorm (weight/bias optional), RMSNorm (weight optional).
+// Prologue/epilogue bodies as for reductions, per element.
+// `input` is [rows, cols] with unit column stride; weight/bias are [cols]. The epilogue's load 0 is
+// the row op's result (value of `node`, a register value); stores from load 0 store that result.
+// rms_norm computes x * rsqrt(mean(x*x) + eps) (* weight); matched from pow/mean/add/rsqrt/mul
+// (or sqrt/div) patterns, where `node` is the pattern's last node.
+enum class RowOp : uint8_t { softmax, log_softmax, layer_norm, rms_norm };
+struct RowSpec {
+  int node = -1;  // the row op node (or the last node of an rms_norm pattern)
+  RowOp op = RowOp::softmax;
+  int64_t rows = 0, cols = 0;
+  Access input;
+  std::optional<Access> weight, bias;
+  double eps = 1e-5;
+  std::optional<Body> prologue, epilogue;
+  std::vector<Store> stores;
+  bool operator==(const RowSpec&) const = default;
+};
+
+// A fused elementwise chain over `shape` (the stores' shape).
+struct ElementwiseSpec {
+  std::vector<int64_t> shape;
+  Body body;
+  std::vector<Store> stores;
+  bool operator==(const ElementwiseSpec&) const = default;
+};
+
+// A copy into a contiguous buffer (a reshape the strides cannot express, a clone, cat pieces).
+struct CopySpec {
+  Access source;
+  ir::ValueRef target;
+  // Where in target's buffer the source lands (same shape as source): a piece of a cat. Absent:
+  // the whole target, contiguous.
+  std::optional<Access> destination;
+  bool operator==(const CopySpec&) const = default;
+};
+
+using SubtaskSpec = std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec>;
+
+// Where the subtask's time goes, by the cost model.
+enum class Bound : uint8_t { memory, compute, latency };
+
+struct Subtask {
+  std::string id;          // stable procedural name, e.g. "s02_matmul_bias_relu_64x1024x512"
+  std::vector<int> nodes;  // graph nodes it covers (for plan.json and error messages)
+  SubtaskSpec spec;
+  std::string kernel;  // kernel-library entry: "cublaslt_matmul", "elementwise", ...
+  std::map<std::string, int64_t> tunables;  // "block": 256, "vector_width": 4, "algo_candidates": 8
+  double flops = 0, bytes = 0;              // cost model inputs
+  double floor_us = 0;                      // max(flops/peak, bytes/bandwidth): the roofline floor
+  Bound bound = Bound::memory;
+  // Reads only params and constants: may run once in stitch_init, its stores then living in the
+  // persistent block (BufferSlot::Where::persistent). Running it every forward is also correct.
+  bool at_init = false;
+  bool operator==(const Subtask&) const = default;
+};
+
+// Done once at init on a param (or a constant computed from params).
+struct ParamPrep {
+  int param = -1;      // index into graph.params
+  std::string action;  // "transpose", "contiguous", ...
+  std::string detail;
+  bool operator==(const ParamPrep&) const = default;
+};
+
+struct Skipped {
+  std::string node_id;
+  std::string reason;  // "dead: no output depends on it"
+  bool operator==(const Skipped&) const = default;
+};
+
+struct HostStrategy {
+  bool cuda_graph = true;       // capture on the first forward, replay (keyed by input pointers)
+  int64_t workspace_bytes = 0;  // the arena: intermediates + library workspaces
+  // The arena's last library_workspace_bytes (256-byte aligned) are cuBLASLt's workspace.
+  int64_t library_workspace_bytes = 0;
+  int64_t persistent_bytes = 0;  // results of at_init subtasks, allocated in stitch_init
+  bool operator==(const HostStrategy&) const = default;
+};
+
+// Where a stored value lives. Every value a subtask stores (Store::value, CopySpec::target) has
+// one. A graph output that is a full contiguous view of a node value makes that node value live in
+// the caller's output buffer (Where::output, offset = the graph output index).
+struct BufferSlot {
+  enum class Where : uint8_t { arena, output, persistent };
+  std::string value;  // Graph::name_of
+  Where where = Where::arena;
+  int64_t offset = 0;  // bytes into the arena / persistent block; output index
+  int64_t bytes = 0;
+  bool operator==(const BufferSlot&) const = default;
+};
+
+// Peak rates the cost model used (read from the device, or a spec table by GPU name).
+struct GpuPeaks {
+  std::string name = "NVIDIA H200";
+  double fp32_tflops = 0;  // non-tensor-core FP32
+  double dram_gbps = 0;
+  int sms = 0;
+  bool operator==(const GpuPeaks&) const = default;
+};
+
+struct Plan {
+  int version = kPlanVersion;
+  std::string task;
+  ir::Graph graph;  // after the passes; subtasks index into it
+  // The Access of every value a subtask reads or writes, views resolved (key: value's name,
+  // Graph::name_of). Buffers (inputs, params, outputs, intermediates) map to themselves.
+  std::map<std::string, Access> values;
+  std::vector<Subtask> subtasks;    // execution order
+  std::vector<BufferSlot> buffers;  // one per stored value, in subtask order
+  std::vector<Skipped> skipped;
+  std::vector<ParamPrep> param_preps;
+  HostStrategy host;
+  GpuPeaks peaks;
+  double floor_us = 0;  // sum of the subtasks' floors
+  bool operator==(const Plan&) const = default;
+};
+
+}  // namespace stitch::plan

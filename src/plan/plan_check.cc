@@ -1,0 +1,111 @@
+// Plan invariants (plan_check.h).
+#include "plan/plan_check.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "plan/access.h"
+#include "plan/graph_edit.h"
+#include "plan/op_traits.h"
+#include "plan/subtasks.h"
+
+namespace stitch::plan {
+
+namespace {
+
+Status check_body(const Plan& plan, const Body& body, int64_t index_numel, const char* name) {
+  for (size_t k = 0; k < body.loads.size(); ++k)
+    if (access_numel(body.loads[k]) != index_numel)
+      return make_error("{} load {} has {} elements, the index space {}", name, k,
+                        access_numel(body.loads[k]), index_numel);
+  for (size_t s = 0; s < body.steps.size(); ++s) {
+    const BodyStep& step = body.steps[s];
+    if (step.node < 0 || static_cast<size_t>(step.node) >= plan.graph.nodes.size())
+      return make_error("{} step {} refers to no node", name, s);
+    const ir::Node& node = plan.graph.nodes[step.node];
+    if (operand_count(node.op) < 0)
+      return make_error("{} step {} is node '{}' ({}), not elementwise", name, s, node.id,
+                        node.op_name);
+    for (const Operand& operand : step.operands) {
+      if (operand.kind == Operand::Kind::load &&
+          (operand.index < 0 || static_cast<size_t>(operand.index) >= body.loads.size()))
+        return make_error("{} step {} reads missing load {}", name, s, operand.index);
+      if (operand.kind == Operand::Kind::step &&
+          (operand.index < 0 || static_cast<size_t>(operand.index) >= s))
+        return make_error("{} step {} reads step {}, not an earlier one", name, s, operand.index);
+    }
+  }
+  return {};
+}
+
+int64_t product(std::initializer_list<int64_t> sizes) {
+  int64_t result = 1;
+  for (int64_t size : sizes)
+    result *= size;
+  return result;
+}
+
+}  // namespace
+
+Status check_plan(const Plan& plan) {
+  std::set<std::string> stored;
+  for (const Subtask& subtask : plan.subtasks) {
+    auto fail = [&](const Error& error) { return error.with_context("subtask " + subtask.id); };
+    // A GEMM's epilogue pass reads back what the GEMM call of the same subtask wrote.
+    if (const auto* matmul = std::get_if<MatmulSpec>(&subtask.spec);
+        matmul && !matmul->stores.empty())
+      stored.insert(value_key(matmul->stores[0].value));
+    for (const Access& read : subtask_reads(subtask))
+      if (read.base.kind == ir::ValueRef::Kind::node && !stored.count(value_key(read.base)))
+        return fail(
+            make_error("reads '{}' before any subtask stores it", plan.graph.name_of(read.base)));
+    Status bodies = std::visit(
+        [&](const auto& spec) -> Status {
+          using T = std::decay_t<decltype(spec)>;
+          if constexpr (std::is_same_v<T, MatmulSpec>) {
+            if (spec.epilogue)
+              return check_body(plan, *spec.epilogue, product({spec.batch, spec.m, spec.n}),
+                                "epilogue");
+          } else if constexpr (std::is_same_v<T, ReductionSpec>) {
+            if (spec.prologue)
+              STITCH_TRY(check_body(plan, *spec.prologue,
+                                    product({spec.outer, spec.reduce, spec.inner}), "prologue"));
+            if (spec.epilogue)
+              return check_body(plan, *spec.epilogue, product({spec.outer, spec.inner}),
+                                "epilogue");
+          } else if constexpr (std::is_same_v<T, RowSpec>) {
+            if (spec.prologue)
+              STITCH_TRY(check_body(plan, *spec.prologue, spec.rows * spec.cols, "prologue"));
+            if (spec.epilogue)
+              return check_body(plan, *spec.epilogue, spec.rows * spec.cols, "epilogue");
+          } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
+            int64_t numel = 1;
+            for (int64_t size : spec.shape)
+              numel *= size;
+            return check_body(plan, spec.body, numel, "body");
+          }
+          return {};
+        },
+        subtask.spec);
+    if (!bodies.ok()) return fail(bodies.error());
+    for (const ir::ValueRef& value : subtask_writes(subtask))
+      stored.insert(value_key(value));
+  }
+  std::set<std::string> slots;
+  for (const BufferSlot& slot : plan.buffers)
+    slots.insert(slot.value);
+  for (const Subtask& subtask : plan.subtasks)
+    for (const ir::ValueRef& value : subtask_writes(subtask))
+      if (!slots.count(plan.graph.name_of(value)))
+        return make_error("subtask {}: stored value '{}' has no buffer", subtask.id,
+                          plan.graph.name_of(value));
+  for (size_t k = 0; k < plan.graph.outputs.size(); ++k) {
+    const auto it = plan.values.find(plan.graph.name_of(plan.graph.outputs[k]));
+    if (it == plan.values.end() || !stored.count(value_key(it->second.base)))
+      return make_error("graph output {} is never stored", k);
+  }
+  return {};
+}
+
+}  // namespace stitch::plan

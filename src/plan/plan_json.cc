@@ -1,0 +1,463 @@
+// plan.json writer and reader (plan_json.h). Value references use graph.json's spelling
+// ({"input": 0}, {"param": "fc.weight"}, {"node": "addmm", "out": 0}); non-finite floats are
+// {"float": "inf"} as there; the rewritten graph is embedded as a graph.json object.
+#include "plan/plan_json.h"
+
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ir/json_reader.h"
+#include "util/fs.h"
+
+namespace stitch::plan {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr const char* kFormat = "stitchcuda.plan";
+constexpr const char* kReduceOps[] = {"sum", "max", "min", "prod", "argmax", "argmin", "mean_var"};
+constexpr const char* kRowOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+constexpr const char* kBounds[] = {"memory", "compute", "latency"};
+constexpr const char* kWheres[] = {"arena", "output", "persistent"};
+constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise", "copy"};
+
+json number(double value) {
+  if (std::isnan(value)) return json{{"float", "nan"}};
+  if (std::isinf(value)) return json{{"float", value > 0 ? "inf" : "-inf"}};
+  return value;
+}
+
+// ---- writing -----------------------------------------------------------------------------------
+
+class Writer {
+ public:
+  explicit Writer(const ir::Graph& graph) : graph_(graph) {}
+
+  json ref(const ir::ValueRef& ref) const {
+    switch (ref.kind) {
+      case ir::ValueRef::Kind::input:
+        return json{{"input", ref.index}};
+      case ir::ValueRef::Kind::param:
+        return json{{"param", graph_.params.at(ref.index).name}};
+      case ir::ValueRef::Kind::node:
+        break;
+    }
+    return json{{"node", graph_.nodes.at(ref.index).id}, {"out", ref.out}};
+  }
+  json access(const Access& a) const {
+    return json{
+        {"base", ref(a.base)}, {"offset", a.offset}, {"shape", a.shape}, {"strides", a.strides}};
+  }
+  json node(int index) const { return graph_.nodes.at(index).id; }
+  static json operand(const Operand& o) {
+    switch (o.kind) {
+      case Operand::Kind::load:
+        return json{{"load", o.index}};
+      case Operand::Kind::step:
+        return json{{"step", o.index}};
+      case Operand::Kind::scalar:
+        return json{{"scalar", number(o.scalar)}};
+      case Operand::Kind::index:
+        break;
+    }
+    return json{{"index", o.index}};
+  }
+  json body(const Body& b) const {
+    json loads = json::array(), steps = json::array();
+    for (const Access& load : b.loads)
+      loads.push_back(access(load));
+    for (const BodyStep& step : b.steps) {
+      json operands = json::array();
+      for (const Operand& o : step.operands)
+        operands.push_back(operand(o));
+      steps.push_back(json{{"node", node(step.node)},
+                           {"operands", operands},
+                           {"dtype", ir::dtype_name(step.dtype)}});
+    }
+    return json{{"loads", loads}, {"steps", steps}};
+  }
+  json stores(const std::vector<Store>& stores) const {
+    json list = json::array();
+    for (const Store& s : stores)
+      list.push_back(json{{"value", ref(s.value)}, {"from", operand(s.from)}});
+    return list;
+  }
+  void optional_body(json& object, const char* key, const std::optional<Body>& b) const {
+    if (b) object[key] = body(*b);
+  }
+
+  json spec(const SubtaskSpec& spec) const {
+    return std::visit(
+        [&](const auto& s) -> json {
+          using T = std::decay_t<decltype(s)>;
+          json o;
+          if constexpr (std::is_same_v<T, MatmulSpec>) {
+            o = json{{"node", node(s.node)}, {"batch", s.batch}, {"m", s.m}, {"n", s.n}, {"k", s.k},
+                     {"a", access(s.a)},     {"b", access(s.b)}};
+            if (s.bias) o["bias"] = access(*s.bias);
+            o["alpha"] = number(s.alpha);
+            o["beta"] = number(s.beta);
+            o["library_epilogue"] = s.library_epilogue;
+            optional_body(o, "epilogue", s.epilogue);
+            o["stores"] = stores(s.stores);
+          } else if constexpr (std::is_same_v<T, ReductionSpec>) {
+            o = json{{"node", node(s.node)},     {"op", kReduceOps[static_cast<int>(s.op)]},
+                     {"input", access(s.input)}, {"correction", number(s.correction)},
+                     {"outer", s.outer},         {"reduce", s.reduce},
+                     {"inner", s.inner}};
+            optional_body(o, "prologue", s.prologue);
+            optional_body(o, "epilogue", s.epilogue);
+            o["stores"] = stores(s.stores);
+          } else if constexpr (std::is_same_v<T, RowSpec>) {
+            o = json{{"node", node(s.node)},
+                     {"op", kRowOps[static_cast<int>(s.op)]},
+                     {"rows", s.rows},
+                     {"cols", s.cols},
+                     {"input", access(s.input)}};
+            if (s.weight) o["weight"] = access(*s.weight);
+            if (s.bias) o["bias"] = access(*s.bias);
+            o["eps"] = number(s.eps);
+            optional_body(o, "prologue", s.prologue);
+            optional_body(o, "epilogue", s.epilogue);
+            o["stores"] = stores(s.stores);
+          } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
+            o = json{{"shape", s.shape}, {"body", body(s.body)}, {"stores", stores(s.stores)}};
+          } else {
+            o = json{{"source", access(s.source)}, {"target", ref(s.target)}};
+            if (s.destination) o["destination"] = access(*s.destination);
+          }
+          return o;
+        },
+        spec);
+  }
+
+ private:
+  const ir::Graph& graph_;
+};
+
+// ---- reading -----------------------------------------------------------------------------------
+
+// Reading throws nlohmann's exceptions or ReadError internally; parse_plan turns both into an
+// Error.
+struct ReadError {
+  std::string message;
+};
+
+double read_number(const json& value) {
+  if (value.is_object()) {
+    const std::string text = value.at("float").get<std::string>();
+    if (text == "nan") return std::nan("");
+    if (text == "inf") return INFINITY;
+    if (text == "-inf") return -INFINITY;
+    throw ReadError{fmt::format("unknown float '{}'", text)};
+  }
+  return value.get<double>();
+}
+
+template <size_t N>
+int read_enum(const json& value, const char* const (&names)[N], const char* what) {
+  const std::string text = value.get<std::string>();
+  for (size_t i = 0; i < N; ++i)
+    if (text == names[i]) return static_cast<int>(i);
+  throw ReadError{fmt::format("unknown {} '{}'", what, text)};
+}
+
+class Reader {
+ public:
+  explicit Reader(const ir::Graph& graph) : graph_(graph) {
+    for (size_t i = 0; i < graph.nodes.size(); ++i)
+      nodes_[graph.nodes[i].id] = static_cast<int>(i);
+    for (size_t i = 0; i < graph.params.size(); ++i)
+      params_[graph.params[i].name] = static_cast<int>(i);
+  }
+
+  int node(const json& value) const {
+    const std::string id = value.get<std::string>();
+    auto it = nodes_.find(id);
+    if (it == nodes_.end()) throw ReadError{fmt::format("unknown node '{}'", id)};
+    return it->second;
+  }
+  ir::ValueRef ref(const json& value) const {
+    if (value.contains("input")) {
+      const int index = value.at("input").get<int>();
+      if (index < 0 || static_cast<size_t>(index) >= graph_.inputs.size())
+        throw ReadError{fmt::format("unknown input {}", index)};
+      return {ir::ValueRef::Kind::input, index, 0};
+    }
+    if (value.contains("param")) {
+      const std::string name = value.at("param").get<std::string>();
+      auto it = params_.find(name);
+      if (it == params_.end()) throw ReadError{fmt::format("unknown param '{}'", name)};
+      return {ir::ValueRef::Kind::param, it->second, 0};
+    }
+    const int index = node(value.at("node"));
+    const int out = value.value("out", 0);
+    if (out < 0 || static_cast<size_t>(out) >= graph_.nodes[index].outputs.size())
+      throw ReadError{fmt::format("node '{}' has no output {}", graph_.nodes[index].id, out)};
+    return {ir::ValueRef::Kind::node, index, out};
+  }
+  Access access(const json& value) const {
+    Access a{ref(value.at("base")), value.at("offset").get<int64_t>(),
+             value.at("shape").get<std::vector<int64_t>>(),
+             value.at("strides").get<std::vector<int64_t>>()};
+    if (a.shape.size() != a.strides.size()) throw ReadError{"shape and strides differ in rank"};
+    return a;
+  }
+  static Operand operand(const json& value) {
+    if (value.contains("load")) return {Operand::Kind::load, value.at("load").get<int>(), 0};
+    if (value.contains("step")) return {Operand::Kind::step, value.at("step").get<int>(), 0};
+    if (value.contains("scalar"))
+      return {Operand::Kind::scalar, 0, read_number(value.at("scalar"))};
+    return {Operand::Kind::index, value.at("index").get<int>(), 0};
+  }
+  Body body(const json& value) const {
+    Body b;
+    for (const json& load : value.at("loads"))
+      b.loads.push_back(access(load));
+    for (const json& item : value.at("steps")) {
+      BodyStep step;
+      step.node = node(item.at("node"));
+      for (const json& o : item.at("operands"))
+        step.operands.push_back(operand(o));
+      auto dtype = ir::dtype_from_name(item.at("dtype").get<std::string>());
+      if (!dtype) throw ReadError{"unknown dtype"};
+      step.dtype = *dtype;
+      b.steps.push_back(std::move(step));
+    }
+    return b;
+  }
+  std::optional<Body> optional_body(const json& object, const char* key) const {
+    if (!object.contains(key)) return std::nullopt;
+    return body(object.at(key));
+  }
+  std::optional<Access> optional_access(const json& object, const char* key) const {
+    if (!object.contains(key)) return std::nullopt;
+    return access(object.at(key));
+  }
+  std::vector<Store> stores(const json& value) const {
+    std::vector<Store> list;
+    for (const json& item : value)
+      list.push_back(Store{ref(item.at("value")), operand(item.at("from"))});
+    return list;
+  }
+
+  SubtaskSpec spec(const std::string& kind, const json& o) const {
+    switch (read_enum(json(kind), kKinds, "subtask kind")) {
+      case 0: {
+        MatmulSpec s;
+        s.node = node(o.at("node"));
+        s.batch = o.at("batch"), s.m = o.at("m"), s.n = o.at("n"), s.k = o.at("k");
+        s.a = access(o.at("a")), s.b = access(o.at("b"));
+        s.bias = optional_access(o, "bias");
+        s.alpha = read_number(o.at("alpha")), s.beta = read_number(o.at("beta"));
+        s.library_epilogue = o.at("library_epilogue").get<std::string>();
+        s.epilogue = optional_body(o, "epilogue");
+        s.stores = stores(o.at("stores"));
+        return s;
+      }
+      case 1: {
+        ReductionSpec s;
+        s.node = node(o.at("node"));
+        s.op = static_cast<ReduceOp>(read_enum(o.at("op"), kReduceOps, "reduce op"));
+        s.input = access(o.at("input"));
+        s.correction = read_number(o.at("correction"));
+        s.outer = o.at("outer"), s.reduce = o.at("reduce"), s.inner = o.at("inner");
+        s.prologue = optional_body(o, "prologue");
+        s.epilogue = optional_body(o, "epilogue");
+        s.stores = stores(o.at("stores"));
+        return s;
+      }
+      case 2: {
+        RowSpec s;
+        s.node = node(o.at("node"));
+        s.op = static_cast<RowOp>(read_enum(o.at("op"), kRowOps, "row op"));
+        s.rows = o.at("rows"), s.cols = o.at("cols");
+        s.input = access(o.at("input"));
+        s.weight = optional_access(o, "weight");
+        s.bias = optional_access(o, "bias");
+        s.eps = read_number(o.at("eps"));
+        s.prologue = optional_body(o, "prologue");
+        s.epilogue = optional_body(o, "epilogue");
+        s.stores = stores(o.at("stores"));
+        return s;
+      }
+      case 3: {
+        ElementwiseSpec s;
+        s.shape = o.at("shape").get<std::vector<int64_t>>();
+        s.body = body(o.at("body"));
+        s.stores = stores(o.at("stores"));
+        return s;
+      }
+      default: {
+        CopySpec s;
+        s.source = access(o.at("source"));
+        s.target = ref(o.at("target"));
+        s.destination = optional_access(o, "destination");
+        return s;
+      }
+    }
+  }
+
+ private:
+  const ir::Graph& graph_;
+  std::unordered_map<std::string, int> nodes_, params_;
+};
+
+}  // namespace
+
+std::string serialize_plan(const Plan& plan) {
+  const Writer writer(plan.graph);
+  json root;
+  root["format"] = kFormat;
+  root["version"] = plan.version;
+  root["task"] = plan.task;
+  root["peaks"] = json{{"name", plan.peaks.name},
+                       {"fp32_tflops", number(plan.peaks.fp32_tflops)},
+                       {"dram_gbps", number(plan.peaks.dram_gbps)},
+                       {"sms", plan.peaks.sms}};
+  root["floor_us"] = number(plan.floor_us);
+  root["host"] = json{{"cuda_graph", plan.host.cuda_graph},
+                      {"workspace_bytes", plan.host.workspace_bytes},
+                      {"library_workspace_bytes", plan.host.library_workspace_bytes},
+                      {"persistent_bytes", plan.host.persistent_bytes}};
+  json subtasks = json::array();
+  for (const Subtask& subtask : plan.subtasks) {
+    json nodes = json::array();
+    for (int node : subtask.nodes)
+      nodes.push_back(writer.node(node));
+    json tunables = json::object();
+    for (const auto& [key, value] : subtask.tunables)
+      tunables[key] = value;
+    subtasks.push_back(json{{"id", subtask.id},
+                            {"kind", kKinds[subtask.spec.index()]},
+                            {"nodes", nodes},
+                            {"kernel", subtask.kernel},
+                            {"tunables", tunables},
+                            {"flops", number(subtask.flops)},
+                            {"bytes", number(subtask.bytes)},
+                            {"floor_us", number(subtask.floor_us)},
+                            {"bound", kBounds[static_cast<int>(subtask.bound)]},
+                            {"at_init", subtask.at_init},
+                            {"spec", writer.spec(subtask.spec)}});
+  }
+  root["subtasks"] = std::move(subtasks);
+  json buffers = json::array();
+  for (const BufferSlot& slot : plan.buffers)
+    buffers.push_back(json{{"value", slot.value},
+                           {"where", kWheres[static_cast<int>(slot.where)]},
+                           {"offset", slot.offset},
+                           {"bytes", slot.bytes}});
+  root["buffers"] = std::move(buffers);
+  json skipped = json::array();
+  for (const Skipped& s : plan.skipped)
+    skipped.push_back(json{{"node", s.node_id}, {"reason", s.reason}});
+  root["skipped"] = std::move(skipped);
+  json preps = json::array();
+  for (const ParamPrep& p : plan.param_preps)
+    preps.push_back(json{
+        {"param", plan.graph.params.at(p.param).name}, {"action", p.action}, {"detail", p.detail}});
+  root["param_preps"] = std::move(preps);
+  json values = json::object();
+  for (const auto& [name, access] : plan.values)
+    values[name] = writer.access(access);
+  root["values"] = std::move(values);
+  root["graph"] = json::parse(ir::serialize_graph(plan.graph));
+  return root.dump(1) + "\n";
+}
+
+Result<Plan> parse_plan(std::string_view text, std::string_view source_name) {
+  auto parsed = ir::read_json_strict(text, 256);
+  if (!parsed.ok()) return parsed.error().with_context(std::string(source_name));
+  const json& root = *parsed;
+  std::string field = "(root)";
+  try {
+    field = "format";
+    if (root.at("format").get<std::string>() != kFormat)
+      throw ReadError{fmt::format("not a plan (format is not '{}')", kFormat)};
+    field = "version";
+    Plan plan;
+    plan.version = root.at("version").get<int>();
+    if (plan.version != kPlanVersion)
+      throw ReadError{fmt::format("version {} (this build reads {})", plan.version, kPlanVersion)};
+    field = "graph";
+    auto graph = ir::parse_graph(root.at("graph").dump(), std::string(source_name) + ": graph");
+    if (!graph.ok()) return graph.error();
+    plan.graph = std::move(*graph);
+    const Reader reader(plan.graph);
+    field = "task";
+    plan.task = root.at("task").get<std::string>();
+    field = "peaks";
+    const json& peaks = root.at("peaks");
+    plan.peaks = GpuPeaks{peaks.at("name").get<std::string>(), read_number(peaks.at("fp32_tflops")),
+                          read_number(peaks.at("dram_gbps")), peaks.at("sms").get<int>()};
+    field = "floor_us";
+    plan.floor_us = read_number(root.at("floor_us"));
+    field = "host";
+    const json& host = root.at("host");
+    plan.host =
+        HostStrategy{host.at("cuda_graph").get<bool>(), host.at("workspace_bytes").get<int64_t>(),
+                     host.at("library_workspace_bytes").get<int64_t>(),
+                     host.at("persistent_bytes").get<int64_t>()};
+    const json& subtasks = root.at("subtasks");
+    for (size_t i = 0; i < subtasks.size(); ++i) {
+      field = fmt::format("subtasks[{}]", i);
+      const json& item = subtasks[i];
+      Subtask subtask;
+      subtask.id = item.at("id").get<std::string>();
+      for (const json& node : item.at("nodes"))
+        subtask.nodes.push_back(reader.node(node));
+      subtask.kernel = item.at("kernel").get<std::string>();
+      for (const auto& [key, value] : item.at("tunables").items())
+        subtask.tunables[key] = value.get<int64_t>();
+      subtask.flops = read_number(item.at("flops"));
+      subtask.bytes = read_number(item.at("bytes"));
+      subtask.floor_us = read_number(item.at("floor_us"));
+      subtask.bound = static_cast<Bound>(read_enum(item.at("bound"), kBounds, "bound"));
+      subtask.at_init = item.at("at_init").get<bool>();
+      field += ".spec";
+      subtask.spec = reader.spec(item.at("kind").get<std::string>(), item.at("spec"));
+      plan.subtasks.push_back(std::move(subtask));
+    }
+    field = "buffers";
+    for (const json& item : root.at("buffers"))
+      plan.buffers.push_back(BufferSlot{
+          item.at("value").get<std::string>(),
+          static_cast<BufferSlot::Where>(read_enum(item.at("where"), kWheres, "buffer place")),
+          item.at("offset").get<int64_t>(), item.at("bytes").get<int64_t>()});
+    field = "skipped";
+    for (const json& item : root.at("skipped"))
+      plan.skipped.push_back(
+          Skipped{item.at("node").get<std::string>(), item.at("reason").get<std::string>()});
+    field = "param_preps";
+    for (const json& item : root.at("param_preps")) {
+      const ir::ValueRef param = reader.ref(json{{"param", item.at("param")}});
+      plan.param_preps.push_back(ParamPrep{param.index, item.at("action").get<std::string>(),
+                                           item.at("detail").get<std::string>()});
+    }
+    field = "values";
+    for (const auto& [name, value] : root.at("values").items()) {
+      field = fmt::format("values['{}']", name);
+      plan.values[name] = reader.access(value);
+    }
+    return plan;
+  } catch (const ReadError& error) {
+    return make_error("{}: {}: {}", source_name, field, error.message);
+  } catch (const json::exception& error) {
+    return make_error("{}: {}: {}", source_name, field, error.what());
+  }
+}
+
+Status save_plan(const Plan& plan, const std::string& path) {
+  return write_file_atomic(path, serialize_plan(plan));
+}
+
+Result<Plan> load_plan(const std::string& path) {
+  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  return parse_plan(text, path);
+}
+
+}  // namespace stitch::plan

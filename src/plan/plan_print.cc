@@ -1,0 +1,225 @@
+// Plan printing (plan_print.h).
+#include "plan/plan_print.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ir/print.h"
+#include "plan/access.h"
+#include "plan/kernel_choice.h"
+#include "plan/subtasks.h"
+
+namespace stitch::plan {
+
+namespace {
+
+std::string node_list(const Plan& plan, const std::vector<int>& nodes, size_t limit) {
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < nodes.size() && i < limit; ++i)
+    ids.push_back(plan.graph.nodes[nodes[i]].id);
+  std::string text = fmt::format("{}", fmt::join(ids, ","));
+  if (nodes.size() > limit) text += fmt::format(",+{}", nodes.size() - limit);
+  return text;
+}
+
+std::string tunables_text(const Subtask& subtask) {
+  std::vector<std::string> items;
+  for (const auto& [key, value] : subtask.tunables)
+    if (key != "workspace_bytes") items.push_back(format_tunable(key, value));
+  return fmt::format("{}", fmt::join(items, " "));
+}
+
+std::string shape_text(const Subtask& subtask) {
+  return std::visit(
+      [](const auto& spec) -> std::string {
+        using T = std::decay_t<decltype(spec)>;
+        if constexpr (std::is_same_v<T, MatmulSpec>)
+          return fmt::format("{}x{}x{}x{}", spec.batch, spec.m, spec.n, spec.k);
+        else if constexpr (std::is_same_v<T, ReductionSpec>)
+          return fmt::format("{}x{}x{}", spec.outer, spec.reduce, spec.inner);
+        else if constexpr (std::is_same_v<T, RowSpec>)
+          return fmt::format("{}x{}", spec.rows, spec.cols);
+        else if constexpr (std::is_same_v<T, ElementwiseSpec>)
+          return fmt::format("[{}]", fmt::join(spec.shape, ","));
+        else
+          return fmt::format("[{}]", fmt::join(spec.source.shape, ","));
+      },
+      subtask.spec);
+}
+
+std::string operand_text(const Operand& operand) {
+  switch (operand.kind) {
+    case Operand::Kind::load:
+      return fmt::format("l{}", operand.index);
+    case Operand::Kind::step:
+      return fmt::format("t{}", operand.index);
+    case Operand::Kind::scalar:
+      return fmt::format("{}", operand.scalar);
+    case Operand::Kind::index:
+      return fmt::format("index{}", operand.index);
+  }
+  return "?";
+}
+
+void append_body(std::string& text, const Plan& plan, const char* name, const Body& body) {
+  text += fmt::format("    {}:\n", name);
+  for (size_t k = 0; k < body.loads.size(); ++k)
+    text += fmt::format("      l{} = {}\n", k, format_access(body.loads[k], plan.graph));
+  for (size_t k = 0; k < body.steps.size(); ++k) {
+    const BodyStep& step = body.steps[k];
+    std::vector<std::string> operands;
+    for (const Operand& operand : step.operands)
+      operands.push_back(operand_text(operand));
+    const ir::Node& node = plan.graph.nodes[step.node];
+    text += fmt::format("      t{} = {}({}) {}  # {}\n", k, ir::short_op_name(node.op_name),
+                        fmt::join(operands, ", "), ir::dtype_name(step.dtype), node.id);
+  }
+}
+
+void append_stores(std::string& text, const Plan& plan, const std::vector<Store>& stores) {
+  for (const Store& store : stores)
+    text += fmt::format("    store {} <- {}\n", plan.graph.name_of(store.value),
+                        operand_text(store.from));
+}
+
+std::string_view reduce_op_name(ReduceOp op) {
+  static constexpr std::string_view kNames[] = {"sum",    "max",    "min",     "prod",
+                                                "argmax", "argmin", "mean_var"};
+  return kNames[static_cast<int>(op)];
+}
+
+std::string_view row_op_name(RowOp op) {
+  static constexpr std::string_view kNames[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+  return kNames[static_cast<int>(op)];
+}
+
+std::string_view where_name(BufferSlot::Where where) {
+  switch (where) {
+    case BufferSlot::Where::arena:
+      return "arena";
+    case BufferSlot::Where::output:
+      return "output";
+    case BufferSlot::Where::persistent:
+      return "persistent";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string_view bound_name(Bound bound) {
+  switch (bound) {
+    case Bound::memory:
+      return "memory";
+    case Bound::compute:
+      return "compute";
+    case Bound::latency:
+      return "latency";
+  }
+  return "?";
+}
+
+std::string format_plan(const Plan& plan) {
+  std::string text = fmt::format(
+      "plan for {}: {} subtasks, roofline floor {:.2f} us on {} ({} TFLOP/s fp32, {} GB/s, {} "
+      "SMs)\n",
+      plan.task, plan.subtasks.size(), plan.floor_us, plan.peaks.name, plan.peaks.fp32_tflops,
+      plan.peaks.dram_gbps, plan.peaks.sms);
+  text += fmt::format("{:<3} {:<40} {:<11} {:<28} {:<18} {:<15} {:<44} {:>10} {:<8} {:>6}\n", "#",
+                      "subtask", "kind", "nodes", "shape", "kernel", "tunables", "floor us",
+                      "bound", "share");
+  for (size_t i = 0; i < plan.subtasks.size(); ++i) {
+    const Subtask& subtask = plan.subtasks[i];
+    const std::string share = subtask.at_init ? "init"
+                              : plan.floor_us > 0
+                                  ? fmt::format("{:.1f}%", 100.0 * subtask.floor_us / plan.floor_us)
+                                  : "-";
+    text += fmt::format("{:<3} {:<40} {:<11} {:<28} {:<18} {:<15} {:<44} {:>10.2f} {:<8} {:>6}\n",
+                        i, subtask.id, spec_kind_name(subtask.spec),
+                        node_list(plan, subtask.nodes, 3), shape_text(subtask), subtask.kernel,
+                        tunables_text(subtask), subtask.floor_us, bound_name(subtask.bound), share);
+  }
+  std::vector<const Subtask*> ranked;
+  for (const Subtask& subtask : plan.subtasks)
+    if (!subtask.at_init) ranked.push_back(&subtask);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const Subtask* a, const Subtask* b) { return a->floor_us > b->floor_us; });
+  std::vector<std::string> hotspots;
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i)
+    hotspots.push_back(
+        fmt::format("{} ({:.1f}%)", ranked[i]->id,
+                    plan.floor_us > 0 ? 100.0 * ranked[i]->floor_us / plan.floor_us : 0.0));
+  if (!hotspots.empty()) text += fmt::format("hotspots: {}\n", fmt::join(hotspots, ", "));
+  text += fmt::format("workspace: {} (library {}), persistent: {}, cuda graph: {}\n",
+                      ir::format_bytes(static_cast<double>(plan.host.workspace_bytes)),
+                      ir::format_bytes(static_cast<double>(plan.host.library_workspace_bytes)),
+                      ir::format_bytes(static_cast<double>(plan.host.persistent_bytes)),
+                      plan.host.cuda_graph ? "yes" : "no");
+  for (const Skipped& skipped : plan.skipped)
+    text += fmt::format("skipped {}: {}\n", skipped.node_id, skipped.reason);
+  for (const ParamPrep& prep : plan.param_preps)
+    text += fmt::format("param {}: {} ({})\n", plan.graph.params[prep.param].name, prep.action,
+                        prep.detail);
+  return text;
+}
+
+std::string format_plan_details(const Plan& plan) {
+  std::string text;
+  for (const Subtask& subtask : plan.subtasks) {
+    text += fmt::format("{}{} [{}]\n", subtask.id, subtask.at_init ? " (at init)" : "",
+                        node_list(plan, subtask.nodes, subtask.nodes.size()));
+    std::visit(
+        [&](const auto& spec) {
+          using T = std::decay_t<decltype(spec)>;
+          if constexpr (std::is_same_v<T, MatmulSpec>) {
+            text += fmt::format("    a = {}\n    b = {}\n", format_access(spec.a, plan.graph),
+                                format_access(spec.b, plan.graph));
+            if (spec.bias)
+              text += fmt::format("    bias = {}\n", format_access(*spec.bias, plan.graph));
+            text += fmt::format("    alpha {} beta {} library_epilogue {}\n", spec.alpha, spec.beta,
+                                spec.library_epilogue);
+            if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
+            append_stores(text, plan, spec.stores);
+          } else if constexpr (std::is_same_v<T, ReductionSpec>) {
+            text += fmt::format("    {} over {}x{}x{}, input = {}\n", reduce_op_name(spec.op),
+                                spec.outer, spec.reduce, spec.inner,
+                                format_access(spec.input, plan.graph));
+            if (spec.op == ReduceOp::mean_var)
+              text += fmt::format("    correction {}\n", spec.correction);
+            if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
+            if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
+            append_stores(text, plan, spec.stores);
+          } else if constexpr (std::is_same_v<T, RowSpec>) {
+            const bool norm = spec.op == RowOp::layer_norm || spec.op == RowOp::rms_norm;
+            text += fmt::format("    {} {}x{}{}, input = {}\n", row_op_name(spec.op), spec.rows,
+                                spec.cols, norm ? fmt::format(" eps {}", spec.eps) : "",
+                                format_access(spec.input, plan.graph));
+            if (spec.weight)
+              text += fmt::format("    weight = {}\n", format_access(*spec.weight, plan.graph));
+            if (spec.bias)
+              text += fmt::format("    bias = {}\n", format_access(*spec.bias, plan.graph));
+            if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
+            if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
+            append_stores(text, plan, spec.stores);
+          } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
+            append_body(text, plan, "body", spec.body);
+            append_stores(text, plan, spec.stores);
+          } else {
+            text += fmt::format("    {} -> {}", format_access(spec.source, plan.graph),
+                                plan.graph.name_of(spec.target));
+            if (spec.destination)
+              text += fmt::format(" at {}", format_access(*spec.destination, plan.graph));
+            text += "\n";
+          }
+        },
+        subtask.spec);
+  }
+  for (const BufferSlot& slot : plan.buffers)
+    text += fmt::format("buffer {} -> {} {} ({} bytes)\n", slot.value, where_name(slot.where),
+                        slot.offset, slot.bytes);
+  return text;
+}
+
+}  // namespace stitch::plan

@@ -1,0 +1,183 @@
+// The Planner's pipeline. Graph passes run in order, each verified (ir::verify) and dumpable; then
+// the analyses: views (Access of every value), fusion (groups), subtasks (specs, kernels, costs,
+// memory). Every step is a pure function of what the previous one produced.
+#include "plan/planner.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ir/print.h"
+#include "plan/access.h"
+#include "plan/cost_model.h"
+#include "plan/fusion.h"
+#include "plan/graph_edit.h"
+#include "plan/kernel_choice.h"
+#include "plan/memory_plan.h"
+#include "plan/plan_check.h"
+#include "plan/plan_print.h"
+#include "plan/subtasks.h"
+
+namespace stitch::plan {
+
+namespace {
+
+constexpr PassInfo kPasses[] = {
+    {"dead-code", "remove nodes no graph output depends on"},
+    {"shapes", "recompute output shapes/dtypes of covered ops and compare with the capture"},
+    {"coverage", "refuse ops outside the covered families"},
+    {"lower", "rewrite composite ops into primitives"},
+    {"materialize", "insert copies where strides cannot give a kernel what it needs"},
+    {"views", "the Access of every value, views folded (analysis)"},
+    {"fuse", "group nodes into subtasks by the fusion rules (analysis)"},
+    {"subtasks", "specs, kernels, tunables, costs and memory (the plan)"},
+};
+
+class Pipeline {
+ public:
+  explicit Pipeline(const PlanOptions& options) : options_(options) {}
+
+  void dump(std::string_view pass, const std::function<std::string()>& text) const {
+    if (options_.dump && options_.dump_after == pass) options_.dump(pass, text());
+  }
+
+  // Runs a graph pass: verify its output, dump it when asked.
+  Status graph_step(std::string_view pass, ir::Graph& graph,
+                    const std::function<Result<ir::Graph>(const ir::Graph&)>& run) const {
+    auto result = run(graph);
+    if (!result.ok()) return result.error();
+    if (Status verified = ir::verify(*result); !verified.ok())
+      return verified.error().with_context(fmt::format("internal error after pass '{}'", pass));
+    graph = std::move(*result);
+    dump(pass, [&] { return ir::format_node_table(graph); });
+    return {};
+  }
+
+ private:
+  const PlanOptions& options_;
+};
+
+std::string format_values(const ir::Graph& graph, const ValueMap& values) {
+  std::string text;
+  auto line = [&](const ir::ValueRef& ref) {
+    const auto it = values.find(value_key(ref));
+    if (it != values.end())
+      text += fmt::format("{:<32} {}\n", graph.name_of(ref), format_access(it->second, graph));
+  };
+  for (size_t i = 0; i < graph.inputs.size(); ++i)
+    line({ir::ValueRef::Kind::input, static_cast<int32_t>(i), 0});
+  for (size_t i = 0; i < graph.params.size(); ++i)
+    line({ir::ValueRef::Kind::param, static_cast<int32_t>(i), 0});
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (size_t out = 0; out < graph.nodes[i].outputs.size(); ++out)
+      line({ir::ValueRef::Kind::node, static_cast<int32_t>(i), static_cast<int32_t>(out)});
+  return text;
+}
+
+std::string format_groups(const ir::Graph& graph, const Fusion& fusion) {
+  static constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise", "copy"};
+  std::string text;
+  auto ids = [&](const std::vector<int>& nodes) {
+    std::vector<std::string> names;
+    for (int node : nodes)
+      names.push_back(graph.nodes[node].id);
+    return fmt::format("{}", fmt::join(names, " "));
+  };
+  for (size_t g = 0; g < fusion.groups.size(); ++g) {
+    const Group& group = fusion.groups[g];
+    text += fmt::format("group {} {}", g, kKinds[static_cast<int>(group.kind)]);
+    if (group.anchor >= 0) text += fmt::format(" anchor={}", graph.nodes[group.anchor].id);
+    if (!group.prologue.empty()) text += fmt::format(" prologue=[{}]", ids(group.prologue));
+    if (!group.library.empty())
+      text += fmt::format(" library={}[{}]", group.library_epilogue, ids(group.library));
+    if (!group.pattern.empty()) text += fmt::format(" pattern=[{}]", ids(group.pattern));
+    if (!group.body.empty()) text += fmt::format(" body=[{}]", ids(group.body));
+    text += "\n";
+  }
+  if (!fusion.folded_constants.empty())
+    text += fmt::format("folded constants: {}\n",
+                        ids({fusion.folded_constants.begin(), fusion.folded_constants.end()}));
+  return text;
+}
+
+}  // namespace
+
+std::span<const PassInfo> plan_passes() {
+  return kPasses;
+}
+
+Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
+  if (!options.dump_after.empty() &&
+      std::none_of(std::begin(kPasses), std::end(kPasses),
+                   [&](const PassInfo& pass) { return pass.name == options.dump_after; })) {
+    std::vector<std::string_view> names;
+    for (const PassInfo& pass : kPasses)
+      names.push_back(pass.name);
+    return make_error("unknown pass '{}' for --dump-after (passes: {})", options.dump_after,
+                      fmt::join(names, ", "));
+  }
+  STITCH_TRY(ir::verify(captured));
+  const Pipeline pipeline(options);
+  Plan plan;
+  plan.task = captured.task.name;
+  plan.peaks = options.peaks;
+  ir::Graph graph = captured;
+
+  STITCH_TRY(pipeline.graph_step("dead-code", graph, [&](const ir::Graph& g) -> Result<ir::Graph> {
+    return eliminate_dead_code(g, &plan.skipped);
+  }));
+  STITCH_TRY(pipeline.graph_step("shapes", graph,
+                                 [&](const ir::Graph& g) { return check_shapes(g, options); }));
+  STITCH_TRY(pipeline.graph_step("coverage", graph, [&](const ir::Graph& g) -> Result<ir::Graph> {
+    STITCH_TRY(check_coverage(g));
+    return g;
+  }));
+  STITCH_TRY(pipeline.graph_step("lower", graph,
+                                 [&](const ir::Graph& g) { return lower_composites(g, options); }));
+  STITCH_TRY(pipeline.graph_step(
+      "materialize", graph, [&](const ir::Graph& g) { return materialize_layouts(g, options); }));
+
+  STITCH_ASSIGN_OR_RETURN(ValueMap values, fold_views(graph));
+  pipeline.dump("views", [&] { return format_values(graph, values); });
+
+  const Fusion fusion = fuse(graph, values);
+  pipeline.dump("fuse", [&] { return format_groups(graph, fusion); });
+
+  STITCH_ASSIGN_OR_RETURN(plan.subtasks, build_subtasks(graph, values, fusion));
+  mark_init_subtasks(graph, values, plan.subtasks);
+  for (Subtask& subtask : plan.subtasks) {
+    choose_kernel(subtask, graph, options.peaks);
+    const SubtaskCost cost = estimate_subtask_cost(graph, subtask, options.peaks);
+    subtask.flops = cost.flops;
+    subtask.bytes = cost.bytes;
+    subtask.floor_us = cost.floor_us;
+    subtask.bound = cost.bound;
+    if (!subtask.at_init) plan.floor_us += cost.floor_us;
+  }
+  MemoryPlan memory = plan_memory(graph, values, plan.subtasks);
+  plan.buffers = std::move(memory.buffers);
+  plan.host = memory.host;
+  plan.param_preps = plan_param_preps(graph, plan.subtasks);
+  // Plan::values is keyed by value name, as plan.h promises (value_key is internal).
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    const ir::ValueRef ref{ir::ValueRef::Kind::input, static_cast<int32_t>(i), 0};
+    plan.values[graph.name_of(ref)] = values.at(value_key(ref));
+  }
+  for (size_t i = 0; i < graph.params.size(); ++i) {
+    const ir::ValueRef ref{ir::ValueRef::Kind::param, static_cast<int32_t>(i), 0};
+    plan.values[graph.name_of(ref)] = values.at(value_key(ref));
+  }
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (size_t out = 0; out < graph.nodes[i].outputs.size(); ++out) {
+      const ir::ValueRef ref{ir::ValueRef::Kind::node, static_cast<int32_t>(i),
+                             static_cast<int32_t>(out)};
+      plan.values[graph.name_of(ref)] = values.at(value_key(ref));
+    }
+  plan.graph = std::move(graph);
+  pipeline.dump("subtasks", [&] { return format_plan(plan) + format_plan_details(plan); });
+  if (Status valid = check_plan(plan); !valid.ok())
+    return valid.error().with_context("internal error: the plan breaks an invariant");
+  return plan;
+}
+
+}  // namespace stitch::plan

@@ -1,0 +1,83 @@
+// Emitted programs for the project's own tasks (the Planner's fixtures, tests/plan/data), compared
+// exactly with golden/<task>.cu so a refactor shows no diff in generated code unless it means to
+// (STITCH_UPDATE_GOLDEN=1 rewrites them), and each built with nvcc into a shared library: every
+// generated program compiles, checked without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "codegen/program_emitter.h"
+#include "plan/planner.h"
+#include "util/fs.h"
+#include "util/process.h"
+#include "verify/compiler.h"
+
+namespace stitch::codegen {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kTasks[] = {
+    "plan_gemm_bias_relu", "plan_linear_gelu_residual", "plan_broadcast_chain",
+    "plan_softmax_last",   "plan_layernorm_relu",       "plan_rmsnorm_features",
+    "plan_rmsnorm_last",   "plan_reduce_middle",        "plan_bmm_scale",
+    "plan_linear_batchnorm", "plan_logsumexp",
+};
+
+Result<EmittedProgram> emit_for(const std::string& task) {
+  STITCH_ASSIGN_OR_RETURN(ir::Graph graph,
+                          ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/" + task +
+                                         ".graph.json"));
+  STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::make_plan(graph, plan::PlanOptions{}));
+  return emit_program(plan);
+}
+
+class EmittedProgramTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EmittedProgramTest, MatchesGoldenAndCompiles) {
+  const std::string task = GetParam();
+  auto program = emit_for(task);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  const fs::path golden = fs::path(STITCH_CODEGEN_GOLDEN_DIR) / (task + ".cu");
+  if (std::getenv("STITCH_UPDATE_GOLDEN")) {
+    ASSERT_TRUE(write_file_atomic(golden, program->source).ok());
+  } else {
+    auto expected = read_file(golden);
+    ASSERT_TRUE(expected.ok()) << golden << " missing: run with STITCH_UPDATE_GOLDEN=1";
+    EXPECT_EQ(program->source, *expected) << "emitted code changed; if intended, regenerate with "
+                                             "STITCH_UPDATE_GOLDEN=1 and review the diff";
+  }
+
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  std::string pattern = (fs::temp_directory_path() / "stitch_codegen_XXXXXX").string();
+  fs::path dir = mkdtemp(pattern.data());
+  ASSERT_TRUE(write_file_atomic(dir / "program.cu", program->source).ok());
+  SystemProcessRunner runner;
+  NvccCompiler compiler(runner);
+  BuildRequest request;
+  request.sources = {dir / "program.cu"};
+  request.libraries = program->libraries;
+  request.output_path = dir / "program.so";
+  auto built = compiler.build(request);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  std::string diagnostics;
+  for (const auto& d : built->diagnostics) diagnostics += d.message + "\n";
+  EXPECT_TRUE(built->ok) << built->failure << "\n" << diagnostics << built->log.substr(0, 4000);
+  EXPECT_TRUE(fs::is_regular_file(request.output_path));
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+}
+
+INSTANTIATE_TEST_SUITE_P(OwnTasks, EmittedProgramTest, ::testing::ValuesIn(kTasks),
+                         [](const auto& info) { return std::string(info.param); });
+
+TEST(EmitProgram, TheConvTaskIsRefusedBeforeEmitting) {
+  auto program = emit_for("plan_conv_refused");
+  ASSERT_FALSE(program.ok());
+  EXPECT_NE(program.error().message.find("convolution"), std::string::npos)
+      << program.error().message;
+}
+
+}  // namespace
+}  // namespace stitch::codegen

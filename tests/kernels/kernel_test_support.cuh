@@ -1,0 +1,152 @@
+// The differential harness shared by the kernel-library tests (tests/kernels/*_test.cu): device
+// buffers, seeded inputs, the GPU-presence skip, and one comparison of a device result against a
+// double-precision CPU reference with a declared tolerance. Each family's test file holds a table
+// of cases; every case names its shape, its input setup, its reference and its tolerance.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace stitch::kernels::testing {
+
+inline bool has_gpu() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+#define REQUIRE_GPU() \
+  if (!::stitch::kernels::testing::has_gpu()) GTEST_SKIP() << "no CUDA device"
+
+// Asserts a cudaError_t (or an int holding one) is cudaSuccess.
+#define ASSERT_CUDA(expr)                                                   \
+  do {                                                                      \
+    const cudaError_t assert_cuda_status_ = static_cast<cudaError_t>(expr); \
+    ASSERT_EQ(assert_cuda_status_, cudaSuccess)                             \
+        << #expr << ": " << cudaGetErrorName(assert_cuda_status_) << " ("   \
+        << cudaGetErrorString(assert_cuda_status_) << ")";                  \
+  } while (0)
+
+// A device allocation of `count` T (at least one byte is allocated, so data() is never null).
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count) { allocate(count); }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  cudaError_t allocate(size_t count) {
+    cudaFree(data_);
+    data_ = nullptr;
+    count_ = count;
+    return cudaMalloc(&data_, count * sizeof(T) > 0 ? count * sizeof(T) : 1);
+  }
+  cudaError_t upload(const std::vector<T>& host) {
+    return cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    if (cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess)
+      ADD_FAILURE() << "cudaMemcpy device to host failed";
+    return host;
+  }
+  T* data() const { return static_cast<T*>(data_); }
+  size_t size() const { return count_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t count_ = 0;
+};
+
+inline std::vector<float> uniform_floats(size_t n, uint64_t seed, float low, float high) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  std::vector<float> out(n);
+  for (float& v : out)
+    v = dist(rng);
+  return out;
+}
+
+// |actual - expected| <= atol + rtol * |expected| + mtol * scale, where scale is a per-element
+// magnitude the case supplies (e.g. sum |x| of a reduction, sum |a||b| of a dot product): the bound
+// of FP32 rounding, so a lower-precision kernel (TF32) fails while FP32 passes.
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+  double mtol = 0.0;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Tolerance& t) {
+  return os << "atol " << t.atol << " rtol " << t.rtol << " mtol " << t.mtol;
+}
+
+// NaN must meet NaN, an infinity the same infinity; finite values the tolerance. Reports the count
+// of mismatches, the first few and the worst error.
+template <class Actual>
+::testing::AssertionResult all_close(const std::vector<Actual>& actual,
+                                     const std::vector<double>& expected, const Tolerance& tol,
+                                     const std::vector<double>* scale = nullptr) {
+  if (actual.size() != expected.size())
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << " vs reference " << expected.size();
+  size_t bad = 0;
+  double worst = 0.0;
+  size_t worst_at = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double a = static_cast<double>(actual[i]), e = expected[i];
+    bool ok;
+    double err = 0.0;
+    if (std::isnan(e)) {
+      ok = std::isnan(a);
+    } else if (std::isinf(e)) {
+      ok = a == e;
+    } else {
+      err = std::fabs(a - e);
+      const double bound =
+          tol.atol + tol.rtol * std::fabs(e) + (scale ? tol.mtol * (*scale)[i] : 0.0);
+      ok = std::isfinite(a) && err <= bound;
+      if (err > worst || !std::isfinite(a)) {
+        worst = std::isfinite(a) ? err : INFINITY;
+        worst_at = i;
+      }
+    }
+    if (!ok && bad++ < 5)
+      first << "\n  [" << i << "] got " << a << " want " << e << " (err " << err << ")";
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << actual.size() << " elements outside tolerance (" << tol
+         << "); worst error " << worst << " at " << worst_at << first.str();
+}
+
+template <class T>
+::testing::AssertionResult bitwise_equal(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes differ";
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0)
+      return ::testing::AssertionFailure() << "first difference at " << i;
+  return ::testing::AssertionSuccess();
+}
+
+// gtest parameter names: only [A-Za-z0-9_].
+template <class Case>
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.name;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+}  // namespace stitch::kernels::testing

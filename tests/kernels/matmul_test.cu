@@ -1,0 +1,277 @@
+// kernels/matmul.cuh on a GPU against a double-precision CPU GEMM: transposes, k not a multiple of
+// 4, padded leading dimensions (padding must stay untouched), strided batches with A or B
+// broadcast, every epilogue, alpha/beta accumulation (also in place), the heuristic's first
+// algorithm and the tuned one, bit-identical reruns. The tolerance scales with sum |a||b| per
+// element: FP32 rounding passes, TF32 (about 2^-11 per product) does not. Skips without a device.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel_test_support.cuh"
+#include "kernels/matmul.cuh"
+
+namespace stitch::kernels {
+namespace {
+
+using testing::DeviceBuffer;
+using testing::Tolerance;
+
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+struct MatmulCase {
+  std::string name;
+  int64_t batch, m, n, k;
+  bool trans_a = false, trans_b = false;
+  MatmulEpilogue epilogue = MatmulEpilogue::none;
+  int64_t pad = 0;  // extra elements in every leading dimension
+  bool broadcast_a = false, broadcast_b = false;
+  bool accumulate = false;  // beta != 0: C is read
+  bool in_place = false;    // c_in == d
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+std::vector<MatmulCase> cases() {
+  using E = MatmulEpilogue;
+  std::vector<MatmulCase> c = {
+      {"tiny", 1, 1, 1, 1},
+      {"odd_k5", 1, 33, 17, 5},
+      {"square", 1, 128, 256, 64},
+      {"trans_a", 1, 7, 3, 130, true, false},
+      {"trans_b", 1, 64, 48, 33, false, true},
+      {"trans_both", 1, 31, 29, 37, true, true},
+      {"padded", 1, 40, 50, 60, false, false, E::none, 3},
+      {"padded_trans_b", 1, 40, 50, 60, false, true, E::none, 5},
+      {"long_k", 1, 3, 5, 4099},
+      {"batched", 3, 20, 30, 40},
+      {"batched_trans_a", 2, 20, 30, 40, true, false},
+      // Shared B with back-to-back batches: folded into one GEMM of 64 rows.
+      {"batched_broadcast_b_folded", 4, 16, 24, 32, false, false, E::none, 0, false, true},
+      // Shared B that cannot fold (transposed A): a batched GEMM with B's stride 0.
+      {"batched_broadcast_b_trans_a", 4, 16, 24, 32, true, false, E::none, 0, false, true},
+      {"batched_broadcast_a", 4, 16, 24, 32, false, true, E::none, 0, true, false},
+      {"bias_relu_batched", 3, 10, 12, 14, false, true, E::bias_relu},
+      {"empty_m", 1, 0, 5, 7},
+  };
+  for (E e : {E::relu, E::gelu, E::bias, E::bias_relu, E::bias_gelu})
+    c.push_back({"epilogue_" + std::to_string(static_cast<int>(e)), 1, 65, 70, 80, false, true, e});
+  MatmulCase acc{"accumulate", 1, 30, 40, 50};
+  acc.accumulate = true;
+  acc.alpha = 2.0f;
+  acc.beta = 0.5f;
+  c.push_back(acc);
+  MatmulCase in_place{"accumulate_in_place_bias", 1, 30, 40, 50, false, true, E::bias, 2};
+  in_place.accumulate = true;
+  in_place.in_place = true;
+  in_place.beta = 1.0f;
+  c.push_back(in_place);
+  return c;
+}
+
+bool has_bias(MatmulEpilogue e) {
+  return epilogue_has_bias(e);
+}
+
+struct Problem {
+  MatmulShape shape;
+  int64_t a_elements, b_elements, c_elements;
+};
+
+Problem make_problem(const MatmulCase& c) {
+  Problem p;
+  MatmulShape& s = p.shape;
+  s.batch = c.batch;
+  s.m = c.m;
+  s.n = c.n;
+  s.k = c.k;
+  s.trans_a = c.trans_a;
+  s.trans_b = c.trans_b;
+  const int64_t a_rows = c.trans_a ? c.k : c.m, a_cols = c.trans_a ? c.m : c.k;
+  const int64_t b_rows = c.trans_b ? c.n : c.k, b_cols = c.trans_b ? c.k : c.n;
+  s.lda = a_cols + c.pad;
+  s.ldb = b_cols + c.pad;
+  s.ldc = c.n + c.pad;
+  s.stride_a = c.broadcast_a ? 0 : a_rows * s.lda;
+  s.stride_b = c.broadcast_b ? 0 : b_rows * s.ldb;
+  s.stride_c = c.m * s.ldc;
+  p.a_elements = (c.broadcast_a ? 1 : c.batch) * a_rows * s.lda;
+  p.b_elements = (c.broadcast_b ? 1 : c.batch) * b_rows * s.ldb;
+  p.c_elements = c.batch * c.m * s.ldc;
+  return p;
+}
+
+double gelu_tanh(double x) {
+  const double k = std::sqrt(2.0 / M_PI);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+
+// Expected D over the whole buffer (padding keeps `c_initial`), and per element sum |terms|.
+void reference(const MatmulCase& c, const Problem& p, const std::vector<float>& a,
+               const std::vector<float>& b, const std::vector<float>& c_in,
+               const std::vector<float>& bias, const std::vector<float>& d_initial,
+               std::vector<double>& expected, std::vector<double>& scale) {
+  const MatmulShape& s = p.shape;
+  expected.assign(d_initial.begin(), d_initial.end());
+  scale.assign(d_initial.size(), 0.0);
+  for (int64_t batch = 0; batch < c.batch; ++batch)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double sum = 0.0, magnitude = 0.0;
+        for (int64_t q = 0; q < c.k; ++q) {
+          const double x = a[batch * s.stride_a + (c.trans_a ? q * s.lda + i : i * s.lda + q)];
+          const double y = b[batch * s.stride_b + (c.trans_b ? j * s.ldb + q : q * s.ldb + j)];
+          sum += x * y;
+          magnitude += std::fabs(x * y);
+        }
+        const int64_t at = batch * s.stride_c + i * s.ldc + j;
+        double v = c.alpha * sum;
+        magnitude *= std::fabs(c.alpha);
+        if (c.accumulate) {
+          v += c.beta * static_cast<double>(c_in[at]);
+          magnitude += std::fabs(c.beta * c_in[at]);
+        }
+        if (has_bias(c.epilogue)) {
+          v += bias[j];
+          magnitude += std::fabs(bias[j]);
+        }
+        if (c.epilogue == MatmulEpilogue::relu || c.epilogue == MatmulEpilogue::bias_relu)
+          v = v > 0.0 ? v : 0.0;
+        if (c.epilogue == MatmulEpilogue::gelu || c.epilogue == MatmulEpilogue::bias_gelu)
+          v = gelu_tanh(v);
+        expected[at] = v;
+        scale[at] = magnitude;
+      }
+}
+
+Tolerance tolerance(const MatmulCase& c) {
+  // GELU: cuBLASLt's tanh may be approximate; held to the fp32 track's verification tolerance.
+  if (c.epilogue == MatmulEpilogue::gelu || c.epilogue == MatmulEpilogue::bias_gelu)
+    return Tolerance{1e-5, 5e-5, 1e-5};
+  return Tolerance{1e-6, 0.0, 1e-5};
+}
+
+struct LtHandle {
+  cublasLtHandle_t handle = nullptr;
+  LtHandle() { cublasLtCreate(&handle); }
+  ~LtHandle() {
+    if (handle) cublasLtDestroy(handle);
+  }
+};
+
+// Test listings show the case name instead of the parameter's bytes.
+void PrintTo(const MatmulCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class MatmulTest : public ::testing::TestWithParam<MatmulCase> {};
+
+TEST_P(MatmulTest, MatchesReference) {
+  REQUIRE_GPU();
+  const MatmulCase& c = GetParam();
+  const Problem p = make_problem(c);
+  LtHandle lt;
+  ASSERT_NE(lt.handle, nullptr);
+  DeviceBuffer<uint8_t> workspace(kWorkspaceBytes);
+
+  const std::vector<float> a = testing::uniform_floats(p.a_elements, 1, -1.0f, 1.0f);
+  const std::vector<float> b = testing::uniform_floats(p.b_elements, 2, -1.0f, 1.0f);
+  const std::vector<float> c_in = testing::uniform_floats(p.c_elements, 3, -1.0f, 1.0f);
+  const std::vector<float> bias = testing::uniform_floats(c.n > 0 ? c.n : 1, 4, -1.0f, 1.0f);
+  // D starts as C when in place, otherwise as a canary the padding must keep.
+  const std::vector<float> d_initial = c.in_place ? c_in : std::vector<float>(p.c_elements, 7.25f);
+  DeviceBuffer<float> a_dev(a.size()), b_dev(b.size()), c_dev(c_in.size()), d_dev(d_initial.size()),
+      bias_dev(bias.size());
+  ASSERT_CUDA(a_dev.upload(a));
+  ASSERT_CUDA(b_dev.upload(b));
+  ASSERT_CUDA(c_dev.upload(c_in));
+  ASSERT_CUDA(bias_dev.upload(bias));
+  const float* bias_ptr = has_bias(c.epilogue) ? bias_dev.data() : nullptr;
+  const float* c_ptr = c.accumulate ? (c.in_place ? d_dev.data() : c_dev.data()) : nullptr;
+
+  std::vector<double> expected, scale;
+  reference(c, p, a, b, c_in, bias, d_initial, expected, scale);
+
+  std::string error;
+  LtMatmul mm;
+  ASSERT_EQ(mm.init(lt.handle, p.shape, c.epilogue, c.accumulate, workspace.data(), kWorkspaceBytes,
+                    error),
+            STITCH_OK)
+      << error;
+  auto run_and_check = [&](const char* stage) {
+    ASSERT_CUDA(d_dev.upload(d_initial));
+    ASSERT_EQ(mm.run(a_dev.data(), b_dev.data(), c_ptr, d_dev.data(), bias_ptr, c.alpha, c.beta,
+                     nullptr, error),
+              STITCH_OK)
+        << stage << ": " << error;
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> d = d_dev.download();
+    EXPECT_TRUE(testing::all_close(d, expected, tolerance(c), &scale))
+        << stage << " with " << mm.describe();
+    // A rerun gives the same bits.
+    ASSERT_CUDA(d_dev.upload(d_initial));
+    ASSERT_EQ(mm.run(a_dev.data(), b_dev.data(), c_ptr, d_dev.data(), bias_ptr, c.alpha, c.beta,
+                     nullptr, error),
+              STITCH_OK);
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(testing::bitwise_equal(d_dev.download(), d)) << stage << ": rerun differs";
+  };
+  run_and_check("heuristic's first algorithm");
+
+  DeviceBuffer<float> scratch(p.c_elements);
+  ASSERT_EQ(mm.tune(a_dev.data(), b_dev.data(), scratch.data(), bias_ptr, nullptr, error),
+            STITCH_OK)
+      << error;
+  run_and_check("tuned algorithm");
+  const std::string described = mm.describe();
+  if (c.m > 0 && c.n > 0) EXPECT_NE(described.find("algo "), std::string::npos) << described;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MatmulTest, ::testing::ValuesIn(cases()),
+                         testing::case_name<MatmulCase>);
+
+TEST(Matmul, RejectsWhatInitWasNotPromised) {
+  REQUIRE_GPU();
+  LtHandle lt;
+  DeviceBuffer<uint8_t> workspace(kWorkspaceBytes);
+  MatmulShape s;
+  s.m = 8;
+  s.n = 8;
+  s.k = 8;
+  s.lda = s.ldb = s.ldc = 8;
+  DeviceBuffer<float> a(64 + 1), b(64), d(64), bias(8);
+  std::string error;
+  LtMatmul mm;
+  ASSERT_EQ(
+      mm.init(lt.handle, s, MatmulEpilogue::bias, false, workspace.data(), kWorkspaceBytes, error),
+      STITCH_OK)
+      << error;
+  // a + 1 is only 4-byte aligned; init promised 16.
+  EXPECT_EQ(
+      mm.run(a.data() + 1, b.data(), nullptr, d.data(), bias.data(), 1.0f, 0.0f, nullptr, error),
+      STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("aligned"), std::string::npos) << error;
+  EXPECT_EQ(mm.run(a.data(), b.data(), nullptr, d.data(), bias.data(), 1.0f, 0.5f, nullptr, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mm.run(a.data(), b.data(), nullptr, d.data(), nullptr, 1.0f, 0.0f, nullptr, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  // With alignment 4 promised, the same pointer runs.
+  LtMatmul loose;
+  ASSERT_EQ(loose.init(lt.handle, s, MatmulEpilogue::bias, false, workspace.data(), kWorkspaceBytes,
+                       error, 4),
+            STITCH_OK)
+      << error;
+  EXPECT_EQ(
+      loose.run(a.data() + 1, b.data(), nullptr, d.data(), bias.data(), 1.0f, 0.0f, nullptr, error),
+      STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+}
+
+}  // namespace
+}  // namespace stitch::kernels

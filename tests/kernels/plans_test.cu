@@ -1,0 +1,377 @@
+// The host-side halves of the kernel library, without a GPU: the checked-call macros and status
+// codes, Arena arithmetic, the fast divider, dimension coalescing and the elementwise path choice,
+// the reduction and row strategies and workspace sizes, the row-major → cuBLASLt mapping and
+// LtMatmul's argument checks. Label cpu.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kernels/elementwise.cuh"
+#include "kernels/matmul.cuh"
+#include "kernels/reduction.cuh"
+#include "kernels/row.cuh"
+#include "kernels/runtime.cuh"
+#include "stitch/program.h"  // after runtime.cuh: its status macros must be identical redefinitions
+
+namespace stitch::kernels {
+namespace {
+
+// ---- runtime.cuh ----
+
+TEST(Runtime, StatusCodesMatchTheProgramAbi) {
+  // program.h redefined them above without a diagnostic; their values must be what it says.
+  EXPECT_EQ(STITCH_OK, 0);
+  EXPECT_EQ(STITCH_ERROR_INVALID_ARGUMENT, 1);
+  EXPECT_EQ(STITCH_ERROR_CUDA, 2);
+  EXPECT_EQ(STITCH_ERROR_LIBRARY, 3);
+  EXPECT_EQ(STITCH_ERROR_OUT_OF_MEMORY, 4);
+  EXPECT_EQ(STITCH_ERROR_INTERNAL, 5);
+}
+
+int fails_cuda(std::string& error) {
+  STITCH_CHECK_CUDA(cudaSuccess);
+  STITCH_CHECK_CUDA(cudaErrorInvalidValue);
+  return STITCH_OK;
+}
+int fails_allocation(std::string& error) {
+  STITCH_CHECK_CUDA(static_cast<int>(cudaErrorMemoryAllocation));
+  return STITCH_OK;
+}
+int fails_cublas(std::string& error) {
+  STITCH_CHECK_CUBLAS(CUBLAS_STATUS_SUCCESS);
+  STITCH_CHECK_CUBLAS(CUBLAS_STATUS_NOT_SUPPORTED);
+  return STITCH_OK;
+}
+int propagates(std::string& error) {
+  STITCH_CHECK(STITCH_OK);
+  STITCH_CHECK(fails_cublas(error));
+  error = "not reached";
+  return STITCH_OK;
+}
+
+TEST(Runtime, CheckMacrosSetErrorAndReturnStatus) {
+  std::string error;
+  EXPECT_EQ(fails_cuda(error), STITCH_ERROR_CUDA);
+  EXPECT_NE(error.find("plans_test.cu:"), std::string::npos) << error;
+  EXPECT_NE(error.find(": cudaErrorInvalidValue: cudaErrorInvalidValue ("), std::string::npos)
+      << error;
+  EXPECT_EQ(fails_allocation(error), STITCH_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(error.find("cudaErrorMemoryAllocation"), std::string::npos) << error;
+  EXPECT_EQ(fails_cublas(error), STITCH_ERROR_LIBRARY);
+  EXPECT_NE(error.find("CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos) << error;
+  error.clear();
+  EXPECT_EQ(propagates(error), STITCH_ERROR_LIBRARY);
+  EXPECT_NE(error.find("CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos) << error;
+}
+
+TEST(Runtime, ArenaArithmetic) {
+  EXPECT_EQ(Arena::align(0), 0u);
+  EXPECT_EQ(Arena::align(1), 256u);
+  EXPECT_EQ(Arena::align(256), 256u);
+  EXPECT_EQ(Arena::align(257), 512u);
+  ArenaLayout layout;
+  EXPECT_EQ(layout.take(10), 0u);
+  EXPECT_EQ(layout.take(300), 256u);
+  EXPECT_EQ(layout.take(0), 768u);
+  EXPECT_EQ(layout.take(1), 768u);
+  EXPECT_EQ(layout.total(), 1024u);
+  Arena empty;  // nothing reserved: no CUDA call, no pointer
+  std::string error;
+  EXPECT_EQ(empty.reserve(0, error), STITCH_OK);
+  EXPECT_EQ(empty.at(0), nullptr);
+  EXPECT_EQ(empty.bytes(), 0u);
+}
+
+// ---- elementwise.cuh ----
+
+TEST(Elementwise, FastDividerMatchesDivision) {
+  std::mt19937 rng(5);
+  const uint32_t divisors[] = {1,  2,    3,     5,     7,        10,          31,       32,
+                               33, 1000, 65535, 65536, 1u << 30, 2147483647u, 12345679u};
+  for (uint32_t d : divisors) {
+    const detail::FastDivider32 divider(d);
+    const uint32_t numerators[] = {0u, 1u, d - 1, d, d + 1, 2147483647u, 2147483646u};
+    for (uint32_t n : numerators)
+      if (n <= 2147483647u) ASSERT_EQ(divider.div(n), n / d) << n << " / " << d;
+    for (int i = 0; i < 10000; ++i) {
+      const uint32_t n = rng() % 2147483648u;
+      ASSERT_EQ(divider.div(n), n / d) << n << " / " << d;
+    }
+  }
+}
+
+TEST(Elementwise, CoalesceMergesContiguousAndDropsUnitDimensions) {
+  const int64_t shape[4] = {2, 1, 3, 4};
+  const int64_t dense[4] = {12, 12, 4, 1};
+  const int64_t bias[4] = {0, 0, 0, 1};  // [4] over the last dimension
+  {
+    const int64_t* strides[2] = {dense, dense};
+    const auto s = detail::coalesce<2>(4, shape, strides);
+    ASSERT_EQ(s.rank, 1);
+    EXPECT_EQ(s.shape[0], 24);
+    EXPECT_EQ(s.strides[0][0], 1);
+  }
+  {
+    const int64_t* strides[2] = {dense, bias};
+    const auto s = detail::coalesce<2>(4, shape, strides);
+    ASSERT_EQ(s.rank, 2);  // [6, 4]: the bias keeps the last dimension apart
+    EXPECT_EQ(s.shape[0], 6);
+    EXPECT_EQ(s.shape[1], 4);
+    EXPECT_EQ(s.strides[0][0], 4);
+    EXPECT_EQ(s.strides[1][0], 0);
+    EXPECT_EQ(s.strides[1][1], 1);
+  }
+  {
+    const int64_t t_shape[2] = {3, 5};
+    const int64_t t_dense[2] = {5, 1};
+    const int64_t transposed[2] = {1, 3};
+    const int64_t* strides[2] = {t_dense, transposed};
+    EXPECT_EQ(detail::coalesce<2>(2, t_shape, strides).rank, 2);
+  }
+}
+
+// plan_elementwise never dereferences the pointers: fake addresses decide the alignment.
+const void* const kAligned = reinterpret_cast<const void*>(uintptr_t{0x10000});
+const void* const kOdd = reinterpret_cast<const void*>(uintptr_t{0x10004});
+
+// The path, with "_wide" appended when the plan uses 64-bit indices.
+std::string path_of(const void* const (&data)[2], const int (&dtypes)[2], const int64_t* s0,
+                    const int64_t* s1, int rank, const int64_t* shape, bool force_wide = false) {
+  const int64_t* strides[2] = {s0, s1};
+  detail::ElementwiseOptions options;
+  options.force_wide_index = force_wide;
+  detail::ElementwisePlan<1, 1> plan;
+  EXPECT_EQ((detail::plan_elementwise<1, 1>(data, dtypes, strides, rank, shape, options, plan)),
+            cudaSuccess);
+  static const char* const kNames[] = {"empty", "vector4", "strided32", "strided64"};
+  std::string name = kNames[static_cast<int>(plan.path)];
+  if (plan.path == detail::ElementwisePath::vector4 && plan.wide_index) name += "_wide";
+  return name;
+}
+
+TEST(Elementwise, PlanPicksThePath) {
+  const int f32[2] = {kDtypeFloat32, kDtypeFloat32};
+  const void* const aligned[2] = {kAligned, kAligned};
+  const void* const odd_input[2] = {kOdd, kAligned};
+  const int64_t shape[2] = {8, 12};
+  const int64_t dense[2] = {12, 1};
+  const int64_t per_column[2] = {0, 1};
+  const int64_t per_row[2] = {1, 0};
+  const int64_t transposed[2] = {1, 8};
+  EXPECT_EQ(path_of(aligned, f32, dense, dense, 2, shape), "vector4");
+  EXPECT_EQ(path_of(aligned, f32, per_column, dense, 2, shape), "vector4");
+  EXPECT_EQ(path_of(aligned, f32, per_row, dense, 2, shape), "vector4");
+  EXPECT_EQ(path_of(odd_input, f32, dense, dense, 2, shape), "strided32");
+  EXPECT_EQ(path_of(aligned, f32, transposed, dense, 2, shape), "strided32");
+  EXPECT_EQ(path_of(aligned, f32, dense, dense, 2, shape, true), "vector4_wide");
+  EXPECT_EQ(path_of(aligned, f32, transposed, dense, 2, shape, true), "strided64");
+  const int64_t odd_shape[2] = {8, 13};
+  const int64_t odd_dense[2] = {13, 1};
+  const int64_t odd_bias[2] = {0, 1};
+  EXPECT_EQ(path_of(aligned, f32, odd_dense, odd_dense, 2, odd_shape), "vector4");  // one run
+  EXPECT_EQ(path_of(aligned, f32, odd_bias, odd_dense, 2, odd_shape), "strided32");
+  const int i64_f32[2] = {kDtypeInt64, kDtypeFloat32};
+  EXPECT_EQ(path_of(aligned, i64_f32, dense, dense, 2, shape), "strided32");
+  EXPECT_EQ(path_of(aligned, i64_f32, per_row, dense, 2, shape), "vector4");
+  // More than 2^31 elements, or offsets past 2^31: 64-bit indices.
+  const int u8[2] = {kDtypeUInt8, kDtypeUInt8};
+  const int64_t big[1] = {int64_t{1} << 32};
+  const int64_t unit[1] = {1};
+  EXPECT_EQ(path_of(aligned, u8, unit, unit, 1, big), "strided64");
+  EXPECT_EQ(path_of(aligned, f32, unit, unit, 1, big), "vector4_wide");
+  const int64_t far_shape[2] = {2, 3};
+  const int64_t far[2] = {int64_t{1} << 31, 1};
+  const int64_t near[2] = {3, 1};
+  EXPECT_EQ(path_of(aligned, u8, far, near, 2, far_shape), "strided64");
+  const int64_t empty_shape[2] = {0, 3};
+  EXPECT_EQ(path_of(aligned, f32, dense, dense, 2, empty_shape), "empty");
+}
+
+TEST(Elementwise, PlanRejectsBadOperands) {
+  const void* const aligned[2] = {kAligned, kAligned};
+  const void* const null_input[2] = {nullptr, kAligned};
+  const int f32[2] = {kDtypeFloat32, kDtypeFloat32};
+  const int f16[2] = {2, kDtypeFloat32};
+  const int64_t shape[2] = {4, 4};
+  const int64_t dense[2] = {4, 1};
+  const int64_t repeated[2] = {0, 1};
+  const int64_t negative[2] = {-1, 4};
+  const int64_t huge[2] = {int64_t{1} << 40, int64_t{1} << 40};
+  detail::ElementwisePlan<1, 1> plan;
+  const detail::ElementwiseOptions options;
+  auto plan_for = [&](const void* const(&data)[2], const int(&dtypes)[2], const int64_t* in,
+                      const int64_t* out, int rank, const int64_t* dims) {
+    const int64_t* strides[2] = {in, out};
+    return detail::plan_elementwise<1, 1>(data, dtypes, strides, rank, dims, options, plan);
+  };
+  EXPECT_EQ(plan_for(aligned, f32, dense, repeated, 2, shape), cudaErrorInvalidValue);
+  EXPECT_EQ(plan_for(aligned, f16, dense, dense, 2, shape), cudaErrorInvalidValue);
+  EXPECT_EQ(plan_for(null_input, f32, dense, dense, 2, shape), cudaErrorInvalidValue);
+  EXPECT_EQ(plan_for(aligned, f32, dense, dense, 2, negative), cudaErrorInvalidValue);
+  EXPECT_EQ(plan_for(aligned, f32, dense, dense, 2, huge), cudaErrorInvalidValue);  // overflow
+  EXPECT_EQ(plan_for(aligned, f32, dense, dense, kMaxRank + 1, shape), cudaErrorInvalidValue);
+  EXPECT_EQ(plan_for(aligned, f32, dense, repeated, 2, shape), cudaErrorInvalidValue);
+}
+
+// ---- reduction.cuh ----
+
+TEST(Reduction, PlanPicksTheStrategy) {
+  using S = detail::ReduceStrategy;
+  struct Expect {
+    int64_t outer, reduce, inner;
+    S strategy;
+    int64_t splits;
+    int block_x, block_y;
+  };
+  const Expect expectations[] = {
+      {7, 5, 1, S::row_per_warp, 1, 256, 1},
+      {33, 1024, 1, S::row_per_warp, 1, 256, 1},
+      {5, 1025, 1, S::row_per_block, 1, 256, 1},
+      {600, 30000, 1, S::row_per_block, 1, 512, 1},
+      {3, 1048579, 1, S::row_per_block, 128, 512, 1},
+      {1, 5000000, 1, S::row_per_block, 610, 512, 1},
+      {4, 33, 3, S::columns, 1, 4, 64},
+      {2, 3, 64, S::columns, 1, 32, 4},
+      {1, 100000, 5, S::columns, 390, 8, 32},
+      {64, 17, 1000, S::columns, 1, 32, 8},
+  };
+  for (const Expect& e : expectations) {
+    const detail::ReducePlan plan = detail::plan_reduce(e.outer, e.reduce, e.inner);
+    SCOPED_TRACE(std::to_string(e.outer) + "x" + std::to_string(e.reduce) + "x" +
+                 std::to_string(e.inner));
+    EXPECT_EQ(plan.strategy, e.strategy);
+    EXPECT_EQ(plan.splits, e.splits);
+    EXPECT_EQ(plan.block_x, e.block_x);
+    EXPECT_EQ(plan.block_y, e.block_y);
+    // Every reduce index belongs to exactly one split.
+    EXPECT_GE(plan.chunk * plan.splits, e.reduce);
+    EXPECT_LT(plan.chunk * (plan.splits - 1), e.reduce == 0 ? 1 : e.reduce);
+    const size_t bytes = reduce_workspace_bytes(e.outer, e.reduce, e.inner);
+    EXPECT_EQ(bytes, e.splits > 1 ? static_cast<size_t>(e.splits * e.outer * e.inner * 16) : 0u);
+  }
+  EXPECT_EQ(reduce_workspace_bytes(-1, 5, 1), 0u);
+}
+
+// ---- row.cuh ----
+
+TEST(Row, PlanPicksTheStrategy) {
+  using S = detail::RowStrategy;
+  struct Expect {
+    int64_t cols;
+    S strategy;
+    int per_thread;
+  };
+  const Expect expectations[] = {{1, S::warp, 1},     {32, S::warp, 1},     {33, S::warp, 2},
+                                 {1000, S::warp, 32}, {1024, S::warp, 32},  {1025, S::block, 4},
+                                 {2048, S::block, 4}, {2049, S::block, 8},  {8192, S::block, 16},
+                                 {8193, S::loop, 0},  {1 << 20, S::loop, 0}};
+  for (const Expect& e : expectations) {
+    const detail::RowPlan plan = detail::plan_row(e.cols);
+    EXPECT_EQ(plan.strategy, e.strategy) << e.cols;
+    EXPECT_EQ(plan.per_thread, e.per_thread) << e.cols;
+    if (plan.strategy != S::loop)
+      EXPECT_GE(int64_t{plan.per_thread} * (plan.strategy == S::warp ? 32 : plan.threads), e.cols);
+  }
+}
+
+// ---- matmul.cuh ----
+
+TEST(Matmul, RowMajorMapsToTransposedColumnMajor) {
+  MatmulShape s;
+  s.batch = 3;
+  s.m = 5;
+  s.n = 7;
+  s.k = 9;
+  s.lda = 10;
+  s.ldb = 8;
+  s.ldc = 7;
+  s.stride_a = 50;
+  s.stride_b = 0;
+  s.stride_c = 35;
+  detail::LtProblem p;
+  ASSERT_EQ(detail::lt_problem(s, p), "");
+  // cuBLASLt's A is our B ([k, n] row-major = [n, k] column-major), its B our A.
+  EXPECT_EQ(p.op_a, CUBLAS_OP_N);
+  EXPECT_EQ(p.a_rows, 7u);
+  EXPECT_EQ(p.a_cols, 9u);
+  EXPECT_EQ(p.lda, 8);
+  EXPECT_EQ(p.op_b, CUBLAS_OP_N);
+  EXPECT_EQ(p.b_rows, 9u);
+  EXPECT_EQ(p.b_cols, 5u);
+  EXPECT_EQ(p.ldb, 10);
+  EXPECT_EQ(p.c_rows, 7u);
+  EXPECT_EQ(p.c_cols, 5u);
+  EXPECT_EQ(p.stride_a, 0);
+  EXPECT_EQ(p.stride_b, 50);
+  s.trans_a = s.trans_b = true;
+  s.lda = 5;  // A stored [k, m]
+  s.ldb = 9;  // B stored [n, k]
+  ASSERT_EQ(detail::lt_problem(s, p), "");
+  EXPECT_EQ(p.op_a, CUBLAS_OP_T);
+  EXPECT_EQ(p.a_rows, 9u);
+  EXPECT_EQ(p.a_cols, 7u);
+  EXPECT_EQ(p.op_b, CUBLAS_OP_T);
+  EXPECT_EQ(p.b_rows, 5u);
+  EXPECT_EQ(p.b_cols, 9u);
+  s.ldb = 8;
+  EXPECT_NE(detail::lt_problem(s, p), "");  // ldb < k
+  s.ldb = 9;
+  s.stride_c = 0;
+  EXPECT_NE(detail::lt_problem(s, p), "");  // overlapping batched outputs
+  EXPECT_EQ(detail::alignment_of(0, 16), 16u);
+  EXPECT_EQ(detail::alignment_of(200, 16), 8u);
+  EXPECT_EQ(detail::alignment_of(36, 256), 4u);
+}
+
+TEST(Matmul, SharedWeightsBatchFoldsIntoOneGemm) {
+  MatmulShape s;
+  s.batch = 4;
+  s.m = 16;
+  s.n = 24;
+  s.k = 32;
+  s.lda = 32;
+  s.ldb = 24;
+  s.ldc = 24;
+  s.stride_a = 16 * 32;
+  s.stride_b = 0;
+  s.stride_c = 16 * 24;
+  const MatmulShape folded = detail::fold_shared_b(s);
+  EXPECT_EQ(folded.batch, 1);
+  EXPECT_EQ(folded.m, 64);
+  s.stride_a += 1;  // gaps between the batches of A: stays batched
+  EXPECT_EQ(detail::fold_shared_b(s).batch, 4);
+  s.stride_a -= 1;
+  s.trans_a = true;
+  EXPECT_EQ(detail::fold_shared_b(s).batch, 4);
+}
+
+TEST(Matmul, InitRejectsBadArgumentsBeforeTouchingCublas) {
+  MatmulShape s;
+  s.m = 4;
+  s.n = 4;
+  s.k = 0;
+  s.lda = s.ldb = s.ldc = 4;
+  std::string error;
+  LtMatmul mm;
+  EXPECT_EQ(mm.init(nullptr, s, MatmulEpilogue::none, false, nullptr, 0, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("k == 0"), std::string::npos) << error;
+  s.k = 4;
+  EXPECT_EQ(mm.init(nullptr, s, MatmulEpilogue::none, false, nullptr, 0, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("handle"), std::string::npos) << error;
+  EXPECT_EQ(mm.init(nullptr, s, MatmulEpilogue::none, false, nullptr, 0, error, 3),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mm.run(nullptr, nullptr, nullptr, nullptr, nullptr, 1.0f, 0.0f, nullptr, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mm.describe(), "not initialised");
+  EXPECT_FALSE(epilogue_matches_exact_gelu);
+}
+
+}  // namespace
+}  // namespace stitch::kernels

@@ -1,0 +1,93 @@
+// Access arithmetic (access.h): torch's view/expand/slice rules on hand-computed cases.
+#include <gtest/gtest.h>
+
+#include "plan/access.h"
+
+namespace stitch::plan {
+namespace {
+
+const ir::ValueRef kBase{ir::ValueRef::Kind::input, 0, 0};
+
+Access make(std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset = 0) {
+  return Access{kBase, offset, std::move(shape), std::move(strides)};
+}
+
+TEST(Access, ContiguousAndFootprint) {
+  EXPECT_TRUE(contiguous_access(kBase, {2, 3, 4}).is_contiguous());
+  EXPECT_FALSE(make({3, 2}, {1, 3}).is_contiguous());
+  EXPECT_TRUE(make({3, 1}, {1, 7}).is_contiguous());  // size-1 dims have any stride
+  EXPECT_EQ(access_footprint(make({4, 8}, {0, 1})), 8);
+  EXPECT_EQ(access_numel(make({4, 8}, {0, 1})), 32);
+  EXPECT_TRUE(is_full_contiguous(contiguous_access(kBase, {4, 8}), 32));
+  EXPECT_FALSE(is_full_contiguous(make({4, 8}, {8, 1}, 8), 32));
+}
+
+TEST(Access, ReshapeMergesAndSplitsContiguousDims) {
+  auto merged = reshape_access(contiguous_access(kBase, {2, 3, 4}), {6, 4});
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(merged->strides, (std::vector<int64_t>{4, 1}));
+  auto split = reshape_access(make({6, 4}, {8, 1}, 3), {2, 3, 4});  // row-padded rows
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->strides, (std::vector<int64_t>{24, 8, 1}));
+  EXPECT_EQ(split->offset, 3);
+}
+
+TEST(Access, ReshapeOfTransposedFails) {
+  const Access transposed = make({4, 3}, {1, 4});
+  EXPECT_FALSE(reshape_access(transposed, {12}));
+  // Splitting a dim of a transposed tensor is still a view.
+  auto split = reshape_access(transposed, {2, 2, 3});
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->strides, (std::vector<int64_t>{2, 1, 4}));
+}
+
+TEST(Access, ReshapeHandlesSizeOneDimsAndScalars) {
+  auto added = reshape_access(make({4, 256}, {256, 1}), {1, 4, 1, 256});
+  ASSERT_TRUE(added);
+  EXPECT_EQ(added->shape, (std::vector<int64_t>{1, 4, 1, 256}));
+  auto scalar = reshape_access(make({}, {}), {1, 1});
+  ASSERT_TRUE(scalar);
+  EXPECT_FALSE(reshape_access(make({4}, {1}), {5}));
+}
+
+TEST(Access, BroadcastRightAligned) {
+  auto full = broadcast_access(make({3, 1}, {1, 1}), {2, 3, 4});
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->strides, (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_FALSE(broadcast_access(make({3}, {1}), {3, 4}));
+}
+
+TEST(Access, PermuteSliceSelectSqueeze) {
+  const Access x = contiguous_access(kBase, {2, 3, 4});
+  EXPECT_EQ(permute_access(x, {2, 0, 1}).strides, (std::vector<int64_t>{1, 12, 4}));
+  const Access sliced = slice_access(x, 2, 1, 100, 2);  // end clamps to 4
+  EXPECT_EQ(sliced.shape, (std::vector<int64_t>{2, 3, 2}));
+  EXPECT_EQ(sliced.strides, (std::vector<int64_t>{12, 4, 2}));
+  EXPECT_EQ(sliced.offset, 1);
+  const Access negative = slice_access(x, 1, -2, INT64_MAX, 1);
+  EXPECT_EQ(negative.shape[1], 2);
+  EXPECT_EQ(negative.offset, 4);
+  const Access selected = select_access(x, 1, -1);
+  EXPECT_EQ(selected.shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(selected.offset, 8);
+  EXPECT_EQ(squeeze_access(make({2, 1, 4}, {4, 4, 1}), {0, 1}).shape,
+            (std::vector<int64_t>{2, 4}));  // dim 0 is not size 1: kept
+  EXPECT_EQ(unsqueeze_access(x, 3).shape, (std::vector<int64_t>{2, 3, 4, 1}));
+}
+
+TEST(Access, Unfold) {
+  auto windows = unfold_access(contiguous_access(kBase, {10}), 0, 4, 2);
+  ASSERT_TRUE(windows);
+  EXPECT_EQ(windows->shape, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(windows->strides, (std::vector<int64_t>{2, 1}));
+  EXPECT_FALSE(unfold_access(contiguous_access(kBase, {3}), 0, 4, 1));
+}
+
+TEST(Access, WrapDim) {
+  EXPECT_EQ(wrap_dim(-1, 3), 2);
+  EXPECT_FALSE(wrap_dim(3, 3));
+  EXPECT_EQ(wrap_dim(-1, 0), 0);
+}
+
+}  // namespace
+}  // namespace stitch::plan

@@ -1,0 +1,175 @@
+// Cost model, kernel choice and memory planning on small plans built through make_plan.
+#include <gtest/gtest.h>
+
+#include "plan/cost_model.h"
+#include "plan/kernel_choice.h"
+#include "plan/planner.h"
+#include "plan_test_graphs.h"
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+Plan plan_of(ir::Graph& graph) {
+  auto plan = make_plan(graph, {});
+  EXPECT_TRUE(plan.ok()) << plan.error().message;
+  return plan.ok() ? *plan : Plan{};
+}
+
+TEST(CostModel, RooflineFloor) {
+  const GpuPeaks peaks = h200_peaks();
+  // 67e12 flop/s: 67e6 flops take 1 us; 4800 GB/s: 4.8e6 bytes take 1 us.
+  EXPECT_DOUBLE_EQ(roofline_floor_us(67e6, 0, peaks), 1.0);
+  EXPECT_DOUBLE_EQ(roofline_floor_us(0, 4.8e6, peaks), 1.0);
+  EXPECT_DOUBLE_EQ(roofline_floor_us(67e6, 9.6e6, peaks), 2.0);
+}
+
+TEST(CostModel, GemmIsComputeBoundElementwiseMemoryBound) {
+  GraphBuilder b;
+  auto x = b.input("x", {2048, 2048});
+  auto w = b.input("w", {2048, 2048});
+  auto mm = b.node("mm", Op::mm, {ref(x), ref(w)}, {2048, 2048});
+  auto e = b.node("e", Op::exp, {ref(x)}, {2048, 2048});
+  b.output(mm);
+  b.output(e);
+  const Plan plan = plan_of(b.graph());
+  ASSERT_EQ(plan.subtasks.size(), 2u);
+  const Subtask& gemm = plan.subtasks[0];
+  EXPECT_DOUBLE_EQ(gemm.flops, 2.0 * 2048 * 2048 * 2048);
+  EXPECT_DOUBLE_EQ(gemm.bytes, 3.0 * 2048 * 2048 * 4);
+  EXPECT_EQ(gemm.bound, Bound::compute);
+  EXPECT_EQ(gemm.kernel, "cublaslt_matmul");
+  const Subtask& exp = plan.subtasks[1];
+  EXPECT_DOUBLE_EQ(exp.bytes, 2.0 * 2048 * 2048 * 4);
+  EXPECT_EQ(exp.bound, Bound::memory);
+  EXPECT_EQ(exp.tunables.at("vector_width"), 4);
+  EXPECT_NEAR(plan.floor_us, gemm.floor_us + exp.floor_us, 1e-9);
+}
+
+TEST(CostModel, TinyWorkIsLatencyBound) {
+  GraphBuilder b;
+  auto x = b.input("x", {16});
+  b.output(b.node("r", Op::relu, {ref(x)}, {16}));
+  EXPECT_EQ(plan_of(b.graph()).subtasks[0].bound, Bound::latency);
+}
+
+TEST(KernelChoice, ReduceLaunchMirrorsTheLibrary) {
+  // Hand-computed from kernels/reduction.cuh's detail::plan_reduce.
+  struct Case {
+    int64_t outer, reduce, inner;
+    ReduceStrategy strategy;
+    int64_t block_x, block_y, splits, workspace;
+  } cases[] = {
+      {4096, 4096, 1, ReduceStrategy::row_per_block, 256, 1, 1, 0},
+      {65536, 64, 1, ReduceStrategy::row_per_warp, 256, 1, 1, 0},
+      {4, 1 << 22, 1, ReduceStrategy::row_per_block, 512, 1, 256, 256 * 4 * 16},
+      {64, 256, 512, ReduceStrategy::columns, 32, 8, 1, 0},
+      {1, 1 << 16, 32, ReduceStrategy::columns, 32, 8, 256, 256 * 32 * 16},
+      {1, 3, 4, ReduceStrategy::columns, 4, 4, 1, 0},
+  };
+  for (const Case& c : cases) {
+    const ReduceLaunch launch = plan_reduce_launch(c.outer, c.reduce, c.inner);
+    EXPECT_EQ(launch.strategy, c.strategy) << c.outer << "x" << c.reduce << "x" << c.inner;
+    EXPECT_EQ(launch.block_x, c.block_x);
+    EXPECT_EQ(launch.block_y, c.block_y);
+    EXPECT_EQ(launch.splits, c.splits);
+    EXPECT_EQ(launch.workspace_bytes, c.workspace);
+  }
+}
+
+TEST(KernelChoice, SplitReductionWorkspaceSizesTheArena) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 1 << 22});
+  b.output(b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {4}));
+  const Plan plan = plan_of(b.graph());
+  ASSERT_EQ(plan.subtasks.size(), 1u);
+  EXPECT_EQ(plan.subtasks[0].tunables.at("splits"), 256);
+  EXPECT_EQ(plan.host.library_workspace_bytes, 256 * 4 * 16);
+  EXPECT_EQ(plan.host.workspace_bytes, 256 * 4 * 16);  // the output goes to the caller
+}
+
+TEST(KernelChoice, RowStrategyFollowsTheRowLength) {
+  for (auto [cols, strategy] :
+       {std::pair{768, RowStrategy::warp}, std::pair{4096, RowStrategy::block},
+        std::pair{16384, RowStrategy::loop}}) {
+    GraphBuilder b;
+    auto x = b.input("x", {256, cols});
+    b.output(b.node("softmax", Op::softmax, {ref(x), integer(1), flag(false)}, {256, cols}));
+    const Plan plan = plan_of(b.graph());
+    ASSERT_EQ(plan.subtasks.size(), 1u);
+    EXPECT_EQ(plan.subtasks[0].tunables.at("row_strategy"), static_cast<int64_t>(strategy));
+  }
+}
+
+TEST(MemoryPlan, ArenaReusesDeadIntermediatesAndOutputsGoToTheCaller) {
+  GraphBuilder b;
+  auto x = b.input("x", {1024});
+  // a is read by two reductions (so stored), then dead; d, stored for two more reductions, is
+  // written after a's last read and takes a's slot.
+  auto a = b.node("a", Op::exp, {ref(x)}, {1024});
+  auto s = b.node("s", Op::sum_dim_intlist, {ref(a), ints({0}), flag(true)}, {1});
+  auto m = b.node("m", Op::amax, {ref(a), ints({0}), flag(true)}, {1});
+  auto d = b.node("d", Op::mul_tensor, {ref(x), ref(s)}, {1024});
+  auto e1 = b.node("e1", Op::amax, {ref(d), ints({0}), flag(true)}, {1});
+  auto e2 = b.node("e2", Op::amin, {ref(d), ints({0}), flag(true)}, {1});
+  b.output(b.node("u", Op::add_tensor, {ref(e1), ref(e2)}, {1}));
+  b.output(m);
+  const Plan plan = plan_of(b.graph());
+  std::map<std::string, BufferSlot> slots;
+  for (const BufferSlot& slot : plan.buffers)
+    slots[slot.value] = slot;
+  ASSERT_TRUE(slots.count("a") && slots.count("s") && slots.count("d") && slots.count("u"));
+  EXPECT_EQ(slots["u"].where, BufferSlot::Where::output);
+  EXPECT_EQ(slots["m"].where, BufferSlot::Where::output);
+  EXPECT_EQ(slots["a"].where, BufferSlot::Where::arena);
+  EXPECT_EQ(slots["d"].offset, slots["a"].offset);   // reused
+  EXPECT_NE(slots["s"].offset, slots["a"].offset);   // live together with a and d
+  EXPECT_EQ(plan.host.workspace_bytes, 4096 + 256);  // e1 also reuses s's slot
+  EXPECT_EQ(plan.host.library_workspace_bytes, 0);
+}
+
+TEST(MemoryPlan, ParamOnlyWorkRunsAtInit) {
+  GraphBuilder b;
+  auto x = b.input("x", {8, 4});
+  auto w = b.param("w", {4});
+  b.param("unused", {4});
+  auto scaled = b.node("scaled", Op::mul_tensor, {ref(w), num(2.0)}, {4});
+  b.output(b.node("y", Op::mul_tensor, {ref(x), ref(scaled)}, {8, 4}));
+  const Plan plan = plan_of(b.graph());
+  ASSERT_EQ(plan.subtasks.size(), 2u);
+  EXPECT_TRUE(plan.subtasks[0].at_init);
+  EXPECT_FALSE(plan.subtasks[1].at_init);
+  EXPECT_EQ(plan.host.persistent_bytes, 256);
+  ASSERT_EQ(plan.param_preps.size(), 2u);
+  EXPECT_EQ(plan.param_preps[0].action, "init_only");
+  EXPECT_EQ(plan.param_preps[1].action, "unused");
+  // Init-time work does not count towards the per-forward floor.
+  EXPECT_DOUBLE_EQ(plan.floor_us, plan.subtasks[1].floor_us);
+}
+
+TEST(Planner, DumpAfterEachPass) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 8});
+  b.output(b.node("mean", Op::mean_dim, {ref(x), ints({1})}, {4}));
+  for (const PassInfo& pass : plan_passes()) {
+    PlanOptions options;
+    options.dump_after = std::string(pass.name);
+    std::string dumped;
+    options.dump = [&](std::string_view name, const std::string& text) {
+      EXPECT_EQ(name, pass.name);
+      dumped = text;
+    };
+    ASSERT_TRUE(make_plan(b.graph(), options).ok());
+    EXPECT_FALSE(dumped.empty()) << pass.name;
+  }
+  PlanOptions bad;
+  bad.dump_after = "nonsense";
+  auto refused = make_plan(b.graph(), bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("unknown pass 'nonsense'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stitch::plan

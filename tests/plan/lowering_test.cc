@@ -1,0 +1,189 @@
+// Pass "lower": each composite becomes the primitives the table in pass_lowering.cc promises, and
+// the result verifies and keeps its output types.
+#include <gtest/gtest.h>
+
+#include "plan_test_graphs.h"
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+ir::Graph lower(ir::Graph& graph, PlanOptions options = {}) {
+  EXPECT_TRUE(ir::verify(graph).ok());
+  auto lowered = lower_composites(graph, options);
+  EXPECT_TRUE(lowered.ok()) << lowered.error().message;
+  if (!lowered.ok()) return {};
+  EXPECT_TRUE(ir::verify(*lowered).ok()) << ir::verify(*lowered).error().message;
+  EXPECT_TRUE(check_shapes(*lowered, options).ok());
+  return *lowered;
+}
+
+TEST(Lowering, MeanIsSumThenDivide) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 6, 5});
+  b.output(b.node("mean", Op::mean_dim, {ref(x), ints({1})}, {4, 5}));
+  const ir::Graph g = lower(b.graph());
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, Op::sum_dim_intlist);
+  EXPECT_EQ(g.nodes[1].op, Op::div_tensor);
+  EXPECT_EQ(g.nodes[1].id, "mean");  // the result keeps the captured id
+  EXPECT_EQ(*g.nodes[1].args[1].as_double(), 6.0);
+}
+
+TEST(Lowering, NonAdjacentSumReducesBlockByBlock) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3, 4, 5});
+  b.output(b.node("sum", Op::sum_dim_intlist, {ref(x), ints({0, 2, 3})}, {3}));
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 2);  // dims {2,3}, then {0}
+  EXPECT_EQ(g.type_of(g.outputs[0]).shape, (std::vector<int64_t>{3}));
+}
+
+TEST(Lowering, SizeOneReductionsAreViews) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 1});
+  auto max = b.multi("max", Op::max_dim, {ref(x), integer(1), flag(true)}, {{4, 1}, {4, 1}});
+  b.graph().nodes.back().outputs[1].dtype = ir::DType::int64;
+  b.output(max);
+  b.output(ir::ValueRef{ir::ValueRef::Kind::node, max.index, 1});
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::max_dim), 0);
+  EXPECT_EQ(count_op(g, Op::full), 1);  // indices are all zero
+}
+
+TEST(Lowering, MaxDimWithoutIndicesIsAmax) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 8});
+  auto max = b.multi("max", Op::max_dim, {ref(x), integer(1)}, {{4}, {4}});
+  b.graph().nodes.back().outputs[1].dtype = ir::DType::int64;
+  b.output(max);
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::amax), 1);
+  EXPECT_EQ(count_op(g, Op::max_dim), 0);
+}
+
+TEST(Lowering, BatchNormOverNchwUsesTotalVariance) {
+  GraphBuilder b;
+  auto x = b.input("x", {8, 4, 6, 6});
+  auto w = b.param("w", {4});
+  auto bias = b.param("b", {4});
+  auto mean = b.param("rm", {4});
+  auto var = b.param("rv", {4});
+  b.output(
+      b.multi("bn", Op::batch_norm_functional,
+              {ref(x), ref(w), ref(bias), ref(mean), ref(var), flag(true), num(0.1), num(1e-5)},
+              {{8, 4, 6, 6}, {4}, {4}, {4}, {4}}));
+  const ir::Graph g = lower(b.graph());
+  // Per (n, c) statistics over H, W, then combined over N: two sums (mean, variance).
+  EXPECT_EQ(count_op(g, Op::var_mean_correction), 1);
+  EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 2);
+  EXPECT_EQ(count_op(g, Op::rsqrt), 1);
+  EXPECT_EQ(g.nodes[g.outputs[0].index].id, "bn");
+}
+
+TEST(Lowering, InstanceNormBecomesLayerNormRows) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 32, 8, 8});
+  b.output(b.multi("in", Op::batch_norm_no_stats,
+                   {ref(x), ir::Arg{}, ir::Arg{}, flag(true), num(0.1), num(1e-5)},
+                   {{1, 32, 8, 8}, {32}, {32}}));
+  const ir::Graph g = lower(b.graph());
+  ASSERT_EQ(count_op(g, Op::native_layer_norm), 1);
+  EXPECT_EQ(*g.nodes[0].args[1].as_int_list(), (std::vector<int64_t>{8, 8}));
+}
+
+TEST(Lowering, SoftmaxOverMiddleDimDuplicatesExpForFusion) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 16, 8});
+  b.output(b.node("softmax", Op::softmax, {ref(x), integer(1), flag(false)}, {4, 16, 8}));
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::amax), 1);
+  EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 1);
+  EXPECT_EQ(count_op(g, Op::exp), 2);
+  EXPECT_EQ(count_op(g, Op::softmax), 0);
+  // Over the last dim it stays a row op.
+  GraphBuilder last;
+  auto y = last.input("y", {4, 16});
+  last.output(last.node("softmax", Op::softmax, {ref(y), integer(-1), flag(false)}, {4, 16}));
+  EXPECT_EQ(count_op(lower(last.graph()), Op::softmax), 1);
+}
+
+TEST(Lowering, LayerNormWithFewLongRowsIsSplit) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 1 << 20});
+  b.output(b.multi("ln", Op::native_layer_norm,
+                   {ref(x), ints({1 << 20}), ir::Arg{}, ir::Arg{}, num(1e-5)},
+                   {{4, 1 << 20}, {4, 1}, {4, 1}}));
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::native_layer_norm), 0);
+  EXPECT_EQ(count_op(g, Op::var_mean_correction), 1);
+}
+
+TEST(Lowering, AddmmWithColumnBiasAndGemv) {
+  GraphBuilder b;
+  auto bias = b.input("bias", {8, 1});
+  auto a = b.input("a", {8, 16});
+  auto w = b.input("w", {16, 4});
+  auto v = b.input("v", {16, 1});
+  b.output(b.node("addmm", Op::addmm, {ref(bias), ref(a), ref(w)}, {8, 4}));
+  b.output(b.node("gemv", Op::mm, {ref(a), ref(v)}, {8, 1}));
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::addmm), 0);
+  EXPECT_EQ(count_op(g, Op::mm), 1);               // the addmm's product
+  EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 1);  // the matrix-vector product
+}
+
+TEST(Lowering, LogsumexpAndNorm) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 8});
+  b.output(b.node("lse", Op::logsumexp, {ref(x), ints({1})}, {4}));
+  b.output(b.node("norm", Op::linalg_vector_norm, {ref(x), num(2.0), ints({1})}, {4}));
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::logsumexp), 0);
+  EXPECT_EQ(count_op(g, Op::amax), 1);
+  EXPECT_EQ(count_op(g, Op::sqrt), 1);
+  EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 2);
+}
+
+TEST(Lowering, TilingPoolsAreViewsAndReductions) {
+  GraphBuilder b;
+  auto x = b.input("x", {8, 1, 1, 64});
+  auto max = b.multi("max", Op::max_pool2d_with_indices, {ref(x), ints({1, 2}), ints({1, 2})},
+                     {{8, 1, 1, 32}, {8, 1, 1, 32}});
+  b.graph().nodes.back().outputs[1].dtype = ir::DType::int64;
+  auto y = b.input("y", {2, 3, 9, 8});
+  auto avg = b.node("avg", Op::avg_pool2d, {ref(y), ints({2, 2})}, {2, 3, 4, 4});  // drops row 8
+  b.output(max);
+  b.output(avg);
+  EXPECT_TRUE(check_coverage(b.graph()).ok());
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::max_pool2d_with_indices) + count_op(g, Op::avg_pool2d), 0);
+  EXPECT_EQ(count_op(g, Op::amax), 1);             // the window is one block (1 x 2)
+  EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 2);  // 2 x 2 windows: two blocks
+  EXPECT_EQ(count_op(g, Op::slice_tensor), 1);
+  // Overlapping windows are refused.
+  GraphBuilder overlap;
+  auto z = overlap.input("z", {1, 1, 8, 8});
+  overlap.output(
+      overlap.node("pool", Op::avg_pool2d, {ref(z), ints({3, 3}), ints({1, 1})}, {1, 1, 6, 6}));
+  EXPECT_FALSE(check_coverage(overlap.graph()).ok());
+}
+
+TEST(Lowering, BatchNormRunningStatsUseIsRefused) {
+  GraphBuilder b;
+  auto x = b.input("x", {8, 4});
+  auto p = b.param("p", {4});
+  auto bn = b.multi("bn", Op::batch_norm_functional,
+                    {ref(x), ref(p), ref(p), ref(p), ref(p), flag(true), num(0.1), num(1e-5)},
+                    {{8, 4}, {4}, {4}, {4}, {4}});
+  b.output(bn);
+  b.output(ir::ValueRef{ir::ValueRef::Kind::node, bn.index, 3});
+  auto lowered = lower_composites(b.graph(), {});
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_NE(lowered.error().message.find("node 'bn'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stitch::plan
