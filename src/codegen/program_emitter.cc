@@ -780,10 +780,9 @@ class ProgramEmitter {
       out.line("for (int p = 0; p < kParamsCount; ++p)");
       out.line("  STITCH_CHECK(check_tensor(params[p], kParams[p], \"param\", p, error));");
     }
+    // Init work runs on the default stream and is synchronized before returning: nothing it
+    // starts outlives stitch_init, and the program creates no stream of its own.
     out.line("cudaStream_t stream = nullptr;");
-    out.line("STITCH_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));");
-    out.line("struct StreamGuard {{ cudaStream_t s; ~StreamGuard() {{ cudaStreamDestroy(s); }} }} "
-             "guard{{stream}};");
     out.line("STITCH_CHECK_CUDA(cudaMalloc(&s->persistent, {}));", std::max<int64_t>(persistent_total_, 256));
     for (size_t p = 0; p < graph.params.size(); ++p)
       out.line("STITCH_CHECK_CUDA(cudaMemcpyAsync(s->persistent + {}, params[{}].data, {}, "

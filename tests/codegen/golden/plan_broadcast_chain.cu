@@ -116,8 +116,6 @@ int init_state(State* s, const stitch_tensor* params, int n_params) {
   for (int p = 0; p < kParamsCount; ++p)
     STITCH_CHECK(check_tensor(params[p], kParams[p], "param", p, error));
   cudaStream_t stream = nullptr;
-  STITCH_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard { cudaStream_t s; ~StreamGuard() { cudaStreamDestroy(s); } } guard{stream};
   STITCH_CHECK_CUDA(cudaMalloc(&s->persistent, 2304));
   STITCH_CHECK_CUDA(cudaMemcpyAsync(s->persistent + 0, params[0].data, 256, cudaMemcpyDeviceToDevice, stream));
   STITCH_CHECK_CUDA(cudaMemcpyAsync(s->persistent + 256, params[1].data, 2048, cudaMemcpyDeviceToDevice, stream));

@@ -117,8 +117,6 @@ int init_state(State* s, const stitch_tensor* params, int n_params) {
   for (int p = 0; p < kParamsCount; ++p)
     STITCH_CHECK(check_tensor(params[p], kParams[p], "param", p, error));
   cudaStream_t stream = nullptr;
-  STITCH_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard { cudaStream_t s; ~StreamGuard() { cudaStreamDestroy(s); } } guard{stream};
   STITCH_CHECK_CUDA(cudaMalloc(&s->persistent, 8396800));
   STITCH_CHECK_CUDA(cudaMemcpyAsync(s->persistent + 0, params[0].data, 8388608, cudaMemcpyDeviceToDevice, stream));
   STITCH_CHECK_CUDA(cudaMemcpyAsync(s->persistent + 8388608, params[1].data, 8192, cudaMemcpyDeviceToDevice, stream));

@@ -129,8 +129,6 @@ int init_state(State* s, const stitch_tensor* params, int n_params) {
     return STITCH_ERROR_INVALID_ARGUMENT;
   }
   cudaStream_t stream = nullptr;
-  STITCH_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard { cudaStream_t s; ~StreamGuard() { cudaStreamDestroy(s); } } guard{stream};
   STITCH_CHECK_CUDA(cudaMalloc(&s->persistent, 256));
   size_t reduce_scratch_bytes = 0;
   reduce_scratch_bytes = std::max(reduce_scratch_bytes, reduce_workspace_bytes(16, 64, 4096));
