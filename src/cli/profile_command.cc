@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/task_capture.h"
 #include "harness/harness.h"
 #include "run/run_dir.h"
 #include "util/fs.h"
@@ -93,27 +94,14 @@ Result<run::RunDir> prepare_run(const ProfileCommandOptions& options,
                                 bool capture) {
   fs::path target = options.target;
   if (fs::is_directory(target)) return run::RunDir::open(target);
+  if (capture) {
+    bool bad_input = false;  // profile reports every capture failure alike
+    return capture_task_into_new_run(target, options.runs_dir, *location, bad_input);
+  }
   STITCH_ASSIGN_OR_RETURN(run::RunDir run,
                           run::RunDir::create(options.runs_dir, run::task_name_from_path(target)));
   STITCH_ASSIGN_OR_RETURN(std::string source, read_file(target));
   STITCH_TRY(run.write_text("task.py", source));
-  if (!capture) return run;
-  (void)run.events().append("capture.start", {{"task_file", fs::absolute(target).string()}});
-  fmt::print(stderr, "capturing {} → {}\n", target.string(), run.root().string());
-  SystemProcessRunner process_runner;
-  harness::PythonHarness torch_harness(*location, process_runner);
-  harness::CaptureRequest request;
-  request.task_file = target;
-  request.out_dir = run.root();
-  request.reference = false;
-  harness::CaptureOutcome outcome = torch_harness.capture(request);
-  if (!outcome.captured) {
-    (void)run.set_status(
-        run::RunStatus::failed,
-        {{"stage", "capture"}, {"category", outcome.category}, {"message", outcome.message}});
-    return make_error("capturing {}: {}", target.string(), outcome.message);
-  }
-  (void)run.events().append("capture.done", {{"nodes", outcome.nodes}});
   return run;
 }
 

@@ -5,13 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "verify/verify_report.h"  // timing_stats: the medians the report itself uses
+
 namespace stitch {
 namespace {
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+double median(std::span<const double> values) {
+  return timing_stats({values.begin(), values.end()})->median_ms;  // callers ensure non-empty
 }
 
 }  // namespace
@@ -34,8 +34,8 @@ TimingBasisDecision choose_timing_basis(std::span<const double> stream_ms,
   }
   std::vector<double> gaps(stream_ms.size());
   for (size_t i = 0; i < gaps.size(); ++i) gaps[i] = synced_ms[i] - stream_ms[i];
-  double stream_median = median({stream_ms.begin(), stream_ms.end()});
-  decision.excess_gap_ms = median(gaps) - median({empty_gap_ms.begin(), empty_gap_ms.end()});
+  double stream_median = median(stream_ms);
+  decision.excess_gap_ms = median(gaps) - median(empty_gap_ms);
   double allowed = std::max(kOffStreamMinMs, kOffStreamFraction * stream_median);
   if (decision.excess_gap_ms > allowed) {
     decision.basis = TimingBasis::synced;
