@@ -2,20 +2,30 @@
 # The one script run on the lent GPU machine (see README): environment report, the gpu-labelled
 # tests from the carried build, the verification smoke runs and benchmarks; a short table last.
 # Usage on the device: scripts/gpu_check.sh [BUILD_DIR]   (default build-device, built here by
-# scripts/build_device.sh and carried along). Full logs go to $OUT when it is set.
+# scripts/build_device.sh and carried along). Full logs go to $OUT/gpu-logs.tgz when OUT is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-device}
-# Sections to run (default all): STITCH_GPU_CHECK="tests bench sweep profile generated"
+# Sections to run (default all but kb): STITCH_GPU_CHECK="tests bench sweep profile generated kb"
+#   kb: scripts/kb_coverage.sh over $STITCH_KB_DIRS (default ".kb/level2 .kb/level3_mlp"; stage
+#   them with scripts/stage_kernelbench.sh and carry .kb)
 sections=" ${STITCH_GPU_CHECK:-tests bench sweep profile generated} "
 want() { [[ "$sections" == *" $1 "* ]]; }
-out=${OUT:-/tmp/stitch-gpu-out}
-mkdir -p "$out"
+# Logs go to a scratch directory, packed into $OUT/gpu-logs.tgz at the end (the device tool
+# returns only a few files).
+out=$(mktemp -d /tmp/stitch-gpu-logs.XXXXXX)
+pack_logs() { [ -n "${OUT:-}" ] && tar -czf "$OUT/gpu-logs.tgz" -C "$out" . ; }
+trap pack_logs EXIT
 export PATH=/usr/local/cuda/bin:$PATH
-# The carried build refers to the checkout by the path it was configured at; make it valid here.
+# The carried build refers to the checkout, and to itself, by the paths it was configured at
+# (build_device.sh builds in build-device-work/); make both valid here.
 configured=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
 if [ -n "$configured" ] && [ "$configured" != "$(pwd)" ] && [ ! -e "$configured" ]; then
   mkdir -p "$(dirname "$configured")" && ln -s "$(pwd)" "$configured"
+fi
+built_at=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
+  mkdir -p "$(dirname "$built_at")" && ln -s "$(realpath "$build")" "$built_at"
 fi
 
 declare -a table
@@ -34,7 +44,11 @@ ldd "$build/stitchcuda" | grep -E "not found" && row "missing libraries" "see lo
 
 if want tests; then
 echo "== gpu tests"
-if ctest --test-dir "$build" -L gpu --output-on-failure -j 4 > "$out/ctest-gpu.log" 2>&1; then
+# STITCH_CTEST_EXCLUDE: a ctest -E regex of gpu tests to leave out (e.g. python_harness_gpu, ~3 min)
+# STITCH_CTEST_ONLY: a ctest -R regex (only those gpu tests)
+if ctest --test-dir "$build" -L gpu ${STITCH_CTEST_EXCLUDE:+-E "$STITCH_CTEST_EXCLUDE"} \
+    ${STITCH_CTEST_ONLY:+-R "$STITCH_CTEST_ONLY"} \
+    --output-on-failure -j 4 > "$out/ctest-gpu.log" 2>&1; then
   row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
 else
   row "ctest -L gpu" "FAILED: $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
@@ -98,6 +112,14 @@ PY
   grep -q '"outcome": "passed"' "$out/gen-$name.json" && passed=$((passed + 1))
 done
 row "generated programs passing verify" "$passed / $total"
+fi
+
+if want kb; then
+  echo "== built-in Coder on KernelBench (scripts/kb_coverage.sh ${STITCH_KB_DIRS:-.kb/level2 .kb/level3_mlp})"
+  scripts/kb_coverage.sh "$build" "$out/kb" ${STITCH_KB_DIRS:-.kb/level2 .kb/level3_mlp} 2> "$out/kb.log"
+  tail -25 "$out/kb.log"
+  [ -f "$out/kb/coverage.md" ] && cp "$out/kb/coverage.md" "$out/kb/results.jsonl" "${OUT:-$out}/" 2>/dev/null
+  row "kb coverage" "$(grep -c '"status": "passed"' "$out/kb/results.jsonl" 2>/dev/null) passed (see coverage.md)"
 fi
 
 echo

@@ -11,4 +11,7 @@ rm -rf .kb && mkdir -p .kb
 for level in level1 level2 level3; do
   [ -d "$source_dir/$level" ] && cp -r "$source_dir/$level" .kb/
 done
+# The level-3 MLP tasks on their own (issue 4 measures them against reduce-overhead).
+mkdir -p .kb/level3_mlp
+find .kb/level3 -maxdepth 1 -name '*MLP*.py' -exec cp {} .kb/level3_mlp/ \; 2>/dev/null || true
 du -sh .kb

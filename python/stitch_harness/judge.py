@@ -4,6 +4,8 @@ Subcommands (one table, like the package's __main__):
   serve          hold the reference, export IPC slots, compare the runner's outputs (judge_serve)
   baseline       time eager / torch.compile / reduce-overhead, each in a fresh process, cached
   baseline-mode  one mode in this process (what `baseline` runs in its children)
+  baseline-batch baselines of many tasks: parallel torch.compile warm-up, then serial timing
+  baseline-batch-mode  one mode for many tasks in this process (what `baseline-batch` runs)
 Exit codes: 0 success, 1 failure, 2 bad usage.
 """
 
@@ -76,6 +78,9 @@ def add_baseline_arguments(parser):
     parser.add_argument("--timing-sets", type=int, default=4)
     parser.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--cache-only", action="store_true",
+                        help="time nothing: write what the cache holds, with the modes it lacks "
+                             "under \"missing\"")
     parser.add_argument("--child-timeout", type=float, default=1800.0, metavar="S",
                         help="seconds allowed per mode's process (1800)")
 
@@ -99,8 +104,13 @@ def run_baseline(args) -> int:
                               warmup=args.warmup, timing_sets=args.timing_sets,
                               device=args.device, task=args.task,
                               cache_dir=None if args.no_cache else args.cache_dir,
-                              child_timeout_s=args.child_timeout)
+                              child_timeout_s=args.child_timeout, cache_only=args.cache_only)
     result = baseline(options, args.out, log=lambda line: print(line, file=sys.stderr))
+    if args.cache_only:
+        missing = result["missing"]
+        print(f"cache: {'lacks ' + ', '.join(missing) if missing else 'complete'}",
+              file=sys.stderr)
+        return 0
     failed = [m for m, e in result["modes"].items() if "error" in e]
     for mode, entry in result["modes"].items():
         if "error" in entry:
@@ -133,6 +143,95 @@ def run_baseline_mode(args) -> int:
     return 0
 
 
+def add_baseline_batch_arguments(parser):
+    from .judge_baseline import DEFAULT_CACHE_DIR
+
+    parser.add_argument("--graph-dir", action="append", required=True, metavar="DIR",
+                        dest="graph_dirs", help="a capture directory (repeat for each task)")
+    parser.add_argument("--out-dir", required=True, metavar="D",
+                        help="one <task name>.json per task, as `baseline --out` writes it")
+    parser.add_argument("--track", default="fp32", choices=("fp32", "tf32", "bf16"))
+    parser.add_argument("--device", default="cuda", help="device (cuda, cuda:N, cpu)")
+    parser.add_argument("--modes", default="eager,compile,reduce-overhead")
+    parser.add_argument("--info-modes", default="eager")
+    parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--timing-sets", type=int, default=4)
+    parser.add_argument("--warm-jobs", type=int, default=8, metavar="N",
+                        help="tasks compiled side by side before timing (8; 0: no warm-up)")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="only warm the torch.compile caches (time nothing); a later run "
+                             "times against them")
+    parser.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
+    parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--child-timeout", type=float, default=1800.0, metavar="S",
+                        help="seconds allowed per task and mode (1800)")
+
+
+def run_baseline_batch(args) -> int:
+    from .judge_baseline import BaselineOptions, run_baseline_batch as batch
+
+    options = BaselineOptions(graph_dir="", track=args.track, modes=_split_modes(args.modes),
+                              info_modes=_split_modes(args.info_modes), iters=args.iters,
+                              warmup=args.warmup, timing_sets=args.timing_sets,
+                              device=args.device,
+                              cache_dir=None if args.no_cache else args.cache_dir,
+                              child_timeout_s=args.child_timeout)
+    results = batch(options, args.graph_dirs, args.out_dir, warm_jobs=args.warm_jobs,
+                    log=lambda line: print(line, file=sys.stderr, flush=True),
+                    warm_only=args.warm_only)
+    failed = 0
+    for result in results:
+        line = []
+        for mode, entry in result["modes"].items():
+            if "error" in entry:
+                failed += 1
+                line.append(f"{mode} error")
+            else:
+                line.append(f"{mode} {entry['timing']['stats']['median_ms']:.4f} ms")
+        print(f"{result['task']}: {', '.join(line)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def add_baseline_batch_mode_arguments(parser):
+    parser.add_argument("--jobs-file", required=True,
+                        help="JSON list of {index, graph_dir, task}")
+    parser.add_argument("--out-dir", required=True, help="<index>.json per job")
+    parser.add_argument("--track", default="fp32", choices=("fp32", "tf32", "bf16"))
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--mode", required=True,
+                        help="a mode; with --warm-only, a comma-separated list")
+    parser.add_argument("--flags", default="track", choices=("track", "pytorch-default"))
+    parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--timing-sets", type=int, default=4)
+    parser.add_argument("--warm-only", action="store_true",
+                        help="compile and call each job's model a few times; time nothing")
+
+
+def run_baseline_batch_mode(args) -> int:
+    import json
+    import os
+
+    from . import files
+    from .judge_baseline import batch_time_mode, warm_one_task
+
+    with open(args.jobs_file) as handle:
+        jobs = json.load(handle)
+    modes = _split_modes(args.mode)
+    if args.warm_only:
+        for job in jobs:
+            result = warm_one_task(job["graph_dir"], args.track, modes, args.device,
+                                   job.get("task"))
+            files.write_json(os.path.join(args.out_dir, f"{job['index']}.json"), result)
+        return 0
+    if len(modes) != 1:
+        raise SystemExit("error: --mode takes one mode unless --warm-only")
+    batch_time_mode(jobs, modes[0], args.flags, args.track, args.iters, args.warmup,
+                    args.timing_sets, args.device, args.out_dir)
+    return 0
+
+
 # (name, add_arguments, run, help)
 SUBCOMMANDS = (
     ("serve", add_serve_arguments, run_serve,
@@ -141,6 +240,10 @@ SUBCOMMANDS = (
      "time eager/compile/reduce-overhead baselines, each in a fresh process (cached)"),
     ("baseline-mode", add_baseline_mode_arguments, run_baseline_mode,
      "time one baseline mode in this process (used by baseline)"),
+    ("baseline-batch", add_baseline_batch_arguments, run_baseline_batch,
+     "baselines of many tasks: torch.compile warmed side by side, then timed serially (cached)"),
+    ("baseline-batch-mode", add_baseline_batch_mode_arguments, run_baseline_batch_mode,
+     "one mode for many tasks in this process (used by baseline-batch)"),
 )
 
 

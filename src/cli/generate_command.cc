@@ -4,6 +4,7 @@
 // run directory's generated/ (or --out). Exit 0 generated, 1 refused or failed, 2 bad input.
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -17,8 +18,10 @@
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
+#include "verify/build_cache.h"
 #include "verify/compiler.h"
 #include "verify/gpu_info.h"
+#include "verify/verifier.h"
 
 namespace stitch::cli {
 namespace {
@@ -32,6 +35,8 @@ struct GenerateCommandOptions {
   std::string arch;
   bool compile = true;
   bool no_graph = false;
+  std::string build_cache;
+  bool no_build_cache = false;
 };
 
 Result<run::RunDir> capture_for_generate(const GenerateCommandOptions& options, bool& bad_input) {
@@ -108,9 +113,22 @@ int run_generate(const GenerateCommandOptions& options) {
   request.arch = !options.arch.empty() ? options.arch
                  : query_gpu(0)       ? query_gpu(0)->arch()
                                       : std::string(kDefaultArch);
-  request.libraries = program->libraries;
+  // The libraries as `verify` derives them (sorted, with those its headers imply), so that the
+  // build cache entry made here is the one `verify` of this program finds.
+  std::set<std::string> libraries_needed(program->libraries.begin(), program->libraries.end());
+  for (const auto& library : detect_program_libraries({source}, compiler.include_dirs()))
+    libraries_needed.insert(library);
+  request.libraries.assign(libraries_needed.begin(), libraries_needed.end());
   request.output_path = out_dir / "program.so";
-  auto built = compiler.build(request);
+  Result<BuildResult> built = make_error("not built");
+  if (options.no_build_cache) {
+    built = compiler.build(request);
+  } else {
+    auto cache = BuildCache::open(options.build_cache.empty() ? default_build_cache_dir()
+                                                              : fs::path(options.build_cache),
+                                  "generate", compiler);
+    built = cache.ok() ? cache->build(request) : Result<BuildResult>(cache.error());
+  }
   if (!built.ok()) {
     fmt::print(stderr, "error: {}\n", built.error().message);
     return kExitFailure;
@@ -121,8 +139,17 @@ int run_generate(const GenerateCommandOptions& options) {
       fmt::print(stderr, "  {}:{}: {}\n", diagnostic.file, diagnostic.line, diagnostic.message);
     return kExitFailure;
   }
-  fmt::print("compiled {} for {} in {:.1f} s ({} kernels)\n", request.output_path.string(),
-             request.arch, built->seconds, built->kernels.size());
+  if (built->library_path != request.output_path) {  // a cache entry: a copy beside program.cu
+    fs::copy_file(built->library_path, request.output_path, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      fmt::print(stderr, "error: copying {} to {}: {}\n", built->library_path.string(),
+                 request.output_path.string(), ec.message());
+      return kExitFailure;
+    }
+  }
+  fmt::print("compiled {} for {} in {:.1f} s ({} kernels{})\n", request.output_path.string(),
+             request.arch, built->seconds, built->kernels.size(),
+             built->cache_hit ? ", from the build cache" : "");
   return kExitOk;
 }
 
@@ -140,6 +167,11 @@ CommandAction setup_generate(CLI::App& app) {
   app.add_option("--arch", options->arch, "nvcc target for the compile check (default: the GPU's, else sm_90)");
   app.add_flag("!--no-compile", options->compile, "Only write the source; skip the nvcc check");
   app.add_flag("--no-graph", options->no_graph, "Launch subtasks directly instead of replaying a CUDA graph");
+  app.add_option("--build-cache", options->build_cache,
+                 "Build cache directory shared with verify (default $STITCH_BUILD_CACHE or "
+                 "~/.cache/stitchcuda/builds)");
+  app.add_flag("--no-build-cache", options->no_build_cache,
+               "Compile into the output directory (program.so) instead of the build cache");
   return [options]() -> int { return run_generate(*options); };
 }
 

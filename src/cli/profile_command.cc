@@ -22,6 +22,7 @@
 #include "verify/gpu_info.h"
 #include "verify/profile_report.h"
 #include "verify/profile_run.h"
+#include "verify/verifier.h"
 
 namespace stitch::cli {
 namespace {
@@ -46,15 +47,6 @@ struct ProfileCommandOptions {
   std::string build_cache;
   std::string track = "fp32";
 };
-
-fs::path default_build_cache() {  // the same places `stitchcuda verify` uses
-  if (const char* dir = std::getenv("STITCH_BUILD_CACHE")) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"))
-    return fs::path(xdg) / "stitchcuda" / "builds";
-  if (const char* home = std::getenv("HOME"))
-    return fs::path(home) / ".cache" / "stitchcuda" / "builds";
-  return fs::temp_directory_path() / "stitchcuda-builds";
-}
 
 // One line for input the command cannot take; empty when it can.
 std::string check_inputs(const ProfileCommandOptions& options) {
@@ -93,7 +85,7 @@ Result<run::RunDir> prepare_run(const ProfileCommandOptions& options,
                                 const std::optional<harness::HarnessLocation>& location,
                                 bool capture) {
   fs::path target = options.target;
-  if (fs::is_directory(target)) return run::RunDir::open(target);
+  if (fs::is_directory(target)) return run::RunDir::open_or_adopt(target);
   if (capture) {
     bool bad_input = false;  // profile reports every capture failure alike
     return capture_task_into_new_run(target, options.runs_dir, *location, bad_input);
@@ -119,12 +111,13 @@ Result<fs::path> build_program(const ProfileCommandOptions& options, ProcessRunn
   if (program.extension() == ".so") return program;
   NvccCompiler compiler(runner);
   STITCH_ASSIGN_OR_RETURN(BuildCache cache, BuildCache::open(options.build_cache.empty()
-                                                                 ? default_build_cache()
+                                                                 ? default_build_cache_dir()
                                                                  : fs::path(options.build_cache),
                                                              "gpu0", compiler));
   BuildRequest request;
   request.sources = {program};
   request.arch = options.arch.empty() ? detect_arch(0) : options.arch;
+  request.libraries = detect_program_libraries({program}, compiler.include_dirs());
   fmt::print(stderr, "building {} for {}\n", program.string(), request.arch);
   STITCH_ASSIGN_OR_RETURN(BuildResult built, cache.build(request));
   if (!built.ok) {

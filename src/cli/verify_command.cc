@@ -42,13 +42,6 @@ struct VerifyCommandOptions {
   bool no_build_cache = false;
 };
 
-fs::path default_build_cache() {
-  if (const char* dir = std::getenv("STITCH_BUILD_CACHE")) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return fs::path(xdg) / "stitchcuda" / "builds";
-  if (const char* home = std::getenv("HOME")) return fs::path(home) / ".cache" / "stitchcuda" / "builds";
-  return fs::temp_directory_path() / "stitchcuda-builds";
-}
-
 fs::path runner_executable() {
   if (const char* path = std::getenv("STITCH_RUNNER")) return path;
   return executable_dir() / "stitch-runner";
@@ -84,7 +77,7 @@ std::string check_inputs(const VerifyCommandOptions& options) {
 Result<run::RunDir> prepare_run(const VerifyCommandOptions& options,
                                 const harness::HarnessLocation& location, bool& bad_input) {
   fs::path target = options.target;
-  if (fs::is_directory(target)) return run::RunDir::open(target);
+  if (fs::is_directory(target)) return run::RunDir::open_or_adopt(target);
   return capture_task_into_new_run(target, options.runs_dir, location, bad_input);
 }
 
@@ -192,13 +185,13 @@ int run_verify(const VerifyCommandOptions& options) {
     fmt::print(stderr, "error: {}\n", copied.error().message);
     return kExitFailure;
   }
-  std::vector<SourceFile> texts;
-  for (const auto& path : copied->sources)
-    if (auto text = read_file(path); text.ok()) texts.push_back({path.string(), *text});
-  for (const auto& path : copied->headers)
-    if (auto text = read_file(path); text.ok()) texts.push_back({path.string(), *text});
+  // Libraries follow from every header the program pulls in, the project's kernel headers
+  // included (kernels/matmul.cuh brings cublasLt.h), though those are not statically checked.
+  std::vector<fs::path> search = copied->include_dirs;
+  for (const auto& dir : compiler.include_dirs()) search.push_back(dir);
   std::set<std::string> libraries(options.libraries.begin(), options.libraries.end());
-  for (const auto& library : detect_libraries(texts)) libraries.insert(library);
+  for (const auto& library : detect_program_libraries(copied->sources, search))
+    libraries.insert(library);
 
   VerifyRequest request;
   request.capture_dir = run->root();
@@ -219,7 +212,7 @@ int run_verify(const VerifyCommandOptions& options) {
   verify_options.runner_path = runner_executable();
   if (!options.no_build_cache)
     verify_options.build_cache_dir =
-        options.build_cache.empty() ? default_build_cache() : fs::path(options.build_cache);
+        options.build_cache.empty() ? default_build_cache_dir() : fs::path(options.build_cache);
   verify_options.worker_id = fmt::format("gpu{}", request.gpu ? request.gpu->device : 0);
   run::EventLog& events = run->events();
   verify_options.on_step = [&](const VerifyStep& step) {

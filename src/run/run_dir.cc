@@ -62,6 +62,19 @@ Result<RunDir> RunDir::open(const fs::path& root) {
   return RunDir(root, std::move(events));
 }
 
+Result<RunDir> RunDir::open_or_adopt(const fs::path& root) {
+  if (fs::is_directory(root) && !fs::exists(root / "summary.json") &&
+      fs::exists(root / "graph.json")) {
+    STITCH_ASSIGN_OR_RETURN(auto events, EventLog::open(root / "events.jsonl"));
+    RunDir dir(root, std::move(events));
+    std::string task = root.filename().string();
+    if (task.empty()) task = root.parent_path().filename().string();
+    STITCH_TRY(dir.set_status(RunStatus::running, {{"task", task}, {"adopted_capture", true}}));
+    return dir;
+  }
+  return open(root);
+}
+
 Result<fs::path> RunDir::new_attempt_dir() {
   fs::path attempts = root_ / "attempts";
   STITCH_TRY(make_dirs(attempts));

@@ -30,6 +30,10 @@ class RunDir {
                                WallClock clock = std::chrono::system_clock::now);
   // Opens an existing run directory (to resume or to report on it).
   static Result<RunDir> open(const fs::path& root);
+  // Opens `root` as a run directory, first making one of a bare capture directory (graph.json
+  // without summary.json, as `capture --all` and `capture-batch` leave them): summary.json is
+  // written and the log opened; nothing already there is touched.
+  static Result<RunDir> open_or_adopt(const fs::path& root);
 
   const fs::path& root() const { return root_; }
   fs::path path(std::string_view relative) const { return root_ / relative; }

@@ -49,6 +49,14 @@ void fsync_file(const std::filesystem::path& path) {
 
 }  // namespace
 
+std::filesystem::path default_build_cache_dir() {
+  namespace fs = std::filesystem;
+  if (const char* dir = std::getenv("STITCH_BUILD_CACHE")) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return fs::path(xdg) / "stitchcuda" / "builds";
+  if (const char* home = std::getenv("HOME")) return fs::path(home) / ".cache" / "stitchcuda" / "builds";
+  return fs::temp_directory_path() / "stitchcuda-builds";
+}
+
 std::string sha256_hex(std::string_view data) {
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   unsigned char digest[EVP_MAX_MD_SIZE];

@@ -20,6 +20,11 @@
 
 namespace stitch {
 
+// Where builds are cached unless a command is told otherwise: $STITCH_BUILD_CACHE, else
+// $XDG_CACHE_HOME/stitchcuda/builds, else ~/.cache/stitchcuda/builds, else a temp directory. One
+// place, so `generate`, `verify` and `profile` share entries.
+std::filesystem::path default_build_cache_dir();
+
 // Lower-case hex SHA-256 (OpenSSL EVP).
 std::string sha256_hex(std::string_view data);
 

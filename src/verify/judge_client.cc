@@ -292,6 +292,9 @@ Result<BaselineReport> parse_baseline_report(const json& doc) {
     report.gpu = doc.value("gpu", std::string());
     report.track = doc.value("track", std::string());
     report.from_cache = doc.value("from_cache", false);
+    if (doc.contains("missing") && doc["missing"].is_array())
+      for (const auto& mode : doc["missing"])
+        if (mode.is_string()) report.missing.push_back(mode.get<std::string>());
     if (!doc.contains("modes") || !doc["modes"].is_object())
       return make_error("baseline: no 'modes' object");
     for (const auto& [mode, entry] : doc["modes"].items()) {
@@ -327,6 +330,7 @@ Result<BaselineReport> PythonBaselineSource::baseline(const BaselineRequest& req
        std::string(track_name(request.track)), "--out", request.out_path.string(), "--iters",
        std::to_string(request.iters), "--warmup", std::to_string(request.warmup),
        "--timing-sets", std::to_string(request.timing_sets), "--device", request.device});
+  if (request.cache_only) spec.argv.push_back("--cache-only");
   spec.timeout_s = request.timeout_s;
   STITCH_ASSIGN_OR_RETURN(ProcessResult process, runner_.run(spec));
   if (!request.log_path.empty())

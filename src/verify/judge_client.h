@@ -149,6 +149,7 @@ struct BaselineRequest {
   int timing_sets = 4;
   std::string device = "cuda";
   double timeout_s = 3600;  // every mode, torch.compile included
+  bool cache_only = false;  // time nothing: what the cache holds, the rest under `missing`
 };
 
 struct BaselineTiming {
@@ -163,6 +164,7 @@ struct BaselineReport {
   std::string track;
   bool from_cache = false;
   std::vector<BaselineTiming> modes;  // in the judge's order
+  std::vector<std::string> missing;   // cache_only: the modes the cache lacks
 };
 
 Result<BaselineReport> parse_baseline_report(const nlohmann::json& doc);
@@ -171,7 +173,8 @@ class BaselineSource {
  public:
   virtual ~BaselineSource() = default;
   // Times the reference's baselines (cached by the judge per task, GPU, track and torch version).
-  // Must run before any candidate code is loaded (HACKS.md row 19).
+  // Must run before any candidate code is loaded (HACKS.md row 19). With request.cache_only, only
+  // reads the cache (safe to run alongside other work).
   virtual Result<BaselineReport> baseline(const BaselineRequest& request) = 0;
 };
 

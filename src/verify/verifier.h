@@ -4,8 +4,10 @@
 //                   build.json (diagnostics, ptxas report) into the attempt directory
 //   2. static       check_sources on every source and local header; audit of the built .so
 //   3. (no GPU: stop here, state no_gpu)
-//   4. baseline     the judge's baseline timings, before any candidate code is loaded anywhere
-//   5. judge start  `judge serve`: model, secret check sets, references, slots.json
+//   4. judge start  `judge serve`: model, secret check sets, references, slots.json; meanwhile
+//                   the judge's baseline cache is read
+//   5. baseline     what the cache lacked is timed (the judge idle), before any candidate code is
+//                   loaded anywhere
 //   6. runner       stitch-runner on the .so with the judge's slots (runner.json, runner.log)
 //   7. comparison   the judge compares what the runner wrote
 //   8. judge stop   always, on every path (the process group is killed)
@@ -21,6 +23,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -121,7 +124,10 @@ class Verifier {
   struct Context;
   bool build(Context& context);
   void check_statically(Context& context);
-  void time_baselines(Context& context);
+  BaselineRequest baseline_request(const Context& context, bool cache_only) const;
+  std::optional<std::future<Result<BaselineReport>>> look_up_baselines(const Context& context);
+  void time_baselines(Context& context, std::optional<std::future<Result<BaselineReport>>>& lookup,
+                      bool may_time);
   bool start_judge(Context& context);
   bool run_runner_step(Context& context);
   void compare(Context& context);
@@ -134,6 +140,12 @@ class Verifier {
 // The -l names a program needs, from the NVIDIA headers its sources include (cublasLt.h →
 // cublasLt, cudnn.h → cudnn, ...).
 std::vector<std::string> detect_libraries(const std::vector<SourceFile>& sources);
+
+// detect_libraries over the source files and every local header they include, found beside them
+// or in `include_dirs` (the project's kernel headers too: kernels/matmul.cuh brings cublasLt.h).
+// What generate, verify and profile link, so their build cache keys agree.
+std::vector<std::string> detect_program_libraries(const std::vector<std::filesystem::path>& sources,
+                                                  const std::vector<std::filesystem::path>& include_dirs);
 
 // Writes verify.json (summary filled in first when empty) atomically into `attempt_dir`.
 Status write_verify_json(const std::filesystem::path& attempt_dir, VerifyReport& report);

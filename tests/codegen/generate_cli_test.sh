@@ -6,6 +6,7 @@ set -uo pipefail
 stitchcuda=$1; tests=$2
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+export STITCH_BUILD_CACHE="$work/build-cache"
 
 "$stitchcuda" generate "$tests/plan/data/plan_gemm_bias_relu.graph.json" --out "$work/gemm" \
   > "$work/gemm.txt" 2>&1 || fail "covered graph: exit $? $(cat "$work/gemm.txt")"
@@ -16,6 +17,12 @@ grep -q -- "-lcublasLt" "$work/gemm.txt" || fail "the GEMM program must say it l
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   grep -q "^compiled " "$work/gemm.txt" || fail "nvcc is here but nothing was compiled: $(cat "$work/gemm.txt")"
   [ -s "$work/gemm/program.so" ] || fail "no program.so"
+  # The build went through the cache `verify` reads: a second generate finds it there.
+  ls "$work/build-cache/entries/"*/program.so >/dev/null 2>&1 || fail "no build cache entry"
+  "$stitchcuda" generate "$tests/plan/data/plan_gemm_bias_relu.graph.json" --out "$work/gemm2" \
+    > "$work/gemm2.txt" 2>&1 || fail "second generate: $(cat "$work/gemm2.txt")"
+  grep -q "from the build cache" "$work/gemm2.txt" || fail "second build missed the cache: $(cat "$work/gemm2.txt")"
+  cmp -s "$work/gemm/program.so" "$work/gemm2/program.so" || fail "cached library differs"
 fi
 
 "$stitchcuda" generate "$tests/plan/data/plan_conv_refused.graph.json" --out "$work/conv" \

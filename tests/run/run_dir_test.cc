@@ -69,6 +69,23 @@ TEST(RunDir, OpenRejectsNonRunDirectory) {
   EXPECT_NE(run.error().message.find("not a run directory"), std::string::npos);
 }
 
+TEST(RunDir, BareCaptureDirectoryIsAdoptedOthersAreNot) {
+  fs::path capture = fresh_dir("adopt") / "19_ReLU";
+  fs::create_directories(capture);
+  EXPECT_FALSE(RunDir::open_or_adopt(capture).ok()) << "no graph.json: not a capture";
+  std::ofstream(capture / "graph.json") << "{}";
+  auto adopted = RunDir::open_or_adopt(capture);
+  ASSERT_TRUE(adopted.ok()) << adopted.error().message;
+  auto summary = adopted->read_json("summary.json");
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ((*summary)["task"], "19_ReLU");
+  std::ifstream graph(capture / "graph.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(graph), {}), "{}") << "left as it was";
+  auto reopened = RunDir::open_or_adopt(capture);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ(*reopened->new_attempt_dir(), capture / "attempts" / "01");
+}
+
 TEST(RunDir, TaskNameIsSanitised) {
   EXPECT_EQ(task_name_from_path("/a/b/19_ReLU.py"), "19_ReLU");
   EXPECT_EQ(task_name_from_path("we ird$name.py"), "we_ird_name");

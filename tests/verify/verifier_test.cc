@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -68,8 +69,14 @@ json newest_verify_json(const fs::path& runs_dir) {
 // ---- fakes -------------------------------------------------------------------------------------
 
 // Every fake appends what it was asked to do here, so tests can check the order of the steps.
+// Fakes may be called from two threads (the baseline cache is read while the judge starts).
 struct CallLog {
+  std::mutex mutex;
   std::vector<std::string> calls;
+  void add(std::string call) {
+    std::lock_guard lock(mutex);
+    calls.push_back(std::move(call));
+  }
   size_t index_of(const std::string& call) const {
     auto found = std::find(calls.begin(), calls.end(), call);
     return found == calls.end() ? calls.size() : static_cast<size_t>(found - calls.begin());
@@ -82,7 +89,7 @@ class FakeAuditor final : public LibraryAuditor {
   std::vector<HackFinding> findings;
   bool fail = false;
   Result<std::vector<HackFinding>> audit(const fs::path& library) override {
-    log_.calls.push_back("audit");
+    log_.add("audit");
     if (fail) return make_error("{}: not an ELF file", library.string());
     return findings;
   }
@@ -101,7 +108,7 @@ class FakeRunner final : public RunnerLauncher {
   std::vector<RunnerInvocation> invocations;
 
   Result<RunnerRun> run(const RunnerInvocation& invocation) override {
-    log_.calls.push_back("runner");
+    log_.add("runner");
     invocations.push_back(invocation);
     if (cannot_start) return make_error("stitch-runner: command not found");
     RunnerRun run;
@@ -127,7 +134,7 @@ class FakeJudge final : public JudgeSession {
   fs::path slots;
 
   Result<JudgeReady> start(const JudgeServeRequest& request) override {
-    log_.calls.push_back("judge.start");
+    log_.add("judge.start");
     ++starts;
     if (start_fails) return make_error("judge serve: setup failed: CUDA out of memory");
     running = true;
@@ -135,13 +142,13 @@ class FakeJudge final : public JudgeSession {
     return JudgeReady{slots, 3.0, 2.0, request.sets, request.spot_slots};
   }
   Result<JudgeComparison> compare(double) override {
-    log_.calls.push_back("judge.compare");
+    log_.add("judge.compare");
     ++compares;
     if (!comparison) return make_error("the judge exited before 'compared' (killed by SIGKILL)");
     return *comparison;
   }
   void stop() override {
-    if (running) log_.calls.push_back("judge.stop");
+    if (running) log_.add("judge.stop");
     ++stops;
     running = false;
   }
@@ -154,11 +161,17 @@ class FakeBaselines final : public BaselineSource {
  public:
   explicit FakeBaselines(CallLog& log) : log_(log) {}
   bool fail = false;
-  Result<BaselineReport> baseline(const BaselineRequest&) override {
-    log_.calls.push_back("baseline");
+  bool cached = false;  // what a cache_only lookup finds
+  Result<BaselineReport> baseline(const BaselineRequest& request) override {
+    log_.add(request.cache_only ? "baseline.lookup" : "baseline");
     if (fail) return make_error("judge baseline exit code 1 without writing B.json");
     BaselineReport report;
     report.gpu = "NVIDIA H200";
+    if (request.cache_only && !cached) {
+      report.missing = {"eager", "compile", "reduce-overhead"};
+      return report;
+    }
+    report.from_cache = request.cache_only;
     report.modes.push_back({"eager", TimingStats{2.0, 1.9, 2.2, 1.8, 50}, 0, ""});
     report.modes.push_back({"compile", TimingStats{1.0, 0.9, 1.1, 0.9, 50}, 12.0, ""});
     report.modes.push_back({"reduce-overhead", std::nullopt, 0, "timed out after 1800 s"});
@@ -397,8 +410,11 @@ TEST_F(VerifierTest, AllGoodPassesWithSpeedupsAndStepsInOrder) {
   EXPECT_EQ(report.state, VerifyState::verified);
   ASSERT_TRUE(report.outcome);
   EXPECT_EQ(*report.outcome, Outcome::passed) << report.reason;
-  // Baselines before the judge, the judge before the runner, compare after it, then stop.
-  ASSERT_LT(log_.index_of("baseline"), log_.index_of("judge.start"));
+  // The baseline cache read while the judge starts; what it lacked timed before the runner
+  // (after the judge is up), compare after the runner, then stop.
+  ASSERT_LT(log_.index_of("baseline.lookup"), log_.calls.size());
+  ASSERT_LT(log_.index_of("judge.start"), log_.index_of("baseline"));
+  ASSERT_LT(log_.index_of("baseline"), log_.index_of("runner"));
   ASSERT_LT(log_.index_of("judge.start"), log_.index_of("runner"));
   ASSERT_LT(log_.index_of("runner"), log_.index_of("judge.compare"));
   ASSERT_LT(log_.index_of("judge.compare"), log_.index_of("judge.stop"));
@@ -499,11 +515,31 @@ TEST_F(VerifierTest, BaselineFailureStillPassesWithoutSpeedups) {
   EXPECT_EQ(report.step("baseline")->status, "failed");
 }
 
+TEST_F(VerifierTest, CachedBaselinesAreReadAlongsideTheJudgeAndNotTimedAgain) {
+  baselines_.cached = true;
+  VerifyReport report = verify();
+  ASSERT_TRUE(report.passed()) << report.reason;
+  EXPECT_LT(log_.index_of("baseline.lookup"), log_.calls.size());
+  EXPECT_EQ(log_.index_of("baseline"), log_.calls.size()) << "a complete cache is not re-timed";
+  EXPECT_TRUE(report.baselines_from_cache);
+  EXPECT_NE(report.step("baseline")->detail.find("cache"), std::string::npos);
+  EXPECT_DOUBLE_EQ(*report.speedup_vs("eager"), 4.0);
+}
+
+TEST_F(VerifierTest, NoBaselineTimingWhenTheJudgeDoesNotStart) {
+  judge_.start_fails = true;
+  VerifyReport report = verify();
+  EXPECT_EQ(report.state, VerifyState::infrastructure_error);
+  EXPECT_EQ(log_.index_of("baseline"), log_.calls.size());
+  EXPECT_EQ(report.step("baseline")->status, "skipped");
+}
+
 TEST_F(VerifierTest, NoBaselinesWhenNotRequested) {
   options_.baselines = false;
   VerifyReport report = verify();
   EXPECT_TRUE(report.passed());
   EXPECT_EQ(log_.index_of("baseline"), log_.calls.size());
+  EXPECT_EQ(log_.index_of("baseline.lookup"), log_.calls.size());
   EXPECT_EQ(report.step("baseline")->status, "skipped");
 }
 
@@ -578,6 +614,23 @@ TEST(DetectLibraries, FromNvidiaHeaders) {
       {"a.cu", "#include <cublasLt.h>\n  #  include \"cudnn.h\"\n#include <cstdio>\n"},
       {"b.cu", "// cufft.h is mentioned in a comment only\n#include <cublas_v2.h>\n"}};
   EXPECT_EQ(detect_libraries(sources), (std::vector<std::string>{"cublas", "cublasLt", "cudnn"}));
+}
+
+TEST(DetectLibraries, ThroughTheHeadersAProgramIncludes) {
+  // A generated program names no NVIDIA header itself; kernels/matmul.cuh (found through the
+  // include directories) brings cublasLt.h. Missing it made every GEMM program fail to dlopen.
+  fs::path dir = fs::temp_directory_path() / "stitch_detect_program_libraries";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "src");
+  fs::create_directories(dir / "inc" / "kernels");
+  std::ofstream(dir / "src" / "program.cu") << "#include \"kernels/matmul.cuh\"\n#include <cstdio>\n";
+  std::ofstream(dir / "inc" / "kernels" / "matmul.cuh") << "#pragma once\n#include \"local.h\"\n";
+  std::ofstream(dir / "inc" / "kernels" / "local.h") << "#include <cublasLt.h>\n";
+  EXPECT_EQ(detect_program_libraries({dir / "src" / "program.cu"}, {dir / "inc"}),
+            (std::vector<std::string>{"cublasLt"}));
+  EXPECT_TRUE(detect_program_libraries({dir / "src" / "program.cu"}, {}).empty())
+      << "headers that cannot be found are not guessed at";
+  fs::remove_all(dir);
 }
 
 // ---- the real binaries ------------------------------------------------------------------------ ------------------------------------------------------------

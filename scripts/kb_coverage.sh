@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The built-in Coder over folders of KernelBench tasks, on a GPU machine (issue 4's acceptance):
+#   1. capture every task (stitchcuda capture --all, parallel);
+#   2. plan + generate each (refusals recorded with their reasons), building the covered programs
+#      in parallel into the shared build cache — meanwhile torch.compile caches are warmed for the
+#      tasks that get baselines;
+#   3. baselines for those tasks in one batch (judge baseline-batch: serial, GPU otherwise idle);
+#   4. verify every covered program, one at a time (baselines read from the cache);
+#   5. results.jsonl + coverage.md (scripts/kb_coverage_report.py) into OUT_DIR.
+# Usage: scripts/kb_coverage.sh BUILD_DIR OUT_DIR TASK_DIR...
+#   A TASK_DIR's folder name is its level in the table (level1, level2, level3_mlp, ...).
+# Env: STITCH_KB_SPEED    folder names whose tasks get eager/compile/reduce-overhead baselines
+#                         (default "level2 level3_mlp"); the others verify correctness and our time
+#      STITCH_KB_JOBS     parallel captures and builds (default: cores - 2)
+#      STITCH_KB_WARM_JOBS tasks whose torch.compile caches are warmed at once (default 8)
+#      STITCH_KB_DEADLINE seconds after which no new verification starts (default 540); tasks left
+#                         are reported as not run
+#      STITCH_KB_ONLY     comma-separated substrings: only tasks whose names contain one
+#      STITCH_KB_VERIFY_JOBS  verifications at once for the tasks without baselines (default 1;
+#                         more is fine for correctness, but then their times are not speed figures)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+if [ $# -lt 3 ]; then
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2
+fi
+build=$(realpath "$1"); out=$(realpath -m "$2"); shift 2
+mkdir -p "$out"
+started=$(date +%s)
+deadline=${STITCH_KB_DEADLINE:-540}
+jobs=${STITCH_KB_JOBS:-$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))}
+speed=" ${STITCH_KB_SPEED:-level2 level3_mlp} "
+stitch="$build/stitchcuda"
+export PATH=/usr/local/cuda/bin:$PATH
+export PYTHONPATH="$repo/python${PYTHONPATH:+:$PYTHONPATH}"
+python=${STITCH_PYTHON:-python3}
+elapsed() { echo $(( $(date +%s) - started )); }
+log() { printf '[%4ss] %s\n' "$(elapsed)" "$*" >&2; }
+
+# 1. capture ------------------------------------------------------------------------------------
+work=$(mktemp -d /tmp/stitch-kb.XXXXXX)
+folders=()
+for dir in "$@"; do
+  name=$(basename "$dir")
+  mkdir -p "$work/tasks/$name"
+  for task in "$dir"/*.py; do
+    base=$(basename "$task" .py)
+    if [ -n "${STITCH_KB_ONLY:-}" ]; then
+      keep=0
+      IFS=, read -ra wanted <<< "$STITCH_KB_ONLY"
+      for w in "${wanted[@]}"; do [[ "$base" == *"$w"* ]] && keep=1; done
+      [ $keep = 1 ] || continue
+    fi
+    cp "$task" "$work/tasks/$name/"
+  done
+  folders+=("$work/tasks/$name")
+done
+log "capturing $(ls "$work"/tasks/*/*.py | wc -l) tasks, $jobs at a time"
+"$stitch" capture --all "${folders[@]}" --runs-dir "$work/runs" --jobs "$jobs" \
+  > "$out/capture.txt" 2>&1
+captures=$(ls -d "$work"/runs/capture-*/*/*/ 2>/dev/null | sed 's:/$::')
+log "captured $(ls "$work"/runs/capture-*/*/*/graph.json 2>/dev/null | wc -l)"
+
+# 2. plan + generate (+ warm) --------------------------------------------------------------------
+printf '%s\n' $captures | xargs -P "$jobs" -I{} sh -c \
+  '"$0" generate "{}" --out "{}/generated" --no-compile > "{}/plan.txt" 2>&1; echo $? > "{}/plan.rc"' \
+  "$stitch"
+covered=(); speed_dirs=()
+for dir in $captures; do
+  [ "$(cat "$dir/plan.rc")" = 0 ] || continue
+  covered+=("$dir")
+  level=$(basename "$(dirname "$dir")")
+  [[ "$speed" == *" $level "* ]] && speed_dirs+=("$dir")
+done
+log "planned: ${#covered[@]} covered; building them, warming torch.compile for ${#speed_dirs[@]}"
+baseline_args=()
+for dir in "${speed_dirs[@]}"; do baseline_args+=(--graph-dir "$dir"); done
+if ((${#speed_dirs[@]})); then
+  "$python" -m stitch_harness.judge baseline-batch --warm-only --warm-jobs "${STITCH_KB_WARM_JOBS:-8}" \
+    --out-dir "$work/baselines" "${baseline_args[@]}" > "$out/warm.txt" 2>&1 &
+  warm_pid=$!
+fi
+printf '%s\n' "${covered[@]}" | xargs -P "$jobs" -I{} sh -c \
+  '"$0" generate "{}" --out "{}/generated" > "{}/generate.txt" 2>&1; echo $? > "{}/generate.rc"' \
+  "$stitch"
+[ -n "${warm_pid:-}" ] && wait "$warm_pid"
+log "built $(grep -l '^0$' $(printf '%s/generate.rc ' "${covered[@]}") 2>/dev/null | wc -l) programs"
+
+# 3. baselines -----------------------------------------------------------------------------------
+if ((${#speed_dirs[@]})); then
+  log "baselines for ${#speed_dirs[@]} tasks (serial)"
+  "$python" -m stitch_harness.judge baseline-batch --warm-jobs 0 --out-dir "$work/baselines" \
+    "${baseline_args[@]}" > "$out/baselines.txt" 2>&1
+  log "baselines done"
+fi
+
+# 4. verify: the tasks with baselines first, one at a time on an idle GPU; then the others, whose
+#    times are not speed figures, STITCH_KB_VERIFY_JOBS at a time (default 1) ----------------------
+verify_one() {  # DIR [--no-baselines]
+  local dir=$1; shift
+  [ "$(cat "$dir/generate.rc" 2>/dev/null)" = 0 ] || return 0
+  if (( $(date +%s) > stop_at )); then echo "deadline" > "$dir/verify.skipped"; return 0; fi
+  "$stitch" verify "$dir" "$dir/generated/program.cu" --json "$@" > "$dir/verify.json" \
+    2> "$dir/verify.err"
+  printf '[%4ss] %s: %s\n' "$(( $(date +%s) - started ))" "$(basename "$dir")" \
+    "$("$python" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r.get("outcome") or r.get("state"), (r.get("reason") or "")[:100])' "$dir/verify.json" 2>/dev/null || echo "no report")" >&2
+}
+export -f verify_one
+export stitch python started
+export stop_at=$(( started + deadline ))
+for dir in "${speed_dirs[@]}"; do verify_one "$dir"; done
+rest=()
+for dir in "${covered[@]}"; do [[ " ${speed_dirs[*]} " == *" $dir "* ]] || rest+=("$dir"); done
+if ((${#rest[@]})); then
+  printf '%s\n' "${rest[@]}" | xargs -P "${STITCH_KB_VERIFY_JOBS:-1}" -I{} bash -c \
+    'verify_one "$1" --no-baselines' _ {}
+fi
+
+# 5. report ---------------------------------------------------------------------------------------
+"$python" scripts/kb_coverage_report.py "$work/runs" --out "$out" --speed-levels "$speed"
+cp "$out/coverage.md" "$out/coverage.txt" 2>/dev/null
+[ -d "$work/baselines" ] && cp -r "$work/baselines" "$work/runs/baselines"
+tar -czf "$out/kb-runs.tgz" -C "$work/runs" --exclude='*.safetensors' --exclude='*.so' \
+  --exclude='attempts/*/judge' . 2>/dev/null
+log "done"
