@@ -1,4 +1,5 @@
-// Row-major FP32 GEMM through cuBLASLt, strict FP32 (CUBLAS_COMPUTE_32F: never TF32), with an
+// Row-major FP32 GEMM through cuBLASLt, strict FP32 (CUBLAS_COMPUTE_32F: never TF32, except as the
+// engine of the split-precision Tf32x3Matmul in matmul_tf32x3.cuh), with an
 // optional bias / ReLU / GELU epilogue and strided batches (stride 0 broadcasts an operand).
 //
 // cuBLASLt is column-major. A row-major [r, c] matrix with leading dimension ld is, read
@@ -134,9 +135,14 @@ inline cublasLtEpilogue_t lt_epilogue(MatmulEpilogue e) {
 
 }  // namespace detail
 
+class Tf32x3Matmul;  // matmul_tf32x3.cuh
+
 class LtMatmul {
  public:
   static constexpr int kMaxCandidates = 8;
+  // strict_fp32 always, except inside Tf32x3Matmul, which feeds TF32 tensor cores operands split
+  // so that the result stays FP32-accurate (hence private: see init_with_compute).
+  enum class Compute { strict_fp32, tf32_tensor_cores };
 
   LtMatmul() = default;
   ~LtMatmul() { release(); }
@@ -161,85 +167,8 @@ class LtMatmul {
   int init(cublasLtHandle_t handle, const MatmulShape& requested, MatmulEpilogue epilogue,
            bool accumulate_c, void* workspace, size_t workspace_bytes, std::string& error,
            int alignment_bytes = 16) {
-    release();
-    const MatmulShape shape = detail::fold_shared_b(requested);
-    detail::LtProblem p;
-    std::string bad = detail::lt_problem(shape, p);
-    if (bad.empty() && shape.k == 0) bad = "k == 0";
-    if (bad.empty() && (alignment_bytes < 4 || alignment_bytes > 256 ||
-                        (alignment_bytes & (alignment_bytes - 1)) != 0))
-      bad = "alignment_bytes must be a power of two from 4 to 256";
-    if (bad.empty() && handle == nullptr) bad = "null cuBLASLt handle";
-    if (bad.empty() && workspace_bytes > 0 && workspace == nullptr)
-      bad = "null workspace with workspace_bytes > 0";
-    if (!bad.empty()) {
-      error = "LtMatmul::init: " + bad;
-      return STITCH_ERROR_INVALID_ARGUMENT;
-    }
-    handle_ = handle;
-    shape_ = shape;
-    epilogue_ = epilogue;
-    accumulate_c_ = accumulate_c;
-    workspace_ = workspace;
-    workspace_bytes_ = workspace_bytes;
-    alignment_ = static_cast<uint32_t>(alignment_bytes);
-    empty_ = shape.m == 0 || shape.n == 0;
-    if (empty_) return STITCH_OK;
-
-    STITCH_CHECK_CUBLAS(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_TRANSA, p.op_a));
-    STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_TRANSB, p.op_b));
-    const cublasLtEpilogue_t lt_epilogue = detail::lt_epilogue(epilogue);
-    STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue));
-    if (epilogue_has_bias(epilogue)) {
-      // The heuristic does not dereference the bias pointer but reads its alignment from it: give
-      // it one aligned exactly as promised, the real pointer is set by every run.
-      const void* promised = reinterpret_cast<const void*>(static_cast<uintptr_t>(alignment_));
-      STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, promised));
-      const cudaDataType_t bias_type = CUDA_R_32F;
-      STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type));
-      const int64_t bias_batch_stride = 0;  // one bias for every batch
-      STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, bias_batch_stride));
-    }
-
-    STITCH_CHECK_CUBLAS(make_layout(&a_, p.a_rows, p.a_cols, p.lda, p.stride_a));
-    STITCH_CHECK_CUBLAS(make_layout(&b_, p.b_rows, p.b_cols, p.ldb, p.stride_b));
-    STITCH_CHECK_CUBLAS(make_layout(&c_, p.c_rows, p.c_cols, p.ldc, p.stride_c));
-
-    // Per-batch matrices start at pointer + i * stride: their alignment is the pointer's and the
-    // stride's together.
-    auto batch_alignment = [&](int64_t stride) {
-      return shape.batch > 1 ? detail::alignment_of(static_cast<uint64_t>(stride) * 4, alignment_)
-                             : alignment_;
-    };
-    const uint32_t align_a = batch_alignment(p.stride_a);
-    const uint32_t align_b = batch_alignment(p.stride_b);
-    const uint32_t align_c = batch_alignment(p.stride_c);
-    cublasLtMatmulPreference_t preference = nullptr;
-    STITCH_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
-    const uint64_t max_workspace = workspace_bytes;
-    cublasStatus_t status =
-        cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                             &max_workspace, sizeof(max_workspace));
-    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_c},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c}};
-    for (const auto& [attribute, value] : alignments)
-      if (status == CUBLAS_STATUS_SUCCESS)
-        status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof(value));
-    if (status == CUBLAS_STATUS_SUCCESS)
-      status = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, c_, c_, preference,
-                                              kMaxCandidates, results_, &count_);
-    cublasLtMatmulPreferenceDestroy(preference);
-    STITCH_CHECK_CUBLAS(status);
-    if (count_ <= 0) {
-      error = "LtMatmul::init: cuBLASLt has no FP32 algorithm for " + shape_text();
-      return STITCH_ERROR_LIBRARY;
-    }
-    chosen_ = 0;
-    return STITCH_OK;
+    return init_with_compute(handle, requested, epilogue, accumulate_c, workspace,
+                             workspace_bytes, error, alignment_bytes, Compute::strict_fp32);
   }
 
   // Times every candidate (one warm-up, then `iterations` runs, CUDA events on `stream`) on the
@@ -359,6 +288,97 @@ class LtMatmul {
   int chosen() const { return chosen_; }
 
  private:
+  friend class Tf32x3Matmul;
+
+  int init_with_compute(cublasLtHandle_t handle, const MatmulShape& requested,
+                        MatmulEpilogue epilogue, bool accumulate_c, void* workspace,
+                        size_t workspace_bytes, std::string& error, int alignment_bytes,
+                        Compute compute) {
+    release();
+
+    const MatmulShape shape = detail::fold_shared_b(requested);
+    detail::LtProblem p;
+    std::string bad = detail::lt_problem(shape, p);
+    if (bad.empty() && shape.k == 0) bad = "k == 0";
+    if (bad.empty() && (alignment_bytes < 4 || alignment_bytes > 256 ||
+                        (alignment_bytes & (alignment_bytes - 1)) != 0))
+      bad = "alignment_bytes must be a power of two from 4 to 256";
+    if (bad.empty() && handle == nullptr) bad = "null cuBLASLt handle";
+    if (bad.empty() && workspace_bytes > 0 && workspace == nullptr)
+      bad = "null workspace with workspace_bytes > 0";
+    if (!bad.empty()) {
+      error = "LtMatmul::init: " + bad;
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    handle_ = handle;
+    shape_ = shape;
+    epilogue_ = epilogue;
+    accumulate_c_ = accumulate_c;
+    workspace_ = workspace;
+    workspace_bytes_ = workspace_bytes;
+    alignment_ = static_cast<uint32_t>(alignment_bytes);
+    empty_ = shape.m == 0 || shape.n == 0;
+    if (empty_) return STITCH_OK;
+
+    const cublasComputeType_t compute_type =
+        compute == Compute::strict_fp32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+    STITCH_CHECK_CUBLAS(cublasLtMatmulDescCreate(&desc_, compute_type, CUDA_R_32F));
+    STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_TRANSA, p.op_a));
+    STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_TRANSB, p.op_b));
+    const cublasLtEpilogue_t lt_epilogue = detail::lt_epilogue(epilogue);
+    STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue));
+    if (epilogue_has_bias(epilogue)) {
+      // The heuristic does not dereference the bias pointer but reads its alignment from it: give
+      // it one aligned exactly as promised, the real pointer is set by every run.
+      const void* promised = reinterpret_cast<const void*>(static_cast<uintptr_t>(alignment_));
+      STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, promised));
+      const cudaDataType_t bias_type = CUDA_R_32F;
+      STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type));
+      const int64_t bias_batch_stride = 0;  // one bias for every batch
+      STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, bias_batch_stride));
+    }
+
+    STITCH_CHECK_CUBLAS(make_layout(&a_, p.a_rows, p.a_cols, p.lda, p.stride_a));
+    STITCH_CHECK_CUBLAS(make_layout(&b_, p.b_rows, p.b_cols, p.ldb, p.stride_b));
+    STITCH_CHECK_CUBLAS(make_layout(&c_, p.c_rows, p.c_cols, p.ldc, p.stride_c));
+
+    // Per-batch matrices start at pointer + i * stride: their alignment is the pointer's and the
+    // stride's together.
+    auto batch_alignment = [&](int64_t stride) {
+      return shape.batch > 1 ? detail::alignment_of(static_cast<uint64_t>(stride) * 4, alignment_)
+                             : alignment_;
+    };
+    const uint32_t align_a = batch_alignment(p.stride_a);
+    const uint32_t align_b = batch_alignment(p.stride_b);
+    const uint32_t align_c = batch_alignment(p.stride_c);
+    cublasLtMatmulPreference_t preference = nullptr;
+    STITCH_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
+    const uint64_t max_workspace = workspace_bytes;
+    cublasStatus_t status =
+        cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &max_workspace, sizeof(max_workspace));
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_c},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c}};
+    for (const auto& [attribute, value] : alignments)
+      if (status == CUBLAS_STATUS_SUCCESS)
+        status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof(value));
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, c_, c_, preference,
+                                              kMaxCandidates, results_, &count_);
+    cublasLtMatmulPreferenceDestroy(preference);
+    STITCH_CHECK_CUBLAS(status);
+    if (count_ <= 0) {
+      error = "LtMatmul::init: cuBLASLt has no FP32 algorithm for " + shape_text();
+      return STITCH_ERROR_LIBRARY;
+    }
+    chosen_ = 0;
+    return STITCH_OK;
+  }
+
+
   template <class T>
   cublasStatus_t set_desc(cublasLtMatmulDescAttributes_t attribute, const T& value) const {
     return cublasLtMatmulDescSetAttribute(desc_, attribute, &value, sizeof(value));

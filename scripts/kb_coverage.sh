@@ -16,6 +16,8 @@
 #      STITCH_KB_DEADLINE seconds after which no new verification starts (default 540); tasks left
 #                         are reported as not run
 #      STITCH_KB_ONLY     comma-separated substrings: only tasks whose names contain one
+#      STITCH_KB_SHARD    "i/n": only every n-th task of each folder starting at the i-th (0-based),
+#                         to spread one level over several device calls
 #      STITCH_KB_VERIFY_JOBS  verifications at once for the tasks without baselines (default 1;
 #                         more is fine for correctness, but then their times are not speed figures)
 set -uo pipefail
@@ -43,8 +45,13 @@ folders=()
 for dir in "$@"; do
   name=$(basename "$dir")
   mkdir -p "$work/tasks/$name"
+  position=0
   for task in "$dir"/*.py; do
     base=$(basename "$task" .py)
+    position=$((position + 1))
+    if [ -n "${STITCH_KB_SHARD:-}" ]; then  # "i/n": every n-th task of each folder, from the i-th
+      (( (position - 1) % ${STITCH_KB_SHARD#*/} == ${STITCH_KB_SHARD%/*} )) || continue
+    fi
     if [ -n "${STITCH_KB_ONLY:-}" ]; then
       keep=0
       IFS=, read -ra wanted <<< "$STITCH_KB_ONLY"
@@ -89,7 +96,10 @@ log "built $(grep -l '^0$' $(printf '%s/generate.rc ' "${covered[@]}") 2>/dev/nu
 # 3. baselines -----------------------------------------------------------------------------------
 if ((${#speed_dirs[@]})); then
   log "baselines for ${#speed_dirs[@]} tasks (serial)"
-  "$python" -m stitch_harness.judge baseline-batch --warm-jobs 0 --out-dir "$work/baselines" \
+  # --info-modes '': PyTorch's default-flags eager timing is information only; it would cost one
+  # more process and pass per task.
+  "$python" -m stitch_harness.judge baseline-batch --warm-jobs 0 --info-modes '' \
+    --out-dir "$work/baselines" \
     "${baseline_args[@]}" > "$out/baselines.txt" 2>&1
   log "baselines done"
 fi

@@ -345,7 +345,18 @@ class ProgramEmitter {
 
     const int index = matmul_count_++;
     std::string member = fmt::format("mm{}", index);
-    state_members_.push_back(fmt::format("LtMatmul {};  // {}", member, subtask.id));
+    auto tunable = [&](const char* key) {
+      auto found = subtask.tunables.find(key);
+      return found != subtask.tunables.end() && found->second != 0;
+    };
+    // Split-precision 3xTF32 (kernels/matmul_tf32x3.cuh) where the planner estimated it faster;
+    // a parameter B is split once at init.
+    const bool tf32x3 = tunable("split_tf32x3");
+    const bool b_at_init = tf32x3 && tunable("split_b_at_init") &&
+                           spec.b.base.kind == ir::ValueRef::Kind::param;
+    uses_tf32x3_ = uses_tf32x3_ || tf32x3;
+    state_members_.push_back(fmt::format("{} {};  // {}", tf32x3 ? "Tf32x3Matmul" : "LtMatmul",
+                                         member, subtask.id));
     // Init: describe, pick candidates, time them on scratch.
     CodeWriter& iw = matmul_init_;
     iw.open("{{  // {}: [{}] x [{}x{}] @ [{}x{}]", subtask.id, spec.batch, spec.m, spec.k, spec.k,
@@ -365,10 +376,14 @@ class ProgramEmitter {
     iw.line("STITCH_CHECK(tune_on_scratch(s->{}, {}, {}, {}, {}, stream, error));", member,
             std::max<int64_t>(a_elems, 1), std::max<int64_t>(b_elems, 1),
             spec.batch * spec.m * spec.n, bias_vector ? spec.n : 0);
-    iw.close();
-
     STITCH_ASSIGN_OR_RETURN(std::string a, typed_base(spec.a.base));
     STITCH_ASSIGN_OR_RETURN(std::string b, typed_base(spec.b.base));
+    if (b_at_init) {  // after tuning, which splits scratch into the same buffer
+      iw.line("STITCH_CHECK(s->{}.prepare_b({} + {}, stream, error));", member, b, spec.b.offset);
+      b = "nullptr";
+    }
+    iw.close();
+
     STITCH_ASSIGN_OR_RETURN(std::string d, typed_base(gemm_out.value, true));
     if (numel(type_of(gemm_out.value).shape) != spec.batch * spec.m * spec.n)
       return make_error("the GEMM output buffer does not hold [batch, m, n]");
@@ -377,8 +392,9 @@ class ProgramEmitter {
       STITCH_ASSIGN_OR_RETURN(std::string base, typed_base(spec.bias->base));
       (bias_vector ? bias : c_in) = fmt::format("{} + {}", base, spec.bias->offset);
     }
-    w.line("STITCH_CHECK(s->{}.run({} + {}, {} + {}, {}, {}, {}, {}, {}, stream, error));",
-           member, a, spec.a.offset, b, spec.b.offset, c_in, d, bias, float_literal(spec.alpha),
+    const std::string b_arg = b == "nullptr" ? b : fmt::format("{} + {}", b, spec.b.offset);
+    w.line("STITCH_CHECK(s->{}.run({} + {}, {}, {}, {}, {}, {}, {}, stream, error));", member, a,
+           spec.a.offset, b_arg, c_in, d, bias, float_literal(spec.alpha),
            float_literal(accumulate ? spec.beta : 0.0));
     if (spec.epilogue) {
       std::vector<Store> rest(spec.stores.begin() + 1, spec.stores.end());
@@ -655,6 +671,7 @@ class ProgramEmitter {
     out.line("#include \"kernels/reduction.cuh\"");
     out.line("#include \"kernels/row.cuh\"");
     if (uses_matmul_) out.line("#include \"kernels/matmul.cuh\"");
+    if (uses_tf32x3_) out.line("#include \"kernels/matmul_tf32x3.cuh\"");
     out.blank();
     out.line("namespace {{");  // not indented (the project's style)
     out.blank();
@@ -727,7 +744,8 @@ class ProgramEmitter {
 
     if (uses_matmul_) {
       out.line("// Times a GEMM's candidate algorithms on scratch buffers of the right sizes.");
-      out.open("int tune_on_scratch(LtMatmul& mm, int64_t a_elems, int64_t b_elems, int64_t d_elems,"
+      out.line("template <class Matmul>");
+      out.open("int tune_on_scratch(Matmul& mm, int64_t a_elems, int64_t b_elems, int64_t d_elems,"
                " int64_t bias_elems, cudaStream_t stream, std::string& error) {{");
       out.line("float* scratch = nullptr;");
       out.line("const size_t a = Arena::align(a_elems * 4), b = Arena::align(b_elems * 4);");
@@ -879,6 +897,7 @@ class ProgramEmitter {
   std::map<std::string, const plan::BufferSlot*> slots_;
   std::vector<int64_t> param_offsets_;
   int64_t persistent_total_ = 0;
+  bool uses_tf32x3_ = false;
   CodeWriter functors_, forward_body_, init_body_, matmul_init_;
   std::vector<std::string> state_members_;
   std::vector<std::string> reduce_scratch_;

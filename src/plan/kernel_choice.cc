@@ -134,6 +134,32 @@ ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner) {
   return launch;
 }
 
+GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_elements,
+                           int64_t b_elements, bool b_constant, const GpuPeaks& peaks) {
+  GemmEstimate estimate;
+  const double flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) *
+                       static_cast<double>(n) * static_cast<double>(k);
+  if (peaks.fp32_tflops <= 0 || peaks.dram_gbps <= 0) return estimate;
+  const double bandwidth = peaks.dram_gbps * 1e9;
+  const double a = static_cast<double>(a_elements), b = static_cast<double>(b_elements);
+  const double c = static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n);
+  // A GEMM takes the longer of its arithmetic and reading its operands once (a small m makes
+  // a big weight matrix the cost).
+  estimate.fp32_s =
+      std::max(flops / (peaks.fp32_tflops * 1e12 * kFp32GemmEfficiency), 4.0 * (a + b + c) / bandwidth) +
+      kLaunchSeconds;
+  if (peaks.tf32_tflops <= 0) return estimate;
+  // The split copies are three times the operands; making them reads 4 and writes 12 bytes per
+  // element (B once at init when it is constant).
+  const double split_elements = a + (b_constant ? 0.0 : b);
+  const int launches = 1 + (b_constant ? 1 : 2);
+  estimate.tf32x3_s = std::max(3.0 * flops / (peaks.tf32_tflops * 1e12 * kTf32GemmEfficiency),
+                               4.0 * (3.0 * a + 3.0 * b + c) / bandwidth) +
+                      16.0 * split_elements / bandwidth + launches * kLaunchSeconds;
+  estimate.prefer_tf32x3 = estimate.tf32x3_s <= kTf32x3Margin * estimate.fp32_s;
+  return estimate;
+}
+
 std::string format_tunable(const std::string& key, int64_t value) {
   if (key == "reduce_strategy") return fmt::format("{}", reduce_strategy_name(value));
   if (key == "row_strategy") return fmt::format("{}", row_strategy_name(value));
@@ -152,6 +178,15 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           subtask.tunables["workspace_bytes"] = kMatmulWorkspaceBytes;
           subtask.tunables["transpose_a"] = column_major(spec.a) ? 1 : 0;
           subtask.tunables["transpose_b"] = column_major(spec.b) ? 1 : 0;
+          const bool b_constant = spec.b.base.kind == ir::ValueRef::Kind::param;
+          const GemmEstimate estimate =
+              estimate_gemm(spec.batch, spec.m, spec.n, spec.k, spec.batch * spec.m * spec.k,
+                            (spec.b.strides[0] == 0 ? 1 : spec.batch) * spec.k * spec.n,
+                            b_constant, peaks);
+          if (estimate.prefer_tf32x3) {
+            subtask.tunables["split_tf32x3"] = 1;
+            subtask.tunables["split_b_at_init"] = b_constant ? 1 : 0;
+          }
           if (spec.epilogue) {
             subtask.tunables["block"] = 256;
             subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
@@ -176,7 +211,6 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
       },
       subtask.spec);
   (void)graph;
-  (void)peaks;
 }
 
 }  // namespace stitch::plan

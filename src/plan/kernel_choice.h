@@ -4,7 +4,10 @@
 //   consecutive
 //                       elements as one aligned 16-byte load or one broadcast value)
 //   cublaslt_matmul     algo_candidates (heuristic results to time), workspace_bytes,
-//                       transpose_a / transpose_b (1: the operand is column-major)
+//                       transpose_a / transpose_b (1: the operand is column-major),
+//                       split_tf32x3 (1: split-precision 3xTF32 on tensor cores, FP32-accurate;
+//                       chosen by matmul_prefers_tf32x3), split_b_at_init (1: B is a parameter,
+//                       split once)
 //   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
 //                       one output), workspace_bytes (the split partials)
 //   row_*               row_strategy (RowStrategy), per_thread (values kept in registers)
@@ -42,6 +45,21 @@ struct ReduceLaunch {
 ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner);
 
 inline constexpr int64_t kMatmulWorkspaceBytes = 32 << 20;  // cuBLASLt's recommended on Hopper
+
+// The time model behind split_tf32x3: strict FP32 at kFp32GemmEfficiency of the FP32 peak, against
+// three times the work at kTf32GemmEfficiency of the TF32 tensor-core peak plus splitting the
+// operands (read 4 bytes, write 12 per element; B not at all when it is split at init) and one
+// launch per split. 3xTF32 is chosen when it is estimated at most kTf32x3Margin of FP32's time.
+inline constexpr double kFp32GemmEfficiency = 0.75;  // cuBLAS SIMT FP32, measured ~0.75 on H200
+inline constexpr double kTf32GemmEfficiency = 0.55;
+inline constexpr double kTf32x3Margin = 0.8;
+inline constexpr double kLaunchSeconds = 4e-6;
+struct GemmEstimate {
+  double fp32_s = 0, tf32x3_s = 0;
+  bool prefer_tf32x3 = false;
+};
+GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_elements,
+                           int64_t b_elements, bool b_constant, const GpuPeaks& peaks);
 
 void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks);
 

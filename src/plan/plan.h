@@ -233,6 +233,7 @@ struct GpuPeaks {
   double fp32_tflops = 0;  // non-tensor-core FP32
   double dram_gbps = 0;
   int sms = 0;
+  double tf32_tflops = 0;  // dense TF32 tensor cores (split-precision 3xTF32 GEMMs); 0: none
   bool operator==(const GpuPeaks&) const = default;
 };
 

@@ -318,7 +318,8 @@ std::string serialize_plan(const Plan& plan) {
   root["peaks"] = json{{"name", plan.peaks.name},
                        {"fp32_tflops", number(plan.peaks.fp32_tflops)},
                        {"dram_gbps", number(plan.peaks.dram_gbps)},
-                       {"sms", plan.peaks.sms}};
+                       {"sms", plan.peaks.sms},
+                       {"tf32_tflops", number(plan.peaks.tf32_tflops)}};
   root["floor_us"] = number(plan.floor_us);
   root["host"] = json{{"cuda_graph", plan.host.cuda_graph},
                       {"workspace_bytes", plan.host.workspace_bytes},
@@ -393,7 +394,8 @@ Result<Plan> parse_plan(std::string_view text, std::string_view source_name) {
     field = "peaks";
     const json& peaks = root.at("peaks");
     plan.peaks = GpuPeaks{peaks.at("name").get<std::string>(), read_number(peaks.at("fp32_tflops")),
-                          read_number(peaks.at("dram_gbps")), peaks.at("sms").get<int>()};
+                          read_number(peaks.at("dram_gbps")), peaks.at("sms").get<int>(),
+                          peaks.contains("tf32_tflops") ? read_number(peaks.at("tf32_tflops")) : 0.0};
     field = "floor_us";
     plan.floor_us = read_number(root.at("floor_us"));
     field = "host";

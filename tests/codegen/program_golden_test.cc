@@ -22,7 +22,7 @@ const char* const kTasks[] = {
     "plan_gemm_bias_relu", "plan_linear_gelu_residual", "plan_broadcast_chain",
     "plan_softmax_last",   "plan_layernorm_relu",       "plan_rmsnorm_features",
     "plan_rmsnorm_last",   "plan_reduce_middle",        "plan_bmm_scale",
-    "plan_linear_batchnorm", "plan_logsumexp",
+    "plan_linear_batchnorm", "plan_logsumexp",          "plan_gemm_tf32x3",
 };
 
 Result<EmittedProgram> emit_for(const std::string& task) {

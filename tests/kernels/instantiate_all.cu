@@ -5,6 +5,7 @@
 
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
+#include "kernels/matmul_tf32x3.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/runtime.cuh"
@@ -83,6 +84,12 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
       mm.init(handle, mm_shape, MatmulEpilogue::bias_gelu, false, workspace, 1 << 20, error));
   STITCH_CHECK(mm.tune(a, a, y, a, stream, error));
   STITCH_CHECK(mm.run(a, a, nullptr, y, a, 1.0f, 0.0f, stream, error));
+  Tf32x3Matmul mm3;
+  STITCH_CHECK(mm3.init(handle, mm_shape, MatmulEpilogue::bias_relu, false, workspace, 1 << 20,
+                        error));
+  STITCH_CHECK(mm3.tune(a, a, y, a, stream, error));
+  STITCH_CHECK(mm3.prepare_b(a, stream, error));
+  STITCH_CHECK(mm3.run(a, nullptr, nullptr, y, a, 1.0f, 0.0f, stream, error));
 
   Arena arena;
   ArenaLayout layout;

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "kernel_test_support.cuh"
 #include "kernels/matmul.cuh"
+#include "kernels/matmul_tf32x3.cuh"
 
 namespace stitch::kernels {
 namespace {
@@ -171,9 +173,10 @@ void PrintTo(const MatmulCase& c, std::ostream* os) {
 
 class MatmulTest : public ::testing::TestWithParam<MatmulCase> {};
 
-TEST_P(MatmulTest, MatchesReference) {
-  REQUIRE_GPU();
-  const MatmulCase& c = GetParam();
+// One case through `Mm` (LtMatmul or Tf32x3Matmul): heuristic's first algorithm, then tuned; each
+// run checked against the reference and rerun for identical bits.
+template <class Mm>
+void check_case(const MatmulCase& c, const Tolerance& tol) {
   const Problem p = make_problem(c);
   LtHandle lt;
   ASSERT_NE(lt.handle, nullptr);
@@ -198,38 +201,57 @@ TEST_P(MatmulTest, MatchesReference) {
   reference(c, p, a, b, c_in, bias, d_initial, expected, scale);
 
   std::string error;
-  LtMatmul mm;
+  Mm mm;
   ASSERT_EQ(mm.init(lt.handle, p.shape, c.epilogue, c.accumulate, workspace.data(), kWorkspaceBytes,
                     error),
             STITCH_OK)
       << error;
-  auto run_and_check = [&](const char* stage) {
+  auto run_and_check = [&](const char* stage, const float* b_ptr) {
     ASSERT_CUDA(d_dev.upload(d_initial));
-    ASSERT_EQ(mm.run(a_dev.data(), b_dev.data(), c_ptr, d_dev.data(), bias_ptr, c.alpha, c.beta,
-                     nullptr, error),
+    ASSERT_EQ(mm.run(a_dev.data(), b_ptr, c_ptr, d_dev.data(), bias_ptr, c.alpha, c.beta, nullptr,
+                     error),
               STITCH_OK)
         << stage << ": " << error;
     ASSERT_CUDA(cudaDeviceSynchronize());
     const std::vector<float> d = d_dev.download();
-    EXPECT_TRUE(testing::all_close(d, expected, tolerance(c), &scale))
-        << stage << " with " << mm.describe();
+    EXPECT_TRUE(testing::all_close(d, expected, tol, &scale)) << stage << " with " << mm.describe();
     // A rerun gives the same bits.
     ASSERT_CUDA(d_dev.upload(d_initial));
-    ASSERT_EQ(mm.run(a_dev.data(), b_dev.data(), c_ptr, d_dev.data(), bias_ptr, c.alpha, c.beta,
-                     nullptr, error),
+    ASSERT_EQ(mm.run(a_dev.data(), b_ptr, c_ptr, d_dev.data(), bias_ptr, c.alpha, c.beta, nullptr,
+                     error),
               STITCH_OK);
     ASSERT_CUDA(cudaDeviceSynchronize());
     EXPECT_TRUE(testing::bitwise_equal(d_dev.download(), d)) << stage << ": rerun differs";
   };
-  run_and_check("heuristic's first algorithm");
+  run_and_check("heuristic's first algorithm", b_dev.data());
 
   DeviceBuffer<float> scratch(p.c_elements);
   ASSERT_EQ(mm.tune(a_dev.data(), b_dev.data(), scratch.data(), bias_ptr, nullptr, error),
             STITCH_OK)
       << error;
-  run_and_check("tuned algorithm");
+  run_and_check("tuned algorithm", b_dev.data());
   const std::string described = mm.describe();
   if (c.m > 0 && c.n > 0) EXPECT_NE(described.find("algo "), std::string::npos) << described;
+  if constexpr (std::is_same_v<Mm, Tf32x3Matmul>) {
+    // A constant B split once (a parameter, at init), then run without it.
+    ASSERT_EQ(mm.prepare_b(b_dev.data(), nullptr, error), STITCH_OK) << error;
+    run_and_check("prepared B", nullptr);
+  }
+}
+
+TEST_P(MatmulTest, MatchesReference) {
+  REQUIRE_GPU();
+  check_case<LtMatmul>(GetParam(), tolerance(GetParam()));
+}
+
+// Split-precision 3xTF32: FP32-level error on TF32 tensor cores. The bound is the strict one
+// scaled by 2 (three times the products, FP32 accumulation); plain TF32 (~2^-11 per product)
+// exceeds it on these cases.
+TEST_P(MatmulTest, Tf32x3MatchesReferenceAtFp32Level) {
+  REQUIRE_GPU();
+  Tolerance tol = tolerance(GetParam());
+  tol.mtol *= 2.0;
+  check_case<Tf32x3Matmul>(GetParam(), tol);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MatmulTest, ::testing::ValuesIn(cases()),

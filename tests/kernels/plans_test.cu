@@ -13,6 +13,7 @@
 
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
+#include "kernels/matmul_tf32x3.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/runtime.cuh"
@@ -348,6 +349,68 @@ TEST(Matmul, SharedWeightsBatchFoldsIntoOneGemm) {
   s.stride_a -= 1;
   s.trans_a = true;
   EXPECT_EQ(detail::fold_shared_b(s).batch, 4);
+}
+
+// ---- matmul_tf32x3.cuh ----
+
+TEST(Tf32x3, LinearLayerSplitsAlongK) {
+  // y = x·Wᵀ: x [m, k] row-major, W [n, k] stored (trans_b), shared by a batch of 2.
+  MatmulShape s;
+  s.batch = 2;
+  s.m = 5;
+  s.n = 7;
+  s.k = 11;
+  s.lda = 11;
+  s.ldb = 11;
+  s.ldc = 7;
+  s.stride_a = 5 * 11;
+  s.stride_b = 0;
+  s.stride_c = 5 * 7;
+  s.trans_b = true;
+  const detail::Tf32x3Problem p = detail::tf32x3_problem(s);
+  // A: K along its columns, three copies per row [big | big | small], one per batch.
+  EXPECT_TRUE(p.a.k_along_cols);
+  EXPECT_EQ(p.a.small_in, 2);
+  EXPECT_EQ(p.a.rows, 5);
+  EXPECT_EQ(p.a.cols, 11);
+  EXPECT_EQ(p.a.out_batches(), 2);
+  // W: stored [n, k], K along its columns too: [big | small | big], one copy for the batch.
+  EXPECT_TRUE(p.b.k_along_cols);
+  EXPECT_EQ(p.b.small_in, 1);
+  EXPECT_EQ(p.b.rows, 7);
+  EXPECT_EQ(p.b.out_batches(), 1);
+  // The TF32 GEMM: k' = 3k on the contiguous copies; batches still back to back, so it folds.
+  EXPECT_EQ(p.split.k, 33);
+  EXPECT_EQ(p.split.lda, 33);
+  EXPECT_EQ(p.split.ldb, 33);
+  EXPECT_EQ(p.split.stride_a, 5 * 33);
+  EXPECT_EQ(p.split.stride_b, 0);
+  EXPECT_EQ(p.split.ldc, 7);
+  detail::LtProblem lt;
+  EXPECT_EQ(detail::lt_problem(p.split, lt), "");
+  EXPECT_EQ(detail::fold_shared_b(p.split).batch, 1);
+}
+
+TEST(Tf32x3, TransposedOperandsStackAlongRows) {
+  MatmulShape s;
+  s.m = 4;
+  s.n = 6;
+  s.k = 9;
+  s.trans_a = true;  // A stored [k, m]: K runs down its rows
+  s.lda = 4 + 2;     // padded
+  s.ldb = 6;         // B [k, n]: K runs down its rows
+  s.ldc = 6;
+  const detail::Tf32x3Problem p = detail::tf32x3_problem(s);
+  EXPECT_FALSE(p.a.k_along_cols);
+  EXPECT_EQ(p.a.rows, 9);
+  EXPECT_EQ(p.a.cols, 4);
+  EXPECT_EQ(p.a.ld, 6) << "the source keeps its padding; the copy is dense";
+  EXPECT_FALSE(p.b.k_along_cols);
+  EXPECT_EQ(p.split.lda, 4);   // [3k, m] stored
+  EXPECT_EQ(p.split.ldb, 6);   // [3k, n]
+  EXPECT_EQ(p.split.k, 27);
+  detail::LtProblem lt;
+  EXPECT_EQ(detail::lt_problem(p.split, lt), "");
 }
 
 TEST(Matmul, InitRejectsBadArgumentsBeforeTouchingCublas) {

@@ -103,6 +103,33 @@ TEST(KernelChoice, RowStrategyFollowsTheRowLength) {
   }
 }
 
+TEST(KernelChoice, ComputeBoundGemmsGoToSplitPrecisionTf32x3) {
+  const GpuPeaks h200 = h200_peaks();
+  // KernelBench level 2's Linear 8192 -> 8192 on 1024 rows: strict FP32 ~2.7 ms (as measured).
+  const GemmEstimate big = estimate_gemm(1, 1024, 8192, 8192, 1024 * 8192, 8192 * 8192, true, h200);
+  EXPECT_NEAR(big.fp32_s, 2.74e-3, 0.1e-3);
+  EXPECT_TRUE(big.prefer_tf32x3);
+  EXPECT_LT(big.tf32x3_s, 0.6 * big.fp32_s);
+  // Splitting a B that is not a parameter costs a pass over it on every call.
+  const GemmEstimate b_input = estimate_gemm(1, 1024, 8192, 8192, 1024 * 8192, 8192 * 8192, false, h200);
+  EXPECT_GT(b_input.tf32x3_s, big.tf32x3_s);
+  // Few rows against a large weight (KernelBench level 3's MLP): reading the three split copies
+  // of W bounds 3xTF32, which still wins.
+  const int64_t wide = 16384;
+  const GemmEstimate mlp = estimate_gemm(1, 128, wide, wide, 128 * wide, wide * wide, true, h200);
+  EXPECT_GE(mlp.tf32x3_s, 12.0 * wide * wide / (h200.dram_gbps * 1e9));
+  EXPECT_TRUE(mlp.prefer_tf32x3);
+  // Small problems are launch bound: the extra split launches lose.
+  EXPECT_FALSE(estimate_gemm(1, 64, 64, 64, 64 * 64, 64 * 64, true, h200).prefer_tf32x3);
+  // Memory-bound shapes (k small) gain nothing from faster multiplies.
+  EXPECT_FALSE(estimate_gemm(1, 65536, 256, 8, 65536 * 8, 8 * 256, true, h200).prefer_tf32x3);
+  // No TF32 tensor cores known: never.
+  GpuPeaks no_tensor_cores = h200;
+  no_tensor_cores.tf32_tflops = 0;
+  EXPECT_FALSE(estimate_gemm(1, 1024, 8192, 8192, 1024 * 8192, 8192 * 8192, true, no_tensor_cores)
+                   .prefer_tf32x3);
+}
+
 TEST(MemoryPlan, ArenaReusesDeadIntermediatesAndOutputsGoToTheCaller) {
   GraphBuilder b;
   auto x = b.input("x", {1024});

@@ -67,7 +67,8 @@ int check_tensor(const stitch_tensor& t, const TensorShape& want, const char* wh
 }
 
 // Times a GEMM's candidate algorithms on scratch buffers of the right sizes.
-int tune_on_scratch(LtMatmul& mm, int64_t a_elems, int64_t b_elems, int64_t d_elems, int64_t bias_elems, cudaStream_t stream, std::string& error) {
+template <class Matmul>
+int tune_on_scratch(Matmul& mm, int64_t a_elems, int64_t b_elems, int64_t d_elems, int64_t bias_elems, cudaStream_t stream, std::string& error) {
   float* scratch = nullptr;
   const size_t a = Arena::align(a_elems * 4), b = Arena::align(b_elems * 4);
   const size_t d = Arena::align(d_elems * 4), bias = Arena::align(bias_elems * 4);

@@ -1,0 +1,221 @@
+// Split-precision 3xTF32 GEMM: FP32-accurate results from TF32 tensor cores, for the fp32 track
+// (DESIGN.md: the track is judged by the error a program achieves; 3xTF32 stays at FP32 level,
+// plain TF32 does not — python/stitch_harness/judge_tracks.py has the measured error norms).
+//
+// Every FP32 operand element x is split as x = big + small, big = x rounded to TF32 (10 mantissa
+// bits, low 13 bits zero: exact on a tensor core), small = x - big (exact in FP32, |small| <=
+// 2^-11 |x|; the tensor core keeps its top 10 bits). Then
+//   A·B ≈ big_a·big_b + big_a·small_b + small_a·big_b
+// (small_a·small_b is below FP32's rounding). The three products are ONE TF32 GEMM over a K three
+// times as long, on split copies laid out as
+//   A3 = [big_a | big_a | small_a]   (m × 3k: the K axis is A's columns)
+//   B3 = [big_b ; small_b ; big_b]   (3k × n: the K axis is B's rows)
+// so accumulation (FP32, in the tensor cores) and the epilogue (bias, ReLU, GELU, beta·C) happen
+// once. On an H200 the TF32 tensor-core rate (~495 TFLOPS dense) is ~7x FP32's (67), so a
+// compute-bound GEMM runs ~2x faster at 3x the work; the split copies cost one memory pass over A
+// (and over B unless it is constant: prepare_b splits a parameter once, at init).
+//
+// Interface as LtMatmul (matmul.cuh): init → tune (optional) → [prepare_b] → run, plus the split
+// buffers, which this object allocates at init (never in run: run is CUDA-graph capturable).
+//
+// Not for direct TF32: the TF32 LtMatmul it drives is reachable only through this class. (A
+// program's own source naming CUBLAS_COMPUTE_32F_FAST_TF32 is flagged by the static checks; this
+// project header is exempt, and the judge's error-norm bound still applies to what it computes.)
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "matmul.cuh"
+#include "runtime.cuh"
+
+namespace stitch::kernels {
+
+namespace detail {
+
+// x rounded to TF32 (round to nearest, ties away: cvt.rna), as an FP32 bit pattern.
+__device__ __forceinline__ float tf32_big(float x) {
+  uint32_t bits;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
+  return __uint_as_float(bits);
+}
+
+// One stored operand matrix [rows, cols] (leading dimension ld, `batch` of them `stride` apart;
+// stride 0: one matrix shared by the batch) split into `out`: three copies of its elements,
+// side by side along the K axis, contiguous per batch. k_along_cols: the K axis is the columns
+// (out is [rows, 3 cols]), else the rows (out is [3 rows, cols]). small_in: which of the three
+// copies (0, 1, 2) holds `small`; the other two hold `big`.
+struct SplitLayout {
+  int64_t batch = 1, rows = 0, cols = 0, ld = 0, stride = 0;
+  bool k_along_cols = true;
+  int small_in = 2;
+  __host__ __device__ int64_t out_batch_elems() const { return 3 * rows * cols; }
+  __host__ __device__ int64_t out_batches() const { return stride == 0 ? 1 : batch; }
+};
+
+__global__ void __launch_bounds__(256)
+    split_tf32x3_kernel(const float* __restrict__ x, float* __restrict__ out, SplitLayout l) {
+  const int64_t per_batch = l.rows * l.cols;
+  const int64_t total = per_batch * l.out_batches();
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = e / per_batch, rc = e % per_batch;
+    const int64_t r = rc / l.cols, c = rc % l.cols;
+    const float v = x[b * l.stride + r * l.ld + c];
+    const float big = tf32_big(v);
+    // Inf and NaN go to `big` whole; small = v - big would be NaN for an infinity.
+    const float small = isfinite(v) ? v - big : 0.0f;
+    float* o = out + b * l.out_batch_elems();
+    for (int copy = 0; copy < 3; ++copy) {
+      const float value = copy == l.small_in ? small : big;
+      if (l.k_along_cols)
+        o[r * (3 * l.cols) + copy * l.cols + c] = value;
+      else
+        o[(copy * l.rows + r) * l.cols + c] = value;
+    }
+  }
+}
+
+inline int launch_split_tf32x3(const float* x, float* out, const SplitLayout& layout,
+                               cudaStream_t stream) {
+  const int64_t total = layout.rows * layout.cols * layout.out_batches();
+  if (total == 0) return STITCH_OK;
+  const int64_t blocks = (total + 255) / 256;
+  split_tf32x3_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
+      x, out, layout);
+  return static_cast<int>(cudaGetLastError());
+}
+
+// The split layouts of A and B for a row-major problem (see MatmulShape), and the problem on the
+// split copies. Pure (tested on the CPU).
+struct Tf32x3Problem {
+  SplitLayout a, b;
+  MatmulShape split;  // the TF32 GEMM: k' = 3k, on the contiguous split copies
+};
+
+inline Tf32x3Problem tf32x3_problem(const MatmulShape& s) {
+  Tf32x3Problem p;
+  // A is [m, k] stored ([k, m] when trans_a): K runs along its columns unless transposed.
+  p.a = SplitLayout{s.batch, s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.stride_a,
+                    /*k_along_cols=*/!s.trans_a, /*small_in=*/2};
+  // B is [k, n] stored ([n, k] when trans_b): K runs along its rows unless transposed.
+  p.b = SplitLayout{s.batch, s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb, s.stride_b,
+                    /*k_along_cols=*/s.trans_b, /*small_in=*/1};
+  p.split = s;
+  p.split.k = 3 * s.k;
+  p.split.lda = s.trans_a ? s.m : 3 * s.k;
+  p.split.ldb = s.trans_b ? 3 * s.k : s.n;
+  p.split.stride_a = s.stride_a == 0 ? 0 : p.a.out_batch_elems();
+  p.split.stride_b = s.stride_b == 0 ? 0 : p.b.out_batch_elems();
+  return p;
+}
+
+}  // namespace detail
+
+class Tf32x3Matmul {
+ public:
+  Tf32x3Matmul() = default;
+  ~Tf32x3Matmul() { release(); }
+  Tf32x3Matmul(const Tf32x3Matmul&) = delete;
+  Tf32x3Matmul& operator=(const Tf32x3Matmul&) = delete;
+
+  // As LtMatmul::init (same shape, epilogue, accumulate_c, workspace and alignment contract), and
+  // allocates the split copies of A and B (3x each operand's elements).
+  int init(cublasLtHandle_t handle, const MatmulShape& shape, MatmulEpilogue epilogue,
+           bool accumulate_c, void* workspace, size_t workspace_bytes, std::string& error,
+           int alignment_bytes = 16) {
+    release();
+    std::string bad = detail::lt_problem(shape, problem_scratch_);
+    if (!bad.empty()) {
+      error = "Tf32x3Matmul::init: " + bad;
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    problem_ = detail::tf32x3_problem(shape);
+    const size_t a_elems = static_cast<size_t>(problem_.a.out_batch_elems() * problem_.a.out_batches());
+    const size_t b_elems = static_cast<size_t>(problem_.b.out_batch_elems() * problem_.b.out_batches());
+    // cudaMalloc returns 256-byte aligned memory; B's copy starts at a 256-byte boundary too.
+    a_bytes_ = (a_elems * sizeof(float) + 255) / 256 * 256;
+    const size_t bytes = a_bytes_ + b_elems * sizeof(float);
+    if (bytes > 0) STITCH_CHECK_CUDA(cudaMalloc(&split_, bytes));
+    return gemm_.init_with_compute(handle, problem_.split, epilogue, accumulate_c, workspace,
+                                   workspace_bytes, error, alignment_bytes,
+                                   LtMatmul::Compute::tf32_tensor_cores);
+  }
+
+  // Splits a constant B (a parameter) once; run() then takes b == nullptr and uses this split.
+  int prepare_b(const float* b, cudaStream_t stream, std::string& error) {
+    if (split_ == nullptr) {
+      error = "Tf32x3Matmul::prepare_b before a successful init";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    STITCH_CHECK_CUDA(static_cast<cudaError_t>(
+        detail::launch_split_tf32x3(b, split_b(), problem_.b, stream)));
+    b_prepared_ = true;
+    return STITCH_OK;
+  }
+
+  // Splits the scratch operands and times the GEMM's candidates on them (LtMatmul::tune). Call
+  // before prepare_b: tuning overwrites the split of B.
+  int tune(const float* a, const float* b, float* c, const float* bias, cudaStream_t stream,
+           std::string& error, int iterations = 5) {
+    STITCH_CHECK(split(a, b, stream, error));
+    b_prepared_ = false;
+    return gemm_.tune(split_a(), split_b(), c, bias, stream, error, iterations);
+  }
+
+  // As LtMatmul::run; b may be nullptr after prepare_b.
+  int run(const float* a, const float* b, const float* c_in, float* d, const float* bias,
+          float alpha, float beta, cudaStream_t stream, std::string& error) const {
+    if (split_ == nullptr) {
+      error = "Tf32x3Matmul::run before a successful init";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    if (b == nullptr && !b_prepared_) {
+      error = "Tf32x3Matmul::run: b is null and prepare_b was not called";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    STITCH_CHECK(split(a, b, stream, error));
+    return gemm_.run(split_a(), split_b(), c_in, d, bias, alpha, beta, stream, error);
+  }
+
+  std::string describe() const { return "3xTF32 split precision, " + gemm_.describe(); }
+
+ private:
+  float* split_a() const { return static_cast<float*>(split_); }
+  float* split_b() const {
+    return reinterpret_cast<float*>(static_cast<char*>(split_) + a_bytes_);
+  }
+
+  // Splits a, and b unless it is null (prepared).
+  int split(const float* a, const float* b, cudaStream_t stream, std::string& error) const {
+    if (a == nullptr) {
+      error = "Tf32x3Matmul: null A";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    STITCH_CHECK_CUDA(
+        static_cast<cudaError_t>(detail::launch_split_tf32x3(a, split_a(), problem_.a, stream)));
+    if (b != nullptr)
+      STITCH_CHECK_CUDA(
+          static_cast<cudaError_t>(detail::launch_split_tf32x3(b, split_b(), problem_.b, stream)));
+    return STITCH_OK;
+  }
+
+  void release() {
+    if (split_ != nullptr) cudaFree(split_);
+    split_ = nullptr;
+    a_bytes_ = 0;
+    b_prepared_ = false;
+  }
+
+  LtMatmul gemm_;
+  detail::LtProblem problem_scratch_;
+  detail::Tf32x3Problem problem_;
+  void* split_ = nullptr;
+  size_t a_bytes_ = 0;
+  bool b_prepared_ = false;
+};
+
+}  // namespace stitch::kernels
