@@ -103,23 +103,30 @@ def time_one_mode(graph_dir: str, track_name: str, mode: str, flags_name: str, i
                   warmup: int, timing_sets: int, device_name: str,
                   task_path: Optional[str] = None) -> dict:
     device = torch.device(device_name)
+    setup_started = time.perf_counter()
     task, user_sets, forward, autocast = _mode_forward(graph_dir, track_name, mode, flags_name,
                                                        timing_sets, device, task_path)
+    setup_s = time.perf_counter() - setup_started
 
     def refresh(index, tensors):
         task.refresh_user_inputs(tensors)  # in place, same buffers; not timed
 
     # The first call compiles (torch.compile is lazy): timed on its own, wall clock.
     first_call_s = _first_call(forward, user_sets[0], device)
+    measure_started = time.perf_counter()
     flusher = L2Flusher(device)
     timed = time_with_flush(forward, user_sets, device, iters=iters, warmup=warmup,
                             refresh=refresh, flusher=flusher)
     plain = time_plain_events(forward, user_sets[0], device, iters=iters, warmup=warmup)
     agreement = method_agreement(forward, user_sets, device, iters=iters, warmup=warmup,
                                  refresh=refresh, flusher=flusher)
+    overhead = method_overhead(device, iters=iters, warmup=warmup, flusher=flusher).as_json()
     return {
         "mode": mode,
         "flags": flags_name,
+        # Where a mode's time goes: model, weights and inputs; the timing passes themselves.
+        "setup_s": round(setup_s, 3),
+        "measure_s": round(time.perf_counter() - measure_started, 3),
         "precision": current_flags().as_json(),
         "autocast": str(autocast) if autocast is not None else None,
         "compile_s": round(first_call_s, 3) if mode != "eager" else 0.0,
@@ -127,8 +134,7 @@ def time_one_mode(graph_dir: str, track_name: str, mode: str, flags_name: str, i
         "timing": timed.as_json(),
         "plain_events": plain.stats.as_json(),  # warm L2
         "method_agreement": agreement,  # interleaved with plain events + flush
-        "method_overhead": method_overhead(device, iters=iters, warmup=warmup,
-                                           flusher=flusher).as_json(),
+        "method_overhead": overhead,
     }
 
 

@@ -162,6 +162,9 @@ int main(int argc, char** argv) {
                "Do not unshare the network namespace");
   app.add_flag("--no-seccomp", no_seccomp,
                "Do not install the seccomp filter refusing fork/exec after CUDA is initialised");
+  app.add_flag("--under-profiler", options.under_profiler,
+               "Nsight Compute started this runner: keep inherited descriptors and LD_PRELOAD "
+               "(profiling a verified program only; implies nothing about its verdict)");
   app.add_flag("--nonce-stdin", options.nonce_stdin,
                "Read one line from stdin before loading anything and echo it in runner.json "
                "(lets the orchestrator tell the runner's file from a forged one)");
@@ -214,6 +217,7 @@ int main(int argc, char** argv) {
   sandbox_options.max_file_bytes = options.max_file_mb << 20;
   sandbox_options.max_open_files = options.max_open_files;
   sandbox_options.isolate_network = options.isolate_network;
+  sandbox_options.under_profiler = options.under_profiler;
   for (const fs::path& path : {options.slots, options.result, options.program, options.profile})
     if (!path.empty()) sandbox_options.private_paths.push_back(path.parent_path().string());
   auto sandbox = enter_sandbox(sandbox_options, argc, argv);

@@ -34,6 +34,7 @@ struct RunnerOptions {
   LaunchCounting launch_counting = LaunchCounting::untimed;
   bool isolate_network = true;
   bool seccomp = true;
+  bool under_profiler = false;  // Nsight Compute injected itself: keep its descriptors and preload
   bool nonce_stdin = false;
   uint64_t max_file_mb = 256;
   uint64_t max_open_files = 1024;

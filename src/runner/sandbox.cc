@@ -65,10 +65,11 @@ void isolate_network(SandboxReport& report) {
                                       first_error, std::strerror(errno));
 }
 
-bool removed_by_name(std::string_view name) {
+bool removed_by_name(std::string_view name, bool under_profiler) {
   static constexpr std::string_view prefixes[] = {"PYTHON",     "TORCH",       "STITCH",
                                                   "CONDA",      "VIRTUAL_ENV", "PYTEST",
                                                   "LD_PRELOAD", "LD_AUDIT",    "OLDPWD"};
+  if (under_profiler && name.starts_with("LD_PRELOAD")) return false;
   for (auto prefix : prefixes)
     if (name.starts_with(prefix)) return true;
   return false;
@@ -122,7 +123,7 @@ void scrub_environment(const SandboxOptions& options, const fs::path& work_dir, 
     bool private_value = false;
     for (const auto& path : options.private_paths)
       if (path.size() > 1 && value.find(path) != std::string_view::npos) private_value = true;
-    if (removed_by_name(name) || private_value) {
+    if (removed_by_name(name, options.under_profiler) || private_value) {
       report.removed_environment.push_back(name);
       continue;
     }
@@ -191,7 +192,10 @@ Result<SandboxReport> enter_sandbox(const SandboxOptions& options, int argc, cha
   scrub_environment(options, report.work_dir, argc, argv, report);
 
   // Descriptors inherited from the orchestrator (none are expected) are not the candidate's.
-  if (close_range(3, ~0u, 0) != 0)
+  // Under a profiler they include its own channel, opened before main.
+  if (options.under_profiler)
+    report.notes.push_back("inherited descriptors kept: running under a profiler");
+  else if (close_range(3, ~0u, 0) != 0)
     report.notes.push_back(fmt::format("close_range: {}", std::strerror(errno)));
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0 && null_fd != 0) {

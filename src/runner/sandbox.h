@@ -18,6 +18,10 @@ struct SandboxOptions {
   uint64_t max_file_bytes = 256ull << 20;
   uint64_t max_open_files = 1024;
   bool isolate_network = true;
+  // A profiler (Nsight Compute) injected itself before main: its descriptors to the profiler
+  // process stay open and LD_PRELOAD stays set (closing them crashed the runner under ncu with
+  // SIGSEGV). Only for profiling a program that was already verified; never in verification.
+  bool under_profiler = false;
   // Values containing one of these paths are removed from the environment.
   std::vector<std::string> private_paths;
 };

@@ -103,6 +103,7 @@ std::vector<std::string> ncu_target(const ProfileRequest& request, const fs::pat
       request.runner.string(), "--program", request.program.string(), "--self-test", "--result",
       result.string(), "--check-sets", "1", "--timing-iters", "0", "--warmup", "0", "--timing-sets",
       "1", "--rechecks", "0", "--launch-counting", "off", "--no-network-isolation", "--no-seccomp",
+      "--under-profiler",
       "--work-dir", sandbox.string(),
       // Replay runs a kernel many times over: the runner's own limits
       // must not fire before ncu's.

@@ -39,6 +39,7 @@ TEST(RunnerCli, HelpExitsZeroAndDocumentsEveryFlagAndExitCode) {
        {"--program", "--slots", "--result", "--self-test", "--timing-iters", "--warmup",
         "--timing-sets", "--call-timeout-s", "--idle-timeout-s", "--guard-bytes",
         "--launch-counting", "--no-seccomp", "--no-network-isolation", "--nonce-stdin",
+        "--under-profiler",
         "Exit codes", "no CUDA device"})
     EXPECT_NE(result.stdout_text.find(text), std::string::npos) << text;
 }

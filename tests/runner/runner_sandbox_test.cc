@@ -4,6 +4,7 @@
 // child, which reports through its exit code.
 #include "runner/sandbox.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,6 +119,34 @@ TEST(RunnerSandbox, EntersAnEmptyWorkDirWithAScrubbedEnvironment) {
   });
   EXPECT_EQ(code, 0);
   fs::remove_all(base);
+}
+
+// Inherited descriptors are closed, unless a profiler injected itself (ncu's channel to its
+// front end: closing it crashed the runner under ncu); LD_PRELOAD likewise.
+TEST(RunnerSandbox, InheritedDescriptorsClosedUnlessUnderAProfiler) {
+  for (bool under_profiler : {false, true}) {
+    fs::path work = fs::temp_directory_path() /
+                    fmt::format("runner_sandbox_fd_test_{}_{}", getpid(), under_profiler);
+    fs::create_directories(work);
+    // Exit codes: 0 as expected, 1 setup failed, 2 descriptor state wrong, 3 LD_PRELOAD wrong.
+    int code = in_child([&] {
+      int fd = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC: an inherited-style descriptor
+      setenv("LD_PRELOAD", "libprofiler_injection.so", 1);
+      std::string arg0 = "stitch-runner";
+      char* argv[] = {arg0.data(), nullptr};
+      SandboxOptions options;
+      options.work_dir = work;
+      options.isolate_network = false;
+      options.under_profiler = under_profiler;
+      if (!enter_sandbox(options, 1, argv).ok()) return 1;
+      const bool open_now = fcntl(fd, F_GETFD) != -1;
+      if (open_now != under_profiler) return 2;
+      if ((getenv("LD_PRELOAD") != nullptr) != under_profiler) return 3;
+      return 0;
+    });
+    EXPECT_EQ(code, 0) << "under_profiler " << under_profiler;
+    fs::remove_all(work);
+  }
 }
 
 TEST(RunnerSandbox, CreatesAndRemovesATemporaryWorkDir) {
