@@ -15,6 +15,7 @@
 #      STITCH_KB_WARM_JOBS tasks whose torch.compile caches are warmed at once (default 8)
 #      STITCH_KB_DEADLINE seconds after which no new verification starts (default 540); tasks left
 #                         are reported as not run
+#      STITCH_KB_GENERATE_ARGS  extra `generate` flags (e.g. --strict-fp32-gemm)
 #      STITCH_KB_ONLY     comma-separated substrings: only tasks whose names contain one
 #      STITCH_KB_SHARD    "i/n": only every n-th task of each folder starting at the i-th (0-based),
 #                         to spread one level over several device calls
@@ -88,8 +89,8 @@ if ((${#speed_dirs[@]})); then
   warm_pid=$!
 fi
 printf '%s\n' "${covered[@]}" | xargs -P "$jobs" -I{} sh -c \
-  '"$0" generate "{}" --out "{}/generated" > "{}/generate.txt" 2>&1; echo $? > "{}/generate.rc"' \
-  "$stitch"
+  '"$0" generate "{}" --out "{}/generated" $1 > "{}/generate.txt" 2>&1; echo $? > "{}/generate.rc"' \
+  "$stitch" "${STITCH_KB_GENERATE_ARGS:-}"
 [ -n "${warm_pid:-}" ] && wait "$warm_pid"
 log "built $(grep -l '^0$' $(printf '%s/generate.rc ' "${covered[@]}") 2>/dev/null | wc -l) programs"
 

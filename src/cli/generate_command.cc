@@ -37,6 +37,7 @@ struct GenerateCommandOptions {
   bool no_graph = false;
   std::string build_cache;
   bool no_build_cache = false;
+  bool strict_fp32_gemm = false;
 };
 
 Result<run::RunDir> capture_for_generate(const GenerateCommandOptions& options, bool& bad_input) {
@@ -80,6 +81,7 @@ int run_generate(const GenerateCommandOptions& options) {
   }
   plan::PlanOptions plan_options;
   if (auto gpu = query_gpu(0)) plan_options.peaks = plan::peaks_for_gpu(gpu->name, gpu->sm_count);
+  plan_options.allow_tf32x3 = !options.strict_fp32_gemm;
   auto plan = plan::make_plan(*graph, plan_options);
   if (!plan.ok()) {
     fmt::print(stderr, "error: {}\n", plan.error().message);
@@ -167,6 +169,9 @@ CommandAction setup_generate(CLI::App& app) {
   app.add_option("--arch", options->arch, "nvcc target for the compile check (default: the GPU's, else sm_90)");
   app.add_flag("!--no-compile", options->compile, "Only write the source; skip the nvcc check");
   app.add_flag("--no-graph", options->no_graph, "Launch subtasks directly instead of replaying a CUDA graph");
+  app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
+               "Every GEMM in strict FP32 (no split-precision 3xTF32 on tensor cores, which the "
+               "planner otherwise picks for compute-bound GEMMs)");
   app.add_option("--build-cache", options->build_cache,
                  "Build cache directory shared with verify (default $STITCH_BUILD_CACHE or "
                  "~/.cache/stitchcuda/builds)");

@@ -29,6 +29,7 @@ struct PlanCommandOptions {
   std::string dump_after;
   std::string gpu;
   bool json = false;
+  bool strict_fp32_gemm = false;
   bool details = false;
 };
 
@@ -83,6 +84,7 @@ int run_plan(const PlanCommandOptions& options) {
   plan::PlanOptions plan_options;
   plan_options.peaks = choose_peaks(options);
   plan_options.dump_after = options.dump_after;
+  plan_options.allow_tf32x3 = !options.strict_fp32_gemm;
   plan_options.dump = [](std::string_view pass, const std::string& text) {
     fmt::print(stderr, "---- after {} ----\n{}", pass, text);
   };
@@ -127,6 +129,8 @@ CommandAction setup_plan(CLI::App& app) {
       ->required();
   app.add_flag("--json", options->json, "Print plan.json instead of the table");
   app.add_flag("--details", options->details, "Also print every subtask's loads, steps and stores");
+  app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
+               "Every GEMM in strict FP32 (no split-precision 3xTF32)");
   app.add_option("--dump-after", options->dump_after,
                  "Print the graph (or analysis) after this pass to stderr: dead-code, shapes, "
                  "coverage, lower, materialize, views, fuse, subtasks");

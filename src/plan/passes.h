@@ -30,6 +30,9 @@ struct PlanOptions {
   // A row kernel (softmax, layer_norm) handles one row per block; with fewer rows than SMs and
   // rows longer than this, layer_norm is lowered to a split reduction + elementwise instead.
   int64_t row_kernel_max_cols = 65536;
+  // GEMMs may run as split-precision 3xTF32 (FP32-accurate, on tensor cores) where the time model
+  // prefers it; false keeps every GEMM strict FP32 (`generate --strict-fp32-gemm`).
+  bool allow_tf32x3 = true;
   // `--dump-after`: the pass whose result `dump` receives (its text form).
   std::string dump_after;
   std::function<void(std::string_view pass, const std::string& text)> dump;

@@ -145,8 +145,10 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
 
   STITCH_ASSIGN_OR_RETURN(plan.subtasks, build_subtasks(graph, values, fusion));
   mark_init_subtasks(graph, values, plan.subtasks);
+  GpuPeaks choice_peaks = options.peaks;
+  if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs only
   for (Subtask& subtask : plan.subtasks) {
-    choose_kernel(subtask, graph, options.peaks);
+    choose_kernel(subtask, graph, choice_peaks);
     const SubtaskCost cost = estimate_subtask_cost(graph, subtask, options.peaks);
     subtask.flops = cost.flops;
     subtask.bytes = cost.bytes;
