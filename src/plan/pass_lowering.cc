@@ -23,6 +23,9 @@
 //   addmm / baddbmm with a bias that is  mm / bmm + mul + add
 //   neither [n] nor the full matrix
 //   mm with one output column or row     mul + sum (a matrix-vector product is memory bound)
+//   sum over the features of an mm /     x · (Wᵀ summed over n) + sum(b), scaled: a matrix-vector
+//   addmm used only through scalar          product (mul + sum); the weight's sums are param-only
+//   multiplies / divides                    work, done once at init (lower_gemm_sum)
 //   clone / same-dtype _to_copy / copy   alias / expand (functional graphs never write in place)
 //   stack                                unsqueeze + cat
 //   max_pool2d / avg_pool2d whose windows view [..., H/kh, kh, W/kw, kw] + amax / mean over the
@@ -30,6 +33,8 @@
 //   no padding)
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -283,6 +288,115 @@ Result<bool> lower_addmm(Lowerer& lowerer) {
   return true;
 }
 
+// ---- sum over a GEMM's features ----------------------------------------------------------------
+// sum_n(alpha·(x·B) + beta·b) scaled by c = c·(alpha·(x·(B·1)) + beta·sum(b)): exact in real
+// arithmetic, and in FP32 as accurate as the GEMM then the sum (both add k·n products in some
+// order). It turns an m·n·k GEMM into an m·k matrix-vector product plus a k·n reduction of B, which
+// is param-only work (at init) when B is a weight.
+
+struct GemmSum {
+  int sum = -1;            // the sum.dim_IntList over the last dim
+  int gemm = -1;           // the mm / addmm feeding it
+  std::vector<int> chain;  // scalar multiplies / divides between them, in order
+};
+
+bool is_scalar_scale(const ir::Node& node) {
+  if (node.op != Op::mul_tensor && node.op != Op::div_tensor && node.op != Op::mul_scalar &&
+      node.op != Op::div_scalar)
+    return false;
+  return node.args.size() == 2 && node.args[0].is_ref() && !node.args[1].is_ref() &&
+         node.args[1].as_double().has_value() && node.kwargs.empty();
+}
+
+// Its only consumer is `consumer` and it is not a graph output.
+bool only_feeds(const Uses& uses, const ir::ValueRef& value, int consumer) {
+  const std::vector<int>& consumers = uses.consumers(value);
+  return consumers.size() == 1 && consumers[0] == consumer && !uses.is_graph_output(value);
+}
+
+std::vector<GemmSum> find_gemm_sums(const ir::Graph& graph, const Uses& uses) {
+  std::vector<GemmSum> found;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::Node& sum = graph.nodes[i];
+    if (sum.op != Op::sum_dim_intlist || sum.args.size() < 2 || !sum.args[0].is_ref()) continue;
+    if (!sum.kwargs.empty() || sum.outputs[0].dtype != DType::float32) continue;
+    const ir::TensorType& input = graph.type_of(*sum.args[0].ref());
+    const auto dims = sum.args[1].as_int_list();
+    if (input.shape.size() != 2 || !dims || dims->size() != 1 ||
+        ((*dims)[0] != 1 && (*dims)[0] != -1) || input.dtype != DType::float32)
+      continue;
+    GemmSum match;
+    match.sum = static_cast<int>(i);
+    ir::ValueRef value = *sum.args[0].ref();
+    int consumer = match.sum;
+    while (value.kind == ir::ValueRef::Kind::node && only_feeds(uses, value, consumer)) {
+      const ir::Node& producer = graph.nodes[value.index];
+      if (is_scalar_scale(producer)) {
+        match.chain.insert(match.chain.begin(), value.index);
+        consumer = value.index;
+        value = *producer.args[0].ref();
+        continue;
+      }
+      if ((producer.op == Op::mm || producer.op == Op::addmm) && producer.kwargs.empty())
+        match.gemm = value.index;
+      break;
+    }
+    if (match.gemm >= 0) found.push_back(std::move(match));
+  }
+  return found;
+}
+
+Result<bool> lower_gemm_sum(Lowerer& lowerer, const GemmSum& match) {
+  const ir::Graph& source = lowerer.source();
+  const ir::Node& gemm = source.nodes[match.gemm];
+  const ir::Node& sum = source.nodes[match.sum];
+  const bool addmm = gemm.op == Op::addmm;
+  auto remapped = [&](size_t index) { return lowerer.rewriter().mapped(*gemm.args[index].ref()); };
+  const ir::ValueRef x = remapped(addmm ? 1 : 0);
+  const ir::ValueRef b_source = *gemm.args[addmm ? 2 : 1].ref();
+  // B·1 as a row [1, k]: B = Wᵀ (a permute of a weight [n, k]) sums W over its rows, which reads
+  // it in storage order; any other B [k, n] is summed over its columns.
+  ir::ValueRef row;
+  const bool transposed_weight =
+      b_source.kind == ir::ValueRef::Kind::node &&
+      source.nodes[b_source.index].op == Op::permute &&
+      source.nodes[b_source.index].args.size() == 2 &&
+      source.nodes[b_source.index].args[1].as_int_list() == std::vector<int64_t>{1, 0};
+  if (transposed_weight) {
+    const ir::ValueRef w = lowerer.rewriter().mapped(*source.nodes[b_source.index].args[0].ref());
+    row = lowerer.reduce("weight_sum", Op::sum_dim_intlist, w, {0}, true, DType::float32);
+  } else {
+    const ir::ValueRef b = lowerer.rewriter().mapped(b_source);
+    const ir::ValueRef column =
+        lowerer.reduce("weight_sum", Op::sum_dim_intlist, b, {1}, true, DType::float32);
+    row = lowerer.view("weight_sum_row", column, {1, lowerer.type(column).shape[0]});
+  }
+  const ir::ValueRef product = lowerer.binary("product", Op::mul_tensor, x, ref_arg(row));
+  ir::ValueRef y = lowerer.reduce("rows", Op::sum_dim_intlist, product, {1}, true, DType::float32);
+  if (addmm) {
+    const double beta = double_arg(gemm, 3, "beta", 1.0), alpha = double_arg(gemm, 4, "alpha", 1.0);
+    const ir::ValueRef bias = remapped(0);
+    const int64_t rank = static_cast<int64_t>(lowerer.type(bias).shape.size());
+    ir::ValueRef bias_sum = bias;
+    if (rank > 0 && lowerer.type(bias).shape.back() != 1)
+      bias_sum = lowerer.reduce("bias_sum", Op::sum_dim_intlist, bias, {rank - 1}, true,
+                                DType::float32);
+    else if (rank > 0)  // a bias broadcast along n: it adds n times its value
+      bias_sum = lowerer.scalar_binary("bias_times_n", Op::mul_tensor, bias,
+                                       static_cast<double>(gemm.outputs[0].shape[1]));
+    if (alpha != 1) y = lowerer.scalar_binary("alpha", Op::mul_tensor, y, alpha);
+    if (beta != 1) bias_sum = lowerer.scalar_binary("beta", Op::mul_tensor, bias_sum, beta);
+    y = lowerer.binary("bias", Op::add_tensor, y, ref_arg(bias_sum));
+  }
+  for (size_t c = 0; c < match.chain.size(); ++c) {
+    const ir::Node& step = source.nodes[match.chain[c]];
+    y = lowerer.binary("scale" + std::to_string(c), step.op, y, step.args[1]);
+  }
+  const bool keepdim = sum.args.size() > 2 && sum.args[2].as_bool().value_or(false);
+  lowerer.map_output(0, keepdim ? y : lowerer.view("squeeze", y, sum.outputs[0].shape));
+  return true;
+}
+
 Result<bool> lower_copies(Lowerer& lowerer) {
   const ir::Node& node = lowerer.origin();
   const ir::ValueRef x = *lowerer.tensor_arg(0, "self");
@@ -398,9 +512,21 @@ Result<bool> lower_node(Lowerer& lowerer) {
 
 Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& options) {
   Lowerer lowerer(graph, options);
+  // Sums over a GEMM's features: the GEMM and the scales between are dropped, the sum replaced.
+  std::map<int, GemmSum> gemm_sums;
+  std::set<int> dropped;
+  if (options.reassociate_gemm_sums)
+    for (GemmSum& match : find_gemm_sums(graph, lowerer.uses())) {
+      dropped.insert(match.gemm);
+      dropped.insert(match.chain.begin(), match.chain.end());
+      gemm_sums.emplace(match.sum, std::move(match));
+    }
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (dropped.count(static_cast<int>(i))) continue;
     lowerer.begin(static_cast<int>(i));
-    auto lowered = lower_node(lowerer);
+    auto match = gemm_sums.find(static_cast<int>(i));
+    auto lowered = match != gemm_sums.end() ? lower_gemm_sum(lowerer, match->second)
+                                            : lower_node(lowerer);
     if (!lowered.ok())
       return lowered.error().with_context(
           fmt::format("node '{}' ({})", graph.nodes[i].id, graph.nodes[i].op_name));

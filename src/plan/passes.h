@@ -33,6 +33,9 @@ struct PlanOptions {
   // GEMMs may run as split-precision 3xTF32 (FP32-accurate, on tensor cores) where the time model
   // prefers it; false keeps every GEMM strict FP32 (`generate --strict-fp32-gemm`).
   bool allow_tf32x3 = true;
+  // A sum over a GEMM's output features (through scalar scales) becomes a matrix-vector product
+  // with the weight summed first (pass "lower", lower_gemm_sum).
+  bool reassociate_gemm_sums = true;
   // `--dump-after`: the pass whose result `dump` receives (its text form).
   std::string dump_after;
   std::function<void(std::string_view pass, const std::string& text)> dump;

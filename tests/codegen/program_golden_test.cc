@@ -23,6 +23,7 @@ const char* const kTasks[] = {
     "plan_softmax_last",   "plan_layernorm_relu",       "plan_rmsnorm_features",
     "plan_rmsnorm_last",   "plan_reduce_middle",        "plan_bmm_scale",
     "plan_linear_batchnorm", "plan_logsumexp",          "plan_gemm_tf32x3",
+    "plan_gemm_sum",
 };
 
 Result<EmittedProgram> emit_for(const std::string& task) {

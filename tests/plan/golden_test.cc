@@ -28,7 +28,7 @@ const char* const kTasks[] = {
     "plan_rmsnorm_last",    "plan_reduce_middle",
     "plan_bmm_scale",       "plan_linear_batchnorm",
     "plan_logsumexp",       "plan_conv_refused",
-    "plan_gemm_tf32x3",
+    "plan_gemm_tf32x3",     "plan_gemm_sum",
 };
 
 // The plan's text, or the refusal; H200 peaks regardless of the machine.

@@ -187,3 +187,62 @@ TEST(Lowering, BatchNormRunningStatsUseIsRefused) {
 
 }  // namespace
 }  // namespace stitch::plan
+
+namespace stitch::plan {
+namespace {
+
+// sum_n((x Wᵀ + b) / 2): no GEMM left, W summed over its rows, then x times that row summed.
+TEST(Lowering, SumOverGemmFeaturesBecomesAMatrixVectorProduct) {
+  GraphBuilder b;
+  auto x = b.input("x", {8, 16});
+  auto w = b.param("w", {32, 16});
+  auto bias = b.param("bias", {32});
+  auto wt = b.node("permute", Op::permute, {ref(w), ints({1, 0})}, {16, 32});
+  auto gemm = b.node("addmm", Op::addmm, {ref(bias), ref(x), ref(wt)}, {8, 32});
+  auto half = b.node("div", Op::div_tensor, {ref(gemm), num(2.0)}, {8, 32});
+  b.output(b.node("sum", Op::sum_dim_intlist, {ref(half), ints({1}), flag(true)}, {8, 1}));
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::addmm), 0);
+  EXPECT_EQ(count_op(g, Op::mm), 0);
+  EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 3);  // W's rows, x·row, the bias
+  EXPECT_EQ(g.type_of(g.outputs[0]).shape, (std::vector<int64_t>{8, 1}));
+  bool w_summed_over_rows = false;
+  for (const ir::Node& node : g.nodes)
+    if (node.op == Op::sum_dim_intlist && node.args[0].ref()->kind == ir::ValueRef::Kind::param &&
+        g.type_of(*node.args[0].ref()).shape == std::vector<int64_t>{32, 16})
+      w_summed_over_rows = node.args[1].as_int_list() == std::vector<int64_t>{0};
+  EXPECT_TRUE(w_summed_over_rows);
+  EXPECT_EQ(count_op(g, Op::div_tensor), 1) << "the scale is kept, on the [8, 1] result";
+}
+
+TEST(Lowering, GemmSumIsLeftAloneWhenTheGemmIsUsedOrTheChainIsNotLinear) {
+  {  // The GEMM is also an output: it must run anyway.
+    GraphBuilder b;
+    auto x = b.input("x", {8, 16});
+    auto w = b.input("w", {16, 32});
+    auto gemm = b.node("mm", Op::mm, {ref(x), ref(w)}, {8, 32});
+    b.output(b.node("sum", Op::sum_dim_intlist, {ref(gemm), ints({1}), flag(true)}, {8, 1}));
+    b.output(gemm);
+    EXPECT_EQ(count_op(lower(b.graph()), Op::mm), 1);
+  }
+  {  // A sigmoid between: not linear.
+    GraphBuilder b;
+    auto x = b.input("x", {8, 16});
+    auto w = b.input("w", {16, 32});
+    auto gemm = b.node("mm", Op::mm, {ref(x), ref(w)}, {8, 32});
+    auto s = b.node("sigmoid", Op::sigmoid, {ref(gemm)}, {8, 32});
+    b.output(b.node("sum", Op::sum_dim_intlist, {ref(s), ints({1}), flag(true)}, {8, 1}));
+    EXPECT_EQ(count_op(lower(b.graph()), Op::mm), 1);
+  }
+  {  // Summed over the rows (dim 0), not the features.
+    GraphBuilder b;
+    auto x = b.input("x", {8, 16});
+    auto w = b.input("w", {16, 32});
+    auto gemm = b.node("mm", Op::mm, {ref(x), ref(w)}, {8, 32});
+    b.output(b.node("sum", Op::sum_dim_intlist, {ref(gemm), ints({0}), flag(true)}, {1, 32}));
+    EXPECT_EQ(count_op(lower(b.graph()), Op::mm), 1);
+  }
+}
+
+}  // namespace
+}  // namespace stitch::plan
