@@ -56,6 +56,14 @@ struct SplitLayout {
   __host__ __device__ int64_t out_batches() const { return stride == 0 ? 1 : batch; }
 };
 
+// Where copy `copy` (0..2) of source element (batch b, row r, col c) goes in the split buffer.
+__host__ __device__ inline int64_t split_offset(const SplitLayout& l, int64_t b, int64_t r,
+                                                int64_t c, int copy) {
+  const int64_t base = b * l.out_batch_elems();
+  return l.k_along_cols ? base + r * (3 * l.cols) + copy * l.cols + c
+                        : base + (copy * l.rows + r) * l.cols + c;
+}
+
 __global__ void __launch_bounds__(256)
     split_tf32x3_kernel(const float* __restrict__ x, float* __restrict__ out, SplitLayout l) {
   const int64_t per_batch = l.rows * l.cols;
@@ -68,14 +76,8 @@ __global__ void __launch_bounds__(256)
     const float big = tf32_big(v);
     // Inf and NaN go to `big` whole; small = v - big would be NaN for an infinity.
     const float small = isfinite(v) ? v - big : 0.0f;
-    float* o = out + b * l.out_batch_elems();
-    for (int copy = 0; copy < 3; ++copy) {
-      const float value = copy == l.small_in ? small : big;
-      if (l.k_along_cols)
-        o[r * (3 * l.cols) + copy * l.cols + c] = value;
-      else
-        o[(copy * l.rows + r) * l.cols + c] = value;
-    }
+    for (int copy = 0; copy < 3; ++copy)
+      out[split_offset(l, b, r, c, copy)] = copy == l.small_in ? small : big;
   }
 }
 

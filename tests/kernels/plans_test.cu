@@ -5,9 +5,11 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -411,6 +413,103 @@ TEST(Tf32x3, TransposedOperandsStackAlongRows) {
   EXPECT_EQ(p.split.k, 27);
   detail::LtProblem lt;
   EXPECT_EQ(detail::lt_problem(p.split, lt), "");
+}
+
+// The split layout end to end on the host: build A3 and B3 as the split kernel would (with any
+// values for "big" and "small"), multiply them with MatmulShape's row-major semantics (what
+// LtMatmul computes, checked on the GPU by matmul_test.cu), and expect
+// big_a·big_b + big_a·small_b + small_a·big_b of the original operands.
+namespace tf32x3_host {
+
+double big(double x) { return x; }
+double small(double x) { return 0.25 * x * x + 0.125; }  // anything distinct from big
+
+// C = A·B for a row-major MatmulShape (batches, transposes, leading dimensions, stride 0).
+std::vector<double> matmul(const MatmulShape& s, const std::vector<double>& a,
+                           const std::vector<double>& b, double (*fa)(double) = nullptr,
+                           double (*fb)(double) = nullptr) {
+  std::vector<double> c(static_cast<size_t>(s.batch * s.m * s.n), 0.0);
+  for (int64_t t = 0; t < s.batch; ++t)
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) {
+        double sum = 0;
+        for (int64_t q = 0; q < s.k; ++q) {
+          double x = a[t * s.stride_a + (s.trans_a ? q * s.lda + i : i * s.lda + q)];
+          double y = b[t * s.stride_b + (s.trans_b ? j * s.ldb + q : q * s.ldb + j)];
+          sum += (fa ? fa(x) : x) * (fb ? fb(y) : y);
+        }
+        c[(t * s.m + i) * s.n + j] = sum;
+      }
+  return c;
+}
+
+std::vector<double> split(const std::vector<double>& x, const detail::SplitLayout& l) {
+  std::vector<double> out(static_cast<size_t>(l.out_batch_elems() * l.out_batches()), NAN);
+  for (int64_t t = 0; t < l.out_batches(); ++t)
+    for (int64_t r = 0; r < l.rows; ++r)
+      for (int64_t c = 0; c < l.cols; ++c) {
+        const double v = x[t * l.stride + r * l.ld + c];
+        for (int copy = 0; copy < 3; ++copy)
+          out[detail::split_offset(l, t, r, c, copy)] = copy == l.small_in ? small(v) : big(v);
+      }
+  return out;
+}
+
+}  // namespace tf32x3_host
+
+TEST(Tf32x3, SplitCopiesMultiplyToTheThreeProducts) {
+  struct Case {
+    const char* name;
+    int64_t batch, m, n, k;
+    bool trans_a, trans_b;
+    int64_t pad;
+    bool broadcast_a, broadcast_b;
+  };
+  const Case cases[] = {
+      {"plain", 1, 5, 7, 3, false, false, 0, false, false},
+      {"trans_a", 1, 4, 6, 5, true, false, 0, false, false},
+      {"trans_b", 1, 4, 6, 5, false, true, 0, false, false},
+      {"trans_both_padded", 1, 3, 4, 6, true, true, 2, false, false},
+      {"batched", 3, 4, 5, 6, false, false, 1, false, false},
+      {"shared_weight_linear", 3, 4, 5, 6, false, true, 0, false, true},
+      {"broadcast_a_trans_a", 2, 4, 5, 3, true, false, 0, true, false},
+  };
+  for (const Case& c : cases) {
+    MatmulShape s;
+    s.batch = c.batch;
+    s.m = c.m;
+    s.n = c.n;
+    s.k = c.k;
+    s.trans_a = c.trans_a;
+    s.trans_b = c.trans_b;
+    const int64_t a_rows = c.trans_a ? c.k : c.m, a_cols = c.trans_a ? c.m : c.k;
+    const int64_t b_rows = c.trans_b ? c.n : c.k, b_cols = c.trans_b ? c.k : c.n;
+    s.lda = a_cols + c.pad;
+    s.ldb = b_cols + c.pad;
+    s.ldc = c.n;
+    s.stride_a = c.broadcast_a ? 0 : a_rows * s.lda;
+    s.stride_b = c.broadcast_b ? 0 : b_rows * s.ldb;
+    s.stride_c = c.m * c.n;
+    std::vector<double> a(static_cast<size_t>((c.broadcast_a ? 1 : c.batch) * a_rows * s.lda));
+    std::vector<double> b(static_cast<size_t>((c.broadcast_b ? 1 : c.batch) * b_rows * s.ldb));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = 0.5 + static_cast<double>(i % 7) - 0.3 * (i % 3);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = -1.0 + static_cast<double>(i % 5) * 0.75;
+
+    const detail::Tf32x3Problem p = detail::tf32x3_problem(s);
+    detail::LtProblem lt;
+    ASSERT_EQ(detail::lt_problem(p.split, lt), "") << c.name;
+    const std::vector<double> got =
+        tf32x3_host::matmul(p.split, tf32x3_host::split(a, p.a), tf32x3_host::split(b, p.b));
+    using tf32x3_host::big;
+    using tf32x3_host::small;
+    const std::vector<double> bb = tf32x3_host::matmul(s, a, b, big, big);
+    const std::vector<double> bs = tf32x3_host::matmul(s, a, b, big, small);
+    const std::vector<double> sb = tf32x3_host::matmul(s, a, b, small, big);
+    ASSERT_EQ(got.size(), bb.size()) << c.name;
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], bb[i] + bs[i] + sb[i], 1e-9 * (1 + std::fabs(got[i])))
+          << c.name << " element " << i;
+  }
 }
 
 TEST(Matmul, InitRejectsBadArgumentsBeforeTouchingCublas) {
