@@ -45,14 +45,18 @@ __device__ __forceinline__ float tf32_big(float x) {
 
 // One stored operand matrix [rows, cols] (leading dimension ld, `batch` of them `stride` apart;
 // stride 0: one matrix shared by the batch) split into `out`: three copies of its elements,
-// side by side along the K axis, contiguous per batch. k_along_cols: the K axis is the columns
-// (out is [rows, 3 cols]), else the rows (out is [3 rows, cols]). small_in: which of the three
-// copies (0, 1, 2) holds `small`; the other two hold `big`.
+// side by side along the K axis, contiguous per batch, each copy `segment` long along K (K rounded
+// up to 4 elements so every row of the copy is 16-byte aligned; the padding stays zero).
+// k_along_cols: the K axis is the columns (out is [rows, 3 segment]), else the rows (out is
+// [3 segment, cols]). small_in: which of the three copies (0, 1, 2) holds `small`; the other two
+// hold `big`.
 struct SplitLayout {
   int64_t batch = 1, rows = 0, cols = 0, ld = 0, stride = 0;
   bool k_along_cols = true;
   int small_in = 2;
-  __host__ __device__ int64_t out_batch_elems() const { return 3 * rows * cols; }
+  int64_t segment = 0;  // >= the K extent (cols or rows)
+  __host__ __device__ int64_t other_extent() const { return k_along_cols ? rows : cols; }
+  __host__ __device__ int64_t out_batch_elems() const { return 3 * segment * other_extent(); }
   __host__ __device__ int64_t out_batches() const { return stride == 0 ? 1 : batch; }
 };
 
@@ -60,8 +64,8 @@ struct SplitLayout {
 __host__ __device__ inline int64_t split_offset(const SplitLayout& l, int64_t b, int64_t r,
                                                 int64_t c, int copy) {
   const int64_t base = b * l.out_batch_elems();
-  return l.k_along_cols ? base + r * (3 * l.cols) + copy * l.cols + c
-                        : base + (copy * l.rows + r) * l.cols + c;
+  return l.k_along_cols ? base + r * (3 * l.segment) + copy * l.segment + c
+                        : base + (copy * l.segment + r) * l.cols + c;
 }
 
 __global__ void __launch_bounds__(256)
@@ -100,16 +104,17 @@ struct Tf32x3Problem {
 
 inline Tf32x3Problem tf32x3_problem(const MatmulShape& s) {
   Tf32x3Problem p;
+  const int64_t segment = (s.k + 3) / 4 * 4;
   // A is [m, k] stored ([k, m] when trans_a): K runs along its columns unless transposed.
-  p.a = SplitLayout{s.batch, s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.stride_a,
-                    /*k_along_cols=*/!s.trans_a, /*small_in=*/2};
+  p.a = SplitLayout{s.batch,     s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.stride_a,
+                    !s.trans_a,  /*small_in=*/2,        segment};
   // B is [k, n] stored ([n, k] when trans_b): K runs along its rows unless transposed.
-  p.b = SplitLayout{s.batch, s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb, s.stride_b,
-                    /*k_along_cols=*/s.trans_b, /*small_in=*/1};
+  p.b = SplitLayout{s.batch,   s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb, s.stride_b,
+                    s.trans_b, /*small_in=*/1,        segment};
   p.split = s;
-  p.split.k = 3 * s.k;
-  p.split.lda = s.trans_a ? s.m : 3 * s.k;
-  p.split.ldb = s.trans_b ? 3 * s.k : s.n;
+  p.split.k = 3 * segment;
+  p.split.lda = s.trans_a ? s.m : 3 * segment;
+  p.split.ldb = s.trans_b ? 3 * segment : s.n;
   p.split.stride_a = s.stride_a == 0 ? 0 : p.a.out_batch_elems();
   p.split.stride_b = s.stride_b == 0 ? 0 : p.b.out_batch_elems();
   return p;
@@ -141,14 +146,27 @@ class Tf32x3Matmul {
     // cudaMalloc returns 256-byte aligned memory; B's copy starts at a 256-byte boundary too.
     a_bytes_ = (a_elems * sizeof(float) + 255) / 256 * 256;
     const size_t bytes = a_bytes_ + b_elems * sizeof(float);
-    if (bytes > 0) STITCH_CHECK_CUDA(cudaMalloc(&split_, bytes));
-    return gemm_.init_with_compute(handle, problem_.split, epilogue, accumulate_c, workspace,
-                                   workspace_bytes, error, alignment_bytes,
-                                   LtMatmul::Compute::tf32_tensor_cores);
+    if (bytes > 0) {
+      STITCH_CHECK_CUDA(cudaMalloc(&split_, bytes));
+      STITCH_CHECK_CUDA(cudaMemset(split_, 0, bytes));  // the K padding stays zero
+    }
+    const int status = gemm_.init_with_compute(handle, problem_.split, epilogue, accumulate_c,
+                                               workspace, workspace_bytes, error, alignment_bytes,
+                                               LtMatmul::Compute::tf32_tensor_cores);
+    if (status != STITCH_ERROR_LIBRARY) return status;
+    // cuBLASLt has no TF32 algorithm for this problem: strict FP32 on the operands as they are.
+    release();
+    strict_fallback_ = true;
+    return gemm_.init(handle, shape, epilogue, accumulate_c, workspace, workspace_bytes, error,
+                      alignment_bytes);
   }
 
   // Splits a constant B (a parameter) once; run() then takes b == nullptr and uses this split.
   int prepare_b(const float* b, cudaStream_t stream, std::string& error) {
+    if (strict_fallback_) {
+      prepared_b_ = b;
+      return STITCH_OK;
+    }
     if (split_ == nullptr) {
       error = "Tf32x3Matmul::prepare_b before a successful init";
       return STITCH_ERROR_INVALID_ARGUMENT;
@@ -163,6 +181,7 @@ class Tf32x3Matmul {
   // before prepare_b: tuning overwrites the split of B.
   int tune(const float* a, const float* b, float* c, const float* bias, cudaStream_t stream,
            std::string& error, int iterations = 5) {
+    if (strict_fallback_) return gemm_.tune(a, b, c, bias, stream, error, iterations);
     STITCH_CHECK(split(a, b, stream, error));
     b_prepared_ = false;
     return gemm_.tune(split_a(), split_b(), c, bias, stream, error, iterations);
@@ -171,6 +190,8 @@ class Tf32x3Matmul {
   // As LtMatmul::run; b may be nullptr after prepare_b.
   int run(const float* a, const float* b, const float* c_in, float* d, const float* bias,
           float alpha, float beta, cudaStream_t stream, std::string& error) const {
+    if (strict_fallback_)
+      return gemm_.run(a, b != nullptr ? b : prepared_b_, c_in, d, bias, alpha, beta, stream, error);
     if (split_ == nullptr) {
       error = "Tf32x3Matmul::run before a successful init";
       return STITCH_ERROR_INVALID_ARGUMENT;
@@ -183,7 +204,12 @@ class Tf32x3Matmul {
     return gemm_.run(split_a(), split_b(), c_in, d, bias, alpha, beta, stream, error);
   }
 
-  std::string describe() const { return "3xTF32 split precision, " + gemm_.describe(); }
+  std::string describe() const {
+    return (strict_fallback_ ? "strict FP32 (no TF32 algorithm for the split problem), "
+                             : "3xTF32 split precision, ") +
+           gemm_.describe();
+  }
+  bool strict_fallback() const { return strict_fallback_; }
 
  private:
   float* split_a() const { return static_cast<float*>(split_); }
@@ -210,6 +236,8 @@ class Tf32x3Matmul {
     split_ = nullptr;
     a_bytes_ = 0;
     b_prepared_ = false;
+    strict_fallback_ = false;
+    prepared_b_ = nullptr;
   }
 
   LtMatmul gemm_;
@@ -218,6 +246,8 @@ class Tf32x3Matmul {
   void* split_ = nullptr;
   size_t a_bytes_ = 0;
   bool b_prepared_ = false;
+  bool strict_fallback_ = false;
+  const float* prepared_b_ = nullptr;  // strict fallback: prepare_b keeps the pointer
 };
 
 }  // namespace stitch::kernels

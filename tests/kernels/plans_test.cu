@@ -381,11 +381,13 @@ TEST(Tf32x3, LinearLayerSplitsAlongK) {
   EXPECT_EQ(p.b.small_in, 1);
   EXPECT_EQ(p.b.rows, 7);
   EXPECT_EQ(p.b.out_batches(), 1);
-  // The TF32 GEMM: k' = 3k on the contiguous copies; batches still back to back, so it folds.
-  EXPECT_EQ(p.split.k, 33);
-  EXPECT_EQ(p.split.lda, 33);
-  EXPECT_EQ(p.split.ldb, 33);
-  EXPECT_EQ(p.split.stride_a, 5 * 33);
+  // The TF32 GEMM: k' = 3 segments of k rounded up to 4 (16-byte rows), on the contiguous split
+  // copies; batches still back to back, so it folds.
+  EXPECT_EQ(p.a.segment, 12);
+  EXPECT_EQ(p.split.k, 36);
+  EXPECT_EQ(p.split.lda, 36);
+  EXPECT_EQ(p.split.ldb, 36);
+  EXPECT_EQ(p.split.stride_a, 5 * 36);
   EXPECT_EQ(p.split.stride_b, 0);
   EXPECT_EQ(p.split.ldc, 7);
   detail::LtProblem lt;
@@ -408,9 +410,9 @@ TEST(Tf32x3, TransposedOperandsStackAlongRows) {
   EXPECT_EQ(p.a.cols, 4);
   EXPECT_EQ(p.a.ld, 6) << "the source keeps its padding; the copy is dense";
   EXPECT_FALSE(p.b.k_along_cols);
-  EXPECT_EQ(p.split.lda, 4);   // [3k, m] stored
-  EXPECT_EQ(p.split.ldb, 6);   // [3k, n]
-  EXPECT_EQ(p.split.k, 27);
+  EXPECT_EQ(p.split.lda, 4);   // [3 segment, m] stored
+  EXPECT_EQ(p.split.ldb, 6);   // [3 segment, n]
+  EXPECT_EQ(p.split.k, 36);    // segment = 12
   detail::LtProblem lt;
   EXPECT_EQ(detail::lt_problem(p.split, lt), "");
 }
@@ -444,7 +446,8 @@ std::vector<double> matmul(const MatmulShape& s, const std::vector<double>& a,
 }
 
 std::vector<double> split(const std::vector<double>& x, const detail::SplitLayout& l) {
-  std::vector<double> out(static_cast<size_t>(l.out_batch_elems() * l.out_batches()), NAN);
+  // Zero, as init leaves the device buffer: the K padding of every copy.
+  std::vector<double> out(static_cast<size_t>(l.out_batch_elems() * l.out_batches()), 0.0);
   for (int64_t t = 0; t < l.out_batches(); ++t)
     for (int64_t r = 0; r < l.rows; ++r)
       for (int64_t c = 0; c < l.cols; ++c) {
