@@ -134,10 +134,14 @@ void scrub_environment(const SandboxOptions& options, const fs::path& work_dir, 
   kept["PWD"] = work_dir.string();
   InitialBlocks blocks = initial_blocks();
   clearenv();
-  for (char* entry : originals)
-    wipe_if_inside(entry, blocks.env_start, blocks.env_end);
-  for (int i = 1; i < argc; ++i)
-    wipe_if_inside(argv[i], blocks.arg_start, blocks.arg_end);
+  // A profiler's injected library may hold getenv() pointers into the initial block: under one,
+  // the block is left as it is (the program was verified already; this run only measures it).
+  if (!options.under_profiler) {
+    for (char* entry : originals)
+      wipe_if_inside(entry, blocks.env_start, blocks.env_end);
+    for (int i = 1; i < argc; ++i)
+      wipe_if_inside(argv[i], blocks.arg_start, blocks.arg_end);
+  }
   for (const auto& [name, value] : kept)
     setenv(name.c_str(), value.c_str(), 1);
 }

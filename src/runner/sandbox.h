@@ -19,8 +19,9 @@ struct SandboxOptions {
   uint64_t max_open_files = 1024;
   bool isolate_network = true;
   // A profiler (Nsight Compute) injected itself before main: its descriptors to the profiler
-  // process stay open and LD_PRELOAD stays set (closing them crashed the runner under ncu with
-  // SIGSEGV). Only for profiling a program that was already verified; never in verification.
+  // process stay open, LD_PRELOAD stays set and the initial environment block is not wiped (the
+  // runner died of SIGSEGV under ncu without this). Only for profiling a program that was already
+  // verified; never in verification.
   bool under_profiler = false;
   // Values containing one of these paths are removed from the environment.
   std::vector<std::string> private_paths;
