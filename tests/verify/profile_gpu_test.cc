@@ -107,6 +107,12 @@ TEST_F(ProfileGpu, PipelineProfilesTheProgram) {
   EXPECT_NE(top.name.find("scale_shift_relu"), std::string::npos);
   if (report->ncu.profiled == 0) {
     std::cout << "ncu gave no counters here: " << report->ncu.detail << "\n";
+    // Only the machine may refuse counters (not installed, not permitted, no profiler for the
+    // GPU); ncu failing on our runner is our bug (it died of signal 11 before --under-profiler).
+    const std::string& detail = report->ncu.detail;
+    EXPECT_TRUE(!report->ncu.attempted || detail.find("not_permitted") != std::string::npos ||
+                detail.find("profiler_unavailable") != std::string::npos)
+        << detail;
     EXPECT_EQ(top.bottleneck == Bottleneck::unknown || top.bottleneck == Bottleneck::launch_host,
               true);
     return;
