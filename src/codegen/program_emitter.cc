@@ -373,9 +373,9 @@ class ProgramEmitter {
             member, epilogue->second, accumulate);
     int64_t a_elems = spec.a.strides[0] * (spec.batch - 1) + (trans_a ? spec.k * lda : spec.m * lda);
     int64_t b_elems = spec.b.strides[0] * (spec.batch - 1) + (trans_b ? spec.n * ldb : spec.k * ldb);
-    iw.line("STITCH_CHECK(tune_on_scratch(s->{}, {}, {}, {}, {}, stream, error));", member,
+    iw.line("STITCH_CHECK(tune_on_scratch(s->{}, {}, {}, {}, {}, stream, error, {}));", member,
             std::max<int64_t>(a_elems, 1), std::max<int64_t>(b_elems, 1),
-            spec.batch * spec.m * spec.n, bias_vector ? spec.n : 0);
+            spec.batch * spec.m * spec.n, bias_vector ? spec.n : 0, options_.tune_iterations);
     STITCH_ASSIGN_OR_RETURN(std::string a, typed_base(spec.a.base));
     STITCH_ASSIGN_OR_RETURN(std::string b, typed_base(spec.b.base));
     if (b_at_init) {  // after tuning, which splits scratch into the same buffer
@@ -666,6 +666,7 @@ class ProgramEmitter {
     out.blank();
     out.line("#include \"stitch/program.h\"");
     out.line("#include \"kernels/runtime.cuh\"");
+    out.line("#include \"kernels/program_support.cuh\"");
     out.line("#include \"kernels/scalar_ops.cuh\"");
     out.line("#include \"kernels/elementwise.cuh\"");
     out.line("#include \"kernels/reduction.cuh\"");
@@ -683,17 +684,12 @@ class ProgramEmitter {
     auto emit_spec_table = [&](const char* name, const std::vector<const ir::TensorType*>& types) {
       out.line("constexpr int k{}Count = {};", name, types.size());
       if (types.empty()) return;
-      out.open("constexpr TensorShape k{}[{}] = {{", name, types.size());
+      out.open("constexpr TensorSpec k{}[{}] = {{", name, types.size());
       for (const auto* type : types)
         out.line("{{{}, {}, {{{}}}}},", static_cast<int>(type->dtype), type->rank(),
                  type->rank() ? int_list(type->shape) : "0");
       out.close(";");
     };
-    out.open("struct TensorShape {{");
-    out.line("int dtype;");
-    out.line("int rank;");
-    out.line("int64_t shape[STITCH_MAX_RANK];");
-    out.close(";");
     std::vector<const ir::TensorType*> params, inputs, outputs;
     for (const auto& p : graph.params) params.push_back(&p.type);
     for (const auto& in : graph.inputs) inputs.push_back(&in.type);
@@ -722,47 +718,6 @@ class ProgramEmitter {
     out.close();
     out.close(";");
     out.blank();
-
-    out.line("// Checks one tensor against the shape the program was generated for.");
-    out.open("int check_tensor(const stitch_tensor& t, const TensorShape& want, const char* what, "
-             "int index, std::string& error) {{");
-    out.line("bool same = t.dtype == want.dtype && t.rank == want.rank && t.data != nullptr;");
-    out.line("for (int d = 0; same && d < want.rank; ++d) same = t.shape[d] == want.shape[d];");
-    out.line("int64_t expected = 1;");
-    out.open("for (int d = want.rank - 1; same && d >= 0; --d) {{");
-    out.line("if (want.shape[d] != 1 && t.strides[d] != expected) same = false;");
-    out.line("expected *= want.shape[d];");
-    out.close();
-    out.open("if (!same) {{");
-    out.line("error = std::string(what) + \" \" + std::to_string(index) +");
-    out.line("        \": not the dtype/shape/contiguous layout this program was generated for\";");
-    out.line("return STITCH_ERROR_INVALID_ARGUMENT;");
-    out.close();
-    out.line("return STITCH_OK;");
-    out.close();
-    out.blank();
-
-    if (uses_matmul_) {
-      out.line("// Times a GEMM's candidate algorithms on scratch buffers of the right sizes.");
-      out.line("template <class Matmul>");
-      out.open("int tune_on_scratch(Matmul& mm, int64_t a_elems, int64_t b_elems, int64_t d_elems,"
-               " int64_t bias_elems, cudaStream_t stream, std::string& error) {{");
-      out.line("float* scratch = nullptr;");
-      out.line("const size_t a = Arena::align(a_elems * 4), b = Arena::align(b_elems * 4);");
-      out.line("const size_t d = Arena::align(d_elems * 4), bias = Arena::align(bias_elems * 4);");
-      out.line("STITCH_CHECK_CUDA(cudaMalloc(&scratch, a + b + 2 * d + bias));");
-      out.line("char* base = reinterpret_cast<char*>(scratch);");
-      out.line("cudaMemsetAsync(base, 0, a + b + 2 * d + bias, stream);");
-      out.line("int status = mm.tune(reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + a),");
-      out.line("                     reinterpret_cast<float*>(base + a + b),");
-      out.line("                     bias_elems ? reinterpret_cast<float*>(base + a + b + 2 * d) : nullptr,");
-      out.line("                     stream, error, {});", options_.tune_iterations);
-      out.line("cudaStreamSynchronize(stream);");
-      out.line("cudaFree(scratch);");
-      out.line("return status;");
-      out.close();
-      out.blank();
-    }
 
     out.line("// Every forward subtask, in plan order, on `stream` (captured into a CUDA graph).");
     out.open("int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs, "

@@ -6,6 +6,7 @@
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/matmul_tf32x3.cuh"
+#include "kernels/program_support.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/runtime.cuh"
@@ -88,6 +89,8 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK(mm3.init(handle, mm_shape, MatmulEpilogue::bias_relu, false, workspace, 1 << 20,
                         error));
   STITCH_CHECK(mm3.tune(a, a, y, a, stream, error));
+  STITCH_CHECK(tune_on_scratch(mm, 16, 16, 16, 4, stream, error));
+  STITCH_CHECK(tune_on_scratch(mm3, 16, 16, 16, 4, stream, error, 2));
   STITCH_CHECK(mm3.prepare_b(a, stream, error));
   STITCH_CHECK(mm3.run(a, nullptr, nullptr, y, a, 1.0f, 0.0f, stream, error));
 

@@ -16,6 +16,7 @@
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/matmul_tf32x3.cuh"
+#include "kernels/program_support.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/runtime.cuh"
@@ -513,6 +514,43 @@ TEST(Tf32x3, SplitCopiesMultiplyToTheThreeProducts) {
       ASSERT_NEAR(got[i], bb[i] + bs[i] + sb[i], 1e-9 * (1 + std::fabs(got[i])))
           << c.name << " element " << i;
   }
+}
+
+// ---- program_support.cuh ----
+
+TEST(ProgramSupport, CheckTensorWantsDtypeShapeAndContiguity) {
+  float storage[6];
+  const TensorSpec want{STITCH_FLOAT32, 2, {2, 3}};
+  stitch_tensor t{};
+  t.data = storage;
+  t.dtype = STITCH_FLOAT32;
+  t.rank = 2;
+  t.shape[0] = 2;
+  t.shape[1] = 3;
+  t.strides[0] = 3;
+  t.strides[1] = 1;
+  std::string error;
+  EXPECT_EQ(check_tensor(t, want, "input", 0, error), STITCH_OK) << error;
+  stitch_tensor transposed = t;
+  transposed.strides[0] = 1;
+  transposed.strides[1] = 2;
+  EXPECT_EQ(check_tensor(transposed, want, "input", 1, error), STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(error.rfind("input 1: ", 0), 0u) << error;
+  stitch_tensor wrong_shape = t;
+  wrong_shape.shape[1] = 4;
+  EXPECT_EQ(check_tensor(wrong_shape, want, "output", 0, error), STITCH_ERROR_INVALID_ARGUMENT);
+  stitch_tensor wrong_dtype = t;
+  wrong_dtype.dtype = STITCH_FLOAT16;
+  EXPECT_EQ(check_tensor(wrong_dtype, want, "param", 2, error), STITCH_ERROR_INVALID_ARGUMENT);
+  stitch_tensor null_data = t;
+  null_data.data = nullptr;
+  EXPECT_EQ(check_tensor(null_data, want, "param", 3, error), STITCH_ERROR_INVALID_ARGUMENT);
+  // A size-1 dim may have any stride (a broadcast view of it is still the same data).
+  const TensorSpec row{STITCH_FLOAT32, 2, {1, 3}};
+  stitch_tensor one_row = t;
+  one_row.shape[0] = 1;
+  one_row.strides[0] = 12345;
+  EXPECT_EQ(check_tensor(one_row, row, "input", 0, error), STITCH_OK) << error;
 }
 
 TEST(Matmul, InitRejectsBadArgumentsBeforeTouchingCublas) {

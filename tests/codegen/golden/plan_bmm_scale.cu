@@ -5,6 +5,7 @@
 
 #include "stitch/program.h"
 #include "kernels/runtime.cuh"
+#include "kernels/program_support.cuh"
 #include "kernels/scalar_ops.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/reduction.cuh"
@@ -15,19 +16,14 @@ namespace {
 
 using namespace stitch::kernels;
 
-struct TensorShape {
-  int dtype;
-  int rank;
-  int64_t shape[STITCH_MAX_RANK];
-};
 constexpr int kParamsCount = 0;
 constexpr int kInputsCount = 2;
-constexpr TensorShape kInputs[2] = {
+constexpr TensorSpec kInputs[2] = {
   {0, 3, {32, 256, 128}},
   {0, 3, {32, 384, 128}},
 };
 constexpr int kOutputsCount = 1;
-constexpr TensorShape kOutputs[1] = {
+constexpr TensorSpec kOutputs[1] = {
   {0, 3, {32, 256, 384}},
 };
 
@@ -48,41 +44,6 @@ struct State {
     if (persistent) cudaFree(persistent);
   }
 };
-
-// Checks one tensor against the shape the program was generated for.
-int check_tensor(const stitch_tensor& t, const TensorShape& want, const char* what, int index, std::string& error) {
-  bool same = t.dtype == want.dtype && t.rank == want.rank && t.data != nullptr;
-  for (int d = 0; same && d < want.rank; ++d) same = t.shape[d] == want.shape[d];
-  int64_t expected = 1;
-  for (int d = want.rank - 1; same && d >= 0; --d) {
-    if (want.shape[d] != 1 && t.strides[d] != expected) same = false;
-    expected *= want.shape[d];
-  }
-  if (!same) {
-    error = std::string(what) + " " + std::to_string(index) +
-            ": not the dtype/shape/contiguous layout this program was generated for";
-    return STITCH_ERROR_INVALID_ARGUMENT;
-  }
-  return STITCH_OK;
-}
-
-// Times a GEMM's candidate algorithms on scratch buffers of the right sizes.
-template <class Matmul>
-int tune_on_scratch(Matmul& mm, int64_t a_elems, int64_t b_elems, int64_t d_elems, int64_t bias_elems, cudaStream_t stream, std::string& error) {
-  float* scratch = nullptr;
-  const size_t a = Arena::align(a_elems * 4), b = Arena::align(b_elems * 4);
-  const size_t d = Arena::align(d_elems * 4), bias = Arena::align(bias_elems * 4);
-  STITCH_CHECK_CUDA(cudaMalloc(&scratch, a + b + 2 * d + bias));
-  char* base = reinterpret_cast<char*>(scratch);
-  cudaMemsetAsync(base, 0, a + b + 2 * d + bias, stream);
-  int status = mm.tune(reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + a),
-                       reinterpret_cast<float*>(base + a + b),
-                       bias_elems ? reinterpret_cast<float*>(base + a + b + 2 * d) : nullptr,
-                       stream, error, 5);
-  cudaStreamSynchronize(stream);
-  cudaFree(scratch);
-  return status;
-}
 
 // Every forward subtask, in plan order, on `stream` (captured into a CUDA graph).
 int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs, cudaStream_t stream) {
@@ -128,7 +89,7 @@ int init_state(State* s, const stitch_tensor* params, int n_params) {
     shape.stride_a = 32768; shape.stride_b = 49152; shape.stride_c = 98304;
     shape.trans_a = false; shape.trans_b = true;
     STITCH_CHECK(s->mm0.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->mm0, 1048576, 1572864, 3145728, 0, stream, error));
+    STITCH_CHECK(tune_on_scratch(s->mm0, 1048576, 1572864, 3145728, 0, stream, error, 5));
   }
   STITCH_CHECK(run_init_subtasks(s, stream));
   STITCH_CHECK_CUDA(cudaStreamSynchronize(stream));

@@ -5,6 +5,7 @@
 
 #include "stitch/program.h"
 #include "kernels/runtime.cuh"
+#include "kernels/program_support.cuh"
 #include "kernels/scalar_ops.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/reduction.cuh"
@@ -33,22 +34,17 @@ struct s00_row_layer_norm_8192x768_store {
   }
 };
 
-struct TensorShape {
-  int dtype;
-  int rank;
-  int64_t shape[STITCH_MAX_RANK];
-};
 constexpr int kParamsCount = 2;
-constexpr TensorShape kParams[2] = {
+constexpr TensorSpec kParams[2] = {
   {0, 1, {768}},
   {0, 1, {768}},
 };
 constexpr int kInputsCount = 1;
-constexpr TensorShape kInputs[1] = {
+constexpr TensorSpec kInputs[1] = {
   {0, 3, {64, 128, 768}},
 };
 constexpr int kOutputsCount = 1;
-constexpr TensorShape kOutputs[1] = {
+constexpr TensorSpec kOutputs[1] = {
   {0, 3, {64, 128, 768}},
 };
 
@@ -64,23 +60,6 @@ struct State {
     if (persistent) cudaFree(persistent);
   }
 };
-
-// Checks one tensor against the shape the program was generated for.
-int check_tensor(const stitch_tensor& t, const TensorShape& want, const char* what, int index, std::string& error) {
-  bool same = t.dtype == want.dtype && t.rank == want.rank && t.data != nullptr;
-  for (int d = 0; same && d < want.rank; ++d) same = t.shape[d] == want.shape[d];
-  int64_t expected = 1;
-  for (int d = want.rank - 1; same && d >= 0; --d) {
-    if (want.shape[d] != 1 && t.strides[d] != expected) same = false;
-    expected *= want.shape[d];
-  }
-  if (!same) {
-    error = std::string(what) + " " + std::to_string(index) +
-            ": not the dtype/shape/contiguous layout this program was generated for";
-    return STITCH_ERROR_INVALID_ARGUMENT;
-  }
-  return STITCH_OK;
-}
 
 // Every forward subtask, in plan order, on `stream` (captured into a CUDA graph).
 int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs, cudaStream_t stream) {
