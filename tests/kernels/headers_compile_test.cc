@@ -37,7 +37,10 @@ class HeadersCompile : public ::testing::Test {
     spec.argv = {STITCH_NVCC,
                  "-std=c++17",
                  "-c",
+                 // As generated programs are built (NvccCompiler::include_dirs): the repo root
+                 // and include/ (program_support.cuh uses the ABI header).
                  "-I" + kRoot.string(),
+                 "-I" + (kRoot / "include").string(),
                  "-gencode=arch=compute_80,code=sm_80",
                  "-gencode=arch=compute_90,code=sm_90",
                  "--Werror=all-warnings",
