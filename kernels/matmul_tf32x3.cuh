@@ -135,7 +135,8 @@ class Tf32x3Matmul {
            bool accumulate_c, void* workspace, size_t workspace_bytes, std::string& error,
            int alignment_bytes = 16) {
     release();
-    std::string bad = detail::lt_problem(shape, problem_scratch_);
+    detail::LtProblem checked;
+    std::string bad = detail::lt_problem(shape, checked);
     if (!bad.empty()) {
       error = "Tf32x3Matmul::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
@@ -241,7 +242,6 @@ class Tf32x3Matmul {
   }
 
   LtMatmul gemm_;
-  detail::LtProblem problem_scratch_;
   detail::Tf32x3Problem problem_;
   void* split_ = nullptr;
   size_t a_bytes_ = 0;

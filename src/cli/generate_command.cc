@@ -122,15 +122,10 @@ int run_generate(const GenerateCommandOptions& options) {
     libraries_needed.insert(library);
   request.libraries.assign(libraries_needed.begin(), libraries_needed.end());
   request.output_path = out_dir / "program.so";
-  Result<BuildResult> built = make_error("not built");
-  if (options.no_build_cache) {
-    built = compiler.build(request);
-  } else {
-    auto cache = BuildCache::open(options.build_cache.empty() ? default_build_cache_dir()
-                                                              : fs::path(options.build_cache),
-                                  "generate", compiler);
-    built = cache.ok() ? cache->build(request) : Result<BuildResult>(cache.error());
-  }
+  const fs::path cache_dir = options.no_build_cache        ? fs::path()
+                            : options.build_cache.empty() ? default_build_cache_dir()
+                                                          : fs::path(options.build_cache);
+  Result<BuildResult> built = build_maybe_cached(compiler, request, cache_dir, "generate");
   if (!built.ok()) {
     fmt::print(stderr, "error: {}\n", built.error().message);
     return kExitFailure;

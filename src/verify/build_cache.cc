@@ -57,6 +57,14 @@ std::filesystem::path default_build_cache_dir() {
   return fs::temp_directory_path() / "stitchcuda-builds";
 }
 
+Result<BuildResult> build_maybe_cached(Compiler& compiler, const BuildRequest& request,
+                                       const std::filesystem::path& cache_dir,
+                                       const std::string& worker_id) {
+  if (cache_dir.empty()) return compiler.build(request);
+  STITCH_ASSIGN_OR_RETURN(BuildCache cache, BuildCache::open(cache_dir, worker_id, compiler));
+  return cache.build(request);
+}
+
 std::string sha256_hex(std::string_view data) {
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   unsigned char digest[EVP_MAX_MD_SIZE];

@@ -25,6 +25,12 @@ namespace stitch {
 // place, so `generate`, `verify` and `profile` share entries.
 std::filesystem::path default_build_cache_dir();
 
+// compiler.build(request), through the BuildCache at cache_dir (opened for worker_id) unless
+// cache_dir is empty.
+Result<BuildResult> build_maybe_cached(Compiler& compiler, const BuildRequest& request,
+                                       const std::filesystem::path& cache_dir,
+                                       const std::string& worker_id);
+
 // Lower-case hex SHA-256 (OpenSSL EVP).
 std::string sha256_hex(std::string_view data);
 

@@ -112,13 +112,8 @@ bool Verifier::build(Context& context) {
   build_request.timeout_s = options_.build_timeout_s;
   build_request.output_path = request.attempt_dir / "build" / "program.so";
 
-  Result<BuildResult> built = make_error("not built");
-  if (!options_.build_cache_dir.empty()) {
-    auto cache = BuildCache::open(options_.build_cache_dir, options_.worker_id, deps_.compiler);
-    built = cache.ok() ? cache->build(build_request) : Result<BuildResult>(cache.error());
-  } else {
-    built = deps_.compiler.build(build_request);
-  }
+  Result<BuildResult> built = build_maybe_cached(deps_.compiler, build_request,
+                                                 options_.build_cache_dir, options_.worker_id);
   if (!built.ok()) {
     fail_infrastructure(report, "build: " + built.error().message);
     record_step(report, options_, "build", now_s() - started, "failed", built.error().message);
