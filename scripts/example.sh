@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh) and runs the main job on a bundled example task (tests/tasks/mlp.py).
-# Without a GPU it does the part that needs none and says what the rest needs.
+# Sets up (scripts/setup.sh) and runs the main job — the whole loop, `stitchcuda run` — on a bundled
+# example task (tests/tasks/mlp.py, or the task given as $1). With a GPU: plan, generate, verify
+# against PyTorch, refine, and export the best program to runs/<run>/best/ with its adapters.
+# Without one: capture, plan, generate, build and statically check, and say what the rest needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -8,10 +10,4 @@ export PATH=/usr/local/cuda/bin:$PATH
 task=${1:-tests/tasks/mlp.py}
 build/stitchcuda doctor || true
 echo
-build/stitchcuda capture "$task"
-if ! nvidia-smi >/dev/null 2>&1; then
-  echo
-  echo "No GPU on this machine: the task was captured (graph, weights, reference) and can be inspected"
-  echo "with build/stitchcuda show runs/<run>. Verifying and timing programs needs an NVIDIA GPU:"
-  echo "  build/stitchcuda verify $task tests/programs/mlp.cu"
-fi
+build/stitchcuda run "$task"

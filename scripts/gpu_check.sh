@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-device}
-# Sections to run (default all but kb): STITCH_GPU_CHECK="tests bench sweep profile generated kb"
+# Sections to run (default all but kb and loop): STITCH_GPU_CHECK="tests bench sweep profile generated kb loop"
 #   kb: scripts/kb_coverage.sh over $STITCH_KB_DIRS (default ".kb/level2 .kb/level3_mlp"; stage
 #   them with scripts/stage_kernelbench.sh and carry .kb)
 sections=" ${STITCH_GPU_CHECK:-tests bench sweep profile generated} "
@@ -120,6 +120,54 @@ if want kb; then
   tail -25 "$out/kb.log"
   [ -f "$out/kb/coverage.md" ] && cp "$out/kb/coverage.md" "$out/kb/results.jsonl" "${OUT:-$out}/" 2>/dev/null
   row "kb coverage" "$(grep -c '"status": "passed"' "$out/kb/results.jsonl" 2>/dev/null) passed (see coverage.md)"
+fi
+
+if want loop; then
+  # The loop on the GPU: (1) `run` with refine on a bundled task (before/after refine and spread);
+  # (2) SIGKILL of the orchestrator mid-verification, then --resume; (3) a bench over
+  # $STITCH_LOOP_DIRS (default ".kb/level2 .kb/level3_mlp") that stops taking tasks after
+  # $STITCH_LOOP_DEADLINE minutes (default 6) and resumes next call from .bench.tgz (carry it; the
+  # updated bench comes back as $OUT/bench.tgz).
+  echo "== the loop: run, kill -9 + resume, bench"
+  loop_runs=$(mktemp -d)
+  timeout -s INT 240 "$build/stitchcuda" run ${STITCH_LOOP_TASK:-tests/tasks/mlp.py} --runs-dir "$loop_runs" \
+    --no-main > "$out/loop-run.txt" 2>&1
+  row "run ${STITCH_LOOP_TASK:-mlp.py}" "exit $? $(tail -1 "$out/loop-run.txt" | cut -c1-80)"
+  grep -E "^(plan|attempt|refine|run )" "$out/loop-run.txt" | tail -14
+  python3 - "$loop_runs" <<'PY' | tee -a "$out/loop-refine.txt"
+import glob, json, sys
+for state_path in glob.glob(sys.argv[1] + "/*/state.json"):
+    s = json.load(open(state_path))
+    first = next((a for a in s["attempts"] if a["kind"] == "integration" and a["result"]
+                  and a["result"]["outcome"] == "passed"), None)
+    best = next((a for a in s["attempts"] if a["number"] == s.get("best_attempt")), None)
+    for name, a in (("before refine", first), ("after refine", best)):
+        if a and a["result"].get("timing"):
+            t = a["result"]["timing"]
+            print(f"{name:<14} attempt {a['number']:02} {t['median_ms']:.4f} ms "
+                  f"(p10 {t['p10_ms']:.4f}, p90 {t['p90_ms']:.4f})  {a['label']}")
+PY
+  kill_runs=$(mktemp -d)
+  "$build/stitchcuda" run tests/tasks/plan_gemm_bias_relu.py --runs-dir "$kill_runs" --no-main \
+    > "$out/loop-kill.txt" 2>&1 &
+  victim=$!
+  for _ in $(seq 1 600); do
+    grep -qs '"event":"verify.step"' "$kill_runs"/*/events.jsonl && break  # mid-verification
+    sleep 0.2
+  done
+  kill -9 "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+  killed_dir=$(ls -d "$kill_runs"/*/ | head -1)
+  timeout -s INT 200 "$build/stitchcuda" run --resume "$killed_dir" --no-main > "$out/loop-resume.txt" 2>&1
+  row "kill -9 mid-run, --resume" "exit $? $(grep -c interrupted "$killed_dir/state.json") interrupted; $(tail -1 "$out/loop-resume.txt" | cut -c1-60)"
+  rm -rf .bench && mkdir -p .bench
+  [ -f .bench.tgz ] && tar -xzf .bench.tgz -C .bench
+  if [ -f .bench/kb/tasks.json ]; then bench_args=(--resume .bench/kb); else bench_args=(${STITCH_LOOP_DIRS:-.kb/level2 .kb/level3_mlp} --out .bench/kb); fi
+  timeout -s INT $(( ${STITCH_LOOP_DEADLINE:-6} * 60 + 150 )) "$build/stitchcuda" bench "${bench_args[@]}" \
+    --deadline-minutes "${STITCH_LOOP_DEADLINE:-6}" --max-minutes 4 > "$out/loop-bench.txt" 2> "$out/loop-bench.err"
+  row "bench" "exit $? $(wc -l < .bench/kb/results.jsonl 2>/dev/null) of $(grep -c '"task"' .bench/kb/tasks.json 2>/dev/null) tasks"
+  tail -30 "$out/loop-bench.txt"
+  find .bench -name '*.so' -delete
+  [ -n "${OUT:-}" ] && tar -czf "$OUT/bench.tgz" -C .bench . && cp .bench/kb/report.html .bench/kb/table.md "$OUT/" 2>/dev/null
 fi
 
 echo

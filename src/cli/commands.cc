@@ -19,6 +19,10 @@ constexpr Command kCommands[] = {
      setup_plan},
     {"generate", "Generate a CUDA program for a task with the built-in Coder (plan, emit, nvcc check)",
      setup_generate},
+    {"run", "The whole loop on one task (plan, code, verify, feed back, refine); best/ with adapters",
+     setup_run},
+    {"bench", "The loop over many tasks, one worker per GPU: results.jsonl, table and HTML report",
+     setup_bench},
 };
 }  // namespace
 

@@ -28,6 +28,8 @@ CommandAction setup_eval_kb(CLI::App& app);
 CommandAction setup_profile(CLI::App& app);
 CommandAction setup_plan(CLI::App& app);
 CommandAction setup_generate(CLI::App& app);
+CommandAction setup_run(CLI::App& app);
+CommandAction setup_bench(CLI::App& app);
 
 // Exit codes shared by all subcommands.
 inline constexpr int kExitOk = 0;

@@ -221,6 +221,19 @@ class ProgramEmitter {
     return ids;
   }
 
+  static constexpr int kDefaultElementwiseBlock = 256;  // launch_elementwise's default
+
+  // The "block" tunable of an elementwise launch: a multiple of 32 in [32, 1024].
+  static Result<int> elementwise_block(const Subtask& subtask) {
+    auto found = subtask.tunables.find("block");
+    if (found == subtask.tunables.end()) return kDefaultElementwiseBlock;
+    const int64_t block = found->second;
+    if (block < 32 || block > 1024 || block % 32 != 0)
+      return make_error("subtask {}: block {} is not a multiple of 32 in [32, 1024]", subtask.id,
+                        block);
+    return static_cast<int>(block);
+  }
+
   std::string functor_name(const Subtask& subtask, std::string_view role) const {
     std::string name = subtask.id + "_" + std::string(role);
     for (char& c : name)
@@ -280,13 +293,17 @@ class ProgramEmitter {
     for (size_t j = 0; j < n_in; ++j) in_list += (j ? ", " : "") + fmt::format("in{}", j);
     for (size_t j = 0; j < n_out; ++j) out_list += (j ? ", " : "") + fmt::format("out{}", j);
     w.line("const OutOperand outs[{}] = {{{}}};", n_out, out_list);
+    // Threads per block: the subtask's "block" tunable (refine tries others); the library's
+    // default (256) is left implicit.
+    STITCH_ASSIGN_OR_RETURN(int block, elementwise_block(subtask));
+    const std::string block_arg = block == kDefaultElementwiseBlock ? "" : fmt::format(", {}", block);
     if (n_in == 0) {
-      w.line("STITCH_CHECK_CUDA((launch_elementwise<0, {}>({}{{}}, nullptr, outs, {}, shape, stream)));",
-             n_out, name, padded_rank);
+      w.line("STITCH_CHECK_CUDA((launch_elementwise<0, {}>({}{{}}, nullptr, outs, {}, shape, stream{})));",
+             n_out, name, padded_rank, block_arg);
     } else {
       w.line("const TensorOperand ins[{}] = {{{}}};", n_in, in_list);
-      w.line("STITCH_CHECK_CUDA(launch_elementwise({}{{}}, ins, outs, {}, shape, stream));", name,
-             padded_rank);
+      w.line("STITCH_CHECK_CUDA(launch_elementwise({}{{}}, ins, outs, {}, shape, stream{}));", name,
+             padded_rank, block_arg);
     }
     return {};
   }

@@ -1,0 +1,149 @@
+// The three roles of the loop and the refine policy, as interfaces the workflow engine
+// (workflow.h) drives. Each has a built-in implementation (builtin_roles.h: no LLM, deterministic)
+// and fakes in tests; LLM roles implement the same interfaces. Everything a role produces lands in
+// the run directory, so a run can be resumed and audited.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/run_state.h"
+#include "util/result.h"
+#include "verify/feedback.h"
+
+namespace stitch::agents {
+
+namespace fs = std::filesystem;
+
+// ---- Planner ------------------------------------------------------------------------------------
+
+struct PlanRequest {
+  fs::path run_dir;    // graph.json, weights, task.py, reference/
+  fs::path plan_file;  // where to write this version (plans/plan.vN.json)
+  int version = 1;
+  // Replanning: why the previous plan is abandoned, and the options of every earlier version (so
+  // a built-in Planner picks ones not yet tried).
+  std::string replan_reason;
+  std::vector<nlohmann::json> tried_options;
+  std::optional<fs::path> last_feedback;  // feedback.json of the attempt that triggered it
+};
+
+struct PlanDraft {
+  std::vector<std::string> subtask_ids;  // in execution order
+  nlohmann::json options = nlohmann::json::object();
+  std::string summary;  // one line for the progress view
+  int64_t tokens = 0;
+};
+
+// The Planner cannot cover the task (an op outside its families): not an error of the machinery.
+struct PlanRefusal {
+  std::string reason;
+};
+
+struct PlanOutcome {
+  std::optional<PlanDraft> draft;  // set, or refusal
+  PlanRefusal refusal;
+  // Replanning found no option set left to try (the run ends: every plan failed).
+  bool exhausted = false;
+};
+
+class Planner {
+ public:
+  virtual ~Planner() = default;
+  // An Error only when the machinery fails (graph unreadable, disk full).
+  virtual Result<PlanOutcome> plan(const PlanRequest& request) = 0;
+};
+
+// ---- Coder --------------------------------------------------------------------------------------
+
+// Whether the Coder writes the program one subtask at a time (each checked on its own before the
+// next) or whole (straight to integration).
+enum class CoderGranularity : uint8_t { per_subtask, whole_program };
+
+struct CodeRequest {
+  fs::path run_dir;
+  fs::path plan_file;
+  int plan_version = 1;
+  int subtask = -1;  // index into the plan's subtasks; -1: the whole program
+  std::vector<std::string> subtask_ids;
+  std::optional<fs::path> feedback;  // feedback.json of the last failed attempt on this scope
+  // The knobs to apply (refine, or a Coder's own retry). Empty object: the Coder's defaults.
+  nlohmann::json variant = nlohmann::json::object();
+  // Variants already tried on this scope under this plan (a deterministic Coder must not repeat).
+  std::vector<nlohmann::json> tried_variants;
+  fs::path out_dir;  // attempt/src/: write sources here
+};
+
+struct CodeDraft {
+  std::vector<fs::path> sources;  // compiled and linked together
+  std::vector<fs::path> headers;  // local headers, statically checked
+  std::vector<fs::path> include_dirs;
+  std::vector<std::string> libraries;
+  nlohmann::json variant = nlohmann::json::object();  // the knobs this program was written with
+  std::string label;
+  int64_t tokens = 0;
+};
+
+struct CodeOutcome {
+  std::optional<CodeDraft> draft;  // set: a program to verify
+  // Unset draft: the Coder has nothing new for this scope (stagnation → the engine replans).
+  std::string why_not;
+};
+
+class Coder {
+ public:
+  virtual ~Coder() = default;
+  virtual CoderGranularity granularity() const = 0;
+  virtual Result<CodeOutcome> write(const CodeRequest& request) = 0;
+};
+
+// ---- Verifier -----------------------------------------------------------------------------------
+
+struct VerifyJob {
+  fs::path run_dir;      // the capture
+  fs::path attempt_dir;  // verify.json, feedback.json land here
+  const CodeDraft* draft = nullptr;
+  int subtask = -1;  // -1: the whole program (correctness + timing); else a subtask check
+};
+
+// Verifies one attempt; writes verify.json and feedback.json into the attempt directory and
+// returns what routing needs (attempt_result_from_verify of those files). An Error only when the
+// request cannot be acted on; program and machinery failures are in the result.
+class CandidateVerifier {
+ public:
+  virtual ~CandidateVerifier() = default;
+  virtual Result<AttemptResult> verify(const VerifyJob& job) = 0;
+};
+
+// Profiles a verified program (for refine): where its time goes, per kernel. nullopt when no
+// profile can be taken (no GPU, no profiler): refine then ranks by the cost model.
+class ProgramProfiler {
+ public:
+  virtual ~ProgramProfiler() = default;
+  virtual std::optional<ProfileSummary> profile(const fs::path& run_dir,
+                                                const fs::path& attempt_dir,
+                                                const CodeDraft& draft) = 0;
+};
+
+// ---- Refine -------------------------------------------------------------------------------------
+
+struct RefineCandidate {
+  std::string label;      // "s02_matmul…: block 512"
+  nlohmann::json change;  // merged into the best program's variant (refine.h merge_variant)
+};
+
+// Proposes changes to the best program, most promising first.
+class RefinePolicy {
+ public:
+  virtual ~RefinePolicy() = default;
+  virtual Result<std::vector<RefineCandidate>> candidates(
+      const fs::path& plan_file, const nlohmann::json& best_variant,
+      const std::optional<ProfileSummary>& profile) = 0;
+};
+
+}  // namespace stitch::agents

@@ -1,0 +1,143 @@
+// Routing of the loop (routing.h).
+#include "agents/routing.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace stitch::agents {
+namespace {
+
+std::string describe_failure(const AttemptRecord& attempt) {
+  const AttemptResult& result = *attempt.result;
+  std::string what = result.outcome ? std::string(outcome_name(*result.outcome)) : result.state;
+  return result.reason.empty() ? what : fmt::format("{}: {}", what, result.reason);
+}
+
+std::string scope_name(const RunState& state, const AttemptRecord& attempt) {
+  if (attempt.subtask >= 0 && attempt.subtask < static_cast<int>(state.subtasks.size()))
+    return fmt::format("subtask {}", state.subtasks[attempt.subtask].id);
+  return "the whole program";
+}
+
+void after_refine(RunState& state, AttemptRecord& attempt, const Budgets& budgets) {
+  state.refine.tried++;
+  const AttemptRecord* best = state.best();
+  if (attempt.result->passed() && attempt.result->timing && best && best->result &&
+      best->result->timing &&
+      faster_beyond_spread(*best->result->timing, *attempt.result->timing, budgets.min_gain)) {
+    attempt.accepted = true;
+    state.best_attempt = attempt.number;
+    state.refine.without_gain = 0;
+  } else {
+    state.refine.without_gain++;
+  }
+  if (state.refine.queue.empty())
+    finish_run(state, RunEnd::succeeded, "refine tried every candidate");
+  else if (state.refine.tried >= budgets.max_refine_attempts)
+    finish_run(state, RunEnd::succeeded, "refine reached its attempt limit");
+  else if (state.refine.without_gain >= budgets.refine_patience)
+    finish_run(state, RunEnd::succeeded,
+               fmt::format("refine stopped: {} candidates in a row without a gain",
+                           state.refine.without_gain));
+}
+
+}  // namespace
+
+bool faster_beyond_spread(const Timing& best, const Timing& candidate, double min_gain) {
+  if (best.median_ms <= 0 || candidate.median_ms <= 0) return false;
+  const double half_spread =
+      std::max((best.p90_ms - best.p10_ms) / 2, (candidate.p90_ms - candidate.p10_ms) / 2);
+  return candidate.median_ms <= best.median_ms * (1 - min_gain) &&
+         best.median_ms - candidate.median_ms > half_spread;
+}
+
+bool attempt_passes(const AttemptRecord& attempt) {
+  if (!attempt.result) return false;
+  if (attempt.result->passed()) return true;
+  return attempt.kind == AttemptKind::subtask && attempt.result->state == "no_gpu" &&
+         !attempt.result->outcome;
+}
+
+std::string budget_exceeded(const RunState& state, const Budgets& budgets) {
+  if (budgets.max_attempts > 0 && state.used.attempts >= budgets.max_attempts)
+    return fmt::format("attempt budget spent ({} attempts)", state.used.attempts);
+  if (budgets.max_wall_s > 0 && state.used.wall_s >= budgets.max_wall_s)
+    return fmt::format("time budget spent ({:.0f} s of {:.0f} s)", state.used.wall_s,
+                       budgets.max_wall_s);
+  if (budgets.max_tokens > 0 && state.used.tokens >= budgets.max_tokens)
+    return fmt::format("token budget spent ({} tokens)", state.used.tokens);
+  return "";
+}
+
+void finish_run(RunState& state, RunEnd end, const std::string& reason) {
+  state.phase = Phase::finished;
+  state.end = state.best_attempt ? RunEnd::succeeded : end;
+  state.end_reason = reason;
+}
+
+void route_replan(RunState& state, const Budgets& budgets, const std::string& reason) {
+  if (state.replans >= budgets.max_replans) {
+    finish_run(state, RunEnd::failed,
+               fmt::format("{}; no replans left ({} made)", reason, state.replans));
+    return;
+  }
+  state.replans++;
+  state.phase = Phase::planning;
+  state.replan_reason = reason;
+  state.failures_in_row = 0;
+}
+
+void route_after_attempt(RunState& state, int attempt_number, const Budgets& budgets) {
+  AttemptRecord* attempt = state.attempt(attempt_number);
+  if (attempt == nullptr || !attempt->result || attempt->status != AttemptStatus::finished) return;
+  const AttemptResult& result = *attempt->result;
+
+  if (result.state == "infrastructure_error") {
+    finish_run(state, RunEnd::infrastructure_error,
+               fmt::format("attempt {}: the verification itself failed: {}", attempt->number,
+                           result.reason));
+    return;
+  }
+  if (attempt->kind == AttemptKind::refine) {
+    after_refine(state, *attempt, budgets);
+    return;
+  }
+  if (attempt->kind == AttemptKind::integration && result.state == "no_gpu") {
+    finish_run(state, RunEnd::no_gpu,
+               "built and statically checked; there is no GPU here to run, compare or time it");
+    return;
+  }
+  if (attempt_passes(*attempt)) {
+    state.failures_in_row = 0;
+    if (attempt->kind == AttemptKind::subtask) {
+      if (attempt->subtask >= 0 && attempt->subtask < static_cast<int>(state.subtasks.size()))
+        state.subtasks[attempt->subtask].status = SubtaskStatus::passed;
+      state.current_subtask = attempt->subtask + 1;
+      if (state.current_subtask >= static_cast<int>(state.subtasks.size()))
+        state.phase = Phase::integrating;
+      return;
+    }
+    state.best_attempt = attempt->number;
+    if (budgets.refine && budgets.max_refine_attempts > 0) {
+      state.phase = Phase::refining;
+      state.refine = RefineState{};
+      state.refine.before_ms =
+          result.timing ? std::optional(result.timing->median_ms) : std::nullopt;
+    } else {
+      finish_run(state, RunEnd::succeeded, "verified");
+    }
+    return;
+  }
+  // Failed: retry the same scope with the feedback, or replan after too many in a row.
+  state.failures_in_row++;
+  if (attempt->kind == AttemptKind::subtask && attempt->subtask >= 0 &&
+      attempt->subtask < static_cast<int>(state.subtasks.size()))
+    state.subtasks[attempt->subtask].status = SubtaskStatus::failed;
+  if (state.failures_in_row >= budgets.max_attempts_per_scope)
+    route_replan(state, budgets,
+                 fmt::format("{} failed {} times in a row (last: {})", scope_name(state, *attempt),
+                             state.failures_in_row, describe_failure(*attempt)));
+}
+
+}  // namespace stitch::agents

@@ -1,0 +1,340 @@
+// state.json and result.json: the loop's typed state and its JSON form (run_state.h).
+#include "agents/run_state.h"
+
+#include <array>
+
+#include "util/fs.h"
+
+namespace stitch::agents {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 5> kPhaseNames = {"planning", "coding", "integrating",
+                                                         "refining", "finished"};
+constexpr std::array<std::string_view, 7> kRunEndNames = {
+    "none", "succeeded", "failed", "refused", "no_gpu", "budget_exhausted", "infrastructure_error"};
+constexpr std::array<std::string_view, 3> kSubtaskStatusNames = {"pending", "passed", "failed"};
+constexpr std::array<std::string_view, 3> kAttemptKindNames = {"subtask", "integration", "refine"};
+constexpr std::array<std::string_view, 3> kAttemptStatusNames = {"started", "finished",
+                                                                 "interrupted"};
+constexpr std::array<Outcome, 6> kOutcomes = {Outcome::compile_error, Outcome::runtime_error,
+                                              Outcome::timeout,       Outcome::wrong,
+                                              Outcome::hacked,        Outcome::passed};
+
+template <class Enum, size_t N>
+Result<Enum> parse_enum(const json& value, const std::array<std::string_view, N>& names,
+                        std::string_view what) {
+  if (!value.is_string()) return make_error("{}: expected a string", what);
+  const std::string text = value.get<std::string>();
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == text) return static_cast<Enum>(i);
+  return make_error("{}: unknown value '{}'", what, text);
+}
+
+Result<Outcome> parse_outcome(const json& value) {
+  if (!value.is_string()) return make_error("outcome: expected a string");
+  for (Outcome outcome : kOutcomes)
+    if (outcome_name(outcome) == value.get<std::string>()) return outcome;
+  return make_error("outcome: unknown value '{}'", value.get<std::string>());
+}
+
+json optional_number(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+std::optional<double> number_or_null(const json& doc, const char* key) {
+  auto found = doc.find(key);
+  if (found == doc.end() || !found->is_number()) return std::nullopt;
+  return found->get<double>();
+}
+
+// Reads doc[key] into `out` when present (optional fields keep their defaults).
+template <class T>
+Status read_field(const json& doc, const char* key, T& out) {
+  auto found = doc.find(key);
+  if (found == doc.end() || found->is_null()) return {};
+  try {
+    out = found->get<T>();
+  } catch (const json::exception& e) {
+    return make_error("{}: {}", key, e.what());
+  }
+  return {};
+}
+
+json timing_to_json(const std::optional<Timing>& timing) {
+  if (!timing) return nullptr;
+  return {{"median_ms", timing->median_ms}, {"p10_ms", timing->p10_ms}, {"p90_ms", timing->p90_ms}};
+}
+
+std::optional<Timing> timing_from_json(const json& doc) {
+  if (!doc.is_object()) return std::nullopt;
+  auto median = number_or_null(doc, "median_ms");
+  if (!median) return std::nullopt;
+  Timing timing;
+  timing.median_ms = *median;
+  timing.p10_ms = number_or_null(doc, "p10_ms").value_or(*median);
+  timing.p90_ms = number_or_null(doc, "p90_ms").value_or(*median);
+  return timing;
+}
+
+json attempt_to_json(const AttemptRecord& attempt) {
+  return {{"number", attempt.number},
+          {"dir", attempt.dir},
+          {"kind", attempt_kind_name(attempt.kind)},
+          {"plan_version", attempt.plan_version},
+          {"subtask", attempt.subtask},
+          {"variant", attempt.variant},
+          {"label", attempt.label},
+          {"status", attempt_status_name(attempt.status)},
+          {"result", attempt.result ? attempt_result_to_json(*attempt.result) : json(nullptr)},
+          {"accepted", attempt.accepted},
+          {"tokens", attempt.tokens},
+          {"seconds", attempt.seconds}};
+}
+
+Result<AttemptRecord> attempt_from_json(const json& doc) {
+  if (!doc.is_object()) return make_error("an attempt is not an object");
+  AttemptRecord attempt;
+  STITCH_TRY(read_field(doc, "number", attempt.number));
+  STITCH_TRY(read_field(doc, "dir", attempt.dir));
+  STITCH_ASSIGN_OR_RETURN(attempt.kind, parse_enum<AttemptKind>(doc.value("kind", json()),
+                                                                kAttemptKindNames, "attempt kind"));
+  STITCH_TRY(read_field(doc, "plan_version", attempt.plan_version));
+  STITCH_TRY(read_field(doc, "subtask", attempt.subtask));
+  if (auto found = doc.find("variant"); found != doc.end()) attempt.variant = *found;
+  STITCH_TRY(read_field(doc, "label", attempt.label));
+  STITCH_ASSIGN_OR_RETURN(
+      attempt.status, parse_enum<AttemptStatus>(doc.value("status", json()), kAttemptStatusNames,
+                                                "attempt status"));
+  if (auto found = doc.find("result"); found != doc.end() && !found->is_null()) {
+    STITCH_ASSIGN_OR_RETURN(attempt.result, attempt_result_from_json(*found));
+  }
+  STITCH_TRY(read_field(doc, "accepted", attempt.accepted));
+  STITCH_TRY(read_field(doc, "tokens", attempt.tokens));
+  STITCH_TRY(read_field(doc, "seconds", attempt.seconds));
+  if (attempt.number <= 0 || attempt.dir.empty())
+    return make_error("attempt without a number or directory");
+  return attempt;
+}
+
+}  // namespace
+
+std::string_view phase_name(Phase phase) {
+  return kPhaseNames.at(static_cast<size_t>(phase));
+}
+std::string_view run_end_name(RunEnd end) {
+  return kRunEndNames.at(static_cast<size_t>(end));
+}
+std::string_view subtask_status_name(SubtaskStatus status) {
+  return kSubtaskStatusNames.at(static_cast<size_t>(status));
+}
+std::string_view attempt_kind_name(AttemptKind kind) {
+  return kAttemptKindNames.at(static_cast<size_t>(kind));
+}
+std::string_view attempt_status_name(AttemptStatus status) {
+  return kAttemptStatusNames.at(static_cast<size_t>(status));
+}
+
+std::optional<double> AttemptResult::baseline_ms(std::string_view mode) const {
+  for (const auto& [name, ms] : baselines_ms)
+    if (name == mode) return ms;
+  return std::nullopt;
+}
+
+AttemptRecord* RunState::attempt(int number) {
+  for (auto& record : attempts)
+    if (record.number == number) return &record;
+  return nullptr;
+}
+
+const AttemptRecord* RunState::attempt(int number) const {
+  return const_cast<RunState*>(this)->attempt(number);
+}
+
+const AttemptRecord* RunState::last_finished(AttemptKind kind, int subtask) const {
+  const PlanVersion* plan = current_plan();
+  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it)
+    if (it->status == AttemptStatus::finished && it->kind == kind && it->subtask == subtask &&
+        plan != nullptr && it->plan_version == plan->version)
+      return &*it;
+  return nullptr;
+}
+
+json attempt_result_to_json(const AttemptResult& result) {
+  json baselines = json::object();
+  for (const auto& [mode, ms] : result.baselines_ms)
+    baselines[mode] = ms;
+  return {{"state", result.state},
+          {"outcome", result.outcome ? json(outcome_name(*result.outcome)) : json(nullptr)},
+          {"reason", result.reason},
+          {"timing", timing_to_json(result.timing)},
+          {"baselines_ms", baselines},
+          {"suggestion_rule", result.suggestion_rule},
+          {"suggestion", result.suggestion}};
+}
+
+Result<AttemptResult> attempt_result_from_json(const json& doc) {
+  if (!doc.is_object()) return make_error("an attempt result is not an object");
+  AttemptResult result;
+  STITCH_TRY(read_field(doc, "state", result.state));
+  if (auto found = doc.find("outcome"); found != doc.end() && !found->is_null()) {
+    STITCH_ASSIGN_OR_RETURN(result.outcome, parse_outcome(*found));
+  }
+  STITCH_TRY(read_field(doc, "reason", result.reason));
+  if (auto found = doc.find("timing"); found != doc.end()) result.timing = timing_from_json(*found);
+  if (auto found = doc.find("baselines_ms"); found != doc.end() && found->is_object())
+    for (const auto& [mode, ms] : found->items())
+      if (ms.is_number()) result.baselines_ms.emplace_back(mode, ms.get<double>());
+  STITCH_TRY(read_field(doc, "suggestion_rule", result.suggestion_rule));
+  STITCH_TRY(read_field(doc, "suggestion", result.suggestion));
+  return result;
+}
+
+json run_state_to_json(const RunState& state) {
+  json plans = json::array();
+  for (const auto& plan : state.plans)
+    plans.push_back({{"version", plan.version},
+                     {"file", plan.file},
+                     {"reason", plan.reason},
+                     {"options", plan.options},
+                     {"subtask_ids", plan.subtask_ids}});
+  json subtasks = json::array();
+  for (const auto& subtask : state.subtasks)
+    subtasks.push_back({{"id", subtask.id},
+                        {"status", subtask_status_name(subtask.status)},
+                        {"attempts", subtask.attempts}});
+  json attempts = json::array();
+  for (const auto& attempt : state.attempts)
+    attempts.push_back(attempt_to_json(attempt));
+  return {{"format", "stitchcuda.run_state"},
+          {"version", state.format},
+          {"task", state.task},
+          {"phase", phase_name(state.phase)},
+          {"end", run_end_name(state.end)},
+          {"end_reason", state.end_reason},
+          {"plans", plans},
+          {"subtasks", subtasks},
+          {"current_subtask", state.current_subtask},
+          {"attempts", attempts},
+          {"best_attempt", state.best_attempt ? json(*state.best_attempt) : json(nullptr)},
+          {"failures_in_row", state.failures_in_row},
+          {"replans", state.replans},
+          {"replan_reason", state.replan_reason},
+          {"refine",
+           {{"started", state.refine.started},
+            {"queue", state.refine.queue},
+            {"queue_variants", state.refine.queue_variants},
+            {"tried", state.refine.tried},
+            {"without_gain", state.refine.without_gain},
+            {"before_ms", optional_number(state.refine.before_ms)}}},
+          {"used",
+           {{"attempts", state.used.attempts},
+            {"wall_s", state.used.wall_s},
+            {"tokens", state.used.tokens}}}};
+}
+
+Result<RunState> run_state_from_json(const json& doc) {
+  if (!doc.is_object() || doc.value("format", "") != "stitchcuda.run_state")
+    return make_error("not a stitchcuda run state (format \"stitchcuda.run_state\")");
+  RunState state;
+  STITCH_TRY(read_field(doc, "version", state.format));
+  if (state.format != kStateFormatVersion)
+    return make_error("run state version {} (this stitchcuda reads {})", state.format,
+                      kStateFormatVersion);
+  STITCH_TRY(read_field(doc, "task", state.task));
+  STITCH_ASSIGN_OR_RETURN(state.phase,
+                          parse_enum<Phase>(doc.value("phase", json()), kPhaseNames, "phase"));
+  STITCH_ASSIGN_OR_RETURN(state.end,
+                          parse_enum<RunEnd>(doc.value("end", json()), kRunEndNames, "end"));
+  STITCH_TRY(read_field(doc, "end_reason", state.end_reason));
+  for (const auto& plan : doc.value("plans", json::array())) {
+    PlanVersion version;
+    STITCH_TRY(read_field(plan, "version", version.version));
+    STITCH_TRY(read_field(plan, "file", version.file));
+    STITCH_TRY(read_field(plan, "reason", version.reason));
+    if (auto found = plan.find("options"); found != plan.end()) version.options = *found;
+    STITCH_TRY(read_field(plan, "subtask_ids", version.subtask_ids));
+    state.plans.push_back(std::move(version));
+  }
+  for (const auto& subtask : doc.value("subtasks", json::array())) {
+    SubtaskState entry;
+    STITCH_TRY(read_field(subtask, "id", entry.id));
+    STITCH_ASSIGN_OR_RETURN(entry.status,
+                            parse_enum<SubtaskStatus>(subtask.value("status", json()),
+                                                      kSubtaskStatusNames, "subtask status"));
+    STITCH_TRY(read_field(subtask, "attempts", entry.attempts));
+    state.subtasks.push_back(std::move(entry));
+  }
+  STITCH_TRY(read_field(doc, "current_subtask", state.current_subtask));
+  for (const auto& attempt : doc.value("attempts", json::array())) {
+    STITCH_ASSIGN_OR_RETURN(AttemptRecord record, attempt_from_json(attempt));
+    state.attempts.push_back(std::move(record));
+  }
+  if (auto found = doc.find("best_attempt"); found != doc.end() && found->is_number_integer())
+    state.best_attempt = found->get<int>();
+  STITCH_TRY(read_field(doc, "failures_in_row", state.failures_in_row));
+  STITCH_TRY(read_field(doc, "replans", state.replans));
+  STITCH_TRY(read_field(doc, "replan_reason", state.replan_reason));
+  const json refine = doc.value("refine", json::object());
+  STITCH_TRY(read_field(refine, "started", state.refine.started));
+  STITCH_TRY(read_field(refine, "queue", state.refine.queue));
+  STITCH_TRY(read_field(refine, "queue_variants", state.refine.queue_variants));
+  STITCH_TRY(read_field(refine, "tried", state.refine.tried));
+  STITCH_TRY(read_field(refine, "without_gain", state.refine.without_gain));
+  state.refine.before_ms = number_or_null(refine, "before_ms");
+  const json used = doc.value("used", json::object());
+  STITCH_TRY(read_field(used, "attempts", state.used.attempts));
+  STITCH_TRY(read_field(used, "wall_s", state.used.wall_s));
+  STITCH_TRY(read_field(used, "tokens", state.used.tokens));
+  if (state.refine.queue.size() != state.refine.queue_variants.size())
+    return make_error("refine queue and its variants differ in length");
+  return state;
+}
+
+Status save_run_state(const std::filesystem::path& run_dir, const RunState& state) {
+  return write_file_atomic(run_dir / "state.json", run_state_to_json(state).dump(2) + "\n");
+}
+
+Result<RunState> load_run_state(const std::filesystem::path& run_dir) {
+  const auto path = run_dir / "state.json";
+  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return make_error("{}: not valid JSON", path.string());
+  auto state = run_state_from_json(doc);
+  if (!state.ok()) return make_error("{}: {}", path.string(), state.error().message);
+  return state;
+}
+
+Result<AttemptResult> attempt_result_from_verify(const json& verify_json,
+                                                 const json& feedback_json) {
+  if (!verify_json.is_object() || verify_json.value("format", "") != "stitchcuda.verify")
+    return make_error("not a verify.json (format \"stitchcuda.verify\")");
+  AttemptResult result;
+  result.state = verify_json.value("state", "");
+  if (result.state.empty()) return make_error("verify.json has no state");
+  if (auto found = verify_json.find("outcome"); found != verify_json.end() && !found->is_null()) {
+    STITCH_ASSIGN_OR_RETURN(result.outcome, parse_outcome(*found));
+  }
+  result.reason = verify_json.value("reason", "");
+  if (auto timing = verify_json.find("timing");
+      timing != verify_json.end() && timing->is_object()) {
+    const std::string basis = timing->value("speedup_basis", "stream");
+    result.timing =
+        timing_from_json(timing->value(basis == "synced" ? "synced" : "protocol", json()));
+  }
+  if (auto baselines = verify_json.find("baselines"); baselines != verify_json.end()) {
+    const json modes = baselines->value("modes", json::object());
+    for (const auto& [mode, stats] : modes.items())
+      if (auto median = number_or_null(stats, "median_ms"))
+        result.baselines_ms.emplace_back(mode, *median);
+  }
+  if (feedback_json.is_object()) {
+    const json suggestion = feedback_json.value("suggestion", json::object());
+    result.suggestion_rule = suggestion.value("rule", "");
+    result.suggestion = suggestion.value("text", "");
+  }
+  return result;
+}
+
+}  // namespace stitch::agents

@@ -1,0 +1,59 @@
+// The real Verifier and profiler roles of the loop: verify/verifier.h with its real processes
+// (nvcc, the sandboxed stitch-runner, the Python judge and baselines) and verify/profile_run.h's
+// CUPTI timeline. Built by `run` and `bench` (one per worker); tests use the fakes instead.
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "agents/roles.h"
+#include "util/process.h"
+#include "verify/compiler.h"
+#include "verify/gpu_info.h"
+#include "verify/judge_client.h"
+#include "verify/track.h"
+#include "verify/verifier.h"
+
+namespace stitch::agents {
+
+struct SystemVerifierConfig {
+  PythonLocation python;
+  Track track = Track::fp32;
+  std::string arch;  // empty: the GPU's
+  std::optional<GpuInfo>
+      gpu;                // nullopt: no GPU here (every attempt ends no_gpu after static checks)
+  VerifyOptions options;  // runner_path, build cache, worker id, sets, iterations, on_step
+};
+
+class SystemCandidateVerifier final : public CandidateVerifier {
+ public:
+  explicit SystemCandidateVerifier(SystemVerifierConfig config);
+  Result<AttemptResult> verify(const VerifyJob& job) override;
+  std::vector<fs::path> compiler_include_dirs() const { return compiler_.include_dirs(); }
+
+ private:
+  SystemVerifierConfig config_;
+  SystemProcessRunner process_runner_;
+  NvccCompiler compiler_;
+  ElfLibraryAuditor auditor_;
+  SandboxRunnerLauncher runner_;
+  PythonJudgeSession judge_;
+  PythonBaselineSource baselines_;
+};
+
+// The CUPTI timeline of one forward (no ncu: refine needs where the time goes, not counters);
+// written to the attempt's profile.json. nullopt when it cannot be taken.
+class SystemProgramProfiler final : public ProgramProfiler {
+ public:
+  explicit SystemProgramProfiler(fs::path runner_path) : runner_path_(std::move(runner_path)) {}
+  std::optional<ProfileSummary> profile(const fs::path& run_dir, const fs::path& attempt_dir,
+                                        const CodeDraft& draft) override;
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  fs::path runner_path_;
+  SystemProcessRunner process_runner_;
+  std::string last_error_;
+};
+
+}  // namespace stitch::agents

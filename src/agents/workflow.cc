@@ -1,0 +1,505 @@
+// The workflow engine (workflow.h).
+#include "agents/workflow.h"
+
+#include <chrono>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "util/fs.h"
+
+namespace stitch::agents {
+namespace {
+
+using nlohmann::json;
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Result<json> read_json_file(const fs::path& path) {
+  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return make_error("{}: not valid JSON", path.string());
+  return doc;
+}
+
+Status write_json_file(const fs::path& path, const json& doc) {
+  return write_file_atomic(path, doc.dump(2) + "\n");
+}
+
+json attempt_intent_json(const AttemptRecord& record) {
+  return {{"format", "stitchcuda.attempt"},
+          {"number", record.number},
+          {"kind", attempt_kind_name(record.kind)},
+          {"plan_version", record.plan_version},
+          {"subtask", record.subtask},
+          {"variant", record.variant},
+          {"label", record.label}};
+}
+
+json paths_json(const std::vector<fs::path>& paths, const fs::path& base) {
+  json out = json::array();
+  for (const auto& path : paths) {
+    fs::path relative = path.lexically_relative(base);
+    const bool inside = !relative.empty() && *relative.begin() != "..";
+    out.push_back(inside ? relative.string() : path.string());
+  }
+  return out;
+}
+
+std::vector<fs::path> paths_from_json(const json& doc, const fs::path& base) {
+  std::vector<fs::path> out;
+  for (const auto& item : doc) {
+    if (!item.is_string()) continue;
+    fs::path path = item.get<std::string>();
+    out.push_back(path.is_absolute() ? path : base / path);
+  }
+  return out;
+}
+
+json profile_json(const ProfileSummary& profile) {
+  json kernels = json::array();
+  for (const auto& kernel : profile.kernels)
+    kernels.push_back({{"name", kernel.name},
+                       {"duration_ms", kernel.duration_ms},
+                       {"bottleneck", kernel.bottleneck},
+                       {"dram_pct", kernel.dram_pct ? json(*kernel.dram_pct) : json(nullptr)},
+                       {"sm_pct", kernel.sm_pct ? json(*kernel.sm_pct) : json(nullptr)}});
+  return {{"kernels", kernels}};
+}
+
+std::string result_line(const AttemptResult& result) {
+  std::string line = result.outcome ? std::string(outcome_name(*result.outcome)) : result.state;
+  if (result.timing) line += fmt::format("  {:.4f} ms", result.timing->median_ms);
+  if (auto eager = result.baseline_ms("eager"); eager && result.timing && result.passed())
+    line += fmt::format("  ({:.2f}x eager)", *eager / result.timing->median_ms);
+  if (!result.passed() && !result.reason.empty()) line += "  " + result.reason.substr(0, 100);
+  return line;
+}
+
+// An interrupted refine attempt's candidate goes back to the front of the queue (it was taken
+// off when the attempt started): its variant is the whole merged variant, which merged onto the
+// best again gives the same program.
+void requeue_refine(RunState& state, const AttemptRecord& record) {
+  std::string label = record.label;
+  if (label.rfind("refine: ", 0) == 0) label = label.substr(8);
+  state.refine.queue.insert(state.refine.queue.begin(), label);
+  state.refine.queue_variants.insert(state.refine.queue_variants.begin(), record.variant);
+}
+
+}  // namespace
+
+json merge_variant(const json& base, const json& change) {
+  if (!base.is_object() || !change.is_object()) return change;
+  json merged = base;
+  for (const auto& [key, value] : change.items())
+    merged[key] = merged.contains(key) ? merge_variant(merged[key], value) : value;
+  return merged;
+}
+
+Workflow::Workflow(run::RunDir& run, WorkflowDeps deps, WorkflowOptions options)
+    : run_(run), deps_(deps), options_(std::move(options)) {
+  if (!options_.clock) options_.clock = steady_seconds;
+}
+
+Result<RunState> Workflow::start(const std::string& task) {
+  RunState state;
+  state.task = task;
+  emit("run.start", fmt::format("run {} → {}", task, run_.root().string()), {{"task", task}});
+  STITCH_TRY(save(state));
+  return drive(std::move(state));
+}
+
+Result<RunState> Workflow::resume() {
+  std::error_code ec;
+  if (!fs::exists(run_.root() / "state.json", ec))
+    return make_error(
+        "{}: no state.json — not a run of the loop (start one with `stitchcuda run "
+        "TASK.py`)",
+        run_.root().string());
+  STITCH_ASSIGN_OR_RETURN(RunState state, load_run_state(run_.root()));
+  if (state.phase == Phase::finished && state.end == RunEnd::no_gpu && options_.reopen_no_gpu) {
+    state.phase = Phase::integrating;
+    state.end = RunEnd::none;
+    state.end_reason.clear();
+    emit("run.reopen", "a GPU is here now: verifying the program the run built without one");
+  }
+  if (state.phase == Phase::finished) return state;
+  emit("run.resume",
+       fmt::format("resuming {} ({}, {} attempts so far)", run_.root().string(),
+                   phase_name(state.phase), state.attempts.size()),
+       {{"phase", phase_name(state.phase)}, {"attempts", state.attempts.size()}});
+  STITCH_TRY(reconcile(state));
+  STITCH_TRY(save(state));
+  return drive(std::move(state));
+}
+
+Status Workflow::reconcile(RunState& state) {
+  // Attempts the state recorded as started: finished from result.json, else interrupted.
+  for (auto& record : state.attempts) {
+    if (record.status != AttemptStatus::started) continue;
+    const fs::path dir = run_.root() / record.dir;
+    std::error_code ec;
+    if (fs::exists(dir / "result.json", ec)) {
+      auto doc = read_json_file(dir / "result.json");
+      auto result = doc.ok() ? attempt_result_from_json(doc->value("result", json()))
+                             : Result<AttemptResult>(doc.error());
+      if (result.ok()) {
+        record.result = *result;
+        record.status = AttemptStatus::finished;
+        record.seconds = doc->value("seconds", 0.0);
+        if (auto draft = read_draft(dir); draft.ok()) {
+          record.variant = draft->variant;
+          record.label = draft->label;
+        }
+        emit("attempt.recovered",
+             fmt::format("attempt {:02}: finished before the interruption: {}", record.number,
+                         result_line(record.result.value())),
+             {{"attempt", record.number}});
+        route_after_attempt(state, record.number, options_.budgets);
+        continue;
+      }
+    }
+    record.status = AttemptStatus::interrupted;
+    if (record.kind == AttemptKind::refine) requeue_refine(state, record);
+    emit("attempt.interrupted",
+         fmt::format("attempt {:02}: interrupted before its result; its work is done again",
+                     record.number),
+         {{"attempt", record.number}});
+  }
+  // Attempt directories the state never recorded (a crash between mkdir and the state save).
+  std::set<std::string> known;
+  for (const auto& record : state.attempts)
+    known.insert(record.dir);
+  std::error_code ec;
+  const fs::path attempts = run_.root() / "attempts";
+  if (!fs::is_directory(attempts, ec)) return {};
+  std::vector<fs::path> unknown;
+  for (const auto& entry : fs::directory_iterator(attempts, ec)) {
+    const std::string relative = "attempts/" + entry.path().filename().string();
+    if (!known.count(relative) && fs::exists(entry.path() / "attempt.json"))
+      unknown.push_back(entry.path());
+  }
+  std::sort(unknown.begin(), unknown.end());
+  for (const auto& dir : unknown) {
+    auto intent = read_json_file(dir / "attempt.json");
+    if (!intent.ok()) continue;
+    AttemptRecord record;
+    record.number = intent->value("number", 0);
+    record.dir = "attempts/" + dir.filename().string();
+    record.plan_version = intent->value("plan_version", 0);
+    record.subtask = intent->value("subtask", -1);
+    record.label = intent->value("label", "");
+    record.variant = intent->value("variant", json::object());
+    record.status = AttemptStatus::interrupted;
+    if (record.number <= 0 || state.attempt(record.number) != nullptr) continue;
+    const std::string kind = intent->value("kind", "integration");
+    record.kind = kind == "subtask"  ? AttemptKind::subtask
+                  : kind == "refine" ? AttemptKind::refine
+                                     : AttemptKind::integration;
+    if (record.kind == AttemptKind::refine) requeue_refine(state, record);
+    state.attempts.push_back(std::move(record));
+  }
+  return {};
+}
+
+Result<RunState> Workflow::drive(RunState state) {
+  clock_base_s_ = state.used.wall_s;
+  clock_start_s_ = options_.clock();
+  while (state.phase != Phase::finished) {
+    state.used.wall_s = clock_base_s_ + (options_.clock() - clock_start_s_);
+    if (std::string reason = budget_exceeded(state, options_.budgets); !reason.empty()) {
+      finish_run(state, RunEnd::budget_exhausted, reason);
+      break;
+    }
+    switch (state.phase) {
+      case Phase::planning:
+        STITCH_TRY(step_plan(state));
+        break;
+      case Phase::coding:
+        STITCH_TRY(step_attempt(state, AttemptKind::subtask, state.current_subtask, json::object(),
+                                fmt::format("plan v{} {}", state.current_plan()->version,
+                                            state.subtasks.at(state.current_subtask).id)));
+        break;
+      case Phase::integrating:
+        STITCH_TRY(
+            step_attempt(state, AttemptKind::integration, -1, json::object(),
+                         fmt::format("plan v{} whole program", state.current_plan()->version)));
+        break;
+      case Phase::refining:
+        if (!state.refine.started) {
+          STITCH_TRY(start_refine(state));
+        } else {
+          const AttemptRecord* best = state.best();
+          std::string label = state.refine.queue.front();
+          json change = state.refine.queue_variants.front();
+          state.refine.queue.erase(state.refine.queue.begin());
+          state.refine.queue_variants.erase(state.refine.queue_variants.begin());
+          STITCH_TRY(step_attempt(state, AttemptKind::refine, -1,
+                                  merge_variant(best ? best->variant : json::object(), change),
+                                  "refine: " + label));
+        }
+        break;
+      case Phase::finished:
+        break;
+    }
+  }
+  state.used.wall_s = clock_base_s_ + (options_.clock() - clock_start_s_);
+  STITCH_TRY(save(state));
+  const AttemptRecord* best = state.best();
+  std::string line = fmt::format("run {}: {}", run_end_name(state.end), state.end_reason);
+  if (best && best->result && best->result->timing)
+    line += fmt::format(" — best attempt {:02}: {}", best->number, result_line(*best->result));
+  emit("run.end", line,
+       {{"end", run_end_name(state.end)},
+        {"reason", state.end_reason},
+        {"best_attempt", state.best_attempt ? json(*state.best_attempt) : json(nullptr)},
+        {"attempts", state.used.attempts},
+        {"wall_s", state.used.wall_s}});
+  return state;
+}
+
+Status Workflow::step_plan(RunState& state) {
+  PlanRequest request;
+  request.run_dir = run_.root();
+  request.version = static_cast<int>(state.plans.size()) + 1;
+  request.plan_file = run_.root() / "plans" / fmt::format("plan.v{}.json", request.version);
+  request.replan_reason = state.replan_reason;
+  for (const auto& plan : state.plans)
+    request.tried_options.push_back(plan.options);
+  for (auto it = state.attempts.rbegin(); it != state.attempts.rend(); ++it)
+    if (it->status == AttemptStatus::finished) {
+      fs::path feedback = run_.root() / it->dir / "feedback.json";
+      if (fs::exists(feedback)) request.last_feedback = feedback;
+      break;
+    }
+  STITCH_TRY(make_dirs(request.plan_file.parent_path()));
+  STITCH_ASSIGN_OR_RETURN(PlanOutcome outcome, deps_.planner.plan(request));
+  if (!outcome.draft) {
+    if (outcome.exhausted)
+      finish_run(state, RunEnd::failed,
+                 fmt::format("{}; the Planner has no other plan to try", state.replan_reason));
+    else
+      finish_run(state, RunEnd::refused, outcome.refusal.reason);
+    emit("plan.none", fmt::format("plan: {}", state.end_reason), {{"reason", state.end_reason}});
+    return save(state);
+  }
+  const PlanDraft& draft = *outcome.draft;
+  PlanVersion version;
+  version.version = request.version;
+  version.file = fmt::format("plans/plan.v{}.json", request.version);
+  version.reason = state.replan_reason.empty() ? "first plan" : state.replan_reason;
+  version.options = draft.options;
+  version.subtask_ids = draft.subtask_ids;
+  // plan.json (DESIGN.md §5) is the current version; plans/ keeps every one.
+  if (auto text = read_file(request.plan_file); text.ok())
+    STITCH_TRY(write_file_atomic(run_.root() / "plan.json", *text));
+  state.plans.push_back(version);
+  state.subtasks.clear();
+  for (const auto& id : draft.subtask_ids)
+    state.subtasks.push_back({id, SubtaskStatus::pending, 0});
+  state.current_subtask = 0;
+  state.failures_in_row = 0;
+  state.replan_reason.clear();
+  state.used.tokens += draft.tokens;
+  state.phase =
+      deps_.coder.granularity() == CoderGranularity::per_subtask && !state.subtasks.empty()
+          ? Phase::coding
+          : Phase::integrating;
+  emit("plan", fmt::format("plan v{}: {} ({})", version.version, draft.summary, version.reason),
+       {{"version", version.version},
+        {"subtasks", draft.subtask_ids},
+        {"options", draft.options},
+        {"reason", version.reason}});
+  return save(state);
+}
+
+std::optional<fs::path> Workflow::feedback_for(const RunState& state, AttemptKind kind,
+                                               int subtask) const {
+  const AttemptRecord* last = state.last_finished(kind, subtask);
+  if (last == nullptr || attempt_passes(*last)) return std::nullopt;
+  fs::path feedback = run_.root() / last->dir / "feedback.json";
+  std::error_code ec;
+  return fs::exists(feedback, ec) ? std::optional(feedback) : std::nullopt;
+}
+
+std::vector<json> Workflow::tried_variants(const RunState& state, AttemptKind kind,
+                                           int subtask) const {
+  std::vector<json> tried;
+  const PlanVersion* plan = state.current_plan();
+  for (const auto& record : state.attempts)
+    if (record.status == AttemptStatus::finished && record.kind == kind &&
+        record.subtask == subtask && plan && record.plan_version == plan->version &&
+        !(record.result && record.result->state == "no_gpu" && kind != AttemptKind::subtask))
+      tried.push_back(record.variant);  // a program built where nothing could run was not judged
+  return tried;
+}
+
+Status Workflow::step_attempt(RunState& state, AttemptKind kind, int subtask, json variant,
+                              std::string label) {
+  const PlanVersion* plan = state.current_plan();
+  if (plan == nullptr) return make_error("an attempt without a plan");
+  STITCH_ASSIGN_OR_RETURN(fs::path dir, run_.new_attempt_dir());
+  AttemptRecord record;
+  record.number = std::stoi(dir.filename().string());
+  record.dir = "attempts/" + dir.filename().string();
+  record.kind = kind;
+  record.plan_version = plan->version;
+  record.subtask = subtask;
+  record.variant = variant;
+  record.label = label;
+  STITCH_TRY(write_json_file(dir / "attempt.json", attempt_intent_json(record)));
+  const int number = record.number;
+  state.attempts.push_back(std::move(record));
+  STITCH_TRY(save(state));
+  checkpoint("after_attempt_json", number);
+  const double started_s = options_.clock();
+
+  CodeRequest request;
+  request.run_dir = run_.root();
+  request.plan_file = run_.root() / plan->file;
+  request.plan_version = plan->version;
+  request.subtask = subtask;
+  request.subtask_ids = plan->subtask_ids;
+  request.feedback =
+      kind == AttemptKind::refine ? std::nullopt : feedback_for(state, kind, subtask);
+  request.variant = variant;
+  request.tried_variants = tried_variants(state, kind, subtask);
+  request.out_dir = dir / "src";
+  STITCH_TRY(make_dirs(request.out_dir));
+  emit("attempt.start",
+       fmt::format("attempt {:02}: {} — {}", number, attempt_kind_name(kind), label),
+       {{"attempt", number}, {"kind", attempt_kind_name(kind)}, {"label", label}});
+  STITCH_ASSIGN_OR_RETURN(CodeOutcome code, deps_.coder.write(request));
+  if (!code.draft) {
+    // Nothing new to try on this scope: not an attempt; the plan is abandoned.
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    state.attempts.pop_back();
+    emit("coder.stagnant", fmt::format("coder: nothing new for {} ({})", label, code.why_not),
+         {{"why", code.why_not}});
+    if (kind == AttemptKind::refine) {
+      state.refine.tried++;
+      state.refine.without_gain++;
+      if (state.refine.queue.empty())
+        finish_run(state, RunEnd::succeeded, "refine tried every candidate");
+    } else {
+      route_replan(state, options_.budgets, fmt::format("stagnation: {}", code.why_not));
+    }
+    return save(state);
+  }
+  CodeDraft& draft = *code.draft;
+  AttemptRecord* current = state.attempt(number);
+  current->variant = draft.variant;
+  if (!draft.label.empty()) current->label = draft.label;
+  current->tokens = draft.tokens;
+  state.used.tokens += draft.tokens;
+  STITCH_TRY(
+      write_json_file(dir / "draft.json", {{"sources", paths_json(draft.sources, dir)},
+                                           {"headers", paths_json(draft.headers, dir)},
+                                           {"include_dirs", paths_json(draft.include_dirs, dir)},
+                                           {"libraries", draft.libraries},
+                                           {"variant", draft.variant},
+                                           {"label", current->label},
+                                           {"tokens", draft.tokens}}));
+  checkpoint("after_code", number);
+
+  state.used.attempts++;
+  STITCH_TRY(save(state));
+  VerifyJob job;
+  job.run_dir = run_.root();
+  job.attempt_dir = dir;
+  job.draft = &draft;
+  job.subtask = kind == AttemptKind::subtask ? subtask : -1;
+  STITCH_ASSIGN_OR_RETURN(AttemptResult result, deps_.verifier.verify(job));
+  checkpoint("after_verify", number);
+  const double seconds = options_.clock() - started_s;
+  STITCH_TRY(write_json_file(dir / "result.json", {{"format", "stitchcuda.attempt_result"},
+                                                   {"result", attempt_result_to_json(result)},
+                                                   {"seconds", seconds}}));
+  checkpoint("after_result", number);
+
+  current = state.attempt(number);
+  current->result = result;
+  current->status = AttemptStatus::finished;
+  current->seconds = seconds;
+  route_after_attempt(state, number, options_.budgets);
+  current = state.attempt(number);
+  std::string line = fmt::format("attempt {:02}: {}", number, result_line(result));
+  if (kind == AttemptKind::refine) line += current->accepted ? "  → accepted" : "  → kept the best";
+  emit("attempt.done", line,
+       {{"attempt", number},
+        {"kind", attempt_kind_name(kind)},
+        {"result", attempt_result_to_json(result)},
+        {"accepted", current->accepted},
+        {"seconds", seconds}});
+  return save(state);
+}
+
+Status Workflow::start_refine(RunState& state) {
+  state.refine.started = true;
+  const AttemptRecord* best = state.best();
+  if (deps_.refiner == nullptr || best == nullptr) {
+    finish_run(state, RunEnd::succeeded, "verified (no refine step)");
+    return save(state);
+  }
+  const fs::path best_dir = run_.root() / best->dir;
+  std::optional<ProfileSummary> profile;
+  if (deps_.profiler != nullptr) {
+    STITCH_ASSIGN_OR_RETURN(CodeDraft draft, read_draft(best_dir));
+    profile = deps_.profiler->profile(run_.root(), best_dir, draft);
+    if (profile)
+      STITCH_TRY(write_json_file(best_dir / "refine_profile.json", profile_json(*profile)));
+  }
+  const PlanVersion* plan = nullptr;
+  for (const auto& version : state.plans)
+    if (version.version == best->plan_version) plan = &version;
+  if (plan == nullptr) return make_error("the best attempt's plan version is unknown");
+  STITCH_ASSIGN_OR_RETURN(
+      std::vector<RefineCandidate> candidates,
+      deps_.refiner->candidates(run_.root() / plan->file, best->variant, profile));
+  for (const auto& candidate : candidates) {
+    state.refine.queue.push_back(candidate.label);
+    state.refine.queue_variants.push_back(candidate.change);
+  }
+  emit("refine.queue",
+       fmt::format("refine: {} candidates{}", candidates.size(),
+                   profile ? " (ranked by the profile)" : " (ranked by the cost model)"),
+       {{"candidates", state.refine.queue}, {"profiled", profile.has_value()}});
+  if (candidates.empty()) finish_run(state, RunEnd::succeeded, "verified (no refine candidates)");
+  return save(state);
+}
+
+Status Workflow::save(RunState& state) {
+  return save_run_state(run_.root(), state);
+}
+
+void Workflow::emit(const std::string& name, const std::string& line, json fields) {
+  json logged = fields;
+  logged["line"] = line;
+  (void)run_.events().append("loop." + name, logged);
+  if (options_.on_event) options_.on_event(WorkflowEvent{name, line, std::move(fields)});
+}
+
+void Workflow::checkpoint(std::string_view point, int attempt_number) {
+  if (options_.checkpoint) options_.checkpoint(point, attempt_number);
+}
+
+Result<CodeDraft> Workflow::read_draft(const fs::path& attempt_dir) {
+  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(attempt_dir / "draft.json"));
+  CodeDraft draft;
+  draft.sources = paths_from_json(doc.value("sources", json::array()), attempt_dir);
+  draft.headers = paths_from_json(doc.value("headers", json::array()), attempt_dir);
+  draft.include_dirs = paths_from_json(doc.value("include_dirs", json::array()), attempt_dir);
+  for (const auto& library : doc.value("libraries", json::array()))
+    if (library.is_string()) draft.libraries.push_back(library.get<std::string>());
+  draft.variant = doc.value("variant", json::object());
+  draft.label = doc.value("label", "");
+  draft.tokens = doc.value("tokens", int64_t{0});
+  if (draft.sources.empty())
+    return make_error("{}: draft.json lists no sources", attempt_dir.string());
+  return draft;
+}
+
+}  // namespace stitch::agents

@@ -1,0 +1,483 @@
+// `stitchcuda bench DIR...`: the loop over many tasks, one worker per GPU, into a bench directory:
+//   tasks.json     the task list, fixed when the bench is created (what --resume finishes)
+//   runs/<level>/  one run directory per task (resumed in place when a bench is resumed)
+//   claims/        one file per task a worker has taken (O_EXCL: no task runs twice at once)
+//   results.jsonl  one record per finished task (bench/bench_results.h), appended
+//   table.md, report.html   rendered from results.jsonl alone (`--report` re-renders)
+// Workers beyond the first are child processes of the same binary with CUDA_VISIBLE_DEVICES set,
+// each with its own build cache. `--deadline-minutes` stops taking new tasks (for machines lent
+// by the slice); `--resume` continues: finished tasks are kept, interrupted ones resume their
+// run from its state.json.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "bench/bench_results.h"
+#include "bench/bench_summary.h"
+#include "bench/html_report.h"
+#include "cli/commands.h"
+#include "cli/loop_session.h"
+#include "cli/task_capture.h"
+#include "util/fs.h"
+#include "verify/build_cache.h"
+#include "verify/feedback.h"
+#include "verify/gpu_info.h"
+
+namespace stitch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct BenchCommandOptions {
+  std::vector<std::string> dirs;
+  std::string out;
+  std::string resume;
+  std::string report;
+  std::string gpus = "1";
+  std::string pattern;
+  int limit = 0;
+  double deadline_minutes = 0;
+  // Per task (the loop's budgets).
+  int max_attempts = 12;
+  double max_minutes = 20;
+  int refine_attempts = 6;
+  bool no_refine = false;
+  bool strict_fp32_gemm = false;
+  std::string track = "fp32";
+  int iters = 50;
+  // Internal: a worker process.
+  std::string worker_of;
+  int worker_index = 0;
+};
+
+struct BenchTask {
+  std::string level;
+  std::string task;
+  std::string file;
+  std::string key() const { return level + "/" + task; }
+};
+
+std::string claim_name(const BenchTask& task) {
+  return task.level + "__" + task.task;
+}
+
+Result<std::vector<BenchTask>> collect_tasks(const BenchCommandOptions& options) {
+  std::vector<BenchTask> tasks;
+  for (const auto& dir_text : options.dirs) {
+    // Paths stay as given (relative ones relative to where bench runs), so a bench directory
+    // moved to another machine with the checkout resumes there.
+    const fs::path dir = fs::path(dir_text).lexically_normal();
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return make_error("{}: not a directory", dir_text);
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".py" &&
+          (options.pattern.empty() ||
+           entry.path().filename().string().find(options.pattern) != std::string::npos))
+        files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    fs::path named = fs::absolute(dir).lexically_normal();
+    if (named.filename().empty()) named = named.parent_path();  // "level2/" → "level2"
+    const std::string level = named.filename().string();
+    for (const auto& file : files)
+      tasks.push_back({level, run::task_name_from_path(file), file.string()});
+  }
+  if (options.limit > 0 && static_cast<int>(tasks.size()) > options.limit)
+    tasks.resize(options.limit);
+  if (tasks.empty()) return make_error("no task files (.py) found");
+  return tasks;
+}
+
+Result<std::vector<BenchTask>> read_tasks(const fs::path& bench_dir) {
+  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(bench_dir / "tasks.json"));
+  json doc = json::parse(text, nullptr, false);
+  if (!doc.is_object()) return make_error("{}/tasks.json: not valid JSON", bench_dir.string());
+  std::vector<BenchTask> tasks;
+  for (const auto& item : doc.value("tasks", json::array()))
+    tasks.push_back({item.value("level", ""), item.value("task", ""), item.value("file", "")});
+  return tasks;
+}
+
+// The newest run directory of `task` under runs/<level>/, if any.
+std::optional<fs::path> existing_run(const fs::path& bench_dir, const BenchTask& task) {
+  std::error_code ec;
+  const fs::path level_dir = bench_dir / "runs" / task.level;
+  std::optional<fs::path> newest;
+  for (const auto& entry : fs::directory_iterator(level_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(task.task + "-", 0) == 0 && (!newest || name > newest->filename().string()))
+      newest = entry.path();
+  }
+  return newest;
+}
+
+std::string outcome_of(const agents::RunState& state) {
+  using agents::RunEnd;
+  switch (state.end) {
+    case RunEnd::succeeded:
+      return "passed";
+    case RunEnd::refused:
+      return "refused";
+    case RunEnd::no_gpu:
+      return "no_gpu";
+    case RunEnd::budget_exhausted:
+      return "budget_exhausted";
+    case RunEnd::infrastructure_error:
+      return "infrastructure_error";
+    default:
+      break;
+  }
+  // failed: what the last verification of the whole program said.
+  for (auto it = state.attempts.rbegin(); it != state.attempts.rend(); ++it)
+    if (it->result && it->result->outcome) return std::string(outcome_name(*it->result->outcome));
+  return "compile_error";
+}
+
+bench::BenchRecord record_for(const BenchTask& task, const fs::path& run_dir,
+                              const agents::RunState& state, const std::string& gpu,
+                              const std::string& track) {
+  bench::BenchRecord record;
+  record.task = task.task;
+  record.level = task.level;
+  record.task_file = task.file;
+  record.run_dir = run_dir.string();
+  record.outcome = outcome_of(state);
+  record.reason = state.end_reason.substr(0, 300);
+  record.track = track;
+  record.gpu = gpu;
+  record.attempts = state.used.attempts;
+  record.wall_s = state.used.wall_s;
+  record.refine_before_ms = state.refine.before_ms;
+  record.finished_at = run::format_timestamp(std::chrono::system_clock::now());
+  const agents::AttemptRecord* best = state.best();
+  if (best && best->result && best->result->timing) {
+    record.ours_ms = best->result->timing->median_ms;
+    record.ours_p10_ms = best->result->timing->p10_ms;
+    record.ours_p90_ms = best->result->timing->p90_ms;
+    for (const auto& [mode, ms] : best->result->baselines_ms)
+      record.baselines.push_back({mode, ms});
+    // The profile refine took of the first passing program, when there was one.
+    for (const auto& attempt : state.attempts)
+      if (auto profile = read_profile_summary(run_dir / attempt.dir / "profile.json");
+          profile.ok()) {
+        for (const auto& kernel : profile->kernels)
+          if (record.top_kernels.size() < 6)
+            record.top_kernels.push_back({kernel.name, kernel.duration_ms});
+        break;
+      }
+  }
+  return record;
+}
+
+// Runs (or resumes) one task and appends its record.
+void run_bench_task(const fs::path& bench_dir, const BenchTask& task,
+                    const BenchCommandOptions& options, const harness::HarnessLocation& location,
+                    const std::string& prefix) {
+  auto say = [&](const std::string& line) {
+    fmt::print(stderr, "{}{}: {}\n", prefix, task.task, line);
+  };
+  const fs::path runs = bench_dir / "runs" / task.level;
+  std::string gpu_name;
+  if (auto gpu = query_gpu(0)) gpu_name = gpu->name;
+  auto fail = [&](const std::string& outcome, const std::string& reason,
+                  const std::string& run_dir) {
+    bench::BenchRecord record;
+    record.task = task.task;
+    record.level = task.level;
+    record.task_file = task.file;
+    record.run_dir = run_dir;
+    record.outcome = outcome;
+    record.reason = reason.substr(0, 300);
+    record.track = options.track;
+    record.gpu = gpu_name;
+    record.finished_at = run::format_timestamp(std::chrono::system_clock::now());
+    (void)bench::append_record(bench_dir / "results.jsonl", record);
+    say(fmt::format("{} — {}", outcome, record.reason));
+  };
+  bool resume = false;
+  Result<run::RunDir> run = make_error("unset");
+  if (auto existing = existing_run(bench_dir, task);
+      existing && fs::exists(*existing / "graph.json")) {
+    resume = fs::exists(*existing / "state.json");
+    run = resume ? run::RunDir::open(*existing) : run::RunDir::open_or_adopt(*existing);
+  } else {
+    if (existing) fs::remove_all(*existing);  // an interrupted capture: start it again
+    bool bad_input = false;
+    (void)make_dirs(runs);
+    run = capture_task_into_new_run(task.file, runs.string(), location, bad_input);
+    if (!run.ok()) return fail("refused", "capture failed: " + run.error().message, "");
+  }
+  if (!run.ok()) return fail("infrastructure_error", run.error().message, "");
+
+  LoopSettings settings;
+  settings.budgets.max_attempts = options.max_attempts;
+  settings.budgets.max_wall_s = options.max_minutes * 60;
+  settings.budgets.refine = !options.no_refine;
+  settings.budgets.max_refine_attempts = options.refine_attempts;
+  settings.track = parse_track(options.track).value_or(Track::fp32);
+  settings.strict_fp32_gemm = options.strict_fp32_gemm;
+  settings.iters = options.iters;
+  settings.worker_id = fmt::format("worker{}", options.worker_index);
+  settings.build_cache = default_build_cache_dir() / settings.worker_id;
+  settings.export_main = false;  // bench measures; `run` makes deployable folders
+  auto outcome = run_loop(*run, settings, resume, location,
+                          [&](const agents::WorkflowEvent& event) { say(event.line); });
+  if (!outcome.ok())
+    return fail("infrastructure_error", outcome.error().message, run->root().string());
+  auto record = record_for(task, run->root(), outcome->state, gpu_name, options.track);
+  if (Status appended = bench::append_record(bench_dir / "results.jsonl", record); !appended.ok())
+    say("error: " + appended.error().message);
+}
+
+// Takes tasks (claims/ with O_EXCL) until none is left or the deadline passes.
+void work(const fs::path& bench_dir, const BenchCommandOptions& options,
+          const harness::HarnessLocation& location, double deadline_epoch_s) {
+  auto tasks = read_tasks(bench_dir);
+  if (!tasks.ok()) return;
+  const std::string prefix = fmt::format("[w{}] ", options.worker_index);
+  for (const auto& task : *tasks) {
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    if (deadline_epoch_s > 0 && now >= deadline_epoch_s) {
+      fmt::print(stderr, "{}deadline reached: taking no more tasks\n", prefix);
+      return;
+    }
+    const fs::path claim = bench_dir / "claims" / claim_name(task);
+    int fd = ::open(claim.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) continue;  // another worker has it, or it is finished
+    const std::string who = fmt::format("worker {} pid {}\n", options.worker_index, ::getpid());
+    (void)!::write(fd, who.data(), who.size());
+    ::close(fd);
+    run_bench_task(bench_dir, task, options, location, prefix);
+  }
+}
+
+Status render_reports(const fs::path& bench_dir) {
+  int skipped = 0;
+  STITCH_ASSIGN_OR_RETURN(std::vector<bench::BenchRecord> records,
+                          bench::read_results(bench_dir / "results.jsonl", &skipped));
+  STITCH_TRY(write_file_atomic(bench_dir / "table.md", bench::format_table_markdown(records)));
+  bench::HtmlReportOptions html;
+  html.title = "StitchCUDA bench — " + bench_dir.filename().string();
+  html.generated_at = run::format_timestamp(std::chrono::system_clock::now());
+  STITCH_TRY(
+      write_file_atomic(bench_dir / "report.html", bench::render_html_report(records, html)));
+  fmt::print("{}", bench::format_table_text(records));
+  fmt::print("\n{} tasks{}; table: {}, report: {}\n", records.size(),
+             skipped ? fmt::format(" ({} unreadable lines skipped)", skipped) : "",
+             (bench_dir / "table.md").string(), (bench_dir / "report.html").string());
+  return {};
+}
+
+Result<std::vector<int>> parse_gpus(const std::string& text) {
+  std::vector<int> gpus;
+  if (text == "all") {
+    for (int device = 0; query_gpu(device); ++device)
+      gpus.push_back(device);
+    if (gpus.empty()) gpus.push_back(0);  // no GPU: one worker, every task ends no_gpu
+    return gpus;
+  }
+  if (text.find(',') == std::string::npos) {
+    int count = std::atoi(text.c_str());
+    if (count < 1 || count > 64)
+      return make_error("--gpus {}: a count 1..64, a list 0,1,... or all", text);
+    for (int device = 0; device < count; ++device)
+      gpus.push_back(device);
+    return gpus;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      return make_error("--gpus {}: '{}' is not a device number", text, item);
+    gpus.push_back(std::stoi(item));
+    start = end + 1;
+  }
+  return gpus;
+}
+
+int run_bench(const BenchCommandOptions& options) {
+  if (!options.report.empty()) {
+    Status rendered = render_reports(options.report);
+    if (!rendered.ok()) fmt::print(stderr, "error: {}\n", rendered.error().message);
+    return rendered.ok() ? kExitOk : kExitFailure;
+  }
+  auto location = harness::locate_harness();
+  if (!location.ok()) {
+    fmt::print(stderr, "error: {}\n", location.error().message);
+    return kExitFailure;
+  }
+  const double deadline =
+      options.deadline_minutes > 0
+          ? std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                    .count() +
+                options.deadline_minutes * 60
+          : 0;
+  if (!options.worker_of.empty()) {  // a worker process
+    work(options.worker_of, options, *location, deadline);
+    return kExitOk;
+  }
+  if (options.dirs.empty() == options.resume.empty()) {
+    fmt::print(stderr,
+               "error: give task directories or --resume BENCH_DIR (or --report BENCH_DIR)\n");
+    return kExitBadInput;
+  }
+  auto gpus = parse_gpus(options.gpus);
+  if (!gpus.ok()) {
+    fmt::print(stderr, "error: {}\n", gpus.error().message);
+    return kExitBadInput;
+  }
+  fs::path bench_dir;
+  if (!options.resume.empty()) {
+    bench_dir = fs::absolute(options.resume);
+    if (!fs::exists(bench_dir / "tasks.json")) {
+      fmt::print(stderr, "error: {}: not a bench directory (no tasks.json)\n", options.resume);
+      return kExitBadInput;
+    }
+    // Claims of tasks without a record were interrupted: free them so they resume.
+    auto records = bench::read_results(bench_dir / "results.jsonl");
+    std::set<std::string> done;
+    if (records.ok())
+      for (const auto& record : *records)
+        done.insert(record.level + "__" + record.task);
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(bench_dir / "claims", ec))
+      if (!done.count(entry.path().filename().string())) fs::remove(entry.path(), ec);
+  } else {
+    auto tasks = collect_tasks(options);
+    if (!tasks.ok()) {
+      fmt::print(stderr, "error: {}\n", tasks.error().message);
+      return kExitBadInput;
+    }
+    bench_dir = fs::absolute(options.out.empty()
+                                 ? fs::path("bench") /
+                                       run::format_timestamp(std::chrono::system_clock::now())
+                                 : fs::path(options.out));
+    if (fs::exists(bench_dir / "tasks.json")) {
+      fmt::print(stderr, "error: {} already holds a bench; continue it with --resume\n",
+                 bench_dir.string());
+      return kExitBadInput;
+    }
+    json list = json::array();
+    for (const auto& task : *tasks)
+      list.push_back({{"level", task.level}, {"task", task.task}, {"file", task.file}});
+    for (Status made :
+         {make_dirs(bench_dir / "claims"), make_dirs(bench_dir / "runs"),
+          write_file_atomic(bench_dir / "tasks.json",
+                            json{{"tasks", list}, {"track", options.track}}.dump(2) + "\n")})
+      if (!made.ok()) {
+        fmt::print(stderr, "error: {}\n", made.error().message);
+        return kExitFailure;
+      }
+  }
+  (void)make_dirs(bench_dir / "claims");
+  fmt::print(stderr, "bench {} on {} worker(s)\n", bench_dir.string(), gpus->size());
+
+  // Worker 0 runs here when it is the only one, on device 0; otherwise every worker is a child
+  // process pinned to its GPU (CUDA_VISIBLE_DEVICES must be set before CUDA starts).
+  const bool in_process = gpus->size() == 1 && (*gpus)[0] == 0;
+  std::vector<pid_t> children;
+  for (size_t i = in_process ? 1 : 0; i < gpus->size(); ++i) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("CUDA_VISIBLE_DEVICES", std::to_string((*gpus)[i]).c_str(), 1);
+      const std::string self = (executable_dir() / "stitchcuda").string();
+      std::vector<std::string> args = {self,
+                                       "bench",
+                                       "--worker-of",
+                                       bench_dir.string(),
+                                       "--worker-index",
+                                       std::to_string(i),
+                                       "--max-attempts",
+                                       std::to_string(options.max_attempts),
+                                       "--max-minutes",
+                                       fmt::format("{}", options.max_minutes),
+                                       "--refine-attempts",
+                                       std::to_string(options.refine_attempts),
+                                       "--track",
+                                       options.track,
+                                       "--iters",
+                                       std::to_string(options.iters)};
+      if (options.deadline_minutes > 0)
+        args.insert(args.end(),
+                    {"--deadline-minutes", fmt::format("{}", options.deadline_minutes)});
+      if (options.no_refine) args.push_back("--no-refine");
+      if (options.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
+      std::vector<char*> argv;
+      for (auto& arg : args)
+        argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv(self.c_str(), argv.data());
+      ::_exit(127);
+    }
+    if (pid > 0) children.push_back(pid);
+  }
+  if (in_process) work(bench_dir, options, *location, deadline);
+  for (pid_t child : children) {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+  }
+
+  Status rendered = render_reports(bench_dir);
+  if (!rendered.ok()) {
+    fmt::print(stderr, "error: {}\n", rendered.error().message);
+    return kExitFailure;
+  }
+  auto tasks = read_tasks(bench_dir);
+  auto records = bench::read_results(bench_dir / "results.jsonl");
+  if (tasks.ok() && records.ok() && records->size() < tasks->size()) {
+    fmt::print(stderr, "{} of {} tasks still to run: stitchcuda bench --resume {}\n",
+               tasks->size() - records->size(), tasks->size(), bench_dir.string());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandAction setup_bench(CLI::App& app) {
+  auto options = std::make_shared<BenchCommandOptions>();
+  app.description(
+      "The loop over every task (.py) in the given directories (a directory's name is the task's "
+      "level), one worker per GPU. Writes BENCH_DIR/results.jsonl, table.md and a self-contained "
+      "report.html; resumable (--resume), re-renderable without re-running (--report).");
+  app.add_option("dirs", options->dirs, "Directories of task files (.py)");
+  app.add_option("--out", options->out, "The bench directory (default bench/<timestamp>)");
+  app.add_option("--resume", options->resume, "Continue the bench in this directory");
+  app.add_option("--report", options->report, "Only re-render table.md and report.html of a bench");
+  app.add_option("--gpus", options->gpus, "Workers: a GPU count, a list (0,2,3) or all")
+      ->capture_default_str();
+  app.add_option("--pattern", options->pattern, "Only task files whose name contains this");
+  app.add_option("--limit", options->limit, "At most this many tasks (first by name)");
+  app.add_option("--deadline-minutes", options->deadline_minutes,
+                 "Take no new task after this many minutes (resume later)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-attempts", options->max_attempts, "Per task: verifications in all")
+      ->capture_default_str();
+  app.add_option("--max-minutes", options->max_minutes, "Per task: wall-time budget")
+      ->capture_default_str();
+  app.add_option("--refine-attempts", options->refine_attempts, "Per task: refine candidates")
+      ->capture_default_str();
+  app.add_flag("--no-refine", options->no_refine, "Stop each task at its first verified program");
+  app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm, "Plan GEMMs in strict FP32");
+  app.add_option("--track", options->track, "Precision track: fp32, tf32 or bf16")
+      ->capture_default_str();
+  app.add_option("--iters", options->iters, "Timed iterations per verification")
+      ->capture_default_str();
+  app.add_option("--worker-of", options->worker_of, "(internal) run as a worker of this bench")
+      ->group("");
+  app.add_option("--worker-index", options->worker_index, "(internal) this worker's index")
+      ->group("");
+  return [options]() -> int { return run_bench(*options); };
+}
+
+}  // namespace stitch::cli

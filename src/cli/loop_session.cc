@@ -1,0 +1,115 @@
+// One task through the loop (loop_session.h).
+#include "cli/loop_session.h"
+
+#include <fmt/format.h>
+
+#include "agents/builtin_roles.h"
+#include "agents/export_best.h"
+#include "agents/refine.h"
+#include "agents/system_roles.h"
+#include "util/fs.h"
+#include "verify/gpu_info.h"
+#include "verify/profile_run.h"
+
+namespace stitch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+}  // namespace
+
+json best_summary(const agents::RunState& state) {
+  json summary = {{"end", agents::run_end_name(state.end)},
+                  {"end_reason", state.end_reason},
+                  {"attempts", state.used.attempts},
+                  {"wall_s", state.used.wall_s}};
+  const agents::AttemptRecord* best = state.best();
+  if (best == nullptr || !best->result || !best->result->timing) return summary;
+  summary["best_attempt"] = best->number;
+  summary["best_ms"] = best->result->timing->median_ms;
+  json speedups = json::object();
+  for (const auto& [mode, ms] : best->result->baselines_ms)
+    speedups[mode] = ms / best->result->timing->median_ms;
+  summary["speedups"] = speedups;
+  if (state.refine.before_ms) summary["before_refine_ms"] = *state.refine.before_ms;
+  return summary;
+}
+
+Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, bool resume,
+                             const harness::HarnessLocation& harness,
+                             std::function<void(const agents::WorkflowEvent&)> on_event,
+                             std::function<void(const std::string&)> on_verify_step) {
+  const std::optional<GpuInfo> gpu = query_gpu(0);
+  plan::PlanOptions plan_options;
+  if (gpu) plan_options.peaks = plan::peaks_for_gpu(gpu->name, gpu->sm_count);
+  plan_options.allow_tf32x3 = !settings.strict_fp32_gemm;
+
+  agents::SystemVerifierConfig config;
+  config.python = {harness.python, harness.python_dir};
+  config.track = settings.track;
+  config.arch = settings.arch;
+  config.gpu = gpu;
+  auto runner_path = locate_stitch_runner();
+  if (!runner_path) return make_error("stitch-runner not found (set STITCH_RUNNER or build it)");
+  config.options.runner_path = *runner_path;
+  config.options.sets = settings.sets;
+  config.options.timing_iters = settings.iters;
+  config.options.runner_timeout_s = settings.runner_timeout_s;
+  config.options.build_cache_dir = settings.build_cache;
+  config.options.worker_id = settings.worker_id;
+  run::EventLog& events = run.events();
+  config.options.on_step = [&](const VerifyStep& step) {
+    (void)events.append("verify.step", {{"step", step.name},
+                                        {"seconds", step.seconds},
+                                        {"status", step.status},
+                                        {"detail", step.detail}});
+    if (on_verify_step)
+      on_verify_step(fmt::format("{} {:.1f} s {}", step.name, step.seconds, step.status));
+  };
+
+  agents::SystemCandidateVerifier verifier(config);
+  const std::vector<fs::path> include_dirs = verifier.compiler_include_dirs();
+  agents::BuiltinPlanner planner(plan_options);
+  agents::BuiltinCoder coder(include_dirs);
+  agents::SystemProgramProfiler profiler(*runner_path);
+  agents::BuiltinRefinePolicy refiner;
+  agents::WorkflowOptions options;
+  options.budgets = settings.budgets;
+  options.on_event = std::move(on_event);
+  options.reopen_no_gpu = gpu.has_value();
+  agents::Workflow workflow(run, {planner, coder, verifier, gpu ? &profiler : nullptr, &refiner},
+                            options);
+
+  (void)run.set_status(run::RunStatus::running, {{"stage", "loop"}});
+  std::string task = run.root().filename().string();
+  if (auto summary = run.read_json("summary.json"); summary.ok() && summary->contains("task"))
+    task = summary->value("task", task);
+  Result<agents::RunState> state = resume ? workflow.resume() : workflow.start(task);
+  if (!state.ok()) {
+    (void)run.set_status(run::RunStatus::failed,
+                         {{"stage", "loop"}, {"error", state.error().message}});
+    return state.error();
+  }
+  LoopOutcome outcome{*state, std::nullopt, ""};
+  if (state->end == agents::RunEnd::succeeded) {
+    SystemProcessRunner process_runner;
+    auto exported = agents::export_best_attempt(run.root(), *state, include_dirs,
+                                                settings.export_main, process_runner);
+    if (exported.ok()) {
+      outcome.best_dir = exported->dir;
+      outcome.export_note = exported->note;
+    } else {
+      outcome.export_note = "exporting best/ failed: " + exported.error().message;
+    }
+    (void)events.append("loop.export", {{"note", outcome.export_note}});
+  }
+  json summary = best_summary(*state);
+  summary["stage"] = "loop";
+  if (!outcome.export_note.empty()) summary["export"] = outcome.export_note;
+  const bool infrastructure = state->end == agents::RunEnd::infrastructure_error;
+  (void)run.set_status(infrastructure ? run::RunStatus::failed : run::RunStatus::complete, summary);
+  return outcome;
+}
+
+}  // namespace stitch::cli

@@ -1,0 +1,51 @@
+// One task through the loop with the built-in roles and the real Verifier: shared by `run` (one
+// task, live progress) and `bench` (many tasks, one worker per GPU). Wires the roles
+// (agents/builtin_roles.h, agents/system_roles.h), drives the engine (agents/workflow.h), exports
+// the best program with its adapters (adapters/export.h) and keeps summary.json current.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "agents/routing.h"
+#include "agents/run_state.h"
+#include "agents/workflow.h"
+#include "harness/harness.h"
+#include "run/run_dir.h"
+#include "util/result.h"
+#include "verify/track.h"
+
+namespace stitch::cli {
+
+struct LoopSettings {
+  agents::Budgets budgets;
+  Track track = Track::fp32;
+  std::string arch;               // empty: the GPU's, else sm_90
+  bool strict_fp32_gemm = false;  // the first plan already without 3xTF32
+  int sets = 3;
+  int iters = 50;
+  double runner_timeout_s = 120;
+  std::filesystem::path build_cache;  // empty: no cache
+  std::string worker_id = "gpu0";
+  bool export_main = true;  // build best/main (the standalone adapter)
+};
+
+struct LoopOutcome {
+  agents::RunState state;
+  std::optional<std::filesystem::path> best_dir;  // best/, when a program passed
+  std::string export_note;                        // what exporting did or why it failed
+};
+
+// Starts (resume = false) or resumes the loop on `run`. `on_event` sees every loop step;
+// `on_verify_step` every verification step (for a live view).
+Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, bool resume,
+                             const harness::HarnessLocation& harness,
+                             std::function<void(const agents::WorkflowEvent&)> on_event,
+                             std::function<void(const std::string&)> on_verify_step = {});
+
+// The best attempt's median and its speedups, for summaries: {"best_ms", "speedups": {mode: x}}.
+nlohmann::json best_summary(const agents::RunState& state);
+
+}  // namespace stitch::cli

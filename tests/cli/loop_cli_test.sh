@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `stitchcuda run` and `stitchcuda bench` end to end on the project's own tasks. Without a GPU every
+# covered task ends no_gpu (planned, generated, built, statically checked) and an uncovered one is
+# refused; bench writes results.jsonl, table.md and report.html, resumes without redoing a finished
+# task, and re-renders its report from results.jsonl alone.
+set -u
+bin=$1; tasks=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+export STITCH_BUILD_CACHE=$tmp/cache
+
+# run: bad input, then one task.
+"$bin" run >/dev/null 2>&1; check "run without a task exits 2" '[ $? = 2 ]'
+"$bin" run "$tmp/none.py" >/dev/null 2>&1; check "run on a missing file exits 2" '[ $? = 2 ]'
+"$bin" run --resume "$tmp" >/dev/null 2>&1; check "resume of a non-run exits 2" '[ $? = 2 ]'
+"$bin" run "$tasks/scale_shift_relu.py" --runs-dir "$tmp/runs" >"$tmp/run.out" 2>"$tmp/run.err"
+code=$?
+run_dir=$(ls -d "$tmp"/runs/scale_shift_relu-* 2>/dev/null | head -1)
+if [ -n "$(command -v nvidia-smi)" ] && nvidia-smi >/dev/null 2>&1; then
+  check "run on a GPU passes" '[ $code = 0 ] && [ -f "$run_dir/best/model_new.py" ]'
+else
+  check "run without a GPU exits 0 and says so" '[ $code = 0 ] && grep -q "no GPU here" "$tmp/run.out"'
+  check "run state ends no_gpu" 'grep -q "\"end\": \"no_gpu\"" "$run_dir/state.json"'
+fi
+check "one progress line per step" 'grep -q "^plan v1:" "$tmp/run.err" && grep -q "^attempt 01:" "$tmp/run.err"'
+check "events logged" 'grep -q "loop.run.end" "$run_dir/events.jsonl"'
+
+# bench: two tasks in one level directory, then resume, then re-render.
+mkdir -p "$tmp/levelT"
+cp "$tasks/scale_shift_relu.py" "$tasks/plan_conv_refused.py" "$tmp/levelT/"
+"$bin" bench "$tmp/levelT" --out "$tmp/bench" >"$tmp/bench.out" 2>"$tmp/bench.err"
+check "bench exits 0 with every task done" '[ $? = 0 ]'
+check "two records" '[ "$(wc -l < "$tmp/bench/results.jsonl")" = 2 ]'
+check "the conv task is refused" 'grep -q "\"outcome\":\"refused\"" "$tmp/bench/results.jsonl"'
+check "table and report written" '[ -s "$tmp/bench/table.md" ] && grep -q "stitch-results" "$tmp/bench/report.html"'
+check "table printed" 'grep -q "plan_conv_refused" "$tmp/bench.out"'
+cp "$tmp/bench/results.jsonl" "$tmp/before.jsonl"
+"$bin" bench --resume "$tmp/bench" >/dev/null 2>"$tmp/resume.err"
+check "resume of a finished bench redoes nothing" '[ $? = 0 ] && cmp -s "$tmp/before.jsonl" "$tmp/bench/results.jsonl"'
+rm "$tmp/bench/report.html"
+"$bin" bench --report "$tmp/bench" >/dev/null 2>&1
+check "--report re-renders" '[ $? = 0 ] && [ -s "$tmp/bench/report.html" ]'
+"$bin" bench "$tmp/levelT" --out "$tmp/bench" >/dev/null 2>&1
+check "a second bench into the same directory is refused" '[ $? = 2 ]'
+exit $fail
