@@ -18,10 +18,7 @@ Result<BestExport> export_best_attempt(const std::filesystem::path& run_dir, con
   if (best == nullptr) return make_error("the run has no passing attempt to export");
   const std::filesystem::path attempt_dir = run_dir / best->dir;
   STITCH_ASSIGN_OR_RETURN(CodeDraft draft, Workflow::read_draft(attempt_dir));
-  STITCH_ASSIGN_OR_RETURN(std::string verify_text, read_file(attempt_dir / "verify.json"));
-  json verify = json::parse(verify_text, nullptr, false);
-  if (!verify.is_object())
-    return make_error("{}/verify.json: not valid JSON", attempt_dir.string());
+  STITCH_ASSIGN_OR_RETURN(json verify, read_json_file(attempt_dir / "verify.json"));
   const json build = verify.value("build", json::object());
 
   adapters::ExportRequest request;

@@ -293,14 +293,12 @@ Result<RunState> run_state_from_json(const json& doc) {
 }
 
 Status save_run_state(const std::filesystem::path& run_dir, const RunState& state) {
-  return write_file_atomic(run_dir / "state.json", run_state_to_json(state).dump(2) + "\n");
+  return write_json_file(run_dir / "state.json", run_state_to_json(state));
 }
 
 Result<RunState> load_run_state(const std::filesystem::path& run_dir) {
   const auto path = run_dir / "state.json";
-  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return make_error("{}: not valid JSON", path.string());
+  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(path));
   auto state = run_state_from_json(doc);
   if (!state.ok()) return make_error("{}: {}", path.string(), state.error().message);
   return state;

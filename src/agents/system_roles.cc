@@ -12,13 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-Result<json> read_json_file(const fs::path& path) {
-  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return make_error("{}: not valid JSON", path.string());
-  return doc;
-}
-
 }  // namespace
 
 SystemCandidateVerifier::SystemCandidateVerifier(SystemVerifierConfig config)

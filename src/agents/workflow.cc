@@ -17,17 +17,6 @@ double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-Result<json> read_json_file(const fs::path& path) {
-  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return make_error("{}: not valid JSON", path.string());
-  return doc;
-}
-
-Status write_json_file(const fs::path& path, const json& doc) {
-  return write_file_atomic(path, doc.dump(2) + "\n");
-}
-
 json attempt_intent_json(const AttemptRecord& record) {
   return {{"format", "stitchcuda.attempt"},
           {"number", record.number},

@@ -44,14 +44,14 @@ struct BenchCommandOptions {
   std::string pattern;
   int limit = 0;
   double deadline_minutes = 0;
-  // Per task (the loop's budgets).
-  int max_attempts = 12;
-  double max_minutes = 20;
-  int refine_attempts = 6;
-  bool no_refine = false;
-  bool strict_fp32_gemm = false;
-  std::string track = "fp32";
-  int iters = 50;
+  // Per task: the loop's options, with budgets smaller than `run`'s.
+  LoopCommandOptions loop = [] {
+    LoopCommandOptions loop;
+    loop.max_attempts = 12;
+    loop.max_minutes = 20;
+    loop.refine_attempts = 6;
+    return loop;
+  }();
   // Internal: a worker process.
   std::string worker_of;
   int worker_index = 0;
@@ -195,7 +195,7 @@ void run_bench_task(const fs::path& bench_dir, const BenchTask& task,
     record.run_dir = run_dir;
     record.outcome = outcome;
     record.reason = reason.substr(0, 300);
-    record.track = options.track;
+    record.track = options.loop.track;
     record.gpu = gpu_name;
     record.finished_at = run::format_timestamp(std::chrono::system_clock::now());
     (void)bench::append_record(bench_dir / "results.jsonl", record);
@@ -216,14 +216,9 @@ void run_bench_task(const fs::path& bench_dir, const BenchTask& task,
   }
   if (!run.ok()) return fail("infrastructure_error", run.error().message, "");
 
-  LoopSettings settings;
-  settings.budgets.max_attempts = options.max_attempts;
-  settings.budgets.max_wall_s = options.max_minutes * 60;
-  settings.budgets.refine = !options.no_refine;
-  settings.budgets.max_refine_attempts = options.refine_attempts;
-  settings.track = parse_track(options.track).value_or(Track::fp32);
-  settings.strict_fp32_gemm = options.strict_fp32_gemm;
-  settings.iters = options.iters;
+  auto loop = loop_settings(options.loop);
+  if (!loop.ok()) return fail("infrastructure_error", loop.error().message, run->root().string());
+  LoopSettings settings = *loop;
   settings.worker_id = fmt::format("worker{}", options.worker_index);
   settings.build_cache = default_build_cache_dir() / settings.worker_id;
   settings.export_main = false;  // bench measures; `run` makes deployable folders
@@ -231,7 +226,7 @@ void run_bench_task(const fs::path& bench_dir, const BenchTask& task,
                           [&](const agents::WorkflowEvent& event) { say(event.line); });
   if (!outcome.ok())
     return fail("infrastructure_error", outcome.error().message, run->root().string());
-  auto record = record_for(task, run->root(), outcome->state, gpu_name, options.track);
+  auto record = record_for(task, run->root(), outcome->state, gpu_name, options.loop.track);
   if (Status appended = bench::append_record(bench_dir / "results.jsonl", record); !appended.ok())
     say("error: " + appended.error().message);
 }
@@ -373,7 +368,7 @@ int run_bench(const BenchCommandOptions& options) {
     for (Status made :
          {make_dirs(bench_dir / "claims"), make_dirs(bench_dir / "runs"),
           write_file_atomic(bench_dir / "tasks.json",
-                            json{{"tasks", list}, {"track", options.track}}.dump(2) + "\n")})
+                            json{{"tasks", list}, {"track", options.loop.track}}.dump(2) + "\n")})
       if (!made.ok()) {
         fmt::print(stderr, "error: {}\n", made.error().message);
         return kExitFailure;
@@ -391,27 +386,13 @@ int run_bench(const BenchCommandOptions& options) {
     if (pid == 0) {
       ::setenv("CUDA_VISIBLE_DEVICES", std::to_string((*gpus)[i]).c_str(), 1);
       const std::string self = (executable_dir() / "stitchcuda").string();
-      std::vector<std::string> args = {self,
-                                       "bench",
-                                       "--worker-of",
-                                       bench_dir.string(),
-                                       "--worker-index",
-                                       std::to_string(i),
-                                       "--max-attempts",
-                                       std::to_string(options.max_attempts),
-                                       "--max-minutes",
-                                       fmt::format("{}", options.max_minutes),
-                                       "--refine-attempts",
-                                       std::to_string(options.refine_attempts),
-                                       "--track",
-                                       options.track,
-                                       "--iters",
-                                       std::to_string(options.iters)};
+      std::vector<std::string> args = {
+          self, "bench", "--worker-of", bench_dir.string(), "--worker-index", std::to_string(i)};
+      for (auto& arg : loop_arguments(options.loop))
+        args.push_back(arg);
       if (options.deadline_minutes > 0)
         args.insert(args.end(),
                     {"--deadline-minutes", fmt::format("{}", options.deadline_minutes)});
-      if (options.no_refine) args.push_back("--no-refine");
-      if (options.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
       std::vector<char*> argv;
       for (auto& arg : args)
         argv.push_back(arg.data());
@@ -461,18 +442,7 @@ CommandAction setup_bench(CLI::App& app) {
   app.add_option("--deadline-minutes", options->deadline_minutes,
                  "Take no new task after this many minutes (resume later)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--max-attempts", options->max_attempts, "Per task: verifications in all")
-      ->capture_default_str();
-  app.add_option("--max-minutes", options->max_minutes, "Per task: wall-time budget")
-      ->capture_default_str();
-  app.add_option("--refine-attempts", options->refine_attempts, "Per task: refine candidates")
-      ->capture_default_str();
-  app.add_flag("--no-refine", options->no_refine, "Stop each task at its first verified program");
-  app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm, "Plan GEMMs in strict FP32");
-  app.add_option("--track", options->track, "Precision track: fp32, tf32 or bf16")
-      ->capture_default_str();
-  app.add_option("--iters", options->iters, "Timed iterations per verification")
-      ->capture_default_str();
+  add_loop_options(app, options->loop);
   app.add_option("--worker-of", options->worker_of, "(internal) run as a worker of this bench")
       ->group("");
   app.add_option("--worker-index", options->worker_index, "(internal) this worker's index")

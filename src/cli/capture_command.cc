@@ -83,9 +83,9 @@ int capture_one(const CaptureOptions& options, harness::TorchHarness& torch_harn
   if (!outcome.captured) {
     (void)run->events().append("capture.failed",
                                {{"category", outcome.category}, {"message", outcome.message}});
-    (void)run->set_status(run::RunStatus::failed,
-                          {{"stage", "capture"}, {"category", outcome.category},
-                           {"message", outcome.message}});
+    (void)run->set_status(
+        run::RunStatus::failed,
+        {{"stage", "capture"}, {"category", outcome.category}, {"message", outcome.message}});
     fmt::print(stderr, "error: {}: {}\n  details: {}\n", task_file.string(), outcome.message,
                (run->root() / "capture.json").string());
     return outcome.category == "not_a_task" ? kExitBadInput : kExitFailure;
@@ -93,7 +93,8 @@ int capture_one(const CaptureOptions& options, harness::TorchHarness& torch_harn
   auto graph = ir::load_graph((run->root() / "graph.json").string());
   fmt::print("{}", ir::format_node_table(*graph));
   fmt::print("\n{}\n", ir::format_graph_summary(*graph));
-  (void)run->events().append("capture.done", {{"nodes", outcome.nodes}, {"seconds", outcome.seconds}});
+  (void)run->events().append("capture.done",
+                             {{"nodes", outcome.nodes}, {"seconds", outcome.seconds}});
   (void)run->set_status(run::RunStatus::complete,
                         {{"stage", "capture"}, {"nodes", graph->nodes.size()}});
   fmt::print(stderr, "captured {} nodes in {:.1f} s → {}\n", graph->nodes.size(), outcome.seconds,
@@ -104,7 +105,8 @@ int capture_one(const CaptureOptions& options, harness::TorchHarness& torch_harn
 int capture_all(const CaptureOptions& options, harness::TorchHarness& torch_harness) {
   for (const auto& path : options.paths) {
     if (!fs::is_directory(path)) {
-      fmt::print(stderr, "error: {}: not a directory (capture --all takes folders of tasks)\n", path);
+      fmt::print(stderr, "error: {}: not a directory (capture --all takes folders of tasks)\n",
+                 path);
       return kExitBadInput;
     }
   }
@@ -114,7 +116,8 @@ int capture_all(const CaptureOptions& options, harness::TorchHarness& torch_harn
     return kExitFailure;
   }
   size_t total = 0;
-  for (const auto& path : options.paths) total += list_tasks(path).size();
+  for (const auto& path : options.paths)
+    total += list_tasks(path).size();
   fmt::print(stderr, "capturing {} tasks from {} folder(s) → {}\n", total, options.paths.size(),
              run->root().string());
 
@@ -128,7 +131,8 @@ int capture_all(const CaptureOptions& options, harness::TorchHarness& torch_harn
   size_t done = 0;
   for (const auto& path : options.paths) {
     std::string folder = fs::path(path).lexically_normal().filename().string();
-    if (folder.empty()) folder = fs::path(path).lexically_normal().parent_path().filename().string();
+    if (folder.empty())
+      folder = fs::path(path).lexically_normal().parent_path().filename().string();
     FolderTally tally{folder, 0, {}};
     auto report = [&](const harness::CaptureOutcome& reported) {
       harness::CaptureOutcome outcome = reported;
@@ -144,9 +148,13 @@ int capture_all(const CaptureOptions& options, harness::TorchHarness& torch_harn
                                                   {"category", outcome.category},
                                                   {"message", outcome.message},
                                                   {"seconds", outcome.seconds}});
-      records.push_back({{"folder", folder}, {"task", outcome.task}, {"captured", outcome.captured},
-                         {"category", outcome.category}, {"message", outcome.message},
-                         {"seconds", outcome.seconds}, {"nodes", outcome.nodes},
+      records.push_back({{"folder", folder},
+                         {"task", outcome.task},
+                         {"captured", outcome.captured},
+                         {"category", outcome.category},
+                         {"message", outcome.message},
+                         {"seconds", outcome.seconds},
+                         {"nodes", outcome.nodes},
                          {"dir", outcome.dir.string()}});
       if (outcome.captured)
         ++tally.captured;
@@ -191,9 +199,11 @@ CommandAction setup_capture(CLI::App& app) {
                "training mode");
   app.add_option("--seed", options->seed, "Seed for model construction and the reference inputs")
       ->capture_default_str();
-  app.add_option("--jobs", options->jobs, "Parallel captures with --all")->capture_default_str()
+  app.add_option("--jobs", options->jobs, "Parallel captures with --all")
+      ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  app.add_option("--timeout", options->timeout_s, "Seconds allowed per task")->capture_default_str();
+  app.add_option("--timeout", options->timeout_s, "Seconds allowed per task")
+      ->capture_default_str();
   return [options]() -> int {
     auto location = harness::locate_harness();
     if (!location.ok()) {

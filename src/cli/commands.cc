@@ -4,7 +4,8 @@ namespace stitch::cli {
 
 namespace {
 constexpr Command kCommands[] = {
-    {"capture", "Capture a KernelBench-style PyTorch task into graph.json + weights and print its graph",
+    {"capture",
+     "Capture a KernelBench-style PyTorch task into graph.json + weights and print its graph",
      setup_capture},
     {"show", "Print a graph.json, a run directory's graph, or a .safetensors file's tensors",
      setup_show},
@@ -17,15 +18,19 @@ constexpr Command kCommands[] = {
      setup_profile},
     {"plan", "Plan a task with the built-in Planner: subtasks, kernels, costs; writes plan.json",
      setup_plan},
-    {"generate", "Generate a CUDA program for a task with the built-in Coder (plan, emit, nvcc check)",
+    {"generate",
+     "Generate a CUDA program for a task with the built-in Coder (plan, emit, nvcc check)",
      setup_generate},
-    {"run", "The whole loop on one task (plan, code, verify, feed back, refine); best/ with adapters",
+    {"run",
+     "The whole loop on one task (plan, code, verify, feed back, refine); best/ with adapters",
      setup_run},
     {"bench", "The loop over many tasks, one worker per GPU: results.jsonl, table and HTML report",
      setup_bench},
 };
 }  // namespace
 
-std::span<const Command> commands() { return kCommands; }
+std::span<const Command> commands() {
+  return kCommands;
+}
 
 }  // namespace stitch::cli

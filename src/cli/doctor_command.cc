@@ -15,7 +15,9 @@ struct Check {
   std::string detail;
 };
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
 
 Check check_command(ProcessRunner& runner, const std::string& what,
                     const std::vector<std::string>& argv, const std::string& missing_hint) {
@@ -57,7 +59,8 @@ CommandAction setup_doctor(CLI::App& app) {
     checks.push_back(check_command(
         runner, "GPU (runs programs)",
         {"nvidia-smi", "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader"},
-        "no NVIDIA GPU here: capture works and CUDA programs compile; verify, profile and eval-kb need a GPU"));
+        "no NVIDIA GPU here: capture works and CUDA programs compile; verify, profile and eval-kb "
+        "need a GPU"));
 
     Check harness_check{"Python harness (capture, reference)", false, ""};
     auto location = harness::locate_harness();
@@ -71,11 +74,10 @@ CommandAction setup_doctor(CLI::App& app) {
       spec.timeout_s = 120;
       auto result = runner.run(spec);
       harness_check.ok = result.ok() && result->succeeded();
-      harness_check.detail =
-          fmt::format("{} — {}", location->python,
-                      result.ok() ? first_line(harness_check.ok ? result->stdout_text
-                                                                : result->stderr_text)
-                                  : result.error().message);
+      harness_check.detail = fmt::format(
+          "{} — {}", location->python,
+          result.ok() ? first_line(harness_check.ok ? result->stdout_text : result->stderr_text)
+                      : result.error().message);
       if (!harness_check.ok) harness_check.detail += " (run scripts/setup.sh)";
     }
     checks.push_back(harness_check);

@@ -1,7 +1,8 @@
 // `stitchcuda eval-kb TASK.py SOLUTION.py`: score a KernelBench ModelNew file from another system
-// with the same hardened judge (`python -m stitch_harness.eval_kb`, which never imports the solution
-// into the judge's process). The result goes into a new run directory (attempts/NN/eval_kb.json,
-// events.jsonl, summary.json). Exit 0 only when the solution passed; 1 otherwise; 2 bad input.
+// with the same hardened judge (`python -m stitch_harness.eval_kb`, which never imports the
+// solution into the judge's process). The result goes into a new run directory
+// (attempts/NN/eval_kb.json, events.jsonl, summary.json). Exit 0 only when the solution passed; 1
+// otherwise; 2 bad input.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -65,7 +66,8 @@ void print_summary(const nlohmann::json& result, const fs::path& result_path) {
     std::string line = fmt::format("time: {} median", format_duration_ms(*median));
     if (auto eager = number("eager_median_ms"))
       line += fmt::format(", eager {}", format_duration_ms(*eager));
-    if (auto speedup = number("speedup_vs_eager")) line += fmt::format(" → {:.2f}x eager", *speedup);
+    if (auto speedup = number("speedup_vs_eager"))
+      line += fmt::format(" → {:.2f}x eager", *speedup);
     fmt::print("{}\n", line);
   }
   if (result.contains("findings") && result["findings"].is_array() && !result["findings"].empty())
@@ -98,9 +100,10 @@ int run_eval_kb(const EvalKbOptions& options) {
   auto task_text = read_file(options.task);
   auto solution_text = read_file(options.solution);
   if (!attempt.ok() || !task_text.ok() || !solution_text.ok()) {
-    fmt::print(stderr, "error: {}\n", !attempt.ok()     ? attempt.error().message
-                                      : !task_text.ok() ? task_text.error().message
-                                                        : solution_text.error().message);
+    fmt::print(stderr, "error: {}\n",
+               !attempt.ok()     ? attempt.error().message
+               : !task_text.ok() ? task_text.error().message
+                                 : solution_text.error().message);
     return kExitFailure;
   }
   (void)run->write_text("task.py", *task_text);
@@ -116,10 +119,11 @@ int run_eval_kb(const EvalKbOptions& options) {
   // The candidate's limit is enforced inside; this one covers the reference and the eager
   // baseline too, and catches a judge that hangs.
   spec.timeout_s = options.timeout_s + 1800;
-  (void)run->events().append("eval_kb.start", {{"task", fs::absolute(options.task).string()},
-                                               {"solution", fs::absolute(options.solution).string()},
-                                               {"track", options.track},
-                                               {"device", options.device}});
+  (void)run->events().append("eval_kb.start",
+                             {{"task", fs::absolute(options.task).string()},
+                              {"solution", fs::absolute(options.solution).string()},
+                              {"track", options.track},
+                              {"device", options.device}});
   fmt::print(stderr, "evaluating {} on {} → {}\n", options.solution, options.task,
              attempt->string());
   SystemProcessRunner process_runner;
@@ -136,11 +140,11 @@ int run_eval_kb(const EvalKbOptions& options) {
   if (!process.ok()) return fail(process.error().message);
   std::error_code ec;
   if (!process->succeeded() || !fs::is_regular_file(result_path, ec))
-    return fail(fmt::format("eval-kb {}: {}", process->describe(),
-                            last_lines(process->stderr_text, 3)));
+    return fail(
+        fmt::format("eval-kb {}: {}", process->describe(), last_lines(process->stderr_text, 3)));
   auto text = read_file(result_path);
-  nlohmann::json result = text.ok() ? nlohmann::json::parse(*text, nullptr, false)
-                                    : nlohmann::json();
+  nlohmann::json result =
+      text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
   if (!result.is_object() || !result.contains("outcome"))
     return fail(fmt::format("{}: not an eval-kb result", result_path.string()));
 
@@ -148,9 +152,9 @@ int run_eval_kb(const EvalKbOptions& options) {
   (void)run->events().append("eval_kb.done", {{"attempt", attempt->filename().string()},
                                               {"outcome", outcome},
                                               {"reason", result.value("reason", std::string())}});
-  (void)run->set_status(run::RunStatus::complete, {{"stage", "eval-kb"},
-                                                   {"attempt", attempt->filename().string()},
-                                                   {"outcome", outcome}});
+  (void)run->set_status(
+      run::RunStatus::complete,
+      {{"stage", "eval-kb"}, {"attempt", attempt->filename().string()}, {"outcome", outcome}});
   if (options.json)
     fmt::print("{}\n", result.dump(2));
   else

@@ -1,5 +1,6 @@
-// `stitchcuda generate TASK.py|RUN_DIR|GRAPH.json`: the built-in Coder end to end without a GPU — plan the
-// captured graph (plan/planner.h), emit the program (codegen/program_emitter.h) and, unless
+// `stitchcuda generate TASK.py|RUN_DIR|GRAPH.json`: the built-in Coder end to end without a GPU —
+// plan the captured graph (plan/planner.h), emit the program (codegen/program_emitter.h) and,
+// unless
 // --no-compile, build it with nvcc to prove it compiles. Writes plan.json and program.cu into the
 // run directory's generated/ (or --out). Exit 0 generated, 1 refused or failed, 2 bad input.
 #include <filesystem>
@@ -95,15 +96,17 @@ int run_generate(const GenerateCommandOptions& options) {
     return kExitFailure;
   }
   const fs::path source = out_dir / "program.cu";
-  for (Status written : {make_dirs(out_dir), plan::save_plan(*plan, (out_dir / "plan.json").string()),
-                         write_file_atomic(source, program->source)}) {
+  for (Status written :
+       {make_dirs(out_dir), plan::save_plan(*plan, (out_dir / "plan.json").string()),
+        write_file_atomic(source, program->source)}) {
     if (!written.ok()) {
       fmt::print(stderr, "error: {}\n", written.error().message);
       return kExitFailure;
     }
   }
   std::string libraries;
-  for (const auto& library : program->libraries) libraries += " -l" + library;
+  for (const auto& library : program->libraries)
+    libraries += " -l" + library;
   fmt::print("generated {} ({} subtasks, libraries:{})\n", source.string(), plan->subtasks.size(),
              libraries.empty() ? " none" : libraries);
   if (!options.compile) return kExitOk;
@@ -113,8 +116,8 @@ int run_generate(const GenerateCommandOptions& options) {
   BuildRequest request;
   request.sources = {source};
   request.arch = !options.arch.empty() ? options.arch
-                 : query_gpu(0)       ? query_gpu(0)->arch()
-                                      : std::string(kDefaultArch);
+                 : query_gpu(0)        ? query_gpu(0)->arch()
+                                       : std::string(kDefaultArch);
   // The libraries as `verify` derives them (sorted, with those its headers imply), so that the
   // build cache entry made here is the one `verify` of this program finds.
   std::set<std::string> libraries_needed(program->libraries.begin(), program->libraries.end());
@@ -123,8 +126,8 @@ int run_generate(const GenerateCommandOptions& options) {
   request.libraries.assign(libraries_needed.begin(), libraries_needed.end());
   request.output_path = out_dir / "program.so";
   const fs::path cache_dir = options.no_build_cache        ? fs::path()
-                            : options.build_cache.empty() ? default_build_cache_dir()
-                                                          : fs::path(options.build_cache);
+                             : options.build_cache.empty() ? default_build_cache_dir()
+                                                           : fs::path(options.build_cache);
   Result<BuildResult> built = build_maybe_cached(compiler, request, cache_dir, "generate");
   if (!built.ok()) {
     fmt::print(stderr, "error: {}\n", built.error().message);
@@ -137,7 +140,8 @@ int run_generate(const GenerateCommandOptions& options) {
     return kExitFailure;
   }
   if (built->library_path != request.output_path) {  // a cache entry: a copy beside program.cu
-    fs::copy_file(built->library_path, request.output_path, fs::copy_options::overwrite_existing, ec);
+    fs::copy_file(built->library_path, request.output_path, fs::copy_options::overwrite_existing,
+                  ec);
     if (ec) {
       fmt::print(stderr, "error: copying {} to {}: {}\n", built->library_path.string(),
                  request.output_path.string(), ec.message());
@@ -157,13 +161,16 @@ CommandAction setup_generate(CLI::App& app) {
   app.add_option("target", options->target,
                  "A task (.py, captured first), a run directory, or a graph.json")
       ->required();
-  app.add_option("--out", options->out,
-                 "Directory for program.cu and plan.json (default: the run directory's generated/)");
+  app.add_option(
+      "--out", options->out,
+      "Directory for program.cu and plan.json (default: the run directory's generated/)");
   app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
       ->capture_default_str();
-  app.add_option("--arch", options->arch, "nvcc target for the compile check (default: the GPU's, else sm_90)");
+  app.add_option("--arch", options->arch,
+                 "nvcc target for the compile check (default: the GPU's, else sm_90)");
   app.add_flag("!--no-compile", options->compile, "Only write the source; skip the nvcc check");
-  app.add_flag("--no-graph", options->no_graph, "Launch subtasks directly instead of replaying a CUDA graph");
+  app.add_flag("--no-graph", options->no_graph,
+               "Launch subtasks directly instead of replaying a CUDA graph");
   app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
                "Every GEMM in strict FP32 (no split-precision 3xTF32 on tensor cores, which the "
                "planner otherwise picks for compute-bound GEMMs)");

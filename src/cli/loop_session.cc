@@ -19,6 +19,77 @@ using nlohmann::json;
 
 }  // namespace
 
+void add_loop_options(CLI::App& app, LoopCommandOptions& options) {
+  app.add_option("--track", options.track, "Precision track: fp32, tf32 or bf16")
+      ->capture_default_str();
+  app.add_option("--arch", options.arch, "nvcc target (default: the GPU's, else sm_90)");
+  app.add_option("--max-attempts", options.max_attempts, "Verifications in all (budget)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--max-minutes", options.max_minutes, "Wall-time budget (0: none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-replans", options.max_replans, "Plans abandoned before the run fails")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  app.add_option("--refine-attempts", options.refine_attempts, "Refine candidates tried at most")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  app.add_flag("--no-refine", options.no_refine, "Stop at the first verified program");
+  app.add_flag("--strict-fp32-gemm", options.strict_fp32_gemm,
+               "Plan every GEMM in strict FP32 from the start (no split-precision 3xTF32)");
+  app.add_option("--sets", options.sets, "Correctness input sets per verification")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--iters", options.iters, "Timed iterations per verification")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--timeout", options.timeout_s, "Seconds allowed for each runner")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+Result<LoopSettings> loop_settings(const LoopCommandOptions& options) {
+  auto track = parse_track(options.track);
+  if (!track) return make_error("unknown track '{}' (fp32, tf32, bf16)", options.track);
+  LoopSettings settings;
+  settings.budgets.max_attempts = options.max_attempts;
+  settings.budgets.max_wall_s = options.max_minutes * 60;
+  settings.budgets.max_replans = options.max_replans;
+  settings.budgets.refine = !options.no_refine;
+  settings.budgets.max_refine_attempts = options.refine_attempts;
+  settings.track = *track;
+  settings.arch = options.arch;
+  settings.strict_fp32_gemm = options.strict_fp32_gemm;
+  settings.sets = options.sets;
+  settings.iters = options.iters;
+  settings.runner_timeout_s = options.timeout_s;
+  return settings;
+}
+
+std::vector<std::string> loop_arguments(const LoopCommandOptions& options) {
+  std::vector<std::string> args = {"--track",
+                                   options.track,
+                                   "--max-attempts",
+                                   std::to_string(options.max_attempts),
+                                   "--max-minutes",
+                                   fmt::format("{}", options.max_minutes),
+                                   "--max-replans",
+                                   std::to_string(options.max_replans),
+                                   "--refine-attempts",
+                                   std::to_string(options.refine_attempts),
+                                   "--sets",
+                                   std::to_string(options.sets),
+                                   "--iters",
+                                   std::to_string(options.iters),
+                                   "--timeout",
+                                   fmt::format("{}", options.timeout_s)};
+  if (!options.arch.empty()) args.insert(args.end(), {"--arch", options.arch});
+  if (options.no_refine) args.push_back("--no-refine");
+  if (options.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
+  return args;
+}
+
 json best_summary(const agents::RunState& state) {
   json summary = {{"end", agents::run_end_name(state.end)},
                   {"end_reason", state.end_reason},

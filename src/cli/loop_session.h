@@ -8,6 +8,9 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "agents/routing.h"
 #include "agents/run_state.h"
@@ -31,6 +34,28 @@ struct LoopSettings {
   std::string worker_id = "gpu0";
   bool export_main = true;  // build best/main (the standalone adapter)
 };
+
+// The loop's options as `run` and `bench` take them (bench: per task). The values a command puts
+// here before add_loop_options are its defaults.
+struct LoopCommandOptions {
+  std::string track = "fp32";
+  std::string arch;
+  int max_attempts = 24;
+  double max_minutes = 60;
+  int max_replans = 3;
+  int refine_attempts = 8;
+  bool no_refine = false;
+  bool strict_fp32_gemm = false;
+  int sets = 3;
+  int iters = 50;
+  double timeout_s = 120;
+};
+
+void add_loop_options(CLI::App& app, LoopCommandOptions& options);
+// The settings they make; an Error for an unknown track.
+Result<LoopSettings> loop_settings(const LoopCommandOptions& options);
+// The same options as command-line arguments (for bench's worker processes).
+std::vector<std::string> loop_arguments(const LoopCommandOptions& options);
 
 struct LoopOutcome {
   agents::RunState state;

@@ -8,7 +8,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "StitchCUDA: turn a KernelBench-style PyTorch program into a verified, end-to-end CUDA program.\n"
+      "StitchCUDA: turn a KernelBench-style PyTorch program into a verified, end-to-end CUDA "
+      "program.\n"
       "Run `stitchcuda <command> --help` for a command's options.",
       "stitchcuda"};
   app.require_subcommand(1);

@@ -21,17 +21,7 @@ struct RunCommandOptions {
   std::string task;
   std::string resume;
   std::string runs_dir = "runs";
-  std::string track = "fp32";
-  std::string arch;
-  int max_attempts = 24;
-  double max_minutes = 60;
-  int max_replans = 3;
-  int refine_attempts = 8;
-  bool no_refine = false;
-  bool strict_fp32_gemm = false;
-  int sets = 3;
-  int iters = 50;
-  double timeout_s = 120;
+  LoopCommandOptions loop;
   std::string build_cache;
   bool no_build_cache = false;
   bool no_main = false;
@@ -68,9 +58,9 @@ int run_run(const RunCommandOptions& options) {
     fmt::print(stderr, "error: give a task (.py) or --resume RUN_DIR, not both or neither\n");
     return kExitBadInput;
   }
-  auto track = parse_track(options.track);
-  if (!track) {
-    fmt::print(stderr, "error: unknown track '{}' (fp32, tf32, bf16)\n", options.track);
+  auto settings = loop_settings(options.loop);
+  if (!settings.ok()) {
+    fmt::print(stderr, "error: {}\n", settings.error().message);
     return kExitBadInput;
   }
   std::error_code ec;
@@ -106,25 +96,13 @@ int run_run(const RunCommandOptions& options) {
     }
   }
 
-  LoopSettings settings;
-  settings.budgets.max_attempts = options.max_attempts;
-  settings.budgets.max_wall_s = options.max_minutes * 60;
-  settings.budgets.max_replans = options.max_replans;
-  settings.budgets.refine = !options.no_refine;
-  settings.budgets.max_refine_attempts = options.refine_attempts;
-  settings.track = *track;
-  settings.arch = options.arch;
-  settings.strict_fp32_gemm = options.strict_fp32_gemm;
-  settings.sets = options.sets;
-  settings.iters = options.iters;
-  settings.runner_timeout_s = options.timeout_s;
   if (!options.no_build_cache)
-    settings.build_cache =
+    settings->build_cache =
         options.build_cache.empty() ? default_build_cache_dir() : fs::path(options.build_cache);
-  settings.export_main = !options.no_main;
+  settings->export_main = !options.no_main;
 
   auto outcome = run_loop(
-      *run, settings, !options.resume.empty(), *location,
+      *run, *settings, !options.resume.empty(), *location,
       [&](const agents::WorkflowEvent& event) { progress.line(event.line); },
       [&](const std::string& step) { progress.status(step); });
   progress.clear();
@@ -166,33 +144,7 @@ CommandAction setup_run(CLI::App& app) {
   app.add_option("--resume", options->resume, "Continue the run in this run directory");
   app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
       ->capture_default_str();
-  app.add_option("--track", options->track, "Precision track: fp32, tf32 or bf16")
-      ->capture_default_str();
-  app.add_option("--arch", options->arch, "nvcc target (default: the GPU's, else sm_90)");
-  app.add_option("--max-attempts", options->max_attempts, "Verifications in all (budget)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10000));
-  app.add_option("--max-minutes", options->max_minutes, "Wall-time budget (0: none)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--max-replans", options->max_replans, "Plans abandoned before the run fails")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 100));
-  app.add_option("--refine-attempts", options->refine_attempts, "Refine candidates tried at most")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000));
-  app.add_flag("--no-refine", options->no_refine, "Stop at the first verified program");
-  app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
-               "Plan every GEMM in strict FP32 from the start (no split-precision 3xTF32)");
-  app.add_option("--sets", options->sets, "Correctness input sets per verification")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app.add_option("--iters", options->iters, "Timed iterations per verification")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--timeout", options->timeout_s, "Seconds allowed for each runner")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_loop_options(app, options->loop);
   app.add_option(
       "--build-cache", options->build_cache,
       "Build cache directory (default $STITCH_BUILD_CACHE or ~/.cache/stitchcuda/builds)");

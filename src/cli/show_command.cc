@@ -30,9 +30,11 @@ int show_safetensors(const fs::path& path) {
   }
   fmt::print("{:<48} {:<8} {:<24} {:>12}\n", "tensor", "dtype", "shape", "bytes");
   for (const auto& tensor : header->tensors)
-    fmt::print("{:<48} {:<8} {:<24} {:>12}\n", tensor.name, io::safetensors_dtype_name(tensor.dtype),
+    fmt::print("{:<48} {:<8} {:<24} {:>12}\n", tensor.name,
+               io::safetensors_dtype_name(tensor.dtype),
                fmt::format("[{}]", fmt::join(tensor.shape, ", ")), tensor.byte_size());
-  for (const auto& [key, value] : header->metadata) fmt::print("metadata {} = {}\n", key, value);
+  for (const auto& [key, value] : header->metadata)
+    fmt::print("metadata {} = {}\n", key, value);
   fmt::print("{} tensors, {} bytes of data\n", header->tensors.size(), header->data_bytes);
   return kExitOk;
 }
@@ -41,7 +43,8 @@ int show_safetensors(const fs::path& path) {
 
 CommandAction setup_show(CLI::App& app) {
   auto path = std::make_shared<std::string>();
-  app.add_option("path", *path, "A graph.json, a run directory, or a .safetensors file")->required();
+  app.add_option("path", *path, "A graph.json, a run directory, or a .safetensors file")
+      ->required();
   return [path]() -> int {
     fs::path target = *path;
     std::error_code ec;

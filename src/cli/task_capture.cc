@@ -28,13 +28,14 @@ Result<run::RunDir> capture_task_into_new_run(const fs::path& task, const std::s
   if (!outcome.captured) {
     (void)run.events().append("capture.failed",
                               {{"category", outcome.category}, {"message", outcome.message}});
-    (void)run.set_status(run::RunStatus::failed, {{"stage", "capture"},
-                                                  {"category", outcome.category},
-                                                  {"message", outcome.message}});
+    (void)run.set_status(
+        run::RunStatus::failed,
+        {{"stage", "capture"}, {"category", outcome.category}, {"message", outcome.message}});
     bad_input = outcome.category == "not_a_task";
     return make_error("capturing {}: {}", task.string(), outcome.message);
   }
-  (void)run.events().append("capture.done", {{"nodes", outcome.nodes}, {"seconds", outcome.seconds}});
+  (void)run.events().append("capture.done",
+                            {{"nodes", outcome.nodes}, {"seconds", outcome.seconds}});
   return run;
 }
 

@@ -54,9 +54,10 @@ std::string check_inputs(const VerifyCommandOptions& options) {
   if (!fs::exists(target, ec)) return fmt::format("{}: no such file or directory", options.target);
   if (fs::is_directory(target, ec)) {
     if (!fs::is_regular_file(target / "graph.json", ec))
-      return fmt::format("{}: not a run directory (no graph.json); give a task .py or a run "
-                         "directory made by `stitchcuda capture`",
-                         options.target);
+      return fmt::format(
+          "{}: not a run directory (no graph.json); give a task .py or a run "
+          "directory made by `stitchcuda capture`",
+          options.target);
   } else if (target.extension() != ".py") {
     return fmt::format("{}: not a task (.py) or a run directory", options.target);
   }
@@ -100,8 +101,8 @@ struct CopiedProgram {
 // Copies the sources into attempt/src/, with the local headers they include that live under the
 // source's directory (same relative path); headers elsewhere stay where they are, their including
 // source's directory becomes an include directory, and they are statically checked in place.
-// User include directories (-I) are searched for quoted includes after the source's directory; their
-// headers stay in place and are statically checked like the others.
+// User include directories (-I) are searched for quoted includes after the source's directory;
+// their headers stay in place and are statically checked like the others.
 Result<CopiedProgram> copy_program(const std::vector<std::string>& programs, const fs::path& dir,
                                    const std::vector<fs::path>& compiler_include_dirs,
                                    const std::vector<fs::path>& project_header_dirs,
@@ -142,7 +143,8 @@ Result<CopiedProgram> copy_program(const std::vector<std::string>& programs, con
 }
 
 void print_report(const VerifyReport& report, const Feedback& feedback, const fs::path& attempt) {
-  for (const auto& line : report.summary) fmt::print("{}\n", line);
+  for (const auto& line : report.summary)
+    fmt::print("{}\n", line);
   if (!feedback.suggestion.text.empty() && !report.passed())
     fmt::print("suggestion: {}\n", feedback.suggestion.text);
   fmt::print("details: {}\n", (attempt / "verify.json").string());
@@ -178,9 +180,8 @@ int run_verify(const VerifyCommandOptions& options) {
   SystemProcessRunner process_runner;
   NvccCompiler compiler(process_runner);
   std::vector<fs::path> user_include_dirs(options.include_dirs.begin(), options.include_dirs.end());
-  auto copied =
-      copy_program(options.programs, *attempt / "src", compiler.include_dirs(),
-                   compiler.project_header_dirs(), user_include_dirs);
+  auto copied = copy_program(options.programs, *attempt / "src", compiler.include_dirs(),
+                             compiler.project_header_dirs(), user_include_dirs);
   if (!copied.ok()) {
     fmt::print(stderr, "error: {}\n", copied.error().message);
     return kExitFailure;
@@ -188,7 +189,8 @@ int run_verify(const VerifyCommandOptions& options) {
   // Libraries follow from every header the program pulls in, the project's kernel headers
   // included (kernels/matmul.cuh brings cublasLt.h), though those are not statically checked.
   std::vector<fs::path> search = copied->include_dirs;
-  for (const auto& dir : compiler.include_dirs()) search.push_back(dir);
+  for (const auto& dir : compiler.include_dirs())
+    search.push_back(dir);
   std::set<std::string> libraries(options.libraries.begin(), options.libraries.end());
   for (const auto& library : detect_program_libraries(copied->sources, search))
     libraries.insert(library);
@@ -254,19 +256,19 @@ int run_verify(const VerifyCommandOptions& options) {
   Feedback feedback = build_feedback(*report, profile);
   (void)write_file_atomic(*attempt / "feedback.json", feedback_to_json(feedback).dump(2) + "\n");
 
-  nlohmann::json outcome = report->outcome ? nlohmann::json(outcome_name(*report->outcome))
-                                           : nlohmann::json(nullptr);
+  nlohmann::json outcome =
+      report->outcome ? nlohmann::json(outcome_name(*report->outcome)) : nlohmann::json(nullptr);
   (void)events.append("verify.done", {{"attempt", attempt->filename().string()},
                                       {"state", verify_state_name(report->state)},
                                       {"outcome", outcome},
                                       {"reason", report->reason}});
-  (void)run->set_status(
-      report->state == VerifyState::infrastructure_error ? run::RunStatus::failed
-                                                         : run::RunStatus::complete,
-      {{"stage", "verify"},
-       {"attempt", attempt->filename().string()},
-       {"state", verify_state_name(report->state)},
-       {"outcome", outcome}});
+  (void)run->set_status(report->state == VerifyState::infrastructure_error
+                            ? run::RunStatus::failed
+                            : run::RunStatus::complete,
+                        {{"stage", "verify"},
+                         {"attempt", attempt->filename().string()},
+                         {"state", verify_state_name(report->state)},
+                         {"outcome", outcome}});
   if (options.json)
     fmt::print("{}\n", verify_report_to_json(*report).dump(2));
   else
@@ -308,8 +310,9 @@ CommandAction setup_verify(CLI::App& app) {
                  "Extra library to link (-l); cuBLAS(Lt)/cuDNN/... are detected from #includes");
   app.add_option("--profile", options->profile,
                  "A profile.json (from `stitchcuda profile`) for the feedback");
-  app.add_option("--build-cache", options->build_cache,
-                 "Build cache directory (default $STITCH_BUILD_CACHE or ~/.cache/stitchcuda/builds)");
+  app.add_option(
+      "--build-cache", options->build_cache,
+      "Build cache directory (default $STITCH_BUILD_CACHE or ~/.cache/stitchcuda/builds)");
   app.add_flag("--no-build-cache", options->no_build_cache, "Build into the attempt directory");
   return [options]() -> int { return run_verify(*options); };
 }

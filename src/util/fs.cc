@@ -20,6 +20,17 @@ Result<std::string> read_file(const fs::path& path) {
   return buffer.str();
 }
 
+Result<nlohmann::json> read_json_file(const fs::path& path) {
+  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return make_error("{}: not valid JSON", path.string());
+  return doc;
+}
+
+Status write_json_file(const fs::path& path, const nlohmann::json& value) {
+  return write_file_atomic(path, value.dump(2) + "\n");
+}
+
 Status write_file_atomic(const fs::path& path, std::string_view contents) {
   if (path.has_parent_path()) STITCH_TRY(make_dirs(path.parent_path()));
   // A unique temporary beside the target (same file system, so rename is atomic); unique also

@@ -1,10 +1,12 @@
-// File-system helpers: whole-file reads, atomic writes (write to a temporary, fsync, rename) so that
-// no half-written file is ever presented as complete, and directory creation.
+// File-system helpers: whole-file reads, atomic writes (write to a temporary, fsync, rename) so
+// that no half-written file is ever presented as complete, and directory creation.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "util/result.h"
 
@@ -13,6 +15,11 @@ namespace stitch {
 namespace fs = std::filesystem;
 
 Result<std::string> read_file(const fs::path& path);
+
+// read_file, then JSON: an Error naming the file when it is missing or not valid JSON.
+Result<nlohmann::json> read_json_file(const fs::path& path);
+// `value` dumped with 2-space indent and a final newline, written atomically.
+Status write_json_file(const fs::path& path, const nlohmann::json& value);
 
 // Writes `contents` to `path` atomically: a reader sees the old file or the whole new one.
 Status write_file_atomic(const fs::path& path, std::string_view contents);

@@ -186,8 +186,9 @@ TEST_F(BuiltinRolesTest, RefineRanksByTheProfileAndSkipsWhatTheBestAlreadyHas) {
   // The profile decides the order: time in a named kernel goes to its subtask.
   ProfileSummary profile;
   const std::string last_id = plan->subtasks.back().id;
-  profile.kernels.push_back({"void elementwise_kernel<" + last_id + "_body>", 5.0, "memory"});
-  profile.kernels.push_back({"sm90_xmma_gemm_f32f32", 1.0, "compute"});
+  profile.kernels.push_back(
+      {"void elementwise_kernel<" + last_id + "_body>", 5.0, "memory", std::nullopt, std::nullopt});
+  profile.kernels.push_back({"sm90_xmma_gemm_f32f32", 1.0, "compute", std::nullopt, std::nullopt});
   auto shares = subtask_time_shares(*plan, profile);
   if (last_id != gemm.id) {
     EXPECT_NEAR(shares[last_id], 5.0 / 6.0, 1e-9);

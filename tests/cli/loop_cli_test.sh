@@ -43,4 +43,11 @@ rm "$tmp/bench/report.html"
 check "--report re-renders" '[ $? = 0 ] && [ -s "$tmp/bench/report.html" ]'
 "$bin" bench "$tmp/levelT" --out "$tmp/bench" >/dev/null 2>&1
 check "a second bench into the same directory is refused" '[ $? = 2 ]'
+# Two workers (child processes, one per "GPU"): each task taken once.
+"$bin" bench "$tmp/levelT" --out "$tmp/bench2" --gpus 2 >/dev/null 2>"$tmp/bench2.err"
+check "two workers finish the bench" '[ $? = 0 ] && [ "$(wc -l < "$tmp/bench2/results.jsonl")" = 2 ]'
+check "each task ran once" '[ "$(grep -c scale_shift_relu "$tmp/bench2/results.jsonl")" = 1 ] && [ "$(ls "$tmp/bench2/claims" | wc -l)" = 2 ]'
+check "workers are named in the progress" 'grep -q "^\[w[01]\]" "$tmp/bench2.err"'
+"$bin" bench "$tmp/levelT" --out "$tmp/bench3" --gpus x >/dev/null 2>&1
+check "a bad --gpus exits 2" '[ $? = 2 ]'
 exit $fail
