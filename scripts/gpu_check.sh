@@ -147,6 +147,12 @@ for state_path in glob.glob(sys.argv[1] + "/*/state.json"):
             print(f"{name:<14} attempt {a['number']:02} {t['median_ms']:.4f} ms "
                   f"(p10 {t['p10_ms']:.4f}, p90 {t['p90_ms']:.4f})  {a['label']}")
 PY
+  best=$(ls -d "$loop_runs"/*/best 2>/dev/null | head -1)
+  if [ -n "$best" ]; then  # the exported ModelNew through the hardened KernelBench judge
+    timeout -s INT 200 "$build/stitchcuda" eval-kb "$(dirname "$best")/task.py" "$best/model_new.py" \
+      > "$out/loop-eval-kb.txt" 2>&1
+    row "eval-kb of best/model_new.py" "exit $? $(tail -1 "$out/loop-eval-kb.txt" | cut -c1-70)"
+  fi
   kill_runs=$(mktemp -d)
   "$build/stitchcuda" run tests/tasks/plan_gemm_bias_relu.py --runs-dir "$kill_runs" --no-main \
     > "$out/loop-kill.txt" 2>&1 &

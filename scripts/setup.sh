@@ -11,9 +11,10 @@ root=$(pwd)
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
+# python3-dev: best/model_new.py builds a torch extension; chromium: the bench report's render test.
 packages=(build-essential cmake ninja-build pkg-config rsync nlohmann-json3-dev libcli11-dev libfmt-dev
           libgtest-dev libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libsqlite3-dev
-          libssl-dev python3-venv chromium)
+          libssl-dev python3-venv python3-dev chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

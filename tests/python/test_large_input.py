@@ -8,7 +8,10 @@ def test_six_gib_input_is_never_allocated(tmp_path):
     assert process.returncode == 0, process.stderr
     record = read_json(out / "capture.json")
     assert record["status"] == "captured"
-    assert record["peak_rss_mb"] < 1500, record["peak_rss_mb"]  # the input alone is 6144 MiB
+    # The input alone is 6144 MiB; importing torch and exporting take 0.6-1.7 GiB depending on the
+    # machine (CI measured 1619 MiB), so half the input is the bound that still proves it was never
+    # materialised.
+    assert record["peak_rss_mb"] < 3072, record["peak_rss_mb"]
     assert record["seconds"]["total"] < 30
     assert record["reference"].startswith("skipped: inputs and outputs take 12288 MiB")
     assert not (out / "reference").exists()
