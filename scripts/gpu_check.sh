@@ -169,7 +169,8 @@ PY
   [ -f .bench.tgz ] && tar -xzf .bench.tgz -C .bench
   if [ -f .bench/kb/tasks.json ]; then bench_args=(--resume .bench/kb); else bench_args=(${STITCH_LOOP_DIRS:-.kb/level2 .kb/level3_mlp} --out .bench/kb); fi
   timeout -s INT $(( ${STITCH_LOOP_DEADLINE:-6} * 60 + 150 )) "$build/stitchcuda" bench "${bench_args[@]}" \
-    --deadline-minutes "${STITCH_LOOP_DEADLINE:-6}" --max-minutes 4 > "$out/loop-bench.txt" 2> "$out/loop-bench.err"
+    --deadline-minutes "${STITCH_LOOP_DEADLINE:-6}" --max-minutes 4 --refine-attempts "${STITCH_LOOP_REFINE:-2}" \
+    > "$out/loop-bench.txt" 2> "$out/loop-bench.err"
   row "bench" "exit $? $(wc -l < .bench/kb/results.jsonl 2>/dev/null) of $(grep -c '"task"' .bench/kb/tasks.json 2>/dev/null) tasks"
   tail -30 "$out/loop-bench.txt"
   find .bench -name '*.so' -delete
