@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <set>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "bench/bench_results.h"
@@ -63,6 +64,13 @@ struct BenchTask {
   std::string file;
   std::string key() const { return level + "/" + task; }
 };
+
+// "2026-12-01T02:09:20Z": records and reports say when in ISO 8601, UTC.
+std::string utc_now_iso() {
+  return fmt::format(
+      "{:%Y-%m-%dT%H:%M:%SZ}",
+      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
 
 std::string claim_name(const BenchTask& task) {
   return task.level + "__" + task.task;
@@ -155,7 +163,7 @@ bench::BenchRecord record_for(const BenchTask& task, const fs::path& run_dir,
   record.attempts = state.used.attempts;
   record.wall_s = state.used.wall_s;
   record.refine_before_ms = state.refine.before_ms;
-  record.finished_at = run::format_timestamp(std::chrono::system_clock::now());
+  record.finished_at = utc_now_iso();
   const agents::AttemptRecord* best = state.best();
   if (best && best->result && best->result->timing) {
     record.ours_ms = best->result->timing->median_ms;
@@ -197,7 +205,7 @@ void run_bench_task(const fs::path& bench_dir, const BenchTask& task,
     record.reason = reason.substr(0, 300);
     record.track = options.loop.track;
     record.gpu = gpu_name;
-    record.finished_at = run::format_timestamp(std::chrono::system_clock::now());
+    record.finished_at = utc_now_iso();
     (void)bench::append_record(bench_dir / "results.jsonl", record);
     say(fmt::format("{} — {}", outcome, record.reason));
   };
@@ -261,7 +269,7 @@ Status render_reports(const fs::path& bench_dir) {
   STITCH_TRY(write_file_atomic(bench_dir / "table.md", bench::format_table_markdown(records)));
   bench::HtmlReportOptions html;
   html.title = "StitchCUDA bench — " + bench_dir.filename().string();
-  html.generated_at = run::format_timestamp(std::chrono::system_clock::now());
+  html.generated_at = utc_now_iso();
   STITCH_TRY(
       write_file_atomic(bench_dir / "report.html", bench::render_html_report(records, html)));
   fmt::print("{}", bench::format_table_text(records));

@@ -108,8 +108,9 @@ int run_run(const RunCommandOptions& options) {
   progress.clear();
   if (!outcome.ok()) {
     fmt::print(stderr, "error: {}\n", outcome.error().message);
-    fmt::print(stderr, "the run can be continued: stitchcuda run --resume {}\n",
-               run->root().string());
+    if (options.resume.empty())  // what went wrong is saved: the run picks up where it stopped
+      fmt::print(stderr, "the run can be continued: stitchcuda run --resume {}\n",
+                 run->root().string());
     return kExitFailure;
   }
   const agents::RunState& state = outcome->state;

@@ -48,6 +48,14 @@ check "a second bench into the same directory is refused" '[ $? = 2 ]'
 check "two workers finish the bench" '[ $? = 0 ] && [ "$(wc -l < "$tmp/bench2/results.jsonl")" = 2 ]'
 check "each task ran once" '[ "$(grep -c scale_shift_relu "$tmp/bench2/results.jsonl")" = 1 ] && [ "$(ls "$tmp/bench2/claims" | wc -l)" = 2 ]'
 check "workers are named in the progress" 'grep -q "^\[w[01]\]" "$tmp/bench2.err"'
+# SIGKILL of the bench mid-task, then --resume: every task recorded exactly once.
+"$bin" bench "$tmp/levelT" --out "$tmp/bench4" >/dev/null 2>&1 &
+victim=$!
+for _ in $(seq 1 300); do [ -n "$(ls "$tmp/bench4/claims" 2>/dev/null)" ] && break; sleep 0.05; done
+sleep 1
+kill -9 $victim 2>/dev/null; wait $victim 2>/dev/null
+"$bin" bench --resume "$tmp/bench4" >/dev/null 2>"$tmp/bench4.err"
+check "killed bench resumes to every task once" '[ $? = 0 ] && [ "$(wc -l < "$tmp/bench4/results.jsonl")" = 2 ] && [ "$(grep -c scale_shift_relu "$tmp/bench4/results.jsonl")" = 1 ]'
 "$bin" bench "$tmp/levelT" --out "$tmp/bench3" --gpus x >/dev/null 2>&1
 check "a bad --gpus exits 2" '[ $? = 2 ]'
 exit $fail
