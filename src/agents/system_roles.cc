@@ -15,13 +15,13 @@ using nlohmann::json;
 }  // namespace
 
 SystemCandidateVerifier::SystemCandidateVerifier(SystemVerifierConfig config)
-    : config_(std::move(config)),
-      compiler_(process_runner_),
+    : compiler_(process_runner_),
       runner_(process_runner_),
-      judge_(config_.python),
-      baselines_(config_.python, process_runner_) {}
+      judge_(config.python),
+      baselines_(config.python, process_runner_),
+      role_({compiler_, auditor_, runner_, judge_, &baselines_}, std::move(config)) {}
 
-Result<AttemptResult> SystemCandidateVerifier::verify(const VerifyJob& job) {
+Result<AttemptResult> VerifierRole::verify(const VerifyJob& job) {
   if (job.draft == nullptr || job.draft->sources.empty())
     return make_error("verify: the attempt has no sources");
   VerifyRequest request;
@@ -36,7 +36,7 @@ Result<AttemptResult> SystemCandidateVerifier::verify(const VerifyJob& job) {
   // A subtask on its own has no reference to run against: it is built and checked statically
   // (state no_gpu); the whole program gets the full verification.
   request.gpu = job.subtask < 0 ? config_.gpu : std::nullopt;
-  Verifier verifier({compiler_, auditor_, runner_, judge_, &baselines_}, config_.options);
+  Verifier verifier(deps_, config_.options);
   STITCH_ASSIGN_OR_RETURN(VerifyReport report, verifier.verify(request));
   std::optional<ProfileSummary> profile;
   if (auto read = read_profile_summary(job.attempt_dir / "profile.json"); read.ok())

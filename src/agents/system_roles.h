@@ -25,20 +25,35 @@ struct SystemVerifierConfig {
   VerifyOptions options;  // runner_path, build cache, worker id, sets, iterations, on_step
 };
 
+// The Verifier (verify/verifier.h) as the loop's role, over whatever side effects it is given:
+// the real ones (SystemCandidateVerifier) or the Verifier's fakes in tests. Writes verify.json and
+// feedback.json and returns attempt_result_from_verify of the two.
+class VerifierRole final : public CandidateVerifier {
+ public:
+  VerifierRole(VerifierDeps deps, SystemVerifierConfig config)
+      : deps_(deps), config_(std::move(config)) {}
+  Result<AttemptResult> verify(const VerifyJob& job) override;
+
+ private:
+  VerifierDeps deps_;
+  SystemVerifierConfig config_;
+};
+
+// VerifierRole over the real processes.
 class SystemCandidateVerifier final : public CandidateVerifier {
  public:
   explicit SystemCandidateVerifier(SystemVerifierConfig config);
-  Result<AttemptResult> verify(const VerifyJob& job) override;
+  Result<AttemptResult> verify(const VerifyJob& job) override { return role_.verify(job); }
   std::vector<fs::path> compiler_include_dirs() const { return compiler_.include_dirs(); }
 
  private:
-  SystemVerifierConfig config_;
   SystemProcessRunner process_runner_;
   NvccCompiler compiler_;
   ElfLibraryAuditor auditor_;
   SandboxRunnerLauncher runner_;
   PythonJudgeSession judge_;
   PythonBaselineSource baselines_;
+  VerifierRole role_;
 };
 
 // The CUPTI timeline of one forward (no ncu: refine needs where the time goes, not counters);
