@@ -48,6 +48,21 @@ check "a second bench into the same directory is refused" '[ $? = 2 ]'
 check "two workers finish the bench" '[ $? = 0 ] && [ "$(wc -l < "$tmp/bench2/results.jsonl")" = 2 ]'
 check "each task ran once" '[ "$(grep -c scale_shift_relu "$tmp/bench2/results.jsonl")" = 1 ] && [ "$(ls "$tmp/bench2/claims" | wc -l)" = 2 ]'
 check "workers are named in the progress" 'grep -q "^\[w[01]\]" "$tmp/bench2.err"'
+# A deadline stops taking tasks; --resume finishes the rest; the report carries the records.
+"$bin" bench "$tmp/levelT" --out "$tmp/bench5" --deadline-minutes 0.001 >/dev/null 2>"$tmp/bench5.err"
+check "a bench past its deadline stops early, exit 1" '[ $? = 1 ] && [ "$(wc -l < "$tmp/bench5/results.jsonl")" = 1 ] && grep -q "still to run" "$tmp/bench5.err"'
+"$bin" bench --resume "$tmp/bench5" >/dev/null 2>&1
+check "resume completes it" '[ $? = 0 ] && [ "$(wc -l < "$tmp/bench5/results.jsonl")" = 2 ]'
+check "the report's data are results.jsonl's records" 'python3 - "$tmp/bench5" <<PY
+import json, re, sys
+d = sys.argv[1]
+html = open(d + "/report.html").read()
+island = re.search(r"<script type=\"application/json\" id=\"stitch-results\">(.*?)</script>", html, re.S).group(1)
+records = json.loads(island)["records"]
+lines = [json.loads(l) for l in open(d + "/results.jsonl")]
+assert records == lines, (records, lines)
+PY'
+
 # SIGKILL of the bench mid-task, then --resume: every task recorded exactly once.
 "$bin" bench "$tmp/levelT" --out "$tmp/bench4" >/dev/null 2>&1 &
 victim=$!
