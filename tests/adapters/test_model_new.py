@@ -168,3 +168,41 @@ def test_reads_safetensors_without_the_package(model_new):
     assert sorted(ours) == sorted(theirs)
     for name, tensor in theirs.items():
         assert ours[name].dtype == tensor.dtype and torch.equal(ours[name], tensor), name
+
+
+def test_ctypes_adapter_gives_the_same_results(model_new, task, monkeypatch):
+    monkeypatch.setenv("STITCH_ADAPTER", "ctypes")
+    reference, candidate = construct(model_new, task)
+    assert type(candidate._stitch_program).__name__ == "_CtypesProgram"
+    torch.manual_seed(0)
+    x = task.get_inputs()[0]
+    out0, out1 = candidate(x)
+    ref0, ref1 = reference(x)
+    assert torch.equal(out0, ref0) and torch.equal(out1, ref1)
+    candidate.bias = torch.nn.Parameter(torch.ones(8))  # re-initialisation
+    assert torch.equal(candidate(x)[0], x * 2 + 1)
+    x[0, 0] = -12345.0
+    with pytest.raises(RuntimeError, match="stitch_forward failed.*fake: poisoned input seen"):
+        candidate(x)
+    program = model_new._CtypesProgram(os.path.join(BEST, "program.so"))
+    with pytest.raises(RuntimeError, match="forward before init"):
+        program.forward([torch.zeros(4, 8)], [torch.empty(4, 8), torch.empty(3, 8)], 0)
+    with pytest.raises(RuntimeError, match="stitch_init failed.*expected 4 params, got 1"):
+        program.init([torch.zeros(8)])
+    with pytest.raises(RuntimeError, match="dlopen"):
+        model_new._CtypesProgram(os.path.join(BEST, "no_such_program.so"))
+
+
+def test_falls_back_to_ctypes_when_the_extension_cannot_be_built(model_new, task, monkeypatch):
+    def cannot_build(best):
+        raise RuntimeError("Error building extension: Python.h: No such file or directory")
+
+    monkeypatch.setattr(model_new, "_load_extension", cannot_build)
+    with pytest.warns(UserWarning, match="through ctypes"):
+        reference, candidate = construct(model_new, task)
+    assert type(candidate._stitch_program).__name__ == "_CtypesProgram"
+    x = torch.randn(4, 8)
+    assert torch.equal(candidate(x)[1], reference(x)[1])
+    monkeypatch.setenv("STITCH_ADAPTER", "extension")
+    with pytest.raises(RuntimeError, match="Python.h"):
+        construct(model_new, task)

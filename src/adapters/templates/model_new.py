@@ -9,7 +9,8 @@ for its parameters and buffers only -- its forward is never called -- and adopts
 ModelNew(*get_init_inputs()) draws exactly the weights the reference draws under the same seed and
 its state_dict() has the reference's keys. Construction also loads program.so through the torch
 extension stitch_extension.cpp (compiled once with torch.utils.cpp_extension.load, under best/build/
-or a temporary directory when best/ is read-only), so no build happens inside a timed or guarded
+or a temporary directory when best/ is read-only; where it cannot be built, through ctypes, with a
+warning; STITCH_ADAPTER=extension|ctypes forces one), so no build happens inside a timed or guarded
 forward. forward() checks the inputs against manifest.json, allocates the outputs on the inputs'
 device and runs the program on the current stream. The program is initialised on the first forward
 with the params in graph.json order, and again whenever one of them moved or was changed in place
@@ -23,6 +24,7 @@ tensor constants. $STITCH_BEST_DIR overrides both.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -30,6 +32,7 @@ import struct
 import sys
 import tempfile
 import types
+import warnings
 
 import torch
 
@@ -99,6 +102,117 @@ def _load_extension(best: str):
                                     verbose=os.environ.get("STITCH_VERBOSE_BUILD") == "1")
     sys.modules[name] = _extension
     return _extension
+
+
+class _CStitchTensor(ctypes.Structure):
+    """stitch_tensor of include/stitch/program.h."""
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * 8), ("strides", ctypes.c_int64 * 8)]
+
+
+_STITCH_DTYPE_CODES = {dtype: code for code, dtype in enumerate(_DTYPES.values())}
+
+
+class _CtypesProgram:
+    """stitch_extension.Program's interface through ctypes, for machines where the extension cannot
+    be built (no C++ compiler or Python headers), or with STITCH_ADAPTER=ctypes. ctypes releases
+    the GIL around each call, as the extension does."""
+
+    def __init__(self, path: str):
+        self.path = path
+        try:
+            self._lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as error:
+            raise RuntimeError(f"dlopen: {error}") from None
+        lib = self._lib
+        lib.stitch_abi_version.restype = ctypes.c_int
+        lib.stitch_init.argtypes = [ctypes.POINTER(_CStitchTensor), ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_void_p)]
+        lib.stitch_forward.argtypes = [ctypes.c_void_p, ctypes.POINTER(_CStitchTensor), ctypes.c_int,
+                                       ctypes.POINTER(_CStitchTensor), ctypes.c_int, ctypes.c_void_p]
+        lib.stitch_destroy.argtypes = [ctypes.c_void_p]
+        lib.stitch_last_error.argtypes = [ctypes.c_void_p]
+        lib.stitch_last_error.restype = ctypes.c_char_p
+        self.abi_version = lib.stitch_abi_version()
+        if self.abi_version != 1:
+            raise RuntimeError(f"{path}: built for ABI version {self.abi_version}, this adapter "
+                               "speaks version 1")
+        self._state = None
+
+    @staticmethod
+    def _views(tensors, what):
+        views = (_CStitchTensor * max(len(tensors), 1))()
+        for index, tensor in enumerate(tensors):
+            if tensor.dim() > 8:
+                raise RuntimeError(f"{what} {index}: rank {tensor.dim()} is above the ABI's 8")
+            if tensor.dtype not in _STITCH_DTYPE_CODES:
+                raise RuntimeError(f"{what} {index}: dtype {tensor.dtype} is not in the ABI")
+            view = views[index]
+            view.data = tensor.data_ptr()
+            view.dtype = _STITCH_DTYPE_CODES[tensor.dtype]
+            view.rank = tensor.dim()
+            for d in range(tensor.dim()):
+                view.shape[d] = tensor.size(d)
+                view.strides[d] = tensor.stride(d)
+        return views
+
+    def _failure(self, call, status, state):
+        text = self._lib.stitch_last_error(state)
+        text = text.decode(errors="replace") if text else ""
+        return RuntimeError(f"{self.path}: {call} failed (status {status}): "
+                            f"{text or 'no error text'}")
+
+    @property
+    def initialized(self) -> bool:
+        return self._state is not None
+
+    def init(self, params):
+        views = self._views(params, "param")
+        self.destroy()
+        state = ctypes.c_void_p()
+        status = self._lib.stitch_init(views, len(params), ctypes.byref(state))
+        if status != 0:
+            raise self._failure("stitch_init", status, None)
+        self._state = state
+
+    def forward(self, inputs, outputs, stream=0):
+        if self._state is None:
+            raise RuntimeError(f"{self.path}: forward before init")
+        status = self._lib.stitch_forward(self._state, self._views(inputs, "input"), len(inputs),
+                                          self._views(outputs, "output"), len(outputs),
+                                          ctypes.c_void_p(stream or None))
+        if status != 0:
+            raise self._failure("stitch_forward", status, self._state)
+
+    def destroy(self):
+        if self._state is not None:
+            self._lib.stitch_destroy(self._state)
+        self._state = None
+
+    def __del__(self):
+        try:
+            self.destroy()
+        except Exception:
+            pass
+
+
+def _program(best: str, path: str):
+    """The loaded program: through the torch extension, or ctypes where it cannot be built.
+    STITCH_ADAPTER=extension|ctypes forces one."""
+    mode = os.environ.get("STITCH_ADAPTER", "auto")
+    if mode not in ("auto", "extension", "ctypes"):
+        raise ValueError(f"STITCH_ADAPTER={mode}: expected auto, extension or ctypes")
+    if mode != "ctypes":
+        try:
+            extension = _load_extension(best)
+        except Exception as error:  # no compiler, no Python headers, no ninja...
+            if mode == "extension":
+                raise
+            warnings.warn(f"ModelNew: the torch extension could not be built ({error}); calling "
+                          "program.so through ctypes instead")
+        else:
+            return extension.Program(path)
+    return _CtypesProgram(path)
 
 
 def _task_module(best: str) -> types.ModuleType:
@@ -218,7 +332,7 @@ class ModelNew(torch.nn.Module):
                     f"ModelNew: param {index} ('{spec['name']}') of Model(*init_inputs) is "
                     f"{_describe(tensor.shape, _dtype_name(tensor.dtype))}, the program was "
                     f"generated for {_describe(spec['shape'], spec['dtype'])} (other init inputs?)")
-        self._stitch_program = _load_extension(best).Program(os.path.join(best, manifest["program"]))
+        self._stitch_program = _program(best, os.path.join(best, manifest["program"]))
         self._stitch_key = None
         self._stitch_params = []  # the tensors the current state was made from, kept alive
 
