@@ -219,6 +219,8 @@ Result<RunState> Workflow::drive(RunState state) {
       case Phase::refining:
         if (!state.refine.started) {
           STITCH_TRY(start_refine(state));
+        } else if (state.refine.queue.empty()) {  // e.g. a state written by hand
+          finish_run(state, RunEnd::succeeded, "refine tried every candidate");
         } else {
           const AttemptRecord* best = state.best();
           std::string label = state.refine.queue.front();

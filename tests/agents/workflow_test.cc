@@ -269,6 +269,27 @@ TEST_F(WorkflowTest, ARunBuiltWithoutAGpuIsVerifiedWhenResumedOnOne) {
   EXPECT_EQ(resumed->best_attempt, 2);
 }
 
+TEST_F(WorkflowTest, ResumingARefineWithNothingQueuedFinishesWithTheBest) {
+  refiner_.list = {{"block 512", {{"refine", 512}}}};
+  WorkflowOptions options;
+  options.checkpoint = [](std::string_view point, int attempt) {
+    if (point == "after_result" && attempt == 2) throw std::runtime_error("crash");
+  };
+  EXPECT_THROW((void)workflow(options).start("task"), std::runtime_error);
+  // The state as saved before attempt 2 routed, then its queue emptied by hand.
+  auto saved = load_run_state(run_->root());
+  ASSERT_TRUE(saved.ok());
+  saved->attempts.pop_back();
+  saved->refine.queue.clear();
+  saved->refine.queue_variants.clear();
+  ASSERT_TRUE(save_run_state(run_->root(), *saved).ok());
+  fs::remove_all(run_->root() / "attempts/02");
+  auto resumed = workflow().resume();
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  EXPECT_EQ(resumed->end, RunEnd::succeeded);
+  EXPECT_EQ(resumed->best_attempt, 1);
+}
+
 TEST(RoutingTest, FasterBeyondSpread) {
   EXPECT_TRUE(faster_beyond_spread({1.0, 0.99, 1.01}, {0.9, 0.89, 0.91}, 0.01));
   EXPECT_FALSE(faster_beyond_spread({1.0, 0.99, 1.01}, {0.995, 0.99, 1.0}, 0.01));  // < 1 %
