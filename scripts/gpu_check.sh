@@ -125,7 +125,8 @@ fi
 if want loop; then
   # The loop on the GPU: (1) `run` with refine on a bundled task (before/after refine and spread);
   # (2) SIGKILL of the orchestrator mid-verification, then --resume; (3) a bench over
-  # $STITCH_LOOP_DIRS (default ".kb/level2 .kb/level3_mlp") that stops taking tasks after
+  # $STITCH_LOOP_DIRS (default ".kb/level2_covered .kb/level3_mlp": scripts/stage_kernelbench.sh
+  # --covered stages them) that stops taking tasks after
   # $STITCH_LOOP_DEADLINE minutes (default 6) and resumes next call from .bench.tgz (carry it; the
   # updated bench comes back as $OUT/bench.tgz).
   echo "== the loop: run, kill -9 + resume, bench"
@@ -167,7 +168,7 @@ PY
   row "kill -9 mid-run, --resume" "exit $? $(grep -c interrupted "$killed_dir/state.json") interrupted; $(tail -1 "$out/loop-resume.txt" | cut -c1-60)"
   rm -rf .bench && mkdir -p .bench
   [ -f .bench.tgz ] && tar -xzf .bench.tgz -C .bench
-  if [ -f .bench/kb/tasks.json ]; then bench_args=(--resume .bench/kb); else bench_args=(${STITCH_LOOP_DIRS:-.kb/level2 .kb/level3_mlp} --out .bench/kb); fi
+  if [ -f .bench/kb/tasks.json ]; then bench_args=(--resume .bench/kb); else bench_args=(${STITCH_LOOP_DIRS:-.kb/level2_covered .kb/level3_mlp} --out .bench/kb); fi
   timeout -s INT $(( ${STITCH_LOOP_DEADLINE:-6} * 60 + 150 )) "$build/stitchcuda" bench "${bench_args[@]}" \
     --deadline-minutes "${STITCH_LOOP_DEADLINE:-6}" --max-minutes 4 --refine-attempts "${STITCH_LOOP_REFINE:-2}" \
     > "$out/loop-bench.txt" 2> "$out/loop-bench.err"
