@@ -12,9 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <set>
+#include <thread>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -45,6 +47,7 @@ struct BenchCommandOptions {
   std::string pattern;
   int limit = 0;
   double deadline_minutes = 0;
+  int prepare_jobs = -1;  // -1: automatic (half the cores, at most 8, with one worker)
   // Per task: the loop's options, with budgets smaller than `run`'s.
   LoopCommandOptions loop = [] {
     LoopCommandOptions loop;
@@ -239,6 +242,72 @@ void run_bench_task(const fs::path& bench_dir, const BenchTask& task,
     say("error: " + appended.error().message);
 }
 
+// Captures every task not yet recorded or captured, and builds its first program into worker 0's
+// build cache, `jobs` child processes at a time (`stitchcuda generate`): the CPU-bound part of the
+// loop runs in parallel before the serial, GPU-bound part, which then finds the captures in
+// runs/<level>/ and its first build in the cache. Logs go to prepare/.
+void prepare(const fs::path& bench_dir, const BenchCommandOptions& options, int jobs) {
+  auto tasks = read_tasks(bench_dir);
+  if (!tasks.ok() || jobs <= 0) return;
+  std::set<std::string> recorded;
+  if (auto records = bench::read_results(bench_dir / "results.jsonl"); records.ok())
+    for (const auto& record : *records)
+      recorded.insert(record.key());
+  std::vector<BenchTask> todo;
+  for (const auto& task : *tasks) {
+    auto existing = existing_run(bench_dir, task);
+    if (!recorded.count(task.key()) && !(existing && fs::exists(*existing / "graph.json")))
+      todo.push_back(task);
+  }
+  if (todo.empty()) return;
+  (void)make_dirs(bench_dir / "prepare");
+  const std::string self = (executable_dir() / "stitchcuda").string();
+  const fs::path cache = default_build_cache_dir() / "worker0";
+  fmt::print(stderr, "preparing {} tasks ({} at a time): capture and first build\n", todo.size(),
+             jobs);
+  const auto started = std::chrono::steady_clock::now();
+  size_t next = 0, running = 0, failed = 0;
+  while (next < todo.size() || running > 0) {
+    while (running < static_cast<size_t>(jobs) && next < todo.size()) {
+      const BenchTask& task = todo[next++];
+      const fs::path runs = bench_dir / "runs" / task.level;
+      (void)make_dirs(runs);
+      const fs::path log = bench_dir / "prepare" / (claim_name(task) + ".log");
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+          ::dup2(fd, STDOUT_FILENO);
+          ::dup2(fd, STDERR_FILENO);
+        }
+        std::vector<std::string> args = {self,          "generate",    task.file,
+                                         "--runs-dir",  runs.string(), "--build-cache",
+                                         cache.string()};
+        if (options.loop.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
+        if (!options.loop.arch.empty()) args.insert(args.end(), {"--arch", options.loop.arch});
+        std::vector<char*> argv;
+        for (auto& arg : args)
+          argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        ::execv(self.c_str(), argv.data());
+        ::_exit(127);
+      }
+      if (pid > 0) ++running;
+    }
+    int status = 0;
+    if (::wait(&status) > 0) {
+      --running;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+    } else {
+      break;  // no children left to wait for
+    }
+  }
+  fmt::print(
+      stderr, "prepared {} tasks in {:.0f} s ({} refused or failed to build: the loop says why)\n",
+      todo.size(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), failed);
+}
+
 // Takes tasks (claims/ with O_EXCL) until none is left or the deadline passes.
 void work(const fs::path& bench_dir, const BenchCommandOptions& options,
           const harness::HarnessLocation& location, double deadline_epoch_s) {
@@ -388,6 +457,13 @@ int run_bench(const BenchCommandOptions& options) {
   // Worker 0 runs here when it is the only one, on device 0; otherwise every worker is a child
   // process pinned to its GPU (CUDA_VISIBLE_DEVICES must be set before CUDA starts).
   const bool in_process = gpus->size() == 1 && (*gpus)[0] == 0;
+  // Preparing fills worker 0's build cache: worth it when worker 0 takes every task.
+  const int prepare_jobs =
+      options.prepare_jobs >= 0 ? options.prepare_jobs
+      : gpus->size() == 1
+          ? std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8)
+          : 0;
+  if (gpus->size() == 1) prepare(bench_dir, options, prepare_jobs);
   std::vector<pid_t> children;
   for (size_t i = in_process ? 1 : 0; i < gpus->size(); ++i) {
     const pid_t pid = ::fork();
@@ -450,6 +526,10 @@ CommandAction setup_bench(CLI::App& app) {
   app.add_option("--deadline-minutes", options->deadline_minutes,
                  "Take no new task after this many minutes (resume later)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--prepare-jobs", options->prepare_jobs,
+                 "Tasks captured and first-built in parallel before the GPU loop (default: half "
+                 "the cores, at most 8, with one GPU; 0: off)")
+      ->check(CLI::Range(-1, 64));
   add_loop_options(app, options->loop);
   app.add_option("--worker-of", options->worker_of, "(internal) run as a worker of this bench")
       ->group("");

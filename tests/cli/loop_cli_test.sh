@@ -35,6 +35,7 @@ check "two records" '[ "$(wc -l < "$tmp/bench/results.jsonl")" = 2 ]'
 check "the conv task is refused" 'grep -q "\"outcome\":\"refused\"" "$tmp/bench/results.jsonl"'
 check "table and report written" '[ -s "$tmp/bench/table.md" ] && grep -q "stitch-results" "$tmp/bench/report.html"'
 check "table printed" 'grep -q "plan_conv_refused" "$tmp/bench.out"'
+check "tasks were prepared in parallel first" 'grep -q "^preparing 2 tasks" "$tmp/bench.err" && [ -s "$tmp/bench/prepare/levelT__scale_shift_relu.log" ] && [ "$(ls -d "$tmp"/bench/runs/levelT/scale_shift_relu-* | wc -l)" = 1 ]'
 cp "$tmp/bench/results.jsonl" "$tmp/before.jsonl"
 "$bin" bench --resume "$tmp/bench" >/dev/null 2>"$tmp/resume.err"
 check "resume of a finished bench redoes nothing" '[ $? = 0 ] && cmp -s "$tmp/before.jsonl" "$tmp/bench/results.jsonl"'
@@ -49,7 +50,7 @@ check "two workers finish the bench" '[ $? = 0 ] && [ "$(wc -l < "$tmp/bench2/re
 check "each task ran once" '[ "$(grep -c scale_shift_relu "$tmp/bench2/results.jsonl")" = 1 ] && [ "$(ls "$tmp/bench2/claims" | wc -l)" = 2 ]'
 check "workers are named in the progress" 'grep -q "^\[w[01]\]" "$tmp/bench2.err"'
 # A deadline stops taking tasks; --resume finishes the rest; the report carries the records.
-"$bin" bench "$tmp/levelT" --out "$tmp/bench5" --deadline-minutes 0.001 >/dev/null 2>"$tmp/bench5.err"
+"$bin" bench "$tmp/levelT" --out "$tmp/bench5" --deadline-minutes 0.001 --prepare-jobs 0 >/dev/null 2>"$tmp/bench5.err"
 check "a bench past its deadline stops early, exit 1" '[ $? = 1 ] && [ "$(wc -l < "$tmp/bench5/results.jsonl")" = 1 ] && grep -q "still to run" "$tmp/bench5.err"'
 "$bin" bench --resume "$tmp/bench5" >/dev/null 2>&1
 check "resume completes it" '[ $? = 0 ] && [ "$(wc -l < "$tmp/bench5/results.jsonl")" = 2 ]'
