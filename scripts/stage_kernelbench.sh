@@ -3,9 +3,9 @@
 # (git-ignored) so a device call can carry them: run tool `carry [".kb", "build-device"]`, then e.g.
 #   STITCH_GPU_CHECK=generated STITCH_GENERATED_TASKS="$(ls .kb/level2/*Gemm*.py)" scripts/gpu_check.sh
 # The project's own tests never read .kb/ (CI must not depend on files outside the repo).
-#   --covered: also .kb/<level>_covered/ for levels 1 and 2: the tasks the built-in Planner plans
-#   (captured and planned here with build/stitchcuda, no GPU needed), so a GPU bench spends no
-#   device time on tasks it would refuse.
+#   --covered: also .kb/<level>_covered/ for levels 1 and 2: the tasks the built-in Coder covers
+#   (captured, planned and emitted here with build/stitchcuda generate, no GPU needed), so a GPU
+#   bench spends no device time on tasks it would refuse.
 set -euo pipefail
 covered=0
 if [ "${1:-}" = "--covered" ]; then covered=1; shift; fi
@@ -28,11 +28,12 @@ if ((covered)); then
     # capture --all leaves one directory per task, named after it, holding graph.json.
     find "$runs/$level" -name graph.json -printf '%h\n' | while read -r run; do
       task=$(basename "$run")
-      if [ -f ".kb/$level/$task.py" ] && build/stitchcuda plan "$run" >/dev/null 2>&1; then
+      if [ -f ".kb/$level/$task.py" ] &&
+         build/stitchcuda generate "$run" --out "$run/generated" --no-compile >/dev/null 2>&1; then
         cp ".kb/$level/$task.py" ".kb/${level}_covered/"
       fi
     done
-    echo "$level: $(ls ".kb/${level}_covered" | wc -l) of $(ls ".kb/$level"/*.py | wc -l) tasks planned (.kb/${level}_covered)"
+    echo "$level: $(ls ".kb/${level}_covered" | wc -l) of $(ls ".kb/$level"/*.py | wc -l) tasks covered: planned and emitted (.kb/${level}_covered)"
   done
   rm -rf "$runs"
 fi

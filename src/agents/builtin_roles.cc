@@ -146,12 +146,15 @@ Result<CodeOutcome> BuiltinCoder::write(const CodeRequest& request) {
   }
   STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::load_plan(request.plan_file.string()));
   STITCH_ASSIGN_OR_RETURN(AppliedVariant applied, apply_variant(plan, variant));
-  STITCH_ASSIGN_OR_RETURN(codegen::EmittedProgram program,
-                          codegen::emit_program(applied.plan, applied.emit));
+  auto program = codegen::emit_program(applied.plan, applied.emit);
+  if (!program.ok()) {  // the emitter cannot express this plan: not a failure of the machinery
+    outcome.why_not = "the emitter refuses the plan: " + program.error().message;
+    return outcome;
+  }
   const fs::path source = request.out_dir / "program.cu";
   STITCH_TRY(make_dirs(request.out_dir));
-  STITCH_TRY(write_file_atomic(source, program.source));
-  std::set<std::string> libraries(program.libraries.begin(), program.libraries.end());
+  STITCH_TRY(write_file_atomic(source, program->source));
+  std::set<std::string> libraries(program->libraries.begin(), program->libraries.end());
   for (const auto& library : detect_program_libraries({source}, include_dirs_))
     libraries.insert(library);
   CodeDraft draft;

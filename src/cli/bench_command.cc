@@ -145,10 +145,11 @@ std::string outcome_of(const agents::RunState& state) {
     default:
       break;
   }
-  // failed: what the last verification of the whole program said.
+  // failed: what the last verification of the whole program said; with none, the built-in
+  // roles could not produce a program at all (the emitter refused every plan).
   for (auto it = state.attempts.rbegin(); it != state.attempts.rend(); ++it)
     if (it->result && it->result->outcome) return std::string(outcome_name(*it->result->outcome));
-  return "compile_error";
+  return "refused";
 }
 
 bench::BenchRecord record_for(const BenchTask& task, const fs::path& run_dir,

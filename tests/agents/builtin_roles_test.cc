@@ -135,6 +135,23 @@ TEST_F(BuiltinRolesTest, CoderRetriesWhatTheFeedbackPointsAtAndStopsWhenOutOfIde
   EXPECT_NE(out_of_ideas->why_not.find("every variant"), std::string::npos);
 }
 
+TEST_F(BuiltinRolesTest, APlanTheEmitterRefusesIsNothingNewNotAnError) {
+  use_graph("plan_broadcast_chain");
+  BuiltinPlanner planner;
+  ASSERT_TRUE(planner.plan(plan_request(1)).ok());
+  const fs::path plan_file = root_ / "plans/plan.v1.json";
+  auto plan = plan::load_plan(plan_file.string());
+  ASSERT_TRUE(plan.ok());
+  plan->subtasks.at(0).tunables["block"] = 100;  // no launch takes it: the emitter refuses
+  ASSERT_TRUE(plan::save_plan(*plan, plan_file.string()).ok());
+  BuiltinCoder coder({fs::path(STITCH_SOURCE_DIR) / "include", STITCH_SOURCE_DIR});
+  auto outcome = coder.write(code_request(plan_file));
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_FALSE(outcome->draft.has_value());
+  EXPECT_NE(outcome->why_not.find("emitter refuses"), std::string::npos) << outcome->why_not;
+  EXPECT_NE(outcome->why_not.find("block 100"), std::string::npos) << outcome->why_not;
+}
+
 TEST_F(BuiltinRolesTest, VariantsApplyTunablesAndRejectWhatKernelsDoNotTake) {
   use_graph("plan_broadcast_chain");
   auto graph = ir::load_graph((root_ / "graph.json").string());
