@@ -132,11 +132,7 @@ class ProgramProfiler {
 
 // ---- Refine -------------------------------------------------------------------------------------
 
-struct RefineCandidate {
-  std::string label;      // "s02_matmul…: block 512"
-  nlohmann::json change;  // merged into the best program's variant (refine.h merge_variant)
-};
-
+// RefineCandidate is in run_state.h: the state keeps the queue of them.
 // Proposes changes to the best program, most promising first.
 class RefinePolicy {
  public:

@@ -207,6 +207,9 @@ json run_state_to_json(const RunState& state) {
   json attempts = json::array();
   for (const auto& attempt : state.attempts)
     attempts.push_back(attempt_to_json(attempt));
+  json queue = json::array();
+  for (const auto& candidate : state.refine.queue)
+    queue.push_back({{"label", candidate.label}, {"change", candidate.change}});
   return {{"format", "stitchcuda.run_state"},
           {"version", state.format},
           {"task", state.task},
@@ -223,8 +226,7 @@ json run_state_to_json(const RunState& state) {
           {"replan_reason", state.replan_reason},
           {"refine",
            {{"started", state.refine.started},
-            {"queue", state.refine.queue},
-            {"queue_variants", state.refine.queue_variants},
+            {"queue", queue},
             {"tried", state.refine.tried},
             {"without_gain", state.refine.without_gain},
             {"before_ms", optional_number(state.refine.before_ms)}}},
@@ -278,8 +280,11 @@ Result<RunState> run_state_from_json(const json& doc) {
   STITCH_TRY(read_field(doc, "replan_reason", state.replan_reason));
   const json refine = doc.value("refine", json::object());
   STITCH_TRY(read_field(refine, "started", state.refine.started));
-  STITCH_TRY(read_field(refine, "queue", state.refine.queue));
-  STITCH_TRY(read_field(refine, "queue_variants", state.refine.queue_variants));
+  for (const auto& candidate : refine.value("queue", json::array())) {
+    if (!candidate.is_object() || !candidate.contains("label") || !candidate.contains("change"))
+      return make_error("refine queue: an entry without label and change");
+    state.refine.queue.push_back({candidate.value("label", ""), candidate["change"]});
+  }
   STITCH_TRY(read_field(refine, "tried", state.refine.tried));
   STITCH_TRY(read_field(refine, "without_gain", state.refine.without_gain));
   state.refine.before_ms = number_or_null(refine, "before_ms");
@@ -287,8 +292,6 @@ Result<RunState> run_state_from_json(const json& doc) {
   STITCH_TRY(read_field(used, "attempts", state.used.attempts));
   STITCH_TRY(read_field(used, "wall_s", state.used.wall_s));
   STITCH_TRY(read_field(used, "tokens", state.used.tokens));
-  if (state.refine.queue.size() != state.refine.queue_variants.size())
-    return make_error("refine queue and its variants differ in length");
   return state;
 }
 

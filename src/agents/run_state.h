@@ -106,10 +106,15 @@ struct AttemptRecord {
   double seconds = 0;
 };
 
+// One change refine proposes to the best program (refine.h).
+struct RefineCandidate {
+  std::string label;      // "s02_matmul…: block 512"
+  nlohmann::json change;  // merged into the best program's variant (workflow.h merge_variant)
+};
+
 struct RefineState {
   bool started = false;
-  std::vector<std::string> queue;              // candidate labels still to try, in order (refine.h)
-  std::vector<nlohmann::json> queue_variants;  // the change each queued candidate makes
+  std::vector<RefineCandidate> queue;  // still to try, in order
   int tried = 0;
   int without_gain = 0;
   std::optional<double> before_ms;  // the best's median when refine began

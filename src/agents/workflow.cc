@@ -73,8 +73,7 @@ std::string result_line(const AttemptResult& result) {
 void requeue_refine(RunState& state, const AttemptRecord& record) {
   std::string label = record.label;
   if (label.rfind("refine: ", 0) == 0) label = label.substr(8);
-  state.refine.queue.insert(state.refine.queue.begin(), label);
-  state.refine.queue_variants.insert(state.refine.queue_variants.begin(), record.variant);
+  state.refine.queue.insert(state.refine.queue.begin(), {label, record.variant});
 }
 
 }  // namespace
@@ -223,13 +222,11 @@ Result<RunState> Workflow::drive(RunState state) {
           finish_run(state, RunEnd::succeeded, "refine tried every candidate");
         } else {
           const AttemptRecord* best = state.best();
-          std::string label = state.refine.queue.front();
-          json change = state.refine.queue_variants.front();
+          RefineCandidate next = state.refine.queue.front();
           state.refine.queue.erase(state.refine.queue.begin());
-          state.refine.queue_variants.erase(state.refine.queue_variants.begin());
           STITCH_TRY(step_attempt(state, AttemptKind::refine, -1,
-                                  merge_variant(best ? best->variant : json::object(), change),
-                                  "refine: " + label));
+                                  merge_variant(best ? best->variant : json::object(), next.change),
+                                  "refine: " + next.label));
         }
         break;
       case Phase::finished:
@@ -450,14 +447,14 @@ Status Workflow::start_refine(RunState& state) {
   STITCH_ASSIGN_OR_RETURN(
       std::vector<RefineCandidate> candidates,
       deps_.refiner->candidates(run_.root() / plan->file, best->variant, profile));
-  for (const auto& candidate : candidates) {
-    state.refine.queue.push_back(candidate.label);
-    state.refine.queue_variants.push_back(candidate.change);
-  }
+  state.refine.queue = candidates;
+  json labels = json::array();
+  for (const auto& candidate : candidates)
+    labels.push_back(candidate.label);
   emit("refine.queue",
        fmt::format("refine: {} candidates{}", candidates.size(),
                    profile ? " (ranked by the profile)" : " (ranked by the cost model)"),
-       {{"candidates", state.refine.queue}, {"profiled", profile.has_value()}});
+       {{"candidates", labels}, {"profiled", profile.has_value()}});
   if (candidates.empty()) finish_run(state, RunEnd::succeeded, "verified (no refine candidates)");
   return save(state);
 }

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -243,6 +244,23 @@ void run_bench_task(const fs::path& bench_dir, const BenchTask& task,
     say("error: " + appended.error().message);
 }
 
+// Starts `stitchcuda ARGS...` (this binary) as a child process; `in_child` runs between fork and
+// exec (environment, output redirection). The child's pid, or -1.
+pid_t spawn_self(const std::vector<std::string>& args, const std::function<void()>& in_child) {
+  const std::string self = (executable_dir() / "stitchcuda").string();
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  in_child();
+  std::vector<std::string> all = {self};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : all)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  ::execv(self.c_str(), argv.data());
+  ::_exit(127);
+}
+
 // Captures every task not yet recorded or captured, and builds its first program into worker 0's
 // build cache, `jobs` child processes at a time (`stitchcuda generate`): the CPU-bound part of the
 // loop runs in parallel before the serial, GPU-bound part, which then finds the captures in
@@ -262,7 +280,6 @@ void prepare(const fs::path& bench_dir, const BenchCommandOptions& options, int 
   }
   if (todo.empty()) return;
   (void)make_dirs(bench_dir / "prepare");
-  const std::string self = (executable_dir() / "stitchcuda").string();
   const fs::path cache = default_build_cache_dir() / "worker0";
   fmt::print(stderr, "preparing {} tasks ({} at a time): capture and first build\n", todo.size(),
              jobs);
@@ -274,25 +291,17 @@ void prepare(const fs::path& bench_dir, const BenchCommandOptions& options, int 
       const fs::path runs = bench_dir / "runs" / task.level;
       (void)make_dirs(runs);
       const fs::path log = bench_dir / "prepare" / (claim_name(task) + ".log");
-      const pid_t pid = ::fork();
-      if (pid == 0) {
+      std::vector<std::string> args = {"generate",    task.file,       "--runs-dir",
+                                       runs.string(), "--build-cache", cache.string()};
+      if (options.loop.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
+      if (!options.loop.arch.empty()) args.insert(args.end(), {"--arch", options.loop.arch});
+      const pid_t pid = spawn_self(args, [&] {
         const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
           ::dup2(fd, STDOUT_FILENO);
           ::dup2(fd, STDERR_FILENO);
         }
-        std::vector<std::string> args = {self,          "generate",    task.file,
-                                         "--runs-dir",  runs.string(), "--build-cache",
-                                         cache.string()};
-        if (options.loop.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
-        if (!options.loop.arch.empty()) args.insert(args.end(), {"--arch", options.loop.arch});
-        std::vector<char*> argv;
-        for (auto& arg : args)
-          argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        ::execv(self.c_str(), argv.data());
-        ::_exit(127);
-      }
+      });
       if (pid > 0) ++running;
     }
     int status = 0;
@@ -467,24 +476,15 @@ int run_bench(const BenchCommandOptions& options) {
   if (gpus->size() == 1) prepare(bench_dir, options, prepare_jobs);
   std::vector<pid_t> children;
   for (size_t i = in_process ? 1 : 0; i < gpus->size(); ++i) {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::setenv("CUDA_VISIBLE_DEVICES", std::to_string((*gpus)[i]).c_str(), 1);
-      const std::string self = (executable_dir() / "stitchcuda").string();
-      std::vector<std::string> args = {
-          self, "bench", "--worker-of", bench_dir.string(), "--worker-index", std::to_string(i)};
-      for (auto& arg : loop_arguments(options.loop))
-        args.push_back(arg);
-      if (options.deadline_minutes > 0)
-        args.insert(args.end(),
-                    {"--deadline-minutes", fmt::format("{}", options.deadline_minutes)});
-      std::vector<char*> argv;
-      for (auto& arg : args)
-        argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      ::execv(self.c_str(), argv.data());
-      ::_exit(127);
-    }
+    std::vector<std::string> args = {"bench", "--worker-of", bench_dir.string(), "--worker-index",
+                                     std::to_string(i)};
+    for (auto& arg : loop_arguments(options.loop))
+      args.push_back(arg);
+    if (options.deadline_minutes > 0)
+      args.insert(args.end(), {"--deadline-minutes", fmt::format("{}", options.deadline_minutes)});
+    const std::string device = std::to_string((*gpus)[i]);
+    const pid_t pid =
+        spawn_self(args, [&] { ::setenv("CUDA_VISIBLE_DEVICES", device.c_str(), 1); });
     if (pid > 0) children.push_back(pid);
   }
   if (in_process) work(bench_dir, options, *location, deadline);

@@ -281,7 +281,6 @@ TEST_F(WorkflowTest, ResumingARefineWithNothingQueuedFinishesWithTheBest) {
   ASSERT_TRUE(saved.ok());
   saved->attempts.pop_back();
   saved->refine.queue.clear();
-  saved->refine.queue_variants.clear();
   ASSERT_TRUE(save_run_state(run_->root(), *saved).ok());
   fs::remove_all(run_->root() / "attempts/02");
   auto resumed = workflow().resume();
@@ -340,8 +339,7 @@ TEST(RunStateTest, JsonRoundTripAndClearErrors) {
   state.attempts.push_back(attempt);
   state.best_attempt = 3;
   state.refine.started = true;
-  state.refine.queue = {"x"};
-  state.refine.queue_variants = {{{"block", 128}}};
+  state.refine.queue = {{"x", {{"block", 128}}}};
   state.refine.before_ms = 1.5;
   state.used = {4, 12.5, 300};
   auto back = run_state_from_json(run_state_to_json(state));
