@@ -28,6 +28,12 @@ if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
   mkdir -p "$(dirname "$built_at")" && ln -s "$(realpath "$build")" "$built_at"
 fi
 
+# STITCH_BUDGET_S: seconds this script may take in all (default 540, inside the device tool's
+# 600-second calls); the bench stops taking tasks in time to pack its results before then.
+started_at=$(date +%s)
+end_at=$(( started_at + ${STITCH_BUDGET_S:-540} ))
+left() { echo $(( end_at - $(date +%s) )); }
+
 declare -a table
 row() { table+=("$(printf '%-44s %s' "$1" "$2")"); }
 
@@ -127,10 +133,14 @@ if want loop; then
   # (2) SIGKILL of the orchestrator mid-verification, then --resume; (3) a bench over
   # $STITCH_LOOP_DIRS (default ".kb/level2_covered .kb/level3_mlp": scripts/stage_kernelbench.sh
   # --covered stages them) that stops taking tasks after
-  # $STITCH_LOOP_DEADLINE minutes (default 6) and resumes next call from .bench.tgz (carry it; the
-  # updated bench comes back as $OUT/bench.tgz).
-  echo "== the loop: run, kill -9 + resume, bench"
+  # STITCH_BUDGET_S and resumes next call from .bench.tgz (carry it; the updated bench comes back
+  # as $OUT/bench.tgz, without weights and libraries: the runs of tasks not yet recorded are left
+  # out, so that a resume captures them afresh).
+  # STITCH_LOOP_PARTS picks among "run kill bench" (default all three).
+  parts=" ${STITCH_LOOP_PARTS:-run kill bench} "
+  echo "== the loop: ${parts}"
   loop_runs=$(mktemp -d)
+  if [[ "$parts" == *" run "* ]]; then
   timeout -s INT 240 "$build/stitchcuda" run ${STITCH_LOOP_TASK:-tests/tasks/mlp.py} --runs-dir "$loop_runs" \
     --no-main > "$out/loop-run.txt" 2>&1
   row "run ${STITCH_LOOP_TASK:-mlp.py}" "exit $? $(tail -1 "$out/loop-run.txt" | cut -c1-80)"
@@ -154,6 +164,8 @@ PY
       > "$out/loop-eval-kb.txt" 2>&1
     row "eval-kb of best/model_new.py" "exit $? $(tail -1 "$out/loop-eval-kb.txt" | cut -c1-70)"
   fi
+  fi
+  if [[ "$parts" == *" kill "* ]]; then
   kill_runs=$(mktemp -d)
   "$build/stitchcuda" run tests/tasks/plan_gemm_bias_relu.py --runs-dir "$kill_runs" --no-main \
     > "$out/loop-kill.txt" 2>&1 &
@@ -166,16 +178,39 @@ PY
   killed_dir=$(ls -d "$kill_runs"/*/ | head -1)
   timeout -s INT 200 "$build/stitchcuda" run --resume "$killed_dir" --no-main > "$out/loop-resume.txt" 2>&1
   row "kill -9 mid-run, --resume" "exit $? $(grep -c interrupted "$killed_dir/state.json") interrupted; $(tail -1 "$out/loop-resume.txt" | cut -c1-60)"
+  fi
+  if [[ "$parts" == *" bench "* ]]; then
   rm -rf .bench && mkdir -p .bench
   [ -f .bench.tgz ] && tar -xzf .bench.tgz -C .bench
   if [ -f .bench/kb/tasks.json ]; then bench_args=(--resume .bench/kb); else bench_args=(${STITCH_LOOP_DIRS:-.kb/level2_covered .kb/level3_mlp} --out .bench/kb); fi
-  timeout -s INT $(( ${STITCH_LOOP_DEADLINE:-6} * 60 + 150 )) "$build/stitchcuda" bench "${bench_args[@]}" \
-    --deadline-minutes "${STITCH_LOOP_DEADLINE:-6}" --max-minutes 4 --refine-attempts "${STITCH_LOOP_REFINE:-2}" \
-    > "$out/loop-bench.txt" 2> "$out/loop-bench.err"
+  # STITCH_LOOP_REFINE: refine candidates per task (default 2; 0: --no-refine). The deadline
+  # leaves STITCH_LOOP_GRACE_S (default 120) for the last task and the packing.
+  refine_args=(--refine-attempts "${STITCH_LOOP_REFINE:-2}")
+  [ "${STITCH_LOOP_REFINE:-2}" = 0 ] && refine_args=(--no-refine)
+  grace=${STITCH_LOOP_GRACE_S:-120}
+  deadline_s=$(( $(left) - grace )); (( deadline_s < 30 )) && deadline_s=30
+  timeout -s INT $(( $(left) - 15 )) "$build/stitchcuda" bench "${bench_args[@]}" \
+    --deadline-minutes "$(python3 -c "print(round($deadline_s / 60, 2))")" --max-minutes 4 \
+    --prepare-jobs "$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))" "${refine_args[@]}" > "$out/loop-bench.txt" 2> "$out/loop-bench.err"
   row "bench" "exit $? $(wc -l < .bench/kb/results.jsonl 2>/dev/null) of $(grep -c '"task"' .bench/kb/tasks.json 2>/dev/null) tasks"
   tail -30 "$out/loop-bench.txt"
-  find .bench -name '*.so' -delete
+  python3 - .bench/kb <<'PY'
+import json, os, shutil, sys
+bench = sys.argv[1]
+done = set()
+if os.path.exists(f"{bench}/results.jsonl"):
+    done = {(r["level"], r["task"]) for r in map(json.loads, open(f"{bench}/results.jsonl"))}
+for level in os.listdir(f"{bench}/runs") if os.path.isdir(f"{bench}/runs") else []:
+    for run in os.listdir(f"{bench}/runs/{level}"):
+        if not any(run.startswith(task + "-") for lvl, task in done if lvl == level):
+            shutil.rmtree(f"{bench}/runs/{level}/{run}")
+            claim = f"{bench}/claims/{level}__{run.rsplit('-', 2)[0]}"
+            if os.path.exists(claim): os.remove(claim)
+PY
+  find .bench \( -name '*.so' -o -name '*.safetensors' \) -delete
+  grep -E "^(preparing|prepared|timing the baselines|baselines)" "$out/loop-bench.err"
   [ -n "${OUT:-}" ] && tar -czf "$OUT/bench.tgz" -C .bench . && cp .bench/kb/report.html .bench/kb/table.md "$OUT/" 2>/dev/null
+  fi
 fi
 
 echo

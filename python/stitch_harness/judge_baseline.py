@@ -36,7 +36,9 @@ from .timing import (L2Flusher, method_agreement, method_overhead, time_plain_ev
 
 MODES = ("eager", "compile", "reduce-overhead")
 BASELINE_VERSION = 3  # 2: time follows choose_basis; 3: method_agreement recorded
-DEFAULT_CACHE_DIR = os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda", "baselines")
+# STITCH_BASELINE_CACHE_DIR: where baselines are cached (`stitchcuda bench` points it into the bench).
+DEFAULT_CACHE_DIR = (os.environ.get("STITCH_BASELINE_CACHE_DIR")
+                     or os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda", "baselines"))
 
 
 @dataclasses.dataclass
@@ -280,16 +282,21 @@ def _add_result(cached: _CachedTask, mode: str, flags_name: str, result: dict) -
     (cached.entries if flags_name == "track" else cached.info_entries)[mode] = result
 
 
-def _finish_task(options: BaselineOptions, cached: _CachedTask, out_path: Optional[str]) -> dict:
-    """Stores what was measured in the cache (failed modes are not cached: the next run tries them
-    again) and writes the selected modes to out_path."""
-    record = {**cached.record, "modes": cached.entries,
-              "pytorch_default_flags": cached.info_entries}
+def _store(options: BaselineOptions, cached: _CachedTask) -> None:
+    """Stores what was measured so far in the cache (failed modes are not cached: the next run
+    tries them again)."""
     ok = lambda table: {m: e for m, e in table.items() if "error" not in e}
     measured = cached.wanted and not options.cache_only
     if cached.cache_path and measured and (ok(cached.entries) or ok(cached.info_entries)):
-        files.write_json(cached.cache_path, {**record, "modes": ok(cached.entries),
+        files.write_json(cached.cache_path, {**cached.record, "modes": ok(cached.entries),
                                              "pytorch_default_flags": ok(cached.info_entries)})
+
+
+def _finish_task(options: BaselineOptions, cached: _CachedTask, out_path: Optional[str]) -> dict:
+    """Stores what was measured in the cache and writes the selected modes to out_path."""
+    record = {**cached.record, "modes": cached.entries,
+              "pytorch_default_flags": cached.info_entries}
+    _store(options, cached)
     selected = {**record, "modes": {m: cached.entries[m] for m in options.modes
                                     if m in cached.entries},
                 "from_cache": not cached.wanted,
@@ -426,6 +433,8 @@ def run_baseline_batch(options: BaselineOptions, graph_dirs: Sequence[str], out_
                                                       for m in options.info_modes]
     for mode, flags_name in pairs:
         _time_serially(options, tasks, mode, flags_name, log)
+        for cached in tasks:  # an interrupted batch keeps the modes it finished
+            _store(options, cached)
     os.makedirs(out_dir, exist_ok=True)
     return [_finish_task(options, t, os.path.join(out_dir, f"{t.record['task']}.json"))
             for t in tasks]

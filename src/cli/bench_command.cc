@@ -5,7 +5,10 @@
 //   results.jsonl  one record per finished task (bench/bench_results.h), appended
 //   table.md, report.html   rendered from results.jsonl alone (`--report` re-renders)
 // Workers beyond the first are child processes of the same binary with CUDA_VISIBLE_DEVICES set,
-// each with its own build cache. `--deadline-minutes` stops taking new tasks (for machines lent
+// each with its own build cache. With one GPU, the CPU-bound work comes first and in parallel
+// (capture and first build, `--prepare-jobs`), then every task's baselines in one batch
+// (torch.compile warmed side by side, timed one task after another on the idle GPU) into
+// baselines/, the bench's own baseline cache, which the loop's verifications then read. `--deadline-minutes` stops taking new tasks (for machines lent
 // by the slice); `--resume` continues: finished tasks are kept, interrupted ones resume their
 // run from its state.json.
 #include <fcntl.h>
@@ -32,6 +35,7 @@
 #include "verify/build_cache.h"
 #include "verify/feedback.h"
 #include "verify/gpu_info.h"
+#include "verify/judge_client.h"
 
 namespace stitch::cli {
 namespace {
@@ -318,6 +322,53 @@ void prepare(const fs::path& bench_dir, const BenchCommandOptions& options, int 
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), failed);
 }
 
+// Times the baselines (eager, torch.compile, reduce-overhead) of every captured task that has no
+// record yet, in one `judge baseline-batch`: torch.compile is warmed `jobs` tasks at a time on the
+// CPU, then each mode is timed in one fresh process going through the tasks on the otherwise idle
+// GPU. The results land in the baseline cache (STITCH_BASELINE_CACHE_DIR, set by run_bench to the
+// bench's baselines/), where each task's verification finds them instead of starting three
+// processes of its own. Tasks already cached are skipped by the batch itself.
+void time_baselines(const fs::path& bench_dir, const harness::HarnessLocation& location,
+                    int jobs) {
+  auto tasks = read_tasks(bench_dir);
+  if (!tasks.ok() || !query_gpu(0)) return;  // without a GPU the loop stops before timing
+  std::set<std::string> recorded;
+  if (auto records = bench::read_results(bench_dir / "results.jsonl"); records.ok())
+    for (const auto& record : *records)
+      recorded.insert(record.key());
+  // --info-modes '': PyTorch's default-flags eager time is information only, and would cost one
+  // more pass over every task.
+  std::vector<std::string> args = {"baseline-batch", "--out-dir",
+                                   (bench_dir / "prepare" / "baselines").string(), "--warm-jobs",
+                                   std::to_string(std::max(jobs, 1)), "--info-modes", ""};
+  size_t count = 0;
+  for (const auto& task : *tasks) {
+    auto run = existing_run(bench_dir, task);
+    if (recorded.count(task.key()) || !run || !fs::exists(*run / "graph.json")) continue;
+    args.insert(args.end(), {"--graph-dir", run->string()});
+    ++count;
+  }
+  if (count == 0) return;
+  (void)make_dirs(bench_dir / "prepare");
+  const fs::path log = bench_dir / "prepare" / "baselines.log";
+  fmt::print(stderr, "timing the baselines of {} tasks in one batch (log: {})\n", count,
+             log.string());
+  ProcessSpec spec = python_module_spec({location.python, location.python_dir},
+                                        "stitch_harness.judge", args);
+  spec.stdout_path = bench_dir / "prepare" / "baselines.out";
+  spec.stderr_path = log;
+  SystemProcessRunner runner;
+  const auto started = std::chrono::steady_clock::now();
+  auto result = runner.run(spec);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!result.ok())
+    fmt::print(stderr, "baselines: {} (each task times its own)\n", result.error().message);
+  else
+    fmt::print(stderr, "baselines timed in {:.0f} s ({}; a task whose baselines failed times "
+               "its own)\n", seconds, result->succeeded() ? "all modes" : result->describe());
+}
+
 // Takes tasks (claims/ with O_EXCL) until none is left or the deadline passes.
 void work(const fs::path& bench_dir, const BenchCommandOptions& options,
           const harness::HarnessLocation& location, double deadline_epoch_s) {
@@ -462,6 +513,10 @@ int run_bench(const BenchCommandOptions& options) {
       }
   }
   (void)make_dirs(bench_dir / "claims");
+  // The bench's baselines are timed within the bench and kept with it (so a bench resumed on
+  // another machine of the same GPU reuses them); an explicit STITCH_BASELINE_CACHE_DIR wins.
+  // Workers and the harness processes inherit it.
+  ::setenv("STITCH_BASELINE_CACHE_DIR", (bench_dir / "baselines").c_str(), /*overwrite=*/0);
   fmt::print(stderr, "bench {} on {} worker(s)\n", bench_dir.string(), gpus->size());
 
   // Worker 0 runs here when it is the only one, on device 0; otherwise every worker is a child
@@ -473,7 +528,10 @@ int run_bench(const BenchCommandOptions& options) {
       : gpus->size() == 1
           ? std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8)
           : 0;
-  if (gpus->size() == 1) prepare(bench_dir, options, prepare_jobs);
+  if (gpus->size() == 1) {
+    prepare(bench_dir, options, prepare_jobs);
+    time_baselines(bench_dir, *location, prepare_jobs);
+  }
   std::vector<pid_t> children;
   for (size_t i = in_process ? 1 : 0; i < gpus->size(); ++i) {
     std::vector<std::string> args = {"bench", "--worker-of", bench_dir.string(), "--worker-index",

@@ -61,6 +61,19 @@ def test_eager_baseline_on_cpu_is_cached(mlp_dir, tmp_path):
     assert "fresh process" in uncached.stderr
 
 
+def test_cache_dir_defaults_to_stitch_baseline_cache_dir(mlp_dir, tmp_path):
+    # `stitchcuda bench` sets it so that its batch and its verifications share the bench's cache.
+    cache = tmp_path / "bench-baselines"
+    command = [sys.executable, "-m", "stitch_harness.judge", "baseline", "--graph-dir", mlp_dir,
+               "--track", "fp32", "--out", str(tmp_path / "b.json"), "--modes", "eager",
+               "--info-modes", "", "--iters", "3", "--warmup", "1", "--timing-sets", "2",
+               "--device", "cpu"]
+    env = {**subprocess_env(), "STITCH_BASELINE_CACHE_DIR": str(cache)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1200)
+    assert done.returncode == 0, done.stderr
+    assert len(os.listdir(cache)) == 1
+
+
 def test_unknown_mode_is_a_usage_error(mlp_dir, tmp_path):
     proc = run_baseline(mlp_dir, tmp_path / "b.json", tmp_path / "c", modes="eager,turbo")
     assert proc.returncode != 0 and "unknown modes" in proc.stderr
