@@ -11,7 +11,18 @@
 //   A3 = [big_a | big_a | small_a]   (m × 3k: the K axis is A's columns)
 //   B3 = [big_b ; small_b ; big_b]   (3k × n: the K axis is B's rows)
 // so accumulation (FP32, in the tensor cores) and the epilogue (bias, ReLU, GELU, beta·C) happen
-// once. On an H200 the TF32 tensor-core rate (~495 TFLOPS dense) is ~7x FP32's (67), so a
+// once.
+//
+// Long K is cut into chunks. A tensor core's FP32 accumulation is not IEEE: it truncates (rounds
+// toward zero) as it adds, so its error grows with the number of products one accumulator
+// takes, and it is biased: it shrinks every partial sum. Measured on an H200 (2026-12-01,
+// KernelBench level-1 matmuls of same-signed operands): a relative error norm of 1.2e-4 at
+// k = 8192 and 6.2e-5 at k = 4096, about 5e-9 per element of the split K axis, above the fp32
+// track's 5e-5. So one tensor-core accumulation runs over at most kMaxTensorCoreRun elements of
+// the split K axis (3072: ~1.5e-5 at worst): the split operands are multiplied chunk by chunk, each
+// chunk's product added to the output by the GEMM's own epilogue (D = A_c·B_c + 1·D, in FP32 with
+// round-to-nearest on the CUDA cores), the user's epilogue applied by the last chunk only. The
+// extra cost is one read and write of the output per chunk. On an H200 the TF32 tensor-core rate (~495 TFLOPS dense) is ~7x FP32's (67), so a
 // compute-bound GEMM runs ~2x faster at 3x the work; the split copies cost one memory pass over A
 // (and over B unless it is constant: prepare_b splits a parameter once, at init).
 //
@@ -54,9 +65,10 @@ struct SplitLayout {
   int64_t batch = 1, rows = 0, cols = 0, ld = 0, stride = 0;
   bool k_along_cols = true;
   int small_in = 2;
-  int64_t segment = 0;  // >= the K extent (cols or rows)
+  int64_t segment = 0;   // >= the K extent (cols or rows)
+  int64_t k_extent = 0;  // the split K axis: >= 3 segment (the chunks' padding stays zero too)
   __host__ __device__ int64_t other_extent() const { return k_along_cols ? rows : cols; }
-  __host__ __device__ int64_t out_batch_elems() const { return 3 * segment * other_extent(); }
+  __host__ __device__ int64_t out_batch_elems() const { return k_extent * other_extent(); }
   __host__ __device__ int64_t out_batches() const { return stride == 0 ? 1 : batch; }
 };
 
@@ -64,7 +76,7 @@ struct SplitLayout {
 __host__ __device__ inline int64_t split_offset(const SplitLayout& l, int64_t b, int64_t r,
                                                 int64_t c, int copy) {
   const int64_t base = b * l.out_batch_elems();
-  return l.k_along_cols ? base + r * (3 * l.segment) + copy * l.segment + c
+  return l.k_along_cols ? base + r * l.k_extent + copy * l.segment + c
                         : base + (copy * l.segment + r) * l.cols + c;
 }
 
@@ -95,28 +107,41 @@ inline int launch_split_tf32x3(const float* x, float* out, const SplitLayout& la
   return static_cast<int>(cudaGetLastError());
 }
 
+// The longest run of the split K axis one tensor-core accumulation takes (see the top).
+inline constexpr int64_t kMaxTensorCoreRun = 3072;
+
 // The split layouts of A and B for a row-major problem (see MatmulShape), and the problem on the
-// split copies. Pure (tested on the CPU).
+// split copies, chunk by chunk. Pure (tested on the CPU).
 struct Tf32x3Problem {
   SplitLayout a, b;
-  MatmulShape split;  // the TF32 GEMM: k' = 3k, on the contiguous split copies
+  MatmulShape split;  // one chunk's TF32 GEMM (k = chunk_k) on the contiguous split copies
+  int64_t chunks = 1;
+  int64_t chunk_k = 0;                       // chunks * chunk_k = the split K axis
+  int64_t a_chunk_step = 0, b_chunk_step = 0;  // elements between chunks' first A and B elements
 };
 
-inline Tf32x3Problem tf32x3_problem(const MatmulShape& s) {
+inline Tf32x3Problem tf32x3_problem(const MatmulShape& s, int64_t max_run = kMaxTensorCoreRun) {
   Tf32x3Problem p;
   const int64_t segment = (s.k + 3) / 4 * 4;
+  // One chunk when 3 segments fit in one run (the layout of old); else equal chunks, each a
+  // multiple of 32 elements (128-byte aligned chunk starts), the last one padded with zeros.
+  p.chunks = 3 * segment <= max_run ? 1 : (3 * segment + max_run - 1) / max_run;
+  p.chunk_k = p.chunks == 1 ? 3 * segment : ((3 * segment + p.chunks - 1) / p.chunks + 31) / 32 * 32;
+  const int64_t k_extent = p.chunks * p.chunk_k;
   // A is [m, k] stored ([k, m] when trans_a): K runs along its columns unless transposed.
-  p.a = SplitLayout{s.batch,     s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.stride_a,
-                    !s.trans_a,  /*small_in=*/2,        segment};
+  p.a = SplitLayout{s.batch,    s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.stride_a,
+                    !s.trans_a, /*small_in=*/2,        segment,               k_extent};
   // B is [k, n] stored ([n, k] when trans_b): K runs along its rows unless transposed.
   p.b = SplitLayout{s.batch,   s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb, s.stride_b,
-                    s.trans_b, /*small_in=*/1,        segment};
+                    s.trans_b, /*small_in=*/1,        segment,               k_extent};
   p.split = s;
-  p.split.k = 3 * segment;
-  p.split.lda = s.trans_a ? s.m : 3 * segment;
-  p.split.ldb = s.trans_b ? 3 * segment : s.n;
+  p.split.k = p.chunk_k;
+  p.split.lda = s.trans_a ? s.m : k_extent;
+  p.split.ldb = s.trans_b ? k_extent : s.n;
   p.split.stride_a = s.stride_a == 0 ? 0 : p.a.out_batch_elems();
   p.split.stride_b = s.stride_b == 0 ? 0 : p.b.out_batch_elems();
+  p.a_chunk_step = s.trans_a ? p.chunk_k * s.m : p.chunk_k;
+  p.b_chunk_step = s.trans_b ? p.chunk_k : p.chunk_k * s.n;
   return p;
 }
 
@@ -151,9 +176,17 @@ class Tf32x3Matmul {
       STITCH_CHECK_CUDA(cudaMalloc(&split_, bytes));
       STITCH_CHECK_CUDA(cudaMemset(split_, 0, bytes));  // the K padding stays zero
     }
-    const int status = gemm_.init_with_compute(handle, problem_.split, epilogue, accumulate_c,
-                                               workspace, workspace_bytes, error, alignment_bytes,
-                                               LtMatmul::Compute::tf32_tensor_cores);
+    // One GEMM per chunk kind: the first (the caller's accumulate_c; its epilogue only when it is
+    // the only chunk), the middle ones (D += A_c·B_c) and the last (D += A_c·B_c, then epilogue).
+    const int64_t chunks = problem_.chunks;
+    auto init_chunk = [&](LtMatmul& gemm, MatmulEpilogue chunk_epilogue, bool chunk_accumulate) {
+      return gemm.init_with_compute(handle, problem_.split, chunk_epilogue, chunk_accumulate,
+                                    workspace, workspace_bytes, error, alignment_bytes,
+                                    LtMatmul::Compute::tf32_tensor_cores);
+    };
+    int status = init_chunk(gemm_, chunks == 1 ? epilogue : MatmulEpilogue::none, accumulate_c);
+    if (status == STITCH_OK && chunks > 2) status = init_chunk(middle_, MatmulEpilogue::none, true);
+    if (status == STITCH_OK && chunks > 1) status = init_chunk(last_, epilogue, true);
     if (status != STITCH_ERROR_LIBRARY) return status;
     // cuBLASLt has no TF32 algorithm for this problem: strict FP32 on the operands as they are.
     release();
@@ -185,7 +218,14 @@ class Tf32x3Matmul {
     if (strict_fallback_) return gemm_.tune(a, b, c, bias, stream, error, iterations);
     STITCH_CHECK(split(a, b, stream, error));
     b_prepared_ = false;
-    return gemm_.tune(split_a(), split_b(), c, bias, stream, error, iterations);
+    const int64_t chunks = problem_.chunks;
+    STITCH_CHECK(gemm_.tune(split_a(), split_b(), c, chunks == 1 ? bias : nullptr, stream, error,
+                            iterations));
+    if (chunks > 2) STITCH_CHECK(middle_.tune(split_a(), split_b(), c, nullptr, stream, error,
+                                              iterations));
+    if (chunks > 1) STITCH_CHECK(last_.tune(split_a(), split_b(), c, bias, stream, error,
+                                            iterations));
+    return STITCH_OK;
   }
 
   // As LtMatmul::run; b may be nullptr after prepare_b.
@@ -202,14 +242,27 @@ class Tf32x3Matmul {
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     STITCH_CHECK(split(a, b, stream, error));
-    return gemm_.run(split_a(), split_b(), c_in, d, bias, alpha, beta, stream, error);
+    const int64_t chunks = problem_.chunks;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const bool first = chunk == 0, last = chunk == chunks - 1;
+      const LtMatmul& gemm = first ? gemm_ : last ? last_ : middle_;
+      STITCH_CHECK(gemm.run(split_a() + chunk * problem_.a_chunk_step,
+                            split_b() + chunk * problem_.b_chunk_step, first ? c_in : d, d,
+                            last ? bias : nullptr, alpha, first ? beta : 1.0f, stream, error));
+    }
+    return STITCH_OK;
   }
 
   std::string describe() const {
-    return (strict_fallback_ ? "strict FP32 (no TF32 algorithm for the split problem), "
-                             : "3xTF32 split precision, ") +
-           gemm_.describe();
+    if (strict_fallback_)
+      return "strict FP32 (no TF32 algorithm for the split problem), " + gemm_.describe();
+    std::string chunking;
+    if (problem_.chunks > 1)
+      chunking = std::to_string(problem_.chunks) + " chunks of " +
+                 std::to_string(problem_.chunk_k) + " along the split K axis, ";
+    return "3xTF32 split precision, " + chunking + gemm_.describe();
   }
+  int64_t chunks() const { return problem_.chunks; }
   bool strict_fallback() const { return strict_fallback_; }
 
  private:
@@ -233,6 +286,8 @@ class Tf32x3Matmul {
   }
 
   void release() {
+    middle_.release();
+    last_.release();
     if (split_ != nullptr) cudaFree(split_);
     split_ = nullptr;
     a_bytes_ = 0;
@@ -241,7 +296,9 @@ class Tf32x3Matmul {
     prepared_b_ = nullptr;
   }
 
-  LtMatmul gemm_;
+  LtMatmul gemm_;    // the first chunk (the only one for a short K; the strict fallback)
+  LtMatmul middle_;  // chunks between the first and the last (3 or more chunks)
+  LtMatmul last_;    // the last chunk, with the epilogue (2 or more chunks)
   detail::Tf32x3Problem problem_;
   void* split_ = nullptr;
   size_t a_bytes_ = 0;

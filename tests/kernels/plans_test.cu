@@ -477,7 +477,12 @@ TEST(Tf32x3, SplitCopiesMultiplyToTheThreeProducts) {
       {"batched", 3, 4, 5, 6, false, false, 1, false, false},
       {"shared_weight_linear", 3, 4, 5, 6, false, true, 0, false, true},
       {"broadcast_a_trans_a", 2, 4, 5, 3, true, false, 0, true, false},
+      {"long_k", 1, 3, 4, 37, false, false, 0, false, false},
+      {"long_k_trans_both_batched", 2, 3, 4, 29, true, true, 1, false, false},
+      {"long_k_shared_weight_linear", 3, 2, 5, 23, false, true, 0, false, true},
   };
+  // Each case as one run (the default limit) and in chunks (a limit of 16: several chunks).
+  for (int64_t max_run : {detail::kMaxTensorCoreRun, int64_t{16}})
   for (const Case& c : cases) {
     MatmulShape s;
     s.batch = c.batch;
@@ -499,11 +504,22 @@ TEST(Tf32x3, SplitCopiesMultiplyToTheThreeProducts) {
     for (size_t i = 0; i < a.size(); ++i) a[i] = 0.5 + static_cast<double>(i % 7) - 0.3 * (i % 3);
     for (size_t i = 0; i < b.size(); ++i) b[i] = -1.0 + static_cast<double>(i % 5) * 0.75;
 
-    const detail::Tf32x3Problem p = detail::tf32x3_problem(s);
+    const detail::Tf32x3Problem p = detail::tf32x3_problem(s, max_run);
     detail::LtProblem lt;
     ASSERT_EQ(detail::lt_problem(p.split, lt), "") << c.name;
-    const std::vector<double> got =
-        tf32x3_host::matmul(p.split, tf32x3_host::split(a, p.a), tf32x3_host::split(b, p.b));
+    EXPECT_EQ(p.chunks > 1, 3 * p.a.segment > max_run) << c.name;
+    EXPECT_EQ(p.chunks * p.split.k, p.a.k_extent) << c.name;
+    if (p.chunks > 1) EXPECT_EQ(p.split.k % 32, 0) << c.name << ": chunk starts stay aligned";
+    // Chunk by chunk, as run() does: each chunk's operands start a chunk step further in.
+    const std::vector<double> a3 = tf32x3_host::split(a, p.a), b3 = tf32x3_host::split(b, p.b);
+    std::vector<double> got;
+    for (int64_t chunk = 0; chunk < p.chunks; ++chunk) {
+      const std::vector<double> part = tf32x3_host::matmul(
+          p.split, std::vector<double>(a3.begin() + chunk * p.a_chunk_step, a3.end()),
+          std::vector<double>(b3.begin() + chunk * p.b_chunk_step, b3.end()));
+      if (got.empty()) got.assign(part.size(), 0.0);
+      for (size_t i = 0; i < part.size(); ++i) got[i] += part[i];
+    }
     using tf32x3_host::big;
     using tf32x3_host::small;
     const std::vector<double> bb = tf32x3_host::matmul(s, a, b, big, big);
