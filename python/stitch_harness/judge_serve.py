@@ -24,7 +24,7 @@ import torch
 
 from . import files
 from .compare import compare_output
-from .ipc import ExportedTensor, IpcExporter
+from .ipc import ExportedTensor, IpcExporter, _span_elements, dtype_itemsize
 from .judge_task import DTYPES, JudgeTask, secret_seed
 from .judge_tracks import Track
 
@@ -60,6 +60,54 @@ def _type_json(entry: dict) -> dict:
 
 
 @dataclasses.dataclass
+class MemoryPlan:
+    """How many check sets, spot slots and timing sets one verification holds at once, sized to
+    the GPU's free memory. Each check set holds its inputs, an output slot and the references (in
+    this process); a spot slot inputs and outputs; the runner holds a check, a recheck and each
+    timing set's inputs and outputs, plus two more copies of the outputs (determinism, snapshot).
+    Tasks with gigabyte tensors (KernelBench level 1 has 6 GB inputs) would not fit three check
+    sets and four timing sets on one GPU, so the plan gives up, in this order, timing sets down to
+    2, spot slots down to 1, check sets down to 2; then to 1 each. The kept fraction of free
+    memory leaves room for the program's own workspace and the CUDA contexts."""
+    sets: int
+    spot_slots: int
+    timing_sets: int
+    need_bytes: int = 0
+    budget_bytes: int = 0
+    note: str = ""
+
+
+def plan_memory(input_bytes: int, output_bytes: int, free_bytes: int, sets: int, spot_slots: int,
+                timing_sets: int, keep_fraction: float = 0.85) -> MemoryPlan:
+    """Pure: the largest of the requested counts, reduced in the documented order, that fit."""
+    io = input_bytes + output_bytes
+
+    def need(s: int, spot: int, timing: int) -> int:
+        judge = s * (input_bytes + 2 * output_bytes) + spot * io
+        runner = (2 + timing) * io + 2 * output_bytes
+        return judge + runner
+
+    budget = int(free_bytes * keep_fraction)
+    counts = [sets, spot_slots, timing_sets]
+    # (index into counts, the floor of the first round, then of the second)
+    order = [(2, 2), (1, 1), (0, 2), (2, 1), (1, 0), (0, 1)]
+    for index, floor in order:
+        while need(*counts) > budget and counts[index] > floor:
+            counts[index] -= 1
+    plan = MemoryPlan(*counts, need_bytes=need(*counts), budget_bytes=budget)
+    if counts != [sets, spot_slots, timing_sets]:
+        plan.note = (f"memory: {io / 2**30:.1f} GiB of inputs and outputs per set, "
+                     f"{free_bytes / 2**30:.0f} GiB free: {counts[0]} check sets (of {sets}), "
+                     f"{counts[1]} spot slots (of {spot_slots}), {counts[2]} timing sets "
+                     f"(of {timing_sets})")
+    if plan.need_bytes > budget:
+        plan.note = (plan.note or "memory: ") + (
+            f"; still {plan.need_bytes / 2**30:.0f} GiB against {budget / 2**30:.0f} GiB usable: "
+            "an allocation may fail")
+    return plan
+
+
+@dataclasses.dataclass
 class _CheckSet:
     inputs: list[ExportedTensor]
     outputs: list[ExportedTensor]
@@ -90,13 +138,32 @@ class JudgeSession:
         self.check_sets: list[_CheckSet] = []
         self.spot_slots: list[_SpotSlot] = []
         self.setup_s = 0.0
+        self.memory_note = ""
 
     def _allocate(self, entry: dict) -> ExportedTensor:
         return self.exporter.allocate(entry["shape"], DTYPES[entry["dtype"]], entry["strides"])
 
+    def _fit_to_memory(self) -> None:
+        """On a GPU, reduces the set counts to what its free memory holds (plan_memory)."""
+        device = self.exporter.device
+        if device.type != "cuda":
+            return
+        size = lambda entry: (max(_span_elements(entry["shape"], entry["strides"]), 1)
+                              * dtype_itemsize(DTYPES[entry["dtype"]]))
+        input_bytes = sum(size(e) for e in self.task.graph["inputs"])
+        output_bytes = sum(size(e) for e in self.task.output_types())
+        free_bytes, _ = torch.cuda.mem_get_info(device)
+        plan = plan_memory(input_bytes, output_bytes, free_bytes, self.n_sets, self.n_spot,
+                           self.timing_sets)
+        self.n_sets, self.n_spot, self.timing_sets = plan.sets, plan.spot_slots, plan.timing_sets
+        self.memory_note = plan.note
+        if plan.note:
+            print(f"judge: {plan.note}", file=sys.stderr, flush=True)
+
     def prepare(self) -> dict:
         """Everything up to slots.json; returns its content."""
         started = time.monotonic()
+        self._fit_to_memory()
         graph = self.task.graph
         for entry in graph["params"]:
             exported = self._allocate(entry)
@@ -282,5 +349,6 @@ def run_serve(session: JudgeSession, work_dir: str, writer: ProtocolWriter,
         return 1
     writer.send({"event": "ready", "slots": os.path.join(work_dir, "slots.json"),
                  "sets": len(session.check_sets), "spot_slots": len(session.spot_slots),
+                 "timing_sets": session.timing_sets, "memory_note": session.memory_note,
                  "setup_s": round(session.setup_s, 3)})
     return serve_loop(session, commands, writer)

@@ -244,6 +244,8 @@ Result<JudgeReady> PythonJudgeSession::start(const JudgeServeRequest& request) {
   ready.setup_s = event->value("setup_s", 0.0);
   ready.sets = event->value("sets", 0);
   ready.spot_slots = event->value("spot_slots", 0);
+  ready.timing_sets = event->value("timing_sets", 0);
+  ready.memory_note = event->value("memory_note", std::string());
   ready.start_s = now_s() - started;
   if (!std::filesystem::is_regular_file(ready.slots_path, ec))
     return fail(make_error("ready, but {} does not exist", ready.slots_path.string()));

@@ -54,6 +54,8 @@ struct JudgeReady {
   double setup_s = 0;  // the judge's own account of the reference part of that (model, references)
   int sets = 0;
   int spot_slots = 0;
+  int timing_sets = 0;      // the runner's, as the judge sized them to memory (0: not said)
+  std::string memory_note;  // why the judge holds fewer sets than asked; empty when it does not
 };
 
 // One compared output (the judge's OutputCheck, compare.py).

@@ -272,7 +272,9 @@ bool Verifier::start_judge(Context& context) {
   double setup_s = std::clamp(ready->setup_s, 0.0, ready->start_s);
   record_step(report, options_, "harness_start", ready->start_s - setup_s);
   record_step(report, options_, "reference", setup_s, "ok",
-              fmt::format("{} check sets, {} spot slots", ready->sets, ready->spot_slots));
+              ready->memory_note.empty()
+                  ? fmt::format("{} check sets, {} spot slots", ready->sets, ready->spot_slots)
+                  : ready->memory_note);
   return true;
 }
 
@@ -289,7 +291,11 @@ bool Verifier::run_runner_step(Context& context) {
   if (mkdtemp(sandbox_template.data()) != nullptr) invocation.work_dir = sandbox_template;
   invocation.timing_iters = options_.timing_iters;
   invocation.warmup = options_.warmup;
-  invocation.timing_sets = options_.timing_sets;
+  // The judge may have sized the sets down to the GPU's memory (large tensors): the runner's
+  // timing sets follow.
+  invocation.timing_sets = context.ready->timing_sets > 0
+                               ? std::min(context.ready->timing_sets, options_.timing_sets)
+                               : options_.timing_sets;
   // The runner's own watchdogs fire well before the wall-clock kill, so a hang is reported by the
   // runner (with the phase it hung in) rather than only by the kill.
   double limit = options_.runner_timeout_s;

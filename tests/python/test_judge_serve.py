@@ -17,7 +17,7 @@ from test_judge_support import (TASKS_DIR, apply_marks, capture_task, gpu,  # no
                                 subprocess_env)
 
 from stitch_harness.ipc import FakeIpcExporter
-from stitch_harness.judge_serve import JudgeSession, tensor_fingerprint
+from stitch_harness.judge_serve import JudgeSession, plan_memory, tensor_fingerprint
 from stitch_harness.judge_task import JudgeTask
 from stitch_harness.judge_tracks import get_track
 
@@ -274,3 +274,33 @@ def test_serve_with_cuda_ipc_and_a_runner_process(ssr_dir, tmp_path, behaviour):
     result = compared["result"]
     assert result["passed"] is (behaviour == "honest"), result["messages"]
     assert all(s["filled"] for s in result["spot_slots"])
+
+
+GIB = 2**30
+
+
+def test_memory_plan_keeps_the_requested_sets_when_they_fit():
+    plan = plan_memory(64 << 20, 64 << 20, 138 * GIB, 3, 2, 4)
+    assert (plan.sets, plan.spot_slots, plan.timing_sets) == (3, 2, 4)
+    assert plan.note == ""
+    assert plan.need_bytes <= plan.budget_bytes
+
+
+def test_memory_plan_gives_up_timing_then_spot_then_check_sets_for_gigabyte_tensors():
+    # KernelBench level 1's elementwise tasks: a 6 GiB input and a 6 GiB output on an H200.
+    plan = plan_memory(6 * GIB, 6 * GIB, 138 * GIB, 3, 2, 4)
+    assert (plan.sets, plan.spot_slots, plan.timing_sets) == (2, 1, 2)
+    assert plan.need_bytes <= plan.budget_bytes
+    assert "2 check sets (of 3)" in plan.note and "2 timing sets (of 4)" in plan.note
+    # Half the size fits as asked; a third more gives up a spot slot and a timing set more.
+    plan = plan_memory(3 * GIB, 3 * GIB, 138 * GIB, 3, 2, 4)
+    assert (plan.sets, plan.spot_slots, plan.timing_sets) == (3, 2, 4)
+    plan = plan_memory(8 * GIB, 8 * GIB, 138 * GIB, 3, 2, 4)
+    assert (plan.sets, plan.spot_slots, plan.timing_sets) == (2, 0, 1)
+    assert plan.need_bytes <= plan.budget_bytes
+
+
+def test_memory_plan_that_cannot_fit_says_so_at_the_minimum():
+    plan = plan_memory(40 * GIB, 40 * GIB, 138 * GIB, 3, 2, 4)
+    assert (plan.sets, plan.spot_slots, plan.timing_sets) == (1, 0, 1)
+    assert "an allocation may fail" in plan.note

@@ -194,7 +194,7 @@ case "$FAKE_JUDGE_MODE" in
 esac
 echo '{}' > "$work/slots.json"
 echo "a line that is not a protocol event"
-echo "{\"event\": \"ready\", \"slots\": \"$work/slots.json\", \"sets\": 3, \"spot_slots\": 2, \"setup_s\": 0.25}"
+echo "{\"event\": \"ready\", \"slots\": \"$work/slots.json\", \"sets\": 3, \"spot_slots\": 2, \"timing_sets\": 2, \"memory_note\": \"memory: fewer sets\", \"setup_s\": 0.25}"
 while read -r line; do
   case "$line" in
     *compare*) echo '{"event": "compared", "result": {"passed": true, "check_sets": [{"set": 0, "passed": true, "outputs": [{"output_index": 0, "passed": true, "relative_error_norm": 0.0}]}]}}' ;;
@@ -243,6 +243,8 @@ TEST_F(FakeJudgeProcess, StartCompareStop) {
   ASSERT_TRUE(ready.ok()) << ready.error().message;
   EXPECT_EQ(ready->slots_path, request_.work_dir / "slots.json");
   EXPECT_EQ(ready->sets, 3);
+  EXPECT_EQ(ready->timing_sets, 2);
+  EXPECT_EQ(ready->memory_note, "memory: fewer sets");
   EXPECT_DOUBLE_EQ(ready->setup_s, 0.25);
   pid_t pid = judge.pid();
   auto comparison = judge.compare(10);

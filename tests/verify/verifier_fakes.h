@@ -78,6 +78,8 @@ class FakeJudge final : public JudgeSession {
  public:
   explicit FakeJudge(CallLog& log) : log_(log) {}
   bool start_fails = false;
+  int ready_timing_sets = 0;  // what 'ready' says (0: nothing, as an older judge)
+  std::string memory_note;
   std::optional<JudgeComparison> comparison;  // nullopt: compare fails
   int starts = 0, compares = 0, stops = 0;
   bool running = false;
@@ -89,7 +91,10 @@ class FakeJudge final : public JudgeSession {
     if (start_fails) return make_error("judge serve: setup failed: CUDA out of memory");
     running = true;
     slots = request.work_dir / "slots.json";
-    return JudgeReady{slots, 3.0, 2.0, request.sets, request.spot_slots};
+    JudgeReady ready{slots, 3.0, 2.0, request.sets, request.spot_slots};
+    ready.timing_sets = ready_timing_sets;
+    ready.memory_note = memory_note;
+    return ready;
   }
   Result<JudgeComparison> compare(double) override {
     log_.add("judge.compare");

@@ -261,6 +261,23 @@ TEST_F(VerifierTest, JudgeFindingsAndChangedInputsAreHacked) {
   EXPECT_NE(report.reason.find("mutates_inputs"), std::string::npos);
 }
 
+TEST_F(VerifierTest, TheRunnerHoldsTheTimingSetsTheJudgeSizedToMemory) {
+  judge_.ready_timing_sets = 1;
+  judge_.memory_note = "memory: 12.0 GiB of inputs and outputs per set, 138 GiB free: 2 check sets";
+  VerifyReport report = verify();
+  ASSERT_EQ(runner_.invocations.size(), 1u);
+  EXPECT_EQ(runner_.invocations[0].timing_sets, 1);
+  ASSERT_NE(report.step("reference"), nullptr);
+  EXPECT_EQ(report.step("reference")->detail, judge_.memory_note) << "the report says why";
+  // A judge that says nothing leaves the verifier's own count.
+  judge_.ready_timing_sets = 0;
+  judge_.memory_note.clear();
+  runner_.invocations.clear();
+  (void)verify();
+  ASSERT_EQ(runner_.invocations.size(), 1u);
+  EXPECT_EQ(runner_.invocations[0].timing_sets, options_.timing_sets);
+}
+
 TEST_F(VerifierTest, AllGoodPassesWithSpeedupsAndStepsInOrder) {
   VerifyReport report = verify();
   EXPECT_EQ(report.state, VerifyState::verified);
