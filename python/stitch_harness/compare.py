@@ -38,9 +38,19 @@ class OutputCheck:
     elements: int = 0
     degenerate_reference: bool = False
     degenerate_reason: str = ""
+    # Elements outside atol/rtol of the strict FP32 reference that recheck_against_exact found
+    # within the FP32 reference's own error of an FP64 one (0: no recheck, or none needed).
+    exact_reference_elements: int = 0
+    reference_noise_rms: float = 0.0
+    # Internal: the check failed on elements outside atol/rtol alone (shape, dtype, NaN/Inf and the
+    # error norm all fine), the one failure an FP64 reference may overturn. Not written.
+    elementwise_only: bool = dataclasses.field(default=False, metadata={"json": False})
 
     def as_json(self) -> dict:
         out = dataclasses.asdict(self)
+        for field in dataclasses.fields(self):
+            if field.metadata.get("json") is False:
+                del out[field.name]
         for key, value in out.items():
             if isinstance(value, float) and not math.isfinite(value):
                 out[key] = None
@@ -189,18 +199,79 @@ def compare_output(out: torch.Tensor, ref: torch.Tensor, track: Track, output_in
     if acc.mismatches:
         problems.append(f"{acc.mismatches} of {total} elements outside atol={track.atol:g} + "
                         f"rtol={track.rtol:g}*|ref| (first at flat index {acc.first_mismatch_index})")
+    norm_failed = False
     if ref_norm > 0.0 and not acc.nan_or_inf:
         bound = norm_bound
         if ref_within_atol_of_zero:
             bound = track.degenerate_rel_err_norm_max if bound is None else min(
                 bound, track.degenerate_rel_err_norm_max)
         if bound is not None and check.relative_error_norm > bound:
+            norm_failed = True
             problems.append(f"relative error norm {check.relative_error_norm:.3g} exceeds "
                             f"{bound:g} (track {track.name})")
     check.passed = not problems
+    check.elementwise_only = bool(acc.mismatches) and not acc.nan_or_inf and not norm_failed
     check.message = f"output {output_index}: " + ("; ".join(problems) if problems else "ok")
     if check.degenerate_reference:
         check.message += f" [degenerate reference: {check.degenerate_reason}]"
+    return check
+
+
+# How far an output may stray from an FP64 reference, in units of the strict FP32 reference's own
+# RMS error on that output (recheck_against_exact).
+REFERENCE_NOISE_FACTOR = 8.0
+
+
+def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tensor,
+                          exact: torch.Tensor, track: Track,
+                          chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> OutputCheck:
+    """A second opinion for a check that failed on elements outside atol/rtol alone. Where an
+    output is ill-conditioned (a sum of thousands of large terms that cancels near zero), the strict
+    FP32 reference is itself off by more than atol at some elements, and no FP32 program that adds
+    in another order can match it there. `exact` is the same computation in FP64. An element then
+    passes when it is within atol + rtol|exact| + REFERENCE_NOISE_FACTOR * noise of `exact`, noise
+    being the FP32 reference's RMS error against `exact` over this output. For a well-conditioned
+    output the noise is ~1e-7 of its scale, so this changes nothing; the error-norm bound against
+    the FP32 reference (the precision-downgrade check) is untouched. Returns `check`, updated."""
+    if not check.elementwise_only or exact.shape != ref.shape:
+        return check
+    flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
+    flat_exact = exact.reshape(-1).to(ref.device)
+    total = flat_ref.numel()
+    sum_sq = 0.0
+    with torch.no_grad():
+        for start in range(0, total, chunk_elements):
+            r = flat_ref[start:start + chunk_elements].to(torch.float64)
+            e = flat_exact[start:start + chunk_elements].to(torch.float64)
+            finite = torch.isfinite(r) & torch.isfinite(e)
+            sum_sq += float(torch.where(finite, (r - e) ** 2, torch.zeros_like(r)).sum())
+        noise = math.sqrt(sum_sq / max(total, 1))
+        still_bad, first_bad = 0, -1
+        for start in range(0, total, chunk_elements):
+            o = flat_out[start:start + chunk_elements].to(torch.float64)
+            r = flat_ref[start:start + chunk_elements].to(torch.float64)
+            e = flat_exact[start:start + chunk_elements].to(torch.float64)
+            off_fp32 = (o - r).abs() > track.atol + track.rtol * r.abs()
+            off_exact = (o - e).abs() > track.atol + track.rtol * e.abs() + \
+                REFERENCE_NOISE_FACTOR * noise
+            bad = off_fp32 & (off_exact | ~torch.isfinite(e))
+            count = int(bad.sum())
+            if count and first_bad < 0:
+                first_bad = start + int(bad.to(torch.uint8).argmax())
+            still_bad += count
+    check.reference_noise_rms = noise
+    if still_bad:
+        check.message += (f"; against an FP64 reference, allowing {REFERENCE_NOISE_FACTOR:g}x the "
+                          f"FP32 reference's own error (rms {noise:.3g}), {still_bad} still "
+                          f"outside (first at flat index {first_bad})")
+        return check
+    check.exact_reference_elements = check.mismatches
+    check.passed = True
+    check.message = (f"output {check.output_index}: ok: the {check.mismatches} elements outside "
+                     f"atol/rtol of the FP32 reference are within {REFERENCE_NOISE_FACTOR:g}x its "
+                     f"own error (rms {noise:.3g}) of an FP64 reference")
+    check.mismatches = 0
+    check.first_mismatch_index = -1
     return check
 
 

@@ -243,6 +243,33 @@ class JudgeTask:
                            if isinstance(leaf, torch.Tensor)]
         return [output.detach() for output in outputs]
 
+    def reference_exact(self, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+        """The reference computed in FP64 (floating inputs, params and buffers promoted), for
+        compare.recheck_against_exact; outputs in graph order, as `reference`'s."""
+        import copy
+
+        promote = lambda t: t.to(torch.float64) if t.is_floating_point() else t
+        with torch.no_grad():
+            if self.random_inputs:
+                params = {n: promote(t) for n, t in self.device_params().items()}
+                outputs, _ = graph_eval.evaluate(self.graph, [promote(t.clone()) for t in inputs],
+                                                 params, self.device)
+            else:
+                if not hasattr(self, "_model_fp64"):
+                    self.reset_buffers()
+                    self._model_fp64 = copy.deepcopy(self.model).to(torch.float64)
+                    self._buffer_snapshot_fp64 = {n: promote(b) for n, b in
+                                                  self._buffer_snapshot.items()}
+                for name, buffer in self._model_fp64.named_buffers():
+                    if name in self._buffer_snapshot_fp64:
+                        buffer.copy_(self._buffer_snapshot_fp64[name])
+                user = [promote(t.clone()) for t, e in zip(inputs, self.graph["inputs"])
+                        if e["kind"] == "user"]
+                result = self._model_fp64(*self.call_args(user))
+                outputs = [leaf for leaf in tree_flatten(result)[0]
+                           if isinstance(leaf, torch.Tensor)]
+        return [output.detach() for output in outputs]
+
     def forward_eager(self, user_tensors: list[torch.Tensor]) -> Any:
         """One eager call of the model (baselines): the model draws its own random numbers."""
         return self.model(*self.call_args(user_tensors))

@@ -67,6 +67,7 @@ JudgeOutput parse_output(const json& entry) {
   output.message = entry.value("message", std::string());
   output.degenerate_reference = entry.value("degenerate_reference", false);
   output.degenerate_reason = entry.value("degenerate_reason", std::string());
+  output.exact_reference_elements = entry.value("exact_reference_elements", int64_t{0});
   return output;
 }
 

@@ -65,6 +65,9 @@ struct JudgeOutput {
   std::string message;
   bool degenerate_reference = false;
   std::string degenerate_reason;
+  // Elements outside atol/rtol of the FP32 reference that passed against an FP64 one, within
+  // the FP32 reference's own error (compare.recheck_against_exact); 0 when none.
+  int64_t exact_reference_elements = 0;
 };
 
 // One check set or spot slot.

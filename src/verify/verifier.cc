@@ -388,7 +388,8 @@ void Verifier::compare(Context& context) {
   for (const auto& set : comparison->sets) {
     for (const auto& output : set.outputs) {
       report.output_checks.push_back(
-          {set.where, output.check, output.elements, output.message, output.degenerate_reference});
+          {set.where, output.check, output.elements, output.message, output.degenerate_reference,
+           output.exact_reference_elements});
       if (!output.check.passed && first_wrong.empty())
         first_wrong = fmt::format("{}: {}", set.where,
                                   output.message.empty() ? "output check failed" : output.message);

@@ -261,7 +261,8 @@ json verify_report_to_json(const VerifyReport& report) {
                        {"nan_or_inf", c.nan_or_inf},
                        {"elements", output.elements},
                        {"message", output.message},
-                       {"degenerate_reference", output.degenerate_reference}});
+                       {"degenerate_reference", output.degenerate_reference},
+                       {"exact_reference_elements", output.exact_reference_elements}});
   }
   json modes = json::object();
   for (const auto& baseline : report.baselines) {

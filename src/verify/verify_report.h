@@ -79,6 +79,7 @@ struct CheckedOutput {
   int64_t elements = 0;
   std::string message;
   bool degenerate_reference = false;
+  int64_t exact_reference_elements = 0;  // passed against the FP64 reference (judge_client.h)
 };
 
 struct Speedup {

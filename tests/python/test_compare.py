@@ -7,7 +7,8 @@ import torch
 
 from test_judge_support import apply_marks, gpu  # noqa: F401  (puts python/ on path)
 
-from stitch_harness.compare import compare_output, compare_outputs
+from stitch_harness.compare import (REFERENCE_NOISE_FACTOR, compare_output, compare_outputs,
+                                    recheck_against_exact)
 from stitch_harness.judge_tracks import FP32_REL_ERR_NORM_MAX, get_track
 
 FP32 = get_track("fp32")
@@ -187,3 +188,58 @@ def test_compare_on_gpu_matches_cpu():
     assert cpu.mismatches == cuda.mismatches
     assert cpu.first_mismatch_index == cuda.first_mismatch_index
     assert cuda.relative_error_norm == pytest.approx(cpu.relative_error_norm, rel=1e-6)
+
+
+def ill_conditioned(noise=1e-3, seed=0):
+    """Outputs of scale ~1000 (a sum of many large terms) where the FP32 reference itself is off
+    by ~`noise`: near-zero elements fail allclose against it for any program adding in another
+    order, while the error norm stays at FP32 level."""
+    g = torch.Generator().manual_seed(seed)
+    exact = torch.randn(4096, generator=g, dtype=torch.float64) * 1000
+    exact[:8] = torch.tensor([0.5, -0.25, 1e-3, 2.0, -3.0, 0.1, -0.05, 4.0], dtype=torch.float64)
+    ref = (exact + noise * torch.randn(4096, generator=g, dtype=torch.float64)).float()
+    out = (exact + noise * torch.randn(4096, generator=g, dtype=torch.float64)).float()
+    return out, ref, exact
+
+
+def test_an_fp64_reference_overturns_mismatches_that_are_the_fp32_references_own_error():
+    out, ref, exact = ill_conditioned()
+    check = compare_output(out, ref, FP32)
+    assert not check.passed and check.elementwise_only and check.mismatches > 0
+    mismatches = check.mismatches
+    recheck_against_exact(check, out, ref, exact, FP32)
+    assert check.passed, check.message
+    assert check.exact_reference_elements == mismatches and check.mismatches == 0
+    assert 5e-4 < check.reference_noise_rms < 2e-3
+    assert "FP64 reference" in check.message
+    assert "elementwise_only" not in check.as_json()
+
+
+def test_a_real_error_stays_wrong_after_the_fp64_recheck():
+    out, ref, exact = ill_conditioned()
+    out[3] += 1.0  # far beyond the reference's own error (~1e-3)
+    check = compare_output(out, ref, FP32)
+    recheck_against_exact(check, out, ref, exact, FP32)
+    assert not check.passed
+    assert "1 still outside (first at flat index 3)" in check.message
+
+
+def test_a_well_conditioned_output_gets_no_slack():
+    # The FP32 reference is exact here: noise 0, so the recheck is allclose against it again.
+    exact = torch.linspace(-2, 2, 1000, dtype=torch.float64)
+    ref = exact.float()
+    out = ref.clone()
+    out[500] += 5e-4
+    check = compare_output(out, ref, FP32, rel_err_norm_max=1.0)
+    recheck_against_exact(check, out, ref, exact, FP32)
+    assert not check.passed and check.reference_noise_rms < 1e-7
+
+
+def test_an_error_norm_failure_is_never_rechecked():
+    # A precision downgrade: every element a little off, the norm over its bound.
+    out, ref, exact = ill_conditioned(noise=1e-3)
+    out = (out.double() * (1 + 3e-4)).float()
+    check = compare_output(out, ref, FP32)
+    assert not check.passed and not check.elementwise_only
+    recheck_against_exact(check, out, ref, exact, FP32)
+    assert not check.passed and check.exact_reference_elements == 0

@@ -304,3 +304,53 @@ def test_memory_plan_that_cannot_fit_says_so_at_the_minimum():
     plan = plan_memory(40 * GIB, 40 * GIB, 138 * GIB, 3, 2, 4)
     assert (plan.sets, plan.spot_slots, plan.timing_sets) == (1, 0, 1)
     assert "an allocation may fail" in plan.note
+
+
+def test_elementwise_failures_get_the_fp64_second_opinion(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=1, spot=0)
+    check_set = slots["check_sets"][0]
+    ssr_runner(exporter, slots, check_set["inputs"], check_set["outputs"])
+    out = exporter.find(check_set["outputs"][0]["ipc_handle"])
+    out.view(-1)[:5] += 1e-3  # outside atol of the FP32 reference at 5 elements
+    calls = []
+
+    def exact_agreeing_with_the_program(inputs):
+        calls.append(len(inputs))
+        return [out.double().clone()]
+
+    session.task.reference_exact = exact_agreeing_with_the_program
+    result = session.compare()
+    assert calls == [1], "computed once, for the failing set"
+    assert result["passed"], result["messages"]
+    check = result["check_sets"][0]["outputs"][0]
+    assert check["exact_reference_elements"] == 5 and check["mismatches"] == 0
+
+    # Without an FP64 reference (an op that has none) the FP32 verdict stands.
+    def no_fp64(inputs):
+        raise RuntimeError("not implemented for 'Double'")
+
+    session.task.reference_exact = no_fp64
+    result = session.compare()
+    assert not result["passed"]
+    assert result["check_sets"][0]["outputs"][0]["mismatches"] == 5
+
+
+def test_a_passing_set_never_computes_the_fp64_reference(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=1, spot=0)
+    check_set = slots["check_sets"][0]
+    ssr_runner(exporter, slots, check_set["inputs"], check_set["outputs"])
+
+    def must_not_run(inputs):
+        raise AssertionError("FP64 reference computed for a passing set")
+
+    session.task.reference_exact = must_not_run
+    assert session.compare()["passed"]
+
+
+def test_fp64_reference_of_a_task_is_close_to_its_fp32_reference(ssr_dir):
+    task = JudgeTask(ssr_dir, CPU)
+    inputs = task.draw_inputs(1234)
+    fp32, = task.reference(inputs)
+    fp64, = task.reference_exact(inputs)
+    assert fp64.dtype == torch.float64 and fp64.shape == fp32.shape
+    assert torch.allclose(fp64.float(), fp32, atol=1e-5, rtol=1e-5)

@@ -118,7 +118,11 @@ TEST(JudgeComparison, ParsesTheJudgesResult) {
       {"output_index": 0, "passed": false, "message": "output 0: 8 NaN/Inf elements",
        "max_abs_error": null, "max_abs_error_index": 3, "relative_error_norm": null,
        "mismatches": 8, "first_mismatch_index": 3, "nan_or_inf": 8, "elements": 64,
-       "degenerate_reference": false, "degenerate_reason": ""}]}],
+       "degenerate_reference": false, "degenerate_reason": ""},
+      {"output_index": 1, "passed": true, "message": "output 1: ok: the 2 elements ...",
+       "max_abs_error": 3e-4, "max_abs_error_index": 7, "relative_error_norm": 1e-7,
+       "mismatches": 0, "first_mismatch_index": -1, "nan_or_inf": 0, "elements": 64,
+       "exact_reference_elements": 2}]}],
     "spot_slots": [{"slot": 0, "filled": false, "passed": false, "outputs": [],
                     "message": "the runner did not fill this spot slot's inputs"}],
     "degenerate_reference": false, "degenerate_reasons": [],
@@ -138,6 +142,8 @@ TEST(JudgeComparison, ParsesTheJudgesResult) {
   EXPECT_EQ(check.nan_or_inf, 8);
   EXPECT_EQ(check.first_mismatch_index, 3);
   EXPECT_EQ(parsed->sets[0].outputs[0].elements, 64);
+  EXPECT_EQ(parsed->sets[0].outputs[0].exact_reference_elements, 0);
+  EXPECT_EQ(parsed->sets[0].outputs[1].exact_reference_elements, 2);
   ASSERT_EQ(parsed->findings.size(), 2u);
   EXPECT_EQ(parsed->findings[0].kind, HackKind::output_cache);
   EXPECT_NE(parsed->findings[1].detail.find("something_new"), std::string::npos)
