@@ -106,6 +106,13 @@ std::optional<double> BenchRecord::speedup(std::string_view mode) const {
   return *base / *ours_ms;
 }
 
+std::optional<double> BenchRecord::floor_fraction() const {
+  if (!passed() || !floor_ms || !ours_ms || !std::isfinite(*floor_ms) || !std::isfinite(*ours_ms))
+    return std::nullopt;
+  if (*floor_ms <= 0 || *ours_ms <= 0) return std::nullopt;
+  return *floor_ms / *ours_ms;
+}
+
 json record_to_json(const BenchRecord& r) {
   json baselines = json::array();
   for (const auto& b : r.baselines)
@@ -129,6 +136,7 @@ json record_to_json(const BenchRecord& r) {
           {"wall_s", std::isfinite(r.wall_s) ? r.wall_s : 0.0},
           {"top_kernels", std::move(kernels)},
           {"refine_before_ms", finite_or_null(r.refine_before_ms)},
+          {"floor_ms", finite_or_null(r.floor_ms)},
           {"finished_at", r.finished_at}};
 }
 
@@ -152,6 +160,7 @@ Result<BenchRecord> record_from_json(const json& doc) {
     STITCH_TRY(read_number(doc, "ours_p10_ms", r.ours_p10_ms));
     STITCH_TRY(read_number(doc, "ours_p90_ms", r.ours_p90_ms));
     STITCH_TRY(read_number(doc, "refine_before_ms", r.refine_before_ms));
+    STITCH_TRY(read_number(doc, "floor_ms", r.floor_ms));
     std::optional<double> wall_s;
     STITCH_TRY(read_number(doc, "wall_s", wall_s));
     r.wall_s = wall_s.value_or(0);

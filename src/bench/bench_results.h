@@ -7,7 +7,7 @@
 // One line (keys sorted; absent numbers are null):
 //   {"task", "level", "task_file", "run_dir", "outcome", "reason", "track", "gpu",
 //    "ours_ms", "ours_p10_ms", "ours_p90_ms", "baselines": [{"mode", "ms"}], "attempts", "wall_s",
-//    "top_kernels": [{"name", "ms"}], "refine_before_ms", "finished_at"}
+//    "top_kernels": [{"name", "ms"}], "refine_before_ms", "floor_ms", "finished_at"}
 #pragma once
 
 #include <filesystem>
@@ -57,6 +57,7 @@ struct BenchRecord {
   double wall_s = 0;
   std::vector<KernelTime> top_kernels;     // slowest first, may be empty
   std::optional<double> refine_before_ms;  // the first passing program's median, before refine
+  std::optional<double> floor_ms;          // the plan's roofline floor (cost model), when planned
   std::string finished_at;                 // UTC ISO-8601
 
   bool passed() const { return outcome == "passed"; }
@@ -66,6 +67,8 @@ struct BenchRecord {
   std::optional<double> baseline_ms(std::string_view mode) const;
   // baseline / ours; nullopt unless passed and both times are known and positive.
   std::optional<double> speedup(std::string_view mode) const;
+  // floor / ours ("% of roofline floor", as a fraction); nullopt unless passed and both known.
+  std::optional<double> floor_fraction() const;
 
   bool operator==(const BenchRecord&) const = default;
 };

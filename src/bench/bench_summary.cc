@@ -127,6 +127,7 @@ Table task_table(const std::vector<BenchRecord>& records, const std::vector<std:
       table.header.push_back(mode + " ms");
   for (const auto& mode : modes)
     table.header.push_back("vs " + mode);
+  table.header.push_back("% of floor");
   table.header.push_back("attempts");
   for (const auto& r : records) {
     std::vector<std::string> row = {r.task, r.level, r.outcome, format_ms(r.ours_ms)};
@@ -135,6 +136,7 @@ Table task_table(const std::vector<BenchRecord>& records, const std::vector<std:
         row.push_back(format_ms(r.baseline_ms(mode)));
     for (const auto& mode : modes)
       row.push_back(format_speedup(r.speedup(mode)));
+    row.push_back(format_percent(r.floor_fraction()));
     row.push_back(std::to_string(r.attempts));
     table.rows.push_back(std::move(row));
   }
@@ -290,6 +292,10 @@ std::string format_speedup(std::optional<double> speedup) {
 
 std::string format_percent(double fraction) {
   return fmt::format("{:.1f}%", fraction * 100);
+}
+
+std::string format_percent(std::optional<double> fraction) {
+  return fraction && std::isfinite(*fraction) ? format_percent(*fraction) : kMissing;
 }
 
 std::string format_seconds(double seconds) {

@@ -57,6 +57,7 @@ inline constexpr const char* kMissing = "—";
 std::string format_ms(std::optional<double> ms);            // "1.234"
 std::string format_speedup(std::optional<double> speedup);  // "1.23×"
 std::string format_percent(double fraction);                // "75.0%"
+std::string format_percent(std::optional<double> fraction); // "75.0%", or the missing mark
 std::string format_seconds(double seconds);                 // "12.3"
 
 // Header (tracks, GPUs, counts), the per-task table (task, level, outcome, ours ms, each

@@ -131,7 +131,7 @@ std::string render_task_table(const std::vector<BenchRecord>& records) {
     names.push_back(mode + " ms");
   for (const auto& mode : modes)
     names.push_back("vs " + mode);
-  for (const char* name : {"attempts", "wall s", "before refine ms", "finished"})
+  for (const char* name : {"% of floor", "attempts", "wall s", "before refine ms", "finished"})
     names.push_back(name);
   if (many_tracks) names.push_back("track");
   if (many_gpus) names.push_back("GPU");
@@ -150,6 +150,7 @@ std::string render_task_table(const std::vector<BenchRecord>& records) {
       out += cell(format_ms(r.baseline_ms(mode)), "num");
     for (const auto& mode : modes)
       out += cell(format_speedup(r.speedup(mode)), "num");
+    out += cell(format_percent(r.floor_fraction()), "num");
     out += cell(std::to_string(r.attempts), "num") + cell(format_seconds(r.wall_s), "num") +
            cell(format_ms(r.refine_before_ms), "num") + cell(r.finished_at);
     if (many_tracks) out += cell(r.track);

@@ -173,6 +173,12 @@ bench::BenchRecord record_for(const BenchTask& task, const fs::path& run_dir,
   record.wall_s = state.used.wall_s;
   record.refine_before_ms = state.refine.before_ms;
   record.finished_at = utc_now_iso();
+  // The plan's roofline floor (plan.json: the newest plan version), for "% of floor".
+  if (auto text = read_file(run_dir / "plan.json"); text.ok()) {
+    json plan = json::parse(*text, nullptr, false);
+    if (plan.is_object() && plan.value("floor_us", 0.0) > 0)
+      record.floor_ms = plan.value("floor_us", 0.0) / 1000.0;
+  }
   const agents::AttemptRecord* best = state.best();
   if (best && best->result && best->result->timing) {
     record.ours_ms = best->result->timing->median_ms;

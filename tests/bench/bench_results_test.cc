@@ -152,5 +152,14 @@ TEST(BenchResults, SpeedupNeedsAPassAndBothTimes) {
   EXPECT_DOUBLE_EQ(r.baseline_ms("eager").value(), 3.0);  // still shown for a failed task
 }
 
+TEST(BenchResults, FloorFractionNeedsAPassAndBothTimes) {
+  auto r = make_record("t", "l", "passed", 2.0, {});
+  EXPECT_FALSE(r.floor_fraction()) << "no plan, no floor";
+  r.floor_ms = 0.5;
+  EXPECT_DOUBLE_EQ(r.floor_fraction().value(), 0.25);
+  r.outcome = "wrong";
+  EXPECT_FALSE(r.floor_fraction());
+}
+
 }  // namespace
 }  // namespace stitch::bench

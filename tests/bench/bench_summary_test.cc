@@ -107,13 +107,13 @@ TEST(BenchSummary, MarkdownTableCells) {
   EXPECT_NE(md.find("Track: fp32. GPU: NVIDIA H200. 5 tasks, 4 passed."), std::string::npos) << md;
   EXPECT_NE(
       md.find("| task | level | outcome | ours ms | eager ms | compile ms | reduce-overhead ms "
-              "| vs eager | vs compile | vs reduce-overhead | attempts |"),
+              "| vs eager | vs compile | vs reduce-overhead | % of floor | attempts |"),
       std::string::npos)
       << md;
-  EXPECT_NE(md.find("| A | level1 | passed | 1.000 | 2.000 | 1.000 | — | 2.00× | 1.00× | — | 1 |"),
+  EXPECT_NE(md.find("| A | level1 | passed | 1.000 | 2.000 | 1.000 | — | 2.00× | 1.00× | — | 50.0% | 1 |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| C | level1 | compile_error | — | 3.000 | — | — | — | — | — | 1 |"),
+  EXPECT_NE(md.find("| C | level1 | compile_error | — | 3.000 | — | — | — | — | — | — | 1 |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| level1 | eager | 4 | 3/4 | 75.0% | 50.0% | 25.0% | 0.0% | 1.14× (3) |"),

@@ -72,7 +72,8 @@ TEST(HtmlReport, EveryPerTaskNumberAppearsAsFormatted) {
     ASSERT_FALSE(row.empty()) << r.key();
     std::vector<std::string> expected = {format_ms(r.ours_ms),       format_ms(r.ours_p10_ms),
                                          format_ms(r.ours_p90_ms),   format_ms(r.refine_before_ms),
-                                         std::to_string(r.attempts), format_seconds(r.wall_s)};
+                                         std::to_string(r.attempts), format_seconds(r.wall_s),
+                                         format_percent(r.floor_fraction())};
     for (const auto& mode : modes) {
       expected.push_back(format_ms(r.baseline_ms(mode)));
       expected.push_back(format_speedup(r.speedup(mode)));

@@ -26,8 +26,10 @@ inline BenchRecord make_record(std::string task, std::string level, std::string 
 // level1: A (2× eager, exactly 1× compile), B (0.5× eager, no compile baseline), C (compile
 // error, eager timed), D (1.5× eager, 3× compile); level2: E (2× eager, no compile).
 inline std::vector<BenchRecord> hand_computed_records() {
+  BenchRecord a = make_record("A", "level1", "passed", 1.0, {{"eager", 2.0}, {"compile", 1.0}});
+  a.floor_ms = 0.5;  // 50% of the roofline floor
   return {
-      make_record("A", "level1", "passed", 1.0, {{"eager", 2.0}, {"compile", 1.0}}),
+      a,
       make_record("B", "level1", "passed", 2.0, {{"eager", 1.0}}),
       make_record("C", "level1", "compile_error", std::nullopt, {{"eager", 3.0}}),
       make_record("D", "level1", "passed", 1.0, {{"eager", 1.5}, {"compile", 3.0}}),
@@ -51,6 +53,7 @@ inline std::vector<BenchRecord> rich_records() {
   gemm.wall_s = 41.27;
   gemm.top_kernels = {{"gemm_tf32x3<128, 128, 32>", 0.0811}, {"leaky_relu_epilogue&bias", 0.0213}};
   gemm.refine_before_ms = 0.2011;
+  gemm.floor_ms = 0.0617;
   gemm.finished_at = "2025-01-01T00:01:02.003Z";
 
   BenchRecord evil = make_record(kEvilName, "level1", "passed", 1.6, {{"eager", 2.0}});
