@@ -103,6 +103,13 @@ def _module_of(node):
     return str(path), str(module_type)
 
 
+# An index range with constant bounds (the masks of torch.tril/triu, position ids) is data, not
+# computation: it is folded into a constant param, so the program loads it like any other tensor
+# and its consumers fuse as plain elementwise ops. Bounded, so a huge range stays a node.
+_FOLDED_RANGES = {"aten.arange.default", "aten.arange.start", "aten.arange.start_step"}
+MAX_FOLDED_RANGE_ELEMENTS = 1 << 22
+
+
 def _op_name(node):
     target = node.target
     if isinstance(target, torch._ops.OpOverload):
@@ -192,11 +199,31 @@ class _Converter:
         else:
             raise CaptureError(Category.decompose_failed,
                                f"node {node.name} ({op}) produces a {type(val).__name__}, not tensors")
+        if self._fold_range(node, op, val):
+            return
         module, module_type = _module_of(node)
         self.nodes.append({"id": node.name, "op": op, "args": self.value(list(node.args)),
                            "kwargs": {key: self.value(item) for key, item in node.kwargs.items()},
                            "outputs": outputs, "module": module, "module_type": module_type})
         self.refs[node.name] = node_ref(node.name)
+
+    def _fold_range(self, node, op, val) -> bool:
+        """A constant-bounded arange becomes the constant param `_range_<node>` (see _FOLDED_RANGES)."""
+        if op not in _FOLDED_RANGES or not isinstance(val, torch.Tensor):
+            return False
+        bounds = list(node.args)
+        if val.numel() > MAX_FOLDED_RANGE_ELEMENTS or not all(
+                isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds):
+            return False
+        tensor = torch.arange(*bounds, dtype=val.dtype)
+        if tuple(tensor.shape) != tuple(val.shape):
+            return False
+        name = f"_range_{node.name}"
+        self.refs[node.name] = {"param": name}
+        self.params.append({"name": name, "kind": "constant", **contiguous_type(tensor)})
+        self.tensors[name] = tensor
+        self.notes.append(f"{node.name} ({op}) folded into the constant {name}")
+        return True
 
     def graph_outputs(self, node):
         outputs = []

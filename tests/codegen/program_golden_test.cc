@@ -24,6 +24,7 @@ const char* const kTasks[] = {
     "plan_rmsnorm_last",   "plan_reduce_middle",        "plan_bmm_scale",
     "plan_linear_batchnorm", "plan_logsumexp",          "plan_gemm_tf32x3",
     "plan_gemm_sum",
+    "plan_triangular_matmul",
 };
 
 Result<EmittedProgram> emit_for(const std::string& task) {

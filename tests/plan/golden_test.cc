@@ -29,6 +29,7 @@ const char* const kTasks[] = {
     "plan_bmm_scale",       "plan_linear_batchnorm",
     "plan_logsumexp",       "plan_conv_refused",
     "plan_gemm_tf32x3",     "plan_gemm_sum",
+    "plan_triangular_matmul",
 };
 
 // The plan's text, or the refusal; H200 peaks regardless of the machine.

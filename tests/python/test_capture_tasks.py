@@ -151,3 +151,19 @@ def test_task_record(batch):
     assert task["name"] == "mlp" and task["file"] == "mlp.py" and len(task["sha256"]) == 64
     assert task["constants"] == {"batch_size": 64, "input_size": 512, "hidden_sizes": [1024, 768],
                                  "output_size": 256}
+
+
+def test_constant_ranges_fold_into_constant_params(batch):
+    # torch.tril's mask: two aranges inside forward become constant params the program loads.
+    graph = batch.graph("plan_triangular_matmul")
+    assert not any(node["op"].startswith("aten.arange") for node in graph["nodes"])
+    ranges = [param for param in graph["params"] if param["name"].startswith("_range_")]
+    assert [(p["kind"], p["shape"], p["dtype"]) for p in ranges] == [
+        ("constant", [160], "int64"), ("constant", [192], "int64")]
+    from safetensors.torch import load_file
+
+    weights = load_file(str(batch.dir("plan_triangular_matmul") / "weights.safetensors"))
+    assert weights[ranges[0]["name"]].tolist() == list(range(160))
+    assert weights[ranges[1]["name"]].tolist() == list(range(192))
+    notes = batch.capture_json("plan_triangular_matmul")["notes"]
+    assert any("folded into the constant _range_" in note for note in notes), notes
