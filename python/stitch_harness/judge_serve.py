@@ -24,8 +24,8 @@ import torch
 
 from . import files
 from .compare import compare_output, recheck_against_exact
-from .ipc import ExportedTensor, IpcExporter, _span_elements, dtype_itemsize
-from .judge_task import DTYPES, JudgeTask, secret_seed
+from .ipc import ExportedTensor, IpcExporter
+from .judge_task import DTYPES, JudgeTask, secret_seed, tensor_bytes
 from .judge_tracks import Track
 
 SLOTS_VERSION = 1
@@ -89,7 +89,7 @@ def plan_memory(input_bytes: int, output_bytes: int, free_bytes: int, sets: int,
 
     budget = int(free_bytes * keep_fraction)
     counts = [sets, spot_slots, timing_sets]
-    # (index into counts, the floor of the first round, then of the second)
+    # (which count: 0 check sets, 1 spot slots, 2 timing sets; the lowest this step takes it to)
     order = [(2, 2), (1, 1), (0, 2), (2, 1), (1, 0), (0, 1)]
     for index, floor in order:
         while need(*counts) > budget and counts[index] > floor:
@@ -148,10 +148,8 @@ class JudgeSession:
         device = self.exporter.device
         if device.type != "cuda":
             return
-        size = lambda entry: (max(_span_elements(entry["shape"], entry["strides"]), 1)
-                              * dtype_itemsize(DTYPES[entry["dtype"]]))
-        input_bytes = sum(size(e) for e in self.task.graph["inputs"])
-        output_bytes = sum(size(e) for e in self.task.output_types())
+        input_bytes = sum(tensor_bytes(e) for e in self.task.graph["inputs"])
+        output_bytes = sum(tensor_bytes(e) for e in self.task.output_types())
         free_bytes, _ = torch.cuda.mem_get_info(device)
         plan = plan_memory(input_bytes, output_bytes, free_bytes, self.n_sets, self.n_spot,
                            self.timing_sets)
