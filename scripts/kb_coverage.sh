@@ -10,7 +10,8 @@
 # Usage: scripts/kb_coverage.sh BUILD_DIR OUT_DIR TASK_DIR...
 #   A TASK_DIR's folder name is its level in the table (level1, level2, level3_mlp, ...).
 # Env: STITCH_KB_SPEED    folder names whose tasks get eager/compile/reduce-overhead baselines
-#                         (default "level2 level3_mlp"); the others verify correctness and our time
+#                         (default "level2 level2_covered level3_mlp"; empty: none); the others
+#                         verify correctness and our time
 #      STITCH_KB_JOBS     parallel captures and builds (default: cores - 2)
 #      STITCH_KB_WARM_JOBS tasks whose torch.compile caches are warmed at once (default 8)
 #      STITCH_KB_DEADLINE seconds after which no new verification starts (default 540); tasks left
@@ -25,14 +26,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 if [ $# -lt 3 ]; then
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2
 fi
 build=$(realpath "$1"); out=$(realpath -m "$2"); shift 2
 mkdir -p "$out"
 started=$(date +%s)
 deadline=${STITCH_KB_DEADLINE:-540}
 jobs=${STITCH_KB_JOBS:-$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))}
-speed=" ${STITCH_KB_SPEED:-level2 level3_mlp} "
+speed=" ${STITCH_KB_SPEED-level2 level2_covered level3_mlp} "  # set but empty: no baselines
 stitch="$build/stitchcuda"
 export PATH=/usr/local/cuda/bin:$PATH
 export PYTHONPATH="$repo/python${PYTHONPATH:+:$PYTHONPATH}"
