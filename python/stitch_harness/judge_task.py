@@ -42,6 +42,17 @@ def secret_seed() -> int:
     return int.from_bytes(os.urandom(8), "little")
 
 
+def _restore_buffers(model: torch.nn.Module, snapshot: dict) -> None:
+    with torch.no_grad():
+        for name, buffer in model.named_buffers():
+            if name in snapshot:
+                buffer.copy_(snapshot[name])
+
+
+def _promote(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.to(torch.float64) if tensor.is_floating_point() else tensor
+
+
 def tensor_bytes(entry: dict) -> int:
     itemsize = torch.empty((), dtype=DTYPES[entry["dtype"]]).element_size()
     return math.prod(entry["shape"]) * itemsize
@@ -93,6 +104,7 @@ class JudgeTask:
         self.random_inputs = [entry for entry in self.graph["inputs"] if entry["kind"] == "random"]
         self._call_spec = None  # pytree spec and non-tensor leaves of get_inputs(), once seen
         self._recorded_inputs: Optional[dict] = None
+        self._fp64 = None  # (model, params, buffer snapshot) in FP64: reference_exact
 
     # Parameters -------------------------------------------------------------------------------
 
@@ -114,10 +126,7 @@ class JudgeTask:
                     state[name].copy_(tensor)
 
     def reset_buffers(self) -> None:
-        with torch.no_grad():
-            for name, buffer in self.model.named_buffers():
-                if name in self._buffer_snapshot:
-                    buffer.copy_(self._buffer_snapshot[name])
+        _restore_buffers(self.model, self._buffer_snapshot)
 
     # Inputs -----------------------------------------------------------------------------------
 
@@ -230,42 +239,35 @@ class JudgeTask:
 
     def reference(self, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         """Reference outputs for graph-order `inputs` (not modified: the model gets clones)."""
-        with torch.no_grad(), precision_flags(STRICT_FLAGS):
-            if self.random_inputs:
-                outputs, _ = graph_eval.evaluate(self.graph, [t.clone() for t in inputs],
-                                                 self.device_params(), self.device)
-            else:
-                self.reset_buffers()
-                user = [t.clone() for t, e in zip(inputs, self.graph["inputs"])
-                        if e["kind"] == "user"]
-                result = self.model(*self.call_args(user))
-                outputs = [leaf for leaf in tree_flatten(result)[0]
-                           if isinstance(leaf, torch.Tensor)]
-        return [output.detach() for output in outputs]
+        with precision_flags(STRICT_FLAGS):
+            return self._evaluate(inputs, self.model, self.device_params(), self._buffer_snapshot,
+                                  lambda t: t)
 
     def reference_exact(self, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         """The reference computed in FP64 (floating inputs, params and buffers promoted), for
-        compare.recheck_against_exact; outputs in graph order, as `reference`'s."""
-        import copy
+        compare.recheck_against_exact; outputs in graph order, as `reference`'s. The FP64 copies
+        of the model and params are made on first use and kept."""
+        if self._fp64 is None:
+            import copy
 
-        promote = lambda t: t.to(torch.float64) if t.is_floating_point() else t
+            self.reset_buffers()
+            self._fp64 = (copy.deepcopy(self.model).to(torch.float64),
+                          {n: _promote(t) for n, t in self.device_params().items()},
+                          {n: _promote(b) for n, b in self._buffer_snapshot.items()})
+        return self._evaluate(inputs, *self._fp64, _promote)
+
+    def _evaluate(self, inputs, model, params, buffer_snapshot, convert) -> list[torch.Tensor]:
+        """The graph (with random inputs, which the model would draw itself) or the model on
+        clones of `inputs`, each passed through `convert`, buffers restored first."""
         with torch.no_grad():
             if self.random_inputs:
-                params = {n: promote(t) for n, t in self.device_params().items()}
-                outputs, _ = graph_eval.evaluate(self.graph, [promote(t.clone()) for t in inputs],
+                outputs, _ = graph_eval.evaluate(self.graph, [convert(t.clone()) for t in inputs],
                                                  params, self.device)
             else:
-                if not hasattr(self, "_model_fp64"):
-                    self.reset_buffers()
-                    self._model_fp64 = copy.deepcopy(self.model).to(torch.float64)
-                    self._buffer_snapshot_fp64 = {n: promote(b) for n, b in
-                                                  self._buffer_snapshot.items()}
-                for name, buffer in self._model_fp64.named_buffers():
-                    if name in self._buffer_snapshot_fp64:
-                        buffer.copy_(self._buffer_snapshot_fp64[name])
-                user = [promote(t.clone()) for t, e in zip(inputs, self.graph["inputs"])
+                _restore_buffers(model, buffer_snapshot)
+                user = [convert(t.clone()) for t, e in zip(inputs, self.graph["inputs"])
                         if e["kind"] == "user"]
-                result = self._model_fp64(*self.call_args(user))
+                result = model(*self.call_args(user))
                 outputs = [leaf for leaf in tree_flatten(result)[0]
                            if isinstance(leaf, torch.Tensor)]
         return [output.detach() for output in outputs]

@@ -8,9 +8,9 @@
 // each with its own build cache. With one GPU, the CPU-bound work comes first and in parallel
 // (capture and first build, `--prepare-jobs`), then every task's baselines in one batch
 // (torch.compile warmed side by side, timed one task after another on the idle GPU) into
-// baselines/, the bench's own baseline cache, which the loop's verifications then read. `--deadline-minutes` stops taking new tasks (for machines lent
-// by the slice); `--resume` continues: finished tasks are kept, interrupted ones resume their
-// run from its state.json.
+// baselines/, the bench's own baseline cache, which the loop's verifications then read.
+// `--deadline-minutes` stops taking new tasks (for machines lent by the slice); `--resume`
+// continues: finished tasks are kept, interrupted ones resume their run from its state.json.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +132,15 @@ std::optional<fs::path> existing_run(const fs::path& bench_dir, const BenchTask&
       newest = entry.path();
   }
   return newest;
+}
+
+// level/task of every task results.jsonl has a record of.
+std::set<std::string> recorded_keys(const fs::path& bench_dir) {
+  std::set<std::string> keys;
+  if (auto records = bench::read_results(bench_dir / "results.jsonl"); records.ok())
+    for (const auto& record : *records)
+      keys.insert(record.key());
+  return keys;
 }
 
 std::string outcome_of(const agents::RunState& state) {
@@ -278,10 +287,7 @@ pid_t spawn_self(const std::vector<std::string>& args, const std::function<void(
 void prepare(const fs::path& bench_dir, const BenchCommandOptions& options, int jobs) {
   auto tasks = read_tasks(bench_dir);
   if (!tasks.ok() || jobs <= 0) return;
-  std::set<std::string> recorded;
-  if (auto records = bench::read_results(bench_dir / "results.jsonl"); records.ok())
-    for (const auto& record : *records)
-      recorded.insert(record.key());
+  const std::set<std::string> recorded = recorded_keys(bench_dir);
   std::vector<BenchTask> todo;
   for (const auto& task : *tasks) {
     auto existing = existing_run(bench_dir, task);
@@ -338,10 +344,7 @@ void time_baselines(const fs::path& bench_dir, const harness::HarnessLocation& l
                     int jobs) {
   auto tasks = read_tasks(bench_dir);
   if (!tasks.ok() || !query_gpu(0)) return;  // without a GPU the loop stops before timing
-  std::set<std::string> recorded;
-  if (auto records = bench::read_results(bench_dir / "results.jsonl"); records.ok())
-    for (const auto& record : *records)
-      recorded.insert(record.key());
+  const std::set<std::string> recorded = recorded_keys(bench_dir);
   // --info-modes '': PyTorch's default-flags eager time is information only, and would cost one
   // more pass over every task.
   std::vector<std::string> args = {"baseline-batch", "--out-dir",
