@@ -52,6 +52,13 @@ double spec_flops(const SubtaskSpec& spec) {
 
 }  // namespace
 
+double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks) {
+  const auto split = subtask.tunables.find("split_tf32x3");
+  if (split != subtask.tunables.end() && split->second == 1 && peaks.tf32_tflops > 0)
+    return peaks.tf32_tflops / 3;  // three TF32 products per FP32-accurate one
+  return peaks.fp32_tflops;
+}
+
 double roofline_floor_us(double flops, double bytes, const GpuPeaks& peaks) {
   const double compute_us = peaks.fp32_tflops > 0 ? flops / (peaks.fp32_tflops * 1e6) : 0;
   const double memory_us = peaks.dram_gbps > 0 ? bytes / (peaks.dram_gbps * 1e3) : 0;
@@ -79,7 +86,8 @@ SubtaskCost estimate_subtask_cost(const ir::Graph& graph, const Subtask& subtask
     cost.bytes += static_cast<double>(access_numel(*copy->destination)) *
                   ir::dtype_size(graph.type_of(copy->target).dtype);
   }
-  const double compute_us = peaks.fp32_tflops > 0 ? cost.flops / (peaks.fp32_tflops * 1e6) : 0;
+  const double compute_tflops = compute_peak_tflops(subtask, peaks);
+  const double compute_us = compute_tflops > 0 ? cost.flops / (compute_tflops * 1e6) : 0;
   const double memory_us = peaks.dram_gbps > 0 ? cost.bytes / (peaks.dram_gbps * 1e3) : 0;
   cost.floor_us = std::max(compute_us, memory_us);
   cost.bound = cost.floor_us < kLatencyFloorUs ? Bound::latency

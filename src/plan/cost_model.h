@@ -1,5 +1,8 @@
 // The cost model: per subtask, floating-point work and DRAM traffic, the roofline floor
-// floor_us = max(flops / peak_fp32, bytes / bandwidth), and what bounds it. A floor, not a
+// floor_us = max(flops / compute peak, bytes / bandwidth), and what bounds it. The compute peak is
+// that of the arithmetic the chosen kernel does: FP32 without tensor cores, or a third of the TF32
+// tensor-core peak for a split-precision 3xTF32 GEMM (three products per FP32-accurate one), so a
+// measured kernel never runs below its own floor. A floor, not a
 // prediction: it is what a perfect kernel would take, used to rank hotspots and to judge how far a
 // measured kernel is from its limit.
 #pragma once
@@ -24,6 +27,11 @@ struct SubtaskCost {
 SubtaskCost estimate_subtask_cost(const ir::Graph& graph, const Subtask& subtask,
                                   const GpuPeaks& peaks);
 
+// Strict FP32 rates: flops / fp32 peak against bytes / bandwidth.
 double roofline_floor_us(double flops, double bytes, const GpuPeaks& peaks);
+
+// The compute peak behind a subtask's floor (TFLOP/s): tf32_tflops / 3 for a 3xTF32 GEMM
+// (tunable split_tf32x3 = 1), fp32_tflops otherwise.
+double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks);
 
 }  // namespace stitch::plan

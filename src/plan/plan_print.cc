@@ -122,11 +122,14 @@ std::string_view bound_name(Bound bound) {
 }
 
 std::string format_plan(const Plan& plan) {
+  // The 3xTF32 rate is the compute peak of a split_tf32x3 GEMM's floor (cost_model.h).
+  const std::string tf32x3 =
+      plan.peaks.tf32_tflops > 0 ? fmt::format(", {:.0f} TFLOP/s 3xTF32", plan.peaks.tf32_tflops / 3) : "";
   std::string text = fmt::format(
-      "plan for {}: {} subtasks, roofline floor {:.2f} us on {} ({} TFLOP/s fp32, {} GB/s, {} "
+      "plan for {}: {} subtasks, roofline floor {:.2f} us on {} ({} TFLOP/s fp32{}, {} GB/s, {} "
       "SMs)\n",
       plan.task, plan.subtasks.size(), plan.floor_us, plan.peaks.name, plan.peaks.fp32_tflops,
-      plan.peaks.dram_gbps, plan.peaks.sms);
+      tf32x3, plan.peaks.dram_gbps, plan.peaks.sms);
   text += fmt::format("{:<3} {:<40} {:<11} {:<28} {:<18} {:<15} {:<44} {:>10} {:<8} {:>6}\n", "#",
                       "subtask", "kind", "nodes", "shape", "kernel", "tunables", "floor us",
                       "bound", "share");

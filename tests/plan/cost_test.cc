@@ -48,6 +48,32 @@ TEST(CostModel, GemmIsComputeBoundElementwiseMemoryBound) {
   EXPECT_NEAR(plan.floor_us, gemm.floor_us + exp.floor_us, 1e-9);
 }
 
+TEST(CostModel, FloorUsesThePeakOfTheChosenArithmetic) {
+  auto gemm_floor = [](bool allow_tf32x3) {
+    GraphBuilder b;
+    auto x = b.input("x", {4096, 4096});
+    auto w = b.input("w", {4096, 4096});
+    b.output(b.node("mm", Op::mm, {ref(x), ref(w)}, {4096, 4096}));
+    PlanOptions options;
+    options.allow_tf32x3 = allow_tf32x3;
+    auto plan = make_plan(b.graph(), options);
+    EXPECT_TRUE(plan.ok());
+    return plan.ok() ? plan->subtasks.at(0) : Subtask{};
+  };
+  const GpuPeaks h200 = h200_peaks();
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  const Subtask split = gemm_floor(true);
+  ASSERT_EQ(split.tunables.count("split_tf32x3"), 1u);
+  // Three TF32 products per FP32-accurate one: a third of the tensor-core peak.
+  EXPECT_DOUBLE_EQ(compute_peak_tflops(split, h200), h200.tf32_tflops / 3);
+  EXPECT_NEAR(split.floor_us, flops / (h200.tf32_tflops / 3 * 1e6), 1e-6);
+  const Subtask strict = gemm_floor(false);
+  EXPECT_EQ(strict.tunables.count("split_tf32x3"), 0u);
+  EXPECT_DOUBLE_EQ(compute_peak_tflops(strict, h200), h200.fp32_tflops);
+  EXPECT_NEAR(strict.floor_us, flops / (h200.fp32_tflops * 1e6), 1e-6);
+  EXPECT_LT(split.floor_us, strict.floor_us);
+}
+
 TEST(CostModel, TinyWorkIsLatencyBound) {
   GraphBuilder b;
   auto x = b.input("x", {16});
