@@ -2,7 +2,9 @@
 
 Built on the capture's own loader (task_loader, task_inputs, graph_eval) so the judge constructs the
 model exactly as capture and KernelBench do (seed, get_init_inputs(), seed, Model(*init_inputs)),
-then loads weights.safetensors so the reference and the runner see identical parameters.
+then loads weights.safetensors so the reference and the runner see identical parameters. Where the
+weights give a value to every tensor the model holds, the seeded initialisation is skipped: the model
+is built on the meta device and filled from the weights alone (JudgeTask._build_model).
 
 References: without random inputs, the eager model (the program the user wrote); with random inputs
 (random ops in forward, dropout masks), the captured graph evaluated with the random values as inputs,
@@ -49,6 +51,29 @@ def _restore_buffers(model: torch.nn.Module, snapshot: dict) -> None:
                 buffer.copy_(snapshot[name])
 
 
+def _weights_cover(model: torch.nn.Module, params: dict[str, torch.Tensor]) -> bool:
+    """True when `params` gives a value to every tensor `model` holds: each state_dict entry is in
+    `params` with its shape and dtype, no buffer is left out of the state_dict (non-persistent), and
+    no module keeps a tensor outside its registered parameters and buffers (plain attributes, also
+    inside lists, tuples and dicts)."""
+    state = model.state_dict(keep_vars=True)
+    for name, tensor in state.items():
+        source = params.get(name)
+        if source is None or source.shape != tensor.shape or source.dtype != tensor.dtype:
+            return False
+    registered = {id(t) for t in model.parameters()} | {id(t) for t in model.buffers()}
+    if any(name not in state for name, _ in model.named_buffers()):
+        return False
+    for module in model.modules():
+        for key, value in vars(module).items():
+            if key in ("_parameters", "_buffers", "_modules"):
+                continue
+            leaves = tree_flatten(value)[0]
+            if any(isinstance(leaf, torch.Tensor) and id(leaf) not in registered for leaf in leaves):
+                return False
+    return True
+
+
 def _promote(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.to(torch.float64) if tensor.is_floating_point() else tensor
 
@@ -79,7 +104,8 @@ def find_task_file(graph_dir: str, graph: dict, explicit: Optional[str]) -> str:
 
 
 class JudgeTask:
-    def __init__(self, graph_dir: str, device: torch.device, task_path: Optional[str] = None):
+    def __init__(self, graph_dir: str, device: torch.device, task_path: Optional[str] = None,
+                 quick_construction: bool = True):
         self.graph_dir = graph_dir
         self.device = device
         with open(os.path.join(graph_dir, "graph.json")) as handle:
@@ -91,10 +117,11 @@ class JudgeTask:
             raise JudgeTaskError(f"{self.task_path} (sha256 {self.task.sha256[:12]}…) is not the "
                                  f"file graph.json was captured from ({expected_sha[:12]}…)")
         self.training = bool(self.graph.get("training", True))
-        self.model, _ = build_model(self.task, KERNELBENCH_SEED, inference=not self.training)
         self.params = self._load_params()
-        self._load_weights_into_model()
-        self.model.to(device)
+        # "weights": built on the meta device and filled from weights.safetensors alone;
+        # "seeded": built as capture built it, then the weights loaded over it (_build_model).
+        self.construction = ""
+        self.model = self._build_model(quick_construction)
         self.model.train(self.training)
         # Training-mode BatchNorm updates running statistics on every call; restore them before each
         # reference call so every set sees the state the runner's params describe.
@@ -118,12 +145,38 @@ class JudgeTask:
             raise JudgeTaskError(f"weights.safetensors lacks params {missing[:5]}")
         return {p["name"]: tensors[p["name"]] for p in self.graph["params"]}
 
-    def _load_weights_into_model(self) -> None:
-        state = self.model.state_dict()
+    def _build_model(self, quick: bool) -> torch.nn.Module:
+        """The model on the judge's device with the captured weights.
+
+        The seeded construction draws every parameter's initial values on the CPU (seconds for a
+        GiB of weights) only for the weights to be loaded over them. When every tensor the model
+        holds is a parameter or buffer that weights.safetensors holds too, those values are never
+        seen, so the model is built on the meta device (no values at all), given uninitialised
+        storage and filled from the weights. Anything else (a plain tensor attribute, a
+        non-persistent buffer, a state entry the weights lack, a constructor that fails on meta)
+        takes the seeded path, which is exact by construction."""
+        inference = not self.training
+        if quick:
+            try:
+                with torch.device("meta"):
+                    model, _ = build_model(self.task, KERNELBENCH_SEED, inference=inference)
+            except Exception:  # noqa: BLE001: the seeded path reports real failures
+                model = None
+            if model is not None and _weights_cover(model, self.params):
+                model.to_empty(device=self.device)
+                with torch.no_grad():
+                    for name, tensor in model.state_dict().items():
+                        tensor.copy_(self.params[name])
+                self.construction = "weights"
+                return model
+        model, _ = build_model(self.task, KERNELBENCH_SEED, inference=inference)
+        state = model.state_dict()
         with torch.no_grad():
             for name, tensor in self.params.items():
                 if name in state and tuple(state[name].shape) == tuple(tensor.shape):
                     state[name].copy_(tensor)
+        self.construction = "seeded"
+        return model.to(self.device)
 
     def reset_buffers(self) -> None:
         _restore_buffers(self.model, self._buffer_snapshot)
