@@ -130,13 +130,22 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
   config.options.build_cache_dir = settings.build_cache;
   config.options.worker_id = settings.worker_id;
   run::EventLog& events = run.events();
+  // The live view: the step running now, and the last one finished.
+  std::string last_finished;
+  config.options.on_step_start = [&](const std::string& name) {
+    if (!on_verify_step) return;
+    if (name == "build") last_finished.clear();  // a new verification's first step
+    on_verify_step(last_finished.empty()
+                       ? fmt::format("verify: {}…", name)
+                       : fmt::format("verify: {}… (after {})", name, last_finished));
+  };
   config.options.on_step = [&](const VerifyStep& step) {
     (void)events.append("verify.step", {{"step", step.name},
                                         {"seconds", step.seconds},
                                         {"status", step.status},
                                         {"detail", step.detail}});
-    if (on_verify_step)
-      on_verify_step(fmt::format("{} {:.1f} s {}", step.name, step.seconds, step.status));
+    last_finished = fmt::format("{} {:.1f} s {}", step.name, step.seconds, step.status);
+    if (on_verify_step) on_verify_step("verify: " + last_finished);
   };
 
   agents::SystemCandidateVerifier verifier(config);

@@ -98,11 +98,16 @@ void record_step(VerifyReport& report, const VerifyOptions& options, std::string
   if (options.on_step) options.on_step(report.steps.back());
 }
 
+void begin_step(const VerifyOptions& options, const std::string& name) {
+  if (options.on_step_start) options.on_step_start(name);
+}
+
 }  // namespace
 
 bool Verifier::build(Context& context) {
   const VerifyRequest& request = context.request;
   VerifyReport& report = context.report;
+  begin_step(options_, "build");
   double started = now_s();
   BuildRequest build_request;
   build_request.sources = request.sources;
@@ -145,6 +150,7 @@ bool Verifier::build(Context& context) {
 void Verifier::check_statically(Context& context) {
   const VerifyRequest& request = context.request;
   VerifyReport& report = context.report;
+  begin_step(options_, "static_checks");
   double started = now_s();
   std::vector<SourceFile> files;
   std::vector<fs::path> paths = request.sources;
@@ -166,6 +172,7 @@ void Verifier::check_statically(Context& context) {
   if (context.library.empty()) {
     record_step(report, options_, "library_audit", 0, "skipped", "nothing was built");
   } else {
+    begin_step(options_, "library_audit");
     started = now_s();
     size_t audit_start = report.findings.size();
     auto audited = deps_.auditor.audit(context.library);
@@ -220,6 +227,7 @@ void Verifier::time_baselines(Context& context,
     record_step(report, options_, "baseline", 0, "skipped", "baselines not requested");
     return;
   }
+  begin_step(options_, "baseline");
   double started = now_s();
   Result<BaselineReport> baseline = lookup->get();
   bool complete = baseline.ok() && baseline->missing.empty() && !baseline->modes.empty();
@@ -260,6 +268,7 @@ bool Verifier::start_judge(Context& context) {
   request.log_path = context.request.attempt_dir / "judge.log";
   request.ready_timeout_s = options_.judge_ready_timeout_s;
   request.extra_args = options_.judge_extra_args;
+  begin_step(options_, "harness_start");
   double started = now_s();
   auto ready = deps_.judge.start(request);
   if (!ready.ok()) {
@@ -304,6 +313,7 @@ bool Verifier::run_runner_step(Context& context) {
   invocation.init_timeout_s = std::min(300.0, 0.4 * limit);
   invocation.idle_timeout_s = std::clamp(0.1 * limit, 1.0, 10.0);
 
+  begin_step(options_, "runner");
   double started = now_s();
   auto run = deps_.runner.run(invocation);
   std::error_code ec;
@@ -371,6 +381,7 @@ bool Verifier::run_runner_step(Context& context) {
 
 void Verifier::compare(Context& context) {
   VerifyReport& report = context.report;
+  begin_step(options_, "comparison");
   double started = now_s();
   auto comparison = deps_.judge.compare(options_.compare_timeout_s);
   if (!comparison.ok()) {
@@ -458,6 +469,7 @@ Result<VerifyReport> Verifier::verify(const VerifyRequest& given) {
     bool started = start_judge(context);
     time_baselines(context, lookup, started);
     if (started && run_runner_step(context)) compare(context);
+    if (started) begin_step(options_, "judge_stop");
     double stop_started = now_s();
     deps_.judge.stop();
     if (started) record_step(report, options_, "judge_stop", now_s() - stop_started);

@@ -101,6 +101,9 @@ struct VerifyOptions {
   std::string worker_id = "verify";
   // Called after every step (progress, events.jsonl).
   std::function<void(const VerifyStep&)> on_step;
+  // Called as a step starts, with the name on_step will report it under ("harness_start" covers
+  // the judge's start and its references): what is running now, for a live view.
+  std::function<void(const std::string&)> on_step_start;
 };
 
 struct VerifierDeps {

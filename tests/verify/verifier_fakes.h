@@ -91,7 +91,12 @@ class FakeJudge final : public JudgeSession {
     if (start_fails) return make_error("judge serve: setup failed: CUDA out of memory");
     running = true;
     slots = request.work_dir / "slots.json";
-    JudgeReady ready{slots, 3.0, 2.0, request.sets, request.spot_slots};
+    JudgeReady ready;
+    ready.slots_path = slots;
+    ready.start_s = 3.0;
+    ready.setup_s = 2.0;
+    ready.sets = request.sets;
+    ready.spot_slots = request.spot_slots;
     ready.timing_sets = ready_timing_sets;
     ready.memory_note = memory_note;
     return ready;

@@ -336,6 +336,34 @@ TEST_F(VerifierTest, AllGoodPassesWithSpeedupsAndStepsInOrder) {
   EXPECT_NE(doc["summary"].dump().find("4.00x eager"), std::string::npos) << doc["summary"].dump();
 }
 
+TEST_F(VerifierTest, EveryStepIsAnnouncedAsItStartsAndReportedAsItEnds) {
+  std::vector<std::string> events;
+  options_.on_step_start = [&](const std::string& name) { events.push_back("start " + name); };
+  options_.on_step = [&](const VerifyStep& step) { events.push_back("end " + step.name); };
+  VerifyReport report = verify();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(*report.outcome, Outcome::passed) << report.reason;
+  // "reference" is measured inside the judge's start, so it has no start of its own.
+  const std::vector<std::string> expected = {
+      "start build",         "end build",          "start static_checks", "end static_checks",
+      "start library_audit", "end library_audit",  "start harness_start", "end harness_start",
+      "end reference",       "start baseline",     "end baseline",        "start runner",
+      "end runner",          "start comparison",   "end comparison",      "start judge_stop",
+      "end judge_stop"};
+  EXPECT_EQ(events, expected);
+}
+
+TEST_F(VerifierTest, ABrokenBuildAnnouncesNoStepAfterTheChecks) {
+  compiler_.script.ok = false;
+  compiler_.script.log = read_text(fs::path(STITCH_TEST_DATA_DIR) / "verify/data/broken_program.log");
+  std::vector<std::string> started;
+  options_.on_step_start = [&](const std::string& name) { started.push_back(name); };
+  verify();
+  for (const std::string& name : started)
+    EXPECT_TRUE(name == "build" || name == "static_checks") << name << " started";
+  EXPECT_EQ(started.front(), "build");
+}
+
 TEST_F(VerifierTest, StreamTimeIsTheBasisWhenTheGapIsTheSynchronizeCost) {
   // synced - gpu has median 0.05 ms, the same as the empty-call gap: nothing ran off-stream.
   runner_.runner_json = runner_json("ok", "[]", "[0.05, 0.05, 0.05]");
