@@ -42,6 +42,23 @@ KERNELBENCH_SEED = 42
 RESULT_VERSION = 1
 
 
+def _write_check_inputs(exchange: str, check_inputs: list[list[torch.Tensor]]) -> list[str]:
+    """check_<i>.safetensors in `exchange`, one per set (args arg0, arg1, ...); their names."""
+    names = []
+    for index, inputs in enumerate(check_inputs):
+        name = f"check_{index}.safetensors"
+        files.write_safetensors(os.path.join(exchange, name),
+                                {f"arg{i}": t for i, t in enumerate(inputs)})
+        names.append(name)
+    return names
+
+
+def _release_cached_memory(device: torch.device) -> None:
+    """Hands what this process freed back to the device (PyTorch's allocator keeps it otherwise)."""
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
 def _secret_seed() -> int:
     return int.from_bytes(os.urandom(8), "little")
 
@@ -151,18 +168,19 @@ def evaluate(task_path: str, solution_path: str, track_name: str = "fp32", trial
             baseline = time_with_flush(eager, sets, device, iters=iters, warmup=warmup,
                                        refresh=refresh, flusher=L2Flusher(device))
         del sets
+        _release_cached_memory(device)
     result["eager"] = baseline.as_json(include_raw=False) if baseline else None
 
     # 2. The candidate, in its own process, with only the check-set inputs to read.
     exchange = tempfile.mkdtemp(prefix="stitch-eval-kb-")
     os.chmod(exchange, 0o700)
     try:
-        input_files = []
-        for index, inputs in enumerate(check_inputs):
-            name = f"check_{index}.safetensors"
-            files.write_safetensors(os.path.join(exchange, name),
-                                    {f"arg{i}": t for i, t in enumerate(inputs)})
-            input_files.append(name)
+        input_files = _write_check_inputs(exchange, check_inputs)
+        # The candidate reads its inputs from the files; only the references stay here. Freed
+        # memory goes back to the device, since the candidate's process needs it (a level-1 task
+        # can move 6 GiB per set).
+        del check_inputs
+        _release_cached_memory(device)
         spec = {"task": os.path.abspath(task_path), "solution": os.path.abspath(solution_path),
                 "device": str(device), "exchange": exchange, "input_files": input_files,
                 "iters": iters, "warmup": warmup, "timing_sets": timing_sets, "spot": spot,

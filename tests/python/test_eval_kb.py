@@ -72,6 +72,41 @@ def test_pointer_keyed_cache_fails_on_timed_iterations():
     assert "timed iteration" in result["reason"] or "repeats" in result["reason"]
 
 
+def test_judge_holds_only_the_references_while_the_candidate_runs(monkeypatch):
+    """The check inputs and the eager timing sets are dropped (and the allocator's cache handed
+    back) before the candidate's process starts: on large tasks it needs that memory."""
+    import gc
+    import weakref
+
+    from stitch_harness import eval_kb
+
+    written, events = [], []
+    write = eval_kb._write_check_inputs
+
+    def recording_write(exchange, check_inputs):
+        written.extend(weakref.ref(t) for inputs in check_inputs for t in inputs)
+        return write(exchange, check_inputs)
+
+    def recording_release(device):
+        events.append("release")
+
+    run = eval_kb._run_candidate
+
+    def checking_run(spec_path, exchange, timeout_s):
+        gc.collect()
+        events.append(("candidate", sum(ref() is not None for ref in written)))
+        return run(spec_path, exchange, timeout_s)
+
+    monkeypatch.setattr(eval_kb, "_write_check_inputs", recording_write)
+    monkeypatch.setattr(eval_kb, "_release_cached_memory", recording_release)
+    monkeypatch.setattr(eval_kb, "_run_candidate", checking_run)
+    result = run_cpu(RELU, "relu_python_lists.py")
+    assert result["outcome"] == "passed", result["reason"]
+    assert len(written) == 2  # one input per check set
+    # Released after the eager timing and again after the inputs were written; none alive after.
+    assert events == ["release", "release", ("candidate", 0)]
+
+
 def test_solution_without_model_new_is_a_compile_error(tmp_path):
     solution = tmp_path / "empty.py"
     solution.write_text("import torch\n")
