@@ -148,7 +148,7 @@ class JudgeSession:
         device = self.exporter.device
         if device.type != "cuda":
             return
-        input_bytes = sum(tensor_bytes(e) for e in self.task.graph["inputs"])
+        input_bytes = self.task.input_bytes()
         output_bytes = sum(tensor_bytes(e) for e in self.task.output_types())
         free_bytes, _ = torch.cuda.mem_get_info(device)
         plan = plan_memory(input_bytes, output_bytes, free_bytes, self.n_sets, self.n_spot,

@@ -55,7 +55,7 @@ double spec_flops(const SubtaskSpec& spec) {
 double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks) {
   const auto split = subtask.tunables.find("split_tf32x3");
   if (split != subtask.tunables.end() && split->second == 1 && peaks.tf32_tflops > 0)
-    return peaks.tf32_tflops / 3;  // three TF32 products per FP32-accurate one
+    return tf32x3_tflops(peaks);
   return peaks.fp32_tflops;
 }
 

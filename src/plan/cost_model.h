@@ -30,8 +30,12 @@ SubtaskCost estimate_subtask_cost(const ir::Graph& graph, const Subtask& subtask
 // Strict FP32 rates: flops / fp32 peak against bytes / bandwidth.
 double roofline_floor_us(double flops, double bytes, const GpuPeaks& peaks);
 
-// The compute peak behind a subtask's floor (TFLOP/s): tf32_tflops / 3 for a 3xTF32 GEMM
-// (tunable split_tf32x3 = 1), fp32_tflops otherwise.
+// The FP32-accurate rate of split-precision 3xTF32 (TFLOP/s): three TF32 tensor-core products per
+// FP32 product; 0 without tensor cores.
+inline double tf32x3_tflops(const GpuPeaks& peaks) { return peaks.tf32_tflops / 3; }
+
+// The compute peak behind a subtask's floor (TFLOP/s): tf32x3_tflops for a 3xTF32 GEMM (tunable
+// split_tf32x3 = 1), fp32_tflops otherwise.
 double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks);
 
 }  // namespace stitch::plan

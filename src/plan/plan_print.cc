@@ -8,6 +8,7 @@
 
 #include "ir/print.h"
 #include "plan/access.h"
+#include "plan/cost_model.h"
 #include "plan/kernel_choice.h"
 #include "plan/subtasks.h"
 
@@ -122,9 +123,10 @@ std::string_view bound_name(Bound bound) {
 }
 
 std::string format_plan(const Plan& plan) {
-  // The 3xTF32 rate is the compute peak of a split_tf32x3 GEMM's floor (cost_model.h).
-  const std::string tf32x3 =
-      plan.peaks.tf32_tflops > 0 ? fmt::format(", {:.0f} TFLOP/s 3xTF32", plan.peaks.tf32_tflops / 3) : "";
+  // The compute peak of a split_tf32x3 GEMM's floor (cost_model.h).
+  const std::string tf32x3 = plan.peaks.tf32_tflops > 0
+                                 ? fmt::format(", {:.0f} TFLOP/s 3xTF32", tf32x3_tflops(plan.peaks))
+                                 : "";
   std::string text = fmt::format(
       "plan for {}: {} subtasks, roofline floor {:.2f} us on {} ({} TFLOP/s fp32{}, {} GB/s, {} "
       "SMs)\n",
