@@ -12,7 +12,7 @@ root=$(pwd)
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
 # python3-dev: best/model_new.py builds a torch extension; chromium: the bench report's render test.
-packages=(build-essential cmake ninja-build pkg-config rsync nlohmann-json3-dev libcli11-dev libfmt-dev
+packages=(build-essential cmake ninja-build ccache pkg-config rsync nlohmann-json3-dev libcli11-dev libfmt-dev
           libgtest-dev libgmock-dev libcpp-httplib-dev libcurl4-openssl-dev libsqlite3-dev
           libssl-dev python3-venv python3-dev chromium)
 missing=()
@@ -44,6 +44,7 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
 fi
 
 log "building (build/)"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"  # cache hits across checkouts (see CMakeLists.txt)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build
 log "done: build/stitchcuda"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
@@ -11,16 +12,34 @@
 
 namespace stitch {
 
+// What kind of failure an Error is. Library code says which when it knows; only `main` maps a kind
+// to an exit code (README: 0 success, 1 the work failed, 2 bad input). Nobody classifies an error by
+// its message.
+enum class ErrorKind : uint8_t {
+  work_failed,  // the work itself failed (a task that does not capture, a plan refused): exit 1
+  bad_input,    // the input is not what was asked for (not a task, a corrupt file, bad options): 2
+  machine,      // this machine cannot do it (no GPU, no nvcc, out of disk, a child not started): 1
+};
+
 struct Error {
   std::string message;  // one line, names the file/object and the problem
+  ErrorKind kind = ErrorKind::work_failed;
 
-  // Prepends context ("loading graph.json: ") so errors read outermost-first.
-  Error with_context(const std::string& context) const { return Error{context + ": " + message}; }
+  // Prepends context ("loading graph.json: ") so errors read outermost-first; keeps the kind.
+  Error with_context(const std::string& context) const {
+    return Error{context + ": " + message, kind};
+  }
+  Error with_kind(ErrorKind new_kind) const { return Error{message, new_kind}; }
 };
 
 template <typename... Args>
 Error make_error(fmt::format_string<Args...> format, Args&&... args) {
   return Error{fmt::format(format, std::forward<Args>(args)...)};
+}
+
+template <typename... Args>
+Error make_error(ErrorKind kind, fmt::format_string<Args...> format, Args&&... args) {
+  return Error{fmt::format(format, std::forward<Args>(args)...), kind};
 }
 
 template <typename T>
