@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "util/enum_names.h"
 #include "util/gpu_peaks.h"
 
 namespace stitch {
@@ -22,13 +23,11 @@ std::string percent(double value) {
 }  // namespace
 
 std::string_view bottleneck_name(Bottleneck bottleneck) {
-  return kBottleneckNames[static_cast<size_t>(bottleneck)];
+  return enum_name(kBottleneckNames, bottleneck);
 }
 
 std::optional<Bottleneck> bottleneck_from_name(std::string_view name) {
-  for (size_t i = 0; i < kBottleneckNames.size(); ++i)
-    if (kBottleneckNames[i] == name) return static_cast<Bottleneck>(i);
-  return std::nullopt;
+  return enum_from_name<Bottleneck>(kBottleneckNames, name);
 }
 
 std::optional<double> KernelCounters::memory_throughput_pct() const {
