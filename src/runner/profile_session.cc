@@ -34,18 +34,14 @@ ProfileSession::ProfileSession(const RunnerOptions& options, RunSpec spec, Repor
 
 int ProfileSession::run() {
   report_.update([&](json& doc) { doc["mode"] = "profile"; });
-  auto phases = [&]() -> Result<Flow> {
+  run_phases([&]() -> Result<Flow> {
     STITCH_FLOW(setup_device());
     STITCH_TRY(prepare_buffers());
     install_seccomp();
     STITCH_FLOW(load_and_init());
     STITCH_FLOW(profile_forwards());
     return Flow::proceed;
-  };
-  Result<Flow> result = phases();
-  if (!result)
-    stop_with(candidate_loaded_ ? RunStatus::cuda_error : RunStatus::setup_failed,
-              result.error().message);
+  });
 
   report_.update([&](json& doc) {
     profile_["status"] = doc["status"];

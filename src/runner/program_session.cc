@@ -60,6 +60,13 @@ void ProgramSession::finish() {
   kill_processes(list_child_processes());
 }
 
+void ProgramSession::run_phases(const std::function<Result<Flow>()>& phases) {
+  Result<Flow> result = phases();
+  if (!result)
+    stop_with(candidate_loaded_ ? RunStatus::cuda_error : RunStatus::setup_failed,
+              result.error().message);
+}
+
 Result<Flow> ProgramSession::open_device(cudaDeviceProp& props) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);

@@ -57,6 +57,9 @@ class ProgramSession {
   void finish();
 
  protected:
+  // Runs a mode's phases; a runner-side Error becomes the report's status (cuda_error once the
+  // candidate is loaded, setup_failed before).
+  void run_phases(const std::function<Result<Flow>()>& phases);
   // The device, its context, a blocking stream, the start and end events and the L2 flush buffer.
   // Flow::stop (no_device) when there is no GPU; `props` describes the device.
   Result<Flow> open_device(cudaDeviceProp& props);

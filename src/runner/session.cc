@@ -11,7 +11,7 @@ namespace stitch::runner {
 using nlohmann::json;
 
 int Session::run() {
-  auto phases = [&]() -> Result<Flow> {
+  run_phases([&]() -> Result<Flow> {
     STITCH_FLOW(setup_device());
     STITCH_TRY(prepare_buffers());
     install_seccomp();
@@ -27,11 +27,7 @@ int Session::run() {
     STITCH_FLOW(idle_check("device idle check before timing", "before_timing_ms"));
     STITCH_FLOW(time_forward());
     return Flow::proceed;
-  };
-  Result<Flow> result = phases();
-  if (!result)
-    stop_with(candidate_loaded_ ? RunStatus::cuda_error : RunStatus::setup_failed,
-              result.error().message);
+  });
 
   // Launch counts that drop to zero on some calls while others launch kernels: calls skipped.
   if (!launches_per_forward_.empty()) {
@@ -86,20 +82,19 @@ Result<Flow> Session::setup_device() {
 
 Result<IoSet> Session::allocate_io_set() {
   IoSet io;
-  for (const auto& tensor : spec_.inputs) {
-    STITCH_ASSIGN_OR_RETURN(GuardedBuffer buffer,
-                            GuardedBuffer::allocate(tensor.storage_bytes(), options_.guard_bytes,
-                                                    next_seed(), stream_));
-    io.input_views.push_back(tensor.to_abi(buffer.data()));
-    io.inputs.push_back(std::move(buffer));
-  }
-  for (const auto& tensor : spec_.outputs) {
-    STITCH_ASSIGN_OR_RETURN(GuardedBuffer buffer,
-                            GuardedBuffer::allocate(tensor.storage_bytes(), options_.guard_bytes,
-                                                    next_seed(), stream_));
-    io.output_views.push_back(tensor.to_abi(buffer.data()));
-    io.outputs.push_back(std::move(buffer));
-  }
+  auto allocate = [&](const std::vector<TensorSpec>& tensors, std::vector<GuardedBuffer>& buffers,
+                      std::vector<stitch_tensor>& views) -> Status {
+    for (const auto& tensor : tensors) {
+      STITCH_ASSIGN_OR_RETURN(GuardedBuffer buffer,
+                              GuardedBuffer::allocate(tensor.storage_bytes(), options_.guard_bytes,
+                                                      next_seed(), stream_));
+      views.push_back(tensor.to_abi(buffer.data()));
+      buffers.push_back(std::move(buffer));
+    }
+    return {};
+  };
+  STITCH_TRY(allocate(spec_.inputs, io.inputs, io.input_views));
+  STITCH_TRY(allocate(spec_.outputs, io.outputs, io.output_views));
   return io;
 }
 

@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <functional>
-#include <memory>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -38,11 +38,14 @@ std::vector<std::string> busy_family(const fs::path& group_file, const fs::path&
               "; wait"};
 }
 
-// Forks the orchestrator: it runs `start_child` and then waits to be signalled.
-pid_t fork_orchestrator(const std::function<void()>& start_child) {
+// Forks the orchestrator: it runs `start_child` (a Result, kept alive) and then waits to be
+// signalled.
+template <typename Start>
+pid_t fork_orchestrator(Start start_child) {
   pid_t pid = fork();
   if (pid == 0) {
-    start_child();
+    auto child = start_child();
+    if (!child.ok()) _exit(3);
     for (;;) pause();
   }
   return pid;
@@ -94,32 +97,21 @@ class ChildGroups : public ::testing::Test {
 TEST_F(ChildGroups, SigtermDuringRunToCompletionKillsTheGroup) {
   ProcessSpec spec;
   spec.argv = family_command();
-  pid_t orchestrator = fork_orchestrator([&] {
-    SystemProcessRunner runner;
-    (void)runner.run(spec);
-  });
+  pid_t orchestrator = fork_orchestrator([&] { return SystemProcessRunner().run(spec); });
   expect_family_dies_with_orchestrator(orchestrator, SIGTERM);
 }
 
 TEST_F(ChildGroups, SigintWithAStartedChildKillsTheGroup) {
   ChildSpec spec;
   spec.argv = family_command();
-  pid_t orchestrator = fork_orchestrator([&] {
-    auto child = ChildProcess::start(spec);
-    if (!child.ok()) _exit(3);
-    for (;;) pause();
-  });
+  pid_t orchestrator = fork_orchestrator([&] { return ChildProcess::start(spec); });
   expect_family_dies_with_orchestrator(orchestrator, SIGINT);
 }
 
 TEST_F(ChildGroups, SighupWithALineChildKillsTheGroup) {
   ChildSpec spec;
   spec.argv = family_command();
-  pid_t orchestrator = fork_orchestrator([&] {
-    auto child = LineChild::spawn(spec);
-    if (!child.ok()) _exit(3);
-    for (;;) pause();
-  });
+  pid_t orchestrator = fork_orchestrator([&] { return LineChild::spawn(spec); });
   expect_family_dies_with_orchestrator(orchestrator, SIGHUP);
 }
 
@@ -129,9 +121,8 @@ TEST_F(ChildGroups, SigkillOfTheOrchestratorTakesItsChildAlong) {
     ChildSpec spec;
     spec.argv = {"sleep", "300"};
     auto child = ChildProcess::start(spec);
-    if (!child.ok()) _exit(3);
-    std::ofstream(pid_file) << child->pid() << "\n";
-    for (;;) pause();
+    if (child.ok()) std::ofstream(pid_file) << child->pid() << "\n";
+    return child;
   });
   pid_t child = read_pid(pid_file);
   ASSERT_GT(child, 0);
