@@ -1,11 +1,14 @@
 // Op and dtype tables, tensor-type helpers, argument accessors and graph lookups (ir.h).
 #include "ir/ir.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
+
+#include "util/enum_names.h"
 
 namespace stitch::ir {
 
@@ -65,41 +68,13 @@ OpCategory op_category(Op op) {
 }
 
 std::string_view op_category_name(OpCategory category) {
-  switch (category) {
-    case OpCategory::elementwise_unary:
-      return "elementwise_unary";
-    case OpCategory::elementwise_binary:
-      return "elementwise_binary";
-    case OpCategory::elementwise_ternary:
-      return "elementwise_ternary";
-    case OpCategory::reduction:
-      return "reduction";
-    case OpCategory::scan:
-      return "scan";
-    case OpCategory::view:
-      return "view";
-    case OpCategory::copy:
-      return "copy";
-    case OpCategory::creation:
-      return "creation";
-    case OpCategory::matmul:
-      return "matmul";
-    case OpCategory::convolution:
-      return "convolution";
-    case OpCategory::pooling:
-      return "pooling";
-    case OpCategory::normalization:
-      return "normalization";
-    case OpCategory::random:
-      return "random";
-    case OpCategory::recurrent:
-      return "recurrent";
-    case OpCategory::attention:
-      return "attention";
-    case OpCategory::other:
-      return "other";
-  }
-  return "other";
+  static constexpr std::array<std::string_view, 16> kNames = {
+      "elementwise_unary", "elementwise_binary", "elementwise_ternary", "reduction",
+      "scan",              "view",               "copy",                "creation",
+      "matmul",            "convolution",        "pooling",             "normalization",
+      "random",            "recurrent",          "attention",           "other"};
+  static_assert(kNames.size() == static_cast<size_t>(OpCategory::other) + 1);
+  return enum_name(kNames, category, "other");
 }
 
 // ---- Dtypes -------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "plan/access.h"
 #include "plan/passes.h"
 #include "plan/subtasks.h"
+#include "util/gpu_peaks.h"
 
 namespace stitch::plan {
 
@@ -100,36 +101,27 @@ SubtaskCost estimate_subtask_cost(const ir::Graph& graph, const Subtask& subtask
 
 namespace stitch::plan {
 
-// Spec-sheet peaks: FP32 without tensor cores, DRAM bandwidth, SM count.
+namespace {
+
+GpuPeaks plan_peaks(const GpuPeakRow& row) {
+  return GpuPeaks{std::string(row.model), row.fp32_tflops, row.dram_gbps, row.sms,
+                  row.tf32_tflops};
+}
+
+}  // namespace
+
+// The datasheet rows of util/gpu_peaks.h.
 GpuPeaks h200_peaks() {
-  return GpuPeaks{"NVIDIA H200", 67.0, 4800.0, 132, 494.7};
+  return plan_peaks(h200_peak_row());
 }
 
 GpuPeaks peaks_for_gpu(const std::string& name, int sms) {
-  struct Entry {
-    const char* match;
-    GpuPeaks peaks;
-  };
-  // Dense rates from the vendors' datasheets (the "with sparsity" TF32 figures halved).
-  static const Entry kTable[] = {
-      {"H200", {"NVIDIA H200", 67.0, 4800.0, 132, 494.7}},
-      {"H100 PCIe", {"NVIDIA H100 PCIe", 51.0, 2000.0, 114, 378.0}},
-      {"H100", {"NVIDIA H100 SXM", 67.0, 3350.0, 132, 494.7}},
-      {"B200", {"NVIDIA B200", 80.0, 8000.0, 148, 1100.0}},
-      {"A100-SXM4-40GB", {"NVIDIA A100 40GB", 19.5, 1555.0, 108, 156.0}},
-      {"A100", {"NVIDIA A100 80GB", 19.5, 2039.0, 108, 156.0}},
-      {"L40S", {"NVIDIA L40S", 91.6, 864.0, 142, 91.6}},
-      {"L4", {"NVIDIA L4", 30.3, 300.0, 58, 60.0}},
-  };
-  for (const Entry& entry : kTable)
-    if (name.find(entry.match) != std::string::npos) {
-      GpuPeaks peaks = entry.peaks;
-      peaks.name = name;
-      if (sms > 0) peaks.sms = sms;
-      return peaks;
-    }
-  GpuPeaks peaks = h200_peaks();
-  peaks.name = name.empty() ? peaks.name : name + " (H200 rates assumed)";
+  const GpuPeakRow* row = find_gpu_peaks(name);
+  GpuPeaks peaks = plan_peaks(row ? *row : h200_peak_row());
+  if (row)
+    peaks.name = name;
+  else if (!name.empty())
+    peaks.name = name + " (H200 rates assumed)";
   if (sms > 0) peaks.sms = sms;
   return peaks;
 }

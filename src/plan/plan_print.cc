@@ -2,6 +2,7 @@
 #include "plan/plan_print.h"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,6 +12,7 @@
 #include "plan/cost_model.h"
 #include "plan/kernel_choice.h"
 #include "plan/subtasks.h"
+#include "util/enum_names.h"
 
 namespace stitch::plan {
 
@@ -97,29 +99,17 @@ std::string_view row_op_name(RowOp op) {
 }
 
 std::string_view where_name(BufferSlot::Where where) {
-  switch (where) {
-    case BufferSlot::Where::arena:
-      return "arena";
-    case BufferSlot::Where::output:
-      return "output";
-    case BufferSlot::Where::persistent:
-      return "persistent";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 3> kNames = {"arena", "output", "persistent"};
+  static_assert(kNames.size() == static_cast<size_t>(BufferSlot::Where::persistent) + 1);
+  return enum_name(kNames, where, "?");
 }
 
 }  // namespace
 
 std::string_view bound_name(Bound bound) {
-  switch (bound) {
-    case Bound::memory:
-      return "memory";
-    case Bound::compute:
-      return "compute";
-    case Bound::latency:
-      return "latency";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 3> kNames = {"memory", "compute", "latency"};
+  static_assert(kNames.size() == static_cast<size_t>(Bound::latency) + 1);
+  return enum_name(kNames, bound, "?");
 }
 
 std::string format_plan(const Plan& plan) {

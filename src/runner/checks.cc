@@ -9,12 +9,7 @@
 namespace stitch::runner {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // Poison is a finding wherever it cannot be a legitimate value: NaN payloads for floats, a byte
 // other than 0/1 for bool, 0xA5A5A5A5-like words for wide integers. One-byte and two-byte integers

@@ -1,51 +1,22 @@
-// CUPTI activity tracing through dlopen; see launch_counter.h. CUPTI hands back filled buffers on
-// its own thread through plain C callbacks, so records go to a mutex-guarded list at file scope.
+// Kernel launch counting on CUPTI's activity records; see launch_counter.h. CUPTI hands back filled
+// buffers on its own thread (cupti_activity.h), so records go to a mutex-guarded list at file scope.
 #include "runner/launch_counter.h"
 
-#include "runner/runner_kernels.h"
-
-#include <cupti.h>
-#include <dlfcn.h>
-
-#include <cstdlib>
+#include <algorithm>
 #include <mutex>
 
-#include <fmt/format.h>
-
-#ifndef STITCH_CUPTI_LIBRARY_DIR
-#define STITCH_CUPTI_LIBRARY_DIR ""
-#endif
+#include "runner/cupti_activity.h"
+#include "runner/runner_kernels.h"
 
 namespace stitch::runner {
-
-struct LaunchCounter::Api {
-  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
-  decltype(&cuptiActivityEnable) enable = nullptr;
-  decltype(&cuptiActivityDisable) disable = nullptr;
-  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
-  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
-  decltype(&cuptiGetTimestamp) timestamp = nullptr;
-  decltype(&cuptiGetResultString) result_string = nullptr;
-};
-
 namespace {
-
-constexpr size_t kBufferBytes = 8 << 20;
 
 std::mutex records_mutex;
 std::vector<KernelRecord> pending_records;
-decltype(&cuptiActivityGetNextRecord) next_record_fn = nullptr;
 
-void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
-  *max_records = 0;
-}
-
-void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+void keep_kernel_records(std::span<const CUpti_Activity* const> activities) {
   std::vector<KernelRecord> records;
-  CUpti_Activity* record = nullptr;
-  while (next_record_fn && next_record_fn(buffer, valid, &record) == CUPTI_SUCCESS) {
+  for (const CUpti_Activity* record : activities) {
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
         record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
       continue;
@@ -54,70 +25,29 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
     records.push_back(
         {kernel->start, kernel->end, kernel->streamId, kernel->name ? kernel->name : "(unnamed)"});
   }
-  std::free(buffer);
   std::lock_guard<std::mutex> lock(records_mutex);
   pending_records.insert(pending_records.end(), records.begin(), records.end());
 }
 
-template <typename T>
-bool resolve(void* library, const char* name, T& out) {
-  out = reinterpret_cast<T>(dlsym(library, name));
-  return out != nullptr;
-}
-
 }  // namespace
 
-LaunchCounter::LaunchCounter() : api_(std::make_unique<Api>()) {}
+LaunchCounter::LaunchCounter() : cupti_(std::make_unique<CuptiActivity>()) {}
 
 LaunchCounter::~LaunchCounter() {
   if (available_) {
-    api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti_->flush();
     set_enabled(false);
   }
-  // The library stays loaded: CUPTI's threads may still run its code until the process exits.
 }
 
 bool LaunchCounter::start() {
-  std::vector<std::string> candidates = {"libcupti.so.13", "libcupti.so"};
-  if (std::string(STITCH_CUPTI_LIBRARY_DIR).size())
-    candidates.push_back(std::string(STITCH_CUPTI_LIBRARY_DIR) + "/libcupti.so");
-  candidates.push_back("/usr/local/cuda/lib64/libcupti.so");
-  candidates.push_back("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so");
-  std::string errors;
-  for (const auto& name : candidates) {
-    library_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library_) break;
-    errors += fmt::format("{}{}", errors.empty() ? "" : "; ", dlerror());
-  }
-  if (!library_) {
-    detail_ = "libcupti not found: " + errors;
+  if (!cupti_->start(keep_kernel_records)) {
+    detail_ = cupti_->detail();
     return false;
   }
-  Api& api = *api_;
-  if (!resolve(library_, "cuptiActivityRegisterCallbacks", api.register_callbacks) ||
-      !resolve(library_, "cuptiActivityEnable", api.enable) ||
-      !resolve(library_, "cuptiActivityDisable", api.disable) ||
-      !resolve(library_, "cuptiActivityFlushAll", api.flush_all) ||
-      !resolve(library_, "cuptiActivityGetNextRecord", api.next_record) ||
-      !resolve(library_, "cuptiGetTimestamp", api.timestamp) ||
-      !resolve(library_, "cuptiGetResultString", api.result_string)) {
-    detail_ = "libcupti lacks an activity API symbol";
-    return false;
-  }
-  next_record_fn = api.next_record;
-  auto describe = [&](CUptiResult result) {
-    const char* text = nullptr;
-    api.result_string(result, &text);
-    return std::string(text ? text : "unknown CUPTI error");
-  };
-  CUptiResult result = api.register_callbacks(on_buffer_requested, on_buffer_completed);
-  if (result != CUPTI_SUCCESS) {
-    detail_ = "cuptiActivityRegisterCallbacks: " + describe(result);
-    return false;
-  }
-  result = api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (result != CUPTI_SUCCESS) {
-    detail_ = "cuptiActivityEnable(CONCURRENT_KERNEL): " + describe(result);
+  std::string refused = cupti_->enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL");
+  if (!refused.empty()) {
+    detail_ = refused;
     return false;
   }
   available_ = true;
@@ -129,23 +59,20 @@ bool LaunchCounter::start() {
 void LaunchCounter::set_enabled(bool enabled) {
   if (!available_ || enabled == enabled_) return;
   if (enabled)
-    api_->enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cupti_->enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL");
   else
-    api_->disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cupti_->disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   enabled_ = enabled;
 }
 
 uint64_t LaunchCounter::now() const {
-  if (!available_) return 0;
-  uint64_t timestamp = 0;
-  api_->timestamp(&timestamp);
-  return timestamp;
+  return available_ ? cupti_->now() : 0;
 }
 
 WindowSummary LaunchCounter::collect(uint64_t begin_ns, uint64_t end_ns) {
   WindowSummary summary;
   if (!available_) return summary;
-  api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  cupti_->flush();
   std::vector<KernelRecord> records;
   {
     std::lock_guard<std::mutex> lock(records_mutex);

@@ -1,6 +1,6 @@
 // Counts the kernels each forward launches and records their names and streams (HACKS.md rows 16,
-// 22, 25), through CUPTI's activity API. libcupti is loaded with dlopen, so the runner works where
-// it is missing; then `available()` is false and `detail()` says why.
+// 22, 25), through CUPTI's activity API (cupti_activity.h loads it with dlopen, so the runner works
+// where it is missing; then `available()` is false and `detail()` says why).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,8 @@
 #include <vector>
 
 namespace stitch::runner {
+
+class CuptiActivity;
 
 struct KernelRecord {
   uint64_t start_ns = 0;  // CUPTI timestamps, comparable with LaunchCounter::now()
@@ -54,14 +56,11 @@ class LaunchCounter {
   const std::map<std::string, int>& kernel_names() const { return names_; }
   void clear_kernel_names() { names_.clear(); }  // after the runner's own warm-up
 
-  struct Api;  // the resolved CUPTI functions (launch_counter.cc)
-
  private:
   bool available_ = false;
   bool enabled_ = false;
   std::string detail_ = "not started";
-  void* library_ = nullptr;
-  std::unique_ptr<Api> api_;
+  std::unique_ptr<CuptiActivity> cupti_;
   std::map<std::string, int> names_;
 };
 

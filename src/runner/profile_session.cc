@@ -2,46 +2,28 @@
 // profile_session.h. The sandbox (main.cc) is already in place when this runs.
 #include "runner/profile_session.h"
 
-#include <sys/random.h>
-
 #include <algorithm>
-#include <chrono>
 
 #include "runner/profile_timeline.h"
-#include "runner/sandbox.h"
 #include "util/fs.h"
 
 namespace stitch::runner {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
+// Inputs without a judge's values: integers and bools by their dtype, floats by their declared
+// distribution.
 FillKind fill_kind_of(const TensorSpec& tensor) {
-  const DTypeInfo& info = dtype_info(tensor.dtype);
-  if (!info.floating) return tensor.dtype == STITCH_BOOL ? FillKind::bernoulli : FillKind::randint;
-  switch (tensor.distribution.kind) {
-    case DistributionKind::uniform:
-      return FillKind::uniform;
-    case DistributionKind::randint:
-      return FillKind::randint;
-    case DistributionKind::bernoulli:
-      return FillKind::bernoulli;
-    default:
-      return FillKind::normal;  // normal, and `fixed` without a judge's value: one draw
-  }
+  if (!dtype_info(tensor.dtype).floating) return dtype_fill_kind(tensor.dtype);
+  return fill_kind(tensor.distribution.kind);
 }
 
 }  // namespace
 
 ProfileSession::ProfileSession(const RunnerOptions& options, RunSpec spec, ReportBuilder& report,
                                Watchdog& watchdog)
-    : options_(options), spec_(std::move(spec)), report_(report), watchdog_(watchdog) {
-  if (options_.seed) {
-    rng_state_ = *options_.seed;
-  } else if (getrandom(&rng_state_, sizeof rng_state_, 0) != sizeof rng_state_) {
-    rng_state_ = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
-  }
+    : ProgramSession(options, std::move(spec), report, watchdog) {
   profile_ = {{"format", "stitchcuda.profile_timeline"},
               {"version", 1},
               {"status", "ok"},
@@ -50,37 +32,16 @@ ProfileSession::ProfileSession(const RunnerOptions& options, RunSpec spec, Repor
               {"notes", json::array()}};
 }
 
-uint64_t ProfileSession::next_seed() {  // splitmix64, as in Session
-  uint64_t z = (rng_state_ += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-void ProfileSession::stop_with(RunStatus status, std::string message) {
-  if (report_.status() == RunStatus::ok) report_.set_status(status, std::move(message));
-}
-
 int ProfileSession::run() {
   report_.update([&](json& doc) { doc["mode"] = "profile"; });
-  auto phases = [&]() -> Result<Flow> {
+  run_phases([&]() -> Result<Flow> {
     STITCH_FLOW(setup_device());
     STITCH_TRY(prepare_buffers());
-    if (options_.seccomp) {
-      SeccompReport seccomp = install_process_filter();
-      report_.update([&](json& doc) {
-        doc["sandbox"]["seccomp"] = seccomp.installed;
-        doc["sandbox"]["seccomp_detail"] = seccomp.detail;
-      });
-    }
+    install_seccomp();
     STITCH_FLOW(load_and_init());
     STITCH_FLOW(profile_forwards());
     return Flow::proceed;
-  };
-  Result<Flow> result = phases();
-  if (!result)
-    stop_with(candidate_loaded_ ? RunStatus::cuda_error : RunStatus::setup_failed,
-              result.error().message);
+  });
 
   report_.update([&](json& doc) {
     profile_["status"] = doc["status"];
@@ -94,42 +55,11 @@ int ProfileSession::run() {
   return exit_code_for(report_.status());
 }
 
-void ProfileSession::finish() {
-  if (initialized_ && state_) {
-    WatchdogScope scope(watchdog_, {"stitch_destroy", options_.call_timeout_s, "", "", false});
-    program_.destroy(state_);
-    cudaDeviceSynchronize();
-  }
-  kill_processes(list_child_processes());
-}
-
 Result<Flow> ProfileSession::setup_device() {
   report_.set_phase("setup");
-  int count = 0;
-  cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    stop_with(RunStatus::no_device,
-              status != cudaSuccess
-                  ? fmt::format("no CUDA device: {} ({})", cudaGetErrorName(status),
-                                cudaGetErrorString(status))
-                  : std::string("no CUDA device: cudaGetDeviceCount found none"));
-    return Flow::stop;
-  }
-  if (spec_.device < 0 || spec_.device >= count)
-    return make_error("device {} requested, {} visible", spec_.device, count);
-  STITCH_CUDA_TRY(cudaSetDevice(spec_.device), "cudaSetDevice");
-  STITCH_CUDA_TRY(cudaFree(nullptr), "creating the CUDA context");
   cudaDeviceProp props{};
-  STITCH_CUDA_TRY(cudaGetDeviceProperties(&props, spec_.device), "cudaGetDeviceProperties");
-  STITCH_CUDA_TRY(cudaStreamCreate(&stream_), "cudaStreamCreate");
-  STITCH_CUDA_TRY(cudaEventCreate(&start_event_), "cudaEventCreate");
-  STITCH_CUDA_TRY(cudaEventCreate(&end_event_), "cudaEventCreate");
-  uint64_t flush_bytes = std::max<uint64_t>(2ull * props.l2CacheSize, 32ull << 20);
-  STITCH_ASSIGN_OR_RETURN(l2_flush_, DeviceBuffer::allocate(flush_bytes, "L2 flush buffer"));
-  json device = {{"index", spec_.device},
-                 {"name", props.name},
-                 {"sm_count", props.multiProcessorCount},
-                 {"l2_bytes", props.l2CacheSize}};
+  STITCH_FLOW(open_device(props));
+  json device = device_json(spec_.device, props);
   report_.update([&](json& doc) { doc["device"] = device; });
   profile_["device"] = device;
   tracer_.start();
@@ -146,20 +76,7 @@ Status ProfileSession::prepare_buffers() {
     const TensorSpec& tensor = spec_.params[i];
     STITCH_ASSIGN_OR_RETURN(DeviceBuffer buffer,
                             DeviceBuffer::allocate(tensor.storage_bytes(), "param"));
-    if (spec_.param_refs.empty()) {  // as Session does in --self-test
-      const DTypeInfo& info = dtype_info(tensor.dtype);
-      FillKind kind = info.floating                 ? FillKind::normal
-                      : tensor.dtype == STITCH_BOOL ? FillKind::bernoulli
-                                                    : FillKind::randint;
-      STITCH_CUDA_TRY(fill_random(buffer.data(), tensor.dtype, geometry_of(tensor), kind,
-                                  kind == FillKind::bernoulli ? 0.5 : 0, 8, next_seed(), stream_),
-                      "filling a param");
-    } else {
-      STITCH_ASSIGN_OR_RETURN(void* source, ipc_.map(spec_.param_refs[i]));
-      STITCH_CUDA_TRY(cudaMemcpyAsync(buffer.data(), source, tensor.storage_bytes(),
-                                      cudaMemcpyDeviceToDevice, stream_),
-                      fmt::format("copying param {}", tensor.name));
-    }
+    STITCH_TRY(fill_param(buffer.data(), i, /*generate=*/spec_.param_refs.empty()));
     param_views_.push_back(tensor.to_abi(buffer.data()));
     params_.push_back(std::move(buffer));
   }
@@ -200,53 +117,10 @@ Status ProfileSession::prepare_buffers() {
 }
 
 Result<Flow> ProfileSession::load_and_init() {
-  report_.set_phase("load");
-  auto library = [&] {
-    WatchdogScope scope(watchdog_, {"dlopen of the program", options_.init_timeout_s});
-    return load_program(options_.program);
-  }();
-  candidate_loaded_ = true;
-  if (!library) {
-    stop_with(RunStatus::dlopen_failed, library.error().message);
-    return Flow::stop;
-  }
-  program_ = *library;
-  int version = 0;
-  {
-    WatchdogScope scope(watchdog_, {"stitch_abi_version", options_.call_timeout_s});
-    version = program_.abi_version();
-  }
-  if (version != STITCH_ABI_VERSION) {
-    stop_with(RunStatus::abi_mismatch,
-              fmt::format("stitch_abi_version() is {}, this runner speaks {}", version,
-                          STITCH_ABI_VERSION));
-    return Flow::stop;
-  }
-  report_.set_phase("init");
-  cudaGetLastError();
-  auto start = Clock::now();
-  int code = 0;
-  cudaError_t sync = cudaSuccess;
-  {
-    WatchdogScope scope(watchdog_, {"stitch_init", options_.init_timeout_s});
-    code = program_.init(param_views_.data(), static_cast<int>(param_views_.size()), &state_);
-    if (code == STITCH_OK) sync = cudaDeviceSynchronize();
-  }
-  double init_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  report_.update([&](json& doc) { doc["init_ms"] = init_ms; });
-  profile_["init_ms"] = init_ms;
-  if (code != STITCH_OK) {
-    stop_with(RunStatus::init_failed,
-              fmt::format("stitch_init returned {}: {}", code, program_.error_text(nullptr)));
-    return Flow::stop;
-  }
-  initialized_ = true;
-  if (sync == cudaSuccess) sync = cudaGetLastError();
-  if (sync != cudaSuccess) {
-    stop_with(RunStatus::cuda_error, cuda_error(sync, "after stitch_init").message);
-    return Flow::stop;
-  }
-  return Flow::proceed;
+  STITCH_FLOW(load_candidate());
+  Result<Flow> initialized = init_candidate(/*synchronize=*/true);
+  profile_["init_ms"] = init_ms_;
+  return initialized;
 }
 
 Status ProfileSession::flush_l2() {
@@ -278,16 +152,7 @@ Result<Flow> ProfileSession::forward(const std::string& label, ForwardTimes& tim
     wall_end = Clock::now();
     times.end_ns = tracer_.now();
   }
-  if (code != STITCH_OK) {
-    stop_with(RunStatus::forward_failed, fmt::format("stitch_forward returned {} ({}): {}", code,
-                                                     label, program_.error_text(state_)));
-    return Flow::stop;
-  }
-  if (sync_status == cudaSuccess) sync_status = cudaGetLastError();
-  if (sync_status != cudaSuccess) {
-    stop_with(RunStatus::cuda_error, cuda_error(sync_status, label).message);
-    return Flow::stop;
-  }
+  STITCH_FLOW(check_forward(code, sync_status, label));
   times.wall_ms = std::chrono::duration<double, std::milli>(wall_end - wall_start).count();
   times.event_ms = event_ms(start_event_, end_event_);
   return Flow::proceed;

@@ -14,26 +14,21 @@
 #include "runner/device_memory.h"
 #include "runner/options.h"
 #include "runner/profile_trace.h"
-#include "runner/program_library.h"
+#include "runner/program_session.h"
 #include "runner/report.h"
-#include "runner/session.h"
 #include "runner/spec.h"
 #include "runner/watchdog.h"
 
 namespace stitch::runner {
 
-class ProfileSession {
+class ProfileSession : public ProgramSession {
  public:
   ProfileSession(const RunnerOptions& options, RunSpec spec, ReportBuilder& report,
                  Watchdog& watchdog);
-  ProfileSession(const ProfileSession&) = delete;
-  ProfileSession& operator=(const ProfileSession&) = delete;
 
   // Runs the profile and writes options.profile; the outcome is in the report. Returns the exit
   // code (the same codes as a verification run).
   int run();
-  // After runner.json is written: stitch_destroy.
-  void finish();
 
  private:
   struct ForwardTimes {
@@ -50,27 +45,10 @@ class ProfileSession {
   Result<Flow> forward(const std::string& label, ForwardTimes& times);
   Status flush_l2();
   Result<Flow> profile_forwards();
-  void stop_with(RunStatus status, std::string message);
-  uint64_t next_seed();
 
-  const RunnerOptions& options_;
-  RunSpec spec_;
-  ReportBuilder& report_;
-  Watchdog& watchdog_;
-
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_event_ = nullptr;
-  cudaEvent_t end_event_ = nullptr;
-  DeviceBuffer l2_flush_;
   ActivityTracer tracer_;
-  IpcMapper ipc_;
   std::vector<DeviceBuffer> params_, inputs_, outputs_;
-  std::vector<stitch_tensor> param_views_, input_views_, output_views_;
-  ProgramLibrary program_;
-  void* state_ = nullptr;
-  bool candidate_loaded_ = false;
-  bool initialized_ = false;
-  uint64_t rng_state_ = 0;
+  std::vector<stitch_tensor> input_views_, output_views_;
   nlohmann::json profile_;  // the document written to options_.profile
 };
 

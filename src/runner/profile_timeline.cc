@@ -2,8 +2,11 @@
 #include "runner/profile_timeline.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
+
+#include "util/enum_names.h"
 
 namespace stitch::runner {
 namespace {
@@ -18,16 +21,10 @@ int64_t relative(uint64_t t, uint64_t begin_ns) {
   return static_cast<int64_t>(t) - static_cast<int64_t>(begin_ns);
 }
 
-const char* type_name(ActivityType type) {
-  switch (type) {
-    case ActivityType::kernel:
-      return "kernel";
-    case ActivityType::memcpy:
-      return "memcpy";
-    case ActivityType::memset:
-      return "memset";
-  }
-  return "kernel";
+std::string_view type_name(ActivityType type) {
+  static constexpr std::array<std::string_view, 3> kNames = {"kernel", "memcpy", "memset"};
+  static_assert(kNames.size() == static_cast<size_t>(ActivityType::memset) + 1);
+  return enum_name(kNames, type, "kernel");
 }
 
 }  // namespace

@@ -1,47 +1,25 @@
-// CUPTI activity tracing through dlopen; see profile_trace.h. CUPTI hands back filled buffers on
-// its own thread through plain C callbacks, so records go to a mutex-guarded store at file scope.
+// CUPTI activity tracing; see profile_trace.h. CUPTI hands back filled buffers on its own thread
+// (cupti_activity.h), so records go to a mutex-guarded store at file scope.
 // Record layouts are those of the cupti_activity.h this file is compiled against (CUDA 13:
 // Kernel10, Memcpy6, Memset4, API): CUPTI only appends fields between versions, and the runner
 // loads the libcupti of the same toolkit first.
 #include "runner/profile_trace.h"
 
-#include <cupti.h>
 #include <cxxabi.h>
-#include <dlfcn.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include <fmt/format.h>
 
-#ifndef STITCH_CUPTI_LIBRARY_DIR
-#define STITCH_CUPTI_LIBRARY_DIR ""
-#endif
+#include "runner/cupti_activity.h"
 
 namespace stitch::runner {
-
-struct ActivityTracer::Api {
-  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
-  decltype(&cuptiActivityEnable) enable = nullptr;
-  decltype(&cuptiActivityDisable) disable = nullptr;
-  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
-  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
-  decltype(&cuptiGetTimestamp) timestamp = nullptr;
-  decltype(&cuptiGetResultString) result_string = nullptr;
-  decltype(&cuptiGetCallbackName) callback_name = nullptr;  // optional
-};
-
 namespace {
-
-constexpr size_t kBufferBytes = 8 << 20;
 
 std::mutex store_mutex;
 TraceRecords store;
-std::atomic<uint64_t> dropped_buffer_count{0};
-decltype(&cuptiActivityGetNextRecord) next_record_fn = nullptr;
-decltype(&cuptiGetCallbackName) callback_name_fn = nullptr;
 
 std::string copy_direction(uint8_t kind) {
   switch (kind) {
@@ -72,8 +50,7 @@ std::string copy_direction(uint8_t kind) {
 
 // "cudaLaunchKernel_v7000" → "cudaLaunchKernel".
 std::string api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
-  const char* name = nullptr;
-  if (callback_name_fn && callback_name_fn(domain, cbid, &name) == CUPTI_SUCCESS && name) {
+  if (const char* name = CuptiActivity::callback_name(domain, cbid)) {
     std::string text = name;
     size_t suffix = text.rfind("_v");
     if (suffix != std::string::npos && suffix + 2 < text.size() &&
@@ -84,17 +61,9 @@ std::string api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
   return fmt::format("{}#{}", domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime", cbid);
 }
 
-void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
-  *max_records = 0;
-  if (!*buffer) ++dropped_buffer_count;
-}
-
-void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+void keep_trace_records(std::span<const CUpti_Activity* const> activities) {
   TraceRecords records;
-  CUpti_Activity* record = nullptr;
-  while (next_record_fn && next_record_fn(buffer, valid, &record) == CUPTI_SUCCESS) {
+  for (const CUpti_Activity* record : activities) {
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -139,7 +108,6 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
         break;
     }
   }
-  std::free(buffer);
   std::lock_guard<std::mutex> lock(store_mutex);
   auto append = [](auto& into, auto& from) {
     into.insert(into.end(), std::make_move_iterator(from.begin()),
@@ -151,12 +119,6 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
   append(store.api_calls, records.api_calls);
 }
 
-template <typename T>
-bool resolve(void* library, const char* name, T& out) {
-  out = reinterpret_cast<T>(dlsym(library, name));
-  return out != nullptr;
-}
-
 constexpr CUpti_ActivityKind kGpuKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                             CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 constexpr CUpti_ActivityKind kApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
@@ -164,68 +126,28 @@ constexpr CUpti_ActivityKind kApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
 
 }  // namespace
 
-ActivityTracer::ActivityTracer() : api_(std::make_unique<Api>()) {}
+ActivityTracer::ActivityTracer() : cupti_(std::make_unique<CuptiActivity>()) {}
 
 ActivityTracer::~ActivityTracer() {
   if (available_) {
     disable();
-    api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti_->flush();
   }
-  // The library stays loaded: CUPTI's threads may still run its code until the process exits.
 }
 
 bool ActivityTracer::start() {
-  std::vector<std::string> candidates = {"libcupti.so.13", "libcupti.so"};
-  if (std::string(STITCH_CUPTI_LIBRARY_DIR).size())
-    candidates.push_back(std::string(STITCH_CUPTI_LIBRARY_DIR) + "/libcupti.so");
-  candidates.push_back("/usr/local/cuda/lib64/libcupti.so");
-  candidates.push_back("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so");
-  std::string errors;
-  for (const auto& name : candidates) {
-    library_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library_) break;
-    errors += fmt::format("{}{}", errors.empty() ? "" : "; ", dlerror());
-  }
-  if (!library_) {
-    detail_ = "libcupti not found: " + errors;
-    return false;
-  }
-  Api& api = *api_;
-  if (!resolve(library_, "cuptiActivityRegisterCallbacks", api.register_callbacks) ||
-      !resolve(library_, "cuptiActivityEnable", api.enable) ||
-      !resolve(library_, "cuptiActivityDisable", api.disable) ||
-      !resolve(library_, "cuptiActivityFlushAll", api.flush_all) ||
-      !resolve(library_, "cuptiActivityGetNextRecord", api.next_record) ||
-      !resolve(library_, "cuptiGetTimestamp", api.timestamp) ||
-      !resolve(library_, "cuptiGetResultString", api.result_string)) {
-    detail_ = "libcupti lacks an activity API symbol";
-    return false;
-  }
-  resolve(library_, "cuptiGetCallbackName", api.callback_name);
-  next_record_fn = api.next_record;
-  callback_name_fn = api.callback_name;
-  CUptiResult result = api.register_callbacks(on_buffer_requested, on_buffer_completed);
-  if (result != CUPTI_SUCCESS) {
-    const char* text = nullptr;
-    api.result_string(result, &text);
-    detail_ = fmt::format("cuptiActivityRegisterCallbacks: {}", text ? text : "unknown error");
-    return false;
-  }
-  available_ = true;
-  detail_ = "CUPTI activity API";
-  return true;
+  available_ = cupti_->start(keep_trace_records);
+  detail_ = cupti_->detail();
+  return available_;
 }
 
 bool ActivityTracer::enable(const TraceKinds& kinds) {
   if (!available_) return false;
   disable();
   auto turn_on = [&](CUpti_ActivityKind kind, const char* label) {
-    CUptiResult result = api_->enable(kind);
-    if (result == CUPTI_SUCCESS) return true;
-    const char* text = nullptr;
-    api_->result_string(result, &text);
-    detail_ = fmt::format("cuptiActivityEnable({}): {}", label, text ? text : "unknown error");
-    return false;
+    std::string refused = cupti_->enable(kind, label);
+    if (!refused.empty()) detail_ = refused;
+    return refused.empty();
   };
   bool ok = true;
   if (kinds.gpu) {
@@ -243,22 +165,19 @@ void ActivityTracer::disable() {
   // Disabling a kind that is not enabled is harmless; every kind is turned off so that a failed
   // enable() leaves nothing half on.
   for (CUpti_ActivityKind kind : kGpuKinds)
-    api_->disable(kind);
+    cupti_->disable(kind);
   for (CUpti_ActivityKind kind : kApiKinds)
-    api_->disable(kind);
+    cupti_->disable(kind);
   enabled_ = {false, false};
 }
 
 uint64_t ActivityTracer::now() const {
-  if (!available_) return 0;
-  uint64_t timestamp = 0;
-  api_->timestamp(&timestamp);
-  return timestamp;
+  return cupti_->now();
 }
 
 TraceRecords ActivityTracer::take() {
   if (!available_) return {};
-  api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  cupti_->flush();
   std::lock_guard<std::mutex> lock(store_mutex);
   TraceRecords taken = std::move(store);
   store = TraceRecords{};
@@ -266,7 +185,7 @@ TraceRecords ActivityTracer::take() {
 }
 
 uint64_t ActivityTracer::dropped_buffers() const {
-  return dropped_buffer_count.load();
+  return CuptiActivity::dropped_buffers();
 }
 
 std::string demangle_kernel_name(const std::string& mangled) {

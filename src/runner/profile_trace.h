@@ -1,8 +1,8 @@
 // CUPTI activity tracing for `stitch-runner --profile`: the GPU timeline of one forward (kernels
 // with their launch configuration, copies, memsets) and, in a second forward, the runtime/driver
-// API calls that launched them. libcupti is loaded with dlopen like LaunchCounter's (the two are
-// never started in the same process: profile mode replaces the verification phases), so the
-// runner still works where CUPTI is missing; then `available()` is false and `detail()` says why.
+// API calls that launched them. libcupti is loaded with dlopen by the loader LaunchCounter uses too
+// (cupti_activity.h), so the runner still works where CUPTI is missing; then `available()` is
+// false and `detail()` says why.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,8 @@
 #include <vector>
 
 namespace stitch::runner {
+
+class CuptiActivity;
 
 // Timestamps are CUPTI's (ns, the clock of ActivityTracer::now()).
 struct TracedKernel {
@@ -90,14 +92,11 @@ class ActivityTracer {
   // Records dropped because a buffer could not be allocated.
   uint64_t dropped_buffers() const;
 
-  struct Api;  // the resolved CUPTI functions (profile_trace.cc)
-
  private:
   bool available_ = false;
   std::string detail_ = "not started";
   TraceKinds enabled_{false, false};
-  void* library_ = nullptr;
-  std::unique_ptr<Api> api_;
+  std::unique_ptr<CuptiActivity> cupti_;
 };
 
 // "scale_shift_relu_vec4(float4 const*, ...)" from "_Z21scale_shift_relu_vec4P...": the C++

@@ -1,38 +1,25 @@
 // runner.json building and writing; see report.h for the format.
 #include "runner/report.h"
 
+#include <array>
 #include <cstdio>
 
+#include "util/enum_names.h"
 #include "util/fs.h"
 
 namespace stitch::runner {
 
 namespace {
 constexpr int kMaxFindingsPerKind = 8;
-}
+
+constexpr std::array<std::string_view, 9> kRunStatusNames = {
+    "ok",           "init_failed", "forward_failed", "cuda_error", "abi_mismatch",
+    "dlopen_failed", "timeout",    "no_device",      "setup_failed"};
+static_assert(kRunStatusNames.size() == static_cast<size_t>(RunStatus::setup_failed) + 1);
+}  // namespace
 
 std::string_view run_status_name(RunStatus status) {
-  switch (status) {
-    case RunStatus::ok:
-      return "ok";
-    case RunStatus::init_failed:
-      return "init_failed";
-    case RunStatus::forward_failed:
-      return "forward_failed";
-    case RunStatus::cuda_error:
-      return "cuda_error";
-    case RunStatus::abi_mismatch:
-      return "abi_mismatch";
-    case RunStatus::dlopen_failed:
-      return "dlopen_failed";
-    case RunStatus::timeout:
-      return "timeout";
-    case RunStatus::no_device:
-      return "no_device";
-    case RunStatus::setup_failed:
-      return "setup_failed";
-  }
-  return "setup_failed";
+  return enum_name(kRunStatusNames, status, "setup_failed");
 }
 
 int exit_code_for(RunStatus status) {

@@ -1,71 +1,21 @@
 // Session: set-up, load, init, the checked call and the correctness phase (see session.h).
 #include "runner/session.h"
 
-#include <sys/random.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "runner/sandbox.h"
 
 namespace stitch::runner {
-namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-FillKind fill_kind(DistributionKind kind) {
-  switch (kind) {
-    case DistributionKind::uniform:
-      return FillKind::uniform;
-    case DistributionKind::randint:
-      return FillKind::randint;
-    case DistributionKind::bernoulli:
-      return FillKind::bernoulli;
-    default:
-      return FillKind::normal;
-  }
-}
-
-}  // namespace
-
-Session::Session(const RunnerOptions& options, RunSpec spec, ReportBuilder& report,
-                 Watchdog& watchdog)
-    : options_(options), spec_(std::move(spec)), report_(report), watchdog_(watchdog) {
-  if (options_.seed) {
-    rng_state_ = *options_.seed;
-  } else if (getrandom(&rng_state_, sizeof rng_state_, 0) != sizeof rng_state_) {
-    rng_state_ = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
-  }
-}
-
-uint64_t Session::next_seed() {  // splitmix64
-  uint64_t z = (rng_state_ += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-void Session::stop_with(RunStatus status, std::string message) {
-  if (report_.status() == RunStatus::ok) report_.set_status(status, std::move(message));
-}
-
 int Session::run() {
-  auto phases = [&]() -> Result<Flow> {
+  run_phases([&]() -> Result<Flow> {
     STITCH_FLOW(setup_device());
     STITCH_TRY(prepare_buffers());
-    if (options_.seccomp) {
-      SeccompReport seccomp = install_process_filter();
-      report_.update([&](json& doc) {
-        doc["sandbox"]["seccomp"] = seccomp.installed;
-        doc["sandbox"]["seccomp_detail"] = seccomp.detail;
-      });
-    } else {
+    install_seccomp();
+    if (!options_.seccomp) {
       report_.update([&](json& doc) {
         doc["sandbox"]["seccomp"] = false;
         doc["sandbox"]["seccomp_detail"] = "disabled by --no-seccomp";
@@ -77,11 +27,7 @@ int Session::run() {
     STITCH_FLOW(idle_check("device idle check before timing", "before_timing_ms"));
     STITCH_FLOW(time_forward());
     return Flow::proceed;
-  };
-  Result<Flow> result = phases();
-  if (!result)
-    stop_with(candidate_loaded_ ? RunStatus::cuda_error : RunStatus::setup_failed,
-              result.error().message);
+  });
 
   // Launch counts that drop to zero on some calls while others launch kernels: calls skipped.
   if (!launches_per_forward_.empty()) {
@@ -104,45 +50,14 @@ int Session::run() {
   return exit_code_for(report_.status());
 }
 
-void Session::finish() {
-  if (initialized_ && state_) {
-    WatchdogScope scope(watchdog_, {"stitch_destroy", options_.call_timeout_s, "", "", false});
-    program_.destroy(state_);
-    cudaDeviceSynchronize();
-  }
-  kill_processes(list_child_processes());
-}
-
 Result<Flow> Session::setup_device() {
-  int count = 0;
-  cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    stop_with(RunStatus::no_device,
-              status != cudaSuccess
-                  ? fmt::format("no CUDA device: {} ({})", cudaGetErrorName(status),
-                                cudaGetErrorString(status))
-                  : std::string("no CUDA device: cudaGetDeviceCount found none"));
-    return Flow::stop;
-  }
-  if (spec_.device < 0 || spec_.device >= count)
-    return make_error("device {} requested, {} visible", spec_.device, count);
-  STITCH_CUDA_TRY(cudaSetDevice(spec_.device), "cudaSetDevice");
-  STITCH_CUDA_TRY(cudaFree(nullptr), "creating the CUDA context");
   cudaDeviceProp props{};
-  STITCH_CUDA_TRY(cudaGetDeviceProperties(&props, spec_.device), "cudaGetDeviceProperties");
-  // A blocking stream: work a program leaves on the legacy default stream is ordered before it.
-  STITCH_CUDA_TRY(cudaStreamCreate(&stream_), "cudaStreamCreate");
-  for (cudaEvent_t* event : {&start_event_, &stream_end_event_, &end_event_})
-    STITCH_CUDA_TRY(cudaEventCreate(event), "cudaEventCreate");
+  STITCH_FLOW(open_device(props));
+  STITCH_CUDA_TRY(cudaEventCreate(&stream_end_event_), "cudaEventCreate");
   STITCH_TRY(counters_.init());
-  uint64_t flush_bytes = std::max<uint64_t>(2ull * props.l2CacheSize, 32ull << 20);
-  STITCH_ASSIGN_OR_RETURN(l2_flush_, DeviceBuffer::allocate(flush_bytes, "L2 flush buffer"));
   report_.update([&](json& doc) {
-    doc["device"] = {{"index", spec_.device},
-                     {"name", props.name},
-                     {"l2_bytes", props.l2CacheSize},
-                     {"persisting_l2_max_bytes", props.persistingL2CacheMaxSize},
-                     {"sm_count", props.multiProcessorCount}};
+    doc["device"] = device_json(spec_.device, props);
+    doc["device"]["persisting_l2_max_bytes"] = props.persistingL2CacheMaxSize;
   });
 
   // Everything the runner does between calls runs once here, so that threads CUDA or CUPTI start
@@ -167,20 +82,19 @@ Result<Flow> Session::setup_device() {
 
 Result<IoSet> Session::allocate_io_set() {
   IoSet io;
-  for (const auto& tensor : spec_.inputs) {
-    STITCH_ASSIGN_OR_RETURN(GuardedBuffer buffer,
-                            GuardedBuffer::allocate(tensor.storage_bytes(), options_.guard_bytes,
-                                                    next_seed(), stream_));
-    io.input_views.push_back(tensor.to_abi(buffer.data()));
-    io.inputs.push_back(std::move(buffer));
-  }
-  for (const auto& tensor : spec_.outputs) {
-    STITCH_ASSIGN_OR_RETURN(GuardedBuffer buffer,
-                            GuardedBuffer::allocate(tensor.storage_bytes(), options_.guard_bytes,
-                                                    next_seed(), stream_));
-    io.output_views.push_back(tensor.to_abi(buffer.data()));
-    io.outputs.push_back(std::move(buffer));
-  }
+  auto allocate = [&](const std::vector<TensorSpec>& tensors, std::vector<GuardedBuffer>& buffers,
+                      std::vector<stitch_tensor>& views) -> Status {
+    for (const auto& tensor : tensors) {
+      STITCH_ASSIGN_OR_RETURN(GuardedBuffer buffer,
+                              GuardedBuffer::allocate(tensor.storage_bytes(), options_.guard_bytes,
+                                                      next_seed(), stream_));
+      views.push_back(tensor.to_abi(buffer.data()));
+      buffers.push_back(std::move(buffer));
+    }
+    return {};
+  };
+  STITCH_TRY(allocate(spec_.inputs, io.inputs, io.input_views));
+  STITCH_TRY(allocate(spec_.outputs, io.outputs, io.output_views));
   return io;
 }
 
@@ -204,21 +118,7 @@ Status Session::load_params() {
     STITCH_ASSIGN_OR_RETURN(GuardedBuffer buffer,
                             GuardedBuffer::allocate(tensor.storage_bytes(), options_.guard_bytes,
                                                     next_seed(), stream_));
-    if (spec_.self_test) {
-      const DTypeInfo& info = dtype_info(tensor.dtype);
-      FillKind kind = info.floating                 ? FillKind::normal
-                      : tensor.dtype == STITCH_BOOL ? FillKind::bernoulli
-                                                    : FillKind::randint;
-      STITCH_CUDA_TRY(fill_random(buffer.data(), tensor.dtype, geometry_of(tensor), kind,
-                                  kind == FillKind::bernoulli ? 0.5 : 0, 8, next_seed(), stream_),
-                      "filling a param");
-    } else {
-      STITCH_ASSIGN_OR_RETURN(void* source, ipc_.map(spec_.param_refs[i]));
-      // Copied: the program may keep the pointers it is given, and must never hold the judge's.
-      STITCH_CUDA_TRY(cudaMemcpyAsync(buffer.data(), source, tensor.storage_bytes(),
-                                      cudaMemcpyDeviceToDevice, stream_),
-                      fmt::format("copying param {}", tensor.name));
-    }
+    STITCH_TRY(fill_param(buffer.data(), i, spec_.self_test));
     param_views_.push_back(tensor.to_abi(buffer.data()));
     params_.push_back(std::move(buffer));
   }
@@ -271,63 +171,23 @@ Status Session::prepare_buffers() {
 }
 
 Result<Flow> Session::load() {
-  report_.set_phase("load");
   threads_before_load_ = list_threads();
-  auto library = [&] {
-    WatchdogScope scope(watchdog_, {"dlopen of the program", options_.init_timeout_s});
-    return load_program(options_.program);
-  }();
-  candidate_loaded_ = true;  // static initialisers have run, whatever dlopen returned
-  std::vector<int> after_load = list_threads();
-  report_.update([&](json& doc) {
-    doc["threads"]["before_dlopen"] = threads_before_load_.size();
-    doc["threads"]["after_dlopen"] = after_load.size();
+  return load_candidate([&] {
+    std::vector<int> after_load = list_threads();
+    report_.update([&](json& doc) {
+      doc["threads"]["before_dlopen"] = threads_before_load_.size();
+      doc["threads"]["after_dlopen"] = after_load.size();
+    });
+    inspect_processes("dlopen");
   });
-  inspect_processes("dlopen");
-  if (!library) {
-    stop_with(RunStatus::dlopen_failed, library.error().message);
-    return Flow::stop;
-  }
-  program_ = *library;
-  int version = 0;
-  {
-    WatchdogScope scope(watchdog_, {"stitch_abi_version", options_.call_timeout_s});
-    version = program_.abi_version();
-  }
-  if (version != STITCH_ABI_VERSION) {
-    stop_with(RunStatus::abi_mismatch,
-              fmt::format("stitch_abi_version() is {}, this runner speaks {}", version,
-                          STITCH_ABI_VERSION));
-    return Flow::stop;
-  }
-  return Flow::proceed;
 }
 
 Result<Flow> Session::initialize() {
-  report_.set_phase("init");
-  cudaGetLastError();
   uint64_t begin = launches_.now();
-  int code = 0;
-  auto start = Clock::now();
-  {
-    WatchdogScope scope(watchdog_, {"stitch_init", options_.init_timeout_s});
-    code = program_.init(param_views_.data(), static_cast<int>(param_views_.size()), &state_);
-  }
-  double init_ms = ms_since(start);
-  report_.update([&](json& doc) { doc["init_ms"] = init_ms; });
-  if (code != STITCH_OK) {
-    stop_with(RunStatus::init_failed,
-              fmt::format("stitch_init returned {}: {}", code, program_.error_text(nullptr)));
-    return Flow::stop;
-  }
-  initialized_ = true;
+  STITCH_FLOW(init_candidate(/*synchronize=*/false));
   // Work init leaves running must end: a kernel that does not is waiting for work (row 22).
   STITCH_FLOW(idle_check("device idle check after stitch_init", "after_init_ms"));
-  cudaError_t last = cudaGetLastError();
-  if (last != cudaSuccess) {
-    stop_with(RunStatus::cuda_error, cuda_error(last, "after stitch_init").message);
-    return Flow::stop;
-  }
+  STITCH_FLOW(check_cuda(cudaSuccess, "after stitch_init"));
   if (launches_.enabled()) {
     WindowSummary summary = launches_.collect(begin, launches_.now());
     report_.update([&](json& doc) { doc["init_launches"] = summary.launches; });
@@ -378,16 +238,7 @@ Result<Flow> Session::call_forward(IoSet& io, const CallOptions& call, CallRecor
       sync_status = cudaEventSynchronize(end_event_);
     }
   }
-  if (code != STITCH_OK) {
-    stop_with(RunStatus::forward_failed, fmt::format("stitch_forward returned {} ({}): {}", code,
-                                                     call.label, program_.error_text(state_)));
-    return Flow::stop;
-  }
-  if (sync_status == cudaSuccess) sync_status = cudaGetLastError();
-  if (sync_status != cudaSuccess) {
-    stop_with(RunStatus::cuda_error, cuda_error(sync_status, call.label).message);
-    return Flow::stop;
-  }
+  STITCH_FLOW(check_forward(code, sync_status, call.label));
   record.wall_ms = std::chrono::duration<double, std::milli>(wall_end - wall_start).count();
   record.gpu_ms = event_ms(start_event_, stream_end_event_);
   record.synced_ms = event_ms(start_event_, end_event_);

@@ -1,6 +1,7 @@
 // One run of the runner on one candidate: the phases of docs/verify-protocol.md after the sandbox
 // — device set-up, buffers, load, init, correctness, timing — and the dynamic hack checks around
-// every call. session.cc holds set-up, the call itself and correctness; timing.cc the timing phase.
+// every call. session.cc holds set-up, the call itself and correctness; checks.cc the checks around
+// a call; timing.cc the timing phase. What a profile run shares with it is in program_session.h.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,7 +14,7 @@
 #include "runner/device_memory.h"
 #include "runner/launch_counter.h"
 #include "runner/options.h"
-#include "runner/program_library.h"
+#include "runner/program_session.h"
 #include "runner/report.h"
 #include "runner/spec.h"
 #include "runner/watchdog.h"
@@ -27,16 +28,6 @@ struct IoSet {
   std::vector<stitch_tensor> input_views;
   std::vector<stitch_tensor> output_views;
 };
-
-enum class Flow { proceed, stop };
-
-// Propagates a runner-side Error and stops at Flow::stop (the candidate failed; status is set).
-#define STITCH_FLOW(expr)                                \
-  do {                                                   \
-    auto stitch_flow_ = (expr);                          \
-    if (!stitch_flow_.ok()) return stitch_flow_.error(); \
-    if (*stitch_flow_ == Flow::stop) return Flow::stop;  \
-  } while (0)
 
 struct CallOptions {
   std::string label;      // "check set 0", "timing iteration 12"
@@ -61,16 +52,12 @@ struct TimingLog {
   bool inputs_unchanged = true;
 };
 
-class Session {
+class Session : public ProgramSession {
  public:
-  Session(const RunnerOptions& options, RunSpec spec, ReportBuilder& report, Watchdog& watchdog);
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  using ProgramSession::ProgramSession;
 
   // Runs every phase; the outcome is in the report (status, findings). Returns the exit code.
   int run();
-  // After runner.json is written: stitch_destroy, and no process of the program's left behind.
-  void finish();
 
  private:
   Result<Flow> setup_device();
@@ -92,7 +79,6 @@ class Session {
   Result<Flow> call_forward(IoSet& io, const CallOptions& call, CallRecord& record);
   // Kernels on other streams that ended after the caller's stream finished (stream marker).
   void report_unjoined_kernels(const WindowSummary& summary, const std::string& label);
-  void stop_with(RunStatus status, std::string message);
   Result<Flow> synchronize_checked(const std::string& label);
   void inspect_threads(const std::vector<int>& before, const std::string& label);
   void inspect_processes(const std::string& label);
@@ -108,25 +94,13 @@ class Session {
   Result<uint64_t> input_checksum(const IoSet& io);
   Status poison_outputs(const IoSet& io, int pattern);
   Status reset_caches(int iteration);
-  uint64_t next_seed();
 
-  const RunnerOptions& options_;
-  RunSpec spec_;
-  ReportBuilder& report_;
-  Watchdog& watchdog_;
-
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_event_ = nullptr;
   cudaEvent_t stream_end_event_ = nullptr;
-  cudaEvent_t end_event_ = nullptr;
   DeviceCounters counters_;
-  DeviceBuffer l2_flush_;
   LaunchCounter launches_;
   uint32_t runner_stream_id_ = 0;
-  uint64_t rng_state_ = 0;
 
   std::vector<GuardedBuffer> params_;
-  std::vector<stitch_tensor> param_views_;
   IoSet check_io_;
   std::vector<std::vector<DeviceBuffer>> check_sources_;  // --self-test: [set][input]
   std::vector<DeviceBuffer> fixed_sources_;               // inputs with distribution `fixed`
@@ -134,16 +108,11 @@ class Session {
   std::vector<DeviceBuffer> snapshots_;                   // outputs as the caller's stream saw them
   std::vector<IoSet> timing_sets_;
   IoSet recheck_io_;
-  IpcMapper ipc_;
 
-  ProgramLibrary program_;
-  void* state_ = nullptr;
   std::vector<int> threads_before_load_;
   std::vector<int> launches_per_forward_;
   TimingLog timing_;
   bool unjoined_reported_ = false;
-  bool candidate_loaded_ = false;
-  bool initialized_ = false;
   int max_threads_after_forward_ = 0;
   uint64_t seccomp_refusals_seen_ = 0;
   std::set<int> reported_threads_;

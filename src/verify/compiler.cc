@@ -2,6 +2,7 @@
 // attempt directories).
 #include "verify/compiler.h"
 
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -10,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "util/enum_names.h"
 #include "util/fs.h"
 
 #ifndef STITCH_INCLUDE_DIR
@@ -19,13 +21,9 @@
 namespace stitch {
 
 std::string_view output_kind_name(OutputKind kind) {
-  switch (kind) {
-    case OutputKind::shared_library:
-      return "shared_library";
-    case OutputKind::executable:
-      return "executable";
-  }
-  return "unknown";
+  static constexpr std::array<std::string_view, 2> kNames = {"shared_library", "executable"};
+  static_assert(kNames.size() == static_cast<size_t>(OutputKind::executable) + 1);
+  return enum_name(kNames, kind);
 }
 
 namespace {

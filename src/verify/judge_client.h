@@ -14,11 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/line_child.h"
 #include "util/process.h"
 #include "util/result.h"
 #include "verify/track.h"
 #include "verify/verdict.h"
-#include "verify/verify_child_process.h"
 
 namespace stitch {
 

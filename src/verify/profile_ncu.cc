@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "util/enum_names.h"
+
 namespace stitch {
 namespace {
 
@@ -309,25 +311,11 @@ const std::vector<std::vector<std::string>>& ncu_metric_tiers() {
 }
 
 std::string_view ncu_problem_name(NcuProblem problem) {
-  switch (problem) {
-    case NcuProblem::none:
-      return "none";
-    case NcuProblem::not_permitted:
-      return "not_permitted";
-    case NcuProblem::profiler_unavailable:
-      return "profiler_unavailable";
-    case NcuProblem::unknown_metric:
-      return "unknown_metric";
-    case NcuProblem::unknown_option:
-      return "unknown_option";
-    case NcuProblem::no_kernel_profiled:
-      return "no_kernel_profiled";
-    case NcuProblem::timed_out:
-      return "timed_out";
-    case NcuProblem::failed:
-      return "failed";
-  }
-  return "failed";
+  static constexpr std::array<std::string_view, 8> kNames = {
+      "none",           "not_permitted",      "profiler_unavailable", "unknown_metric",
+      "unknown_option", "no_kernel_profiled", "timed_out",            "failed"};
+  static_assert(kNames.size() == static_cast<size_t>(NcuProblem::failed) + 1);
+  return enum_name(kNames, problem, "failed");
 }
 
 NcuProblem classify_ncu_run(const ProcessResult& process, std::string_view log_text,

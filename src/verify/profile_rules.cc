@@ -1,11 +1,13 @@
-// Bottleneck rules, roofline and the GPU peak table; see profile_rules.h for the rules.
+// Bottleneck rules and the roofline; see profile_rules.h for the rules.
 #include "verify/profile_rules.h"
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 #include <fmt/format.h>
+
+#include "util/enum_names.h"
+#include "util/gpu_peaks.h"
 
 namespace stitch {
 namespace {
@@ -14,26 +16,6 @@ constexpr std::array<std::string_view, 6> kBottleneckNames = {"memory",      "co
                                                               "launch_host", "balanced", "unknown"};
 static_assert(kBottleneckNames.size() == static_cast<size_t>(Bottleneck::unknown) + 1);
 
-// Order matters: the first entry whose key occurs in the device name wins, so specific variants
-// come before the family name.
-const std::array<GpuPeaks, 7> kPeaks = {{
-    {"H200", 67e12, 4.8e12, "vendor datasheet (H200 SXM: FP32 67 TFLOP/s, HBM3e 4.8 TB/s)"},
-    {"H100 PCIe", 51e12, 2.0e12, "vendor datasheet (H100 PCIe: FP32 51 TFLOP/s, 2.0 TB/s)"},
-    {"H100", 67e12, 3.35e12, "vendor datasheet (H100 SXM: FP32 67 TFLOP/s, HBM3 3.35 TB/s)"},
-    {"A100-SXM4-80GB", 19.5e12, 2.039e12,
-     "vendor datasheet (A100 80GB SXM: 19.5 TFLOP/s, 2.0 TB/s)"},
-    {"A100", 19.5e12, 1.555e12, "vendor datasheet (A100 40GB: FP32 19.5 TFLOP/s, 1.55 TB/s)"},
-    {"L40S", 91.6e12, 0.864e12, "vendor datasheet (L40S: FP32 91.6 TFLOP/s, 864 GB/s)"},
-    {"L4", 30.3e12, 0.3e12, "vendor datasheet (L4: FP32 30.3 TFLOP/s, 300 GB/s)"},
-}};
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string percent(double value) {
   return fmt::format("{:.0f}%", value);
 }
@@ -41,13 +23,11 @@ std::string percent(double value) {
 }  // namespace
 
 std::string_view bottleneck_name(Bottleneck bottleneck) {
-  return kBottleneckNames[static_cast<size_t>(bottleneck)];
+  return enum_name(kBottleneckNames, bottleneck);
 }
 
 std::optional<Bottleneck> bottleneck_from_name(std::string_view name) {
-  for (size_t i = 0; i < kBottleneckNames.size(); ++i)
-    if (kBottleneckNames[i] == name) return static_cast<Bottleneck>(i);
-  return std::nullopt;
+  return enum_from_name<Bottleneck>(kBottleneckNames, name);
 }
 
 std::optional<double> KernelCounters::memory_throughput_pct() const {
@@ -59,15 +39,11 @@ std::optional<double> KernelCounters::dram_bytes() const {
   return *dram_read_bytes + *dram_write_bytes;
 }
 
-std::span<const GpuPeaks> known_gpu_peaks() {
-  return kPeaks;
-}
-
 std::optional<GpuPeaks> peaks_for_device(std::string_view device_name) {
-  std::string name = lower(device_name);
-  for (const GpuPeaks& peaks : kPeaks)
-    if (name.find(lower(peaks.name)) != std::string::npos) return peaks;
-  return std::nullopt;
+  const GpuPeakRow* row = find_gpu_peaks(device_name);
+  if (!row) return std::nullopt;
+  return GpuPeaks{std::string(row->key), row->fp32_tflops * 1e12, row->dram_gbps * 1e9,
+                  std::string(row->source)};
 }
 
 std::optional<RooflinePoint> roofline_point(const KernelCounters& counters, const GpuPeaks& peaks,

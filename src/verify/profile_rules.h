@@ -29,7 +29,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,8 +62,8 @@ struct KernelCounters {
   std::optional<double> dram_bytes() const;  // read + write, when both are known
 };
 
-// Peak rates of one GPU model (vendor datasheets: leads, not measurements). Keyed by a substring
-// of the device name as the driver reports it ("NVIDIA H200").
+// Peak rates of one GPU model, in the units the roofline uses; from the one table in
+// util/gpu_peaks.h (vendor datasheets: leads, not measurements).
 struct GpuPeaks {
   std::string name;             // the key that matched, or "override"
   double fp32_flops_per_s = 0;  // plain FP32 (CUDA cores), not tensor cores
@@ -75,9 +74,7 @@ struct GpuPeaks {
     return dram_bytes_per_s > 0 ? fp32_flops_per_s / dram_bytes_per_s : 0;
   }
 };
-std::span<const GpuPeaks> known_gpu_peaks();
-// The first table entry whose name occurs in `device_name` (case-insensitive); nullopt when the
-// GPU is not in the table.
+// The table row for `device_name` (find_gpu_peaks); nullopt when the GPU is not in the table.
 std::optional<GpuPeaks> peaks_for_device(std::string_view device_name);
 
 struct RooflinePoint {

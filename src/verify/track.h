@@ -2,9 +2,12 @@
 // the tolerance its outputs are compared with. A report always names its track.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
+
+#include "util/enum_names.h"
 
 namespace stitch {
 
@@ -19,23 +22,15 @@ struct Tolerance {
   double rtol = 0;
 };
 
+inline constexpr std::array<std::string_view, 3> kTrackNames = {"fp32", "tf32", "bf16"};
+static_assert(kTrackNames.size() == static_cast<size_t>(Track::bf16) + 1);
+
 constexpr std::string_view track_name(Track track) {
-  switch (track) {
-    case Track::fp32:
-      return "fp32";
-    case Track::tf32:
-      return "tf32";
-    case Track::bf16:
-      return "bf16";
-  }
-  return "unknown";
+  return enum_name(kTrackNames, track);
 }
 
 constexpr std::optional<Track> parse_track(std::string_view name) {
-  if (name == "fp32") return Track::fp32;
-  if (name == "tf32") return Track::tf32;
-  if (name == "bf16") return Track::bf16;
-  return std::nullopt;
+  return enum_from_name<Track>(kTrackNames, name);
 }
 
 // fp32 uses KernelBench's current fp32 tolerance; the reduced tracks loosen it to 1e-2.

@@ -26,6 +26,18 @@ TEST(CostModel, RooflineFloor) {
   EXPECT_DOUBLE_EQ(roofline_floor_us(67e6, 9.6e6, peaks), 2.0);
 }
 
+TEST(CostModel, PeaksByDeviceName) {
+  // The H200's rates are the planner's whatever the name says, so H200 plans never change.
+  EXPECT_EQ(peaks_for_gpu("NVIDIA H200"), (GpuPeaks{"NVIDIA H200", 67.0, 4800.0, 132, 494.7}));
+  EXPECT_EQ(h200_peaks(), (GpuPeaks{"NVIDIA H200", 67.0, 4800.0, 132, 494.7}));
+  EXPECT_DOUBLE_EQ(peaks_for_gpu("NVIDIA A100-SXM4-40GB").dram_gbps, 1555.0);
+  EXPECT_DOUBLE_EQ(peaks_for_gpu("NVIDIA A100-SXM4-80GB").dram_gbps, 2039.0);
+  EXPECT_EQ(peaks_for_gpu("NVIDIA H100 PCIe", 100).sms, 100);
+  const GpuPeaks unknown = peaks_for_gpu("Tesla T4");
+  EXPECT_EQ(unknown.name, "Tesla T4 (H200 rates assumed)");
+  EXPECT_DOUBLE_EQ(unknown.dram_gbps, 4800.0);
+}
+
 TEST(CostModel, GemmIsComputeBoundElementwiseMemoryBound) {
   GraphBuilder b;
   auto x = b.input("x", {2048, 2048});

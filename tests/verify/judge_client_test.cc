@@ -1,7 +1,7 @@
-// The judge client: LineChild (line I/O, timeouts, the process group killed on stop), the JSON
-// parsers (compared result, baseline file), PythonJudgeSession against a fake judge script (ready,
-// errors, a judge that dies, hangs or ignores `exit`) and against the real judge on the CPU
-// (`--device cpu --fake-ipc`, skipped when the Python harness or torch is missing).
+// The judge client (LineChild itself is tested in tests/util): the JSON parsers (compared result,
+// baseline file), PythonJudgeSession against a fake judge script (ready, errors, a judge that dies,
+// hangs or ignores `exit`) and against the real judge on the CPU (`--device cpu --fake-ipc`,
+// skipped when the Python harness or torch is missing).
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../util/process_test_support.h"
 #include "util/fs.h"
 #include "util/process.h"
 #include "verify/judge_client.h"
@@ -24,78 +25,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path make_temp_dir(const std::string& prefix) {
-  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  char* made = mkdtemp(pattern.data());
-  EXPECT_NE(made, nullptr);
-  return made ? fs::path(made) : fs::path();
-}
-
-// Gone: no such process, or a zombie waiting for a reaper that is not us.
-bool process_gone(pid_t pid) {
-  for (int i = 0; i < 200; ++i) {
-    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    size_t close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
-pid_t read_pid(const fs::path& path) {
-  for (int i = 0; i < 200; ++i) {
-    std::ifstream in(path);
-    pid_t pid = 0;
-    if (in >> pid && pid > 0) return pid;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return -1;
-}
-
-// ---- LineChild -----------------------------------------------------------------------------------
-
-TEST(LineChild, EchoesLinesAndReportsTheEnd) {
-  auto child = LineChild::spawn({{"cat"}, {}, {}, {}, {}});
-  ASSERT_TRUE(child.ok()) << child.error().message;
-  ASSERT_TRUE((*child)->write_line("hello").ok());
-  auto read = (*child)->read_line(5);
-  ASSERT_EQ(read.status, LineChild::ReadStatus::line);
-  EXPECT_EQ(read.line, "hello");
-  EXPECT_EQ((*child)->read_line(0.05).status, LineChild::ReadStatus::timeout);
-  (*child)->close_stdin();
-  EXPECT_EQ((*child)->read_line(5).status, LineChild::ReadStatus::closed);
-  ProcessResult ended = (*child)->stop(5);
-  EXPECT_EQ(ended.exit_code, 0);
-  EXPECT_FALSE(ended.timed_out);
-}
-
-TEST(LineChild, MissingCommandIsAnError) {
-  auto child = LineChild::spawn({{"/no/such/judge"}, {}, {}, {}, {}});
-  ASSERT_FALSE(child.ok());
-  EXPECT_NE(child.error().message.find("/no/such/judge"), std::string::npos);
-}
-
-TEST(LineChild, StopKillsTheWholeProcessGroup) {
-  fs::path dir = make_temp_dir("linechild");
-  fs::path pid_file = dir / "grandchild.pid";
-  auto child = LineChild::spawn(
-      {{"bash", "-c", "sleep 300 & echo $! > " + pid_file.string() + "; trap '' TERM; sleep 300"},
-       {}, {}, {}, dir / "stderr.txt"});
-  ASSERT_TRUE(child.ok()) << child.error().message;
-  pid_t grandchild = read_pid(pid_file);
-  ASSERT_GT(grandchild, 0);
-  pid_t pid = (*child)->pid();
-  auto started = std::chrono::steady_clock::now();
-  ProcessResult ended = (*child)->stop(0.1, 0.2);  // ignores SIGTERM: SIGKILL after 0.2 s
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
-  EXPECT_TRUE(ended.timed_out);
-  EXPECT_TRUE(process_gone(pid));
-  EXPECT_TRUE(process_gone(grandchild)) << "the child's own child outlived it";
-  fs::remove_all(dir);
-}
+using test_support::make_temp_dir;
+using test_support::process_gone;
+using test_support::read_pid;
 
 // ---- parsers -------------------------------------------------------------------------------------
 

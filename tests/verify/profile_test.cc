@@ -240,6 +240,8 @@ TEST(Roofline, PeaksTableAndPosition) {
   EXPECT_DOUBLE_EQ(h200->dram_bytes_per_s, 4.8e12);
   EXPECT_EQ(peaks_for_device("NVIDIA H100 PCIe")->name, "H100 PCIe");
   EXPECT_EQ(peaks_for_device("nvidia h100 80gb hbm3")->name, "H100");
+  EXPECT_DOUBLE_EQ(peaks_for_device("NVIDIA A100-SXM4-40GB")->dram_bytes_per_s, 1.555e12);
+  EXPECT_DOUBLE_EQ(peaks_for_device("NVIDIA A100-SXM4-80GB")->dram_bytes_per_s, 2.039e12);
   EXPECT_FALSE(peaks_for_device("Tesla T4"));
 
   KernelCounters c;

@@ -1,31 +1,22 @@
 // A long-lived child process spoken to in lines: write a line to its stdin, read the next line of
 // its stdout with a timeout. util/process.h runs a child to completion; the judge
 // (`python -m stitch_harness.judge serve`) instead stays up across several commands, so it needs
-// this. The child gets its own process group, and stop() (and the destructor) kill that whole group,
-// so nothing the child started (torch.compile workers, a stuck CUDA context) outlives it.
+// this. A ChildProcess underneath (util/child_process.h): stop() (and the destructor) kill the
+// child's whole process group, so nothing it started (torch.compile workers, a stuck CUDA context)
+// outlives it, and the group dies with the orchestrator.
 #pragma once
 
 #include <sys/types.h>
 
-#include <filesystem>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "util/process.h"
+#include "util/child_process.h"
 #include "util/result.h"
+#include "util/spawn.h"
 
 namespace stitch {
-
-struct ChildSpec {
-  std::vector<std::string> argv;  // argv[0] is looked up in PATH
-  std::map<std::string, std::string> env;
-  std::vector<std::string> env_remove;
-  std::filesystem::path cwd;          // empty: inherit
-  std::filesystem::path stderr_path;  // the child's stderr goes here; empty: /dev/null
-};
 
 class LineChild {
  public:
@@ -35,12 +26,14 @@ class LineChild {
     std::string line;  // without the newline
   };
 
-  // An Error when the command cannot be started (not found, not executable, cwd missing).
+  // stdout is the line pipe (spec.stdout_path must be empty); stderr goes to spec.stderr_path, or
+  // /dev/null when that is empty. An Error when the command cannot be started (not found, not
+  // executable, cwd missing).
   static Result<std::unique_ptr<LineChild>> spawn(const ChildSpec& spec);
 
   LineChild(const LineChild&) = delete;
   LineChild& operator=(const LineChild&) = delete;
-  ~LineChild();  // stop(0): the group is killed at once
+  ~LineChild();  // stop(0, 0.5): SIGTERM to the group at once, SIGKILL soon after
 
   // Writes `line` and a newline; an Error when the child no longer reads its stdin.
   Status write_line(std::string_view line);
@@ -49,26 +42,23 @@ class LineChild {
   ReadResult read_line(double timeout_s);
   void close_stdin();
 
-  // Waits up to `grace_s` for the child to exit by itself, then sends SIGTERM to its process group
-  // and SIGKILL `kill_grace_s` later; the group is SIGKILLed in the end in any case (grandchildren).
-  // Idempotent: later calls return the first result.
+  // Closes its stdin, then ChildProcess::stop: waits up to `grace_s` for the child to exit by
+  // itself, then SIGTERM to its group and SIGKILL `kill_grace_s` later; the group is SIGKILLed in
+  // the end in any case (grandchildren). Idempotent: later calls return the first result.
   ProcessResult stop(double grace_s, double kill_grace_s = 2.0);
 
   // Whether the child has exited (it is not reaped, so its process group id stays reserved).
-  bool exited();
-  pid_t pid() const { return pid_; }
+  bool exited() { return child_.exited(); }
+  pid_t pid() const { return child_.pid(); }
 
  private:
-  LineChild() = default;
+  LineChild(ChildProcess child, UniqueFd stdin_fd, UniqueFd stdout_fd);
 
-  pid_t pid_ = -1;
-  int stdin_fd_ = -1;
-  int stdout_fd_ = -1;
+  ChildProcess child_;
+  UniqueFd stdin_;
+  UniqueFd stdout_;
   std::string pending_;  // stdout bytes after the last returned line
   bool stdout_closed_ = false;
-  bool stopped_ = false;
-  ProcessResult result_;
-  double started_s_ = 0;  // monotonic seconds at spawn
 };
 
 }  // namespace stitch
