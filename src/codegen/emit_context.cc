@@ -185,6 +185,17 @@ Result<std::string> EmitContext::store_statement(const Store& store, const std::
   return fmt::format("{}[{}] = static_cast<{}>({});", member, linear, c_type(dtype), value);
 }
 
+Status EmitContext::emit_store_line(CodeWriter& w, const Store& store, size_t j,
+                                    const std::vector<std::string>& loads,
+                                    const std::vector<std::string>& steps,
+                                    const std::vector<std::string>& index_values) const {
+  STITCH_ASSIGN_OR_RETURN(std::string value, operand_expr(store.from, loads, steps, index_values));
+  STITCH_ASSIGN_OR_RETURN(std::string statement,
+                          store_statement(store, fmt::format("out{}", j), "e", value));
+  w.line("{}", statement);
+  return {};
+}
+
 Result<Members> EmitContext::pointer_members(const std::vector<Access>& accesses,
                                              const std::string& prefix) const {
   Members members;
@@ -210,6 +221,12 @@ std::string EmitContext::functor_name(const plan::Subtask& subtask, std::string_
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
+}
+
+void close_functor(CodeWriter& w) {
+  w.close();
+  w.close(";");
+  w.blank();
 }
 
 std::vector<std::string> emit_load_lines(CodeWriter& w, const std::vector<Access>& accesses,
@@ -245,9 +262,7 @@ Result<Members> emit_load_functor(EmitContext& ctx, const std::string& name,
   } else {
     f.line("return x0;");
   }
-  f.close();
-  f.close(";");
-  f.blank();
+  close_functor(f);
   return members;
 }
 

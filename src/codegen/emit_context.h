@@ -77,6 +77,12 @@ class EmitContext {
   Result<std::string> store_statement(const plan::Store& store, const std::string& member,
                                       const std::string& linear, const std::string& value) const;
 
+  // The line storing `store` (functor member out<j>, element "e") from its operand.
+  Status emit_store_line(CodeWriter& w, const plan::Store& store, size_t j,
+                         const std::vector<std::string>& loads,
+                         const std::vector<std::string>& steps,
+                         const std::vector<std::string>& index_values) const;
+
   // Functor members: one typed pointer per access ("const float* l0;") with its initializer.
   Result<Members> pointer_members(const std::vector<plan::Access>& accesses,
                                   const std::string& prefix) const;
@@ -93,6 +99,9 @@ class EmitContext {
   std::vector<int64_t> param_offsets_;
   int64_t persistent_total_ = 0;
 };
+
+// Closes a functor struct opened with its operator (two levels) and leaves a blank line.
+void close_functor(CodeWriter& w);
 
 // Lines `const float x<j> = static_cast<float>(l<j>[<index>]);` for each of `accesses` at `coords`
 // of `space` (linear index "e"); returns the names x0, x1, ...

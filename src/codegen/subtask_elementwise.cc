@@ -42,9 +42,7 @@ Status emit_body_functor(EmitContext& ctx, const std::string& name, const Body& 
     STITCH_ASSIGN_OR_RETURN(std::string value, ctx.operand_expr(stores[j].from, loads, steps, {}));
     f.line("y[{}] = {};", j, value);
   }
-  f.close();
-  f.close(";");
-  f.blank();
+  close_functor(f);
   return {};
 }
 

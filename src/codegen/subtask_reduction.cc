@@ -77,15 +77,9 @@ Result<Members> emit_epilogue_functor(EmitContext& ctx, const std::string& name,
       f.line("out{}[e] = result.index;", j);
       continue;
     }
-    STITCH_ASSIGN_OR_RETURN(std::string value,
-                            ctx.operand_expr(store.from, epi_loads, steps, index_values));
-    STITCH_ASSIGN_OR_RETURN(std::string statement,
-                            ctx.store_statement(store, fmt::format("out{}", j), "e", value));
-    f.line("{}", statement);
+    STITCH_TRY(ctx.emit_store_line(f, store, j, epi_loads, steps, index_values));
   }
-  f.close();
-  f.close(";");
-  f.blank();
+  close_functor(f);
   members.insert(members.end(), stores.begin(), stores.end());
   return members;
 }

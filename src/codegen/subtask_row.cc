@@ -32,17 +32,9 @@ Result<Members> emit_store_functor(EmitContext& ctx, const std::string& name, co
   if (spec.epilogue) {
     STITCH_ASSIGN_OR_RETURN(steps, ctx.emit_steps(f, *spec.epilogue, epi_loads, {}, "v"));
   }
-  for (size_t j = 0; j < spec.stores.size(); ++j) {
-    STITCH_ASSIGN_OR_RETURN(std::string value,
-                            ctx.operand_expr(spec.stores[j].from, epi_loads, steps, {}));
-    STITCH_ASSIGN_OR_RETURN(std::string statement, ctx.store_statement(spec.stores[j],
-                                                                       fmt::format("out{}", j),
-                                                                       "e", value));
-    f.line("{}", statement);
-  }
-  f.close();
-  f.close(";");
-  f.blank();
+  for (size_t j = 0; j < spec.stores.size(); ++j)
+    STITCH_TRY(ctx.emit_store_line(f, spec.stores[j], j, epi_loads, steps, {}));
+  close_functor(f);
   members.insert(members.end(), stores.begin(), stores.end());
   return members;
 }
