@@ -14,10 +14,8 @@
 #include "fusion_table.h"
 #include "op_table.h"
 #include "plan/planner.h"
+#include "build_program.h"
 #include "runner/program_library.h"
-#include "util/fs.h"
-#include "util/process.h"
-#include "verify/compiler.h"
 
 namespace stitch::codegen::testing {
 namespace {
@@ -85,19 +83,9 @@ struct DeviceBuffers {
 Result<Values> run_on_device(const ir::Graph& graph, const Values& inputs, const Values& params) {
   STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::make_plan(graph, plan::PlanOptions{}));
   STITCH_ASSIGN_OR_RETURN(EmittedProgram program, emit_program(plan));
-  std::string pattern = (fs::temp_directory_path() / "stitch_op_table_gpu_XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) return make_error("mkdtemp failed");
-  const fs::path dir = pattern;
-  STITCH_TRY(write_file_atomic(dir / "program.cu", program.source));
-  SystemProcessRunner runner;
-  NvccCompiler compiler(runner);
-  BuildRequest request;
-  request.sources = {dir / "program.cu"};
-  request.libraries = program.libraries;
-  request.output_path = dir / "program.so";
-  STITCH_ASSIGN_OR_RETURN(BuildResult built, compiler.build(request));
-  if (!built.ok) return make_error("{}\n{}", built.failure, built.log.substr(0, 4000));
-  STITCH_ASSIGN_OR_RETURN(runner::ProgramLibrary library, runner::load_program(request.output_path));
+  STITCH_ASSIGN_OR_RETURN(BuiltProgram built, build_program(program));
+  if (!built.build.ok) return make_error("{}", built.failure());
+  STITCH_ASSIGN_OR_RETURN(runner::ProgramLibrary library, runner::load_program(built.library));
 
   DeviceBuffers device;
   std::vector<stitch_tensor> param_tensors, input_tensors, output_tensors;
@@ -128,8 +116,6 @@ Result<Values> run_on_device(const ir::Graph& graph, const Values& inputs, const
     for (int64_t e = 0; e < type.numel(); ++e) outputs.back().push_back(element(bytes, type.dtype, e));
   }
   library.destroy(state);
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
   return outputs;
 }
 

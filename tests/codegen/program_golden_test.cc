@@ -15,6 +15,7 @@
 #include "util/process.h"
 #include "verify/compiler.h"
 #include "../support/golden_file.h"
+#include "build_program.h"
 
 namespace stitch::codegen {
 namespace {
@@ -48,23 +49,10 @@ TEST_P(EmittedProgramTest, MatchesGoldenAndCompiles) {
                                  program->source);
 
   if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
-  std::string pattern = (fs::temp_directory_path() / "stitch_codegen_XXXXXX").string();
-  fs::path dir = mkdtemp(pattern.data());
-  ASSERT_TRUE(write_file_atomic(dir / "program.cu", program->source).ok());
-  SystemProcessRunner runner;
-  NvccCompiler compiler(runner);
-  BuildRequest request;
-  request.sources = {dir / "program.cu"};
-  request.libraries = program->libraries;
-  request.output_path = dir / "program.so";
-  auto built = compiler.build(request);
+  auto built = testing::build_program(*program);
   ASSERT_TRUE(built.ok()) << built.error().message;
-  std::string diagnostics;
-  for (const auto& d : built->diagnostics) diagnostics += d.message + "\n";
-  EXPECT_TRUE(built->ok) << built->failure << "\n" << diagnostics << built->log.substr(0, 4000);
-  EXPECT_TRUE(fs::is_regular_file(request.output_path));
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
+  EXPECT_EQ(built->failure(), "");
+  EXPECT_TRUE(fs::is_regular_file(built->library));
 }
 
 INSTANTIATE_TEST_SUITE_P(OwnTasks, EmittedProgramTest, ::testing::ValuesIn(kTasks),
