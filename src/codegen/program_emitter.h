@@ -1,6 +1,7 @@
 // The program emitter: one CUDA program (.cu, the ABI of include/stitch/program.h) per plan. It only
 // instantiates the kernel library (kernels/*.cuh): one functor per fused body, one launch per
-// subtask, and the host orchestration around them —
+// subtask, and the tables kernels/host_program.cuh's fixed host program needs (shapes, persistent
+// and arena layout, GEMM state and set-up). That header does the orchestration —
 //   stitch_init     checks the params, copies them once into a persistent block the program owns,
 //                   sizes one workspace arena, creates cuBLASLt descriptors and picks each GEMM's
 //                   algorithm (heuristic candidates, then a short timing), runs at-init subtasks;

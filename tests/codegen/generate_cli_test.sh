@@ -12,7 +12,7 @@ export STITCH_BUILD_CACHE="$work/build-cache"
   > "$work/gemm.txt" 2>&1 || fail "covered graph: exit $? $(cat "$work/gemm.txt")"
 [ -s "$work/gemm/program.cu" ] || fail "no program.cu"
 [ -s "$work/gemm/plan.json" ] || fail "no plan.json"
-grep -q "extern \"C\" int stitch_forward" "$work/gemm/program.cu" || fail "program lacks the ABI"
+grep -q "^STITCH_PROGRAM_EXPORTS(Program)$" "$work/gemm/program.cu" || fail "program lacks the ABI exports (kernels/host_program.cuh)"
 grep -q -- "-lcublasLt" "$work/gemm.txt" || fail "the GEMM program must say it links cublasLt"
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   grep -q "^compiled " "$work/gemm.txt" || fail "nvcc is here but nothing was compiled: $(cat "$work/gemm.txt")"

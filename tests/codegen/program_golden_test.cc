@@ -1,17 +1,21 @@
 // Emitted programs for the project's own tasks (the Planner's fixtures, tests/plan/data), compared
 // exactly with golden/<task>.cu so a refactor shows no diff in generated code unless it means to
-// (STITCH_UPDATE_GOLDEN=1 rewrites them), and each built with nvcc into a shared library: every
-// generated program compiles, checked without a GPU.
+// (STITCH_UPDATE_GOLDEN=1 rewrites them and fails: tests/support/golden_file.h), and each built
+// with nvcc into a shared library: every generated program compiles, checked without a GPU. Every
+// fixture is either emitted here or asserted refused.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "codegen/program_emitter.h"
 #include "plan/planner.h"
 #include "util/fs.h"
 #include "util/process.h"
 #include "verify/compiler.h"
+#include "support/golden_file.h"
+#include "build_program.h"
 
 namespace stitch::codegen {
 namespace {
@@ -41,38 +45,31 @@ TEST_P(EmittedProgramTest, MatchesGoldenAndCompiles) {
   const std::string task = GetParam();
   auto program = emit_for(task);
   ASSERT_TRUE(program.ok()) << program.error().message;
-  const fs::path golden = fs::path(STITCH_CODEGEN_GOLDEN_DIR) / (task + ".cu");
-  if (std::getenv("STITCH_UPDATE_GOLDEN")) {
-    ASSERT_TRUE(write_file_atomic(golden, program->source).ok());
-  } else {
-    auto expected = read_file(golden);
-    ASSERT_TRUE(expected.ok()) << golden << " missing: run with STITCH_UPDATE_GOLDEN=1";
-    EXPECT_EQ(program->source, *expected) << "emitted code changed; if intended, regenerate with "
-                                             "STITCH_UPDATE_GOLDEN=1 and review the diff";
-  }
+  stitch::testing::expect_golden(fs::path(STITCH_CODEGEN_GOLDEN_DIR) / (task + ".cu"),
+                                 program->source);
 
   if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
-  std::string pattern = (fs::temp_directory_path() / "stitch_codegen_XXXXXX").string();
-  fs::path dir = mkdtemp(pattern.data());
-  ASSERT_TRUE(write_file_atomic(dir / "program.cu", program->source).ok());
-  SystemProcessRunner runner;
-  NvccCompiler compiler(runner);
-  BuildRequest request;
-  request.sources = {dir / "program.cu"};
-  request.libraries = program->libraries;
-  request.output_path = dir / "program.so";
-  auto built = compiler.build(request);
+  auto built = testing::build_program(*program);
   ASSERT_TRUE(built.ok()) << built.error().message;
-  std::string diagnostics;
-  for (const auto& d : built->diagnostics) diagnostics += d.message + "\n";
-  EXPECT_TRUE(built->ok) << built->failure << "\n" << diagnostics << built->log.substr(0, 4000);
-  EXPECT_TRUE(fs::is_regular_file(request.output_path));
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
+  EXPECT_EQ(built->failure(), "");
+  EXPECT_TRUE(fs::is_regular_file(built->library));
 }
 
 INSTANTIATE_TEST_SUITE_P(OwnTasks, EmittedProgramTest, ::testing::ValuesIn(kTasks),
                          [](const auto& info) { return std::string(info.param); });
+
+// A new fixture gets a golden program (kTasks) or is asserted refused (below).
+TEST(EmitProgram, EveryFixtureIsEmittedOrRefused) {
+  std::set<std::string> fixtures, covered(std::begin(kTasks), std::end(kTasks));
+  covered.insert("plan_conv_refused");
+  for (const auto& entry : fs::directory_iterator(STITCH_PLAN_DATA_DIR)) {
+    const std::string name = entry.path().filename().string();
+    const std::string suffix = ".graph.json";
+    if (name.size() > suffix.size() && name.ends_with(suffix))
+      fixtures.insert(name.substr(0, name.size() - suffix.size()));
+  }
+  EXPECT_EQ(fixtures, covered);
+}
 
 TEST(EmitProgram, TheConvTaskIsRefusedBeforeEmitting) {
   auto program = emit_for("plan_conv_refused");

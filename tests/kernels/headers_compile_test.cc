@@ -1,7 +1,8 @@
 // The kernel headers through the real nvcc, no GPU needed (label cpu): every kernels/*.cuh alone in
 // a translation unit (self-contained: it brings its own includes), and instantiate_all.cu, which
 // instantiates every template with sample functors, for sm_80 and sm_90, C++17 as generated
-// programs are built, warnings as errors.
+// programs are built, warnings as errors; and the tiny hand-written program on host_program.cuh
+// (tiny_program.cu) linked into a shared library against the CUDA runtime alone.
 #include <unistd.h>
 
 #include <filesystem>
@@ -31,23 +32,22 @@ class HeadersCompile : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_, ec);
   }
 
-  // nvcc -c for sm_80 and sm_90; the result, with nvcc's output on failure.
-  ::testing::AssertionResult compile(const fs::path& source) {
+  // nvcc for sm_80 and sm_90 with `extra` ("-c", or the flags that link a shared library); the
+  // result, with nvcc's output on failure.
+  ::testing::AssertionResult compile(const fs::path& source,
+                                     std::vector<std::string> extra = {"-c"},
+                                     const std::string& output_suffix = ".o") {
     ProcessSpec spec;
-    spec.argv = {STITCH_NVCC,
-                 "-std=c++17",
-                 "-c",
-                 // As generated programs are built (NvccCompiler::include_dirs): the repo root
-                 // and include/ (program_support.cuh uses the ABI header).
-                 "-I" + kRoot.string(),
-                 "-I" + (kRoot / "include").string(),
-                 "-gencode=arch=compute_80,code=sm_80",
-                 "-gencode=arch=compute_90,code=sm_90",
-                 "--Werror=all-warnings",
-                 "-Xcompiler=-Wall,-Wextra,-Werror",
-                 "-o",
-                 (dir_ / (source.stem().string() + ".o")).string(),
-                 source.string()};
+    spec.argv = {STITCH_NVCC, "-std=c++17"};
+    spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
+    spec.argv.insert(spec.argv.end(),
+                     {// As generated programs are built (NvccCompiler::include_dirs): the repo
+                      // root and include/ (program_support.cuh uses the ABI header).
+                      "-I" + kRoot.string(), "-I" + (kRoot / "include").string(),
+                      "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90",
+                      "--Werror=all-warnings", "-Xcompiler=-Wall,-Wextra,-Werror", "-o",
+                      (dir_ / (source.stem().string() + output_suffix)).string(),
+                      source.string()});
     spec.timeout_s = 300;
     auto result = runner_.run(spec);
     if (!result.ok()) return ::testing::AssertionFailure() << result.error().message;
@@ -68,7 +68,7 @@ TEST_F(HeadersCompile, EveryHeaderAlone) {
     if (entry.path().extension() == ".cuh") headers.insert(entry.path().filename().string());
   for (const char* expected :
        {"runtime.cuh", "elementwise.cuh", "reduction.cuh", "row.cuh", "matmul.cuh",
-        "matmul_tf32x3.cuh", "program_support.cuh"})
+        "matmul_tf32x3.cuh", "program_support.cuh", "host_program.cuh"})
     EXPECT_EQ(headers.count(expected), 1u) << expected;
   for (const std::string& header : headers) {
     const fs::path source = dir_ / (fs::path(header).stem().string() + "_alone.cu");
@@ -79,6 +79,16 @@ TEST_F(HeadersCompile, EveryHeaderAlone) {
 
 TEST_F(HeadersCompile, EveryTemplateInstantiated) {
   EXPECT_TRUE(compile(kRoot / "tests/kernels/instantiate_all.cu"));
+}
+
+// A program without GEMMs must not need cuBLASLt: the skeleton's cuBLASLt calls are compiled only
+// for kUsesMatmul programs (--no-undefined fails the link on any unresolved symbol).
+TEST_F(HeadersCompile, TinyProgramLinksWithTheRuntimeAlone) {
+  EXPECT_TRUE(compile(kRoot / "tests/kernels/tiny_program.cu",
+                      {"-shared", "-Xcompiler=-fPIC", "-cudart=shared",
+                       "-L" + std::string(STITCH_CUDA_LIBRARY_DIR), "-Xlinker=--no-undefined"},
+                      ".so"));
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "tiny_program.so"));
 }
 
 }  // namespace

@@ -1,0 +1,143 @@
+// What the per-subtask emitters share while one program is emitted (program_emitter.cc drives
+// them): the plan, where each value lives, the text the program is assembled from, and the helpers
+// that render buffers, body steps and stores. Internal to src/codegen.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/code_writer.h"
+#include "codegen/program_emitter.h"
+#include "plan/plan.h"
+#include "util/result.h"
+
+namespace stitch::codegen {
+
+// Free helpers of the emitters.
+int64_t align256(int64_t bytes);
+std::string c_type(ir::DType dtype);  // "" for a dtype the emitter does not handle
+std::string int_list(const std::vector<int64_t>& values);  // "1, 2, 3"
+int64_t numel(const std::vector<int64_t>& shape);
+std::vector<std::string> split_lines(const std::string& text);
+// "a, b, c" from the initializers of `members` ((declaration, initializer) pairs), appended to
+// `list`.
+using Members = std::vector<std::pair<std::string, std::string>>;
+void append_inits(std::string& list, const Members& members);
+
+// Element index of `access` for index-space coordinates `coords` of shape `space` (see the .cc).
+std::string index_expr(const plan::Access& access, const std::vector<int64_t>& space,
+                       const std::vector<std::string>& coords, const std::string& linear);
+
+// The pieces the program is assembled from (program_assembly.cc), filled by the subtask emitters.
+struct ProgramPieces {
+  CodeWriter functors;      // one device functor per fused body, at namespace scope
+  CodeWriter forward_body;  // Program::run_subtasks: one block per forward subtask
+  CodeWriter init_body;     // Program::run_init_subtasks: subtasks that read only params
+  CodeWriter gemm_init;     // Program::init_gemms: each GEMM's description and tuning
+  std::vector<std::string> gemm_members;  // members of Program::Gemms
+  std::vector<std::string> reductions;    // ReduceExtent initializers ("{o, r, i}")
+  bool uses_matmul = false;
+  bool uses_tf32x3 = false;
+  int matmul_count = 0;
+};
+
+class EmitContext {
+ public:
+  EmitContext(const plan::Plan& plan, const EmitOptions& options);
+
+  const plan::Plan& plan() const { return plan_; }
+  const EmitOptions& options() const { return options_; }
+  ProgramPieces& pieces() { return pieces_; }
+  const ProgramPieces& pieces() const { return pieces_; }
+  const std::vector<int64_t>& param_offsets() const { return param_offsets_; }
+  int64_t persistent_total() const { return persistent_total_; }
+
+  const ir::TensorType& type_of(const ir::ValueRef& ref) const;
+  // A char* expression for the start of the buffer that owns `ref` (inside Program's functions).
+  Result<std::string> buffer_base(const ir::ValueRef& ref) const;
+  // Typed element pointer to `ref`'s buffer (an access's offset not applied).
+  Result<std::string> typed_base(const ir::ValueRef& ref, bool writable = false) const;
+  // "<typed base> + <offset>" of an access.
+  Result<std::string> access_pointer(const plan::Access& access) const;
+
+  // Renders body steps into `w` as `const float <prefix>N = ...;` given the load expressions;
+  // returns every step's variable name.
+  Result<std::vector<std::string>> emit_steps(CodeWriter& w, const plan::Body& body,
+                                              const std::vector<std::string>& loads,
+                                              const std::vector<std::string>& index_values,
+                                              const std::string& prefix) const;
+  Result<std::string> operand_expr(const plan::Operand& operand,
+                                   const std::vector<std::string>& loads,
+                                   const std::vector<std::string>& steps,
+                                   const std::vector<std::string>& index_values) const;
+  // Assigns `value` (a float expression) to `member`[`linear`], converted to the store's dtype.
+  Result<std::string> store_statement(const plan::Store& store, const std::string& member,
+                                      const std::string& linear, const std::string& value) const;
+
+  // The line storing `store` (functor member out<j>, element "e") from its operand.
+  Status emit_store_line(CodeWriter& w, const plan::Store& store, size_t j,
+                         const std::vector<std::string>& loads,
+                         const std::vector<std::string>& steps,
+                         const std::vector<std::string>& index_values) const;
+
+  // Functor members: one typed pointer per access ("const float* l0;") with its initializer.
+  Result<Members> pointer_members(const std::vector<plan::Access>& accesses,
+                                  const std::string& prefix) const;
+  // Functor members: one writable typed pointer per store ("float* out0;").
+  Result<Members> store_members(const std::vector<plan::Store>& stores) const;
+
+  static std::string functor_name(const plan::Subtask& subtask, std::string_view role);
+
+ private:
+  const plan::Plan& plan_;
+  const EmitOptions& options_;
+  ProgramPieces pieces_;
+  std::map<std::string, const plan::BufferSlot*> slots_;
+  std::vector<int64_t> param_offsets_;
+  int64_t persistent_total_ = 0;
+};
+
+// Closes a functor struct opened with its operator (two levels) and leaves a blank line.
+void close_functor(CodeWriter& w);
+
+// Lines `const float x<j> = static_cast<float>(l<j>[<index>]);` for each of `accesses` at `coords`
+// of `space` (linear index "e"); returns the names x0, x1, ...
+std::vector<std::string> emit_load_lines(CodeWriter& w, const std::vector<plan::Access>& accesses,
+                                         const std::vector<int64_t>& space,
+                                         const std::vector<std::string>& coords);
+
+// A loading functor (a reduction's prologue, a row op's load): `signature` computes the linear
+// index with `linear_line`, loads `loads`, returns the prologue's last step (or the first load).
+// Returns the functor's pointer members.
+Result<Members> emit_load_functor(EmitContext& ctx, const std::string& name,
+                                  const std::string& signature, const std::string& linear_line,
+                                  const std::vector<plan::Access>& loads,
+                                  const std::vector<int64_t>& space,
+                                  const std::vector<std::string>& coords,
+                                  const std::optional<plan::Body>& prologue);
+
+// The subtask emitters (one file per kernel family). Each writes its functors into
+// ctx.pieces().functors and its launch into `w`.
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
+                                const plan::ElementwiseSpec& spec, CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
+                         const plan::CopySpec& spec, CodeWriter& w);
+// An elementwise body over `shape` through launch_elementwise (also a GEMM's epilogue pass).
+Status emit_library_elementwise(EmitContext& ctx, const plan::Subtask& subtask,
+                                const std::string& role, const std::vector<int64_t>& shape,
+                                const plan::Body& body, const std::vector<plan::Store>& stores,
+                                CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
+                           const plan::MatmulSpec& spec, CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
+                              const plan::ReductionSpec& spec, CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::RowSpec& spec,
+                        CodeWriter& w);
+
+// The whole program.cu from the filled pieces (program_assembly.cc).
+std::string assemble_program(const EmitContext& ctx);
+
+}  // namespace stitch::codegen

@@ -1,0 +1,158 @@
+// assemble_program: the program.cu text from the pieces the subtask emitters filled. Everything a
+// program shares (state, init and forward steps, CUDA graphs, the C ABI) is kernels/host_program.cuh;
+// this writes only what differs per plan: includes, functors, the Program traits (tables and
+// layout) and its three functions.
+#include "codegen/emit_context.h"
+
+namespace stitch::codegen {
+namespace {
+
+void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
+  out.line("#include <array>");
+  out.line("#include <cstdint>");
+  out.line("#include <string>");
+  out.blank();
+  out.line("#include \"kernels/host_program.cuh\"");
+  out.line("#include \"kernels/scalar_ops.cuh\"");
+  out.line("#include \"kernels/elementwise.cuh\"");
+  out.line("#include \"kernels/reduction.cuh\"");
+  out.line("#include \"kernels/row.cuh\"");
+  if (pieces.uses_matmul) out.line("#include \"kernels/matmul.cuh\"");
+  if (pieces.uses_tf32x3) out.line("#include \"kernels/matmul_tf32x3.cuh\"");
+}
+
+// `static constexpr std::array<Type, N> kName = {{ rows }};` (one row a line).
+void emit_table(CodeWriter& out, const char* type, const char* name,
+                const std::vector<std::string>& rows) {
+  if (rows.empty()) {
+    out.line("static constexpr std::array<{}, 0> {} = {{}};", type, name);
+    return;
+  }
+  out.open("static constexpr std::array<{}, {}> {} = {{{{", type, rows.size(), name);
+  for (const auto& row : rows) out.line("{},", row);
+  out.close("};");
+}
+
+std::vector<std::string> tensor_specs(const std::vector<const ir::TensorType*>& types) {
+  std::vector<std::string> rows;
+  for (const auto* type : types)
+    rows.push_back(fmt::format("{{{}, {}, {{{}}}}}", static_cast<int>(type->dtype), type->rank(),
+                               type->rank() ? int_list(type->shape) : "0"));
+  return rows;
+}
+
+void emit_tables(const EmitContext& ctx, CodeWriter& out) {
+  const ir::Graph& graph = ctx.plan().graph;
+  std::vector<const ir::TensorType*> params, inputs, outputs;
+  for (const auto& p : graph.params) params.push_back(&p.type);
+  for (const auto& in : graph.inputs) inputs.push_back(&in.type);
+  for (const auto& ref : graph.outputs) outputs.push_back(&graph.type_of(ref));
+  emit_table(out, "TensorSpec", "kParams", tensor_specs(params));
+  emit_table(out, "TensorSpec", "kInputs", tensor_specs(inputs));
+  emit_table(out, "TensorSpec", "kOutputs", tensor_specs(outputs));
+  std::vector<std::string> slots;
+  for (size_t p = 0; p < graph.params.size(); ++p)
+    slots.push_back(fmt::format("{{{}, {}}}", ctx.param_offsets()[p], graph.params[p].type.bytes()));
+  emit_table(out, "ParamSlot", "kParamSlots", slots);
+  emit_table(out, "ReduceExtent", "kReductions", ctx.pieces().reductions);
+}
+
+// The arena: the plan's intermediates (cuBLASLt's workspace their last part), then the reduction
+// scratch.
+void emit_layout(const EmitContext& ctx, CodeWriter& out) {
+  const plan::HostStrategy& host = ctx.plan().host;
+  const int64_t arena_plan = std::max<int64_t>(host.workspace_bytes, 0);
+  const bool gemms = ctx.pieces().uses_matmul;
+  const int64_t lt_bytes = gemms ? host.library_workspace_bytes : 0;
+  out.open("static constexpr ProgramLayout kLayout = {{");
+  out.line("{},  // persistent_bytes", std::max<int64_t>(ctx.persistent_total(), 256));
+  out.line("{},  // arena_bytes", align256(arena_plan));
+  out.line("{},  // lt_workspace_bytes", lt_bytes);
+  out.line("{},  // lt_workspace_offset", gemms ? std::max<int64_t>(arena_plan - lt_bytes, 0) : 0);
+  out.line("{},  // cuda_graph", ctx.options().cuda_graph && host.cuda_graph);
+  out.close(";");
+}
+
+void emit_program_traits(const EmitContext& ctx, CodeWriter& out) {
+  const ProgramPieces& pieces = ctx.pieces();
+  out.open("struct Program {{");
+  emit_tables(ctx, out);
+  emit_layout(ctx, out);
+  out.line("static constexpr bool kUsesMatmul = {};", pieces.uses_matmul);
+  if (pieces.gemm_members.empty()) {
+    out.line("struct Gemms {{}};");
+  } else {
+    out.open("struct Gemms {{");
+    for (const auto& member : pieces.gemm_members) out.line("{}", member);
+    out.close(";");
+  }
+  out.line("using State = ProgramState<Program>;");
+  if (pieces.uses_matmul) out.line("static int init_gemms(State* s, cudaStream_t stream);");
+  out.line("static int run_init_subtasks(State* s, cudaStream_t stream);");
+  out.line("static int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
+  out.line("                        cudaStream_t stream);");
+  out.close(";");
+}
+
+void emit_body(CodeWriter& out, const CodeWriter& body) {
+  for (const auto& line : split_lines(body.text())) out.line("{}", line);
+}
+
+void emit_functions(const ProgramPieces& pieces, CodeWriter& out) {
+  out.line("// Every forward subtask, in plan order, on `stream` (captured into a CUDA graph).");
+  out.line("int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
+  out.open("                          cudaStream_t stream) {{");
+  out.line("std::string& error = s->error;");
+  out.line("(void)inputs;");
+  out.line("(void)outputs;");
+  emit_body(out, pieces.forward_body);
+  out.line("return STITCH_OK;");
+  out.close();
+  out.blank();
+  out.line("// Subtasks that read only params: run once, in stitch_init.");
+  out.open("int Program::run_init_subtasks(State* s, cudaStream_t stream) {{");
+  out.line("std::string& error = s->error;");
+  out.line("const stitch_tensor* inputs = nullptr;");
+  out.line("stitch_tensor* outputs = nullptr;");
+  out.line("(void)inputs;");
+  out.line("(void)outputs;");
+  emit_body(out, pieces.init_body);
+  out.line("return STITCH_OK;");
+  out.close();
+  if (!pieces.uses_matmul) return;
+  out.blank();
+  out.line("// Each GEMM's description and algorithm choice (timed on scratch), at init.");
+  out.open("int Program::init_gemms(State* s, cudaStream_t stream) {{");
+  out.line("std::string& error = s->error;");
+  emit_body(out, pieces.gemm_init);
+  out.line("return STITCH_OK;");
+  out.close();
+}
+
+}  // namespace
+
+std::string assemble_program(const EmitContext& ctx) {
+  const plan::Plan& plan = ctx.plan();
+  CodeWriter out;
+  out.line("// Generated by StitchCUDA's built-in Coder from task '{}' (plan v{}). Regenerate with",
+           plan.task, plan.version);
+  out.line("// `stitchcuda generate`; edits here are lost. fp32 track: FP32 arithmetic throughout.");
+  out.line("// The host program (state, init, forward, CUDA graphs, ABI) is kernels/host_program.cuh.");
+  emit_includes(ctx.pieces(), out);
+  out.blank();
+  out.line("namespace {{");  // not indented (the project's style)
+  out.blank();
+  out.line("using namespace stitch::kernels;");
+  out.blank();
+  emit_body(out, ctx.pieces().functors);
+  emit_program_traits(ctx, out);
+  out.blank();
+  emit_functions(ctx.pieces(), out);
+  out.blank();
+  out.line("}}  // namespace");
+  out.blank();
+  out.line("STITCH_PROGRAM_EXPORTS(Program)");
+  return out.text();
+}
+
+}  // namespace stitch::codegen

@@ -1,0 +1,150 @@
+// The fusion rows (fusion_table.h), built with the Planner tests' GraphBuilder.
+#include "fusion_table.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "../plan/plan_test_graphs.h"
+
+namespace stitch::codegen::testing {
+namespace {
+
+using ir::Op;
+using plan::testing::flag;
+using plan::testing::GraphBuilder;
+using plan::testing::ints;
+using plan::testing::num;
+using plan::testing::ref;
+
+constexpr Tolerance kSum{1e-6, 1e-5};
+constexpr int64_t kRows = 4, kCols = 8;
+
+double row_sum(const std::vector<double>& x, int64_t r) {
+  double s = 0;
+  for (int64_t c = 0; c < kCols; ++c) s += x[r * kCols + c];
+  return s;
+}
+
+FusionCase anchors() {  // F1: two reductions of one input are two groups
+  GraphBuilder b;
+  auto x = b.input("x", {kRows, kCols});
+  b.output(b.node("amax", Op::amax, {ref(x), ints({1})}, {kRows}));
+  b.output(b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {kRows}));
+  return {"two_reductions", "F1", b.graph(), {"reduce", "reduce"}, [](const Values& in) {
+            Values out(2);
+            for (int64_t r = 0; r < kRows; ++r) {
+              out[0].push_back(*std::max_element(in[0].begin() + r * kCols,
+                                                 in[0].begin() + (r + 1) * kCols));
+              out[1].push_back(row_sum(in[0], r));
+            }
+            return out;
+          }, kSum};
+}
+
+FusionCase index_space() {  // F2: [8] and [4, 8] bodies stay apart
+  GraphBuilder b;
+  auto x = b.input("x", {kRows, kCols});
+  auto w = b.param("w", {kCols});
+  auto scaled = b.node("scaled", Op::mul_tensor, {ref(w), num(2.0)}, {kCols});
+  b.output(b.node("add", Op::add_tensor, {ref(x), ref(scaled)}, {kRows, kCols}));
+  return {"broadcast_add", "F2", b.graph(), {"elementwise", "elementwise"}, [](const Values& in) {
+            Values out(1);
+            for (int64_t e = 0; e < kRows * kCols; ++e)
+              out[0].push_back(in[0][e] + 2 * in[1][e % kCols]);
+            return out;
+          }, Tolerance{0, 2.5e-7}};
+}
+
+FusionCase prologue() {  // F3: an exclusive producer joins the reduction's prologue
+  GraphBuilder b;
+  auto x = b.input("x", {kRows, kCols});
+  auto square = b.node("square", Op::mul_tensor, {ref(x), ref(x)}, {kRows, kCols});
+  b.output(b.node("sum", Op::sum_dim_intlist, {ref(square), ints({1})}, {kRows}));
+  return {"sum_of_squares", "F3", b.graph(), {"reduce"}, [](const Values& in) {
+            Values out(1);
+            for (int64_t r = 0; r < kRows; ++r) {
+              double s = 0;
+              for (int64_t c = 0; c < kCols; ++c) s += in[0][r * kCols + c] * in[0][r * kCols + c];
+              out[0].push_back(s);
+            }
+            return out;
+          }, kSum};
+}
+
+FusionCase epilogue() {  // F4: a consumer of the reduced value joins the epilogue
+  GraphBuilder b;
+  auto x = b.input("x", {kRows, kCols});
+  auto sum = b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1}), flag(true)}, {kRows, 1});
+  b.output(b.node("scaled", Op::mul_tensor, {ref(sum), num(0.5)}, {kRows, 1}));
+  return {"scaled_sum", "F4", b.graph(), {"reduce"}, [](const Values& in) {
+            Values out(1);
+            for (int64_t r = 0; r < kRows; ++r) out[0].push_back(0.5 * row_sum(in[0], r));
+            return out;
+          }, kSum};
+}
+
+FusionCase library() {  // F5: bias and ReLU fold into cuBLASLt's epilogue
+  GraphBuilder b;
+  auto x = b.input("x", {kRows, kCols});
+  auto w = b.param("w", {kCols, 16});
+  auto bias = b.param("bias", {16});
+  auto mm = b.node("mm", Op::mm, {ref(x), ref(w)}, {kRows, 16});
+  auto add = b.node("add", Op::add_tensor, {ref(mm), ref(bias)}, {kRows, 16});
+  b.output(b.node("relu", Op::relu, {ref(add)}, {kRows, 16}));
+  return {"linear_relu", "F5", b.graph(), {"cublaslt_matmul"}, [](const Values& in) {
+            Values out(1);
+            for (int64_t r = 0; r < kRows; ++r)
+              for (int64_t n = 0; n < 16; ++n) {
+                double acc = in[2][n];
+                for (int64_t k = 0; k < kCols; ++k) acc += in[0][r * kCols + k] * in[1][k * 16 + n];
+                out[0].push_back(std::max(acc, 0.0));
+              }
+            return out;
+          }, kSum};
+}
+
+FusionCase stores() {  // F6: a group value is stored when it is an output, even inside the body
+  GraphBuilder b;
+  auto x = b.input("x", {16});
+  auto a = b.node("a", Op::exp, {ref(x)}, {16});
+  b.output(a);
+  b.output(b.node("c", Op::mul_tensor, {ref(a), num(2.0)}, {16}));
+  return {"exp_and_double", "F6", b.graph(), {"elementwise"}, [](const Values& in) {
+            Values out(2);
+            for (double v : in[0]) {
+              out[0].push_back(std::exp(v));
+              out[1].push_back(2 * std::exp(v));
+            }
+            return out;
+          }, Tolerance{1e-6, 4e-6}};
+}
+
+FusionCase order() {  // F7: the group reading a reduction runs after it
+  GraphBuilder b;
+  auto x = b.input("x", {kRows, kCols});
+  auto sum = b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1}), flag(true)}, {kRows, 1});
+  b.output(b.node("centered", Op::sub_tensor, {ref(x), ref(sum)}, {kRows, kCols}));
+  return {"minus_row_sum", "F7", b.graph(), {"reduce", "elementwise"}, [](const Values& in) {
+            Values out(1);
+            for (int64_t e = 0; e < kRows * kCols; ++e)
+              out[0].push_back(in[0][e] - row_sum(in[0], e / kCols));
+            return out;
+          }, kSum};
+}
+
+}  // namespace
+
+const std::vector<FusionCase>& fusion_cases() {
+  static const std::vector<FusionCase> cases = {anchors(), index_space(), prologue(), epilogue(),
+                                                library(), stores(),      order()};
+  return cases;
+}
+
+std::vector<double> fusion_values(int64_t count, int index) {
+  std::vector<double> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(static_cast<double>(static_cast<float>(std::sin(1.3 * i + 0.7 * index + 0.1))));
+  return values;
+}
+
+}  // namespace stitch::codegen::testing
