@@ -23,17 +23,6 @@ constexpr std::array<std::string_view, 9> kStatusNames = {
     "timeout", "no_device",   "setup_failed"};
 static_assert(kStatusNames.size() == static_cast<size_t>(RunnerStatus::setup_failed) + 1);
 
-constexpr std::array<HackKind, 19> kHackKinds = {
-    HackKind::calls_torch,         HackKind::side_stream,    HackKind::host_thread,
-    HackKind::lazy_result,         HackKind::output_cache,   HackKind::stale_output,
-    HackKind::reads_answer,        HackKind::mutates_inputs, HackKind::trivial_output,
-    HackKind::precision_downgrade, HackKind::tampers_judge,  HackKind::l2_persistence,
-    HackKind::undefined_behaviour, HackKind::skipped_calls,  HackKind::hidden_work,
-    HackKind::persistent_kernel,   HackKind::guard_band,     HackKind::decoy_kernel,
-    HackKind::init_side_effect};
-static_assert(kHackKinds.size() == static_cast<size_t>(HackKind::init_side_effect) + 1,
-              "one entry per HackKind");
-
 // Variables naming the orchestrator's Python or the run never reach the candidate's process.
 bool scrubbed_name(std::string_view name) {
   for (std::string_view prefix : {"PYTHON", "TORCH", "STITCH", "CONDA", "VIRTUAL_ENV", "PYTEST"})
@@ -153,12 +142,6 @@ std::string_view runner_status_name(RunnerStatus status) {
 std::optional<RunnerStatus> runner_status_from_name(std::string_view name) {
   for (size_t i = 0; i < kStatusNames.size(); ++i)
     if (kStatusNames[i] == name) return static_cast<RunnerStatus>(i);
-  return std::nullopt;
-}
-
-std::optional<HackKind> hack_kind_from_name(std::string_view name) {
-  for (HackKind kind : kHackKinds)
-    if (hack_kind_name(kind) == name) return kind;
   return std::nullopt;
 }
 

@@ -33,7 +33,6 @@ enum class RunnerStatus : uint8_t {
 };
 std::string_view runner_status_name(RunnerStatus status);
 std::optional<RunnerStatus> runner_status_from_name(std::string_view name);
-std::optional<HackKind> hack_kind_from_name(std::string_view name);
 
 struct RunnerCheckSet {
   int index = 0;
