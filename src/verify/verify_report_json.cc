@@ -12,43 +12,22 @@ namespace {
 
 using nlohmann::json;
 
+// verify.json leaves out what only the build cache needs.
 json kernel_to_json(const PtxasKernelReport& k) {
-  return {{"name", k.name},
-          {"arch", k.arch},
-          {"registers", k.registers},
-          {"spill_store_bytes", k.spill_store_bytes},
-          {"spill_load_bytes", k.spill_load_bytes},
-          {"stack_frame_bytes", k.stack_frame_bytes},
-          {"shared_bytes", k.shared_bytes},
-          {"barriers", k.barriers}};
-}
-
-Result<PtxasKernelReport> kernel_from_json(const json& doc) {
-  PtxasKernelReport k;
-  STITCH_TRY(read_field(doc, "name", k.name));
-  STITCH_TRY(read_field(doc, "arch", k.arch));
-  STITCH_TRY(read_field(doc, "registers", k.registers));
-  STITCH_TRY(read_field(doc, "spill_store_bytes", k.spill_store_bytes));
-  STITCH_TRY(read_field(doc, "spill_load_bytes", k.spill_load_bytes));
-  STITCH_TRY(read_field(doc, "stack_frame_bytes", k.stack_frame_bytes));
-  STITCH_TRY(read_field(doc, "shared_bytes", k.shared_bytes));
-  STITCH_TRY(read_field(doc, "barriers", k.barriers));
-  return k;
+  json doc = ptxas_kernel_to_json(k);
+  for (const char* key : {"mangled_name", "constant_bytes", "ptxas_ms"}) doc.erase(key);
+  return doc;
 }
 
 json build_to_json(const VerifyReport& report) {
-  json diagnostics = json::array();
-  for (const auto& d : report.diagnostics) diagnostics.push_back(diagnostic_to_json(d));
-  json kernels = json::array();
-  for (const auto& k : report.kernels) kernels.push_back(kernel_to_json(k));
   return {{"ok", report.built},
           {"cache_hit", report.build_cache_hit},
           {"seconds", report.build_seconds},
           {"library", report.library_path},
           {"failure", report.build_failure},
           {"command", report.build_command},
-          {"diagnostics", diagnostics},
-          {"kernels", kernels}};
+          {"diagnostics", json_array(report.diagnostics, diagnostic_to_json)},
+          {"kernels", json_array(report.kernels, kernel_to_json)}};
 }
 
 Status build_from_json(const json& doc, VerifyReport& report) {
@@ -61,7 +40,7 @@ Status build_from_json(const json& doc, VerifyReport& report) {
   STITCH_ASSIGN_OR_RETURN(report.diagnostics,
                           read_array<Diagnostic>(doc, "diagnostics", diagnostic_from_json));
   STITCH_ASSIGN_OR_RETURN(report.kernels,
-                          read_array<PtxasKernelReport>(doc, "kernels", kernel_from_json));
+                          read_array<PtxasKernelReport>(doc, "kernels", ptxas_kernel_from_json));
   return {};
 }
 
