@@ -11,30 +11,6 @@ namespace {
 constexpr int kMaxFindingsPerKind = 8;
 }
 
-std::string_view run_status_name(RunStatus status) {
-  switch (status) {
-    case RunStatus::ok:
-      return "ok";
-    case RunStatus::init_failed:
-      return "init_failed";
-    case RunStatus::forward_failed:
-      return "forward_failed";
-    case RunStatus::cuda_error:
-      return "cuda_error";
-    case RunStatus::abi_mismatch:
-      return "abi_mismatch";
-    case RunStatus::dlopen_failed:
-      return "dlopen_failed";
-    case RunStatus::timeout:
-      return "timeout";
-    case RunStatus::no_device:
-      return "no_device";
-    case RunStatus::setup_failed:
-      return "setup_failed";
-  }
-  return "setup_failed";
-}
-
 int exit_code_for(RunStatus status) {
   switch (status) {
     case RunStatus::ok:

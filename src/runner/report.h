@@ -2,7 +2,7 @@
 // up under a mutex, because the watchdog thread may have to write it while the main thread is
 // stuck in the driver. Written atomically (temporary + rename).
 //
-// Format (version 1; src/verify/runner_client.cc reads it):
+// Format (version 1; runner_report.h is its typed reader):
 //   format "stitchcuda.runner", version 1, status (RunStatus names), message, phase (where it
 //   stopped), nonce (echoed from --nonce-stdin), self_test, program,
 //   device {index, name, l2_bytes, sm_count},
@@ -30,22 +30,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/run_status.h"
 #include "util/result.h"
 
 namespace stitch::runner {
 
-enum class RunStatus {
-  ok,
-  init_failed,     // stitch_init returned non-zero
-  forward_failed,  // stitch_forward returned non-zero
-  cuda_error,      // a CUDA error surfaced after a call (illegal address, launch failure, ...)
-  abi_mismatch,    // stitch_abi_version() != STITCH_ABI_VERSION
-  dlopen_failed,   // the library did not load or lacks a symbol
-  timeout,         // the runner's own watchdog fired (hang, persistent kernel)
-  no_device,       // no CUDA device visible
-  setup_failed,    // the runner could not set up (slots.json, IPC, memory): not the candidate's
-};
-std::string_view run_status_name(RunStatus status);
 
 // Process exit codes (documented in --help).
 inline constexpr int kExitOk = 0;
