@@ -85,12 +85,18 @@ Result<AttemptRecord> attempt_from_json(const json& doc) {
 
 }  // namespace
 
-std::string_view phase_name(Phase phase) { return enum_name(kPhaseNames, phase); }
-std::string_view run_end_name(RunEnd end) { return enum_name(kRunEndNames, end); }
+std::string_view phase_name(Phase phase) {
+  return enum_name(kPhaseNames, phase);
+}
+std::string_view run_end_name(RunEnd end) {
+  return enum_name(kRunEndNames, end);
+}
 std::string_view subtask_status_name(SubtaskStatus status) {
   return enum_name(kSubtaskStatusNames, status);
 }
-std::string_view attempt_kind_name(AttemptKind kind) { return enum_name(kAttemptKindNames, kind); }
+std::string_view attempt_kind_name(AttemptKind kind) {
+  return enum_name(kAttemptKindNames, kind);
+}
 std::optional<AttemptKind> attempt_kind_from_name(std::string_view name) {
   return enum_from_name<AttemptKind>(kAttemptKindNames, name);
 }
@@ -268,7 +274,7 @@ Result<RunState> load_run_state(const std::filesystem::path& run_dir) {
 }
 
 AttemptResult attempt_result_from_verify(const VerifyReport& report,
-                                        const std::optional<Feedback>& feedback) {
+                                         const std::optional<Feedback>& feedback) {
   AttemptResult result;
   result.state = report.state;
   result.outcome = report.outcome;

@@ -19,8 +19,8 @@ double steady_seconds() {
 }
 
 std::string result_line(const AttemptResult& result) {
-  std::string line = std::string(result.outcome ? outcome_name(*result.outcome)
-                                                : verify_state_name(result.state));
+  std::string line =
+      std::string(result.outcome ? outcome_name(*result.outcome) : verify_state_name(result.state));
   if (result.timing) line += fmt::format("  {:.4f} ms", result.timing->median_ms);
   if (auto eager = result.baseline_ms("eager"); eager && result.timing && result.passed())
     line += fmt::format("  ({:.2f}x eager)", *eager / result.timing->median_ms);
@@ -92,8 +92,8 @@ Status Workflow::reconcile(RunState& state) {
     std::error_code ec;
     if (fs::exists(dir / "result.json", ec)) {
       auto doc = read_json_file(dir / "result.json");
-      auto finished = doc.ok() ? finished_attempt_from_json(*doc)
-                               : Result<FinishedAttempt>(doc.error());
+      auto finished =
+          doc.ok() ? finished_attempt_from_json(*doc) : Result<FinishedAttempt>(doc.error());
       if (finished.ok()) {
         record.result = finished->result;
         record.status = AttemptStatus::finished;
@@ -270,7 +270,8 @@ std::vector<json> Workflow::tried_variants(const RunState& state, AttemptKind ki
   for (const auto& record : state.attempts)
     if (record.status == AttemptStatus::finished && record.kind == kind &&
         record.subtask == subtask && plan && record.plan_version == plan->version &&
-        !(record.result && record.result->state == VerifyState::no_gpu && kind != AttemptKind::subtask))
+        !(record.result && record.result->state == VerifyState::no_gpu &&
+          kind != AttemptKind::subtask))
       tried.push_back(record.variant);  // a program built where nothing could run was not judged
   return tried;
 }
@@ -381,7 +382,8 @@ Status Workflow::start_refine(RunState& state) {
     STITCH_ASSIGN_OR_RETURN(CodeDraft draft, read_draft(best_dir));
     profile = deps_.profiler->profile(run_.root(), best_dir, draft);
     if (profile)
-      STITCH_TRY(write_json_file(best_dir / "refine_profile.json", profile_summary_to_json(*profile)));
+      STITCH_TRY(
+          write_json_file(best_dir / "refine_profile.json", profile_summary_to_json(*profile)));
   }
   const PlanVersion* plan = nullptr;
   for (const auto& version : state.plans)

@@ -16,8 +16,9 @@
 //   determinism {checked, identical, outputs [{bit_mismatches, max_abs_diff}]},
 //   timing {warmup, iterations, sets, l2_flush_bytes, launch_counting, gpu_ms [..], wall_ms [..],
 //           synced_ms [..], empty_sync_gap_ms [..] (stream end → after-synchronize event for a
-//           call that launches nothing, 20 samples), spot_iterations [..], rechecks [{iteration, bit_mismatches,
-//           tolerance_mismatches, max_abs_diff}], canaries_intact, inputs_unchanged},
+//           call that launches nothing, 20 samples), spot_iterations [..], rechecks [{iteration,
+//           bit_mismatches, tolerance_mismatches, max_abs_diff}], canaries_intact,
+//           inputs_unchanged},
 //   launches {available, detail, runner_stream_id, per_forward [..], kernel_names {name: count}},
 //   idle_check {after_init_ms, before_timing_ms}.
 // Arrays of times are raw per-iteration values in milliseconds; the orchestrator computes stats.
@@ -34,7 +35,6 @@
 #include "util/result.h"
 
 namespace stitch::runner {
-
 
 // Process exit codes (documented in --help).
 inline constexpr int kExitOk = 0;

@@ -1,6 +1,6 @@
 // runner.json `status`: how a run of stitch-runner ended. One enum and one name table for the
-// runner that writes it (report.h) and the orchestrator that reads it (runner_report.h); header-only
-// and dependency-free, so the reader needs nothing of the runner's CUDA code.
+// runner that writes it (report.h) and the orchestrator that reads it (runner_report.h);
+// header-only and dependency-free, so the reader needs nothing of the runner's CUDA code.
 #pragma once
 
 #include <array>
@@ -24,8 +24,8 @@ enum class RunStatus : uint8_t {
   setup_failed,    // the runner could not set up (slots.json, IPC, memory): not the candidate's
 };
 inline constexpr std::array<std::string_view, 9> kRunStatusNames = {
-    "ok",      "init_failed", "forward_failed", "cuda_error",  "abi_mismatch",
-    "dlopen_failed", "timeout", "no_device", "setup_failed"};
+    "ok",      "init_failed", "forward_failed", "cuda_error", "abi_mismatch", "dlopen_failed",
+    "timeout", "no_device",   "setup_failed"};
 static_assert(kRunStatusNames.size() == static_cast<size_t>(RunStatus::setup_failed) + 1);
 constexpr std::string_view run_status_name(RunStatus status) {
   return enum_name(kRunStatusNames, status);

@@ -45,15 +45,10 @@ Result<RunnerReport> parse_document(const json& doc) {
 
   if (doc.contains("findings")) {
     if (!doc["findings"].is_array()) return make_error("runner.json: findings is not an array");
-    for (const auto& entry : doc["findings"]) {
-      std::string kind = entry.value("kind", std::string());
-      auto parsed = hack_kind_from_name(kind);
-      HackFinding finding{parsed.value_or(HackKind::undefined_behaviour),
-                          entry.value("detail", std::string()), entry.value("fatal", true)};
-      // A kind this build does not know is kept, fatal, with its name: never silently dropped.
-      if (!parsed) finding.detail = fmt::format("[{}] {}", kind, finding.detail);
-      report.findings.push_back(std::move(finding));
-    }
+    for (const auto& entry : doc["findings"])
+      report.findings.push_back(
+          reported_finding(entry.value("kind", std::string()), entry.value("detail", std::string()),
+                           entry.value("fatal", true), HackKind::undefined_behaviour));
   }
   if (doc.contains("check_sets") && doc["check_sets"].is_array()) {
     for (const auto& entry : doc["check_sets"]) {

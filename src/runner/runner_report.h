@@ -60,10 +60,10 @@ struct RunnerReport {
   std::vector<int64_t> determinism_bit_mismatches;  // per output
   std::vector<double> determinism_max_abs_diff;     // per output
   double init_ms = 0;
-  std::vector<double> gpu_ms;     // per timed iteration: events around the call
-  std::vector<double> synced_ms;  // per timed iteration: to device idle
+  std::vector<double> gpu_ms;             // per timed iteration: events around the call
+  std::vector<double> synced_ms;          // per timed iteration: to device idle
   std::vector<double> empty_sync_gap_ms;  // synchronize cost on calls that launch nothing
-  std::vector<double> wall_ms;    // per timed iteration
+  std::vector<double> wall_ms;            // per timed iteration
   bool timing_canaries_intact = true;
   bool timing_inputs_unchanged = true;
   std::vector<int> spot_iterations;

@@ -54,7 +54,8 @@ inline std::string string_or(const nlohmann::json& object, const char* key,
 template <class Items, class Write>
 nlohmann::json json_array(const Items& items, Write write) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& item : items) out.push_back(write(item));
+  for (const auto& item : items)
+    out.push_back(write(item));
   return out;
 }
 

@@ -1,8 +1,8 @@
 // The orchestrator's side of stitch-runner (docs/verify-protocol.md): builds the sandboxed command
 // (wall-clock limit, process group killed on timeout, scrubbed environment, a nonce on stdin),
-// reads runner.json into a typed RunnerReport (runner/runner_report.h), and classifies the run — crash signals, timeouts,
-// candidate failures, dynamic hack findings — into an Outcome. The judge's comparison comes after;
-// a RunnerVerdict of `passed` means only that the runner saw nothing wrong.
+// reads runner.json into a typed RunnerReport (runner/runner_report.h), and classifies the run —
+// crash signals, timeouts, candidate failures, dynamic hack findings — into an Outcome. The judge's
+// comparison comes after; a RunnerVerdict of `passed` means only that the runner saw nothing wrong.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "runner/runner_report.h"
 #include "util/process.h"
 #include "util/result.h"
-#include "runner/runner_report.h"
 #include "verify/verdict.h"
 
 namespace stitch {

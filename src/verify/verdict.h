@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace stitch {
@@ -58,7 +59,8 @@ enum class VerifyState : uint8_t {
 };
 inline constexpr std::array<std::string_view, 3> kVerifyStateNames = {"verified", "no_gpu",
                                                                       "infrastructure_error"};
-static_assert(kVerifyStateNames.size() == static_cast<size_t>(VerifyState::infrastructure_error) + 1);
+static_assert(kVerifyStateNames.size() ==
+              static_cast<size_t>(VerifyState::infrastructure_error) + 1);
 constexpr std::string_view verify_state_name(VerifyState state) {
   return enum_name(kVerifyStateNames, state);
 }
@@ -89,13 +91,15 @@ enum class HackKind : uint8_t {
   init_side_effect,       // 27: work started at load/init that outlives it
 };
 inline constexpr std::array<std::string_view, 19> kHackKindNames = {
-    "calls_torch",         "side_stream",    "host_thread",    "lazy_result",
-    "output_cache",        "stale_output",   "reads_answer",   "mutates_inputs",
-    "trivial_output",      "precision_downgrade", "tampers_judge", "l2_persistence",
-    "undefined_behaviour", "skipped_calls",  "hidden_work",    "persistent_kernel",
-    "guard_band",          "decoy_kernel",   "init_side_effect"};
+    "calls_torch",         "side_stream",         "host_thread",     "lazy_result",
+    "output_cache",        "stale_output",        "reads_answer",    "mutates_inputs",
+    "trivial_output",      "precision_downgrade", "tampers_judge",   "l2_persistence",
+    "undefined_behaviour", "skipped_calls",       "hidden_work",     "persistent_kernel",
+    "guard_band",          "decoy_kernel",        "init_side_effect"};
 static_assert(kHackKindNames.size() == static_cast<size_t>(HackKind::init_side_effect) + 1);
-constexpr std::string_view hack_kind_name(HackKind kind) { return enum_name(kHackKindNames, kind); }
+constexpr std::string_view hack_kind_name(HackKind kind) {
+  return enum_name(kHackKindNames, kind);
+}
 constexpr std::optional<HackKind> hack_kind_from_name(std::string_view name) {
   return enum_from_name<HackKind>(kHackKindNames, name);
 }
@@ -105,6 +109,15 @@ struct HackFinding {
   std::string detail;    // what was seen: "calls cudaStreamCreate at program.cu:42"
   bool fatal = true;     // false: recorded as a warning (e.g. a stream that is joined)
 };
+
+// A finding another process (the runner, the judge) reported by kind name. A kind this build does
+// not know is kept, as `fallback` with its name in the detail: never silently dropped.
+inline HackFinding reported_finding(std::string_view kind, std::string detail, bool fatal,
+                                    HackKind fallback) {
+  if (std::optional<HackKind> known = hack_kind_from_name(kind))
+    return {*known, std::move(detail), fatal};
+  return {fallback, "[" + std::string(kind) + "] " + detail, fatal};
+}
 
 // One compiler diagnostic, parsed from nvcc/ptxas output.
 struct Diagnostic {

@@ -100,9 +100,8 @@ Result<PtxasKernelReport> ptxas_kernel_from_json(const json& doc) {
 }
 
 json hack_finding_to_json(const HackFinding& finding) {
-  return {{"kind", hack_kind_name(finding.kind)},
-          {"detail", finding.detail},
-          {"fatal", finding.fatal}};
+  return {
+      {"kind", hack_kind_name(finding.kind)}, {"detail", finding.detail}, {"fatal", finding.fatal}};
 }
 
 Result<HackFinding> hack_finding_from_json(const json& doc) {

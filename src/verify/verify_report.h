@@ -48,8 +48,8 @@
 #include "util/result.h"
 #include "verify/diagnostics.h"
 #include "verify/judge_client.h"
-#include "verify/track.h"
 #include "verify/timing_basis.h"
+#include "verify/track.h"
 #include "verify/verdict.h"
 
 namespace stitch {

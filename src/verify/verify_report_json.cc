@@ -15,7 +15,8 @@ using nlohmann::json;
 // verify.json leaves out what only the build cache needs.
 json kernel_to_json(const PtxasKernelReport& k) {
   json doc = ptxas_kernel_to_json(k);
-  for (const char* key : {"mangled_name", "constant_bytes", "ptxas_ms"}) doc.erase(key);
+  for (const char* key : {"mangled_name", "constant_bytes", "ptxas_ms"})
+    doc.erase(key);
   return doc;
 }
 
@@ -59,7 +60,8 @@ Result<FindingRecord> finding_from_json(const json& doc) {
 
 json runner_to_json(const VerifyReport& report) {
   json launches = json::object();
-  for (const auto& [name, count] : report.kernel_launches) launches[name] = count;
+  for (const auto& [name, count] : report.kernel_launches)
+    launches[name] = count;
   return {{"ran", report.runner_ran},
           {"status", report.runner_status},
           {"reason", report.runner_reason},
@@ -91,9 +93,9 @@ json timing_to_json(const VerifyReport& report) {
 }
 
 Status timing_from_json(const json& doc, VerifyReport& report) {
-  for (auto [key, stats] : {std::pair{"protocol", &report.timing},
-                            std::pair{"synced", &report.synced_timing},
-                            std::pair{"wall", &report.wall_timing}}) {
+  for (auto [key, stats] :
+       {std::pair{"protocol", &report.timing}, std::pair{"synced", &report.synced_timing},
+        std::pair{"wall", &report.wall_timing}}) {
     auto read = timing_stats_from_json(doc.value(key, json()));
     if (!read.ok()) return read.error().with_context(fmt::format("timing.{}", key));
     *stats = *read;
@@ -208,7 +210,8 @@ Status header_from_json(const json& doc, VerifyReport& report) {
   std::optional<Track> parsed = parse_track(track);
   if (!parsed) return make_error(ErrorKind::bad_input, "track: unknown value '{}'", track);
   report.track = *parsed;
-  report.rel_err_norm_max = number_or(doc.value("tolerance", json::object()), "rel_err_norm_max", 0);
+  report.rel_err_norm_max =
+      number_or(doc.value("tolerance", json::object()), "rel_err_norm_max", 0);
   STITCH_TRY(read_field(doc, "arch", report.arch));
   STITCH_TRY(read_field(doc, "gpu", report.gpu_name));
   STITCH_TRY(read_field(doc, "capture_dir", report.capture_dir));
@@ -241,7 +244,8 @@ Result<VerifyReport> parse_verify_report(const json& doc) {
 json verify_report_to_json(const VerifyReport& report) {
   Tolerance tolerance = track_tolerance(report.track);
   json speedups = json::object();
-  for (const auto& speedup : report.speedups) speedups[speedup.mode] = speedup.speedup;
+  for (const auto& speedup : report.speedups)
+    speedups[speedup.mode] = speedup.speedup;
   return {
       {"format", "stitchcuda.verify"},
       {"version", 1},
@@ -253,8 +257,8 @@ json verify_report_to_json(const VerifyReport& report) {
       {"tolerance",
        {{"atol", tolerance.atol},
         {"rtol", tolerance.rtol},
-        {"rel_err_norm_max", report.rel_err_norm_max > 0 ? json(report.rel_err_norm_max)
-                                                         : json(nullptr)}}},
+        {"rel_err_norm_max",
+         report.rel_err_norm_max > 0 ? json(report.rel_err_norm_max) : json(nullptr)}}},
       {"arch", report.arch},
       {"gpu", report.gpu_name},
       {"capture_dir", report.capture_dir},

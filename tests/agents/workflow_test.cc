@@ -102,8 +102,8 @@ TEST_F(WorkflowTest, WholeProgramPassesThenRefineAcceptsOnlyBeyondTheSpread) {
 
 TEST_F(WorkflowTest, PerSubtaskCoderRetriesWithFeedbackThenMovesOnThenIntegrates) {
   coder_.mode = CoderGranularity::per_subtask;
-  verifier_.script["subtask:0 try 1"] = {VerifyState::verified, Outcome::compile_error, 0, 0,
-                                         0,          "nvcc: error"};
+  verifier_.script["subtask:0 try 1"] = {VerifyState::verified, Outcome::compile_error, 0, 0, 0,
+                                         "nvcc: error"};
   verifier_.script["subtask:1 try 1"] = testing::fails(Outcome::wrong, "mismatch");
   refiner_.list = {};
   auto state = workflow().start("task");
@@ -126,8 +126,8 @@ TEST_F(WorkflowTest, PerSubtaskCoderRetriesWithFeedbackThenMovesOnThenIntegrates
 
 TEST_F(WorkflowTest, RepeatedFailureReplansAndTheNewPlanPasses) {
   for (int i = 1; i <= 3; ++i)
-    verifier_.script[fmt::format("integration try {}", i)] = {VerifyState::verified, Outcome::wrong, 0, 0,
-                                                              0,          "bad"};
+    verifier_.script[fmt::format("integration try {}", i)] = {
+        VerifyState::verified, Outcome::wrong, 0, 0, 0, "bad"};
   // Under plan v2 the try numbers restart; make v2's first try pass by giving the script a
   // distinct key: the Coder's label is the same, so count calls instead.
   int calls = 0;
@@ -153,8 +153,8 @@ TEST_F(WorkflowTest, RepeatedFailureReplansAndTheNewPlanPasses) {
 
 TEST_F(WorkflowTest, ReplansRunOutAndTheRunFails) {
   for (int i = 1; i <= 3; ++i)
-    verifier_.script[fmt::format("integration try {}", i)] = {VerifyState::verified, Outcome::wrong, 0, 0,
-                                                              0,          "bad"};
+    verifier_.script[fmt::format("integration try {}", i)] = {
+        VerifyState::verified, Outcome::wrong, 0, 0, 0, "bad"};
   WorkflowOptions options;
   options.budgets.max_replans = 1;
   options.budgets.max_attempts = 100;
@@ -168,8 +168,8 @@ TEST_F(WorkflowTest, ReplansRunOutAndTheRunFails) {
 
 TEST_F(WorkflowTest, StagnantCoderTriggersAReplanAndAnExhaustedPlannerEndsTheRun) {
   coder_.stagnate_after["integration"] = 1;
-  verifier_.script["integration try 1"] = {VerifyState::verified, Outcome::runtime_error, 0, 0,
-                                           0,          "illegal address"};
+  verifier_.script["integration try 1"] = {VerifyState::verified, Outcome::runtime_error, 0, 0, 0,
+                                           "illegal address"};
   planner_.max_versions = 2;
   auto state = workflow().start("task");
   ASSERT_TRUE(state.ok());
@@ -184,8 +184,8 @@ TEST_F(WorkflowTest, StagnantCoderTriggersAReplanAndAnExhaustedPlannerEndsTheRun
 
 TEST_F(WorkflowTest, BudgetsEndTheRun) {
   for (int i = 1; i <= 9; ++i)
-    verifier_.script[fmt::format("integration try {}", i)] = {VerifyState::verified, Outcome::wrong, 0, 0,
-                                                              0,          "bad"};
+    verifier_.script[fmt::format("integration try {}", i)] = {
+        VerifyState::verified, Outcome::wrong, 0, 0, 0, "bad"};
   {
     WorkflowOptions options;
     options.budgets.max_attempts = 2;
@@ -333,8 +333,8 @@ TEST(RunStateTest, JsonRoundTripAndClearErrors) {
   attempt.dir = "attempts/03";
   attempt.kind = AttemptKind::refine;
   attempt.status = AttemptStatus::finished;
-  attempt.result = AttemptResult{VerifyState::verified, Outcome::passed, "", Timing{1, 0.9, 1.1},
-                                 {{"eager", 2.5}}, "keep_going", "ok"};
+  attempt.result = AttemptResult{VerifyState::verified, Outcome::passed, "",  Timing{1, 0.9, 1.1},
+                                 {{"eager", 2.5}},      "keep_going",    "ok"};
   attempt.accepted = true;
   state.attempts.push_back(attempt);
   state.best_attempt = 3;

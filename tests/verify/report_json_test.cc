@@ -156,7 +156,8 @@ TEST(FeedbackJson, EveryFieldRoundTrips) {
   VerifyReport report = full_report();
   report.diagnostics.push_back({"program.cu", 7, "error", "expected ';'", "  x = 1"});
   ProfileSummary profile;
-  profile.kernels = {{"fused", 0.7, "memory", 45.0, std::nullopt}, {"gemm", 0.2, "compute", {}, 80}};
+  profile.kernels = {{"fused", 0.7, "memory", 45.0, std::nullopt},
+                     {"gemm", 0.2, "compute", {}, 80}};
   const Feedback feedback = build_feedback(report, profile);
   ASSERT_TRUE(feedback.timed);
   const json written = feedback_to_json(feedback);

@@ -35,8 +35,12 @@ TEST_F(RunnerReportTest, WhatTheBuilderWritesTheReaderReads) {
     doc["nonce"] = "abc123";
     doc["device"] = {{"index", 0}, {"name", "NVIDIA H200"}};
     doc["init_ms"] = 4.5;
-    doc["check_sets"].push_back({{"index", 0}, {"run", 0}, {"canaries_intact", false},
-                                 {"poison_remaining", {0, 12}}, {"launches", 3}, {"gpu_ms", 0.25}});
+    doc["check_sets"].push_back({{"index", 0},
+                                 {"run", 0},
+                                 {"canaries_intact", false},
+                                 {"poison_remaining", {0, 12}},
+                                 {"launches", 3},
+                                 {"gpu_ms", 0.25}});
     doc["timing"] = {{"gpu_ms", {1.0, 1.1}}, {"synced_ms", {1.2, 1.3}}, {"wall_ms", {1.5, 1.6}}};
     doc["launches"] = {{"available", true}, {"kernel_names", {{"fused", 6}}}};
   });
