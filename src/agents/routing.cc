@@ -10,8 +10,7 @@ namespace {
 
 std::string describe_failure(const AttemptRecord& attempt) {
   const AttemptResult& result = *attempt.result;
-  std::string what = result.outcome ? std::string(outcome_name(*result.outcome))
-                                    : std::string(verify_state_name(result.state));
+  std::string what(result.verdict_name());
   return result.reason.empty() ? what : fmt::format("{}: {}", what, result.reason);
 }
 

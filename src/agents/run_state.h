@@ -76,6 +76,10 @@ struct AttemptResult {
   std::string suggestion_rule;                               // feedback.json suggestion
   std::string suggestion;
   bool passed() const { return state == VerifyState::verified && outcome == Outcome::passed; }
+  // The outcome's name, or the state's when there is no verdict ("no_gpu").
+  std::string_view verdict_name() const {
+    return outcome ? outcome_name(*outcome) : verify_state_name(state);
+  }
   std::optional<double> baseline_ms(std::string_view mode) const;
 };
 

@@ -19,8 +19,7 @@ double steady_seconds() {
 }
 
 std::string result_line(const AttemptResult& result) {
-  std::string line =
-      std::string(result.outcome ? outcome_name(*result.outcome) : verify_state_name(result.state));
+  std::string line(result.verdict_name());
   if (result.timing) line += fmt::format("  {:.4f} ms", result.timing->median_ms);
   if (auto eager = result.baseline_ms("eager"); eager && result.timing && result.passed())
     line += fmt::format("  ({:.2f}x eager)", *eager / result.timing->median_ms);
