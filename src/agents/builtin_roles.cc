@@ -14,6 +14,7 @@
 #include "plan/plan_json.h"
 #include "plan/planner.h"
 #include "util/fs.h"
+#include "verify/feedback.h"
 #include "verify/verifier.h"
 
 namespace stitch::agents {
@@ -119,12 +120,9 @@ Result<CodeOutcome> BuiltinCoder::write(const CodeRequest& request) {
   json variant = request.variant;
   if (variant.empty() && !request.tried_variants.empty()) {
     std::string rule;
-    if (request.feedback) {
-      auto text = read_file(*request.feedback);
-      json feedback = text.ok() ? json::parse(*text, nullptr, false) : json();
-      if (feedback.is_object())
-        rule = feedback.value("suggestion", json::object()).value("rule", "");
-    }
+    if (request.feedback)
+      if (auto feedback = read_feedback(*request.feedback); feedback.ok())
+        rule = suggestion_rule_name(feedback->suggestion.rule);
     STITCH_ASSIGN_OR_RETURN(std::vector<json> options, retry_variants(request.plan_file, rule));
     bool found = false;
     for (const auto& option : options)
@@ -154,12 +152,9 @@ Result<CodeOutcome> BuiltinCoder::write(const CodeRequest& request) {
   const fs::path source = request.out_dir / "program.cu";
   STITCH_TRY(make_dirs(request.out_dir));
   STITCH_TRY(write_file_atomic(source, program->source));
-  std::set<std::string> libraries(program->libraries.begin(), program->libraries.end());
-  for (const auto& library : detect_program_libraries({source}, include_dirs_))
-    libraries.insert(library);
   CodeDraft draft;
   draft.sources = {source};
-  draft.libraries.assign(libraries.begin(), libraries.end());
+  draft.libraries = program_link_libraries(program->libraries, draft.sources, include_dirs_);
   draft.variant = variant;
   draft.label = "built-in: " + describe_variant(variant);
   outcome.draft = std::move(draft);

@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include "adapters/export.h"
-#include "agents/workflow.h"
+#include "agents/attempt_files.h"
 #include "util/fs.h"
+#include "verify/verify_report.h"
 
 namespace stitch::agents {
 
@@ -17,9 +18,9 @@ Result<BestExport> export_best_attempt(const std::filesystem::path& run_dir, con
   const AttemptRecord* best = state.best();
   if (best == nullptr) return make_error("the run has no passing attempt to export");
   const std::filesystem::path attempt_dir = run_dir / best->dir;
-  STITCH_ASSIGN_OR_RETURN(CodeDraft draft, Workflow::read_draft(attempt_dir));
-  STITCH_ASSIGN_OR_RETURN(json verify, read_json_file(attempt_dir / "verify.json"));
-  const json build = verify.value("build", json::object());
+  STITCH_ASSIGN_OR_RETURN(CodeDraft draft, read_draft(attempt_dir));
+  STITCH_ASSIGN_OR_RETURN(VerifyReport verify, read_verify_report(attempt_dir / "verify.json"));
+  const json verify_json = verify_report_to_json(verify);  // the provenance quotes its parts
 
   adapters::ExportRequest request;
   request.capture_dir = run_dir;
@@ -27,21 +28,20 @@ Result<BestExport> export_best_attempt(const std::filesystem::path& run_dir, con
   request.include_dirs = include_dirs;
   request.include_dirs.insert(request.include_dirs.end(), draft.include_dirs.begin(),
                               draft.include_dirs.end());
-  request.library = build.value("library", "");
+  request.library = verify.library_path;
   request.libraries = draft.libraries;
-  for (const auto& arg : build.value("command", json::array()))
-    if (arg.is_string()) request.build_command.push_back(arg.get<std::string>());
-  if (std::string arch = verify.value("arch", ""); !arch.empty()) request.arch = arch;
+  request.build_command = verify.build_command;
+  if (!verify.arch.empty()) request.arch = verify.arch;
   request.out_dir = run_dir / "best";
   request.build_main = build_main;
   request.provenance = {{"attempt", best->number},
                         {"attempt_dir", best->dir},
                         {"label", best->label},
                         {"variant", best->variant},
-                        {"track", verify.value("track", "")},
-                        {"gpu", verify.value("gpu", "")},
-                        {"timing", verify.value("timing", json())},
-                        {"speedups", verify.value("speedups", json())}};
+                        {"track", track_name(verify.track)},
+                        {"gpu", verify.gpu_name},
+                        {"timing", verify_json["timing"]},
+                        {"speedups", verify_json["speedups"]}};
   STITCH_ASSIGN_OR_RETURN(adapters::ExportReport report, adapters::export_best(request, runner));
   BestExport exported;
   exported.dir = request.out_dir;

@@ -10,7 +10,7 @@ namespace {
 
 std::string describe_failure(const AttemptRecord& attempt) {
   const AttemptResult& result = *attempt.result;
-  std::string what = result.outcome ? std::string(outcome_name(*result.outcome)) : result.state;
+  std::string what(result.verdict_name());
   return result.reason.empty() ? what : fmt::format("{}: {}", what, result.reason);
 }
 
@@ -55,7 +55,7 @@ bool faster_beyond_spread(const Timing& best, const Timing& candidate, double mi
 bool attempt_passes(const AttemptRecord& attempt) {
   if (!attempt.result) return false;
   if (attempt.result->passed()) return true;
-  return attempt.kind == AttemptKind::subtask && attempt.result->state == "no_gpu" &&
+  return attempt.kind == AttemptKind::subtask && attempt.result->state == VerifyState::no_gpu &&
          !attempt.result->outcome;
 }
 
@@ -93,7 +93,7 @@ void route_after_attempt(RunState& state, int attempt_number, const Budgets& bud
   if (attempt == nullptr || !attempt->result || attempt->status != AttemptStatus::finished) return;
   const AttemptResult& result = *attempt->result;
 
-  if (result.state == "infrastructure_error") {
+  if (result.state == VerifyState::infrastructure_error) {
     finish_run(state, RunEnd::infrastructure_error,
                fmt::format("attempt {}: the verification itself failed: {}", attempt->number,
                            result.reason));
@@ -103,7 +103,7 @@ void route_after_attempt(RunState& state, int attempt_number, const Budgets& bud
     after_refine(state, *attempt, budgets);
     return;
   }
-  if (attempt->kind == AttemptKind::integration && result.state == "no_gpu") {
+  if (attempt->kind == AttemptKind::integration && result.state == VerifyState::no_gpu) {
     finish_run(state, RunEnd::no_gpu,
                "built and statically checked; there is no GPU here to run, compare or time it");
     return;

@@ -2,8 +2,10 @@
 #include "agents/run_state.h"
 
 #include <array>
+#include <cmath>
 
 #include "util/fs.h"
+#include "util/json_fields.h"
 
 namespace stitch::agents {
 namespace {
@@ -18,48 +20,13 @@ constexpr std::array<std::string_view, 3> kSubtaskStatusNames = {"pending", "pas
 constexpr std::array<std::string_view, 3> kAttemptKindNames = {"subtask", "integration", "refine"};
 constexpr std::array<std::string_view, 3> kAttemptStatusNames = {"started", "finished",
                                                                  "interrupted"};
-constexpr std::array<Outcome, 6> kOutcomes = {Outcome::compile_error, Outcome::runtime_error,
-                                              Outcome::timeout,       Outcome::wrong,
-                                              Outcome::hacked,        Outcome::passed};
 
+// doc[key] by its name in `names` (indexed by the enum's value).
 template <class Enum, size_t N>
-Result<Enum> parse_enum(const json& value, const std::array<std::string_view, N>& names,
-                        std::string_view what) {
-  if (!value.is_string()) return make_error("{}: expected a string", what);
-  const std::string text = value.get<std::string>();
-  for (size_t i = 0; i < N; ++i)
-    if (names[i] == text) return static_cast<Enum>(i);
-  return make_error("{}: unknown value '{}'", what, text);
-}
-
-Result<Outcome> parse_outcome(const json& value) {
-  if (!value.is_string()) return make_error("outcome: expected a string");
-  for (Outcome outcome : kOutcomes)
-    if (outcome_name(outcome) == value.get<std::string>()) return outcome;
-  return make_error("outcome: unknown value '{}'", value.get<std::string>());
-}
-
-json optional_number(const std::optional<double>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
-std::optional<double> number_or_null(const json& doc, const char* key) {
-  auto found = doc.find(key);
-  if (found == doc.end() || !found->is_number()) return std::nullopt;
-  return found->get<double>();
-}
-
-// Reads doc[key] into `out` when present (optional fields keep their defaults).
-template <class T>
-Status read_field(const json& doc, const char* key, T& out) {
-  auto found = doc.find(key);
-  if (found == doc.end() || found->is_null()) return {};
-  try {
-    out = found->get<T>();
-  } catch (const json::exception& e) {
-    return make_error("{}: {}", key, e.what());
-  }
-  return {};
+Result<Enum> read_named(const json& doc, const char* key,
+                        const std::array<std::string_view, N>& names) {
+  return read_enum<Enum>(doc, key,
+                         [&](std::string_view name) { return enum_from_name<Enum>(names, name); });
 }
 
 json timing_to_json(const std::optional<Timing>& timing) {
@@ -69,12 +36,12 @@ json timing_to_json(const std::optional<Timing>& timing) {
 
 std::optional<Timing> timing_from_json(const json& doc) {
   if (!doc.is_object()) return std::nullopt;
-  auto median = number_or_null(doc, "median_ms");
+  auto median = number_field(doc, "median_ms");
   if (!median) return std::nullopt;
   Timing timing;
   timing.median_ms = *median;
-  timing.p10_ms = number_or_null(doc, "p10_ms").value_or(*median);
-  timing.p90_ms = number_or_null(doc, "p90_ms").value_or(*median);
+  timing.p10_ms = number_or(doc, "p10_ms", *median);
+  timing.p90_ms = number_or(doc, "p90_ms", *median);
   return timing;
 }
 
@@ -98,15 +65,13 @@ Result<AttemptRecord> attempt_from_json(const json& doc) {
   AttemptRecord attempt;
   STITCH_TRY(read_field(doc, "number", attempt.number));
   STITCH_TRY(read_field(doc, "dir", attempt.dir));
-  STITCH_ASSIGN_OR_RETURN(attempt.kind, parse_enum<AttemptKind>(doc.value("kind", json()),
-                                                                kAttemptKindNames, "attempt kind"));
+  STITCH_ASSIGN_OR_RETURN(attempt.kind, read_named<AttemptKind>(doc, "kind", kAttemptKindNames));
   STITCH_TRY(read_field(doc, "plan_version", attempt.plan_version));
   STITCH_TRY(read_field(doc, "subtask", attempt.subtask));
   if (auto found = doc.find("variant"); found != doc.end()) attempt.variant = *found;
   STITCH_TRY(read_field(doc, "label", attempt.label));
-  STITCH_ASSIGN_OR_RETURN(
-      attempt.status, parse_enum<AttemptStatus>(doc.value("status", json()), kAttemptStatusNames,
-                                                "attempt status"));
+  STITCH_ASSIGN_OR_RETURN(attempt.status,
+                          read_named<AttemptStatus>(doc, "status", kAttemptStatusNames));
   if (auto found = doc.find("result"); found != doc.end() && !found->is_null()) {
     STITCH_ASSIGN_OR_RETURN(attempt.result, attempt_result_from_json(*found));
   }
@@ -121,19 +86,22 @@ Result<AttemptRecord> attempt_from_json(const json& doc) {
 }  // namespace
 
 std::string_view phase_name(Phase phase) {
-  return kPhaseNames.at(static_cast<size_t>(phase));
+  return enum_name(kPhaseNames, phase);
 }
 std::string_view run_end_name(RunEnd end) {
-  return kRunEndNames.at(static_cast<size_t>(end));
+  return enum_name(kRunEndNames, end);
 }
 std::string_view subtask_status_name(SubtaskStatus status) {
-  return kSubtaskStatusNames.at(static_cast<size_t>(status));
+  return enum_name(kSubtaskStatusNames, status);
 }
 std::string_view attempt_kind_name(AttemptKind kind) {
-  return kAttemptKindNames.at(static_cast<size_t>(kind));
+  return enum_name(kAttemptKindNames, kind);
+}
+std::optional<AttemptKind> attempt_kind_from_name(std::string_view name) {
+  return enum_from_name<AttemptKind>(kAttemptKindNames, name);
 }
 std::string_view attempt_status_name(AttemptStatus status) {
-  return kAttemptStatusNames.at(static_cast<size_t>(status));
+  return enum_name(kAttemptStatusNames, status);
 }
 
 std::optional<double> AttemptResult::baseline_ms(std::string_view mode) const {
@@ -165,7 +133,7 @@ json attempt_result_to_json(const AttemptResult& result) {
   json baselines = json::object();
   for (const auto& [mode, ms] : result.baselines_ms)
     baselines[mode] = ms;
-  return {{"state", result.state},
+  return {{"state", verify_state_name(result.state)},
           {"outcome", result.outcome ? json(outcome_name(*result.outcome)) : json(nullptr)},
           {"reason", result.reason},
           {"timing", timing_to_json(result.timing)},
@@ -177,9 +145,10 @@ json attempt_result_to_json(const AttemptResult& result) {
 Result<AttemptResult> attempt_result_from_json(const json& doc) {
   if (!doc.is_object()) return make_error("an attempt result is not an object");
   AttemptResult result;
-  STITCH_TRY(read_field(doc, "state", result.state));
+  STITCH_ASSIGN_OR_RETURN(result.state,
+                          read_enum<VerifyState>(doc, "state", verify_state_from_name));
   if (auto found = doc.find("outcome"); found != doc.end() && !found->is_null()) {
-    STITCH_ASSIGN_OR_RETURN(result.outcome, parse_outcome(*found));
+    STITCH_ASSIGN_OR_RETURN(result.outcome, read_enum<Outcome>(doc, "outcome", outcome_from_name));
   }
   STITCH_TRY(read_field(doc, "reason", result.reason));
   if (auto found = doc.find("timing"); found != doc.end()) result.timing = timing_from_json(*found);
@@ -245,10 +214,8 @@ Result<RunState> run_state_from_json(const json& doc) {
     return make_error("run state version {} (this stitchcuda reads {})", state.format,
                       kStateFormatVersion);
   STITCH_TRY(read_field(doc, "task", state.task));
-  STITCH_ASSIGN_OR_RETURN(state.phase,
-                          parse_enum<Phase>(doc.value("phase", json()), kPhaseNames, "phase"));
-  STITCH_ASSIGN_OR_RETURN(state.end,
-                          parse_enum<RunEnd>(doc.value("end", json()), kRunEndNames, "end"));
+  STITCH_ASSIGN_OR_RETURN(state.phase, read_named<Phase>(doc, "phase", kPhaseNames));
+  STITCH_ASSIGN_OR_RETURN(state.end, read_named<RunEnd>(doc, "end", kRunEndNames));
   STITCH_TRY(read_field(doc, "end_reason", state.end_reason));
   for (const auto& plan : doc.value("plans", json::array())) {
     PlanVersion version;
@@ -263,8 +230,7 @@ Result<RunState> run_state_from_json(const json& doc) {
     SubtaskState entry;
     STITCH_TRY(read_field(subtask, "id", entry.id));
     STITCH_ASSIGN_OR_RETURN(entry.status,
-                            parse_enum<SubtaskStatus>(subtask.value("status", json()),
-                                                      kSubtaskStatusNames, "subtask status"));
+                            read_named<SubtaskStatus>(subtask, "status", kSubtaskStatusNames));
     STITCH_TRY(read_field(subtask, "attempts", entry.attempts));
     state.subtasks.push_back(std::move(entry));
   }
@@ -287,7 +253,7 @@ Result<RunState> run_state_from_json(const json& doc) {
   }
   STITCH_TRY(read_field(refine, "tried", state.refine.tried));
   STITCH_TRY(read_field(refine, "without_gain", state.refine.without_gain));
-  state.refine.before_ms = number_or_null(refine, "before_ms");
+  state.refine.before_ms = number_field(refine, "before_ms");
   const json used = doc.value("used", json::object());
   STITCH_TRY(read_field(used, "attempts", state.used.attempts));
   STITCH_TRY(read_field(used, "wall_s", state.used.wall_s));
@@ -307,35 +273,31 @@ Result<RunState> load_run_state(const std::filesystem::path& run_dir) {
   return state;
 }
 
-Result<AttemptResult> attempt_result_from_verify(const json& verify_json,
-                                                 const json& feedback_json) {
-  if (!verify_json.is_object() || verify_json.value("format", "") != "stitchcuda.verify")
-    return make_error("not a verify.json (format \"stitchcuda.verify\")");
+AttemptResult attempt_result_from_verify(const VerifyReport& report,
+                                         const std::optional<Feedback>& feedback) {
   AttemptResult result;
-  result.state = verify_json.value("state", "");
-  if (result.state.empty()) return make_error("verify.json has no state");
-  if (auto found = verify_json.find("outcome"); found != verify_json.end() && !found->is_null()) {
-    STITCH_ASSIGN_OR_RETURN(result.outcome, parse_outcome(*found));
-  }
-  result.reason = verify_json.value("reason", "");
-  if (auto timing = verify_json.find("timing");
-      timing != verify_json.end() && timing->is_object()) {
-    const std::string basis = timing->value("speedup_basis", "stream");
-    result.timing =
-        timing_from_json(timing->value(basis == "synced" ? "synced" : "protocol", json()));
-  }
-  if (auto baselines = verify_json.find("baselines"); baselines != verify_json.end()) {
-    const json modes = baselines->value("modes", json::object());
-    for (const auto& [mode, stats] : modes.items())
-      if (auto median = number_or_null(stats, "median_ms"))
-        result.baselines_ms.emplace_back(mode, *median);
-  }
-  if (feedback_json.is_object()) {
-    const json suggestion = feedback_json.value("suggestion", json::object());
-    result.suggestion_rule = suggestion.value("rule", "");
-    result.suggestion = suggestion.value("text", "");
+  result.state = report.state;
+  result.outcome = report.outcome;
+  result.reason = report.reason;
+  if (const auto& stats = report.reported_timing(); stats && std::isfinite(stats->median_ms))
+    result.timing = Timing{stats->median_ms, stats->p10_ms, stats->p90_ms};
+  for (const auto& baseline : report.baselines)
+    if (baseline.stats && std::isfinite(baseline.stats->median_ms))
+      result.baselines_ms.emplace_back(baseline.mode, baseline.stats->median_ms);
+  if (feedback) {
+    result.suggestion_rule = suggestion_rule_name(feedback->suggestion.rule);
+    result.suggestion = feedback->suggestion.text;
   }
   return result;
+}
+
+Result<AttemptResult> read_attempt_result(const std::filesystem::path& attempt_dir) {
+  STITCH_ASSIGN_OR_RETURN(VerifyReport report, read_verify_report(attempt_dir / "verify.json"));
+  std::optional<Feedback> feedback;
+  if (std::error_code ec; std::filesystem::exists(attempt_dir / "feedback.json", ec)) {
+    STITCH_ASSIGN_OR_RETURN(feedback, read_feedback(attempt_dir / "feedback.json"));
+  }
+  return attempt_result_from_verify(report, feedback);
 }
 
 }  // namespace stitch::agents

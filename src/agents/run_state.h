@@ -20,7 +20,9 @@
 #include <nlohmann/json.hpp>
 
 #include "util/result.h"
+#include "verify/feedback.h"
 #include "verify/verdict.h"
+#include "verify/verify_report.h"
 
 namespace stitch::agents {
 
@@ -49,6 +51,7 @@ std::string_view subtask_status_name(SubtaskStatus status);
 // What an attempt tried: one subtask, the whole program, or a refine candidate of the best.
 enum class AttemptKind : uint8_t { subtask, integration, refine };
 std::string_view attempt_kind_name(AttemptKind kind);
+std::optional<AttemptKind> attempt_kind_from_name(std::string_view name);
 
 // started: attempt.json written, no result yet; finished: result.json written and routed;
 // interrupted: found started after a crash with no result (its work is done again).
@@ -65,14 +68,18 @@ struct Timing {
 // from verify.json and feedback.json, never re-derived from a live report, so a resumed run routes
 // exactly as an uninterrupted one would.
 struct AttemptResult {
-  std::string state = "verified";  // verify.json state: verified | no_gpu | infrastructure_error
-  std::optional<Outcome> outcome;  // set when state is "verified"
+  VerifyState state = VerifyState::verified;  // verify.json state
+  std::optional<Outcome> outcome;             // set when state is verified
   std::string reason;
   std::optional<Timing> timing;  // the basis the speedups use (verify.json speedup_basis)
   std::vector<std::pair<std::string, double>> baselines_ms;  // mode → median, as measured
   std::string suggestion_rule;                               // feedback.json suggestion
   std::string suggestion;
-  bool passed() const { return state == "verified" && outcome == Outcome::passed; }
+  bool passed() const { return state == VerifyState::verified && outcome == Outcome::passed; }
+  // The outcome's name, or the state's when there is no verdict ("no_gpu").
+  std::string_view verdict_name() const {
+    return outcome ? outcome_name(*outcome) : verify_state_name(state);
+  }
   std::optional<double> baseline_ms(std::string_view mode) const;
 };
 
@@ -161,9 +168,12 @@ Result<RunState> run_state_from_json(const nlohmann::json& doc);
 Status save_run_state(const std::filesystem::path& run_dir, const RunState& state);
 Result<RunState> load_run_state(const std::filesystem::path& run_dir);
 
-// The AttemptResult of a finished verification: verify.json (state, outcome, reason, timing on
-// the speedup basis, baselines) and feedback.json (suggestion), as the Verifier wrote them.
-Result<AttemptResult> attempt_result_from_verify(const nlohmann::json& verify_json,
-                                                 const nlohmann::json& feedback_json);
+// The AttemptResult of a finished verification: state, outcome, reason, timing on the speedup
+// basis and the baselines of its verify.json, and the suggestion of its feedback.json.
+AttemptResult attempt_result_from_verify(const VerifyReport& report,
+                                         const std::optional<Feedback>& feedback);
+// The same, read from the files in `attempt_dir` as the Verifier wrote them (feedback.json may be
+// absent), so a resumed run routes exactly as an uninterrupted one would.
+Result<AttemptResult> read_attempt_result(const std::filesystem::path& attempt_dir);
 
 }  // namespace stitch::agents

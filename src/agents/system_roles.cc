@@ -41,9 +41,8 @@ Result<AttemptResult> VerifierRole::verify(const VerifyJob& job) {
   std::optional<ProfileSummary> profile;
   if (auto read = read_profile_summary(job.attempt_dir / "profile.json"); read.ok())
     profile = *read;
-  const json feedback = feedback_to_json(build_feedback(report, profile));
-  STITCH_TRY(write_file_atomic(job.attempt_dir / "feedback.json", feedback.dump(2) + "\n"));
-  return attempt_result_from_verify(verify_report_to_json(report), feedback);
+  STITCH_TRY(write_feedback(job.attempt_dir / "feedback.json", build_feedback(report, profile)));
+  return read_attempt_result(job.attempt_dir);
 }
 
 std::optional<ProfileSummary> SystemProgramProfiler::profile(const fs::path& run_dir,
@@ -53,9 +52,9 @@ std::optional<ProfileSummary> SystemProgramProfiler::profile(const fs::path& run
     last_error_ = why;
     return std::nullopt;
   };
-  auto verify = read_json_file(attempt_dir / "verify.json");
+  auto verify = read_verify_report(attempt_dir / "verify.json");
   if (!verify.ok()) return fail(verify.error().message);
-  const std::string library = verify->value("build", json::object()).value("library", "");
+  const std::string library = verify->library_path;
   if (library.empty() || !fs::exists(library)) return fail("the built library is gone: " + library);
   auto graph = read_json_file(run_dir / "graph.json");
   if (!graph.ok()) return fail(graph.error().message);

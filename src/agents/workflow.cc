@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/attempt_files.h"
 #include "util/fs.h"
 
 namespace stitch::agents {
@@ -17,49 +18,8 @@ double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-json attempt_intent_json(const AttemptRecord& record) {
-  return {{"format", "stitchcuda.attempt"},
-          {"number", record.number},
-          {"kind", attempt_kind_name(record.kind)},
-          {"plan_version", record.plan_version},
-          {"subtask", record.subtask},
-          {"variant", record.variant},
-          {"label", record.label}};
-}
-
-json paths_json(const std::vector<fs::path>& paths, const fs::path& base) {
-  json out = json::array();
-  for (const auto& path : paths) {
-    fs::path relative = path.lexically_relative(base);
-    const bool inside = !relative.empty() && *relative.begin() != "..";
-    out.push_back(inside ? relative.string() : path.string());
-  }
-  return out;
-}
-
-std::vector<fs::path> paths_from_json(const json& doc, const fs::path& base) {
-  std::vector<fs::path> out;
-  for (const auto& item : doc) {
-    if (!item.is_string()) continue;
-    fs::path path = item.get<std::string>();
-    out.push_back(path.is_absolute() ? path : base / path);
-  }
-  return out;
-}
-
-json profile_json(const ProfileSummary& profile) {
-  json kernels = json::array();
-  for (const auto& kernel : profile.kernels)
-    kernels.push_back({{"name", kernel.name},
-                       {"duration_ms", kernel.duration_ms},
-                       {"bottleneck", kernel.bottleneck},
-                       {"dram_pct", kernel.dram_pct ? json(*kernel.dram_pct) : json(nullptr)},
-                       {"sm_pct", kernel.sm_pct ? json(*kernel.sm_pct) : json(nullptr)}});
-  return {{"kernels", kernels}};
-}
-
 std::string result_line(const AttemptResult& result) {
-  std::string line = result.outcome ? std::string(outcome_name(*result.outcome)) : result.state;
+  std::string line(result.verdict_name());
   if (result.timing) line += fmt::format("  {:.4f} ms", result.timing->median_ms);
   if (auto eager = result.baseline_ms("eager"); eager && result.timing && result.passed())
     line += fmt::format("  ({:.2f}x eager)", *eager / result.timing->median_ms);
@@ -131,12 +91,12 @@ Status Workflow::reconcile(RunState& state) {
     std::error_code ec;
     if (fs::exists(dir / "result.json", ec)) {
       auto doc = read_json_file(dir / "result.json");
-      auto result = doc.ok() ? attempt_result_from_json(doc->value("result", json()))
-                             : Result<AttemptResult>(doc.error());
-      if (result.ok()) {
-        record.result = *result;
+      auto finished =
+          doc.ok() ? finished_attempt_from_json(*doc) : Result<FinishedAttempt>(doc.error());
+      if (finished.ok()) {
+        record.result = finished->result;
         record.status = AttemptStatus::finished;
-        record.seconds = doc->value("seconds", 0.0);
+        record.seconds = finished->seconds;
         if (auto draft = read_draft(dir); draft.ok()) {
           record.variant = draft->variant;
           record.label = draft->label;
@@ -171,21 +131,11 @@ Status Workflow::reconcile(RunState& state) {
   }
   std::sort(unknown.begin(), unknown.end());
   for (const auto& dir : unknown) {
-    auto intent = read_json_file(dir / "attempt.json");
-    if (!intent.ok()) continue;
-    AttemptRecord record;
-    record.number = intent->value("number", 0);
+    auto doc = read_json_file(dir / "attempt.json");
+    auto intent = doc.ok() ? attempt_intent_from_json(*doc) : Result<AttemptRecord>(doc.error());
+    if (!intent.ok() || state.attempt(intent->number) != nullptr) continue;
+    AttemptRecord record = std::move(*intent);
     record.dir = "attempts/" + dir.filename().string();
-    record.plan_version = intent->value("plan_version", 0);
-    record.subtask = intent->value("subtask", -1);
-    record.label = intent->value("label", "");
-    record.variant = intent->value("variant", json::object());
-    record.status = AttemptStatus::interrupted;
-    if (record.number <= 0 || state.attempt(record.number) != nullptr) continue;
-    const std::string kind = intent->value("kind", "integration");
-    record.kind = kind == "subtask"  ? AttemptKind::subtask
-                  : kind == "refine" ? AttemptKind::refine
-                                     : AttemptKind::integration;
     if (record.kind == AttemptKind::refine) requeue_refine(state, record);
     state.attempts.push_back(std::move(record));
   }
@@ -319,7 +269,8 @@ std::vector<json> Workflow::tried_variants(const RunState& state, AttemptKind ki
   for (const auto& record : state.attempts)
     if (record.status == AttemptStatus::finished && record.kind == kind &&
         record.subtask == subtask && plan && record.plan_version == plan->version &&
-        !(record.result && record.result->state == "no_gpu" && kind != AttemptKind::subtask))
+        !(record.result && record.result->state == VerifyState::no_gpu &&
+          kind != AttemptKind::subtask))
       tried.push_back(record.variant);  // a program built where nothing could run was not judged
   return tried;
 }
@@ -337,7 +288,7 @@ Status Workflow::step_attempt(RunState& state, AttemptKind kind, int subtask, js
   record.subtask = subtask;
   record.variant = variant;
   record.label = label;
-  STITCH_TRY(write_json_file(dir / "attempt.json", attempt_intent_json(record)));
+  STITCH_TRY(write_json_file(dir / "attempt.json", attempt_intent_to_json(record)));
   const int number = record.number;
   state.attempts.push_back(std::move(record));
   STITCH_TRY(save(state));
@@ -383,14 +334,8 @@ Status Workflow::step_attempt(RunState& state, AttemptKind kind, int subtask, js
   if (!draft.label.empty()) current->label = draft.label;
   current->tokens = draft.tokens;
   state.used.tokens += draft.tokens;
-  STITCH_TRY(
-      write_json_file(dir / "draft.json", {{"sources", paths_json(draft.sources, dir)},
-                                           {"headers", paths_json(draft.headers, dir)},
-                                           {"include_dirs", paths_json(draft.include_dirs, dir)},
-                                           {"libraries", draft.libraries},
-                                           {"variant", draft.variant},
-                                           {"label", current->label},
-                                           {"tokens", draft.tokens}}));
+  draft.label = current->label;
+  STITCH_TRY(write_draft(dir, draft));
   checkpoint("after_code", number);
 
   state.used.attempts++;
@@ -403,9 +348,7 @@ Status Workflow::step_attempt(RunState& state, AttemptKind kind, int subtask, js
   STITCH_ASSIGN_OR_RETURN(AttemptResult result, deps_.verifier.verify(job));
   checkpoint("after_verify", number);
   const double seconds = options_.clock() - started_s;
-  STITCH_TRY(write_json_file(dir / "result.json", {{"format", "stitchcuda.attempt_result"},
-                                                   {"result", attempt_result_to_json(result)},
-                                                   {"seconds", seconds}}));
+  STITCH_TRY(write_json_file(dir / "result.json", finished_attempt_to_json({result, seconds})));
   checkpoint("after_result", number);
 
   current = state.attempt(number);
@@ -438,7 +381,8 @@ Status Workflow::start_refine(RunState& state) {
     STITCH_ASSIGN_OR_RETURN(CodeDraft draft, read_draft(best_dir));
     profile = deps_.profiler->profile(run_.root(), best_dir, draft);
     if (profile)
-      STITCH_TRY(write_json_file(best_dir / "refine_profile.json", profile_json(*profile)));
+      STITCH_TRY(
+          write_json_file(best_dir / "refine_profile.json", profile_summary_to_json(*profile)));
   }
   const PlanVersion* plan = nullptr;
   for (const auto& version : state.plans)
@@ -472,22 +416,6 @@ void Workflow::emit(const std::string& name, const std::string& line, json field
 
 void Workflow::checkpoint(std::string_view point, int attempt_number) {
   if (options_.checkpoint) options_.checkpoint(point, attempt_number);
-}
-
-Result<CodeDraft> Workflow::read_draft(const fs::path& attempt_dir) {
-  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(attempt_dir / "draft.json"));
-  CodeDraft draft;
-  draft.sources = paths_from_json(doc.value("sources", json::array()), attempt_dir);
-  draft.headers = paths_from_json(doc.value("headers", json::array()), attempt_dir);
-  draft.include_dirs = paths_from_json(doc.value("include_dirs", json::array()), attempt_dir);
-  for (const auto& library : doc.value("libraries", json::array()))
-    if (library.is_string()) draft.libraries.push_back(library.get<std::string>());
-  draft.variant = doc.value("variant", json::object());
-  draft.label = doc.value("label", "");
-  draft.tokens = doc.value("tokens", int64_t{0});
-  if (draft.sources.empty())
-    return make_error("{}: draft.json lists no sources", attempt_dir.string());
-  return draft;
 }
 
 }  // namespace stitch::agents

@@ -68,9 +68,6 @@ class Workflow {
   // Continues the run saved in state.json (a finished run is returned as it is).
   Result<RunState> resume();
 
-  // attempts/NN/draft.json → the draft, paths resolved (for export and profiling).
-  static Result<CodeDraft> read_draft(const fs::path& attempt_dir);
-
  private:
   Result<RunState> drive(RunState state);
   Status reconcile(RunState& state);

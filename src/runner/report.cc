@@ -1,26 +1,15 @@
 // runner.json building and writing; see report.h for the format.
 #include "runner/report.h"
 
-#include <array>
 #include <cstdio>
 
-#include "util/enum_names.h"
 #include "util/fs.h"
 
 namespace stitch::runner {
 
 namespace {
 constexpr int kMaxFindingsPerKind = 8;
-
-constexpr std::array<std::string_view, 9> kRunStatusNames = {
-    "ok",           "init_failed", "forward_failed", "cuda_error", "abi_mismatch",
-    "dlopen_failed", "timeout",    "no_device",      "setup_failed"};
-static_assert(kRunStatusNames.size() == static_cast<size_t>(RunStatus::setup_failed) + 1);
 }  // namespace
-
-std::string_view run_status_name(RunStatus status) {
-  return enum_name(kRunStatusNames, status, "setup_failed");
-}
 
 int exit_code_for(RunStatus status) {
   switch (status) {

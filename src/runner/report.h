@@ -2,7 +2,7 @@
 // up under a mutex, because the watchdog thread may have to write it while the main thread is
 // stuck in the driver. Written atomically (temporary + rename).
 //
-// Format (version 1; src/verify/runner_client.cc reads it):
+// Format (version 1; runner_report.h is its typed reader):
 //   format "stitchcuda.runner", version 1, status (RunStatus names), message, phase (where it
 //   stopped), nonce (echoed from --nonce-stdin), self_test, program,
 //   device {index, name, l2_bytes, sm_count},
@@ -16,8 +16,9 @@
 //   determinism {checked, identical, outputs [{bit_mismatches, max_abs_diff}]},
 //   timing {warmup, iterations, sets, l2_flush_bytes, launch_counting, gpu_ms [..], wall_ms [..],
 //           synced_ms [..], empty_sync_gap_ms [..] (stream end → after-synchronize event for a
-//           call that launches nothing, 20 samples), spot_iterations [..], rechecks [{iteration, bit_mismatches,
-//           tolerance_mismatches, max_abs_diff}], canaries_intact, inputs_unchanged},
+//           call that launches nothing, 20 samples), spot_iterations [..], rechecks [{iteration,
+//           bit_mismatches, tolerance_mismatches, max_abs_diff}], canaries_intact,
+//           inputs_unchanged},
 //   launches {available, detail, runner_stream_id, per_forward [..], kernel_names {name: count}},
 //   idle_check {after_init_ms, before_timing_ms}.
 // Arrays of times are raw per-iteration values in milliseconds; the orchestrator computes stats.
@@ -30,22 +31,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/run_status.h"
 #include "util/result.h"
 
 namespace stitch::runner {
-
-enum class RunStatus {
-  ok,
-  init_failed,     // stitch_init returned non-zero
-  forward_failed,  // stitch_forward returned non-zero
-  cuda_error,      // a CUDA error surfaced after a call (illegal address, launch failure, ...)
-  abi_mismatch,    // stitch_abi_version() != STITCH_ABI_VERSION
-  dlopen_failed,   // the library did not load or lacks a symbol
-  timeout,         // the runner's own watchdog fired (hang, persistent kernel)
-  no_device,       // no CUDA device visible
-  setup_failed,    // the runner could not set up (slots.json, IPC, memory): not the candidate's
-};
-std::string_view run_status_name(RunStatus status);
 
 // Process exit codes (documented in --help).
 inline constexpr int kExitOk = 0;

@@ -13,6 +13,8 @@
 
 #include "util/enum_names.h"
 #include "util/fs.h"
+#include "util/json_fields.h"
+#include "verify/verdict_json.h"
 
 #ifndef STITCH_INCLUDE_DIR
 #define STITCH_INCLUDE_DIR ""
@@ -42,42 +44,14 @@ std::string join(const std::vector<std::string>& parts) {
   return out;
 }
 
-nlohmann::json diagnostic_to_json(const Diagnostic& d) {
-  return {{"file", d.file},
-          {"line", d.line},
-          {"severity", d.severity},
-          {"message", d.message},
-          {"snippet", d.snippet}};
-}
-
-nlohmann::json kernel_to_json(const PtxasKernelReport& k) {
-  return {{"name", k.name},
-          {"mangled_name", k.mangled_name},
-          {"arch", k.arch},
-          {"registers", k.registers},
-          {"barriers", k.barriers},
-          {"spill_store_bytes", k.spill_store_bytes},
-          {"spill_load_bytes", k.spill_load_bytes},
-          {"stack_frame_bytes", k.stack_frame_bytes},
-          {"shared_bytes", k.shared_bytes},
-          {"constant_bytes", k.constant_bytes},
-          {"ptxas_ms", k.ptxas_ms}};
-}
-
 }  // namespace
 
 nlohmann::json build_result_to_json(const BuildResult& result) {
-  nlohmann::json diagnostics = nlohmann::json::array();
-  for (const Diagnostic& d : result.diagnostics)
-    diagnostics.push_back(diagnostic_to_json(d));
-  nlohmann::json kernels = nlohmann::json::array();
-  for (const PtxasKernelReport& k : result.kernels)
-    kernels.push_back(kernel_to_json(k));
   return {{"ok", result.ok},
           {"library_path", result.library_path.string()},
-          {"diagnostics", diagnostics},
+          {"diagnostics", json_array(result.diagnostics, diagnostic_to_json)},
           {"log", result.log},
-          {"kernels", kernels},
+          {"kernels", json_array(result.kernels, ptxas_kernel_to_json)},
           {"seconds", result.seconds},
           {"cache_hit", result.cache_hit},
           {"timed_out", result.timed_out},
@@ -91,28 +65,11 @@ Result<BuildResult> build_result_from_json(const nlohmann::json& json) {
     BuildResult result;
     result.ok = json.at("ok").get<bool>();
     result.library_path = json.at("library_path").get<std::string>();
-    for (const auto& d : json.at("diagnostics")) {
-      result.diagnostics.push_back(
-          Diagnostic{d.at("file").get<std::string>(), d.at("line").get<int>(),
-                     d.at("severity").get<std::string>(), d.at("message").get<std::string>(),
-                     d.at("snippet").get<std::string>()});
-    }
+    STITCH_ASSIGN_OR_RETURN(result.diagnostics,
+                            read_array<Diagnostic>(json, "diagnostics", diagnostic_from_json));
     result.log = json.at("log").get<std::string>();
-    for (const auto& k : json.at("kernels")) {
-      PtxasKernelReport report;
-      report.name = k.at("name").get<std::string>();
-      report.mangled_name = k.at("mangled_name").get<std::string>();
-      report.arch = k.at("arch").get<std::string>();
-      report.registers = k.at("registers").get<int>();
-      report.barriers = k.at("barriers").get<int>();
-      report.spill_store_bytes = k.at("spill_store_bytes").get<int64_t>();
-      report.spill_load_bytes = k.at("spill_load_bytes").get<int64_t>();
-      report.stack_frame_bytes = k.at("stack_frame_bytes").get<int64_t>();
-      report.shared_bytes = k.at("shared_bytes").get<int64_t>();
-      report.constant_bytes = k.at("constant_bytes").get<int64_t>();
-      report.ptxas_ms = k.at("ptxas_ms").get<double>();
-      result.kernels.push_back(std::move(report));
-    }
+    STITCH_ASSIGN_OR_RETURN(result.kernels,
+                            read_array<PtxasKernelReport>(json, "kernels", ptxas_kernel_from_json));
     result.seconds = json.at("seconds").get<double>();
     result.cache_hit = json.at("cache_hit").get<bool>();
     result.timed_out = json.at("timed_out").get<bool>();

@@ -9,12 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "util/fs.h"
-
 namespace stitch {
 namespace {
-
-using nlohmann::json;
 
 // A run that needs more launches than this per forward pays noticeably for launch latency
 // (~2-5 us each) on the small problems where it is slower than eager.
@@ -24,8 +20,6 @@ constexpr double kLowUtilisationPct = 60;
 // Relative error norms at or below this are "close": an accumulation or rounding issue, not a
 // wrong formula.
 constexpr double kCloseRelativeError = 1e-2;
-
-json finite_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
@@ -235,55 +229,6 @@ Suggestion performance_suggestion(const VerifyReport& report, const Feedback& fe
 
 }  // namespace
 
-std::string_view suggestion_rule_name(SuggestionRule rule) {
-  constexpr std::array<std::string_view, 17> kNames = {
-      "run_on_gpu",         "infrastructure",    "fix_compile_error",  "remove_hack",
-      "fix_hang",           "fix_memory_access", "fix_runtime_error",  "write_every_output",
-      "fix_tail_handling",  "fix_precision",     "fix_computation",    "reduce_spills",
-      "fuse_launches",      "improve_memory_access", "raise_utilisation", "profile_slowest",
-      "keep_going"};
-  static_assert(kNames.size() == static_cast<size_t>(SuggestionRule::keep_going) + 1);
-  return kNames[static_cast<size_t>(rule)];
-}
-
-Result<ProfileSummary> parse_profile_summary(const json& doc) {
-  if (!doc.is_object() || !doc.contains("kernels") || !doc["kernels"].is_array())
-    return make_error("profile: no 'kernels' array");
-  ProfileSummary summary;
-  try {
-    // Unmeasured fields may be absent or null (profile_report.h): both read as "unknown".
-    auto text = [](const json& entry, const char* key) {
-      return entry.contains(key) && !entry[key].is_null() ? entry[key].get<std::string>()
-                                                          : std::string();
-    };
-    auto number = [](const json& entry, const char* key) -> std::optional<double> {
-      if (!entry.contains(key) || entry[key].is_null()) return std::nullopt;
-      return entry[key].get<double>();
-    };
-    for (const auto& entry : doc["kernels"]) {
-      ProfiledKernel kernel;
-      kernel.name = text(entry, "name");
-      kernel.duration_ms = number(entry, "duration_ms").value_or(0.0);
-      kernel.bottleneck = text(entry, "bottleneck");
-      kernel.dram_pct = number(entry, "dram_pct");
-      kernel.sm_pct = number(entry, "sm_pct");
-      summary.kernels.push_back(std::move(kernel));
-    }
-  } catch (const std::exception& error) {
-    return make_error("profile: malformed: {}", error.what());
-  }
-  return summary;
-}
-
-Result<ProfileSummary> read_profile_summary(const std::filesystem::path& path) {
-  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return make_error("{}: not valid JSON", path.string());
-  auto summary = parse_profile_summary(doc);
-  if (!summary.ok()) return summary.error().with_context(path.string());
-  return summary;
-}
-
 Feedback build_feedback(const VerifyReport& report, const std::optional<ProfileSummary>& profile) {
   Feedback feedback;
   feedback.state = report.state;
@@ -328,64 +273,6 @@ Feedback build_feedback(const VerifyReport& report, const std::optional<ProfileS
   auto failure = failure_suggestion(report, feedback);
   feedback.suggestion = failure ? *failure : performance_suggestion(report, feedback);
   return feedback;
-}
-
-json feedback_to_json(const Feedback& feedback) {
-  json errors = json::array();
-  for (const auto& d : feedback.compile_errors)
-    errors.push_back(
-        {{"file", d.file}, {"line", d.line}, {"message", d.message}, {"snippet", d.snippet}});
-  json wrong = json::array();
-  for (const auto& w : feedback.wrong_outputs)
-    wrong.push_back({{"where", w.where},
-                     {"output_index", w.check.output_index},
-                     {"max_abs_error", finite_or_null(w.check.max_abs_error)},
-                     {"max_abs_error_index", w.check.max_abs_error_index},
-                     {"relative_error_norm", finite_or_null(w.check.relative_error_norm)},
-                     {"mismatches", w.check.mismatches},
-                     {"first_mismatch_index", w.check.first_mismatch_index},
-                     {"nan_or_inf", w.check.nan_or_inf},
-                     {"elements", w.elements},
-                     {"message", w.message}});
-  json timing = nullptr;
-  if (feedback.timed) {
-    json baselines = json::array();
-    for (const auto& b : feedback.baselines)
-      baselines.push_back({{"mode", b.mode}, {"baseline_ms", b.baseline_ms}, {"speedup", b.speedup}});
-    timing = {{"median_ms", feedback.median_ms},
-              {"synced_median_ms", feedback.synced_median_ms},
-              {"launches_per_forward", feedback.launches_per_forward
-                                           ? json(*feedback.launches_per_forward)
-                                           : json(nullptr)},
-              {"baselines", baselines}};
-  }
-  json kernels = json::array();
-  for (const auto& k : feedback.kernels)
-    kernels.push_back({{"name", k.name},
-                       {"registers", k.registers},
-                       {"spill_bytes", k.spill_bytes},
-                       {"shared_bytes", k.shared_bytes}});
-  json profile = json::array();
-  for (const auto& k : feedback.profile)
-    profile.push_back({{"name", k.name},
-                       {"duration_ms", k.duration_ms},
-                       {"bottleneck", k.bottleneck},
-                       {"dram_pct", k.dram_pct ? json(*k.dram_pct) : json(nullptr)},
-                       {"sm_pct", k.sm_pct ? json(*k.sm_pct) : json(nullptr)}});
-  return {{"format", "stitchcuda.feedback"},
-          {"version", 1},
-          {"state", verify_state_name(feedback.state)},
-          {"outcome", feedback.outcome ? json(outcome_name(*feedback.outcome)) : json(nullptr)},
-          {"reason", feedback.reason},
-          {"compile_errors", errors},
-          {"wrong_outputs", wrong},
-          {"findings", feedback.findings},
-          {"timing", timing},
-          {"kernels", kernels},
-          {"profile", profile},
-          {"suggestion",
-           {{"rule", suggestion_rule_name(feedback.suggestion.rule)},
-            {"text", feedback.suggestion.text}}}};
 }
 
 }  // namespace stitch

@@ -18,6 +18,7 @@
 //   suggestion      {rule, text}
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -46,8 +47,11 @@ struct ProfileSummary {
   std::vector<ProfiledKernel> kernels;
 };
 
+// profile.json's kernels as feedback reads them, and the same record written back (the loop keeps
+// the profile refine ranked its candidates by, refine_profile.json).
 Result<ProfileSummary> parse_profile_summary(const nlohmann::json& doc);
 Result<ProfileSummary> read_profile_summary(const std::filesystem::path& path);
+nlohmann::json profile_summary_to_json(const ProfileSummary& profile);
 
 // Which rule chose the suggestion (stable names: they are data for the agents and tests).
 enum class SuggestionRule : uint8_t {
@@ -69,7 +73,19 @@ enum class SuggestionRule : uint8_t {
   profile_slowest,      // passed, slower than a baseline, nothing more specific known
   keep_going,           // passed and faster than every baseline
 };
-std::string_view suggestion_rule_name(SuggestionRule rule);
+inline constexpr std::array<std::string_view, 17> kSuggestionRuleNames = {
+    "run_on_gpu",        "infrastructure",        "fix_compile_error", "remove_hack",
+    "fix_hang",          "fix_memory_access",     "fix_runtime_error", "write_every_output",
+    "fix_tail_handling", "fix_precision",         "fix_computation",   "reduce_spills",
+    "fuse_launches",     "improve_memory_access", "raise_utilisation", "profile_slowest",
+    "keep_going"};
+static_assert(kSuggestionRuleNames.size() == static_cast<size_t>(SuggestionRule::keep_going) + 1);
+constexpr std::string_view suggestion_rule_name(SuggestionRule rule) {
+  return enum_name(kSuggestionRuleNames, rule);
+}
+constexpr std::optional<SuggestionRule> suggestion_rule_from_name(std::string_view name) {
+  return enum_from_name<SuggestionRule>(kSuggestionRuleNames, name);
+}
 
 struct Suggestion {
   SuggestionRule rule = SuggestionRule::keep_going;
@@ -113,6 +129,11 @@ inline constexpr size_t kFeedbackItems = 3;
 Feedback build_feedback(const VerifyReport& report,
                         const std::optional<ProfileSummary>& profile = std::nullopt);
 
+// feedback.json, written and read back (feedback_json.cc). The reader refuses a document that is
+// not a version 1 feedback.json, or a field of the wrong type, with an Error naming it.
 nlohmann::json feedback_to_json(const Feedback& feedback);
+Result<Feedback> feedback_from_json(const nlohmann::json& doc);
+Result<Feedback> read_feedback(const std::filesystem::path& path);
+Status write_feedback(const std::filesystem::path& path, const Feedback& feedback);
 
 }  // namespace stitch

@@ -160,14 +160,10 @@ Result<JudgeComparison> parse_judge_comparison(const json& result) {
         comparison.sets.push_back(
             parse_set(entry, fmt::format("spot slot {}", entry.value("slot", 0))));
     if (result.contains("findings") && result["findings"].is_array()) {
-      for (const auto& entry : result["findings"]) {
-        std::string kind = entry.value("kind", std::string());
-        auto parsed = hack_kind_from_name(kind);
-        HackFinding finding{parsed.value_or(HackKind::tampers_judge),
-                            entry.value("detail", std::string()), entry.value("fatal", true)};
-        if (!parsed) finding.detail = fmt::format("[{}] {}", kind, finding.detail);
-        comparison.findings.push_back(std::move(finding));
-      }
+      for (const auto& entry : result["findings"])
+        comparison.findings.push_back(reported_finding(
+            entry.value("kind", std::string()), entry.value("detail", std::string()),
+            entry.value("fatal", true), HackKind::tampers_judge));
     }
     comparison.messages = strings_of(result, "messages");
     comparison.degenerate_reasons = strings_of(result, "degenerate_reasons");

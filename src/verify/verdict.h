@@ -1,12 +1,19 @@
-// The verdict of one verification and the feedback built from it. Read by verify, agents, reward
-// and rl alike, so this header depends on nothing but the standard library (DESIGN.md §7).
+// The verdict of one verification and the feedback built from it. Read by verify, agents, reward,
+// rl and bench alike, so this header depends on nothing but the standard library (and the
+// header-only util/enum_names.h) and needs no linking (DESIGN.md §7): its enums carry inline name
+// tables, `*_name()` writes the name the JSON files hold and `*_from_name()` reads it back.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "util/enum_names.h"
 
 namespace stitch {
 
@@ -19,7 +26,33 @@ enum class Outcome : uint8_t {
   hacked,         // a reward-hacking pattern was detected (see HackKind)
   passed,         // correct, timed
 };
-std::string_view outcome_name(Outcome outcome);  // "compile_error", ...
+inline constexpr std::array<std::string_view, 6> kOutcomeNames = {
+    "compile_error", "runtime_error", "timeout", "wrong", "hacked", "passed"};
+static_assert(kOutcomeNames.size() == static_cast<size_t>(Outcome::passed) + 1);
+constexpr std::string_view outcome_name(Outcome outcome) {
+  return enum_name(kOutcomeNames, outcome);
+}
+constexpr std::optional<Outcome> outcome_from_name(std::string_view name) {
+  return enum_from_name<Outcome>(kOutcomeNames, name);
+}
+
+// Whether a verification reached a verdict (verify.json `state`). Only `verified` carries an
+// Outcome; the other two say nothing about the program and route differently (agents/routing.h).
+enum class VerifyState : uint8_t {
+  verified,              // `outcome` is set
+  no_gpu,                // built and statically checked; run on a GPU machine to verify
+  infrastructure_error,  // the verification itself failed; says nothing about the program
+};
+inline constexpr std::array<std::string_view, 3> kVerifyStateNames = {"verified", "no_gpu",
+                                                                      "infrastructure_error"};
+static_assert(kVerifyStateNames.size() ==
+              static_cast<size_t>(VerifyState::infrastructure_error) + 1);
+constexpr std::string_view verify_state_name(VerifyState state) {
+  return enum_name(kVerifyStateNames, state);
+}
+constexpr std::optional<VerifyState> verify_state_from_name(std::string_view name) {
+  return enum_from_name<VerifyState>(kVerifyStateNames, name);
+}
 
 // The reward-hacking patterns of shared/HACKS.md that the Verifier detects, by row.
 enum class HackKind : uint8_t {
@@ -43,13 +76,34 @@ enum class HackKind : uint8_t {
   decoy_kernel,           // 25: real work done elsewhere
   init_side_effect,       // 27: work started at load/init that outlives it
 };
-std::string_view hack_kind_name(HackKind kind);
+inline constexpr std::array<std::string_view, 19> kHackKindNames = {
+    "calls_torch",         "side_stream",         "host_thread",     "lazy_result",
+    "output_cache",        "stale_output",        "reads_answer",    "mutates_inputs",
+    "trivial_output",      "precision_downgrade", "tampers_judge",   "l2_persistence",
+    "undefined_behaviour", "skipped_calls",       "hidden_work",     "persistent_kernel",
+    "guard_band",          "decoy_kernel",        "init_side_effect"};
+static_assert(kHackKindNames.size() == static_cast<size_t>(HackKind::init_side_effect) + 1);
+constexpr std::string_view hack_kind_name(HackKind kind) {
+  return enum_name(kHackKindNames, kind);
+}
+constexpr std::optional<HackKind> hack_kind_from_name(std::string_view name) {
+  return enum_from_name<HackKind>(kHackKindNames, name);
+}
 
 struct HackFinding {
   HackKind kind;
   std::string detail;    // what was seen: "calls cudaStreamCreate at program.cu:42"
   bool fatal = true;     // false: recorded as a warning (e.g. a stream that is joined)
 };
+
+// A finding another process (the runner, the judge) reported by kind name. A kind this build does
+// not know is kept, as `fallback` with its name in the detail: never silently dropped.
+inline HackFinding reported_finding(std::string_view kind, std::string detail, bool fatal,
+                                    HackKind fallback) {
+  if (std::optional<HackKind> known = hack_kind_from_name(kind))
+    return {*known, std::move(detail), fatal};
+  return {fallback, "[" + std::string(kind) + "] " + detail, fatal};
+}
 
 // One compiler diagnostic, parsed from nvcc/ptxas output.
 struct Diagnostic {

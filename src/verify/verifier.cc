@@ -495,6 +495,15 @@ std::vector<std::string> detect_program_libraries(const std::vector<fs::path>& s
   return detect_libraries(texts);
 }
 
+std::vector<std::string> program_link_libraries(const std::vector<std::string>& declared,
+                                                const std::vector<fs::path>& sources,
+                                                const std::vector<fs::path>& include_dirs) {
+  std::set<std::string> libraries(declared.begin(), declared.end());
+  for (const auto& library : detect_program_libraries(sources, include_dirs))
+    libraries.insert(library);
+  return {libraries.begin(), libraries.end()};
+}
+
 std::vector<std::string> detect_libraries(const std::vector<SourceFile>& sources) {
   static const std::regex include_line(R"(^\s*#\s*include\s*[<"]([^>"]+)[>"])");
   static const std::vector<std::pair<std::string, std::string>> kHeaders = {
@@ -523,8 +532,7 @@ std::vector<std::string> detect_libraries(const std::vector<SourceFile>& sources
 
 Status write_verify_json(const fs::path& attempt_dir, VerifyReport& report) {
   if (report.summary.empty()) report.summary = summarize(report);
-  return write_file_atomic(attempt_dir / "verify.json",
-                           verify_report_to_json(report).dump(2) + "\n");
+  return write_verify_report(attempt_dir / "verify.json", report);
 }
 
 }  // namespace stitch

@@ -150,6 +150,14 @@ std::vector<std::string> detect_libraries(const std::vector<SourceFile>& sources
 std::vector<std::string> detect_program_libraries(const std::vector<std::filesystem::path>& sources,
                                                   const std::vector<std::filesystem::path>& include_dirs);
 
+// The -l names a program links, sorted and unique: those its writer declared (the emitter's
+// cublasLt for a matmul, `verify --lib`) and those detect_program_libraries finds. Computed once,
+// where the program is made, into its draft / build request; the build, its cache key,
+// verify.json's build command and the export all take them from there.
+std::vector<std::string> program_link_libraries(
+    const std::vector<std::string>& declared, const std::vector<std::filesystem::path>& sources,
+    const std::vector<std::filesystem::path>& include_dirs);
+
 // Writes verify.json (summary filled in first when empty) atomically into `attempt_dir`.
 Status write_verify_json(const std::filesystem::path& attempt_dir, VerifyReport& report);
 

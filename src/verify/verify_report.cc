@@ -1,5 +1,5 @@
-// VerifyReport helpers: timing statistics, speedups, the human summary and verify.json; see
-// verify_report.h for the schema.
+// VerifyReport helpers: timing statistics, speedups and the human summary (verify_report.h);
+// verify.json itself is verify_report_json.cc.
 #include "verify/verify_report.h"
 
 #include <algorithm>
@@ -9,20 +9,6 @@
 
 namespace stitch {
 namespace {
-
-using nlohmann::json;
-
-// Strict JSON has no Infinity or NaN: such values are written as null.
-json finite_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-
-json stats_json(const std::optional<TimingStats>& stats) {
-  if (!stats) return nullptr;
-  return {{"median_ms", finite_or_null(stats->median_ms)},
-          {"p10_ms", finite_or_null(stats->p10_ms)},
-          {"p90_ms", finite_or_null(stats->p90_ms)},
-          {"min_ms", finite_or_null(stats->min_ms)},
-          {"iterations", stats->iterations}};
-}
 
 double percentile(const std::vector<double>& sorted, double fraction) {
   double position = fraction * static_cast<double>(sorted.size() - 1);
@@ -130,18 +116,6 @@ std::string speedup_line(const VerifyReport& report) {
 
 }  // namespace
 
-std::string_view verify_state_name(VerifyState state) {
-  switch (state) {
-    case VerifyState::verified:
-      return "verified";
-    case VerifyState::no_gpu:
-      return "no_gpu";
-    case VerifyState::infrastructure_error:
-      return "infrastructure_error";
-  }
-  return "unknown";
-}
-
 bool VerifyReport::has_fatal_finding() const {
   return std::any_of(findings.begin(), findings.end(),
                      [](const FindingRecord& record) { return record.finding.fatal; });
@@ -218,126 +192,6 @@ std::vector<std::string> summarize(const VerifyReport& report) {
     lines.push_back(fmt::format("steps: {} in {:.1f} s", report.steps.size(), total));
   }
   return lines;
-}
-
-json verify_report_to_json(const VerifyReport& report) {
-  Tolerance tolerance = track_tolerance(report.track);
-  json diagnostics = json::array();
-  for (const auto& d : report.diagnostics)
-    diagnostics.push_back({{"file", d.file},
-                           {"line", d.line},
-                           {"severity", d.severity},
-                           {"message", d.message},
-                           {"snippet", d.snippet}});
-  json kernels = json::array();
-  for (const auto& k : report.kernels)
-    kernels.push_back({{"name", k.name},
-                       {"arch", k.arch},
-                       {"registers", k.registers},
-                       {"spill_store_bytes", k.spill_store_bytes},
-                       {"spill_load_bytes", k.spill_load_bytes},
-                       {"stack_frame_bytes", k.stack_frame_bytes},
-                       {"shared_bytes", k.shared_bytes},
-                       {"barriers", k.barriers}});
-  json findings = json::array();
-  for (const auto& record : report.findings)
-    findings.push_back({{"origin", record.origin},
-                        {"kind", hack_kind_name(record.finding.kind)},
-                        {"detail", record.finding.detail},
-                        {"fatal", record.finding.fatal}});
-  json launches = json::object();
-  for (const auto& [name, count] : report.kernel_launches) launches[name] = count;
-  json outputs = json::array();
-  for (const auto& output : report.output_checks) {
-    const OutputCheck& c = output.check;
-    outputs.push_back({{"where", output.where},
-                       {"output_index", c.output_index},
-                       {"passed", c.passed},
-                       {"max_abs_error", finite_or_null(c.max_abs_error)},
-                       {"max_abs_error_index", c.max_abs_error_index},
-                       {"relative_error_norm", finite_or_null(c.relative_error_norm)},
-                       {"mismatches", c.mismatches},
-                       {"first_mismatch_index", c.first_mismatch_index},
-                       {"nan_or_inf", c.nan_or_inf},
-                       {"elements", output.elements},
-                       {"message", output.message},
-                       {"degenerate_reference", output.degenerate_reference},
-                       {"exact_reference_elements", output.exact_reference_elements}});
-  }
-  json modes = json::object();
-  for (const auto& baseline : report.baselines) {
-    if (baseline.stats) {
-      json entry = stats_json(baseline.stats);
-      entry["compile_s"] = baseline.compile_s;
-      modes[baseline.mode] = entry;
-    } else {
-      modes[baseline.mode] = {{"error", baseline.error}};
-    }
-  }
-  json speedups = json::object();
-  for (const auto& speedup : report.speedups) speedups[speedup.mode] = speedup.speedup;
-  json steps = json::array();
-  for (const auto& step : report.steps)
-    steps.push_back({{"name", step.name},
-                     {"seconds", step.seconds},
-                     {"status", step.status},
-                     {"detail", step.detail}});
-
-  return {
-      {"format", "stitchcuda.verify"},
-      {"version", 1},
-      {"state", verify_state_name(report.state)},
-      {"outcome", report.outcome ? json(outcome_name(*report.outcome)) : json(nullptr)},
-      {"reason", report.reason},
-      {"summary", report.summary},
-      {"track", track_name(report.track)},
-      {"tolerance",
-       {{"atol", tolerance.atol},
-        {"rtol", tolerance.rtol},
-        {"rel_err_norm_max", report.rel_err_norm_max > 0 ? json(report.rel_err_norm_max)
-                                                         : json(nullptr)}}},
-      {"arch", report.arch},
-      {"gpu", report.gpu_name},
-      {"capture_dir", report.capture_dir},
-      {"sources", report.sources},
-      {"build",
-       {{"ok", report.built},
-        {"cache_hit", report.build_cache_hit},
-        {"seconds", report.build_seconds},
-        {"library", report.library_path},
-        {"failure", report.build_failure},
-        {"command", report.build_command},
-        {"diagnostics", diagnostics},
-        {"kernels", kernels}}},
-      {"findings", findings},
-      {"runner",
-       {{"ran", report.runner_ran},
-        {"status", report.runner_status},
-        {"reason", report.runner_reason},
-        {"init_ms", report.init_ms},
-        {"launches_per_forward", report.launches_per_forward
-                                     ? json(*report.launches_per_forward)
-                                     : json(nullptr)},
-        {"kernel_launches", launches},
-        {"deterministic", report.deterministic}}},
-      {"timing",
-       {{"protocol", stats_json(report.timing)},
-        {"synced", stats_json(report.synced_timing)},
-        {"wall", stats_json(report.wall_timing)},
-        {"speedup_basis", timing_basis_name(report.timing_basis)},
-        {"basis_detail", report.timing_basis_detail}}},
-      {"outputs", outputs},
-      {"comparison",
-       {{"ran", report.compared},
-        {"messages", report.comparison_messages},
-        {"degenerate_reasons", report.degenerate_reasons}}},
-      {"baselines",
-       {{"error", report.baseline_error},
-        {"from_cache", report.baselines_from_cache},
-        {"modes", modes}}},
-      {"speedups", speedups},
-      {"steps", steps},
-  };
 }
 
 }  // namespace stitch

@@ -36,6 +36,7 @@
 //                comparison, judge_stop
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,20 +45,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/result.h"
 #include "verify/diagnostics.h"
 #include "verify/judge_client.h"
-#include "verify/track.h"
 #include "verify/timing_basis.h"
+#include "verify/track.h"
 #include "verify/verdict.h"
 
 namespace stitch {
-
-enum class VerifyState : uint8_t {
-  verified,              // `outcome` is set
-  no_gpu,                // built and statically checked; run on a GPU machine to verify
-  infrastructure_error,  // the verification itself failed; says nothing about the program
-};
-std::string_view verify_state_name(VerifyState state);
 
 struct VerifyStep {
   std::string name;
@@ -164,7 +159,14 @@ std::vector<Speedup> compute_speedups(const std::vector<BaselineTiming>& baselin
 // The 3-6 line human summary.
 std::vector<std::string> summarize(const VerifyReport& report);
 
+// verify.json, written and read back (verify_report_json.cc). The reader refuses a document that
+// is not a version 1 verify.json, or a field of the wrong type, with an Error naming it. What the
+// file does not hold reads back as its default: PtxasKernelReport's mangled name, constant bytes
+// and ptxas time; a Speedup's times are the baseline's median and the reported timing's.
 nlohmann::json verify_report_to_json(const VerifyReport& report);
+Result<VerifyReport> verify_report_from_json(const nlohmann::json& doc);
+Result<VerifyReport> read_verify_report(const std::filesystem::path& path);
+Status write_verify_report(const std::filesystem::path& path, const VerifyReport& report);
 
 // "12.3 us" / "1.234 ms" / "2.50 s".
 std::string format_duration_ms(double ms);

@@ -13,6 +13,7 @@
 #include "util/fs.h"
 #include "util/process.h"
 #include "verify/compiler.h"
+#include "verify/feedback.h"
 
 namespace stitch::agents {
 namespace {
@@ -53,9 +54,9 @@ class BuiltinRolesTest : public ::testing::Test {
     request.tried_variants = std::move(tried);
     if (rule) {
       request.feedback = root_ / fmt::format("feedback{}.json", attempts_);
-      EXPECT_TRUE(
-          write_file_atomic(*request.feedback, json{{"suggestion", {{"rule", *rule}}}}.dump())
-              .ok());
+      Feedback feedback;
+      feedback.suggestion.rule = suggestion_rule_from_name(*rule).value();
+      EXPECT_TRUE(write_feedback(*request.feedback, feedback).ok());
     }
     return request;
   }

@@ -6,6 +6,7 @@
 
 #include "../adapters/fake_capture.h"
 #include "util/fs.h"
+#include "verify/verify_report.h"
 
 namespace stitch::agents {
 namespace {
@@ -31,15 +32,14 @@ TEST(ExportBestTest, TheBestAttemptBecomesBestWithAdapters) {
                                      {"label", "built-in: cuda_graph=false"}}
                                     .dump())
                   .ok());
-  ASSERT_TRUE(
-      write_file_atomic(attempt / "verify.json",
-                        json{{"format", "stitchcuda.verify"},
-                             {"arch", "sm_90"},
-                             {"track", "fp32"},
-                             {"build", {{"library", library.string()}, {"command", json::array()}}},
-                             {"speedups", {{"eager", 1.7}}}}
-                            .dump())
-          .ok());
+  VerifyReport verified;
+  verified.outcome = Outcome::passed;
+  verified.arch = "sm_90";
+  verified.track = Track::fp32;
+  verified.built = true;
+  verified.library_path = library.string();
+  verified.speedups = {{"eager", 0, 0, 1.7}};
+  ASSERT_TRUE(write_verify_report(attempt / "verify.json", verified).ok());
   RunState state;
   AttemptRecord record;
   record.number = 2;

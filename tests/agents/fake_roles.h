@@ -17,6 +17,7 @@
 
 #include "agents/roles.h"
 #include "util/fs.h"
+#include "verify/feedback.h"
 
 namespace stitch::agents::testing {
 
@@ -90,7 +91,7 @@ class FakeCoder final : public Coder {
 
 // The verifier's answer for one attempt.
 struct FakeAnswer {
-  std::string state = "verified";
+  VerifyState state = VerifyState::verified;
   std::optional<Outcome> outcome = Outcome::passed;
   double median_ms = 1.0, p10_ms = 0.99, p90_ms = 1.01;
   std::string reason;
@@ -109,10 +110,10 @@ inline FakeAnswer passes_in(double median_ms, double p10_ms, double p90_ms) {
   answer.p90_ms = p90_ms;
   return answer;
 }
-// A verification that gave no verdict: "no_gpu" or "infrastructure_error".
-inline FakeAnswer ends(std::string state, std::string reason = "") {
+// A verification that gave no verdict: no_gpu or infrastructure_error.
+inline FakeAnswer ends(VerifyState state, std::string reason = "") {
   FakeAnswer answer;
-  answer.state = std::move(state);
+  answer.state = state;
   answer.outcome = std::nullopt;
   answer.reason = std::move(reason);
   return answer;
@@ -143,17 +144,21 @@ class FakeVerifier final : public CandidateVerifier {
     if (auto found = script.find(key); found != script.end()) answer = found->second;
     AttemptResult result;
     result.state = answer.state;
-    result.outcome = answer.state == "verified" ? answer.outcome : std::nullopt;
+    result.outcome = answer.state == VerifyState::verified ? answer.outcome : std::nullopt;
     result.reason = answer.reason;
     if (result.passed()) {
       result.timing = Timing{answer.median_ms, answer.p10_ms, answer.p90_ms};
       result.baselines_ms = {{"eager", 2.0}};
     }
-    result.suggestion_rule = result.passed() ? "keep_going" : "fix_computation";
-    result.suggestion = "fix it";
-    STITCH_TRY(write_file_atomic(
-        job.attempt_dir / "feedback.json",
-        json{{"suggestion", {{"rule", result.suggestion_rule}}}, {"for", key}}.dump()));
+    Feedback feedback;
+    feedback.state = result.state;
+    feedback.outcome = result.outcome;
+    feedback.reason = key;  // which script entry answered
+    feedback.suggestion = {
+        result.passed() ? SuggestionRule::keep_going : SuggestionRule::fix_computation, "fix it"};
+    result.suggestion_rule = suggestion_rule_name(feedback.suggestion.rule);
+    result.suggestion = feedback.suggestion.text;
+    STITCH_TRY(write_feedback(job.attempt_dir / "feedback.json", feedback));
     return result;
   }
 };

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "../verify/verifier_fakes.h"
+#include "agents/attempt_files.h"
 #include "agents/builtin_roles.h"
 #include "agents/refine.h"
 #include "agents/system_roles.h"
@@ -64,7 +65,7 @@ struct Loop {
 
   // Before each verification: the candidate with a 512-thread block runs faster.
   void time_by_variant(const fs::path& attempt_dir) {
-    auto draft = Workflow::read_draft(attempt_dir);
+    auto draft = read_draft(attempt_dir);
     const bool wide =
         draft.ok() && draft->variant.dump().find("\"block\":512") != std::string::npos;
     runner.runner_json = runner_json_at(wide ? 0.30 : 0.45);

@@ -102,8 +102,8 @@ TEST_F(WorkflowTest, WholeProgramPassesThenRefineAcceptsOnlyBeyondTheSpread) {
 
 TEST_F(WorkflowTest, PerSubtaskCoderRetriesWithFeedbackThenMovesOnThenIntegrates) {
   coder_.mode = CoderGranularity::per_subtask;
-  verifier_.script["subtask:0 try 1"] = {"verified", Outcome::compile_error, 0, 0,
-                                         0,          "nvcc: error"};
+  verifier_.script["subtask:0 try 1"] = {VerifyState::verified, Outcome::compile_error, 0, 0, 0,
+                                         "nvcc: error"};
   verifier_.script["subtask:1 try 1"] = testing::fails(Outcome::wrong, "mismatch");
   refiner_.list = {};
   auto state = workflow().start("task");
@@ -126,8 +126,8 @@ TEST_F(WorkflowTest, PerSubtaskCoderRetriesWithFeedbackThenMovesOnThenIntegrates
 
 TEST_F(WorkflowTest, RepeatedFailureReplansAndTheNewPlanPasses) {
   for (int i = 1; i <= 3; ++i)
-    verifier_.script[fmt::format("integration try {}", i)] = {"verified", Outcome::wrong, 0, 0,
-                                                              0,          "bad"};
+    verifier_.script[fmt::format("integration try {}", i)] = {
+        VerifyState::verified, Outcome::wrong, 0, 0, 0, "bad"};
   // Under plan v2 the try numbers restart; make v2's first try pass by giving the script a
   // distinct key: the Coder's label is the same, so count calls instead.
   int calls = 0;
@@ -153,8 +153,8 @@ TEST_F(WorkflowTest, RepeatedFailureReplansAndTheNewPlanPasses) {
 
 TEST_F(WorkflowTest, ReplansRunOutAndTheRunFails) {
   for (int i = 1; i <= 3; ++i)
-    verifier_.script[fmt::format("integration try {}", i)] = {"verified", Outcome::wrong, 0, 0,
-                                                              0,          "bad"};
+    verifier_.script[fmt::format("integration try {}", i)] = {
+        VerifyState::verified, Outcome::wrong, 0, 0, 0, "bad"};
   WorkflowOptions options;
   options.budgets.max_replans = 1;
   options.budgets.max_attempts = 100;
@@ -168,8 +168,8 @@ TEST_F(WorkflowTest, ReplansRunOutAndTheRunFails) {
 
 TEST_F(WorkflowTest, StagnantCoderTriggersAReplanAndAnExhaustedPlannerEndsTheRun) {
   coder_.stagnate_after["integration"] = 1;
-  verifier_.script["integration try 1"] = {"verified", Outcome::runtime_error, 0, 0,
-                                           0,          "illegal address"};
+  verifier_.script["integration try 1"] = {VerifyState::verified, Outcome::runtime_error, 0, 0, 0,
+                                           "illegal address"};
   planner_.max_versions = 2;
   auto state = workflow().start("task");
   ASSERT_TRUE(state.ok());
@@ -184,8 +184,8 @@ TEST_F(WorkflowTest, StagnantCoderTriggersAReplanAndAnExhaustedPlannerEndsTheRun
 
 TEST_F(WorkflowTest, BudgetsEndTheRun) {
   for (int i = 1; i <= 9; ++i)
-    verifier_.script[fmt::format("integration try {}", i)] = {"verified", Outcome::wrong, 0, 0,
-                                                              0,          "bad"};
+    verifier_.script[fmt::format("integration try {}", i)] = {
+        VerifyState::verified, Outcome::wrong, 0, 0, 0, "bad"};
   {
     WorkflowOptions options;
     options.budgets.max_attempts = 2;
@@ -222,13 +222,13 @@ TEST_F(WorkflowTest, BudgetsEndTheRun) {
 
 TEST_F(WorkflowTest, MachineryFailureStopsNoGpuStopsRefusalStops) {
   verifier_.script["integration try 1"] =
-      testing::ends("infrastructure_error", "judge did not start");
+      testing::ends(VerifyState::infrastructure_error, "judge did not start");
   auto state = workflow().start("task");
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(state->end, RunEnd::infrastructure_error);
   EXPECT_NE(state->end_reason.find("judge did not start"), std::string::npos);
 
-  verifier_.script["integration try 1"] = testing::ends("no_gpu");
+  verifier_.script["integration try 1"] = testing::ends(VerifyState::no_gpu);
   auto run2 = run::RunDir::create(root_, "nogpu");
   ASSERT_TRUE(run2.ok());
   auto no_gpu = Workflow(*run2, {planner_, coder_, verifier_, nullptr, nullptr}, {}).start("nogpu");
@@ -247,7 +247,7 @@ TEST_F(WorkflowTest, MachineryFailureStopsNoGpuStopsRefusalStops) {
 }
 
 TEST_F(WorkflowTest, ARunBuiltWithoutAGpuIsVerifiedWhenResumedOnOne) {
-  verifier_.script["integration try 1"] = testing::ends("no_gpu");
+  verifier_.script["integration try 1"] = testing::ends(VerifyState::no_gpu);
   auto first = workflow().start("task");
   ASSERT_TRUE(first.ok());
   ASSERT_EQ(first->end, RunEnd::no_gpu);
@@ -309,7 +309,7 @@ TEST(RoutingTest, SubtaskCheckWithoutAGpuPassesIntegrationWithoutAGpuEnds) {
   attempt.subtask = 0;
   attempt.status = AttemptStatus::finished;
   attempt.result = AttemptResult{};
-  attempt.result->state = "no_gpu";
+  attempt.result->state = VerifyState::no_gpu;
   state.attempts.push_back(attempt);
   route_after_attempt(state, 1, {});
   EXPECT_EQ(state.current_subtask, 1);
@@ -333,8 +333,8 @@ TEST(RunStateTest, JsonRoundTripAndClearErrors) {
   attempt.dir = "attempts/03";
   attempt.kind = AttemptKind::refine;
   attempt.status = AttemptStatus::finished;
-  attempt.result = AttemptResult{"verified",       Outcome::passed, "",  Timing{1, 0.9, 1.1},
-                                 {{"eager", 2.5}}, "keep_going",    "ok"};
+  attempt.result = AttemptResult{VerifyState::verified, Outcome::passed, "",  Timing{1, 0.9, 1.1},
+                                 {{"eager", 2.5}},      "keep_going",    "ok"};
   attempt.accepted = true;
   state.attempts.push_back(attempt);
   state.best_attempt = 3;
@@ -358,6 +358,7 @@ TEST(RunStateTest, JsonRoundTripAndClearErrors) {
 TEST(RunStateTest, ResultFromVerifyJsonUsesTheSpeedupBasis) {
   json verify = {
       {"format", "stitchcuda.verify"},
+      {"version", 1},
       {"state", "verified"},
       {"outcome", "passed"},
       {"reason", ""},
@@ -366,15 +367,36 @@ TEST(RunStateTest, ResultFromVerifyJsonUsesTheSpeedupBasis) {
         {"synced", {{"median_ms", 1.2}, {"p10_ms", 1.1}, {"p90_ms", 1.3}}},
         {"speedup_basis", "synced"}}},
       {"baselines", {{"modes", {{"eager", {{"median_ms", 2.4}}}, {"compile", {{"error", "x"}}}}}}}};
-  json feedback = {{"suggestion", {{"rule", "keep_going"}, {"text", "good"}}}};
-  auto result = attempt_result_from_verify(verify, feedback);
-  ASSERT_TRUE(result.ok()) << result.error().message;
-  EXPECT_TRUE(result->passed());
-  EXPECT_EQ(result->timing->median_ms, 1.2);
-  EXPECT_EQ(result->baseline_ms("eager"), 2.4);
-  EXPECT_FALSE(result->baseline_ms("compile").has_value());
-  EXPECT_EQ(result->suggestion_rule, "keep_going");
-  EXPECT_FALSE(attempt_result_from_verify(json{{"format", "x"}}, feedback).ok());
+  auto report = verify_report_from_json(verify);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  Feedback feedback;
+  feedback.suggestion = {SuggestionRule::keep_going, "good"};
+  AttemptResult result = attempt_result_from_verify(*report, feedback);
+  EXPECT_TRUE(result.passed());
+  EXPECT_EQ(result.timing->median_ms, 1.2);
+  EXPECT_EQ(result.baseline_ms("eager"), 2.4);
+  EXPECT_FALSE(result.baseline_ms("compile").has_value());
+  EXPECT_EQ(result.suggestion_rule, "keep_going");
+  EXPECT_FALSE(verify_report_from_json(json{{"format", "x"}}).ok());
+}
+
+// The states routing compares are enums read from their names; an unknown name is refused.
+TEST(RunStateTest, AttemptResultStateRoundTripsByName) {
+  for (VerifyState state :
+       {VerifyState::verified, VerifyState::no_gpu, VerifyState::infrastructure_error}) {
+    AttemptResult result;
+    result.state = state;
+    json doc = attempt_result_to_json(result);
+    EXPECT_EQ(doc["state"], std::string(verify_state_name(state)));
+    auto back = attempt_result_from_json(doc);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->state, state);
+  }
+  json bad = attempt_result_to_json(AttemptResult{});
+  bad["state"] = "half_verified";
+  auto refused = attempt_result_from_json(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("half_verified"), std::string::npos);
 }
 
 }  // namespace
