@@ -88,11 +88,7 @@ Result<CapturedTask> capture_task(const CaptureOptions& options,
       torch_harness.capture(capture_request(options, task_file, run.root()));
   check_with_ir(outcome);
   if (!outcome.captured) {
-    (void)run.events().append("capture.failed",
-                              {{"category", outcome.category}, {"message", outcome.message}});
-    (void)run.set_status(
-        run::RunStatus::failed,
-        {{"stage", "capture"}, {"category", outcome.category}, {"message", outcome.message}});
+    record_capture_failure(run, outcome);
     Error error = capture_error(task_file, outcome);
     return Error{fmt::format("{}: {}\n  details: {}", task_file.string(), outcome.message,
                              (run.root() / "capture.json").string()),

@@ -20,6 +20,14 @@ Error capture_error(const fs::path& task, const harness::CaptureOutcome& outcome
   return make_error(kind, "capturing {}: {}", task.string(), outcome.message);
 }
 
+void record_capture_failure(run::RunDir& run, const harness::CaptureOutcome& outcome) {
+  (void)run.events().append("capture.failed",
+                            {{"category", outcome.category}, {"message", outcome.message}});
+  (void)run.set_status(
+      run::RunStatus::failed,
+      {{"stage", "capture"}, {"category", outcome.category}, {"message", outcome.message}});
+}
+
 Result<run::RunDir> capture_task_into_new_run(const fs::path& task, const fs::path& runs_dir,
                                               harness::TorchHarness& torch_harness,
                                               const ProgressSink& progress) {
@@ -35,11 +43,7 @@ Result<run::RunDir> capture_task_into_new_run(const fs::path& task, const fs::pa
   request.reference = false;
   harness::CaptureOutcome outcome = torch_harness.capture(request);
   if (!outcome.captured) {
-    (void)run.events().append("capture.failed",
-                              {{"category", outcome.category}, {"message", outcome.message}});
-    (void)run.set_status(
-        run::RunStatus::failed,
-        {{"stage", "capture"}, {"category", outcome.category}, {"message", outcome.message}});
+    record_capture_failure(run, outcome);
     return capture_error(task, outcome);
   }
   (void)run.events().append("capture.done",

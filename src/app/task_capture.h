@@ -17,6 +17,9 @@ namespace stitch::app {
 // not_a_task), else work_failed; the message names the task file.
 Error capture_error(const std::filesystem::path& task, const harness::CaptureOutcome& outcome);
 
+// Records a failed capture in `run`: capture.failed in its log and the failed status.
+void record_capture_failure(run::RunDir& run, const harness::CaptureOutcome& outcome);
+
 // Creates runs_dir/<task>-<timestamp>/, copies the task file, captures it with `torch_harness`,
 // and records capture.start / capture.done / capture.failed in the run's event log (and the failed
 // status). A task that does not capture is capture_error's Error.

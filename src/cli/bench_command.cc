@@ -60,8 +60,8 @@ std::string regression_note(bench::Regression regression) {
 void print_comparison(const bench::BenchComparison& comparison, const std::string& old_dir,
                       const std::string& new_dir) {
   fmt::print("{} → {}\n", old_dir, new_dir);
-  fmt::print("{:<48} {:<28} {:>26} {:>26} {:>8}  {}\n", "task", "outcome", "old ms (p10–p90)",
-             "new ms (p10–p90)", "new/old", "");
+  fmt::print("{:<48} {:<28} {:>26} {:>26} {:>8}\n", "task", "outcome", "old ms (p10–p90)",
+             "new ms (p10–p90)", "new/old");
   int changed = 0;
   for (const auto& task : comparison.tasks) {
     const std::string old_outcome = task.old_outcome.value_or("(absent)");
