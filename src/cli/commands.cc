@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include <fmt/format.h>
+
 namespace stitch::cli {
 
 namespace {
@@ -31,6 +33,16 @@ constexpr Command kCommands[] = {
 
 std::span<const Command> commands() {
   return kCommands;
+}
+
+void print_progress(const std::string& line) {
+  fmt::print(stderr, "{}\n", line);
+}
+
+int exit_code(const Result<CommandEnd>& end) {
+  if (end.ok()) return *end == CommandEnd::succeeded ? kExitOk : kExitFailure;
+  fmt::print(stderr, "error: {}\n", end.error().message);
+  return end.error().kind == ErrorKind::bad_input ? kExitBadInput : kExitFailure;
 }
 
 }  // namespace stitch::cli

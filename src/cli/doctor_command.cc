@@ -40,7 +40,7 @@ Check check_command(ProcessRunner& runner, const std::string& what,
 }  // namespace
 
 CommandAction setup_doctor(CLI::App& app) {
-  return []() -> int {
+  return []() -> Result<CommandEnd> {
     SystemProcessRunner runner;
     std::vector<Check> checks;
 
@@ -87,7 +87,7 @@ CommandAction setup_doctor(CLI::App& app) {
       fmt::print("{:<4} {:<38} {}\n", check.ok ? "ok" : "--", check.what, check.detail);
       all_ok = all_ok && check.ok;
     }
-    return all_ok ? kExitOk : kExitFailure;
+    return all_ok ? CommandEnd::succeeded : CommandEnd::failed;
   };
 }
 

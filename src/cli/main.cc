@@ -26,6 +26,6 @@ int main(int argc, char** argv) {
     return app.exit(error) == 0 ? 0 : stitch::cli::kExitBadInput;
   }
   for (auto& [sub, action] : actions)
-    if (sub->parsed()) return action();
+    if (sub->parsed()) return stitch::cli::exit_code(action());
   return stitch::cli::kExitBadInput;
 }

@@ -12,22 +12,16 @@
 namespace stitch::cli {
 namespace {
 
-int show_graph(const fs::path& path) {
+Result<CommandEnd> show_graph(const fs::path& path) {
   auto graph = ir::load_graph(path.string());
-  if (!graph.ok()) {
-    fmt::print(stderr, "error: {}\n", graph.error().message);
-    return kExitBadInput;
-  }
+  if (!graph.ok()) return graph.error().with_kind(ErrorKind::bad_input);
   fmt::print("{}\n{}\n", ir::format_node_table(*graph), ir::format_graph_summary(*graph));
-  return kExitOk;
+  return CommandEnd::succeeded;
 }
 
-int show_safetensors(const fs::path& path) {
+Result<CommandEnd> show_safetensors(const fs::path& path) {
   auto header = io::read_safetensors_header(path.string());
-  if (!header.ok()) {
-    fmt::print(stderr, "error: {}\n", header.error().message);
-    return kExitBadInput;
-  }
+  if (!header.ok()) return header.error().with_kind(ErrorKind::bad_input);
   fmt::print("{:<48} {:<8} {:<24} {:>12}\n", "tensor", "dtype", "shape", "bytes");
   for (const auto& tensor : header->tensors)
     fmt::print("{:<48} {:<8} {:<24} {:>12}\n", tensor.name,
@@ -36,7 +30,7 @@ int show_safetensors(const fs::path& path) {
   for (const auto& [key, value] : header->metadata)
     fmt::print("metadata {} = {}\n", key, value);
   fmt::print("{} tensors, {} bytes of data\n", header->tensors.size(), header->data_bytes);
-  return kExitOk;
+  return CommandEnd::succeeded;
 }
 
 }  // namespace
@@ -45,27 +39,23 @@ CommandAction setup_show(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   app.add_option("path", *path, "A graph.json, a run directory, or a .safetensors file")
       ->required();
-  return [path]() -> int {
+  return [path]() -> Result<CommandEnd> {
     fs::path target = *path;
     std::error_code ec;
     if (fs::is_directory(target, ec)) {
-      if (!fs::exists(target / "graph.json")) {
-        fmt::print(stderr, "error: {}: no graph.json here (not a captured run directory)\n",
-                   target.string());
-        return kExitBadInput;
-      }
+      if (!fs::exists(target / "graph.json"))
+        return make_error(ErrorKind::bad_input,
+                          "{}: no graph.json here (not a captured run directory)", target.string());
       if (auto summary = read_file(target / "summary.json"); summary.ok())
         fmt::print("summary.json: {}\n", *summary);
       return show_graph(target / "graph.json");
     }
-    if (!fs::is_regular_file(target, ec)) {
-      fmt::print(stderr, "error: {}: no such file\n", target.string());
-      return kExitBadInput;
-    }
+    if (!fs::is_regular_file(target, ec))
+      return make_error(ErrorKind::bad_input, "{}: no such file", target.string());
     if (target.extension() == ".safetensors") return show_safetensors(target);
     if (target.extension() == ".json") return show_graph(target);
-    fmt::print(stderr, "error: {}: not a .json graph or a .safetensors file\n", target.string());
-    return kExitBadInput;
+    return make_error(ErrorKind::bad_input, "{}: not a .json graph or a .safetensors file",
+                      target.string());
   };
 }
 

@@ -113,8 +113,8 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
     std::vector<std::string_view> names;
     for (const PassInfo& pass : kPasses)
       names.push_back(pass.name);
-    return make_error("unknown pass '{}' for --dump-after (passes: {})", options.dump_after,
-                      fmt::join(names, ", "));
+    return make_error(ErrorKind::bad_input, "unknown pass '{}' for --dump-after (passes: {})",
+                      options.dump_after, fmt::join(names, ", "));
   }
   STITCH_TRY(ir::verify(captured));
   const Pipeline pipeline(options);

@@ -1,5 +1,7 @@
 // One task through the loop (loop_session.h).
-#include "cli/loop_session.h"
+#include "app/loop_session.h"
+
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -11,47 +13,14 @@
 #include "verify/gpu_info.h"
 #include "verify/profile_run.h"
 
-namespace stitch::cli {
-namespace {
-
+namespace stitch::app {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-}  // namespace
-
-void add_loop_options(CLI::App& app, LoopCommandOptions& options) {
-  app.add_option("--track", options.track, "Precision track: fp32, tf32 or bf16")
-      ->capture_default_str();
-  app.add_option("--arch", options.arch, "nvcc target (default: the GPU's, else sm_90)");
-  app.add_option("--max-attempts", options.max_attempts, "Verifications in all (budget)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10000));
-  app.add_option("--max-minutes", options.max_minutes, "Wall-time budget (0: none)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--max-replans", options.max_replans, "Plans abandoned before the run fails")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 100));
-  app.add_option("--refine-attempts", options.refine_attempts, "Refine candidates tried at most")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000));
-  app.add_flag("--no-refine", options.no_refine, "Stop at the first verified program");
-  app.add_flag("--strict-fp32-gemm", options.strict_fp32_gemm,
-               "Plan every GEMM in strict FP32 from the start (no split-precision 3xTF32)");
-  app.add_option("--sets", options.sets, "Correctness input sets per verification")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app.add_option("--iters", options.iters, "Timed iterations per verification")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--timeout", options.timeout_s, "Seconds allowed for each runner")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-}
-
-Result<LoopSettings> loop_settings(const LoopCommandOptions& options) {
+Result<LoopSettings> loop_settings(const LoopOptions& options) {
   auto track = parse_track(options.track);
-  if (!track) return make_error("unknown track '{}' (fp32, tf32, bf16)", options.track);
+  if (!track)
+    return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
   LoopSettings settings;
   settings.budgets.max_attempts = options.max_attempts;
   settings.budgets.max_wall_s = options.max_minutes * 60;
@@ -67,7 +36,7 @@ Result<LoopSettings> loop_settings(const LoopCommandOptions& options) {
   return settings;
 }
 
-std::vector<std::string> loop_arguments(const LoopCommandOptions& options) {
+std::vector<std::string> loop_arguments(const LoopOptions& options) {
   std::vector<std::string> args = {"--track",
                                    options.track,
                                    "--max-attempts",
@@ -107,6 +76,73 @@ json best_summary(const agents::RunState& state) {
   return summary;
 }
 
+namespace {
+
+// The Verifier's configuration for the loop; `last_finished` keeps the live view's last step.
+Result<agents::SystemVerifierConfig> verifier_config(
+    run::RunDir& run, const LoopSettings& settings, const harness::HarnessLocation& harness,
+    const std::optional<GpuInfo>& gpu, std::function<void(const std::string&)> on_verify_step) {
+  agents::SystemVerifierConfig config;
+  config.python = {harness.python, harness.python_dir};
+  config.track = settings.track;
+  config.arch = settings.arch;
+  config.gpu = gpu;
+  auto runner_path = locate_stitch_runner();
+  if (!runner_path)
+    return make_error(ErrorKind::machine, "stitch-runner not found (set STITCH_RUNNER or build it)");
+  config.options.runner_path = *runner_path;
+  config.options.sets = settings.sets;
+  config.options.timing_iters = settings.iters;
+  config.options.runner_timeout_s = settings.runner_timeout_s;
+  config.options.build_cache_dir = settings.build_cache;
+  config.options.worker_id = settings.worker_id;
+  run::EventLog* events = &run.events();
+  // The live view: the step running now, and the last one finished.
+  auto last_finished = std::make_shared<std::string>();
+  config.options.on_step_start = [=](const std::string& name) {
+    if (!on_verify_step) return;
+    if (name == "build") last_finished->clear();  // a new verification's first step
+    on_verify_step(last_finished->empty()
+                       ? fmt::format("verify: {}…", name)
+                       : fmt::format("verify: {}… (after {})", name, *last_finished));
+  };
+  config.options.on_step = [=](const VerifyStep& step) {
+    (void)events->append("verify.step", {{"step", step.name},
+                                         {"seconds", step.seconds},
+                                         {"status", step.status},
+                                         {"detail", step.detail}});
+    *last_finished = fmt::format("{} {:.1f} s {}", step.name, step.seconds, step.status);
+    if (on_verify_step) on_verify_step("verify: " + *last_finished);
+  };
+  return config;
+}
+
+// Exports best/ of a succeeded run and settles summary.json.
+LoopOutcome finish_loop(run::RunDir& run, const agents::RunState& state,
+                        const LoopSettings& settings, const std::vector<fs::path>& include_dirs) {
+  LoopOutcome outcome{state, std::nullopt, ""};
+  if (state.end == agents::RunEnd::succeeded) {
+    SystemProcessRunner process_runner;
+    auto exported = agents::export_best_attempt(run.root(), state, include_dirs,
+                                                settings.export_main, process_runner);
+    if (exported.ok()) {
+      outcome.best_dir = exported->dir;
+      outcome.export_note = exported->note;
+    } else {
+      outcome.export_note = "exporting best/ failed: " + exported.error().message;
+    }
+    (void)run.events().append("loop.export", {{"note", outcome.export_note}});
+  }
+  json summary = best_summary(state);
+  summary["stage"] = "loop";
+  if (!outcome.export_note.empty()) summary["export"] = outcome.export_note;
+  const bool infrastructure = state.end == agents::RunEnd::infrastructure_error;
+  (void)run.set_status(infrastructure ? run::RunStatus::failed : run::RunStatus::complete, summary);
+  return outcome;
+}
+
+}  // namespace
+
 Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, bool resume,
                              const harness::HarnessLocation& harness,
                              std::function<void(const agents::WorkflowEvent&)> on_event,
@@ -115,44 +151,14 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
   plan::PlanOptions plan_options;
   if (gpu) plan_options.peaks = plan::peaks_for_gpu(gpu->name, gpu->sm_count);
   plan_options.allow_tf32x3 = !settings.strict_fp32_gemm;
-
-  agents::SystemVerifierConfig config;
-  config.python = {harness.python, harness.python_dir};
-  config.track = settings.track;
-  config.arch = settings.arch;
-  config.gpu = gpu;
-  auto runner_path = locate_stitch_runner();
-  if (!runner_path) return make_error("stitch-runner not found (set STITCH_RUNNER or build it)");
-  config.options.runner_path = *runner_path;
-  config.options.sets = settings.sets;
-  config.options.timing_iters = settings.iters;
-  config.options.runner_timeout_s = settings.runner_timeout_s;
-  config.options.build_cache_dir = settings.build_cache;
-  config.options.worker_id = settings.worker_id;
-  run::EventLog& events = run.events();
-  // The live view: the step running now, and the last one finished.
-  std::string last_finished;
-  config.options.on_step_start = [&](const std::string& name) {
-    if (!on_verify_step) return;
-    if (name == "build") last_finished.clear();  // a new verification's first step
-    on_verify_step(last_finished.empty()
-                       ? fmt::format("verify: {}…", name)
-                       : fmt::format("verify: {}… (after {})", name, last_finished));
-  };
-  config.options.on_step = [&](const VerifyStep& step) {
-    (void)events.append("verify.step", {{"step", step.name},
-                                        {"seconds", step.seconds},
-                                        {"status", step.status},
-                                        {"detail", step.detail}});
-    last_finished = fmt::format("{} {:.1f} s {}", step.name, step.seconds, step.status);
-    if (on_verify_step) on_verify_step("verify: " + last_finished);
-  };
-
+  STITCH_ASSIGN_OR_RETURN(agents::SystemVerifierConfig config,
+                          verifier_config(run, settings, harness, gpu, std::move(on_verify_step)));
+  const fs::path runner_path = config.options.runner_path;
   agents::SystemCandidateVerifier verifier(config);
   const std::vector<fs::path> include_dirs = verifier.compiler_include_dirs();
   agents::BuiltinPlanner planner(plan_options);
   agents::BuiltinCoder coder(include_dirs);
-  agents::SystemProgramProfiler profiler(*runner_path);
+  agents::SystemProgramProfiler profiler(runner_path);
   agents::BuiltinRefinePolicy refiner;
   agents::WorkflowOptions options;
   options.budgets = settings.budgets;
@@ -171,25 +177,7 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
                          {{"stage", "loop"}, {"error", state.error().message}});
     return state.error();
   }
-  LoopOutcome outcome{*state, std::nullopt, ""};
-  if (state->end == agents::RunEnd::succeeded) {
-    SystemProcessRunner process_runner;
-    auto exported = agents::export_best_attempt(run.root(), *state, include_dirs,
-                                                settings.export_main, process_runner);
-    if (exported.ok()) {
-      outcome.best_dir = exported->dir;
-      outcome.export_note = exported->note;
-    } else {
-      outcome.export_note = "exporting best/ failed: " + exported.error().message;
-    }
-    (void)events.append("loop.export", {{"note", outcome.export_note}});
-  }
-  json summary = best_summary(*state);
-  summary["stage"] = "loop";
-  if (!outcome.export_note.empty()) summary["export"] = outcome.export_note;
-  const bool infrastructure = state->end == agents::RunEnd::infrastructure_error;
-  (void)run.set_status(infrastructure ? run::RunStatus::failed : run::RunStatus::complete, summary);
-  return outcome;
+  return finish_loop(run, *state, settings, include_dirs);
 }
 
-}  // namespace stitch::cli
+}  // namespace stitch::app

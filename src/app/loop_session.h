@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "agents/routing.h"
 #include "agents/run_state.h"
 #include "agents/workflow.h"
@@ -20,7 +18,7 @@
 #include "util/result.h"
 #include "verify/track.h"
 
-namespace stitch::cli {
+namespace stitch::app {
 
 struct LoopSettings {
   agents::Budgets budgets;
@@ -35,9 +33,9 @@ struct LoopSettings {
   bool export_main = true;  // build best/main (the standalone adapter)
 };
 
-// The loop's options as `run` and `bench` take them (bench: per task). The values a command puts
-// here before add_loop_options are its defaults.
-struct LoopCommandOptions {
+// The loop's options as `run` and `bench` take them (bench: per task), before they are checked.
+// The values a command puts here before declaring them (cli/loop_options.h) are its defaults.
+struct LoopOptions {
   std::string track = "fp32";
   std::string arch;
   int max_attempts = 24;
@@ -51,11 +49,10 @@ struct LoopCommandOptions {
   double timeout_s = 120;
 };
 
-void add_loop_options(CLI::App& app, LoopCommandOptions& options);
-// The settings they make; an Error for an unknown track.
-Result<LoopSettings> loop_settings(const LoopCommandOptions& options);
+// The settings they make; a bad_input Error for an unknown track.
+Result<LoopSettings> loop_settings(const LoopOptions& options);
 // The same options as command-line arguments (for bench's worker processes).
-std::vector<std::string> loop_arguments(const LoopCommandOptions& options);
+std::vector<std::string> loop_arguments(const LoopOptions& options);
 
 struct LoopOutcome {
   agents::RunState state;
@@ -73,4 +70,4 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
 // The best attempt's median and its speedups, for summaries: {"best_ms", "speedups": {mode: x}}.
 nlohmann::json best_summary(const agents::RunState& state);
 
-}  // namespace stitch::cli
+}  // namespace stitch::app

@@ -1,0 +1,209 @@
+// The real side effects of the bench scheduler (bench_task.h).
+#include "app/bench_task.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "app/generate.h"
+#include "app/task_capture.h"
+#include "util/fs.h"
+#include "util/process.h"
+#include "verify/build_cache.h"
+#include "verify/feedback.h"
+#include "verify/gpu_info.h"
+#include "verify/judge_client.h"
+
+namespace stitch::app {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string bench_outcome(const agents::RunState& state) {
+  using agents::RunEnd;
+  switch (state.end) {
+    case RunEnd::succeeded:
+      return "passed";
+    case RunEnd::refused:
+      return "refused";
+    case RunEnd::no_gpu:
+      return "no_gpu";
+    case RunEnd::budget_exhausted:
+      return "budget_exhausted";
+    case RunEnd::infrastructure_error:
+      return "infrastructure_error";
+    default:
+      break;
+  }
+  // failed: what the last verification of the whole program said; with none, the built-in
+  // roles could not produce a program at all (the emitter refused every plan).
+  for (auto it = state.attempts.rbegin(); it != state.attempts.rend(); ++it)
+    if (it->result && it->result->outcome) return std::string(outcome_name(*it->result->outcome));
+  return "refused";
+}
+
+namespace {
+
+bench::BenchRecord task_record(const BenchTask& task, const std::string& outcome,
+                               const std::string& reason, const std::string& run_dir,
+                               const std::string& gpu, const std::string& track) {
+  bench::BenchRecord record;
+  record.task = task.task;
+  record.level = task.level;
+  record.task_file = task.file;
+  record.run_dir = run_dir;
+  record.outcome = outcome;
+  record.reason = reason.substr(0, 300);
+  record.track = track;
+  record.gpu = gpu;
+  record.finished_at = utc_now_iso();
+  return record;
+}
+
+// The best attempt's times and the profile refine took of the first passing program.
+void add_best_times(bench::BenchRecord& record, const fs::path& run_dir,
+                    const agents::RunState& state) {
+  const agents::AttemptRecord* best = state.best();
+  if (!best || !best->result || !best->result->timing) return;
+  record.ours_ms = best->result->timing->median_ms;
+  record.ours_p10_ms = best->result->timing->p10_ms;
+  record.ours_p90_ms = best->result->timing->p90_ms;
+  for (const auto& [mode, ms] : best->result->baselines_ms)
+    record.baselines.push_back({mode, ms});
+  for (const auto& attempt : state.attempts)
+    if (auto profile = read_profile_summary(run_dir / attempt.dir / "profile.json"); profile.ok()) {
+      for (const auto& kernel : profile->kernels)
+        if (record.top_kernels.size() < 6)
+          record.top_kernels.push_back({kernel.name, kernel.duration_ms});
+      break;
+    }
+}
+
+}  // namespace
+
+bench::BenchRecord record_for(const BenchTask& task, const fs::path& run_dir,
+                              const agents::RunState& state, const std::string& gpu,
+                              const std::string& track) {
+  bench::BenchRecord record = task_record(task, bench_outcome(state), state.end_reason,
+                                          run_dir.string(), gpu, track);
+  record.attempts = state.used.attempts;
+  record.wall_s = state.used.wall_s;
+  record.refine_before_ms = state.refine.before_ms;
+  // The plan's roofline floor (plan.json: the newest plan version), for "% of floor".
+  if (auto text = read_file(run_dir / "plan.json"); text.ok()) {
+    json plan = json::parse(*text, nullptr, false);
+    if (plan.is_object() && plan.value("floor_us", 0.0) > 0)
+      record.floor_ms = plan.value("floor_us", 0.0) / 1000.0;
+  }
+  add_best_times(record, run_dir, state);
+  return record;
+}
+
+bench::BenchRecord LoopTaskRunner::run(const fs::path& bench_dir, const BenchTask& task,
+                                       const ProgressSink& say) {
+  std::string gpu_name;
+  if (auto gpu = query_gpu(0)) gpu_name = gpu->name;
+  auto fail = [&](const std::string& outcome, const std::string& reason,
+                  const std::string& run_dir) {
+    bench::BenchRecord record = task_record(task, outcome, reason, run_dir, gpu_name, loop_.track);
+    app::say(say, fmt::format("{} — {}", outcome, record.reason));
+    return record;
+  };
+  bool resume = false;
+  Result<run::RunDir> run = make_error("unset");
+  if (auto existing = existing_run(bench_dir, task);
+      existing && fs::exists(*existing / "graph.json")) {
+    resume = fs::exists(*existing / "state.json");
+    run = resume ? run::RunDir::open(*existing) : run::RunDir::open_or_adopt(*existing);
+  } else {
+    if (existing) fs::remove_all(*existing);  // an interrupted capture: start it again
+    const fs::path runs = bench_dir / "runs" / task.level;
+    (void)make_dirs(runs);
+    SystemProcessRunner process_runner;
+    harness::PythonHarness torch_harness(location_, process_runner);
+    run = capture_task_into_new_run(task.file, runs, torch_harness, say);
+    if (!run.ok()) return fail("refused", "capture failed: " + run.error().message, "");
+  }
+  if (!run.ok()) return fail("infrastructure_error", run.error().message, "");
+  auto loop = loop_settings(loop_);
+  if (!loop.ok()) return fail("infrastructure_error", loop.error().message, run->root().string());
+  LoopSettings settings = *loop;
+  settings.worker_id = fmt::format("worker{}", worker_index_);
+  settings.build_cache = default_build_cache_dir() / settings.worker_id;
+  settings.export_main = false;  // bench measures; `run` makes deployable folders
+  auto outcome = run_loop(*run, settings, resume, location_,
+                          [&](const agents::WorkflowEvent& event) { app::say(say, event.line); });
+  if (!outcome.ok())
+    return fail("infrastructure_error", outcome.error().message, run->root().string());
+  return record_for(task, run->root(), outcome->state, gpu_name, loop_.track);
+}
+
+Status CoderTaskPreparer::prepare(const fs::path& bench_dir, const BenchTask& task, int slot,
+                                  const ProgressSink& log) {
+  GenerateOptions options;
+  options.target = task.file;
+  options.runs_dir = (bench_dir / "runs" / task.level).string();
+  options.arch = loop_.arch;
+  options.strict_fp32_gemm = loop_.strict_fp32_gemm;
+  // The loop's first build finds this one in worker 0's cache; each slot builds in its own
+  // directory there.
+  options.build_cache = default_build_cache_dir() / "worker0";
+  options.worker_id = fmt::format("prepare{}", slot);
+  SystemProcessRunner process_runner;
+  harness::PythonHarness torch_harness(location_, process_runner);
+  TaskCapture capture = [&](const fs::path& file) {
+    return capture_task_into_new_run(file, options.runs_dir, torch_harness, log);
+  };
+  NvccCompiler compiler(process_runner);
+  STITCH_ASSIGN_OR_RETURN(GenerateResult generated,
+                          generate_program(options, capture, compiler));
+  say(log, fmt::format("generated {} ({} subtasks)", generated.source.string(),
+                       generated.subtasks));
+  STITCH_ASSIGN_OR_RETURN(CompiledProgram compiled, *generated.compiled);
+  say(log, fmt::format("compiled {} for {} in {:.1f} s{}", compiled.library.string(),
+                       compiled.arch, compiled.seconds,
+                       compiled.cache_hit ? ", from the build cache" : ""));
+  return {};
+}
+
+void time_bench_baselines(const fs::path& bench_dir, const harness::HarnessLocation& location,
+                          int jobs, const ProgressSink& progress) {
+  auto tasks = read_tasks(bench_dir);
+  if (!tasks.ok() || !query_gpu(0)) return;  // without a GPU the loop stops before timing
+  const std::set<std::string> recorded = recorded_keys(bench_dir);
+  // --info-modes '': PyTorch's default-flags eager time is information only, and would cost one
+  // more pass over every task.
+  std::vector<std::string> args = {"baseline-batch", "--out-dir",
+                                   (bench_dir / "prepare" / "baselines").string(), "--warm-jobs",
+                                   std::to_string(std::max(jobs, 1)), "--info-modes", ""};
+  size_t count = 0;
+  for (const auto& task : *tasks) {
+    auto run = existing_run(bench_dir, task);
+    if (recorded.count(task.key()) || !run || !fs::exists(*run / "graph.json")) continue;
+    args.insert(args.end(), {"--graph-dir", run->string()});
+    ++count;
+  }
+  if (count == 0) return;
+  (void)make_dirs(bench_dir / "prepare");
+  const fs::path log = bench_dir / "prepare" / "baselines.log";
+  say(progress, fmt::format("timing the baselines of {} tasks in one batch (log: {})", count,
+                            log.string()));
+  ProcessSpec spec = python_module_spec({location.python, location.python_dir},
+                                        "stitch_harness.judge", args);
+  spec.stdout_path = bench_dir / "prepare" / "baselines.out";
+  spec.stderr_path = log;
+  SystemProcessRunner runner;
+  const auto started = std::chrono::steady_clock::now();
+  auto result = runner.run(spec);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!result.ok())
+    say(progress, fmt::format("baselines: {} (each task times its own)", result.error().message));
+  else
+    say(progress, fmt::format("baselines timed in {:.0f} s ({}; a task whose baselines failed "
+                              "times its own)",
+                              seconds, result->succeeded() ? "all modes" : result->describe()));
+}
+
+}  // namespace stitch::app

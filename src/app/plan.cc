@@ -1,0 +1,57 @@
+// `plan` (plan.h).
+#include "app/plan.h"
+
+#include "app/target.h"
+#include "ir/ir.h"
+#include "plan/passes.h"
+#include "plan/plan_json.h"
+#include "plan/planner.h"
+#include "verify/gpu_info.h"
+
+namespace stitch::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+plan::GpuPeaks choose_peaks(const PlanTargetOptions& options) {
+  if (!options.gpu.empty()) return plan::peaks_for_gpu(options.gpu);
+  if (auto gpu = query_gpu(0)) return plan::peaks_for_gpu(gpu->name, gpu->sm_count);
+  return plan::h200_peaks();
+}
+
+}  // namespace
+
+Result<PlanTargetResult> plan_target(const PlanTargetOptions& options, const TaskCapture& capture) {
+  TargetRules rules;
+  rules.graph_file = true;
+  STITCH_ASSIGN_OR_RETURN(ResolvedTarget target, resolve_target(options.target, rules, capture));
+  fs::path plan_path = options.out;
+  if (plan_path.empty() && target.kind != TargetKind::graph_file)
+    plan_path = target.run ? target.run->path("plan.json") : fs::path(options.target) / "plan.json";
+  auto graph = ir::load_graph(target.graph.string());
+  if (!graph.ok()) return graph.error().with_kind(ErrorKind::bad_input);
+  plan::PlanOptions plan_options;
+  plan_options.peaks = choose_peaks(options);
+  plan_options.dump_after = options.dump_after;
+  plan_options.allow_tf32x3 = !options.strict_fp32_gemm;
+  plan_options.dump = options.dump;
+  auto plan = plan::make_plan(*graph, plan_options);
+  if (!plan.ok()) {
+    if (target.run) {
+      (void)target.run->events().append("plan.refused", {{"message", plan.error().message}});
+      (void)target.run->set_status(run::RunStatus::failed,
+                                   {{"stage", "plan"}, {"message", plan.error().message}});
+    }
+    return plan.error();
+  }
+  if (!plan_path.empty()) STITCH_TRY(plan::save_plan(*plan, plan_path.string()));
+  if (target.run) {
+    (void)target.run->events().append("plan.done", {{"subtasks", plan->subtasks.size()},
+                                                    {"floor_us", plan->floor_us},
+                                                    {"plan", plan_path.string()}});
+    (void)target.run->set_status(run::RunStatus::complete, {{"stage", "plan"}});
+  }
+  return PlanTargetResult{std::move(*plan), plan_path};
+}
+
+}  // namespace stitch::app

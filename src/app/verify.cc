@@ -1,0 +1,229 @@
+// `verify` (verify.h).
+#include "app/verify.h"
+
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "app/target.h"
+#include "harness/harness.h"
+#include "run/run_dir.h"
+#include "util/fs.h"
+#include "util/process.h"
+#include "verify/build_cache.h"
+#include "verify/gpu_info.h"
+#include "verify/judge_client.h"
+
+namespace stitch::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path runner_executable() {
+  if (const char* path = std::getenv("STITCH_RUNNER")) return path;
+  return executable_dir() / "stitch-runner";
+}
+
+Status check_programs(const std::vector<std::string>& programs) {
+  std::error_code ec;
+  std::set<std::string> names;
+  for (const auto& program : programs) {
+    constexpr ErrorKind bad = ErrorKind::bad_input;
+    if (!fs::exists(program, ec)) return make_error(bad, "{}: no such file", program);
+    if (!fs::is_regular_file(program, ec)) return make_error(bad, "{}: not a file", program);
+    if (fs::path(program).extension() != ".cu")
+      return make_error(bad, "{}: not a CUDA source (.cu); headers are found through its #includes",
+                        program);
+    if (!names.insert(fs::path(program).filename().string()).second)
+      return make_error(bad, "{}: two program files have the same name", program);
+  }
+  return {};
+}
+
+// The project's own headers (stitch/program.h) come from the compiler's include directories.
+bool is_project_header(const fs::path& header, const std::vector<fs::path>& include_dirs) {
+  for (const auto& dir : include_dirs) {
+    if (dir.empty()) continue;
+    fs::path relative = header.lexically_relative(fs::absolute(dir).lexically_normal());
+    if (!relative.empty() && *relative.begin() != "..") return true;
+  }
+  return false;
+}
+
+struct CopiedProgram {
+  std::vector<fs::path> sources;
+  std::vector<fs::path> headers;
+  std::vector<fs::path> include_dirs;
+};
+
+// Copies the sources into attempt/src/, with the local headers they include that live under the
+// source's directory (same relative path); headers elsewhere stay where they are, their including
+// source's directory becomes an include directory, and they are statically checked in place.
+// User include directories (-I) are searched for quoted includes after the source's directory;
+// their headers stay in place and are statically checked like the others.
+Result<CopiedProgram> copy_program(const std::vector<std::string>& programs, const fs::path& dir,
+                                   const Compiler& compiler,
+                                   const std::vector<fs::path>& user_include_dirs) {
+  CopiedProgram copied;
+  std::vector<fs::path> search = user_include_dirs;
+  for (const auto& include_dir : compiler.include_dirs())
+    search.push_back(include_dir);
+  for (const auto& user_dir : user_include_dirs)
+    copied.include_dirs.push_back(fs::absolute(user_dir).lexically_normal());
+  STITCH_TRY(make_dirs(dir));
+  std::set<fs::path> seen_headers;
+  for (const auto& program : programs) {
+    fs::path source = fs::absolute(program).lexically_normal();
+    fs::path source_dir = source.parent_path();
+    STITCH_ASSIGN_OR_RETURN(std::string text, read_file(source));
+    fs::path target = dir / source.filename();
+    STITCH_TRY(write_file_atomic(target, text));
+    copied.sources.push_back(target);
+    bool outside_headers = false;
+    for (const auto& header : local_includes(source, search)) {
+      fs::path absolute = fs::absolute(header).lexically_normal();
+      if (!seen_headers.insert(absolute).second ||
+          is_project_header(absolute, compiler.project_header_dirs()))
+        continue;
+      fs::path relative = absolute.lexically_relative(source_dir);
+      if (!relative.empty() && *relative.begin() != "..") {
+        STITCH_ASSIGN_OR_RETURN(std::string header_text, read_file(absolute));
+        STITCH_TRY(make_dirs((dir / relative).parent_path()));
+        STITCH_TRY(write_file_atomic(dir / relative, header_text));
+        copied.headers.push_back(dir / relative);
+      } else {
+        copied.headers.push_back(absolute);
+        outside_headers = true;
+      }
+    }
+    if (outside_headers) copied.include_dirs.push_back(source_dir);
+  }
+  return copied;
+}
+
+VerifyRequest make_request(const VerifyProgramOptions& options, const run::RunDir& run,
+                           const fs::path& attempt, const CopiedProgram& copied,
+                           const Compiler& compiler, Track track) {
+  // Libraries follow from every header the program pulls in, the project's kernel headers
+  // included (kernels/matmul.cuh brings cublasLt.h), though those are not statically checked.
+  std::vector<fs::path> search = copied.include_dirs;
+  for (const auto& dir : compiler.include_dirs())
+    search.push_back(dir);
+  std::set<std::string> libraries(options.libraries.begin(), options.libraries.end());
+  for (const auto& library : detect_program_libraries(copied.sources, search))
+    libraries.insert(library);
+  VerifyRequest request;
+  request.capture_dir = run.root();
+  request.attempt_dir = attempt;
+  request.sources = copied.sources;
+  request.headers = copied.headers;
+  request.include_dirs = copied.include_dirs;
+  request.libraries.assign(libraries.begin(), libraries.end());
+  request.track = track;
+  request.arch = options.arch;
+  request.gpu = query_gpu(0);
+  return request;
+}
+
+VerifyOptions make_verify_options(const VerifyProgramOptions& options, const VerifyRequest& request,
+                                  run::EventLog& events) {
+  VerifyOptions verify_options;
+  verify_options.sets = options.sets;
+  verify_options.timing_iters = options.iters;
+  verify_options.runner_timeout_s = options.timeout_s;
+  verify_options.baselines = options.baselines;
+  verify_options.runner_path = runner_executable();
+  verify_options.build_cache_dir = options.build_cache;
+  verify_options.worker_id = fmt::format("gpu{}", request.gpu ? request.gpu->device : 0);
+  verify_options.on_step = [&events, on_step = options.on_step](const VerifyStep& step) {
+    (void)events.append("verify.step", {{"step", step.name},
+                                        {"seconds", step.seconds},
+                                        {"status", step.status},
+                                        {"detail", step.detail}});
+    if (on_step) on_step(step);
+  };
+  return verify_options;
+}
+
+// feedback.json, the log's verify.done and summary.json after a verification.
+Feedback record_verdict(const VerifyProgramOptions& options, run::RunDir& run,
+                        const fs::path& attempt, const VerifyReport& report) {
+  std::optional<ProfileSummary> profile;
+  if (!options.profile.empty()) {
+    auto read = read_profile_summary(options.profile);
+    if (read.ok())
+      profile = *read;
+    else
+      say(options.progress, "warning: ignoring the profile: " + read.error().message);
+  }
+  Feedback feedback = build_feedback(report, profile);
+  (void)write_file_atomic(attempt / "feedback.json", feedback_to_json(feedback).dump(2) + "\n");
+  nlohmann::json outcome =
+      report.outcome ? nlohmann::json(outcome_name(*report.outcome)) : nlohmann::json(nullptr);
+  (void)run.events().append("verify.done", {{"attempt", attempt.filename().string()},
+                                            {"state", verify_state_name(report.state)},
+                                            {"outcome", outcome},
+                                            {"reason", report.reason}});
+  (void)run.set_status(report.state == VerifyState::infrastructure_error
+                           ? run::RunStatus::failed
+                           : run::RunStatus::complete,
+                       {{"stage", "verify"},
+                        {"attempt", attempt.filename().string()},
+                        {"state", verify_state_name(report.state)},
+                        {"outcome", outcome}});
+  return feedback;
+}
+
+}  // namespace
+
+Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options) {
+  TargetRules rules;
+  rules.adopt_bare_capture = true;
+  STITCH_TRY(classify_target(options.target, rules));
+  STITCH_TRY(check_programs(options.programs));
+  auto track = parse_track(options.track);
+  if (!track)
+    return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
+  STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());
+  SystemProcessRunner process_runner;
+  harness::PythonHarness torch_harness(location, process_runner);
+  const fs::path runs_dir = options.runs_dir;
+  TaskCapture capture = [&](const fs::path& task) {
+    return capture_task_into_new_run(task, runs_dir, torch_harness, options.progress);
+  };
+  STITCH_ASSIGN_OR_RETURN(ResolvedTarget target, resolve_target(options.target, rules, capture));
+  run::RunDir& run = *target.run;
+  STITCH_ASSIGN_OR_RETURN(fs::path attempt, run.new_attempt_dir());
+
+  NvccCompiler compiler(process_runner);
+  const std::vector<fs::path> user_include_dirs(options.include_dirs.begin(),
+                                                options.include_dirs.end());
+  STITCH_ASSIGN_OR_RETURN(CopiedProgram copied, copy_program(options.programs, attempt / "src",
+                                                             compiler, user_include_dirs));
+  VerifyRequest request = make_request(options, run, attempt, copied, compiler, *track);
+  VerifyOptions verify_options = make_verify_options(options, request, run.events());
+  ElfLibraryAuditor auditor;
+  SandboxRunnerLauncher runner(process_runner);
+  PythonLocation python{location.python, location.python_dir};
+  PythonJudgeSession judge(python);
+  PythonBaselineSource baselines(python, process_runner);
+  Verifier verifier({compiler, auditor, runner, judge, &baselines}, verify_options);
+
+  (void)run.events().append("verify.start", {{"attempt", attempt.filename().string()},
+                                             {"sources", options.programs},
+                                             {"track", options.track},
+                                             {"gpu", request.gpu ? request.gpu->name : ""}});
+  say(options.progress,
+      fmt::format("verifying {} → {}", fmt::join(options.programs, " "), attempt.string()));
+  auto report = verifier.verify(request);
+  if (!report.ok()) {
+    (void)run.events().append("verify.failed", {{"message", report.error().message}});
+    return report.error();
+  }
+  Feedback feedback = record_verdict(options, run, attempt, *report);
+  return VerifyProgramResult{std::move(*report), std::move(feedback), attempt};
+}
+
+}  // namespace stitch::app

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `stitchcuda bench --compare OLD NEW` on bench directories written here: per-task lines, exit 0
+# without a regression, 1 with one (named in the output), 2 for a directory that is no bench.
+set -u
+bin=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+record() {  # record TASK OUTCOME MEDIAN P10 P90
+  printf '{"task":"%s","level":"level2","outcome":"%s","ours_ms":%s,"ours_p10_ms":%s,"ours_p90_ms":%s}\n' "$@"
+}
+mkdir -p "$tmp/old" "$tmp/same" "$tmp/worse"
+{ record A passed 1.0 0.9 1.1; record B passed 2.0 1.9 2.1; } > "$tmp/old/results.jsonl"
+{ record A passed 1.05 0.95 1.2; record B passed 2.0 1.9 2.1; } > "$tmp/same/results.jsonl"
+{ record A passed 1.3 1.15 1.4; record B wrong null null null; } > "$tmp/worse/results.jsonl"
+
+"$bin" bench --compare "$tmp/old" "$tmp/same" >"$tmp/out" 2>&1
+check "no regression exits 0" '[ $? = 0 ] && grep -q "level2/A" "$tmp/out" && grep -q "1.050" "$tmp/out" && grep -q "0 regressions" "$tmp/out"'
+"$bin" bench --compare "$tmp/old" "$tmp/worse" >"$tmp/out" 2>&1
+check "regressions exit 1" '[ $? = 1 ] && grep -q "2 regressions" "$tmp/out"'
+check "slower beyond the spread is flagged" 'grep "level2/A" "$tmp/out" | grep -q "slower beyond the spread"'
+check "passed → wrong is flagged" 'grep "level2/B" "$tmp/out" | grep -q "passed → wrong.*no longer passes"'
+"$bin" bench --compare "$tmp/old" "$tmp/none" >/dev/null 2>"$tmp/err"
+check "a missing bench is bad input" '[ $? = 2 ] && grep -q "not a bench directory" "$tmp/err"'
+"$bin" bench --compare "$tmp/old" >/dev/null 2>&1
+check "OLD alone without a bench to run is bad input" '[ $? = 2 ]'
+"$bin" bench --help | grep -q -- "--compare" 
+check "--help names --compare and its exit code" '[ $? = 0 ] && "$bin" bench --help | tr -s " \n" " " | grep -q "Exit 1 when a task regressed"'
+exit $fail
