@@ -79,7 +79,6 @@ class Session : public ProgramSession {
   Result<Flow> call_forward(IoSet& io, const CallOptions& call, CallRecord& record);
   // Kernels on other streams that ended after the caller's stream finished (stream marker).
   void report_unjoined_kernels(const WindowSummary& summary, const std::string& label);
-  Result<Flow> synchronize_checked(const std::string& label);
   void inspect_threads(const std::vector<int>& before, const std::string& label);
   void inspect_processes(const std::string& label);
 
