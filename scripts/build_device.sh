@@ -13,7 +13,7 @@ ninja -C build-device-work
 # Test executables of directories with no gpu-labelled test stay behind too (their ctest files
 # travel, so ctest -L gpu still reads the tree).
 cpu_only=()
-for dir in agents bench adapters plan codegen ir io util run fuzz cli; do
+for dir in agents bench adapters plan ir io util run fuzz cli app; do
   cpu_only+=(--exclude "/tests/$dir/*_test")
 done
 rsync -a --delete --delete-excluded --exclude '*.o' --exclude '*.a' --exclude 'CheckCUDA/' --exclude '.ninja_*' \
