@@ -1,7 +1,10 @@
 // runner.json: what the runner's ReportBuilder writes comes back through the orchestrator's typed
 // reader (runner/runner_report.h) with one status enum on both sides, and a malformed file is
 // refused with an Error naming the problem.
+#include <unistd.h>
+
 #include <filesystem>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -17,7 +20,11 @@ namespace fs = std::filesystem;
 class RunnerReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / "stitch_runner_report_test";
+    // One directory per test and process: ctest runs this fixture's tests in parallel.
+    dir_ = fs::temp_directory_path() /
+           ("stitch_runner_report_test_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

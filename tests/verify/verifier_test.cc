@@ -520,7 +520,9 @@ TEST(DetectLibraries, FromNvidiaHeaders) {
 TEST(DetectLibraries, ThroughTheHeadersAProgramIncludes) {
   // A generated program names no NVIDIA header itself; kernels/matmul.cuh (found through the
   // include directories) brings cublasLt.h. Missing it made every GEMM program fail to dlopen.
-  fs::path dir = fs::temp_directory_path() / "stitch_detect_program_libraries";
+  // Per process: verifier_test.cc is built into two executables that ctest may run side by side.
+  fs::path dir = fs::temp_directory_path() /
+                 ("stitch_detect_program_libraries_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "src");
   fs::create_directories(dir / "inc" / "kernels");
