@@ -1,15 +1,14 @@
 // The real WorkerLauncher (bench_scheduler.h): each worker a `stitchcuda bench --worker-of BENCH_DIR`
-// process of this same binary, pinned to its GPU with CUDA_VISIBLE_DEVICES. Its own file because
-// its fork/exec is due to move onto util/process's one subprocess implementation.
+// process of this same binary, pinned to its GPU with CUDA_VISIBLE_DEVICES, started through
+// util/child_process.h (its own process group, which dies with the orchestrator).
 #pragma once
-
-#include <sys/types.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "app/bench_scheduler.h"
+#include "util/child_process.h"
 
 namespace stitch::app {
 
@@ -25,7 +24,7 @@ class SelfWorkerLauncher final : public WorkerLauncher {
  private:
   std::filesystem::path bench_dir_;
   std::vector<std::string> worker_args_;
-  std::vector<pid_t> children_;
+  std::vector<ChildProcess> children_;
 };
 
 }  // namespace stitch::app
