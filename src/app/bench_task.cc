@@ -8,6 +8,7 @@
 
 #include "app/generate.h"
 #include "app/task_capture.h"
+#include "plan/plan_json.h"
 #include "util/fs.h"
 #include "util/process.h"
 #include "verify/build_cache.h"
@@ -18,7 +19,6 @@
 namespace stitch::app {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 std::string bench_outcome(const agents::RunState& state) {
   using agents::RunEnd;
@@ -91,11 +91,8 @@ bench::BenchRecord record_for(const BenchTask& task, const fs::path& run_dir,
   record.wall_s = state.used.wall_s;
   record.refine_before_ms = state.refine.before_ms;
   // The plan's roofline floor (plan.json: the newest plan version), for "% of floor".
-  if (auto text = read_file(run_dir / "plan.json"); text.ok()) {
-    json plan = json::parse(*text, nullptr, false);
-    if (plan.is_object() && plan.value("floor_us", 0.0) > 0)
-      record.floor_ms = plan.value("floor_us", 0.0) / 1000.0;
-  }
+  auto plan = plan::load_plan((run_dir / "plan.json").string());
+  if (plan.ok() && plan->floor_us > 0) record.floor_ms = plan->floor_us / 1000.0;
   add_best_times(record, run_dir, state);
   return record;
 }

@@ -159,7 +159,7 @@ Feedback record_verdict(const VerifyProgramOptions& options, run::RunDir& run,
       say(options.progress, "warning: ignoring the profile: " + read.error().message);
   }
   Feedback feedback = build_feedback(report, profile);
-  (void)write_file_atomic(attempt / "feedback.json", feedback_to_json(feedback).dump(2) + "\n");
+  (void)write_feedback(attempt / "feedback.json", feedback);
   nlohmann::json outcome =
       report.outcome ? nlohmann::json(outcome_name(*report.outcome)) : nlohmann::json(nullptr);
   (void)run.events().append("verify.done", {{"attempt", attempt.filename().string()},

@@ -49,6 +49,7 @@ check "a second bench into the same directory is refused" '[ $? = 2 ]'
 check "two workers finish the bench" '[ $? = 0 ] && [ "$(wc -l < "$tmp/bench2/results.jsonl")" = 2 ]'
 check "each task ran once" '[ "$(grep -c scale_shift_relu "$tmp/bench2/results.jsonl")" = 1 ] && [ "$(ls "$tmp/bench2/claims" | wc -l)" = 2 ]'
 check "workers are named in the progress" 'grep -q "^\[w[01]\]" "$tmp/bench2.err"'
+check "a planned task's record carries its plan's roofline floor" 'python3 -c "import json, sys; rs = [json.loads(l) for l in open(sys.argv[1])]; sys.exit(0 if any(r[\"task\"] == \"scale_shift_relu\" and (r.get(\"floor_ms\") or 0) > 0 for r in rs) else 1)" "$tmp/bench2/results.jsonl"'
 # A deadline stops taking tasks; --resume finishes the rest; the report carries the records.
 "$bin" bench "$tmp/levelT" --out "$tmp/bench5" --deadline-minutes 0.001 --prepare-jobs 0 >/dev/null 2>"$tmp/bench5.err"
 check "a bench past its deadline stops early, exit 1" '[ $? = 1 ] && [ "$(wc -l < "$tmp/bench5/results.jsonl")" = 1 ] && grep -q "still to run" "$tmp/bench5.err"'
