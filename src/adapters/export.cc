@@ -270,24 +270,14 @@ Status check_request(const ExportRequest& request) {
   return {};
 }
 
-}  // namespace
-
-Result<ExportReport> export_best(const ExportRequest& request, ProcessRunner& runner) {
-  STITCH_TRY(check_request(request));
-  const fs::path out_dir = fs::absolute(request.out_dir).lexically_normal();
-  STITCH_ASSIGN_OR_RETURN(ir::Graph graph,
-                          ir::load_graph((request.capture_dir / "graph.json").string()));
-  STITCH_ASSIGN_OR_RETURN(std::vector<std::string> names, source_names(request.sources));
-  STITCH_ASSIGN_OR_RETURN(std::vector<LocalHeader> headers,
-                          local_header_closure(request.sources, request.include_dirs));
-
-  STITCH_ASSIGN_OR_RETURN(StagingDir staging, StagingDir::create(out_dir));
-  const fs::path dir = staging.path();
+// Copies the program (its sources, their local headers, program.so) and the capture's graph and
+// task into the staging folder `dir`; notes the sources' and headers' names in `facts`.
+Status copy_program(const ExportRequest& request, const std::vector<std::string>& names,
+                    const std::vector<LocalHeader>& headers, const fs::path& dir,
+                    ManifestFacts& facts) {
   const fs::path include_dir = dir / "include";
-
   for (size_t i = 0; i < request.sources.size(); ++i)
     STITCH_TRY(copy_into(request.sources[i], dir / names[i]));
-  ManifestFacts facts;
   facts.sources = names;
   bool has_program_h = false;
   for (const LocalHeader& header : headers) {
@@ -303,10 +293,11 @@ Result<ExportReport> export_best(const ExportRequest& request, ProcessRunner& ru
   STITCH_TRY(copy_into(request.library, dir / "program.so"));
   STITCH_TRY(copy_into(request.capture_dir / "graph.json", dir / "graph.json"));
   STITCH_TRY(copy_into(request.capture_dir / "task.py", dir / "task_source.py"));
-  STITCH_ASSIGN_OR_RETURN(facts.has_constants_file,
-                          write_constants(graph, request.capture_dir / "weights.safetensors",
-                                          dir / "constants.safetensors"));
+  return {};
+}
 
+// The PyTorch extension, the standalone main and ModelNew (which falls back to `out_dir`).
+Status write_adapters(const fs::path& dir, const fs::path& out_dir) {
   STITCH_ASSIGN_OR_RETURN(std::string_view extension, template_text("stitch_extension.cpp"));
   STITCH_TRY(write_text(dir / "stitch_extension.cpp", extension));
   STITCH_ASSIGN_OR_RETURN(std::string_view main_source, template_text("main.cc"));
@@ -318,8 +309,12 @@ Result<ExportReport> export_best(const ExportRequest& request, ProcessRunner& ru
       std::string model_new,
       fill(std::string(model_new_template), "model_new.py",
            {{"STITCH_EXPORT_DIR", quoted_dir.substr(1, quoted_dir.size() - 2)}}));
-  STITCH_TRY(write_text(dir / "model_new.py", model_new));
+  return write_text(dir / "model_new.py", model_new);
+}
 
+// How best/ is rebuilt and where it came from, for the manifest.
+Status describe_build(const ExportRequest& request, const std::vector<std::string>& names,
+                      const fs::path& out_dir, ManifestFacts& facts) {
   facts.libraries = request.libraries;
   if (request.build_command.empty()) {
     STITCH_ASSIGN_OR_RETURN(facts.build_command,
@@ -331,6 +326,56 @@ Result<ExportReport> export_best(const ExportRequest& request, ProcessRunner& ru
   facts.specialized_inputs = specialized_inputs(request.capture_dir);
   facts.export_dir = out_dir;
   facts.provenance = request.provenance.is_null() ? nlohmann::json::object() : request.provenance;
+  return {};
+}
+
+// README.md, filled in from the manifest and the facts behind it.
+Status write_readme(const ExportRequest& request, const ir::Graph& graph,
+                    const nlohmann::json& manifest, const ManifestFacts& facts,
+                    const fs::path& out_dir, const fs::path& dir) {
+  STITCH_ASSIGN_OR_RETURN(std::string_view readme_template, template_text("README.md"));
+  STITCH_ASSIGN_OR_RETURN(
+      std::string readme,
+      fill(std::string(readme_template), "README.md",
+           {{"TASK_NAME", graph.task.name.empty() ? "program" : graph.task.name},
+            {"SIGNATURE", signature_text(manifest)},
+            {"MODE", graph.training ? "training" : "inference (eval)"},
+            {"EXPORT_DIR", "`" + out_dir.string() + "`"},
+            {"MAIN_BUILD_COMMAND", shell_join(facts.main_command)},
+            {"MAIN_STATUS", facts.main_built
+                                ? "`main` was built when this folder was exported."
+                                : "`main` was not built when this folder was exported (see "
+                                  "manifest.json \"main\"); build it with the first line."},
+            {"LIBRARIES", facts.libraries.empty()
+                              ? std::string("CUDA runtime only")
+                              : fmt::format("{}", fmt::join(facts.libraries, ", "))},
+            {"BUILD_COMMAND", shell_join(facts.build_command)},
+            {"WEIGHTS", capture_file_arg(request.capture_dir, "weights.safetensors", out_dir)},
+            {"INPUTS",
+             capture_file_arg(request.capture_dir, "reference/inputs.safetensors", out_dir)}}));
+  return write_text(dir / "README.md", readme);
+}
+
+}  // namespace
+
+Result<ExportReport> export_best(const ExportRequest& request, ProcessRunner& runner) {
+  STITCH_TRY(check_request(request));
+  const fs::path out_dir = fs::absolute(request.out_dir).lexically_normal();
+  STITCH_ASSIGN_OR_RETURN(ir::Graph graph,
+                          ir::load_graph((request.capture_dir / "graph.json").string()));
+  STITCH_ASSIGN_OR_RETURN(std::vector<std::string> names, source_names(request.sources));
+  STITCH_ASSIGN_OR_RETURN(std::vector<LocalHeader> headers,
+                          local_header_closure(request.sources, request.include_dirs));
+
+  STITCH_ASSIGN_OR_RETURN(StagingDir staging, StagingDir::create(out_dir));
+  const fs::path dir = staging.path();
+  ManifestFacts facts;
+  STITCH_TRY(copy_program(request, names, headers, dir, facts));
+  STITCH_ASSIGN_OR_RETURN(facts.has_constants_file,
+                          write_constants(graph, request.capture_dir / "weights.safetensors",
+                                          dir / "constants.safetensors"));
+  STITCH_TRY(write_adapters(dir, out_dir));
+  STITCH_TRY(describe_build(request, names, out_dir, facts));
 
   ExportReport report;
   if (request.build_main) {
@@ -344,28 +389,7 @@ Result<ExportReport> export_best(const ExportRequest& request, ProcessRunner& ru
 
   const nlohmann::json manifest = make_manifest(graph, facts);
   STITCH_TRY(write_text(dir / "manifest.json", manifest.dump(2) + "\n"));
-  STITCH_ASSIGN_OR_RETURN(std::string_view readme_template, template_text("README.md"));
-  STITCH_ASSIGN_OR_RETURN(
-      std::string readme,
-      fill(std::string(readme_template), "README.md",
-           {{"TASK_NAME", graph.task.name.empty() ? "program" : graph.task.name},
-            {"SIGNATURE", signature_text(manifest)},
-            {"MODE", graph.training ? "training" : "inference (eval)"},
-            {"EXPORT_DIR", "`" + out_dir.string() + "`"},
-            {"MAIN_BUILD_COMMAND", shell_join(facts.main_command)},
-            {"MAIN_STATUS", report.main_built
-                                ? "`main` was built when this folder was exported."
-                                : "`main` was not built when this folder was exported (see "
-                                  "manifest.json \"main\"); build it with the first line."},
-            {"LIBRARIES", facts.libraries.empty()
-                              ? std::string("CUDA runtime only")
-                              : fmt::format("{}", fmt::join(facts.libraries, ", "))},
-            {"BUILD_COMMAND", shell_join(facts.build_command)},
-            {"WEIGHTS", capture_file_arg(request.capture_dir, "weights.safetensors", out_dir)},
-            {"INPUTS",
-             capture_file_arg(request.capture_dir, "reference/inputs.safetensors", out_dir)}}));
-  STITCH_TRY(write_text(dir / "README.md", readme));
-
+  STITCH_TRY(write_readme(request, graph, manifest, facts, out_dir, dir));
   STITCH_TRY(swap_in(staging, out_dir));
   report.files = files_under(out_dir);
   return report;
