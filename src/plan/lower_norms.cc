@@ -101,6 +101,119 @@ Result<bool> lower_layer_norm(Lowerer& lowerer) {
   return true;
 }
 
+namespace {
+
+// What the three batch-norm overloads say beyond input, weight and bias.
+struct BatchNormArgs {
+  bool training = true;
+  double eps = 1e-5;
+  std::optional<ir::ValueRef> running_mean, running_var;
+};
+
+BatchNormArgs batch_norm_args(Lowerer& lowerer) {
+  const ir::Node& node = lowerer.origin();
+  BatchNormArgs args;
+  switch (node.op) {
+    case Op::batch_norm_no_stats:  // (input, weight, bias, training, momentum, eps)
+      args.eps = double_arg(node, 5, "eps", args.eps);
+      break;
+    case Op::batch_norm_no_training:  // (input, weight, bias, mean, var, momentum, eps)
+      args.training = false;
+      args.eps = double_arg(node, 6, "eps", args.eps);
+      break;
+    default:  // (input, weight, bias, running_mean, running_var, training, momentum, eps)
+      args.training = bool_arg(node, 5, "training", true);
+      args.eps = double_arg(node, 7, "eps", args.eps);
+      break;
+  }
+  if (node.op != Op::batch_norm_no_stats) {
+    args.running_mean = lowerer.tensor_arg(3, "running_mean");
+    args.running_var = lowerer.tensor_arg(4, "running_var");
+  }
+  return args;
+}
+
+// Inference: y = x * scale + shift with scale = weight * rsqrt(var + eps) and
+// shift = bias - mean * scale: both depend only on params (computed once, at init).
+Result<bool> lower_inference_batch_norm(Lowerer& lowerer, const ir::ValueRef& x,
+                                        std::optional<ir::ValueRef> weight,
+                                        std::optional<ir::ValueRef> bias,
+                                        const BatchNormArgs& args, bool stats_used) {
+  if (!args.running_mean || !args.running_var)
+    return make_error("inference-mode batch norm without running statistics");
+  if (stats_used)
+    return make_error("the saved statistics of an inference-mode batch norm are used");
+  const ir::TensorType input = lowerer.type(x);
+  std::vector<int64_t> channel_shape{input.shape[1]};
+  for (int64_t d = 2; d < input.rank(); ++d)
+    channel_shape.push_back(1);
+  ir::ValueRef scale =
+      reciprocal_std(lowerer, lowerer.view("var", *args.running_var, channel_shape), args.eps);
+  if (weight)
+    scale = lowerer.binary("scale", Op::mul_tensor, scale,
+                           ref_arg(lowerer.view("weight", *weight, channel_shape)));
+  ir::ValueRef shift =
+      lowerer.binary("mean_scaled", Op::mul_tensor,
+                     lowerer.view("mean", *args.running_mean, channel_shape), ref_arg(scale));
+  shift = lowerer.unary("neg_shift", Op::neg, shift);
+  if (bias)
+    shift = lowerer.binary("shift", Op::add_tensor, shift,
+                           ref_arg(lowerer.view("bias", *bias, channel_shape)));
+  const ir::ValueRef scaled = lowerer.binary("scaled", Op::mul_tensor, x, ref_arg(scale));
+  lowerer.map_output(0, lowerer.binary("", Op::add_tensor, scaled, ref_arg(shift)));
+  return true;
+}
+
+// Statistics over trailing dims only (instance norm, batch norm with N = 1): rows are
+// [leading dims], one row kernel does it all. `leading` is where the normalized dims begin.
+struct TrailingRows {
+  bool trailing = false;
+  int64_t leading = 0, rows = 1, cols = 1;
+};
+
+TrailingRows trailing_rows(const ir::TensorType& input, const std::vector<int64_t>& dims) {
+  const auto blocks = reduction_blocks(input.shape, dims);
+  TrailingRows result;
+  result.trailing = blocks.size() == 1;
+  if (!result.trailing) return result;
+  for (int64_t d = blocks[0].back() + 1; d < input.rank(); ++d)
+    if (input.shape[d] != 1) result.trailing = false;
+  result.leading = blocks[0].front();
+  for (int64_t d = 0; d < result.leading; ++d)
+    result.rows *= input.shape[d];
+  result.cols = input.numel() / std::max<int64_t>(result.rows, 1);
+  return result;
+}
+
+// Training: batch statistics over N and the spatial dims, one row kernel where they are
+// trailing dims, else var_mean + elementwise (which also serves the saved statistics).
+ir::ValueRef normalize_batch(Lowerer& lowerer, const ir::ValueRef& x, double eps,
+                             bool stats_used) {
+  const ir::TensorType input = lowerer.type(x);
+  const int64_t rank = input.rank(), channels = input.shape[1];
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < rank; ++d)
+    dims.push_back(d);
+  const TrailingRows rows = trailing_rows(input, dims);
+  if (rows.trailing && !stats_used && row_kernel_suits(lowerer, rows.rows, rows.cols)) {
+    const std::vector<int64_t> normalized(input.shape.begin() + rows.leading, input.shape.end());
+    std::vector<int64_t> stats_shape(input.shape.begin(), input.shape.begin() + rows.leading);
+    stats_shape.resize(input.shape.size(), 1);
+    const ir::TensorType stats = contiguous_type(stats_shape, input.dtype);
+    return lowerer.emit("layer_norm", Op::native_layer_norm,
+                        {ref_arg(x), int_list_arg(normalized), ir::Arg{}, ir::Arg{}, ir::Arg{eps}},
+                        {contiguous_type(input.shape, input.dtype), stats, stats});
+  }
+  auto [var, mean] = lowerer.var_mean("stats", x, dims, 0, true);
+  const ir::ValueRef rstd = reciprocal_std(lowerer, var, eps);
+  const ir::ValueRef y = normalize(lowerer, x, mean, rstd);
+  if (lowerer.output_used(1)) lowerer.map_output(1, lowerer.view("save_mean", mean, {channels}));
+  if (lowerer.output_used(2)) lowerer.map_output(2, lowerer.view("save_rstd", rstd, {channels}));
+  return y;
+}
+
+}  // namespace
+
 Result<bool> lower_batch_norm(Lowerer& lowerer) {
   const ir::Node& node = lowerer.origin();
   const ir::ValueRef x = *lowerer.tensor_arg(0, "input");
@@ -108,95 +221,18 @@ Result<bool> lower_batch_norm(Lowerer& lowerer) {
   if (input.rank() < 2) return make_error("batch norm input must have a channel dim");
   const std::optional<ir::ValueRef> weight = lowerer.tensor_arg(1, "weight");
   const std::optional<ir::ValueRef> bias = lowerer.tensor_arg(2, "bias");
-  bool training = true;
-  double eps = 1e-5;
-  std::optional<ir::ValueRef> running_mean, running_var;
-  switch (node.op) {
-    case Op::batch_norm_no_stats:  // (input, weight, bias, training, momentum, eps)
-      eps = double_arg(node, 5, "eps", eps);
-      break;
-    case Op::batch_norm_no_training:  // (input, weight, bias, mean, var, momentum, eps)
-      training = false;
-      eps = double_arg(node, 6, "eps", eps);
-      break;
-    default:  // (input, weight, bias, running_mean, running_var, training, momentum, eps)
-      training = bool_arg(node, 5, "training", true);
-      eps = double_arg(node, 7, "eps", eps);
-      break;
-  }
-  if (node.op != Op::batch_norm_no_stats) {
-    running_mean = lowerer.tensor_arg(3, "running_mean");
-    running_var = lowerer.tensor_arg(4, "running_var");
-  }
+  const BatchNormArgs args = batch_norm_args(lowerer);
   for (int out = 3; out < static_cast<int>(node.outputs.size()); ++out)
     if (lowerer.output_used(out))
       return make_error(
           "the updated running statistics (output {}) are used; not covered by the "
           "built-in Coder yet",
           out);
-  const int64_t rank = input.rank(), channels = input.shape[1];
   const bool stats_used = lowerer.output_used(1) || lowerer.output_used(2);
-
-  if (!training) {
-    // Inference: y = x * scale + shift with scale = weight * rsqrt(var + eps) and
-    // shift = bias - mean * scale: both depend only on params (computed once, at init).
-    if (!running_mean || !running_var)
-      return make_error("inference-mode batch norm without running statistics");
-    if (stats_used)
-      return make_error("the saved statistics of an inference-mode batch norm are used");
-    std::vector<int64_t> channel_shape{channels};
-    for (int64_t d = 2; d < rank; ++d)
-      channel_shape.push_back(1);
-    ir::ValueRef scale =
-        reciprocal_std(lowerer, lowerer.view("var", *running_var, channel_shape), eps);
-    if (weight)
-      scale = lowerer.binary("scale", Op::mul_tensor, scale,
-                             ref_arg(lowerer.view("weight", *weight, channel_shape)));
-    ir::ValueRef shift =
-        lowerer.binary("mean_scaled", Op::mul_tensor,
-                       lowerer.view("mean", *running_mean, channel_shape), ref_arg(scale));
-    shift = lowerer.unary("neg_shift", Op::neg, shift);
-    if (bias)
-      shift = lowerer.binary("shift", Op::add_tensor, shift,
-                             ref_arg(lowerer.view("bias", *bias, channel_shape)));
-    const ir::ValueRef scaled = lowerer.binary("scaled", Op::mul_tensor, x, ref_arg(scale));
-    lowerer.map_output(0, lowerer.binary("", Op::add_tensor, scaled, ref_arg(shift)));
-    return true;
-  }
-
-  std::vector<int64_t> dims{0};
-  for (int64_t d = 2; d < rank; ++d)
-    dims.push_back(d);
-  const auto blocks = reduction_blocks(input.shape, dims);
-  // Statistics over trailing dims only (instance norm, batch norm with N = 1): rows are
-  // [leading dims], one row kernel does it all.
-  bool trailing = blocks.size() == 1;
-  int64_t rows = 1, cols = 1;
-  if (trailing) {
-    for (int64_t d = blocks[0].back() + 1; d < rank; ++d)
-      if (input.shape[d] != 1) trailing = false;
-    for (int64_t d = 0; d < blocks[0].front(); ++d)
-      rows *= input.shape[d];
-    cols = input.numel() / std::max<int64_t>(rows, 1);
-  }
-  ir::ValueRef y;
-  if (trailing && !stats_used && row_kernel_suits(lowerer, rows, cols)) {
-    const std::vector<int64_t> normalized(input.shape.begin() + blocks[0].front(),
-                                          input.shape.end());
-    std::vector<int64_t> stats_shape(input.shape.begin(), input.shape.begin() + blocks[0].front());
-    stats_shape.resize(input.shape.size(), 1);
-    const ir::TensorType stats = contiguous_type(stats_shape, input.dtype);
-    y = lowerer.emit("layer_norm", Op::native_layer_norm,
-                     {ref_arg(x), int_list_arg(normalized), ir::Arg{}, ir::Arg{}, ir::Arg{eps}},
-                     {contiguous_type(input.shape, input.dtype), stats, stats});
-  } else {
-    auto [var, mean] = lowerer.var_mean("stats", x, dims, 0, true);
-    const ir::ValueRef rstd = reciprocal_std(lowerer, var, eps);
-    y = normalize(lowerer, x, mean, rstd);
-    if (lowerer.output_used(1)) lowerer.map_output(1, lowerer.view("save_mean", mean, {channels}));
-    if (lowerer.output_used(2)) lowerer.map_output(2, lowerer.view("save_rstd", rstd, {channels}));
-  }
-  y = channel_affine(lowerer, y, weight, bias, rank);
+  if (!args.training)
+    return lower_inference_batch_norm(lowerer, x, weight, bias, args, stats_used);
+  ir::ValueRef y = normalize_batch(lowerer, x, args.eps, stats_used);
+  y = channel_affine(lowerer, y, weight, bias, input.rank());
   lowerer.map_output(0, lowerer.emit("", Op::alias, {ref_arg(y)}, {node.outputs[0]}));
   return true;
 }

@@ -89,6 +89,13 @@ class Writer {
   void optional_body(json& object, const char* key, const std::optional<Body>& b) const {
     if (b) object[key] = body(*b);
   }
+  // What a reduction and a row kernel fuse around their op: prologue, epilogue and stores.
+  template <class Spec>
+  void fused(json& object, const Spec& s) const {
+    optional_body(object, "prologue", s.prologue);
+    optional_body(object, "epilogue", s.epilogue);
+    object["stores"] = stores(s.stores);
+  }
 
   json spec(const SubtaskSpec& spec) const {
     return std::visit(
@@ -109,9 +116,7 @@ class Writer {
                      {"input", access(s.input)}, {"correction", number(s.correction)},
                      {"outer", s.outer},         {"reduce", s.reduce},
                      {"inner", s.inner}};
-            optional_body(o, "prologue", s.prologue);
-            optional_body(o, "epilogue", s.epilogue);
-            o["stores"] = stores(s.stores);
+            fused(o, s);
           } else if constexpr (std::is_same_v<T, RowSpec>) {
             o = json{{"node", node(s.node)},
                      {"op", kRowOps[static_cast<int>(s.op)]},
@@ -121,9 +126,7 @@ class Writer {
             if (s.weight) o["weight"] = access(*s.weight);
             if (s.bias) o["bias"] = access(*s.bias);
             o["eps"] = number(s.eps);
-            optional_body(o, "prologue", s.prologue);
-            optional_body(o, "epilogue", s.epilogue);
-            o["stores"] = stores(s.stores);
+            fused(o, s);
           } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
             o = json{{"shape", s.shape}, {"body", body(s.body)}, {"stores", stores(s.stores)}};
           } else {
@@ -244,6 +247,12 @@ class Reader {
       list.push_back(Store{ref(item.at("value")), operand(item.at("from"))});
     return list;
   }
+  template <class Spec>
+  void fused(const json& object, Spec& s) const {
+    s.prologue = optional_body(object, "prologue");
+    s.epilogue = optional_body(object, "epilogue");
+    s.stores = stores(object.at("stores"));
+  }
 
   SubtaskSpec spec(const std::string& kind, const json& o) const {
     switch (read_enum(json(kind), kKinds, "subtask kind")) {
@@ -266,9 +275,7 @@ class Reader {
         s.input = access(o.at("input"));
         s.correction = read_number(o.at("correction"));
         s.outer = o.at("outer"), s.reduce = o.at("reduce"), s.inner = o.at("inner");
-        s.prologue = optional_body(o, "prologue");
-        s.epilogue = optional_body(o, "epilogue");
-        s.stores = stores(o.at("stores"));
+        fused(o, s);
         return s;
       }
       case 2: {
@@ -280,9 +287,7 @@ class Reader {
         s.weight = optional_access(o, "weight");
         s.bias = optional_access(o, "bias");
         s.eps = read_number(o.at("eps"));
-        s.prologue = optional_body(o, "prologue");
-        s.epilogue = optional_body(o, "epilogue");
-        s.stores = stores(o.at("stores"));
+        fused(o, s);
         return s;
       }
       case 3: {
@@ -370,6 +375,73 @@ std::string serialize_plan(const Plan& plan) {
   return root.dump(1) + "\n";
 }
 
+namespace {
+
+// The steps of parse_plan: each throws ReadError or nlohmann's exceptions, and names the field
+// it reads in `field` first, so that the error says where it is.
+void read_settings(const json& root, Plan& plan, std::string& field) {
+  field = "task";
+  plan.task = root.at("task").get<std::string>();
+  field = "peaks";
+  const json& peaks = root.at("peaks");
+  plan.peaks = GpuPeaks{peaks.at("name").get<std::string>(), read_number(peaks.at("fp32_tflops")),
+                        read_number(peaks.at("dram_gbps")), peaks.at("sms").get<int>(),
+                        peaks.contains("tf32_tflops") ? read_number(peaks.at("tf32_tflops")) : 0.0};
+  field = "floor_us";
+  plan.floor_us = read_number(root.at("floor_us"));
+  field = "host";
+  const json& host = root.at("host");
+  plan.host =
+      HostStrategy{host.at("cuda_graph").get<bool>(), host.at("workspace_bytes").get<int64_t>(),
+                   host.at("library_workspace_bytes").get<int64_t>(),
+                   host.at("persistent_bytes").get<int64_t>()};
+}
+
+Subtask read_subtask(const Reader& reader, const json& item, std::string& field) {
+  Subtask subtask;
+  subtask.id = item.at("id").get<std::string>();
+  for (const json& node : item.at("nodes"))
+    subtask.nodes.push_back(reader.node(node));
+  subtask.kernel = item.at("kernel").get<std::string>();
+  for (const auto& [key, value] : item.at("tunables").items())
+    subtask.tunables[key] = value.get<int64_t>();
+  subtask.flops = read_number(item.at("flops"));
+  subtask.bytes = read_number(item.at("bytes"));
+  subtask.floor_us = read_number(item.at("floor_us"));
+  subtask.bound = static_cast<Bound>(read_enum(item.at("bound"), kBounds, "bound"));
+  subtask.at_init = item.at("at_init").get<bool>();
+  field += ".spec";
+  subtask.spec = reader.spec(item.at("kind").get<std::string>(), item.at("spec"));
+  return subtask;
+}
+
+// Buffers, skipped nodes, param preparations and the values' accesses.
+void read_tables(const json& root, const Reader& reader, Plan& plan, std::string& field) {
+  field = "buffers";
+  for (const json& item : root.at("buffers"))
+    plan.buffers.push_back(BufferSlot{
+        item.at("value").get<std::string>(),
+        static_cast<BufferSlot::Where>(read_enum(item.at("where"), kWheres, "buffer place")),
+        item.at("offset").get<int64_t>(), item.at("bytes").get<int64_t>()});
+  field = "skipped";
+  for (const json& item : root.at("skipped"))
+    plan.skipped.push_back(
+        Skipped{item.at("node").get<std::string>(), item.at("reason").get<std::string>()});
+  field = "param_preps";
+  for (const json& item : root.at("param_preps")) {
+    const ir::ValueRef param = reader.ref(json{{"param", item.at("param")}});
+    plan.param_preps.push_back(ParamPrep{param.index, item.at("action").get<std::string>(),
+                                         item.at("detail").get<std::string>()});
+  }
+  field = "values";
+  for (const auto& [name, value] : root.at("values").items()) {
+    field = fmt::format("values['{}']", name);
+    plan.values[name] = reader.access(value);
+  }
+}
+
+}  // namespace
+
 Result<Plan> parse_plan(std::string_view text, std::string_view source_name) {
   auto parsed = ir::read_json_strict(text, 256);
   if (!parsed.ok()) return parsed.error().with_context(std::string(source_name));
@@ -389,62 +461,13 @@ Result<Plan> parse_plan(std::string_view text, std::string_view source_name) {
     if (!graph.ok()) return graph.error();
     plan.graph = std::move(*graph);
     const Reader reader(plan.graph);
-    field = "task";
-    plan.task = root.at("task").get<std::string>();
-    field = "peaks";
-    const json& peaks = root.at("peaks");
-    plan.peaks = GpuPeaks{peaks.at("name").get<std::string>(), read_number(peaks.at("fp32_tflops")),
-                          read_number(peaks.at("dram_gbps")), peaks.at("sms").get<int>(),
-                          peaks.contains("tf32_tflops") ? read_number(peaks.at("tf32_tflops")) : 0.0};
-    field = "floor_us";
-    plan.floor_us = read_number(root.at("floor_us"));
-    field = "host";
-    const json& host = root.at("host");
-    plan.host =
-        HostStrategy{host.at("cuda_graph").get<bool>(), host.at("workspace_bytes").get<int64_t>(),
-                     host.at("library_workspace_bytes").get<int64_t>(),
-                     host.at("persistent_bytes").get<int64_t>()};
+    read_settings(root, plan, field);
     const json& subtasks = root.at("subtasks");
     for (size_t i = 0; i < subtasks.size(); ++i) {
       field = fmt::format("subtasks[{}]", i);
-      const json& item = subtasks[i];
-      Subtask subtask;
-      subtask.id = item.at("id").get<std::string>();
-      for (const json& node : item.at("nodes"))
-        subtask.nodes.push_back(reader.node(node));
-      subtask.kernel = item.at("kernel").get<std::string>();
-      for (const auto& [key, value] : item.at("tunables").items())
-        subtask.tunables[key] = value.get<int64_t>();
-      subtask.flops = read_number(item.at("flops"));
-      subtask.bytes = read_number(item.at("bytes"));
-      subtask.floor_us = read_number(item.at("floor_us"));
-      subtask.bound = static_cast<Bound>(read_enum(item.at("bound"), kBounds, "bound"));
-      subtask.at_init = item.at("at_init").get<bool>();
-      field += ".spec";
-      subtask.spec = reader.spec(item.at("kind").get<std::string>(), item.at("spec"));
-      plan.subtasks.push_back(std::move(subtask));
+      plan.subtasks.push_back(read_subtask(reader, subtasks[i], field));
     }
-    field = "buffers";
-    for (const json& item : root.at("buffers"))
-      plan.buffers.push_back(BufferSlot{
-          item.at("value").get<std::string>(),
-          static_cast<BufferSlot::Where>(read_enum(item.at("where"), kWheres, "buffer place")),
-          item.at("offset").get<int64_t>(), item.at("bytes").get<int64_t>()});
-    field = "skipped";
-    for (const json& item : root.at("skipped"))
-      plan.skipped.push_back(
-          Skipped{item.at("node").get<std::string>(), item.at("reason").get<std::string>()});
-    field = "param_preps";
-    for (const json& item : root.at("param_preps")) {
-      const ir::ValueRef param = reader.ref(json{{"param", item.at("param")}});
-      plan.param_preps.push_back(ParamPrep{param.index, item.at("action").get<std::string>(),
-                                           item.at("detail").get<std::string>()});
-    }
-    field = "values";
-    for (const auto& [name, value] : root.at("values").items()) {
-      field = fmt::format("values['{}']", name);
-      plan.values[name] = reader.access(value);
-    }
+    read_tables(root, reader, plan, field);
     return plan;
   } catch (const ReadError& error) {
     return make_error("{}: {}: {}", source_name, field, error.message);
