@@ -6,7 +6,24 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "plan/graph_edit.h"
+
 namespace stitch::plan {
+
+std::map<std::string, Access> arrival_accesses(const ir::Graph& graph) {
+  std::map<std::string, Access> values;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    const ir::ValueRef ref{ir::ValueRef::Kind::input, static_cast<int32_t>(i), 0};
+    values[value_key(ref)] =
+        Access{ref, 0, graph.inputs[i].type.shape, graph.inputs[i].type.strides};
+  }
+  for (size_t i = 0; i < graph.params.size(); ++i) {
+    const ir::ValueRef ref{ir::ValueRef::Kind::param, static_cast<int32_t>(i), 0};
+    values[value_key(ref)] =
+        Access{ref, 0, graph.params[i].type.shape, graph.params[i].type.strides};
+  }
+  return values;
+}
 
 bool Access::is_contiguous() const {
   int64_t expected = 1;

@@ -3,6 +3,7 @@
 // Pure functions; a view the strides cannot express returns nullopt, never a wrong Access.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,10 @@
 #include "plan/plan.h"
 
 namespace stitch::plan {
+
+// The Access of every graph input and param: the whole buffer with the strides it arrives with,
+// keyed by value_key() (graph_edit.h).
+std::map<std::string, Access> arrival_accesses(const ir::Graph& graph);
 
 // The whole of a buffer with the given shape, contiguous, offset 0.
 Access contiguous_access(const ir::ValueRef& base, const std::vector<int64_t>& shape);

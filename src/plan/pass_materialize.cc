@@ -27,18 +27,8 @@ using ir::Op;
 // Builds the new graph and keeps every new value's Access up to date.
 class Materializer {
  public:
-  explicit Materializer(const ir::Graph& source) : source_(source), rewriter_(source) {
-    for (size_t i = 0; i < source.inputs.size(); ++i) {
-      const ir::ValueRef ref{ir::ValueRef::Kind::input, static_cast<int32_t>(i), 0};
-      values_[value_key(ref)] =
-          Access{ref, 0, source.inputs[i].type.shape, source.inputs[i].type.strides};
-    }
-    for (size_t i = 0; i < source.params.size(); ++i) {
-      const ir::ValueRef ref{ir::ValueRef::Kind::param, static_cast<int32_t>(i), 0};
-      values_[value_key(ref)] =
-          Access{ref, 0, source.params[i].type.shape, source.params[i].type.strides};
-    }
-  }
+  explicit Materializer(const ir::Graph& source)
+      : source_(source), rewriter_(source), values_(arrival_accesses(source)) {}
 
   Status run() {
     for (size_t i = 0; i < source_.nodes.size(); ++i)
