@@ -16,10 +16,6 @@ namespace {
 using ir::Op;
 using ir::ValueRef;
 
-ValueRef node_value(int index, int out = 0) {
-  return ValueRef{ValueRef::Kind::node, index, out};
-}
-
 std::optional<ValueRef> arg_ref(const ir::Node& node, size_t index) {
   if (index >= node.args.size() || !node.args[index].is_ref()) return std::nullopt;
   return *node.args[index].ref();

@@ -22,6 +22,10 @@ ir::Node new_node(std::string id, ir::Op op, std::vector<ir::Arg> args,
 // Calls fn on every value reference in the node's args and kwargs (lists included).
 void for_each_ref(const ir::Node& node, const std::function<void(const ir::ValueRef&)>& fn);
 std::string value_key(const ir::ValueRef& ref);  // "i3", "p0", "n12.1": a map key
+// Output `out` of node `index`.
+inline ir::ValueRef node_value(int index, int out = 0) {
+  return ir::ValueRef{ir::ValueRef::Kind::node, index, out};
+}
 
 // Builds a new graph from `source`: inputs, params and task info are copied; nodes are kept
 // (references remapped) or replaced by new nodes; every old value maps to a new one.

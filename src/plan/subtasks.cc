@@ -20,10 +20,6 @@ namespace {
 using ir::Op;
 using ir::ValueRef;
 
-ValueRef node_value(int index, int out = 0) {
-  return ValueRef{ValueRef::Kind::node, index, out};
-}
-
 class BodyBuilder {
  public:
   BodyBuilder(const ir::Graph& graph, const ValueMap& values, const std::set<int>& folded,
