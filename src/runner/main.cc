@@ -95,12 +95,16 @@ int fail_setup(ReportBuilder& report, const std::string& message) {
   return kExitSetupFailed;
 }
 
-}  // namespace
+// Flags that main turns into RunnerOptions fields after parsing.
+struct RawFlags {
+  std::string counting = "untimed";
+  bool no_network_isolation = false, no_seccomp = false;
+  uint64_t seed = 0;
+  CLI::Option* seed_option = nullptr;
+};
 
-int main(int argc, char** argv) {
-  RunnerOptions options;
-  CLI::App app{kDescription, "stitch-runner"};
-  app.footer(kFooter);
+// What to run and how: the program, its inputs, the timing and the limits of each call.
+void add_run_options(CLI::App& app, RunnerOptions& options) {
   app.add_option("--program", options.program, "Candidate program (.so) to load")->required();
   app.add_option("--slots", options.slots,
                  "slots.json written by the judge (required unless --self-test; with --self-test "
@@ -140,8 +144,11 @@ int main(int argc, char** argv) {
   app.add_option("--guard-bytes", options.guard_bytes,
                  "Canary band before and after every buffer handed to the program (bytes)")
       ->capture_default_str();
-  std::string counting = "untimed";
-  app.add_option("--launch-counting", counting,
+}
+
+// How the runner watches and confines the program, and the profile mode.
+void add_sandbox_options(CLI::App& app, RunnerOptions& options, RawFlags& raw) {
+  app.add_option("--launch-counting", raw.counting,
                  "CUPTI kernel counting: off, untimed (init, checks, warm-up), all (timed calls "
                  "too; adds launch overhead)")
       ->check(CLI::IsMember({"off", "untimed", "all"}))
@@ -157,10 +164,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-file-mb", options.max_file_mb, "RLIMIT_FSIZE (MiB)")->capture_default_str();
   app.add_option("--max-open-files", options.max_open_files, "RLIMIT_NOFILE")
       ->capture_default_str();
-  bool no_network_isolation = false, no_seccomp = false;
-  app.add_flag("--no-network-isolation", no_network_isolation,
+  app.add_flag("--no-network-isolation", raw.no_network_isolation,
                "Do not unshare the network namespace");
-  app.add_flag("--no-seccomp", no_seccomp,
+  app.add_flag("--no-seccomp", raw.no_seccomp,
                "Do not install the seccomp filter refusing fork/exec after CUDA is initialised");
   app.add_flag("--under-profiler", options.under_profiler,
                "Nsight Compute started this runner: keep inherited descriptors and LD_PRELOAD "
@@ -168,9 +174,17 @@ int main(int argc, char** argv) {
   app.add_flag("--nonce-stdin", options.nonce_stdin,
                "Read one line from stdin before loading anything and echo it in runner.json "
                "(lets the orchestrator tell the runner's file from a forged one)");
-  uint64_t seed = 0;
-  auto* seed_option = app.add_option(
-      "--seed", seed, "Fixed seed for the runner's generator (debugging; default /dev/urandom)");
+  raw.seed_option = app.add_option(
+      "--seed", raw.seed, "Fixed seed for the runner's generator (debugging; default /dev/urandom)");
+}
+
+// Parses and completes `options`; an exit code when the runner stops here (--help, bad usage).
+std::optional<int> parse_command_line(int argc, char** argv, RunnerOptions& options) {
+  CLI::App app{kDescription, "stitch-runner"};
+  app.footer(kFooter);
+  RawFlags raw;
+  add_run_options(app, options);
+  add_sandbox_options(app, options, raw);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -186,17 +200,78 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stitch-runner: --timing-sets must be >= 1, iterations >= 0\n");
     return kExitUsage;
   }
-  options.launch_counting = counting == "off"   ? LaunchCounting::off
-                            : counting == "all" ? LaunchCounting::all
-                                                : LaunchCounting::untimed;
-  options.isolate_network = !no_network_isolation;
-  options.seccomp = !no_seccomp;
-  if (seed_option->count() > 0) options.seed = seed;
+  options.launch_counting = raw.counting == "off"   ? LaunchCounting::off
+                            : raw.counting == "all" ? LaunchCounting::all
+                                                    : LaunchCounting::untimed;
+  options.isolate_network = !raw.no_network_isolation;
+  options.seccomp = !raw.no_seccomp;
+  if (raw.seed_option->count() > 0) options.seed = raw.seed;
   // The sandbox changes directory: every path the runner needs later is made absolute now.
   options.program = fs::absolute(options.program);
   if (!options.result.empty()) options.result = fs::absolute(options.result);
   if (!options.slots.empty()) options.slots = fs::absolute(options.slots);
   if (!options.profile.empty()) options.profile = fs::absolute(options.profile);
+  return std::nullopt;
+}
+
+SandboxOptions sandbox_options(const RunnerOptions& options) {
+  SandboxOptions sandbox;
+  sandbox.work_dir = options.work_dir;
+  sandbox.max_file_bytes = options.max_file_mb << 20;
+  sandbox.max_open_files = options.max_open_files;
+  sandbox.isolate_network = options.isolate_network;
+  sandbox.under_profiler = options.under_profiler;
+  for (const fs::path& path : {options.slots, options.result, options.program, options.profile})
+    if (!path.empty()) sandbox.private_paths.push_back(path.parent_path().string());
+  return sandbox;
+}
+
+void record_sandbox(ReportBuilder& report, const SandboxReport& sandbox) {
+  report.update([&](nlohmann::json& doc) {
+    doc["sandbox"] = {{"work_dir", sandbox.work_dir.string()},
+                      {"network_namespace", sandbox.network_namespace},
+                      {"network_detail", sandbox.network_detail},
+                      {"removed_environment", sandbox.removed_environment},
+                      {"notes", sandbox.notes}};
+  });
+}
+
+// Runs the check (or profile) session inside the sandbox, writes runner.json, leaves the
+// sandbox and exits with the session's code.
+[[noreturn]] void run_and_exit(const RunnerOptions& options, RunSpec spec, ReportBuilder& report,
+                               const SandboxReport& sandbox) {
+  // Started after the sandbox: unsharing a user namespace needs a single-threaded process.
+  Watchdog watchdog(on_deadline);
+  std::optional<Session> session;
+  std::optional<ProfileSession> profile;
+  if (options.profile.empty())
+    session.emplace(options, std::move(spec), report, watchdog);
+  else
+    profile.emplace(options, std::move(spec), report, watchdog);
+  int code = session ? session->run() : profile->run();
+  exit_context.exit_code = code;
+  write_or_complain(report);
+  if (code != kExitOk) {
+    std::string status, message;
+    report.update([&](nlohmann::json& doc) {
+      status = doc["status"].get<std::string>();
+      message = doc["message"].get<std::string>();
+    });
+    std::fprintf(stderr, "stitch-runner: %s: %s\n", status.c_str(), message.c_str());
+  }
+  if (session) session->finish();
+  if (profile) profile->finish();
+  leave_sandbox(sandbox);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);  // skips the program's static destructors and atexit handlers
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RunnerOptions options;
+  if (std::optional<int> code = parse_command_line(argc, argv, options)) return *code;
 
   std::string nonce = options.nonce_stdin ? read_nonce() : "";
   ReportBuilder report(options.result);
@@ -212,48 +287,9 @@ int main(int argc, char** argv) {
                   : load_slots(options.slots, options.self_test, options.self_test_check_sets);
   if (!spec) return fail_setup(report, spec.error().message);
 
-  SandboxOptions sandbox_options;
-  sandbox_options.work_dir = options.work_dir;
-  sandbox_options.max_file_bytes = options.max_file_mb << 20;
-  sandbox_options.max_open_files = options.max_open_files;
-  sandbox_options.isolate_network = options.isolate_network;
-  sandbox_options.under_profiler = options.under_profiler;
-  for (const fs::path& path : {options.slots, options.result, options.program, options.profile})
-    if (!path.empty()) sandbox_options.private_paths.push_back(path.parent_path().string());
-  auto sandbox = enter_sandbox(sandbox_options, argc, argv);
+  auto sandbox = enter_sandbox(sandbox_options(options), argc, argv);
   if (!sandbox) return fail_setup(report, sandbox.error().message);
   exit_context.sandbox = &*sandbox;
-  report.update([&](nlohmann::json& doc) {
-    doc["sandbox"] = {{"work_dir", sandbox->work_dir.string()},
-                      {"network_namespace", sandbox->network_namespace},
-                      {"network_detail", sandbox->network_detail},
-                      {"removed_environment", sandbox->removed_environment},
-                      {"notes", sandbox->notes}};
-  });
-
-  // Started after the sandbox: unsharing a user namespace needs a single-threaded process.
-  Watchdog watchdog(on_deadline);
-  std::optional<Session> session;
-  std::optional<ProfileSession> profile;
-  if (options.profile.empty())
-    session.emplace(options, std::move(*spec), report, watchdog);
-  else
-    profile.emplace(options, std::move(*spec), report, watchdog);
-  int code = session ? session->run() : profile->run();
-  exit_context.exit_code = code;
-  write_or_complain(report);
-  if (code != kExitOk) {
-    std::string status, message;
-    report.update([&](nlohmann::json& doc) {
-      status = doc["status"].get<std::string>();
-      message = doc["message"].get<std::string>();
-    });
-    std::fprintf(stderr, "stitch-runner: %s: %s\n", status.c_str(), message.c_str());
-  }
-  if (session) session->finish();
-  if (profile) profile->finish();
-  leave_sandbox(*sandbox);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  _exit(code);  // skips the program's static destructors and atexit handlers
+  record_sandbox(report, *sandbox);
+  run_and_exit(options, std::move(*spec), report, *sandbox);
 }
