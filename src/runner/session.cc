@@ -300,22 +300,7 @@ Result<Flow> Session::check_correctness() {
 
 Result<Flow> Session::run_check_set(size_t set_index, int run) {
   std::string label = fmt::format("check set {}{}", set_index, run ? " (repeat)" : "");
-  const SlotSet& slots = spec_.check_sets[set_index];
-  auto source_of = [&](size_t j) -> Result<void*> {
-    if (spec_.self_test) return check_sources_[set_index][j].data();
-    return ipc_.map(slots.inputs[j]);
-  };
-  for (size_t j = 0; j < spec_.inputs.size(); ++j) {
-    STITCH_ASSIGN_OR_RETURN(void* source, source_of(j));
-    uint64_t bytes = spec_.inputs[j].storage_bytes();
-    STITCH_CUDA_TRY(cudaMemcpyAsync(check_io_.inputs[j].data(), source, bytes,
-                                    cudaMemcpyDeviceToDevice, stream_),
-                    "copying check inputs");
-    if (!spec_.self_test && set_index == 0 && run == 0 && fixed_sources_[j].data())
-      STITCH_CUDA_TRY(cudaMemcpyAsync(fixed_sources_[j].data(), source, bytes,
-                                      cudaMemcpyDeviceToDevice, stream_),
-                      "keeping a fixed input");
-  }
+  STITCH_TRY(stage_check_inputs(set_index, run));
   STITCH_TRY(poison_outputs(check_io_, run));
   STITCH_CUDA_TRY(cudaStreamSynchronize(stream_), "preparing " + label);
   ipc_.close_all();  // the judge's memory is not mapped while the program runs
@@ -330,67 +315,14 @@ Result<Flow> Session::run_check_set(size_t set_index, int run) {
         fmt::format("{}: {} canary bytes around the program's buffers overwritten", label, damage));
     STITCH_TRY(restore_canaries(check_io_));
   }
-  bool inputs_unchanged = true;
-  for (size_t j = 0; j < spec_.inputs.size(); ++j) {
-    STITCH_ASSIGN_OR_RETURN(void* source, source_of(j));
-    STITCH_ASSIGN_OR_RETURN(uint64_t changed, byte_mismatches(check_io_.inputs[j].data(), source,
-                                                              spec_.inputs[j].storage_bytes()));
-    if (changed == 0) continue;
-    inputs_unchanged = false;
-    report_.add_finding("mutates_inputs", fmt::format("{}: input {} ({}): {} bytes changed by the "
-                                                      "call",
-                                                      label, j, spec_.inputs[j].name, changed));
-  }
+  STITCH_ASSIGN_OR_RETURN(bool inputs_unchanged, check_inputs_unchanged(set_index, label));
   STITCH_ASSIGN_OR_RETURN(std::vector<uint64_t> poison, poison_remaining(check_io_, run));
   report_poison(poison, label);
-  std::vector<uint64_t> unjoined;
-  for (size_t k = 0; k < spec_.outputs.size(); ++k) {
-    STITCH_ASSIGN_OR_RETURN(
-        CompareCounts counts,
-        compare(snapshots_[k].data(), check_io_.outputs[k].data(), spec_.outputs[k], 0, 0));
-    unjoined.push_back(counts.bit_mismatches);
-    if (counts.bit_mismatches > 0)
-      report_.add_finding("side_stream",
-                          fmt::format("{}: output {}: {} elements were written after the caller's "
-                                      "stream had finished (work not joined into the stream)",
-                                      label, k, counts.bit_mismatches));
-  }
-  if (set_index == 0) {
-    for (size_t k = 0; k < spec_.outputs.size(); ++k) {
-      if (run == 0) {
-        STITCH_CUDA_TRY(
-            cudaMemcpyAsync(determinism_copy_[k].data(), check_io_.outputs[k].data(),
-                            spec_.outputs[k].storage_bytes(), cudaMemcpyDeviceToDevice, stream_),
-            "keeping outputs for the determinism check");
-        continue;
-      }
-      STITCH_ASSIGN_OR_RETURN(CompareCounts counts,
-                              compare(check_io_.outputs[k].data(), determinism_copy_[k].data(),
-                                      spec_.outputs[k], 0, 0));
-      double max_diff = 0;
-      static_assert(sizeof(double) == sizeof(counts.max_abs_diff_bits));
-      std::memcpy(&max_diff, &counts.max_abs_diff_bits, sizeof max_diff);
-      report_.update([&](json& doc) {
-        json& determinism = doc["determinism"];
-        determinism["checked"] = true;
-        if (!determinism.contains("identical")) determinism["identical"] = true;
-        if (counts.bit_mismatches > 0) determinism["identical"] = false;
-        determinism["outputs"].push_back(
-            {{"bit_mismatches", counts.bit_mismatches}, {"max_abs_diff", max_diff}});
-      });
-    }
-  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<uint64_t> unjoined, unjoined_output_elements(label));
+  if (set_index == 0) STITCH_TRY(check_determinism(run));
   bool copied = false;
   if (!spec_.self_test && run == 0) {
-    for (size_t k = 0; k < spec_.outputs.size(); ++k) {
-      STITCH_ASSIGN_OR_RETURN(void* slot, ipc_.map(slots.outputs[k]));
-      STITCH_CUDA_TRY(
-          cudaMemcpyAsync(slot, check_io_.outputs[k].data(), spec_.outputs[k].storage_bytes(),
-                          cudaMemcpyDeviceToDevice, stream_),
-          "copying outputs to the check slot");
-    }
-    STITCH_CUDA_TRY(cudaStreamSynchronize(stream_), "copying outputs to the check slot");
-    ipc_.close_all();
+    STITCH_TRY(copy_to_check_slot(spec_.check_sets[set_index]));
     copied = true;
   }
   ipc_.close_all();
@@ -408,6 +340,104 @@ Result<Flow> Session::run_check_set(size_t set_index, int run) {
                                  {"copied_to_slot", copied}});
   });
   return Flow::proceed;
+}
+
+Result<void*> Session::check_input_source(size_t set_index, size_t input) {
+  if (spec_.self_test) return check_sources_[set_index][input].data();
+  return ipc_.map(spec_.check_sets[set_index].inputs[input]);
+}
+
+Status Session::stage_check_inputs(size_t set_index, int run) {
+  for (size_t j = 0; j < spec_.inputs.size(); ++j) {
+    STITCH_ASSIGN_OR_RETURN(void* source, check_input_source(set_index, j));
+    uint64_t bytes = spec_.inputs[j].storage_bytes();
+    STITCH_CUDA_TRY(cudaMemcpyAsync(check_io_.inputs[j].data(), source, bytes,
+                                    cudaMemcpyDeviceToDevice, stream_),
+                    "copying check inputs");
+    if (!spec_.self_test && set_index == 0 && run == 0 && fixed_sources_[j].data())
+      STITCH_CUDA_TRY(cudaMemcpyAsync(fixed_sources_[j].data(), source, bytes,
+                                      cudaMemcpyDeviceToDevice, stream_),
+                      "keeping a fixed input");
+  }
+  return {};
+}
+
+Result<bool> Session::check_inputs_unchanged(size_t set_index, const std::string& label) {
+  bool inputs_unchanged = true;
+  for (size_t j = 0; j < spec_.inputs.size(); ++j) {
+    STITCH_ASSIGN_OR_RETURN(void* source, check_input_source(set_index, j));
+    STITCH_ASSIGN_OR_RETURN(uint64_t changed, byte_mismatches(check_io_.inputs[j].data(), source,
+                                                              spec_.inputs[j].storage_bytes()));
+    if (changed == 0) continue;
+    inputs_unchanged = false;
+    report_.add_finding("mutates_inputs", fmt::format("{}: input {} ({}): {} bytes changed by the "
+                                                      "call",
+                                                      label, j, spec_.inputs[j].name, changed));
+  }
+  return inputs_unchanged;
+}
+
+Result<std::vector<uint64_t>> Session::unjoined_output_elements(const std::string& label) {
+  std::vector<uint64_t> unjoined;
+  for (size_t k = 0; k < spec_.outputs.size(); ++k) {
+    STITCH_ASSIGN_OR_RETURN(
+        CompareCounts counts,
+        compare(snapshots_[k].data(), check_io_.outputs[k].data(), spec_.outputs[k], 0, 0));
+    unjoined.push_back(counts.bit_mismatches);
+    if (counts.bit_mismatches > 0)
+      report_.add_finding("side_stream",
+                          fmt::format("{}: output {}: {} elements were written after the caller's "
+                                      "stream had finished (work not joined into the stream)",
+                                      label, k, counts.bit_mismatches));
+  }
+  return unjoined;
+}
+
+Status Session::check_determinism(int run) {
+  for (size_t k = 0; k < spec_.outputs.size(); ++k) {
+    if (run == 0) {
+      STITCH_CUDA_TRY(
+          cudaMemcpyAsync(determinism_copy_[k].data(), check_io_.outputs[k].data(),
+                          spec_.outputs[k].storage_bytes(), cudaMemcpyDeviceToDevice, stream_),
+          "keeping outputs for the determinism check");
+      continue;
+    }
+    STITCH_ASSIGN_OR_RETURN(CompareCounts counts,
+                            compare(check_io_.outputs[k].data(), determinism_copy_[k].data(),
+                                    spec_.outputs[k], 0, 0));
+    double max_diff = 0;
+    static_assert(sizeof(double) == sizeof(counts.max_abs_diff_bits));
+    std::memcpy(&max_diff, &counts.max_abs_diff_bits, sizeof max_diff);
+    report_.update([&](json& doc) {
+      json& determinism = doc["determinism"];
+      determinism["checked"] = true;
+      if (!determinism.contains("identical")) determinism["identical"] = true;
+      if (counts.bit_mismatches > 0) determinism["identical"] = false;
+      determinism["outputs"].push_back(
+          {{"bit_mismatches", counts.bit_mismatches}, {"max_abs_diff", max_diff}});
+    });
+  }
+  return {};
+}
+
+Status Session::copy_to_check_slot(const SlotSet& slots) {
+  STITCH_TRY(copy_to_slots(slots.outputs, check_io_.outputs, spec_.outputs,
+                           "copying outputs to the check slot"));
+  STITCH_CUDA_TRY(cudaStreamSynchronize(stream_), "copying outputs to the check slot");
+  ipc_.close_all();
+  return {};
+}
+
+Status Session::copy_to_slots(const std::vector<IpcRef>& slots,
+                              const std::vector<GuardedBuffer>& buffers,
+                              const std::vector<TensorSpec>& tensors, const char* what) {
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    STITCH_ASSIGN_OR_RETURN(void* slot, ipc_.map(slots[k]));
+    STITCH_CUDA_TRY(cudaMemcpyAsync(slot, buffers[k].data(), tensors[k].storage_bytes(),
+                                    cudaMemcpyDeviceToDevice, stream_),
+                    what);
+  }
+  return {};
 }
 
 }  // namespace stitch::runner

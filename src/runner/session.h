@@ -69,6 +69,16 @@ class Session : public ProgramSession {
   Result<Flow> initialize();
   Result<Flow> check_correctness();
   Result<Flow> run_check_set(size_t set_index, int run);
+  // The steps of one check set (a call on the judge's inputs, then the checks of its results).
+  Result<void*> check_input_source(size_t set_index, size_t input);
+  Status stage_check_inputs(size_t set_index, int run);
+  Result<bool> check_inputs_unchanged(size_t set_index, const std::string& label);
+  Result<std::vector<uint64_t>> unjoined_output_elements(const std::string& label);
+  Status check_determinism(int run);  // set 0: the repeat's outputs against the first run's
+  Status copy_to_check_slot(const SlotSet& slots);
+  // Copies each buffer to the judge's slot of the same index, on the stream (not synchronized).
+  Status copy_to_slots(const std::vector<IpcRef>& slots, const std::vector<GuardedBuffer>& buffers,
+                       const std::vector<TensorSpec>& tensors, const char* what);
   Result<Flow> idle_check(const std::string& label, const char* json_key);
   Result<Flow> time_forward();  // timing.cc
   Status measure_empty_sync_gap(int calls);  // timing.cc

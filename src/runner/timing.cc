@@ -189,20 +189,10 @@ Result<Flow> Session::recheck(IoSet& timed_set, int iteration) {
 
 Status Session::copy_to_spot_slot(const IoSet& timed_set, int spot_index) {
   const SlotSet& slot = spec_.spot_slots[spot_index];
-  for (size_t j = 0; j < spec_.inputs.size(); ++j) {
-    STITCH_ASSIGN_OR_RETURN(void* target, ipc_.map(slot.inputs[j]));
-    STITCH_CUDA_TRY(
-        cudaMemcpyAsync(target, timed_set.inputs[j].data(), spec_.inputs[j].storage_bytes(),
-                        cudaMemcpyDeviceToDevice, stream_),
-        "copying inputs to a spot slot");
-  }
-  for (size_t k = 0; k < spec_.outputs.size(); ++k) {
-    STITCH_ASSIGN_OR_RETURN(void* target, ipc_.map(slot.outputs[k]));
-    STITCH_CUDA_TRY(
-        cudaMemcpyAsync(target, timed_set.outputs[k].data(), spec_.outputs[k].storage_bytes(),
-                        cudaMemcpyDeviceToDevice, stream_),
-        "copying outputs to a spot slot");
-  }
+  STITCH_TRY(
+      copy_to_slots(slot.inputs, timed_set.inputs, spec_.inputs, "copying inputs to a spot slot"));
+  STITCH_TRY(copy_to_slots(slot.outputs, timed_set.outputs, spec_.outputs,
+                           "copying outputs to a spot slot"));
   STITCH_CUDA_TRY(cudaStreamSynchronize(stream_), "copying to a spot slot");
   ipc_.close_all();
   return {};
