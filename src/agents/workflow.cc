@@ -279,55 +279,18 @@ Status Workflow::step_attempt(RunState& state, AttemptKind kind, int subtask, js
                               std::string label) {
   const PlanVersion* plan = state.current_plan();
   if (plan == nullptr) return make_error("an attempt without a plan");
-  STITCH_ASSIGN_OR_RETURN(fs::path dir, run_.new_attempt_dir());
-  AttemptRecord record;
-  record.number = std::stoi(dir.filename().string());
-  record.dir = "attempts/" + dir.filename().string();
-  record.kind = kind;
-  record.plan_version = plan->version;
-  record.subtask = subtask;
-  record.variant = variant;
-  record.label = label;
-  STITCH_TRY(write_json_file(dir / "attempt.json", attempt_intent_to_json(record)));
-  const int number = record.number;
-  state.attempts.push_back(std::move(record));
-  STITCH_TRY(save(state));
-  checkpoint("after_attempt_json", number);
+  STITCH_ASSIGN_OR_RETURN(fs::path dir, open_attempt(state, kind, subtask, variant, label));
+  const int number = state.attempts.back().number;
   const double started_s = options_.clock();
 
-  CodeRequest request;
-  request.run_dir = run_.root();
-  request.plan_file = run_.root() / plan->file;
-  request.plan_version = plan->version;
-  request.subtask = subtask;
-  request.subtask_ids = plan->subtask_ids;
-  request.feedback =
-      kind == AttemptKind::refine ? std::nullopt : feedback_for(state, kind, subtask);
-  request.variant = variant;
-  request.tried_variants = tried_variants(state, kind, subtask);
+  CodeRequest request = code_request(state, *plan, kind, subtask, variant);
   request.out_dir = dir / "src";
   STITCH_TRY(make_dirs(request.out_dir));
   emit("attempt.start",
        fmt::format("attempt {:02}: {} — {}", number, attempt_kind_name(kind), label),
        {{"attempt", number}, {"kind", attempt_kind_name(kind)}, {"label", label}});
   STITCH_ASSIGN_OR_RETURN(CodeOutcome code, deps_.coder.write(request));
-  if (!code.draft) {
-    // Nothing new to try on this scope: not an attempt; the plan is abandoned.
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    state.attempts.pop_back();
-    emit("coder.stagnant", fmt::format("coder: nothing new for {} ({})", label, code.why_not),
-         {{"why", code.why_not}});
-    if (kind == AttemptKind::refine) {
-      state.refine.tried++;
-      state.refine.without_gain++;
-      if (state.refine.queue.empty())
-        finish_run(state, RunEnd::succeeded, "refine tried every candidate");
-    } else {
-      route_replan(state, options_.budgets, fmt::format("stagnation: {}", code.why_not));
-    }
-    return save(state);
-  }
+  if (!code.draft) return drop_stagnant_attempt(state, kind, label, code.why_not, dir);
   CodeDraft& draft = *code.draft;
   AttemptRecord* current = state.attempt(number);
   current->variant = draft.variant;
@@ -350,11 +313,71 @@ Status Workflow::step_attempt(RunState& state, AttemptKind kind, int subtask, js
   const double seconds = options_.clock() - started_s;
   STITCH_TRY(write_json_file(dir / "result.json", finished_attempt_to_json({result, seconds})));
   checkpoint("after_result", number);
+  return finish_attempt(state, number, result, seconds);
+}
 
-  current = state.attempt(number);
+Result<fs::path> Workflow::open_attempt(RunState& state, AttemptKind kind, int subtask,
+                                        const json& variant, const std::string& label) {
+  STITCH_ASSIGN_OR_RETURN(fs::path dir, run_.new_attempt_dir());
+  AttemptRecord record;
+  record.number = std::stoi(dir.filename().string());
+  record.dir = "attempts/" + dir.filename().string();
+  record.kind = kind;
+  record.plan_version = state.current_plan()->version;
+  record.subtask = subtask;
+  record.variant = variant;
+  record.label = label;
+  STITCH_TRY(write_json_file(dir / "attempt.json", attempt_intent_to_json(record)));
+  const int number = record.number;
+  state.attempts.push_back(std::move(record));
+  STITCH_TRY(save(state));
+  checkpoint("after_attempt_json", number);
+  return dir;
+}
+
+CodeRequest Workflow::code_request(const RunState& state, const PlanVersion& plan,
+                                   AttemptKind kind, int subtask, const json& variant) const {
+  CodeRequest request;
+  request.run_dir = run_.root();
+  request.plan_file = run_.root() / plan.file;
+  request.plan_version = plan.version;
+  request.subtask = subtask;
+  request.subtask_ids = plan.subtask_ids;
+  request.feedback =
+      kind == AttemptKind::refine ? std::nullopt : feedback_for(state, kind, subtask);
+  request.variant = variant;
+  request.tried_variants = tried_variants(state, kind, subtask);
+  return request;
+}
+
+// Nothing new to try on this scope: not an attempt; the plan is abandoned (or, refining, the
+// candidate counts as tried).
+Status Workflow::drop_stagnant_attempt(RunState& state, AttemptKind kind, const std::string& label,
+                                       const std::string& why_not, const fs::path& dir) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  state.attempts.pop_back();
+  emit("coder.stagnant", fmt::format("coder: nothing new for {} ({})", label, why_not),
+       {{"why", why_not}});
+  if (kind == AttemptKind::refine) {
+    state.refine.tried++;
+    state.refine.without_gain++;
+    if (state.refine.queue.empty())
+      finish_run(state, RunEnd::succeeded, "refine tried every candidate");
+  } else {
+    route_replan(state, options_.budgets, fmt::format("stagnation: {}", why_not));
+  }
+  return save(state);
+}
+
+// Records the verdict, routes on it and says so.
+Status Workflow::finish_attempt(RunState& state, int number, const AttemptResult& result,
+                                double seconds) {
+  AttemptRecord* current = state.attempt(number);
   current->result = result;
   current->status = AttemptStatus::finished;
   current->seconds = seconds;
+  const AttemptKind kind = current->kind;
   route_after_attempt(state, number, options_.budgets);
   current = state.attempt(number);
   std::string line = fmt::format("attempt {:02}: {}", number, result_line(result));

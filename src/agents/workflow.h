@@ -74,6 +74,14 @@ class Workflow {
   Status step_plan(RunState& state);
   Status step_attempt(RunState& state, AttemptKind kind, int subtask, nlohmann::json variant,
                       std::string label);
+  // The steps of one attempt: its record and folder, the Coder's request, and its two endings.
+  Result<fs::path> open_attempt(RunState& state, AttemptKind kind, int subtask,
+                                const nlohmann::json& variant, const std::string& label);
+  CodeRequest code_request(const RunState& state, const PlanVersion& plan, AttemptKind kind,
+                           int subtask, const nlohmann::json& variant) const;
+  Status drop_stagnant_attempt(RunState& state, AttemptKind kind, const std::string& label,
+                               const std::string& why_not, const fs::path& dir);
+  Status finish_attempt(RunState& state, int number, const AttemptResult& result, double seconds);
   Status start_refine(RunState& state);
   Status save(RunState& state);
   void emit(const std::string& name, const std::string& line,
