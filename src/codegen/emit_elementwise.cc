@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 
+#include <fmt/args.h>
 #include <fmt/format.h>
 
 namespace stitch::codegen {
@@ -77,6 +78,24 @@ Emit unary_call(std::string_view fn) {
   };
 }
 
+Emit binary_call(std::string_view fn) {
+  return [fn](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(2);
+    return call(fn, x);
+  };
+}
+
+// `count` operands put into `pattern` ("{0}" is the first; "{}" takes them in order).
+Emit operand_pattern(size_t count, std::string_view pattern) {
+  return [count, pattern](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(count);
+    fmt::dynamic_format_arg_store<fmt::format_context> operands;
+    for (const std::string& operand : x)
+      operands.push_back(operand);
+    return fmt::vformat(pattern, operands);
+  };
+}
+
 Emit binary_infix(std::string_view op) {
   return [op](const Args& args, const Operands& x) -> Result<std::string> {
     NEED(2);
@@ -130,199 +149,176 @@ Emit scalar_infix(std::string_view op) {
   };
 }
 
-const std::map<Op, Emit>& table() {
-  static const std::map<Op, Emit> emitters = [] {
-    std::map<Op, Emit> t;
-    // ---- unary
-    t[Op::abs] = unary_call("fabsf");
-    t[Op::neg] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      return fmt::format("(-({}))", x[0]);
-    };
-    for (auto [op, fn] : std::initializer_list<std::pair<Op, const char*>>{
-             {Op::exp, "expf"},     {Op::exp2, "exp2f"},   {Op::expm1, "expm1f"},
-             {Op::log, "logf"},     {Op::log1p, "log1pf"}, {Op::log2, "log2f"},
-             {Op::log10, "log10f"}, {Op::sqrt, "sqrtf"},   {Op::rsqrt, "rsqrtf"},
-             {Op::sin, "sinf"},     {Op::cos, "cosf"},     {Op::tan, "tanf"},
-             {Op::asin, "asinf"},   {Op::acos, "acosf"},   {Op::atan, "atanf"},
-             {Op::sinh, "sinhf"},   {Op::cosh, "coshf"},   {Op::tanh, "tanhf"},
-             {Op::asinh, "asinhf"}, {Op::acosh, "acoshf"}, {Op::atanh, "atanhf"},
-             {Op::erf, "erff"},     {Op::erfinv, "erfinvf"}, {Op::floor, "floorf"},
-             {Op::ceil, "ceilf"},   {Op::round, "rintf"},  {Op::trunc, "truncf"},
-             {Op::sigmoid, "op_sigmoid"}, {Op::relu, "op_relu"}, {Op::silu, "op_silu"},
-             {Op::mish, "op_mish"}, {Op::hardsigmoid, "op_hardsigmoid"},
-             {Op::hardswish, "op_hardswish"}, {Op::sign, "op_sign"}})
-      t[op] = unary_call(fn);
-    t[Op::reciprocal] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      return fmt::format("(1.0f / {})", x[0]);
-    };
-    t[Op::isnan] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      return fmt::format("op_bool({0} != {0})", x[0]);
-    };
-    t[Op::isinf] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      return fmt::format("op_bool(isinf({}))", x[0]);
-    };
-    t[Op::logical_not] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      return fmt::format("op_bool({} == 0.0f)", x[0]);
-    };
-    t[Op::gelu] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      std::string approximate = args.text(1, "approximate");
-      if (approximate.empty() || approximate == "none") return call("op_gelu_erf", x);
-      if (approximate == "tanh") return call("op_gelu_tanh", x);
-      return make_error("node '{}': gelu approximate='{}' is not known", args.node.id, approximate);
-    };
-    t[Op::elu] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      STITCH_ASSIGN_OR_RETURN(double alpha, args.number_or(1, "alpha", 1.0));
-      STITCH_ASSIGN_OR_RETURN(double scale, args.number_or(2, "scale", 1.0));
-      STITCH_ASSIGN_OR_RETURN(double input_scale, args.number_or(3, "input_scale", 1.0));
-      return fmt::format("op_elu({}, {}, {}, {})", x[0], float_literal(alpha), float_literal(scale),
-                         float_literal(input_scale));
-    };
-    t[Op::leaky_relu] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      STITCH_ASSIGN_OR_RETURN(double slope, args.number_or(1, "negative_slope", 0.01));
-      return fmt::format("op_leaky_relu({}, {})", x[0], float_literal(slope));
-    };
-    t[Op::hardtanh] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      STITCH_ASSIGN_OR_RETURN(double lo, args.number_or(1, "min_val", -1.0));
-      STITCH_ASSIGN_OR_RETURN(double hi, args.number_or(2, "max_val", 1.0));
-      return fmt::format("op_clamp({}, {}, {})", x[0], float_literal(lo), float_literal(hi));
-    };
-    t[Op::softplus] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      STITCH_ASSIGN_OR_RETURN(double beta, args.number_or(1, "beta", 1.0));
-      STITCH_ASSIGN_OR_RETURN(double threshold, args.number_or(2, "threshold", 20.0));
-      return fmt::format("op_softplus({}, {}, {})", x[0], float_literal(beta),
-                         float_literal(threshold));
-    };
-    t[Op::clamp] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      auto lo = args.number(1, "min");
-      auto hi = args.number(2, "max");
-      if (lo && hi) return fmt::format("op_clamp({}, {}, {})", x[0], float_literal(*lo), float_literal(*hi));
-      if (lo) return fmt::format("op_clamp_min({}, {})", x[0], float_literal(*lo));
-      if (hi) return fmt::format("op_clamp_max({}, {})", x[0], float_literal(*hi));
-      return x[0];
-    };
-    t[Op::pow_tensor_scalar] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      STITCH_ASSIGN_OR_RETURN(double exponent, args.number_or(1, "exponent", NAN));
-      return fmt::format("op_pow({}, {})", x[0], float_literal(exponent));
-    };
-    t[Op::to_copy] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(1);
-      const ir::Arg* dtype_arg = args.node.kwarg("dtype");
-      std::optional<ir::DType> dtype = dtype_arg ? dtype_arg->as_dtype() : std::nullopt;
-      if (!dtype || *dtype == ir::DType::float32) return x[0];
-      if (*dtype == ir::DType::boolean) return fmt::format("op_bool({} != 0.0f)", x[0]);
-      if (ir::is_integral(*dtype)) return fmt::format("truncf({})", x[0]);
-      return make_error("node '{}': conversion to {} is outside the fp32 track", args.node.id,
-                        ir::dtype_name(*dtype));
-    };
-    // ---- binary
-    t[Op::add_tensor] = add_like("+", false);
-    t[Op::sub_tensor] = add_like("-", false);
-    t[Op::add_scalar] = add_like("+", true);
-    t[Op::sub_scalar] = add_like("-", true);
-    t[Op::rsub_scalar] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      STITCH_ASSIGN_OR_RETURN(std::string other, scalar_other(args, x, 1, "other"));
-      STITCH_ASSIGN_OR_RETURN(double alpha, args.number_or(2, "alpha", 1.0));
-      std::string self = alpha == 1.0 ? x[0] : fmt::format("({} * {})", float_literal(alpha), x[0]);
-      return fmt::format("({} - {})", other, self);
-    };
-    t[Op::mul_tensor] = binary_infix("*");
-    t[Op::div_tensor] = binary_infix("/");
-    t[Op::mul_scalar] = scalar_infix("*");
-    t[Op::div_scalar] = scalar_infix("/");
-    t[Op::div_tensor_mode] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(2);
-      std::string mode = args.text(2, "rounding_mode");
-      if (mode.empty()) return fmt::format("({} / {})", x[0], x[1]);
-      if (mode == "trunc") return fmt::format("truncf({} / {})", x[0], x[1]);
-      if (mode == "floor") return fmt::format("floorf({} / {})", x[0], x[1]);
-      return make_error("node '{}': rounding_mode '{}' is not known", args.node.id, mode);
-    };
-    t[Op::pow_tensor_tensor] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(2);
-      return call("powf", x);
-    };
-    t[Op::pow_scalar] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      if (x.size() == 2) return fmt::format("powf({}, {})", x[0], x[1]);  // (base, exponent)
-      NEED(1);
-      STITCH_ASSIGN_OR_RETURN(double base, args.number_or(0, "self", NAN));
-      return fmt::format("powf({}, {})", float_literal(base), x[0]);
-    };
-    t[Op::fmod_tensor] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(2);
-      return call("fmodf", x);
-    };
-    t[Op::fmod_scalar] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      STITCH_ASSIGN_OR_RETURN(std::string other, scalar_other(args, x, 1, "other"));
-      return fmt::format("fmodf({}, {})", x[0], other);
-    };
-    t[Op::remainder_tensor] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(2);
-      return call("op_remainder", x);
-    };
-    t[Op::remainder_scalar] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      STITCH_ASSIGN_OR_RETURN(std::string other, scalar_other(args, x, 1, "other"));
-      return fmt::format("op_remainder({}, {})", x[0], other);
-    };
-    t[Op::atan2] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(2);
-      return call("atan2f", x);
-    };
-    t[Op::maximum] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(2);
-      return call("op_maximum", x);
-    };
-    t[Op::minimum] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(2);
-      return call("op_minimum", x);
-    };
-    for (auto [tensor_op, scalar_op, infix] : std::initializer_list<std::tuple<Op, Op, const char*>>{
-             {Op::eq_tensor, Op::eq_scalar, "=="}, {Op::ne_tensor, Op::ne_scalar, "!="},
-             {Op::lt_tensor, Op::lt_scalar, "<"},  {Op::le_tensor, Op::le_scalar, "<="},
-             {Op::gt_tensor, Op::gt_scalar, ">"},  {Op::ge_tensor, Op::ge_scalar, ">="}}) {
-      t[tensor_op] = compare_tensor(infix);
-      t[scalar_op] = compare_scalar(infix);
-    }
-    t[Op::logical_and] = logical("&&");
-    t[Op::logical_or] = logical("||");
-    t[Op::logical_xor] = logical("!=");
-    t[Op::prelu_kernel] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(2);
-      return fmt::format("({0} > 0.0f ? {0} : {1} * {0})", x[0], x[1]);
-    };
-    // ---- ternary
-    t[Op::where_self] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(3);
-      return fmt::format("({} != 0.0f ? {} : {})", x[0], x[1], x[2]);
-    };
-    t[Op::clamp_tensor] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      bool has_min = args.is_tensor(1, "min"), has_max = args.is_tensor(2, "max");
-      NEED(1 + has_min + has_max);
-      if (has_min && has_max) return fmt::format("op_clamp({}, {}, {})", x[0], x[1], x[2]);
-      if (has_min) return fmt::format("op_clamp_min({}, {})", x[0], x[1]);
-      if (has_max) return fmt::format("op_clamp_max({}, {})", x[0], x[1]);
-      return x[0];
-    };
-    t[Op::addcmul] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(3);
-      STITCH_ASSIGN_OR_RETURN(double value, args.number_or(3, "value", 1.0));
-      return fmt::format("({} + {} * {} * {})", x[0], float_literal(value), x[1], x[2]);
-    };
-    t[Op::lerp_tensor] = [](const Args& args, const Operands& x) -> Result<std::string> {
-      NEED(3);
-      return fmt::format("({0} + {2} * ({1} - {0}))", x[0], x[1], x[2]);
-    };
+// fn(self, other) with a scalar other.
+Emit scalar_call(std::string_view fn) {
+  return [fn](const Args& args, const Operands& x) -> Result<std::string> {
+    STITCH_ASSIGN_OR_RETURN(std::string other, scalar_other(args, x, 1, "other"));
+    return fmt::format("{}({}, {})", fn, x[0], other);
+  };
+}
+
+using Table = std::map<Op, Emit>;
+
+// Unary functions of the CUDA math library and of kernels/scalar_ops.cuh, and unary patterns.
+void add_unary_calls(Table& t) {
+  t[Op::abs] = unary_call("fabsf");
+  t[Op::neg] = operand_pattern(1, "(-({}))");
+  for (auto [op, fn] : std::initializer_list<std::pair<Op, const char*>>{
+           {Op::exp, "expf"},     {Op::exp2, "exp2f"},   {Op::expm1, "expm1f"},
+           {Op::log, "logf"},     {Op::log1p, "log1pf"}, {Op::log2, "log2f"},
+           {Op::log10, "log10f"}, {Op::sqrt, "sqrtf"},   {Op::rsqrt, "rsqrtf"},
+           {Op::sin, "sinf"},     {Op::cos, "cosf"},     {Op::tan, "tanf"},
+           {Op::asin, "asinf"},   {Op::acos, "acosf"},   {Op::atan, "atanf"},
+           {Op::sinh, "sinhf"},   {Op::cosh, "coshf"},   {Op::tanh, "tanhf"},
+           {Op::asinh, "asinhf"}, {Op::acosh, "acoshf"}, {Op::atanh, "atanhf"},
+           {Op::erf, "erff"},     {Op::erfinv, "erfinvf"}, {Op::floor, "floorf"},
+           {Op::ceil, "ceilf"},   {Op::round, "rintf"},  {Op::trunc, "truncf"},
+           {Op::sigmoid, "op_sigmoid"}, {Op::relu, "op_relu"}, {Op::silu, "op_silu"},
+           {Op::mish, "op_mish"}, {Op::hardsigmoid, "op_hardsigmoid"},
+           {Op::hardswish, "op_hardswish"}, {Op::sign, "op_sign"}})
+    t[op] = unary_call(fn);
+  t[Op::reciprocal] = operand_pattern(1, "(1.0f / {})");
+  t[Op::isnan] = operand_pattern(1, "op_bool({0} != {0})");
+  t[Op::isinf] = operand_pattern(1, "op_bool(isinf({}))");
+  t[Op::logical_not] = operand_pattern(1, "op_bool({} == 0.0f)");
+}
+
+// Unary ops with scalar arguments (slopes, bounds, modes) read from the node.
+void add_unary_with_arguments(Table& t) {
+  t[Op::gelu] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    std::string approximate = args.text(1, "approximate");
+    if (approximate.empty() || approximate == "none") return call("op_gelu_erf", x);
+    if (approximate == "tanh") return call("op_gelu_tanh", x);
+    return make_error("node '{}': gelu approximate='{}' is not known", args.node.id, approximate);
+  };
+  t[Op::elu] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    STITCH_ASSIGN_OR_RETURN(double alpha, args.number_or(1, "alpha", 1.0));
+    STITCH_ASSIGN_OR_RETURN(double scale, args.number_or(2, "scale", 1.0));
+    STITCH_ASSIGN_OR_RETURN(double input_scale, args.number_or(3, "input_scale", 1.0));
+    return fmt::format("op_elu({}, {}, {}, {})", x[0], float_literal(alpha), float_literal(scale),
+                       float_literal(input_scale));
+  };
+  t[Op::leaky_relu] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    STITCH_ASSIGN_OR_RETURN(double slope, args.number_or(1, "negative_slope", 0.01));
+    return fmt::format("op_leaky_relu({}, {})", x[0], float_literal(slope));
+  };
+  t[Op::hardtanh] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    STITCH_ASSIGN_OR_RETURN(double lo, args.number_or(1, "min_val", -1.0));
+    STITCH_ASSIGN_OR_RETURN(double hi, args.number_or(2, "max_val", 1.0));
+    return fmt::format("op_clamp({}, {}, {})", x[0], float_literal(lo), float_literal(hi));
+  };
+  t[Op::softplus] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    STITCH_ASSIGN_OR_RETURN(double beta, args.number_or(1, "beta", 1.0));
+    STITCH_ASSIGN_OR_RETURN(double threshold, args.number_or(2, "threshold", 20.0));
+    return fmt::format("op_softplus({}, {}, {})", x[0], float_literal(beta),
+                       float_literal(threshold));
+  };
+  t[Op::clamp] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    auto lo = args.number(1, "min");
+    auto hi = args.number(2, "max");
+    if (lo && hi) return fmt::format("op_clamp({}, {}, {})", x[0], float_literal(*lo), float_literal(*hi));
+    if (lo) return fmt::format("op_clamp_min({}, {})", x[0], float_literal(*lo));
+    if (hi) return fmt::format("op_clamp_max({}, {})", x[0], float_literal(*hi));
+    return x[0];
+  };
+  t[Op::pow_tensor_scalar] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    STITCH_ASSIGN_OR_RETURN(double exponent, args.number_or(1, "exponent", NAN));
+    return fmt::format("op_pow({}, {})", x[0], float_literal(exponent));
+  };
+  t[Op::to_copy] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    const ir::Arg* dtype_arg = args.node.kwarg("dtype");
+    std::optional<ir::DType> dtype = dtype_arg ? dtype_arg->as_dtype() : std::nullopt;
+    if (!dtype || *dtype == ir::DType::float32) return x[0];
+    if (*dtype == ir::DType::boolean) return fmt::format("op_bool({} != 0.0f)", x[0]);
+    if (ir::is_integral(*dtype)) return fmt::format("truncf({})", x[0]);
+    return make_error("node '{}': conversion to {} is outside the fp32 track", args.node.id,
+                      ir::dtype_name(*dtype));
+  };
+}
+
+void add_binary(Table& t) {
+  t[Op::add_tensor] = add_like("+", false);
+  t[Op::sub_tensor] = add_like("-", false);
+  t[Op::add_scalar] = add_like("+", true);
+  t[Op::sub_scalar] = add_like("-", true);
+  t[Op::rsub_scalar] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    STITCH_ASSIGN_OR_RETURN(std::string other, scalar_other(args, x, 1, "other"));
+    STITCH_ASSIGN_OR_RETURN(double alpha, args.number_or(2, "alpha", 1.0));
+    std::string self = alpha == 1.0 ? x[0] : fmt::format("({} * {})", float_literal(alpha), x[0]);
+    return fmt::format("({} - {})", other, self);
+  };
+  t[Op::mul_tensor] = binary_infix("*");
+  t[Op::div_tensor] = binary_infix("/");
+  t[Op::mul_scalar] = scalar_infix("*");
+  t[Op::div_scalar] = scalar_infix("/");
+  t[Op::div_tensor_mode] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(2);
+    std::string mode = args.text(2, "rounding_mode");
+    if (mode.empty()) return fmt::format("({} / {})", x[0], x[1]);
+    if (mode == "trunc") return fmt::format("truncf({} / {})", x[0], x[1]);
+    if (mode == "floor") return fmt::format("floorf({} / {})", x[0], x[1]);
+    return make_error("node '{}': rounding_mode '{}' is not known", args.node.id, mode);
+  };
+  t[Op::pow_tensor_tensor] = binary_call("powf");
+  t[Op::pow_scalar] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    if (x.size() == 2) return fmt::format("powf({}, {})", x[0], x[1]);  // (base, exponent)
+    NEED(1);
+    STITCH_ASSIGN_OR_RETURN(double base, args.number_or(0, "self", NAN));
+    return fmt::format("powf({}, {})", float_literal(base), x[0]);
+  };
+  t[Op::fmod_tensor] = binary_call("fmodf");
+  t[Op::fmod_scalar] = scalar_call("fmodf");
+  t[Op::remainder_tensor] = binary_call("op_remainder");
+  t[Op::remainder_scalar] = scalar_call("op_remainder");
+  t[Op::atan2] = binary_call("atan2f");
+  t[Op::maximum] = binary_call("op_maximum");
+  t[Op::minimum] = binary_call("op_minimum");
+  for (auto [tensor_op, scalar_op, infix] : std::initializer_list<std::tuple<Op, Op, const char*>>{
+           {Op::eq_tensor, Op::eq_scalar, "=="}, {Op::ne_tensor, Op::ne_scalar, "!="},
+           {Op::lt_tensor, Op::lt_scalar, "<"},  {Op::le_tensor, Op::le_scalar, "<="},
+           {Op::gt_tensor, Op::gt_scalar, ">"},  {Op::ge_tensor, Op::ge_scalar, ">="}}) {
+    t[tensor_op] = compare_tensor(infix);
+    t[scalar_op] = compare_scalar(infix);
+  }
+  t[Op::logical_and] = logical("&&");
+  t[Op::logical_or] = logical("||");
+  t[Op::logical_xor] = logical("!=");
+  t[Op::prelu_kernel] = operand_pattern(2, "({0} > 0.0f ? {0} : {1} * {0})");
+}
+
+void add_ternary(Table& t) {
+  t[Op::where_self] = operand_pattern(3, "({} != 0.0f ? {} : {})");
+  t[Op::clamp_tensor] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    bool has_min = args.is_tensor(1, "min"), has_max = args.is_tensor(2, "max");
+    NEED(1 + has_min + has_max);
+    if (has_min && has_max) return fmt::format("op_clamp({}, {}, {})", x[0], x[1], x[2]);
+    if (has_min) return fmt::format("op_clamp_min({}, {})", x[0], x[1]);
+    if (has_max) return fmt::format("op_clamp_max({}, {})", x[0], x[1]);
+    return x[0];
+  };
+  t[Op::addcmul] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(3);
+    STITCH_ASSIGN_OR_RETURN(double value, args.number_or(3, "value", 1.0));
+    return fmt::format("({} + {} * {} * {})", x[0], float_literal(value), x[1], x[2]);
+  };
+  t[Op::lerp_tensor] = operand_pattern(3, "({0} + {2} * ({1} - {0}))");
+}
+
+const Table& table() {
+  static const Table emitters = [] {
+    Table t;
+    add_unary_calls(t);
+    add_unary_with_arguments(t);
+    add_binary(t);
+    add_ternary(t);
     return t;
   }();
   return emitters;
