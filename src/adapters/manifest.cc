@@ -12,18 +12,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string_view param_kind_name(ir::ParamKind kind) {
-  switch (kind) {
-    case ir::ParamKind::parameter:
-      return "parameter";
-    case ir::ParamKind::buffer:
-      return "buffer";
-    case ir::ParamKind::constant:
-      return "constant";
-  }
-  return "parameter";
-}
-
 nlohmann::json tensor_fields(const ir::TensorType& type) {
   return {{"shape", type.shape}, {"dtype", std::string(ir::dtype_name(type.dtype))}};
 }
@@ -39,14 +27,14 @@ bool same_file(const fs::path& a, const fs::path& b) {
 nlohmann::json make_manifest(const ir::Graph& graph, const ManifestFacts& facts) {
   nlohmann::json params = nlohmann::json::array();
   for (const ir::Param& param : graph.params) {
-    nlohmann::json entry = {{"name", param.name}, {"kind", param_kind_name(param.kind)}};
+    nlohmann::json entry = {{"name", param.name}, {"kind", ir::param_kind_name(param.kind)}};
     entry.update(tensor_fields(param.type));
     params.push_back(std::move(entry));
   }
   nlohmann::json inputs = nlohmann::json::array();
   for (const ir::Input& input : graph.inputs) {
     nlohmann::json entry = {{"name", input.name},
-                            {"kind", input.kind == ir::InputKind::user ? "user" : "random"},
+                            {"kind", ir::input_kind_name(input.kind)},
                             {"distribution", input.distribution}};
     entry.update(tensor_fields(input.type));
     inputs.push_back(std::move(entry));

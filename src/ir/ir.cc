@@ -77,6 +77,29 @@ std::string_view op_category_name(OpCategory category) {
   return enum_name(kNames, category, "other");
 }
 
+// ---- Input and param kinds ------------------------------------------------------------------
+
+namespace {
+constexpr std::array<std::string_view, 2> kInputKinds = {"user", "random"};
+static_assert(kInputKinds.size() == static_cast<size_t>(InputKind::random) + 1);
+constexpr std::array<std::string_view, 3> kParamKinds = {"parameter", "buffer", "constant"};
+static_assert(kParamKinds.size() == static_cast<size_t>(ParamKind::constant) + 1);
+}  // namespace
+
+std::string_view input_kind_name(InputKind kind) { return enum_name(kInputKinds, kind, "user"); }
+
+std::optional<InputKind> input_kind_from_name(std::string_view name) {
+  return enum_from_name<InputKind>(kInputKinds, name);
+}
+
+std::string_view param_kind_name(ParamKind kind) {
+  return enum_name(kParamKinds, kind, "parameter");
+}
+
+std::optional<ParamKind> param_kind_from_name(std::string_view name) {
+  return enum_from_name<ParamKind>(kParamKinds, name);
+}
+
 // ---- Dtypes -------------------------------------------------------------------------------------
 
 namespace {

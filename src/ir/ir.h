@@ -149,6 +149,11 @@ struct Arg {
 // ---------------------------------------------------------------------------------------
 enum class InputKind : uint8_t { user, random };
 enum class ParamKind : uint8_t { parameter, buffer, constant };
+// graph.json's spelling of the kinds ("user", "random"; "parameter", "buffer", "constant").
+std::string_view input_kind_name(InputKind kind);
+std::optional<InputKind> input_kind_from_name(std::string_view name);
+std::string_view param_kind_name(ParamKind kind);
+std::optional<ParamKind> param_kind_from_name(std::string_view name);
 
 struct Input {
   std::string name;

@@ -205,18 +205,25 @@ Result<Arg> parse_arg(const json& value, const RefContext& context, const std::s
   return make_error("{}: unknown argument object with keys [{}]", what, fmt::join(keys, ", "));
 }
 
+// The `kind` field of an input or param (`what`), named by `from_name`'s table; `known` lists the
+// kinds for the message.
+template <typename Kind>
+Result<Kind> kind_field(const json& object, std::string_view where, const char* fallback,
+                        std::optional<Kind> (*from_name)(std::string_view), std::string_view what,
+                        std::string_view known) {
+  STITCH_ASSIGN_OR_RETURN(std::string name, string_field(object, "kind", where, fallback));
+  std::optional<Kind> kind = from_name(name);
+  if (!kind) return make_error("{}: kind: unknown {} kind '{}' ({})", where, what, name, known);
+  return *kind;
+}
+
 Result<Input> parse_input(const json& object, size_t index) {
   const std::string where = fmt::format("inputs[{}]", index);
   if (!object.is_object()) return type_error(where, "an object", object);
   Input input;
   STITCH_ASSIGN_OR_RETURN(input.name, string_field(object, "name", where));
-  STITCH_ASSIGN_OR_RETURN(std::string kind, string_field(object, "kind", where, "user"));
-  if (kind == "user")
-    input.kind = InputKind::user;
-  else if (kind == "random")
-    input.kind = InputKind::random;
-  else
-    return make_error("{}: kind: unknown input kind '{}' (user, random)", where, kind);
+  STITCH_ASSIGN_OR_RETURN(input.kind, kind_field(object, where, "user", input_kind_from_name,
+                                                 "input", "user, random"));
   STITCH_ASSIGN_OR_RETURN(input.type, parse_tensor_type(object, where));
   STITCH_ASSIGN_OR_RETURN(input.distribution, string_field(object, "distribution", where, ""));
   STITCH_ASSIGN_OR_RETURN(input.source_op, string_field(object, "source_op", where, ""));
@@ -228,16 +235,8 @@ Result<Param> parse_param(const json& object, size_t index) {
   if (!object.is_object()) return type_error(where, "an object", object);
   Param param;
   STITCH_ASSIGN_OR_RETURN(param.name, string_field(object, "name", where));
-  STITCH_ASSIGN_OR_RETURN(std::string kind, string_field(object, "kind", where, "parameter"));
-  if (kind == "parameter")
-    param.kind = ParamKind::parameter;
-  else if (kind == "buffer")
-    param.kind = ParamKind::buffer;
-  else if (kind == "constant")
-    param.kind = ParamKind::constant;
-  else
-    return make_error("{}: kind: unknown param kind '{}' (parameter, buffer, constant)", where,
-                      kind);
+  STITCH_ASSIGN_OR_RETURN(param.kind, kind_field(object, where, "parameter", param_kind_from_name,
+                                                 "param", "parameter, buffer, constant"));
   STITCH_ASSIGN_OR_RETURN(param.type, parse_tensor_type(object, where));
   return param;
 }

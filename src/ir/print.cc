@@ -9,26 +9,27 @@
 
 namespace stitch::ir {
 
-std::string format_count(double value) {
-  static constexpr std::array<const char*, 6> kSuffixes = {"", " k", " M", " G", " T", " P"};
+namespace {
+
+// `value` divided by `base` while it reaches the next unit; units carry their leading space.
+std::string format_scaled(double value, double base, const std::array<const char*, 6>& units) {
   size_t unit = 0;
-  while (std::abs(value) >= 1000 && unit + 1 < kSuffixes.size()) {
-    value /= 1000;
+  while (std::abs(value) >= base && unit + 1 < units.size()) {
+    value /= base;
     ++unit;
   }
-  if (unit == 0) return fmt::format("{:.0f}", value);
-  return fmt::format("{:.2f}{}", value, kSuffixes[unit]);
+  if (unit == 0) return fmt::format("{:.0f}{}", value, units[0]);
+  return fmt::format("{:.2f}{}", value, units[unit]);
+}
+
+}  // namespace
+
+std::string format_count(double value) {
+  return format_scaled(value, 1000, {"", " k", " M", " G", " T", " P"});
 }
 
 std::string format_bytes(double bytes) {
-  static constexpr std::array<const char*, 6> kUnits = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  size_t unit = 0;
-  while (std::abs(bytes) >= 1024 && unit + 1 < kUnits.size()) {
-    bytes /= 1024;
-    ++unit;
-  }
-  if (unit == 0) return fmt::format("{:.0f} B", bytes);
-  return fmt::format("{:.2f} {}", bytes, kUnits[unit]);
+  return format_scaled(bytes, 1024, {" B", " KiB", " MiB", " GiB", " TiB", " PiB"});
 }
 
 namespace {

@@ -34,12 +34,9 @@ class GraphWriter {
     write_lines(graph_.params.size(), [&](size_t i) { write_param(graph_.params[i]); });
     out_ += ",\n  \"nodes\": ";
     write_lines(graph_.nodes.size(), [&](size_t i) { write_node(graph_.nodes[i]); });
-    out_ += ",\n  \"outputs\": [";
-    for (size_t i = 0; i < graph_.outputs.size(); ++i) {
-      if (i > 0) out_ += ", ";
-      write_ref(graph_.outputs[i]);
-    }
-    out_ += "]\n}\n";
+    out_ += ",\n  \"outputs\": ";
+    write_inline_list(graph_.outputs.size(), [&](size_t i) { write_ref(graph_.outputs[i]); });
+    out_ += "\n}\n";
     return std::move(out_);
   }
 
@@ -60,6 +57,17 @@ class GraphWriter {
     out_ += "  ]";
   }
 
+  // "[a, b, ...]" on one line.
+  template <typename WriteItem>
+  void write_inline_list(size_t count, WriteItem write_item) {
+    out_ += "[";
+    for (size_t i = 0; i < count; ++i) {
+      if (i > 0) out_ += ", ";
+      write_item(i);
+    }
+    out_ += "]";
+  }
+
   void write_string(std::string_view text) {
     // nlohmann escapes; invalid UTF-8 (only possible in a Graph built in code) becomes U+FFFD.
     out_ += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
@@ -68,6 +76,13 @@ class GraphWriter {
   void write_key(std::string_view key) {
     write_string(key);
     out_ += ": ";
+  }
+
+  // `"key": "value"` in an object, after ", " unless it is the object's first field.
+  void write_string_field(std::string_view key, std::string_view value, bool first = false) {
+    if (!first) out_ += ", ";
+    write_key(key);
+    write_string(value);
   }
 
   void write_ints(const std::vector<int64_t>& ints) {
@@ -97,12 +112,7 @@ class GraphWriter {
       }
       out_ += "}";
     } else if (value.is_array()) {
-      out_ += "[";
-      for (size_t i = 0; i < value.size(); ++i) {
-        if (i > 0) out_ += ", ";
-        write_json(value[i]);
-      }
-      out_ += "]";
+      write_inline_list(value.size(), [&](size_t i) { write_json(value[i]); });
     } else if (value.is_number_float()) {
       write_double(value.get<double>());
     } else {
@@ -113,14 +123,9 @@ class GraphWriter {
   void write_task() {
     const TaskInfo& task = graph_.task;
     out_ += "{";
-    write_key("name");
-    write_string(task.name);
-    out_ += ", ";
-    write_key("file");
-    write_string(task.file);
-    out_ += ", ";
-    write_key("sha256");
-    write_string(task.sha256);
+    write_string_field("name", task.name, /*first=*/true);
+    write_string_field("file", task.file);
+    write_string_field("sha256", task.sha256);
     if (!task.constants_json.empty()) {
       out_ += ", ";
       write_key("constants");
@@ -145,39 +150,25 @@ class GraphWriter {
     write_ints(type.strides);
   }
 
+  // The fields an input and a param share: name, kind and tensor type.
+  void write_named_type(std::string_view name, std::string_view kind, const TensorType& type) {
+    write_string_field("name", name, /*first=*/true);
+    write_string_field("kind", kind);
+    out_ += ", ";
+    write_type_fields(type);
+  }
+
   void write_input(const Input& input) {
     out_ += "{";
-    write_key("name");
-    write_string(input.name);
-    out_ += ", ";
-    write_key("kind");
-    write_string(input.kind == InputKind::random ? "random" : "user");
-    out_ += ", ";
-    write_type_fields(input.type);
-    if (!input.distribution.empty()) {
-      out_ += ", ";
-      write_key("distribution");
-      write_string(input.distribution);
-    }
-    if (!input.source_op.empty()) {
-      out_ += ", ";
-      write_key("source_op");
-      write_string(input.source_op);
-    }
+    write_named_type(input.name, input_kind_name(input.kind), input.type);
+    if (!input.distribution.empty()) write_string_field("distribution", input.distribution);
+    if (!input.source_op.empty()) write_string_field("source_op", input.source_op);
     out_ += "}";
   }
 
   void write_param(const Param& param) {
     out_ += "{";
-    write_key("name");
-    write_string(param.name);
-    out_ += ", ";
-    write_key("kind");
-    write_string(param.kind == ParamKind::buffer     ? "buffer"
-                 : param.kind == ParamKind::constant ? "constant"
-                                                     : "parameter");
-    out_ += ", ";
-    write_type_fields(param.type);
+    write_named_type(param.name, param_kind_name(param.kind), param.type);
     out_ += "}";
   }
 
@@ -232,12 +223,7 @@ class GraphWriter {
           } else if constexpr (std::is_same_v<T, ValueRef>) {
             write_ref(value);
           } else if constexpr (std::is_same_v<T, ArgList>) {
-            out_ += "[";
-            for (size_t i = 0; i < value.size(); ++i) {
-              if (i > 0) out_ += ", ";
-              write_arg(value[i]);
-            }
-            out_ += "]";
+            write_inline_list(value.size(), [&](size_t i) { write_arg(value[i]); });
           }
         },
         arg.value);
@@ -245,20 +231,14 @@ class GraphWriter {
 
   void write_node(const Node& node) {
     out_ += "{";
-    write_key("id");
-    write_string(node.id);
-    out_ += ", ";
-    write_key("op");
+    write_string_field("id", node.id, /*first=*/true);
     // For known ops the table's name is canonical (verify() keeps op_name consistent with it).
-    write_string(node.op == Op::opaque ? std::string_view(node.op_name) : op_name(node.op));
+    write_string_field("op",
+                       node.op == Op::opaque ? std::string_view(node.op_name) : op_name(node.op));
     out_ += ", ";
     write_key("args");
-    out_ += "[";
-    for (size_t i = 0; i < node.args.size(); ++i) {
-      if (i > 0) out_ += ", ";
-      write_arg(node.args[i]);
-    }
-    out_ += "], ";
+    write_inline_list(node.args.size(), [&](size_t i) { write_arg(node.args[i]); });
+    out_ += ", ";
     write_key("kwargs");
     out_ += "{";
     for (size_t i = 0; i < node.kwargs.size(); ++i) {
@@ -268,19 +248,13 @@ class GraphWriter {
     }
     out_ += "}, ";
     write_key("outputs");
-    out_ += "[";
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      if (i > 0) out_ += ", ";
+    write_inline_list(node.outputs.size(), [&](size_t i) {
       out_ += "{";
       write_type_fields(node.outputs[i]);
       out_ += "}";
-    }
-    out_ += "], ";
-    write_key("module");
-    write_string(node.module);
-    out_ += ", ";
-    write_key("module_type");
-    write_string(node.module_type);
+    });
+    write_string_field("module", node.module);
+    write_string_field("module_type", node.module_type);
     out_ += "}";
   }
 
