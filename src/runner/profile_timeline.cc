@@ -27,30 +27,35 @@ std::string_view type_name(ActivityType type) {
   return enum_name(kNames, type, "kernel");
 }
 
+// What every GPU activity's entry says beyond its place in the timeline.
+void add_span(json& entry, const TraceSpan& span) {
+  entry["stream_id"] = span.stream_id;
+  entry["correlation_id"] = span.correlation_id;
+}
+
 }  // namespace
 
 Timeline build_timeline(const TraceRecords& records, uint64_t begin_ns, uint64_t end_ns) {
   Timeline timeline;
   TimelineTotals& totals = timeline.totals;
   totals.forward_ns = end_ns > begin_ns ? static_cast<int64_t>(end_ns - begin_ns) : 0;
-  auto add = [&](ActivityType type, uint64_t start, uint64_t end, size_t index) {
-    if (!in_window(start, begin_ns, end_ns)) return false;
-    // An activity still running when the window closed (it cannot, after a device synchronize,
-    // but clocks differ by a little) is clipped to the window.
-    int64_t s = relative(start, begin_ns);
-    int64_t e = std::min(relative(std::max(end, start), begin_ns), totals.forward_ns);
-    timeline.activities.push_back({type, s, std::max(e, s), 0, index});
-    return true;
+  // Adds the activities of `spans` that started in the window, counting them in `count`.
+  auto add = [&](ActivityType type, const auto& spans, int& count) {
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const TraceSpan& span = spans[i];
+      if (!in_window(span.start_ns, begin_ns, end_ns)) continue;
+      // An activity still running when the window closed (it cannot, after a device
+      // synchronize, but clocks differ by a little) is clipped to the window.
+      int64_t s = relative(span.start_ns, begin_ns);
+      int64_t e =
+          std::min(relative(std::max(span.end_ns, span.start_ns), begin_ns), totals.forward_ns);
+      timeline.activities.push_back({type, s, std::max(e, s), 0, i});
+      ++count;
+    }
   };
-  for (size_t i = 0; i < records.kernels.size(); ++i)
-    if (add(ActivityType::kernel, records.kernels[i].start_ns, records.kernels[i].end_ns, i))
-      ++totals.kernels;
-  for (size_t i = 0; i < records.copies.size(); ++i)
-    if (add(ActivityType::memcpy, records.copies[i].start_ns, records.copies[i].end_ns, i))
-      ++totals.copies;
-  for (size_t i = 0; i < records.memsets.size(); ++i)
-    if (add(ActivityType::memset, records.memsets[i].start_ns, records.memsets[i].end_ns, i))
-      ++totals.memsets;
+  add(ActivityType::kernel, records.kernels, totals.kernels);
+  add(ActivityType::memcpy, records.copies, totals.copies);
+  add(ActivityType::memset, records.memsets, totals.memsets);
   std::stable_sort(
       timeline.activities.begin(), timeline.activities.end(),
       [](const TimelineActivity& a, const TimelineActivity& b) { return a.start_ns < b.start_ns; });
@@ -166,8 +171,7 @@ json timeline_to_json(const Timeline& timeline, const TraceRecords& records) {
         const TracedKernel& k = records.kernels[activity.source_index];
         entry["name"] = demangle_kernel_name(k.mangled_name);
         entry["mangled_name"] = k.mangled_name;
-        entry["stream_id"] = k.stream_id;
-        entry["correlation_id"] = k.correlation_id;
+        add_span(entry, k);
         entry["grid"] = {k.grid[0], k.grid[1], k.grid[2]};
         entry["block"] = {k.block[0], k.block[1], k.block[2]};
         entry["registers_per_thread"] = k.registers_per_thread;
@@ -181,8 +185,7 @@ json timeline_to_json(const Timeline& timeline, const TraceRecords& records) {
         entry["name"] = "memcpy " + c.direction;
         entry["direction"] = c.direction;
         entry["bytes"] = c.bytes;
-        entry["stream_id"] = c.stream_id;
-        entry["correlation_id"] = c.correlation_id;
+        add_span(entry, c);
         break;
       }
       case ActivityType::memset: {
@@ -190,8 +193,7 @@ json timeline_to_json(const Timeline& timeline, const TraceRecords& records) {
         entry["name"] = "memset";
         entry["bytes"] = m.bytes;
         entry["value"] = m.value;
-        entry["stream_id"] = m.stream_id;
-        entry["correlation_id"] = m.correlation_id;
+        add_span(entry, m);
         break;
       }
     }

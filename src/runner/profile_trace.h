@@ -14,12 +14,16 @@ namespace stitch::runner {
 
 class CuptiActivity;
 
-// Timestamps are CUPTI's (ns, the clock of ActivityTracer::now()).
-struct TracedKernel {
+// When and where a GPU activity ran: timestamps are CUPTI's (ns, the clock of
+// ActivityTracer::now()); the correlation id ties it to the API call that launched it.
+struct TraceSpan {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   uint32_t stream_id = 0;
   uint32_t correlation_id = 0;
+};
+
+struct TracedKernel : TraceSpan {
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
   uint32_t registers_per_thread = 0;
@@ -29,24 +33,17 @@ struct TracedKernel {
   std::string mangled_name;
 };
 
-struct TracedCopy {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
+struct TracedCopy : TraceSpan {
   uint64_t bytes = 0;
-  uint32_t stream_id = 0;
-  uint32_t correlation_id = 0;
   std::string direction;  // "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", ...
 };
 
-struct TracedMemset {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
+struct TracedMemset : TraceSpan {
   uint64_t bytes = 0;
   uint32_t value = 0;
-  uint32_t stream_id = 0;
-  uint32_t correlation_id = 0;
 };
 
+// A runtime or driver API call (host side: no stream), on the same clock.
 struct TracedApiCall {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;

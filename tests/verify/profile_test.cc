@@ -282,7 +282,7 @@ TEST(RunnerTimeline, BusyTimeGapsAndWindow) {
   // one kernel before the window (the runner's own) that must be left out.
   records.kernels = {traced_kernel(1100, 1300, "_Z1Av"), traced_kernel(1250, 1400, "_Z1Bv"),
                      traced_kernel(900, 950, "runner_fill")};
-  records.copies = {{1600, 1700, 4096, 7, 0, "DtoD"}};
+  records.copies = {{{1600, 1700, /*stream_id=*/7, /*correlation_id=*/0}, 4096, "DtoD"}};
   runner::Timeline timeline = runner::build_timeline(records, 1000, 2000);
   const runner::TimelineTotals& t = timeline.totals;
   EXPECT_EQ(t.forward_ns, 1000);
