@@ -31,55 +31,6 @@ Geometry geometry_of(const TensorSpec& tensor) {
   return geometry;
 }
 
-GuardedBuffer::GuardedBuffer(GuardedBuffer&& other) noexcept {
-  *this = std::move(other);
-}
-
-GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& other) noexcept {
-  if (this != &other) {
-    if (base_) cudaFree(base_);
-    base_ = std::exchange(other.base_, nullptr);
-    payload_ = other.payload_;
-    band_ = other.band_;
-    total_ = other.total_;
-    seed_ = other.seed_;
-  }
-  return *this;
-}
-
-GuardedBuffer::~GuardedBuffer() {
-  if (base_) cudaFree(base_);
-}
-
-Result<GuardedBuffer> GuardedBuffer::allocate(uint64_t payload_bytes, uint64_t band_bytes,
-                                              uint64_t canary_seed, cudaStream_t stream) {
-  GuardedBuffer buffer;
-  // Bands keep 256-byte alignment of the payload, which vectorised kernels rely on.
-  buffer.band_ = (band_bytes + 255) / 256 * 256;
-  buffer.payload_ = payload_bytes;
-  buffer.total_ = buffer.band_ + (payload_bytes + 255) / 256 * 256 + buffer.band_;
-  buffer.seed_ = canary_seed;
-  if (buffer.total_ == 0) buffer.total_ = 256;
-  void* base = nullptr;
-  STITCH_CUDA_TRY(cudaMalloc(&base, buffer.total_),
-                  fmt::format("cudaMalloc({} bytes, guarded buffer)", buffer.total_));
-  buffer.base_ = static_cast<uint8_t*>(base);
-  STITCH_CUDA_TRY(buffer.restore_canaries(stream), "filling canaries");
-  return buffer;
-}
-
-cudaError_t GuardedBuffer::count_damage(unsigned long long* counter, cudaStream_t stream) const {
-  cudaError_t status = count_canary_mismatches(base_, 0, band_, seed_, counter, stream);
-  if (status != cudaSuccess) return status;
-  return count_canary_mismatches(base_, band_ + payload_, total_, seed_, counter, stream);
-}
-
-cudaError_t GuardedBuffer::restore_canaries(cudaStream_t stream) const {
-  cudaError_t status = fill_canary(base_, 0, band_, seed_, stream);
-  if (status != cudaSuccess) return status;
-  return fill_canary(base_, band_ + payload_, total_, seed_, stream);
-}
-
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept {
   *this = std::move(other);
 }
@@ -103,6 +54,32 @@ Result<DeviceBuffer> DeviceBuffer::allocate(uint64_t bytes, std::string_view wha
   STITCH_CUDA_TRY(cudaMalloc(&buffer.data_, bytes > 0 ? bytes : 256),
                   fmt::format("cudaMalloc({} bytes, {})", bytes, what));
   return buffer;
+}
+
+Result<GuardedBuffer> GuardedBuffer::allocate(uint64_t payload_bytes, uint64_t band_bytes,
+                                              uint64_t canary_seed, cudaStream_t stream) {
+  GuardedBuffer buffer;
+  // Bands keep 256-byte alignment of the payload, which vectorised kernels rely on.
+  buffer.band_ = (band_bytes + 255) / 256 * 256;
+  buffer.payload_ = payload_bytes;
+  buffer.seed_ = canary_seed;
+  uint64_t total = buffer.band_ + (payload_bytes + 255) / 256 * 256 + buffer.band_;
+  if (total == 0) total = 256;
+  STITCH_ASSIGN_OR_RETURN(buffer.memory_, DeviceBuffer::allocate(total, "guarded buffer"));
+  STITCH_CUDA_TRY(buffer.restore_canaries(stream), "filling canaries");
+  return buffer;
+}
+
+cudaError_t GuardedBuffer::count_damage(unsigned long long* counter, cudaStream_t stream) const {
+  cudaError_t status = count_canary_mismatches(base(), 0, band_, seed_, counter, stream);
+  if (status != cudaSuccess) return status;
+  return count_canary_mismatches(base(), band_ + payload_, total(), seed_, counter, stream);
+}
+
+cudaError_t GuardedBuffer::restore_canaries(cudaStream_t stream) const {
+  cudaError_t status = fill_canary(base(), 0, band_, seed_, stream);
+  if (status != cudaSuccess) return status;
+  return fill_canary(base(), band_ + payload_, total(), seed_, stream);
 }
 
 DeviceCounters::~DeviceCounters() {

@@ -30,37 +30,8 @@ double event_ms(cudaEvent_t from, cudaEvent_t to);
 
 Geometry geometry_of(const TensorSpec& tensor);
 
-// [band][payload, padded to 256 bytes][band]. The canary covers everything but the payload, so a
-// write one element past the end is caught even when it lands in the padding.
-class GuardedBuffer {
- public:
-  GuardedBuffer() = default;
-  GuardedBuffer(GuardedBuffer&& other) noexcept;
-  GuardedBuffer& operator=(GuardedBuffer&& other) noexcept;
-  GuardedBuffer(const GuardedBuffer&) = delete;
-  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
-  ~GuardedBuffer();
-
-  static Result<GuardedBuffer> allocate(uint64_t payload_bytes, uint64_t band_bytes,
-                                        uint64_t canary_seed, cudaStream_t stream);
-
-  void* data() const { return base_ + band_; }
-  uint64_t payload_bytes() const { return payload_; }
-  // Adds the canary bytes that no longer hold their pattern to *counter.
-  cudaError_t count_damage(unsigned long long* counter, cudaStream_t stream) const;
-  // Rewrites both bands, so one overrun is reported once rather than on every later call.
-  cudaError_t restore_canaries(cudaStream_t stream) const;
-
- private:
-  uint8_t* base_ = nullptr;
-  uint64_t payload_ = 0;
-  uint64_t band_ = 0;
-  uint64_t total_ = 0;
-  uint64_t seed_ = 0;
-};
-
 // A plain device allocation (staging copies, sources of --self-test check sets, the L2 flush
-// buffer).
+// buffer, the memory of a GuardedBuffer).
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -76,6 +47,31 @@ class DeviceBuffer {
  private:
   void* data_ = nullptr;
   uint64_t bytes_ = 0;
+};
+
+// [band][payload, padded to 256 bytes][band]. The canary covers everything but the payload, so a
+// write one element past the end is caught even when it lands in the padding. Move-only, as the
+// DeviceBuffer holding it.
+class GuardedBuffer {
+ public:
+  static Result<GuardedBuffer> allocate(uint64_t payload_bytes, uint64_t band_bytes,
+                                        uint64_t canary_seed, cudaStream_t stream);
+
+  void* data() const { return base() + band_; }
+  uint64_t payload_bytes() const { return payload_; }
+  // Adds the canary bytes that no longer hold their pattern to *counter.
+  cudaError_t count_damage(unsigned long long* counter, cudaStream_t stream) const;
+  // Rewrites both bands, so one overrun is reported once rather than on every later call.
+  cudaError_t restore_canaries(cudaStream_t stream) const;
+
+ private:
+  uint8_t* base() const { return static_cast<uint8_t*>(memory_.data()); }
+  uint64_t total() const { return memory_.bytes(); }
+
+  DeviceBuffer memory_;
+  uint64_t payload_ = 0;
+  uint64_t band_ = 0;
+  uint64_t seed_ = 0;
 };
 
 // A few 64-bit device counters: zero them, let kernels add to them, read them back.
