@@ -11,13 +11,14 @@
 
 namespace stitch::runner {
 
+// The ABI's entry points, typed by their declarations in program.h.
 struct ProgramLibrary {
   void* handle = nullptr;
-  int (*abi_version)() = nullptr;
-  int (*init)(const stitch_tensor*, int, void**) = nullptr;
-  int (*forward)(void*, const stitch_tensor*, int, stitch_tensor*, int, void*) = nullptr;
-  void (*destroy)(void*) = nullptr;
-  const char* (*last_error)(void*) = nullptr;
+  decltype(&stitch_abi_version) abi_version = nullptr;
+  decltype(&stitch_init) init = nullptr;
+  decltype(&stitch_forward) forward = nullptr;
+  decltype(&stitch_destroy) destroy = nullptr;
+  decltype(&stitch_last_error) last_error = nullptr;
 
   // stitch_last_error copied and bounded: the program owns the pointer and may hand back junk.
   std::string error_text(void* state) const;

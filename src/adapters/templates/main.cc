@@ -365,12 +365,13 @@ Options parse_options(int argc, char** argv) {
   return options;
 }
 
+// The ABI's entry points, typed by their declarations in program.h.
 struct ProgramApi {
-  int (*abi_version)();
-  int (*init)(const stitch_tensor*, int, void**);
-  int (*forward)(void*, const stitch_tensor*, int, stitch_tensor*, int, void*);
-  void (*destroy)(void*);
-  const char* (*last_error)(void*);
+  decltype(&stitch_abi_version) abi_version;
+  decltype(&stitch_init) init;
+  decltype(&stitch_forward) forward;
+  decltype(&stitch_destroy) destroy;
+  decltype(&stitch_last_error) last_error;
 };
 
 template <typename F>
@@ -384,7 +385,7 @@ ProgramApi load_program(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) fail(std::string("dlopen: ") + dlerror());
   ProgramApi api{};
-  api.abi_version = symbol<int (*)()>(handle, "stitch_abi_version", path);
+  api.abi_version = symbol<decltype(api.abi_version)>(handle, "stitch_abi_version", path);
   api.init = symbol<decltype(api.init)>(handle, "stitch_init", path);
   api.forward = symbol<decltype(api.forward)>(handle, "stitch_forward", path);
   api.destroy = symbol<decltype(api.destroy)>(handle, "stitch_destroy", path);

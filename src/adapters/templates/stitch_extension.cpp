@@ -84,7 +84,7 @@ class Program {
     // other code still holds their handles is not worth the few kilobytes it would free.
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) throw std::runtime_error(std::string("dlopen: ") + dlerror());
-    abi_version_ = symbol<int (*)()>("stitch_abi_version");
+    abi_version_ = symbol<decltype(abi_version_)>("stitch_abi_version");
     init_ = symbol<decltype(init_)>("stitch_init");
     forward_ = symbol<decltype(forward_)>("stitch_forward");
     destroy_ = symbol<decltype(destroy_)>("stitch_destroy");
@@ -149,11 +149,12 @@ class Program {
   std::string path_;
   void* handle_ = nullptr;
   void* state_ = nullptr;
-  int (*abi_version_)() = nullptr;
-  int (*init_)(const stitch_tensor*, int, void**) = nullptr;
-  int (*forward_)(void*, const stitch_tensor*, int, stitch_tensor*, int, void*) = nullptr;
-  void (*destroy_)(void*) = nullptr;
-  const char* (*last_error_)(void*) = nullptr;
+  // The ABI's entry points, typed by their declarations in program.h.
+  decltype(&stitch_abi_version) abi_version_ = nullptr;
+  decltype(&stitch_init) init_ = nullptr;
+  decltype(&stitch_forward) forward_ = nullptr;
+  decltype(&stitch_destroy) destroy_ = nullptr;
+  decltype(&stitch_last_error) last_error_ = nullptr;
 };
 
 }  // namespace
