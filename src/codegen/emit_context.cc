@@ -223,6 +223,14 @@ std::string EmitContext::functor_name(const plan::Subtask& subtask, std::string_
   return name;
 }
 
+void open_functor(CodeWriter& w, const std::string& name,
+                  std::initializer_list<const Members*> member_lists, const std::string& signature) {
+  w.open("struct {} {{", name);
+  for (const Members* members : member_lists)
+    for (const auto& [decl, init] : *members) w.line("{}", decl);
+  w.open("{} {{", signature);
+}
+
 void close_functor(CodeWriter& w) {
   w.close();
   w.close(";");
@@ -249,9 +257,7 @@ Result<Members> emit_load_functor(EmitContext& ctx, const std::string& name,
                                   const std::optional<Body>& prologue) {
   STITCH_ASSIGN_OR_RETURN(Members members, ctx.pointer_members(loads, "l"));
   CodeWriter& f = ctx.pieces().functors;
-  f.open("struct {} {{", name);
-  for (const auto& [decl, init] : members) f.line("{}", decl);
-  f.open("{} {{", signature);
+  open_functor(f, name, {&members}, signature);
   f.line("{}", linear_line);
   f.line("(void)e;");
   std::vector<std::string> names = emit_load_lines(f, loads, space, coords);

@@ -3,6 +3,7 @@
 // that render buffers, body steps and stores. Internal to src/codegen.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -100,6 +101,10 @@ class EmitContext {
   int64_t persistent_total_ = 0;
 };
 
+// Opens functor struct `name`: the declarations of its members (each list in turn), then its
+// operator, `signature` (without the brace). close_functor closes both.
+void open_functor(CodeWriter& w, const std::string& name,
+                  std::initializer_list<const Members*> member_lists, const std::string& signature);
 // Closes a functor struct opened with its operator (two levels) and leaves a blank line.
 void close_functor(CodeWriter& w);
 

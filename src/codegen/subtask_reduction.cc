@@ -54,10 +54,9 @@ Result<Members> emit_epilogue_functor(EmitContext& ctx, const std::string& name,
                                   : spec.op == ReduceOp::mean_var ? "MeanVar"
                                                                   : "float";
   CodeWriter& f = ctx.pieces().functors;
-  f.open("struct {} {{", name);
-  for (const auto& [decl, init] : members) f.line("{}", decl);
-  for (const auto& [decl, init] : stores) f.line("{}", decl);
-  f.open("__device__ void operator()(int64_t o, int64_t i, {} result) const {{", result_type);
+  open_functor(f, name, {&members, &stores},
+               fmt::format("__device__ void operator()(int64_t o, int64_t i, {} result) const",
+                           result_type));
   f.line("const int64_t e = o * {} + i;", spec.inner);
   std::vector<std::string> epi_loads = result_values(f, spec, n_results);
   for (std::string& x : emit_load_lines(f, extra_loads, {spec.outer, spec.inner}, {"o", "i"}))

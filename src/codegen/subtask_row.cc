@@ -20,10 +20,8 @@ Result<Members> emit_store_functor(EmitContext& ctx, const std::string& name, co
   STITCH_ASSIGN_OR_RETURN(Members members, ctx.pointer_members(extra, "l"));
   STITCH_ASSIGN_OR_RETURN(Members stores, ctx.store_members(spec.stores));
   CodeWriter& f = ctx.pieces().functors;
-  f.open("struct {} {{", name);
-  for (const auto& [decl, init] : members) f.line("{}", decl);
-  for (const auto& [decl, init] : stores) f.line("{}", decl);
-  f.open("__device__ void operator()(int64_t row, int64_t col, float y) const {{");
+  open_functor(f, name, {&members, &stores},
+               "__device__ void operator()(int64_t row, int64_t col, float y) const");
   f.line("const int64_t e = row * {} + col;", spec.cols);
   std::vector<std::string> epi_loads = {"y"};
   for (std::string& x : emit_load_lines(f, extra, {spec.rows, spec.cols}, {"row", "col"}))
