@@ -335,8 +335,8 @@ Result<fs::path> Workflow::open_attempt(RunState& state, AttemptKind kind, int s
   return dir;
 }
 
-CodeRequest Workflow::code_request(const RunState& state, const PlanVersion& plan,
-                                   AttemptKind kind, int subtask, const json& variant) const {
+CodeRequest Workflow::code_request(const RunState& state, const PlanVersion& plan, AttemptKind kind,
+                                   int subtask, const json& variant) const {
   CodeRequest request;
   request.run_dir = run_.root();
   request.plan_file = run_.root() / plan.file;

@@ -224,10 +224,12 @@ std::string EmitContext::functor_name(const plan::Subtask& subtask, std::string_
 }
 
 void open_functor(CodeWriter& w, const std::string& name,
-                  std::initializer_list<const Members*> member_lists, const std::string& signature) {
+                  std::initializer_list<const Members*> member_lists,
+                  const std::string& signature) {
   w.open("struct {} {{", name);
   for (const Members* members : member_lists)
-    for (const auto& [decl, init] : *members) w.line("{}", decl);
+    for (const auto& [decl, init] : *members)
+      w.line("{}", decl);
   w.open("{} {{", signature);
 }
 

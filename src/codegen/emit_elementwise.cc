@@ -222,7 +222,8 @@ void add_unary_with_arguments(Table& t) {
     NEED(1);
     auto lo = args.number(1, "min");
     auto hi = args.number(2, "max");
-    if (lo && hi) return fmt::format("op_clamp({}, {}, {})", x[0], float_literal(*lo), float_literal(*hi));
+    if (lo && hi)
+      return fmt::format("op_clamp({}, {}, {})", x[0], float_literal(*lo), float_literal(*hi));
     if (lo) return fmt::format("op_clamp_min({}, {})", x[0], float_literal(*lo));
     if (hi) return fmt::format("op_clamp_max({}, {})", x[0], float_literal(*hi));
     return x[0];

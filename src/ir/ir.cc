@@ -86,7 +86,9 @@ constexpr std::array<std::string_view, 3> kParamKinds = {"parameter", "buffer", 
 static_assert(kParamKinds.size() == static_cast<size_t>(ParamKind::constant) + 1);
 }  // namespace
 
-std::string_view input_kind_name(InputKind kind) { return enum_name(kInputKinds, kind, "user"); }
+std::string_view input_kind_name(InputKind kind) {
+  return enum_name(kInputKinds, kind, "user");
+}
 
 std::optional<InputKind> input_kind_from_name(std::string_view name) {
   return enum_from_name<InputKind>(kInputKinds, name);

@@ -222,8 +222,8 @@ Result<Input> parse_input(const json& object, size_t index) {
   if (!object.is_object()) return type_error(where, "an object", object);
   Input input;
   STITCH_ASSIGN_OR_RETURN(input.name, string_field(object, "name", where));
-  STITCH_ASSIGN_OR_RETURN(input.kind, kind_field(object, where, "user", input_kind_from_name,
-                                                 "input", "user, random"));
+  STITCH_ASSIGN_OR_RETURN(
+      input.kind, kind_field(object, where, "user", input_kind_from_name, "input", "user, random"));
   STITCH_ASSIGN_OR_RETURN(input.type, parse_tensor_type(object, where));
   STITCH_ASSIGN_OR_RETURN(input.distribution, string_field(object, "distribution", where, ""));
   STITCH_ASSIGN_OR_RETURN(input.source_op, string_field(object, "source_op", where, ""));

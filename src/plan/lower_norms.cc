@@ -137,8 +137,8 @@ BatchNormArgs batch_norm_args(Lowerer& lowerer) {
 // shift = bias - mean * scale: both depend only on params (computed once, at init).
 Result<bool> lower_inference_batch_norm(Lowerer& lowerer, const ir::ValueRef& x,
                                         std::optional<ir::ValueRef> weight,
-                                        std::optional<ir::ValueRef> bias,
-                                        const BatchNormArgs& args, bool stats_used) {
+                                        std::optional<ir::ValueRef> bias, const BatchNormArgs& args,
+                                        bool stats_used) {
   if (!args.running_mean || !args.running_var)
     return make_error("inference-mode batch norm without running statistics");
   if (stats_used)
@@ -187,8 +187,7 @@ TrailingRows trailing_rows(const ir::TensorType& input, const std::vector<int64_
 
 // Training: batch statistics over N and the spatial dims, one row kernel where they are
 // trailing dims, else var_mean + elementwise (which also serves the saved statistics).
-ir::ValueRef normalize_batch(Lowerer& lowerer, const ir::ValueRef& x, double eps,
-                             bool stats_used) {
+ir::ValueRef normalize_batch(Lowerer& lowerer, const ir::ValueRef& x, double eps, bool stats_used) {
   const ir::TensorType input = lowerer.type(x);
   const int64_t rank = input.rank(), channels = input.shape[1];
   std::vector<int64_t> dims{0};
@@ -229,8 +228,7 @@ Result<bool> lower_batch_norm(Lowerer& lowerer) {
           "built-in Coder yet",
           out);
   const bool stats_used = lowerer.output_used(1) || lowerer.output_used(2);
-  if (!args.training)
-    return lower_inference_batch_norm(lowerer, x, weight, bias, args, stats_used);
+  if (!args.training) return lower_inference_batch_norm(lowerer, x, weight, bias, args, stats_used);
   ir::ValueRef y = normalize_batch(lowerer, x, args.eps, stats_used);
   y = channel_affine(lowerer, y, weight, bias, input.rank());
   lowerer.map_output(0, lowerer.emit("", Op::alias, {ref_arg(y)}, {node.outputs[0]}));

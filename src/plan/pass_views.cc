@@ -54,7 +54,9 @@ Result<std::vector<int64_t>> resolve_size(std::vector<int64_t> size, int64_t num
 // nullopt when strides cannot express it.
 using ViewAccess = Result<std::optional<Access>>;
 
-int64_t rank_of(const Access& input) { return static_cast<int64_t>(input.shape.size()); }
+int64_t rank_of(const Access& input) {
+  return static_cast<int64_t>(input.shape.size());
+}
 
 ViewAccess reshape_view(const ir::Node& node, const Access& input) {
   auto size = list_arg(node, 1, node.op == Op::reshape ? "shape" : "size");

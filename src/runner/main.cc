@@ -174,8 +174,9 @@ void add_sandbox_options(CLI::App& app, RunnerOptions& options, RawFlags& raw) {
   app.add_flag("--nonce-stdin", options.nonce_stdin,
                "Read one line from stdin before loading anything and echo it in runner.json "
                "(lets the orchestrator tell the runner's file from a forged one)");
-  raw.seed_option = app.add_option(
-      "--seed", raw.seed, "Fixed seed for the runner's generator (debugging; default /dev/urandom)");
+  raw.seed_option =
+      app.add_option("--seed", raw.seed,
+                     "Fixed seed for the runner's generator (debugging; default /dev/urandom)");
 }
 
 // Parses and completes `options`; an exit code when the runner stops here (--help, bad usage).

@@ -85,9 +85,9 @@ void keep_trace_records(std::span<const CUpti_Activity* const> activities) {
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        records.copies.push_back(
-            {{m->start, m->end, m->streamId, m->correlationId}, m->bytes,
-             copy_direction(m->copyKind)});
+        records.copies.push_back({{m->start, m->end, m->streamId, m->correlationId},
+                                  m->bytes,
+                                  copy_direction(m->copyKind)});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {

@@ -402,9 +402,9 @@ Status Session::check_determinism(int run) {
           "keeping outputs for the determinism check");
       continue;
     }
-    STITCH_ASSIGN_OR_RETURN(CompareCounts counts,
-                            compare(check_io_.outputs[k].data(), determinism_copy_[k].data(),
-                                    spec_.outputs[k], 0, 0));
+    STITCH_ASSIGN_OR_RETURN(
+        CompareCounts counts,
+        compare(check_io_.outputs[k].data(), determinism_copy_[k].data(), spec_.outputs[k], 0, 0));
     double max_diff = 0;
     static_assert(sizeof(double) == sizeof(counts.max_abs_diff_bits));
     std::memcpy(&max_diff, &counts.max_abs_diff_bits, sizeof max_diff);
