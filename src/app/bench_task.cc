@@ -11,10 +11,10 @@
 #include "plan/plan_json.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/build_cache.h"
+#include "verify/build/build_cache.h"
+#include "verify/build/gpu_info.h"
 #include "verify/feedback.h"
-#include "verify/gpu_info.h"
-#include "verify/judge_client.h"
+#include "verify/judge/judge_client.h"
 
 namespace stitch::app {
 

@@ -7,7 +7,7 @@
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/judge_client.h"
+#include "verify/judge/judge_client.h"
 #include "verify/track.h"
 
 namespace stitch::app {

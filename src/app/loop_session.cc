@@ -10,8 +10,8 @@
 #include "agents/refine.h"
 #include "agents/system_roles.h"
 #include "util/fs.h"
-#include "verify/gpu_info.h"
-#include "verify/profile_run.h"
+#include "verify/build/gpu_info.h"
+#include "verify/profile/profile_run.h"
 
 namespace stitch::app {
 namespace fs = std::filesystem;

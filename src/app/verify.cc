@@ -12,9 +12,9 @@
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/build_cache.h"
-#include "verify/gpu_info.h"
-#include "verify/judge_client.h"
+#include "verify/build/build_cache.h"
+#include "verify/build/gpu_info.h"
+#include "verify/judge/judge_client.h"
 
 namespace stitch::app {
 namespace {

@@ -1,5 +1,5 @@
 // The typed reader of runner.json, beside its writer (report.h, which documents the format): what
-// the orchestrator (verify/runner_client.h) needs of a run. CUDA-free, in its own library
+// the orchestrator (verify/judge/runner_client.h) needs of a run. CUDA-free, in its own library
 // (stitch_runner_report), so stitch_verify reads the runner's file without linking the runner.
 #pragma once
 

@@ -69,36 +69,6 @@ Result<Diagnostic> diagnostic_from_json(const json& doc) {
   return d;
 }
 
-json ptxas_kernel_to_json(const PtxasKernelReport& k) {
-  return {{"name", k.name},
-          {"mangled_name", k.mangled_name},
-          {"arch", k.arch},
-          {"registers", k.registers},
-          {"barriers", k.barriers},
-          {"spill_store_bytes", k.spill_store_bytes},
-          {"spill_load_bytes", k.spill_load_bytes},
-          {"stack_frame_bytes", k.stack_frame_bytes},
-          {"shared_bytes", k.shared_bytes},
-          {"constant_bytes", k.constant_bytes},
-          {"ptxas_ms", k.ptxas_ms}};
-}
-
-Result<PtxasKernelReport> ptxas_kernel_from_json(const json& doc) {
-  PtxasKernelReport k;
-  STITCH_TRY(read_field(doc, "name", k.name));
-  STITCH_TRY(read_field(doc, "mangled_name", k.mangled_name));
-  STITCH_TRY(read_field(doc, "arch", k.arch));
-  STITCH_TRY(read_field(doc, "registers", k.registers));
-  STITCH_TRY(read_field(doc, "barriers", k.barriers));
-  STITCH_TRY(read_field(doc, "spill_store_bytes", k.spill_store_bytes));
-  STITCH_TRY(read_field(doc, "spill_load_bytes", k.spill_load_bytes));
-  STITCH_TRY(read_field(doc, "stack_frame_bytes", k.stack_frame_bytes));
-  STITCH_TRY(read_field(doc, "shared_bytes", k.shared_bytes));
-  STITCH_TRY(read_field(doc, "constant_bytes", k.constant_bytes));
-  STITCH_TRY(read_field(doc, "ptxas_ms", k.ptxas_ms));
-  return k;
-}
-
 json hack_finding_to_json(const HackFinding& finding) {
   return {
       {"kind", hack_kind_name(finding.kind)}, {"detail", finding.detail}, {"fatal", finding.fatal}};

@@ -1,8 +1,7 @@
-// The JSON forms of verdict.h's records (timing stats, output checks, diagnostics, hack findings)
-// and of ptxas's kernel reports, written and read back alike by verify.json (verify_report.h),
-// feedback.json (feedback.h) and the build cache (compiler.h), so the files spell a record the
-// same way. Readers return an Error naming the field on a
-// mistyped or unknown value; absent optional fields keep their defaults.
+// The JSON forms of verdict.h's records (timing stats, output checks, diagnostics, hack findings),
+// written and read back alike by verify.json (verify_report.h), feedback.json (feedback.h) and the
+// build cache (build/compiler.h), so the files spell a record the same way. Readers return an Error
+// naming the field on a mistyped or unknown value; absent optional fields keep their defaults.
 #pragma once
 
 #include <optional>
@@ -10,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "util/result.h"
-#include "verify/diagnostics.h"
 #include "verify/verdict.h"
 
 namespace stitch {
@@ -28,12 +26,6 @@ Result<OutputCheck> output_check_from_json(const nlohmann::json& doc);
 // {file, line, severity, message, snippet}; feedback.json drops severity (errors only).
 nlohmann::json diagnostic_to_json(const Diagnostic& diagnostic);
 Result<Diagnostic> diagnostic_from_json(const nlohmann::json& doc);
-
-// {name, mangled_name, arch, registers, barriers, spill_store_bytes, spill_load_bytes,
-//  stack_frame_bytes, shared_bytes, constant_bytes, ptxas_ms}: the build cache keeps all of it,
-// verify.json all but mangled_name, constant_bytes and ptxas_ms.
-nlohmann::json ptxas_kernel_to_json(const PtxasKernelReport& kernel);
-Result<PtxasKernelReport> ptxas_kernel_from_json(const nlohmann::json& doc);
 
 // {kind (HackKind name), detail, fatal}
 nlohmann::json hack_finding_to_json(const HackFinding& finding);

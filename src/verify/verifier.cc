@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
-#include "verify/build_cache.h"
-#include "verify/library_audit.h"
+#include "verify/build/build_cache.h"
+#include "verify/checks/library_audit.h"
 
 namespace stitch {
 namespace {

@@ -4,6 +4,7 @@
 
 #include "util/fs.h"
 #include "util/json_fields.h"
+#include "verify/build/compiler.h"
 #include "verify/verdict_json.h"
 #include "verify/verify_report.h"
 

@@ -12,7 +12,7 @@
 #include "plan/planner.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 #include "verify/feedback.h"
 
 namespace stitch::agents {

@@ -1,7 +1,7 @@
 // runner_client: parsing runner.json (good, malformed, missing), classifying runs (signals,
 // timeouts, statuses, findings, forged files), the command it builds, and the kill path with fake
 // runners (shell scripts) that hang or leave children behind.
-#include "verify/runner_client.h"
+#include "verify/judge/runner_client.h"
 
 #include <signal.h>
 #include <stdlib.h>

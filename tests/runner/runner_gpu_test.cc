@@ -15,7 +15,7 @@
 
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/runner_client.h"
+#include "verify/judge/runner_client.h"
 #include "verify/timing_basis.h"
 
 namespace stitch {

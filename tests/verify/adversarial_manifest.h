@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
-#include "verify/static_checks.h"
+#include "verify/checks/static_checks.h"
 #include "verify/verdict.h"
 
 namespace stitch::test {

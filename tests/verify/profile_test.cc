@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/profile_timeline.h"
-#include "verify/profile_ncu.h"
-#include "verify/profile_report.h"
-#include "verify/profile_rules.h"
+#include "verify/profile/profile_ncu.h"
+#include "verify/profile/profile_report.h"
+#include "verify/profile/profile_rules.h"
 
 namespace stitch {
 namespace {

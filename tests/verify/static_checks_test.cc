@@ -9,9 +9,9 @@
 
 #include "adversarial_manifest.h"
 #include "util/fs.h"
-#include "verify/source_lexer.h"
-#include "verify/source_structure.h"
-#include "verify/static_checks.h"
+#include "verify/checks/source_lexer.h"
+#include "verify/checks/source_structure.h"
+#include "verify/checks/static_checks.h"
 #include "verify/track.h"
 
 namespace stitch {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "util/result.h"
-#include "verify/elf_reader.h"
+#include "verify/checks/elf_reader.h"
 #include "verify/verdict.h"
 
 namespace stitch {

@@ -1,6 +1,6 @@
 // Line-oriented parsers for nvcc toolchain output. Each recognised line shape has one regular
 // expression below, with an example of the text it matches taken from tests/verify/data/*.log.
-#include "verify/diagnostics.h"
+#include "verify/build/diagnostics.h"
 
 #include <cxxabi.h>
 

@@ -2,7 +2,7 @@
 // the runtime: its entry points and attribute numbers are a stable ABI across CUDA versions, it
 // ships with every driver (libcudart may not be on the loader path), and these queries create no
 // CUDA context in the orchestrator.
-#include "verify/gpu_info.h"
+#include "verify/build/gpu_info.h"
 
 #include <dlfcn.h>
 

@@ -1,11 +1,11 @@
-// The scope walker behind analyse_structure (verify/source_structure.h): namespace, extern "C",
-// class and function scopes; constructors of classes; namespace-scope objects whose initialisation
-// runs code when the library is loaded (HACKS.md row 27).
+// The scope walker behind analyse_structure (verify/checks/source_structure.h): namespace, extern
+// "C", class and function scopes; constructors of classes; namespace-scope objects whose
+// initialisation runs code when the library is loaded (HACKS.md row 27).
 #include <set>
 #include <string>
 
-#include "verify/source_structure.h"
-#include "verify/source_tokens.h"
+#include "verify/checks/source_structure.h"
+#include "verify/checks/source_tokens.h"
 
 namespace stitch {
 namespace {

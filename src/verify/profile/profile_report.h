@@ -30,7 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/result.h"
-#include "verify/profile_rules.h"
+#include "verify/profile/profile_rules.h"
 
 namespace stitch {
 

@@ -1,6 +1,6 @@
 // Building profile.json from the runner's timeline, classifying, reading it back, and the table;
 // see profile_report.h.
-#include "verify/profile_report.h"
+#include "verify/profile/profile_report.h"
 
 #include <algorithm>
 #include <map>

@@ -1,7 +1,7 @@
 // ELF parsing for the library audit, written against <elf.h>. Little-endian ELF32 and ELF64.
 // Offsets and sizes come from the file and are never trusted: every access goes through
 // ByteView::read, which checks bounds with overflow-safe arithmetic.
-#include "verify/elf_reader.h"
+#include "verify/checks/elf_reader.h"
 
 #include <elf.h>
 

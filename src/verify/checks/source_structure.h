@@ -1,7 +1,7 @@
-// Structure recovered from lexed sources for the static checks (verify/static_checks.h): inline asm
-// statements and the PTX they carry, function bodies, namespace-scope objects whose initialisation
-// runs code at load time, and the split-precision 3xTF32 pattern. Heuristic by nature (no
-// preprocessor, no type checker); each function says what it recognises.
+// Structure recovered from lexed sources for the static checks (verify/checks/static_checks.h):
+// inline asm statements and the PTX they carry, function bodies, namespace-scope objects whose
+// initialisation runs code at load time, and the split-precision 3xTF32 pattern. Heuristic by
+// nature (no preprocessor, no type checker); each function says what it recognises.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "verify/source_lexer.h"
+#include "verify/checks/source_lexer.h"
 
 namespace stitch {
 

@@ -1,14 +1,14 @@
 // The profiling pipeline: shapes from graph.json, the runner's traced forward, ncu per top kernel;
 // see profile_run.h.
-#include "verify/profile_run.h"
+#include "verify/profile/profile_run.h"
 
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "util/fs.h"
-#include "verify/profile_ncu.h"
-#include "verify/runner_client.h"
+#include "verify/judge/runner_client.h"
+#include "verify/profile/profile_ncu.h"
 
 namespace stitch {
 namespace {

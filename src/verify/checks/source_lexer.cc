@@ -3,7 +3,7 @@
 // line splices (removed first, as the compiler does, so they cannot split a keyword or end a
 // comment), encoding prefixes. Unterminated constructs end at end of line (strings) or end of file
 // (block comments, raw strings); nothing here can crash on arbitrary bytes.
-#include "verify/source_lexer.h"
+#include "verify/checks/source_lexer.h"
 
 #include <algorithm>
 

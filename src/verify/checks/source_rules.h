@@ -1,5 +1,5 @@
-// The identifier rules of the static source checks (verify/static_checks.h), one table: which
-// names, in which syntactic form, raise which finding. Internal to src/verify.
+// The identifier rules of the static source checks (verify/checks/static_checks.h), one table:
+// which names, in which syntactic form, raise which finding. Internal to src/verify.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The judge's process and JSON, seen from the orchestrator; see judge_client.h.
-#include "verify/judge_client.h"
+#include "verify/judge/judge_client.h"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
-#include "verify/runner_client.h"
+#include "verify/judge/runner_client.h"
 
 namespace stitch {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "util/process.h"
 #include "util/result.h"
-#include "verify/diagnostics.h"
+#include "verify/build/diagnostics.h"
 #include "verify/verdict.h"
 
 namespace stitch {
@@ -52,6 +52,12 @@ struct BuildResult {
   std::string failure;               // one line when !ok: "nvcc: exit code 2"
   std::vector<std::string> command;  // argv that ran
 };
+
+// {name, mangled_name, arch, registers, barriers, spill_store_bytes, spill_load_bytes,
+//  stack_frame_bytes, shared_bytes, constant_bytes, ptxas_ms}: the build cache keeps all of it,
+// verify.json all but mangled_name, constant_bytes and ptxas_ms.
+nlohmann::json ptxas_kernel_to_json(const PtxasKernelReport& kernel);
+Result<PtxasKernelReport> ptxas_kernel_from_json(const nlohmann::json& doc);
 
 nlohmann::json build_result_to_json(const BuildResult& result);
 Result<BuildResult> build_result_from_json(const nlohmann::json& json);

@@ -1,6 +1,6 @@
 // Launching stitch-runner and classifying its run; see runner_client.h (runner.json itself is read
 // by runner/runner_report.h).
-#include "verify/runner_client.h"
+#include "verify/judge/runner_client.h"
 
 #include <signal.h>
 #include <sys/random.h>

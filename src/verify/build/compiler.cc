@@ -1,6 +1,6 @@
-// NvccCompiler, FakeCompiler and the JSON form of BuildResult (stored beside cached builds and in
-// attempt directories).
-#include "verify/compiler.h"
+// NvccCompiler, FakeCompiler and the JSON form of BuildResult and its ptxas kernel reports (stored
+// beside cached builds and in attempt directories; verify.json keeps part of each kernel report).
+#include "verify/build/compiler.h"
 
 #include <array>
 #include <cstdlib>
@@ -45,6 +45,36 @@ std::string join(const std::vector<std::string>& parts) {
 }
 
 }  // namespace
+
+nlohmann::json ptxas_kernel_to_json(const PtxasKernelReport& k) {
+  return {{"name", k.name},
+          {"mangled_name", k.mangled_name},
+          {"arch", k.arch},
+          {"registers", k.registers},
+          {"barriers", k.barriers},
+          {"spill_store_bytes", k.spill_store_bytes},
+          {"spill_load_bytes", k.spill_load_bytes},
+          {"stack_frame_bytes", k.stack_frame_bytes},
+          {"shared_bytes", k.shared_bytes},
+          {"constant_bytes", k.constant_bytes},
+          {"ptxas_ms", k.ptxas_ms}};
+}
+
+Result<PtxasKernelReport> ptxas_kernel_from_json(const nlohmann::json& doc) {
+  PtxasKernelReport k;
+  STITCH_TRY(read_field(doc, "name", k.name));
+  STITCH_TRY(read_field(doc, "mangled_name", k.mangled_name));
+  STITCH_TRY(read_field(doc, "arch", k.arch));
+  STITCH_TRY(read_field(doc, "registers", k.registers));
+  STITCH_TRY(read_field(doc, "barriers", k.barriers));
+  STITCH_TRY(read_field(doc, "spill_store_bytes", k.spill_store_bytes));
+  STITCH_TRY(read_field(doc, "spill_load_bytes", k.spill_load_bytes));
+  STITCH_TRY(read_field(doc, "stack_frame_bytes", k.stack_frame_bytes));
+  STITCH_TRY(read_field(doc, "shared_bytes", k.shared_bytes));
+  STITCH_TRY(read_field(doc, "constant_bytes", k.constant_bytes));
+  STITCH_TRY(read_field(doc, "ptxas_ms", k.ptxas_ms));
+  return k;
+}
 
 nlohmann::json build_result_to_json(const BuildResult& result) {
   return {{"ok", result.ok},

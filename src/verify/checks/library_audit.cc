@@ -1,5 +1,5 @@
 // Classification of a program's DT_NEEDED libraries, imports and exports (see library_audit.h).
-#include "verify/library_audit.h"
+#include "verify/checks/library_audit.h"
 
 #include <algorithm>
 #include <initializer_list>

@@ -23,7 +23,7 @@
 
 #include "util/process.h"
 #include "util/result.h"
-#include "verify/profile_rules.h"
+#include "verify/profile/profile_rules.h"
 
 namespace stitch {
 

@@ -1,7 +1,7 @@
 // The driver of the static source checks (see static_checks.h): the identifier rules of
-// verify/source_rules.h, then the structural checks (includes, strings, asm/PTX, namespace-scope
-// initialisers, function definitions, stream joins, kernel launches).
-#include "verify/static_checks.h"
+// verify/checks/source_rules.h, then the structural checks (includes, strings, asm/PTX,
+// namespace-scope initialisers, function definitions, stream joins, kernel launches).
+#include "verify/checks/static_checks.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -11,10 +11,10 @@
 
 #include <fmt/format.h>
 
-#include "verify/library_audit.h"
-#include "verify/source_lexer.h"
-#include "verify/source_rules.h"
-#include "verify/source_structure.h"
+#include "verify/checks/library_audit.h"
+#include "verify/checks/source_lexer.h"
+#include "verify/checks/source_rules.h"
+#include "verify/checks/source_structure.h"
 
 namespace stitch {
 namespace {

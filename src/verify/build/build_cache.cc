@@ -1,5 +1,5 @@
 // BuildCache: key computation (SHA-256 over the build's inputs), lookup, and atomic entry creation.
-#include "verify/build_cache.h"
+#include "verify/build/build_cache.h"
 
 #include <fcntl.h>
 #include <openssl/evp.h>

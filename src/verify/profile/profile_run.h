@@ -18,8 +18,8 @@
 
 #include "util/process.h"
 #include "util/result.h"
-#include "verify/profile_report.h"
-#include "verify/profile_rules.h"
+#include "verify/profile/profile_report.h"
+#include "verify/profile/profile_rules.h"
 
 namespace stitch {
 

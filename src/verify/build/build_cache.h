@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "util/result.h"
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 
 namespace stitch {
 

@@ -1,9 +1,9 @@
 // Static hack checks on a candidate program's sources (HACKS.md rows 1, 2, 3, 8, 12, 13/20, 14, 21,
-// 22, 27). Sources are lexed first (verify/source_lexer.h), so comments and string literals neither
-// trip nor hide a check; strings are read only where they matter (inline PTX in asm statements,
-// library names, paths of the judge's files). The checks are a first layer: the library audit
-// (verify/library_audit.h) reads what the built program really imports, and the runner checks what
-// it really does.
+// 22, 27). Sources are lexed first (verify/checks/source_lexer.h), so comments and string literals
+// neither trip nor hide a check; strings are read only where they matter (inline PTX in asm
+// statements, library names, paths of the judge's files). The checks are a first layer: the library
+// audit (verify/checks/library_audit.h) reads what the built program really imports, and the runner
+// checks what it really does.
 //
 // Findings name file:line and the text matched. Fatal findings make the attempt `hacked`; non-fatal
 // ones are notes for the runner and the feedback (e.g. a side stream that is joined).

@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <string_view>
 
-#include "verify/source_lexer.h"
+#include "verify/checks/source_lexer.h"
 
 namespace stitch::source_detail {
 

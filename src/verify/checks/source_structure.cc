@@ -1,8 +1,8 @@
 // Scope walking, inline-asm and PTX parsing, and the 3xTF32 recogniser behind the static checks.
 // Every loop is bounded by the token count; unbalanced brackets end a construct at end of file.
-#include "verify/source_structure.h"
+#include "verify/checks/source_structure.h"
 
-#include "verify/source_tokens.h"
+#include "verify/checks/source_tokens.h"
 
 #include <algorithm>
 #include <optional>

@@ -1,5 +1,5 @@
 // Bottleneck rules and the roofline; see profile_rules.h for the rules.
-#include "verify/profile_rules.h"
+#include "verify/profile/profile_rules.h"
 
 #include <algorithm>
 #include <array>

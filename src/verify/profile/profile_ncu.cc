@@ -1,5 +1,5 @@
 // ncu command line, CSV parsing and failure classification; see profile_ncu.h.
-#include "verify/profile_ncu.h"
+#include "verify/profile/profile_ncu.h"
 
 #include <unistd.h>
 
