@@ -39,7 +39,7 @@ std::string bench_outcome(const agents::RunState& state) {
   // failed: what the last verification of the whole program said; with none, the built-in
   // roles could not produce a program at all (the emitter refused every plan).
   for (auto it = state.attempts.rbegin(); it != state.attempts.rend(); ++it)
-    if (it->result && it->result->outcome) return std::string(outcome_name(*it->result->outcome));
+    if (it->result && it->result->outcome) return std::string(enum_name(*it->result->outcome));
   return "refused";
 }
 

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 Result<LoopSettings> loop_settings(const LoopOptions& options) {
-  auto track = parse_track(options.track);
+  auto track = enum_from_name<Track>(options.track);
   if (!track)
     return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
   LoopSettings settings;

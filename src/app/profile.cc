@@ -179,7 +179,7 @@ void record_outcome(run::RunDir& run, bool created_run, const Result<Profiled>& 
       stage + ".done",
       {{"profile", outcome->written.string()},
        {"forward_ms", report.forward_ns / 1e6},
-       {"bottleneck", std::string(bottleneck_name(report.forward_bottleneck))}});
+       {"bottleneck", std::string(enum_name(report.forward_bottleneck))}});
   if (created_run) (void)run.set_status(run::RunStatus::complete, {{"stage", stage}});
 }
 

@@ -67,7 +67,7 @@ std::string hack_advice(HackKind kind) {
     case HackKind::persistent_kernel:
       return "Let every kernel finish within the call: no persistent kernels polling for work.";
     default:
-      return fmt::format("Remove what triggered the {} check.", hack_kind_name(kind));
+      return fmt::format("Remove what triggered the {} check.", enum_name(kind));
   }
 }
 
@@ -244,7 +244,7 @@ Feedback build_feedback(const VerifyReport& report, const std::optional<ProfileS
     for (const auto& record : report.findings)
       if (record.finding.fatal == fatal)
         feedback.findings.push_back(fmt::format("{}{} ({}): {}", fatal ? "" : "note: ",
-                                                hack_kind_name(record.finding.kind),
+                                                enum_name(record.finding.kind),
                                                 record.origin, record.finding.detail));
   if (report.reported_timing()) {
     feedback.timed = true;

@@ -132,8 +132,8 @@ json profile_summary_to_json(const ProfileSummary& profile) {
 json feedback_to_json(const Feedback& feedback) {
   return {{"format", "stitchcuda.feedback"},
           {"version", 1},
-          {"state", verify_state_name(feedback.state)},
-          {"outcome", feedback.outcome ? json(outcome_name(*feedback.outcome)) : json(nullptr)},
+          {"state", enum_name(feedback.state)},
+          {"outcome", feedback.outcome ? json(enum_name(*feedback.outcome)) : json(nullptr)},
           {"reason", feedback.reason},
           {"compile_errors", json_array(feedback.compile_errors, compile_error_to_json)},
           {"wrong_outputs", json_array(feedback.wrong_outputs, wrong_output_to_json)},
@@ -142,7 +142,7 @@ json feedback_to_json(const Feedback& feedback) {
           {"kernels", json_array(feedback.kernels, kernel_to_json)},
           {"profile", json_array(feedback.profile, profiled_kernel_to_json)},
           {"suggestion",
-           {{"rule", suggestion_rule_name(feedback.suggestion.rule)},
+           {{"rule", enum_name(feedback.suggestion.rule)},
             {"text", feedback.suggestion.text}}}};
 }
 
@@ -154,10 +154,10 @@ Result<Feedback> feedback_from_json(const json& doc) {
                       doc.value("version", json()).dump());
   Feedback feedback;
   STITCH_ASSIGN_OR_RETURN(feedback.state,
-                          read_enum<VerifyState>(doc, "state", verify_state_from_name));
+                          read_enum<VerifyState>(doc, "state"));
   if (auto found = doc.find("outcome"); found != doc.end() && !found->is_null()) {
     STITCH_ASSIGN_OR_RETURN(feedback.outcome,
-                            read_enum<Outcome>(doc, "outcome", outcome_from_name));
+                            read_enum<Outcome>(doc, "outcome"));
   }
   STITCH_TRY(read_field(doc, "reason", feedback.reason));
   STITCH_ASSIGN_OR_RETURN(feedback.compile_errors,
@@ -172,7 +172,7 @@ Result<Feedback> feedback_from_json(const json& doc) {
                           read_array<ProfiledKernel>(doc, "profile", profiled_kernel_from_json));
   const json suggestion = doc.value("suggestion", json::object());
   STITCH_ASSIGN_OR_RETURN(feedback.suggestion.rule,
-                          read_enum<SuggestionRule>(suggestion, "rule", suggestion_rule_from_name));
+                          read_enum<SuggestionRule>(suggestion, "rule"));
   STITCH_TRY(read_field(suggestion, "text", feedback.suggestion.text));
   return feedback;
 }

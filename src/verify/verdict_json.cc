@@ -71,12 +71,12 @@ Result<Diagnostic> diagnostic_from_json(const json& doc) {
 
 json hack_finding_to_json(const HackFinding& finding) {
   return {
-      {"kind", hack_kind_name(finding.kind)}, {"detail", finding.detail}, {"fatal", finding.fatal}};
+      {"kind", enum_name(finding.kind)}, {"detail", finding.detail}, {"fatal", finding.fatal}};
 }
 
 Result<HackFinding> hack_finding_from_json(const json& doc) {
   HackFinding finding{};
-  STITCH_ASSIGN_OR_RETURN(finding.kind, read_enum<HackKind>(doc, "kind", hack_kind_from_name));
+  STITCH_ASSIGN_OR_RETURN(finding.kind, read_enum<HackKind>(doc, "kind"));
   STITCH_TRY(read_field(doc, "detail", finding.detail));
   STITCH_TRY(read_field(doc, "fatal", finding.fatal));
   return finding;

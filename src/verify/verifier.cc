@@ -57,7 +57,7 @@ std::string first_error(const BuildResult& build) {
 }
 
 std::string finding_reason(const FindingRecord& record) {
-  return fmt::format("{} ({}): {}", hack_kind_name(record.finding.kind), record.origin,
+  return fmt::format("{} ({}): {}", enum_name(record.finding.kind), record.origin,
                      record.finding.detail);
 }
 
@@ -329,7 +329,7 @@ bool Verifier::run_runner_step(Context& context) {
   report.runner_reason = run->verdict.reason;
   if (run->report) {
     const RunnerReport& runner = *run->report;
-    report.runner_status = std::string(runner_status_name(runner.status));
+    report.runner_status = std::string(enum_name(runner.status));
     report.init_ms = runner.init_ms;
     if (runner.launches_available && !runner.launches_per_forward.empty())
       report.launches_per_forward = median_of(runner.launches_per_forward);

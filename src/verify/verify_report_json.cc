@@ -89,7 +89,7 @@ json timing_to_json(const VerifyReport& report) {
   return {{"protocol", timing_stats_to_json(report.timing)},
           {"synced", timing_stats_to_json(report.synced_timing)},
           {"wall", timing_stats_to_json(report.wall_timing)},
-          {"speedup_basis", timing_basis_name(report.timing_basis)},
+          {"speedup_basis", enum_name(report.timing_basis)},
           {"basis_detail", report.timing_basis_detail}};
 }
 
@@ -201,14 +201,14 @@ Result<VerifyStep> step_from_json(const json& doc) {
 // The header part: state, outcome and where it ran.
 Status header_from_json(const json& doc, VerifyReport& report) {
   STITCH_ASSIGN_OR_RETURN(report.state,
-                          read_enum<VerifyState>(doc, "state", verify_state_from_name));
+                          read_enum<VerifyState>(doc, "state"));
   if (auto found = doc.find("outcome"); found != doc.end() && !found->is_null()) {
-    STITCH_ASSIGN_OR_RETURN(report.outcome, read_enum<Outcome>(doc, "outcome", outcome_from_name));
+    STITCH_ASSIGN_OR_RETURN(report.outcome, read_enum<Outcome>(doc, "outcome"));
   }
   STITCH_TRY(read_field(doc, "reason", report.reason));
   STITCH_TRY(read_field(doc, "summary", report.summary));
   const std::string track = string_or(doc, "track", "fp32");
-  std::optional<Track> parsed = parse_track(track);
+  std::optional<Track> parsed = enum_from_name<Track>(track);
   if (!parsed) return make_error(ErrorKind::bad_input, "track: unknown value '{}'", track);
   report.track = *parsed;
   report.rel_err_norm_max =
@@ -250,11 +250,11 @@ json verify_report_to_json(const VerifyReport& report) {
   return {
       {"format", "stitchcuda.verify"},
       {"version", 1},
-      {"state", verify_state_name(report.state)},
-      {"outcome", report.outcome ? json(outcome_name(*report.outcome)) : json(nullptr)},
+      {"state", enum_name(report.state)},
+      {"outcome", report.outcome ? json(enum_name(*report.outcome)) : json(nullptr)},
       {"reason", report.reason},
       {"summary", report.summary},
-      {"track", track_name(report.track)},
+      {"track", enum_name(report.track)},
       {"tolerance",
        {{"atol", tolerance.atol},
         {"rtol", tolerance.rtol},

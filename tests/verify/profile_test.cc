@@ -229,8 +229,8 @@ TEST(BottleneckRules, ForwardClass) {
   EXPECT_EQ(classify_forward(-1, {}, rules).bottleneck, Bottleneck::unknown);
   for (Bottleneck b : {Bottleneck::memory, Bottleneck::compute, Bottleneck::latency,
                        Bottleneck::launch_host, Bottleneck::balanced, Bottleneck::unknown})
-    EXPECT_EQ(bottleneck_from_name(bottleneck_name(b)), b);
-  EXPECT_FALSE(bottleneck_from_name("fast"));
+    EXPECT_EQ(enum_from_name<Bottleneck>(enum_name(b)), b);
+  EXPECT_FALSE(enum_from_name<Bottleneck>("fast"));
 }
 
 TEST(Roofline, PeaksTableAndPosition) {

@@ -75,7 +75,7 @@ class Collector {
       return;
     }
     add(HackKind::precision_downgrade, true, f, line, matched,
-        fmt::format("{} on the {} track", why, track_name(track_)));
+        fmt::format("{} on the {} track", why, enum_name(track_)));
   }
 
   std::vector<HackFinding> take() {

@@ -182,7 +182,7 @@ std::vector<std::string> PythonJudgeSession::serve_command(const JudgeServeReque
   std::vector<std::string> args = {"serve",
                                    "--graph-dir", request.graph_dir.string(),
                                    "--work-dir", request.work_dir.string(),
-                                   "--track", std::string(track_name(request.track)),
+                                   "--track", std::string(enum_name(request.track)),
                                    "--sets", std::to_string(request.sets),
                                    "--timing-sets", std::to_string(request.timing_sets),
                                    "--spot-slots", std::to_string(request.spot_slots),
@@ -326,7 +326,7 @@ Result<BaselineReport> PythonBaselineSource::baseline(const BaselineRequest& req
   ProcessSpec spec = python_module_spec(
       location_, "stitch_harness.judge",
       {"baseline", "--graph-dir", request.graph_dir.string(), "--track",
-       std::string(track_name(request.track)), "--out", request.out_path.string(), "--iters",
+       std::string(enum_name(request.track)), "--out", request.out_path.string(), "--iters",
        std::to_string(request.iters), "--warmup", std::to_string(request.warmup),
        "--timing-sets", std::to_string(request.timing_sets), "--device", request.device});
   if (request.cache_only) spec.argv.push_back("--cache-only");

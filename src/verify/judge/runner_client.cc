@@ -87,7 +87,7 @@ RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<Run
     for (const auto& finding : report->findings) {
       if (!finding.fatal) continue;
       verdict.outcome = Outcome::hacked;
-      verdict.reason = fmt::format("{}: {}", hack_kind_name(finding.kind), finding.detail);
+      verdict.reason = fmt::format("{}: {}", enum_name(finding.kind), finding.detail);
       return verdict;
     }
   }
@@ -123,11 +123,11 @@ RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<Run
     case RunnerStatus::setup_failed:
       verdict.outcome = Outcome::runtime_error;
       verdict.runner_fault = true;
-      verdict.reason = fmt::format("{}: {}", runner_status_name(report->status), report->message);
+      verdict.reason = fmt::format("{}: {}", enum_name(report->status), report->message);
       return verdict;
     default:
       verdict.outcome = Outcome::runtime_error;
-      verdict.reason = fmt::format("{}: {}", runner_status_name(report->status), report->message);
+      verdict.reason = fmt::format("{}: {}", enum_name(report->status), report->message);
       return verdict;
   }
   if (process.term_signal != 0) {  // after runner.json: in stitch_destroy or at exit

@@ -261,7 +261,7 @@ json profile_to_json(const ProfileReport& report) {
          {"static_shared_bytes", k.static_shared_bytes},
          {"dynamic_shared_bytes", k.dynamic_shared_bytes},
          {"stream_id", k.stream_id},
-         {"bottleneck", bottleneck_name(k.bottleneck)},
+         {"bottleneck", enum_name(k.bottleneck)},
          {"bottleneck_reason", k.bottleneck_reason},
          {"counters", k.counters ? counters_to_json(*k.counters) : json(nullptr)},
          {"roofline", k.roofline ? roofline_to_json(*k.roofline) : json(nullptr)}});
@@ -308,7 +308,7 @@ json profile_to_json(const ProfileReport& report) {
         {"largest_ms", ms(report.largest_gap_ns)},
         {"leading_ms", ms(report.leading_gap_ns)},
         {"trailing_ms", ms(report.trailing_gap_ns)}}},
-      {"forward_bottleneck", bottleneck_name(report.forward_bottleneck)},
+      {"forward_bottleneck", enum_name(report.forward_bottleneck)},
       {"forward_bottleneck_reason", report.forward_bottleneck_reason},
       {"kernels", std::move(kernels)},
       {"timeline", std::move(timeline)},
@@ -354,7 +354,7 @@ Result<ProfileReport> read_profile(const json& document) {
   report.leading_gap_ns = static_cast<int64_t>(number_or(gaps, "leading_ms", 0) * 1e6);
   report.trailing_gap_ns = static_cast<int64_t>(number_or(gaps, "trailing_ms", 0) * 1e6);
   report.forward_bottleneck =
-      bottleneck_from_name(string_or(document, "forward_bottleneck")).value_or(Bottleneck::unknown);
+      enum_from_name<Bottleneck>(string_or(document, "forward_bottleneck")).value_or(Bottleneck::unknown);
   report.forward_bottleneck_reason = string_or(document, "forward_bottleneck_reason");
   for (const json& k : document["kernels"]) {
     if (!k.is_object() || !k.contains("name") || !k["name"].is_string())
@@ -369,7 +369,7 @@ Result<ProfileReport> read_profile(const json& document) {
     kernel.block = dims(k, "block");
     kernel.registers_per_thread = static_cast<int>(number_or(k, "registers_per_thread", 0));
     kernel.bottleneck =
-        bottleneck_from_name(string_or(k, "bottleneck")).value_or(Bottleneck::unknown);
+        enum_from_name<Bottleneck>(string_or(k, "bottleneck")).value_or(Bottleneck::unknown);
     kernel.bottleneck_reason = string_or(k, "bottleneck_reason");
     KernelCounters counters;
     counters.dram_pct = optional_number(k, "dram_pct");
@@ -431,7 +431,7 @@ std::string format_profile_table(const ProfileReport& report, size_t max_kernels
     out += fmt::format(", GPU busy {:.4f} ms ({:.0f}%), idle {:.4f} ms in {} gaps",
                        *report.gpu_busy_ns / 1e6, 100 * share,
                        (report.forward_ns - *report.gpu_busy_ns) / 1e6, report.gap_count);
-  out += fmt::format("\nbottleneck: {}{}\n\n", bottleneck_name(report.forward_bottleneck),
+  out += fmt::format("\nbottleneck: {}{}\n\n", enum_name(report.forward_bottleneck),
                      report.forward_bottleneck_reason.empty()
                          ? ""
                          : " (" + report.forward_bottleneck_reason + ")");
@@ -450,7 +450,7 @@ std::string format_profile_table(const ProfileReport& report, size_t max_kernels
     out += fmt::format(
         "{:<44} {:>5} {:>10.4f} {:>6.1f} {:>6} {:>6} {:>6}  {}\n", name, k.launches,
         k.total_ns / 1e6, report.forward_ns > 0 ? 100 * k.total_ns / report.forward_ns : 0.0,
-        cell_pct(dram), cell_pct(sm), cell_pct(occupancy), bottleneck_name(k.bottleneck));
+        cell_pct(dram), cell_pct(sm), cell_pct(occupancy), enum_name(k.bottleneck));
   }
   if (report.kernels.size() > max_kernels)
     out += fmt::format("... {} more kernels\n", report.kernels.size() - max_kernels);

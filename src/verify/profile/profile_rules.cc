@@ -6,29 +6,16 @@
 
 #include <fmt/format.h>
 
-#include "util/enum_names.h"
 #include "util/gpu_peaks.h"
 
 namespace stitch {
 namespace {
-
-constexpr std::array<std::string_view, 6> kBottleneckNames = {"memory",      "compute",  "latency",
-                                                              "launch_host", "balanced", "unknown"};
-static_assert(kBottleneckNames.size() == static_cast<size_t>(Bottleneck::unknown) + 1);
 
 std::string percent(double value) {
   return fmt::format("{:.0f}%", value);
 }
 
 }  // namespace
-
-std::string_view bottleneck_name(Bottleneck bottleneck) {
-  return enum_name(kBottleneckNames, bottleneck);
-}
-
-std::optional<Bottleneck> bottleneck_from_name(std::string_view name) {
-  return enum_from_name<Bottleneck>(kBottleneckNames, name);
-}
 
 std::optional<double> KernelCounters::memory_throughput_pct() const {
   return memory_pct ? memory_pct : dram_pct;

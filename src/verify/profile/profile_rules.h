@@ -26,6 +26,7 @@
 // compute-side. Efficiency = achieved FLOP/s (or bytes/s on the memory side) / the roof there.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,11 +34,15 @@
 #include <string_view>
 #include <vector>
 
+#include "util/enum_names.h"
+
 namespace stitch {
 
 enum class Bottleneck : uint8_t { memory, compute, latency, launch_host, balanced, unknown };
-std::string_view bottleneck_name(Bottleneck bottleneck);
-std::optional<Bottleneck> bottleneck_from_name(std::string_view name);
+inline constexpr std::array<std::string_view, 6> kBottleneckNames = {
+    "memory", "compute", "latency", "launch_host", "balanced", "unknown"};
+constexpr const auto& enum_names(Bottleneck) { return kBottleneckNames; }
+static_assert(names_every_enumerator(Bottleneck::unknown));
 
 // Counters of one kernel launch as ncu reported them (base units: ns, bytes, %). Every field is
 // optional: a GPU or ncu version may lack a metric.
