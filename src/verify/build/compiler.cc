@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -44,72 +45,58 @@ std::string join(const std::vector<std::string>& parts) {
   return out;
 }
 
+constexpr std::tuple kPtxasKernelFields = {
+    JsonField{"name", &PtxasKernelReport::name},
+    JsonField{"mangled_name", &PtxasKernelReport::mangled_name},
+    JsonField{"arch", &PtxasKernelReport::arch},
+    JsonField{"registers", &PtxasKernelReport::registers},
+    JsonField{"barriers", &PtxasKernelReport::barriers},
+    JsonField{"spill_store_bytes", &PtxasKernelReport::spill_store_bytes},
+    JsonField{"spill_load_bytes", &PtxasKernelReport::spill_load_bytes},
+    JsonField{"stack_frame_bytes", &PtxasKernelReport::stack_frame_bytes},
+    JsonField{"shared_bytes", &PtxasKernelReport::shared_bytes},
+    JsonField{"constant_bytes", &PtxasKernelReport::constant_bytes},
+    JsonField{"ptxas_ms", &PtxasKernelReport::ptxas_ms}};
+
+// Every field but the lists is required: the build cache wrote the file whole, so a missing field
+// means a damaged entry.
+constexpr std::tuple kBuildResultFields = {
+    JsonField{"ok", &BuildResult::ok},
+    JsonField{"library_path", &BuildResult::library_path},
+    JsonField{"log", &BuildResult::log},
+    JsonField{"seconds", &BuildResult::seconds},
+    JsonField{"cache_hit", &BuildResult::cache_hit},
+    JsonField{"timed_out", &BuildResult::timed_out},
+    JsonField{"reproducible", &BuildResult::reproducible},
+    JsonField{"failure", &BuildResult::failure},
+    JsonField{"command", &BuildResult::command}};
+
 }  // namespace
 
-nlohmann::json ptxas_kernel_to_json(const PtxasKernelReport& k) {
-  return {{"name", k.name},
-          {"mangled_name", k.mangled_name},
-          {"arch", k.arch},
-          {"registers", k.registers},
-          {"barriers", k.barriers},
-          {"spill_store_bytes", k.spill_store_bytes},
-          {"spill_load_bytes", k.spill_load_bytes},
-          {"stack_frame_bytes", k.stack_frame_bytes},
-          {"shared_bytes", k.shared_bytes},
-          {"constant_bytes", k.constant_bytes},
-          {"ptxas_ms", k.ptxas_ms}};
+nlohmann::json ptxas_kernel_to_json(const PtxasKernelReport& kernel) {
+  return fields_to_json(kernel, kPtxasKernelFields);
 }
 
 Result<PtxasKernelReport> ptxas_kernel_from_json(const nlohmann::json& doc) {
-  PtxasKernelReport k;
-  STITCH_TRY(read_field(doc, "name", k.name));
-  STITCH_TRY(read_field(doc, "mangled_name", k.mangled_name));
-  STITCH_TRY(read_field(doc, "arch", k.arch));
-  STITCH_TRY(read_field(doc, "registers", k.registers));
-  STITCH_TRY(read_field(doc, "barriers", k.barriers));
-  STITCH_TRY(read_field(doc, "spill_store_bytes", k.spill_store_bytes));
-  STITCH_TRY(read_field(doc, "spill_load_bytes", k.spill_load_bytes));
-  STITCH_TRY(read_field(doc, "stack_frame_bytes", k.stack_frame_bytes));
-  STITCH_TRY(read_field(doc, "shared_bytes", k.shared_bytes));
-  STITCH_TRY(read_field(doc, "constant_bytes", k.constant_bytes));
-  STITCH_TRY(read_field(doc, "ptxas_ms", k.ptxas_ms));
-  return k;
+  return record_from_json<PtxasKernelReport>(doc, kPtxasKernelFields);
 }
 
 nlohmann::json build_result_to_json(const BuildResult& result) {
-  return {{"ok", result.ok},
-          {"library_path", result.library_path.string()},
-          {"diagnostics", json_array(result.diagnostics, diagnostic_to_json)},
-          {"log", result.log},
-          {"kernels", json_array(result.kernels, ptxas_kernel_to_json)},
-          {"seconds", result.seconds},
-          {"cache_hit", result.cache_hit},
-          {"timed_out", result.timed_out},
-          {"reproducible", result.reproducible},
-          {"failure", result.failure},
-          {"command", result.command}};
+  nlohmann::json doc = fields_to_json(result, kBuildResultFields);
+  doc["diagnostics"] = json_array(result.diagnostics, diagnostic_to_json);
+  doc["kernels"] = json_array(result.kernels, ptxas_kernel_to_json);
+  return doc;
 }
 
 Result<BuildResult> build_result_from_json(const nlohmann::json& json) {
-  try {
-    BuildResult result;
-    result.ok = json.at("ok").get<bool>();
-    result.library_path = json.at("library_path").get<std::string>();
-    STITCH_ASSIGN_OR_RETURN(result.diagnostics,
-                            read_array<Diagnostic>(json, "diagnostics", diagnostic_from_json));
-    result.log = json.at("log").get<std::string>();
-    STITCH_ASSIGN_OR_RETURN(result.kernels,
-                            read_array<PtxasKernelReport>(json, "kernels", ptxas_kernel_from_json));
-    result.seconds = json.at("seconds").get<double>();
-    result.cache_hit = json.at("cache_hit").get<bool>();
-    result.timed_out = json.at("timed_out").get<bool>();
-    result.reproducible = json.at("reproducible").get<bool>();
-    result.failure = json.at("failure").get<std::string>();
-    result.command = json.at("command").get<std::vector<std::string>>();
-    return result;
-  } catch (const nlohmann::json::exception& e) {
-    return make_error("build result JSON: {}", e.what());
-  }
+  BuildResult result;
+  Status fields = read_fields(json, result, kBuildResultFields, FieldPresence::required);
+  if (!fields.ok()) return fields.error().with_context("build result JSON");
+  STITCH_ASSIGN_OR_RETURN(result.diagnostics,
+                          read_array<Diagnostic>(json, "diagnostics", diagnostic_from_json));
+  STITCH_ASSIGN_OR_RETURN(result.kernels,
+                          read_array<PtxasKernelReport>(json, "kernels", ptxas_kernel_from_json));
+  return result;
 }
 
 Result<std::filesystem::path> locate_nvcc() {
