@@ -125,18 +125,6 @@ int mode_rank(const std::string& mode) {
 
 }  // namespace
 
-ProcessSpec python_module_spec(const PythonLocation& location, const std::string& module,
-                               const std::vector<std::string>& args) {
-  ProcessSpec spec;
-  spec.argv = {location.python, "-m", module};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  std::string python_path = location.python_dir.string();
-  if (const char* existing = std::getenv("PYTHONPATH")) python_path += std::string(":") + existing;
-  spec.env["PYTHONPATH"] = python_path;
-  spec.env["PYTHONUNBUFFERED"] = "1";
-  return spec;
-}
-
 Result<JudgeComparison> parse_judge_comparison(const json& result) {
   if (!result.is_object()) return make_error("judge comparison: not a JSON object");
   try {

@@ -16,22 +16,12 @@
 
 #include "util/line_child.h"
 #include "util/process.h"
+#include "util/python_module.h"
 #include "util/result.h"
 #include "verify/track.h"
 #include "verify/verdict.h"
 
 namespace stitch {
-
-// Which interpreter runs the harness and where the stitch_harness package is (the C++ side of
-// harness::HarnessLocation, kept separate so stitch_verify does not depend on the harness library).
-struct PythonLocation {
-  std::string python;                // interpreter with torch
-  std::filesystem::path python_dir;  // directory holding stitch_harness/
-};
-
-// `python -m <module> args...` with PYTHONPATH pointing at the harness and unbuffered output.
-ProcessSpec python_module_spec(const PythonLocation& location, const std::string& module,
-                               const std::vector<std::string>& args);
 
 // ---- judge serve -------------------------------------------------------------------------------
 
