@@ -1,6 +1,7 @@
 // The scope walker behind analyse_structure (verify/checks/source_structure.h): namespace, extern
 // "C", class and function scopes; constructors of classes; namespace-scope objects whose
 // initialisation runs code when the library is loaded (HACKS.md row 27).
+#include <optional>
 #include <set>
 #include <string>
 
@@ -377,89 +378,106 @@ class ScopeWalker {
     return {};
   }
 
+  // A namespace-scope statement [a, b): records it in dynamic_inits when initialising what it
+  // declares runs code at load time.
   void analyse_declaration(size_t a, size_t b) {
     if (b - a > 4096) b = a + 4096;  // see open_scope
     size_t k = skip_prefix(a, b);
     if (k >= b) return;
     if (t_.ident(k) && is_class_key(t_.text(k))) {
-      // struct S {...} declarators;  only the declarators matter, and S's constructors.
       size_t open = k + 1;
       while (open < b && !t_.is(open, "{"))
         ++open;
-      if (open >= b) {
-        k = k + 1;  // elaborated type: struct S x;
-      } else {
-        size_t name = k + 1;
-        if (t_.is(name, "class") || t_.is(name, "struct")) ++name;
-        name = skip_prefix(name, open);
-        const std::string cls = t_.ident(name) ? std::string(t_.text(name)) : std::string();
-        const size_t close = t_.match_forward(open);
-        if (close == npos || close + 1 >= b) return;
-        const size_t eq = find_top_level(close + 1, b, "=");
-        std::string reason = eq == npos ? std::string() : code_run_by(eq + 1, b);
-        if (reason.empty() && classes_.count(cls))
-          reason = "type " + cls + " has a user-provided constructor";
-        for (size_t m = close + 1; m < b && !reason.empty(); ++m)
-          if (t_.ident(m)) {
-            out_.dynamic_inits.push_back(DynamicInit{a, std::string(t_.text(m)), reason});
-            break;
-          }
-        return;
-      }
+      if (open < b) return analyse_class_declaration(a, k, open, b);
+      k = k + 1;  // elaborated type: struct S x;
     }
     if (t_.ident(k) && in_list(t_.text(k), {"typedef", "using", "template", "static_assert",
                                             "namespace", "friend", "asm", "__asm__", "__asm"}))
       return;
     for (size_t m = a; m < b; ++m)
       if (t_.ident(m) && in_list(t_.text(m), {"constexpr", "constinit", "consteval"})) return;
-    const size_t eq = find_top_level(k, b, "=");
-    if (eq == npos && t_.is(a, "extern")) return;  // declaration only
-    size_t decl_end = eq;
-    size_t init_begin = eq == npos ? b : eq + 1;
-    size_t init_end = b;
-    if (eq == npos) {
-      // Direct initialisation T x(args) / T x{args}, or a function declaration.
-      size_t open = npos;
-      for (size_t m = k; m < b && open == npos; ++m) {
-        if (t_.ident(m) && is_attribute_word(t_.text(m)) && t_.is(m + 1, "(")) {
-          const size_t close = t_.match_forward(m + 1);
-          if (close == npos) return;
-          m = close;
-        } else if (t_.is(m, "(") || t_.is(m, "{")) {
-          open = m;
-        } else if (t_.is(m, "<")) {
-          const size_t close = t_.match_forward(m);
-          if (close != npos && close < b) m = close;
-        }
+    std::optional<Declarator> declarator = split_declarator(a, k, b);
+    if (!declarator) return;
+    const std::string name = declared_name(k, declarator->decl_end);
+    std::string reason = code_run_by(declarator->init_begin, declarator->init_end);
+    if (reason.empty()) reason = constructed_class(k, declarator->decl_end, name);
+    if (!reason.empty()) out_.dynamic_inits.push_back(DynamicInit{a, name, reason});
+  }
+
+  // struct S {...} declarators;  only the declarators matter, and S's constructors. `k` is the
+  // class key, `open` the brace of the body.
+  void analyse_class_declaration(size_t a, size_t k, size_t open, size_t b) {
+    size_t name = k + 1;
+    if (t_.is(name, "class") || t_.is(name, "struct")) ++name;
+    name = skip_prefix(name, open);
+    const std::string cls = t_.ident(name) ? std::string(t_.text(name)) : std::string();
+    const size_t close = t_.match_forward(open);
+    if (close == npos || close + 1 >= b) return;
+    const size_t eq = find_top_level(close + 1, b, "=");
+    std::string reason = eq == npos ? std::string() : code_run_by(eq + 1, b);
+    if (reason.empty() && classes_.count(cls))
+      reason = "type " + cls + " has a user-provided constructor";
+    for (size_t m = close + 1; m < b && !reason.empty(); ++m)
+      if (t_.ident(m)) {
+        out_.dynamic_inits.push_back(DynamicInit{a, std::string(t_.text(m)), reason});
+        break;
       }
-      if (open == npos) {
-        decl_end = b;
-        init_begin = init_end = b;
-      } else {
-        const size_t close = t_.match_forward(open);
-        if (close == npos || close > b) return;
-        if (t_.is(open, "(") && looks_like_parameters(open + 1, close)) return;
-        decl_end = open;
-        init_begin = open + 1;
-        init_end = close;
+  }
+
+  // Where a declaration [k, b) ends and its initialiser lies: `T x = init`, `T x(args)`,
+  // `T x{args}`, or no initialiser (an empty range at b).
+  struct Declarator {
+    size_t decl_end;
+    size_t init_begin;
+    size_t init_end;
+  };
+
+  // nullopt for what initialises nothing: an extern declaration, a function declaration, or
+  // brackets that do not close.
+  std::optional<Declarator> split_declarator(size_t a, size_t k, size_t b) const {
+    const size_t eq = find_top_level(k, b, "=");
+    if (eq != npos) return Declarator{eq, eq + 1, b};
+    if (t_.is(a, "extern")) return std::nullopt;  // declaration only
+    // Direct initialisation T x(args) / T x{args}, or a function declaration.
+    size_t open = npos;
+    for (size_t m = k; m < b && open == npos; ++m) {
+      if (t_.ident(m) && is_attribute_word(t_.text(m)) && t_.is(m + 1, "(")) {
+        const size_t close = t_.match_forward(m + 1);
+        if (close == npos) return std::nullopt;
+        m = close;
+      } else if (t_.is(m, "(") || t_.is(m, "{")) {
+        open = m;
+      } else if (t_.is(m, "<")) {
+        const size_t close = t_.match_forward(m);
+        if (close != npos && close < b) m = close;
       }
     }
+    if (open == npos) return Declarator{b, b, b};
+    const size_t close = t_.match_forward(open);
+    if (close == npos || close > b) return std::nullopt;
+    if (t_.is(open, "(") && looks_like_parameters(open + 1, close)) return std::nullopt;
+    return Declarator{open, open + 1, close};
+  }
+
+  // The last unqualified identifier of the declarator [k, decl_end): the variable's name.
+  std::string declared_name(size_t k, size_t decl_end) const {
     std::string name;
     for (size_t m = k; m < decl_end; ++m)
       if (t_.ident(m) && !t_.is(m - 1, "::") && !t_.is(m + 1, "::")) name = std::string(t_.text(m));
-    std::string reason = code_run_by(init_begin, init_end);
-    if (reason.empty()) {
-      bool indirect = false;
-      std::string cls;
-      for (size_t m = k; m < decl_end; ++m) {
-        if (t_.is(m, "*") || t_.is(m, "&")) indirect = true;
-        if (t_.ident(m) && classes_.count(std::string(t_.text(m))) &&
-            std::string(t_.text(m)) != name)
-          cls = std::string(t_.text(m));
-      }
-      if (!cls.empty() && !indirect) reason = "type " + cls + " has a user-provided constructor";
+    return name;
+  }
+
+  // Why declaring `name` by value constructs a class with a user-provided constructor, or "".
+  std::string constructed_class(size_t k, size_t decl_end, const std::string& name) const {
+    bool indirect = false;
+    std::string cls;
+    for (size_t m = k; m < decl_end; ++m) {
+      if (t_.is(m, "*") || t_.is(m, "&")) indirect = true;
+      if (t_.ident(m) && classes_.count(std::string(t_.text(m))) && std::string(t_.text(m)) != name)
+        cls = std::string(t_.text(m));
     }
-    if (!reason.empty()) out_.dynamic_inits.push_back(DynamicInit{a, name, reason});
+    if (cls.empty() || indirect) return "";
+    return "type " + cls + " has a user-provided constructor";
   }
 
   Tokens t_;

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "util/json_fields.h"
+
 namespace stitch {
 namespace {
 
@@ -14,32 +16,12 @@ using nlohmann::json;
 
 constexpr size_t kMaxTimelineEntries = 5000;
 
-// nlohmann's accessors throw on a mistyped field: every read goes through these.
-double number_or(const json& object, const char* key, double fallback) {
-  if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return fallback;
-  return object[key].get<double>();
-}
-
-std::string string_or(const json& object, const char* key, std::string fallback = "") {
-  if (!object.is_object() || !object.contains(key) || !object[key].is_string()) return fallback;
-  return object[key].get<std::string>();
-}
-
-std::optional<double> optional_number(const json& object, const char* key) {
-  if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return std::nullopt;
-  return object[key].get<double>();
-}
-
 std::array<int64_t, 3> dims(const json& object, const char* key) {
   std::array<int64_t, 3> out{};
   if (!object.contains(key) || !object[key].is_array()) return out;
   for (size_t i = 0; i < 3 && i < object[key].size(); ++i)
     if (object[key][i].is_number_integer()) out[i] = object[key][i].get<int64_t>();
   return out;
-}
-
-json optional_json(const std::optional<double>& value) {
-  return value ? json(*value) : json(nullptr);
 }
 
 double median(std::vector<double> values) {
@@ -52,12 +34,12 @@ json counters_to_json(const KernelCounters& c) {
   json metrics = json::object();
   for (const auto& [name, value] : c.raw)
     metrics[name] = value;
-  return {{"duration_ns", optional_json(c.duration_ns)},
-          {"dram_read_bytes", optional_json(c.dram_read_bytes)},
-          {"dram_write_bytes", optional_json(c.dram_write_bytes)},
-          {"flops", optional_json(c.flops)},
-          {"theoretical_occupancy_pct", optional_json(c.theoretical_occupancy_pct)},
-          {"tensor_pipe_pct", optional_json(c.tensor_pipe_pct)},
+  return {{"duration_ns", optional_number(c.duration_ns)},
+          {"dram_read_bytes", optional_number(c.dram_read_bytes)},
+          {"dram_write_bytes", optional_number(c.dram_write_bytes)},
+          {"flops", optional_number(c.flops)},
+          {"theoretical_occupancy_pct", optional_number(c.theoretical_occupancy_pct)},
+          {"tensor_pipe_pct", optional_number(c.tensor_pipe_pct)},
           {"metrics", std::move(metrics)}};
 }
 
@@ -101,6 +83,13 @@ std::string short_name(const std::string& name) {
   return text.empty() ? name : text;
 }
 
+// The "notes" strings of a timeline or a profile.
+void read_notes(const json& document, ProfileReport& report) {
+  if (document.contains("notes") && document["notes"].is_array())
+    for (const json& note : document["notes"])
+      if (note.is_string()) report.notes.push_back(note.get<std::string>());
+}
+
 std::string cell_pct(const std::optional<double>& value) {
   return value ? fmt::format("{:.1f}", *value) : "-";
 }
@@ -114,13 +103,8 @@ double ProfileReport::busy_share() const {
 
 namespace {
 
-Result<ProfileReport> read_timeline(const json& timeline) {
-  if (!timeline.is_object() || string_or(timeline, "format") != "stitchcuda.profile_timeline")
-    return make_error("not a stitch-runner profile timeline");
-  std::string status = string_or(timeline, "status", "ok");
-  if (status != "ok")
-    return make_error("stitch-runner profile: {}: {}", status, string_or(timeline, "message"));
-  ProfileReport report;
+// The device, CUPTI and forward totals of a timeline, and its untraced times and notes.
+void read_timeline_totals(const json& timeline, ProfileReport& report) {
   report.source = "cupti";
   report.program = string_or(timeline, "program");
   const json device = timeline.value("device", json::object());
@@ -132,8 +116,8 @@ Result<ProfileReport> read_timeline(const json& timeline) {
   const json forward = timeline.value("forward", json::object());
   const json totals = timeline.value("totals", json::object());
   report.forward_ns = number_or(totals, "forward_ns", number_or(forward, "wall_ns", 0));
-  report.gpu_busy_ns = optional_number(totals, "gpu_busy_ns");
-  report.host_ns = optional_number(forward, "host_ns");
+  report.gpu_busy_ns = number_field(totals, "gpu_busy_ns");
+  report.host_ns = number_field(forward, "host_ns");
   report.kernel_ns = number_or(totals, "kernel_ns", 0);
   report.copy_ns = number_or(totals, "copy_ns", 0);
   report.memset_ns = number_or(totals, "memset_ns", 0);
@@ -149,40 +133,51 @@ Result<ProfileReport> read_timeline(const json& timeline) {
     if (!times.empty()) report.untraced_forward_ms = median(times);
   }
   report.api = timeline.value("api", json::object());
-  if (timeline.contains("notes") && timeline["notes"].is_array())
-    for (const json& note : timeline["notes"])
-      if (note.is_string()) report.notes.push_back(note.get<std::string>());
+  read_notes(timeline, report);
+}
 
+ProfileActivity activity_from_json(const json& activity) {
+  ProfileActivity entry;
+  entry.type = string_or(activity, "type", "kernel");
+  entry.name = string_or(activity, "name");
+  entry.start_ns = static_cast<int64_t>(number_or(activity, "start_ns", 0));
+  entry.end_ns = static_cast<int64_t>(number_or(activity, "end_ns", 0));
+  entry.gap_before_ns = static_cast<int64_t>(number_or(activity, "gap_before_ns", 0));
+  entry.bytes = static_cast<uint64_t>(number_or(activity, "bytes", 0));
+  entry.stream_id = static_cast<uint32_t>(number_or(activity, "stream_id", 0));
+  return entry;
+}
+
+// A kernel as its first launch describes it (launch configuration, resources).
+ProfileKernel kernel_from_activity(const json& activity, const ProfileActivity& entry,
+                                   const std::string& mangled) {
+  ProfileKernel kernel;
+  kernel.name = entry.name;
+  kernel.mangled_name = mangled;
+  kernel.grid = dims(activity, "grid");
+  kernel.block = dims(activity, "block");
+  kernel.registers_per_thread = static_cast<int>(number_or(activity, "registers_per_thread", 0));
+  kernel.static_shared_bytes = static_cast<int64_t>(number_or(activity, "static_shared_bytes", 0));
+  kernel.dynamic_shared_bytes =
+      static_cast<int64_t>(number_or(activity, "dynamic_shared_bytes", 0));
+  kernel.stream_id = entry.stream_id;
+  return kernel;
+}
+
+// The timeline's activities (the first kMaxTimelineEntries kept), and per kernel its launches,
+// total time and mean idle gap before it, slowest kernel first.
+void read_activities(const json& timeline, ProfileReport& report) {
   std::map<std::string, size_t> kernel_index;  // mangled name → index in report.kernels
   std::vector<double> gap_sums;
   const json activities = timeline.value("activities", json::array());
   for (const json& activity : activities) {
     if (!activity.is_object()) continue;
-    ProfileActivity entry;
-    entry.type = string_or(activity, "type", "kernel");
-    entry.name = string_or(activity, "name");
-    entry.start_ns = static_cast<int64_t>(number_or(activity, "start_ns", 0));
-    entry.end_ns = static_cast<int64_t>(number_or(activity, "end_ns", 0));
-    entry.gap_before_ns = static_cast<int64_t>(number_or(activity, "gap_before_ns", 0));
-    entry.bytes = static_cast<uint64_t>(number_or(activity, "bytes", 0));
-    entry.stream_id = static_cast<uint32_t>(number_or(activity, "stream_id", 0));
+    ProfileActivity entry = activity_from_json(activity);
     if (entry.type == "kernel") {
       std::string mangled = string_or(activity, "mangled_name", entry.name);
       auto [it, inserted] = kernel_index.emplace(mangled, report.kernels.size());
       if (inserted) {
-        ProfileKernel kernel;
-        kernel.name = entry.name;
-        kernel.mangled_name = mangled;
-        kernel.grid = dims(activity, "grid");
-        kernel.block = dims(activity, "block");
-        kernel.registers_per_thread =
-            static_cast<int>(number_or(activity, "registers_per_thread", 0));
-        kernel.static_shared_bytes =
-            static_cast<int64_t>(number_or(activity, "static_shared_bytes", 0));
-        kernel.dynamic_shared_bytes =
-            static_cast<int64_t>(number_or(activity, "dynamic_shared_bytes", 0));
-        kernel.stream_id = entry.stream_id;
-        report.kernels.push_back(std::move(kernel));
+        report.kernels.push_back(kernel_from_activity(activity, entry, mangled));
         gap_sums.push_back(0);
       }
       ProfileKernel& kernel = report.kernels[it->second];
@@ -200,17 +195,25 @@ Result<ProfileReport> read_timeline(const json& timeline) {
   std::stable_sort(
       report.kernels.begin(), report.kernels.end(),
       [](const ProfileKernel& a, const ProfileKernel& b) { return a.total_ns > b.total_ns; });
+}
+
+Result<ProfileReport> read_timeline(const json& timeline) {
+  if (!timeline.is_object() || string_or(timeline, "format") != "stitchcuda.profile_timeline")
+    return make_error("not a stitch-runner profile timeline");
+  std::string status = string_or(timeline, "status", "ok");
+  if (status != "ok")
+    return make_error("stitch-runner profile: {}: {}", status, string_or(timeline, "message"));
+  ProfileReport report;
+  read_timeline_totals(timeline, report);
+  read_activities(timeline, report);
   return report;
 }
 
 }  // namespace
 
 Result<ProfileReport> report_from_timeline(const json& timeline) {
-  try {  // nlohmann's accessors throw on a mistyped field; no exception leaves this function
-    return read_timeline(timeline);
-  } catch (const std::exception& error) {
-    return make_error("malformed profile timeline: {}", error.what());
-  }
+  return read_without_throwing("malformed profile timeline",
+                               [&] { return read_timeline(timeline); });
 }
 
 void classify_report(ProfileReport& report, const BottleneckRules& rules) {
@@ -236,56 +239,67 @@ void classify_report(ProfileReport& report, const BottleneckRules& rules) {
   report.forward_bottleneck_reason = forward.reason;
 }
 
+namespace {
+
+double ms(double ns) {
+  return ns / 1e6;
+}
+
+json kernel_to_json(const ProfileKernel& k, double forward_ns) {
+  json doc = {{"name", k.name},
+              {"mangled_name", k.mangled_name},
+              {"launches", k.launches},
+              {"duration_ms", ms(k.total_ns)},
+              {"mean_ms", ms(k.mean_ns())},
+              {"share_pct", forward_ns > 0 ? 100 * k.total_ns / forward_ns : 0.0},
+              {"mean_gap_before_ms", ms(k.mean_gap_before_ns)},
+              {"grid", k.grid},
+              {"block", k.block},
+              {"registers_per_thread", k.registers_per_thread},
+              {"static_shared_bytes", k.static_shared_bytes},
+              {"dynamic_shared_bytes", k.dynamic_shared_bytes},
+              {"stream_id", k.stream_id},
+              {"bottleneck", enum_name(k.bottleneck)},
+              {"bottleneck_reason", k.bottleneck_reason},
+              {"counters", k.counters ? counters_to_json(*k.counters) : json(nullptr)},
+              {"roofline", k.roofline ? roofline_to_json(*k.roofline) : json(nullptr)}};
+  if (!k.counters) return doc;
+  // Absent, not null, when not measured: readers use value(key, default), which throws on null.
+  const KernelCounters& c = *k.counters;
+  for (auto [key, value] :
+       {std::pair{"dram_pct", c.dram_pct}, std::pair{"memory_pct", c.memory_pct},
+        std::pair{"sm_pct", c.sm_pct}, std::pair{"occupancy_pct", c.occupancy_pct}})
+    if (value) doc[key] = *value;
+  return doc;
+}
+
+json activity_to_json(const ProfileActivity& a) {
+  return {{"type", a.type},
+          {"name", a.name},
+          {"start_ns", a.start_ns},
+          {"end_ns", a.end_ns},
+          {"gap_before_ns", a.gap_before_ns},
+          {"bytes", a.bytes},
+          {"stream_id", a.stream_id}};
+}
+
+json peaks_to_json(const std::optional<GpuPeaks>& peaks) {
+  if (!peaks) return nullptr;
+  return {{"name", peaks->name},
+          {"fp32_tflops", peaks->fp32_flops_per_s / 1e12},
+          {"dram_tbps", peaks->dram_bytes_per_s / 1e12},
+          {"ridge_flops_per_byte", peaks->ridge_flops_per_byte()},
+          {"source", peaks->source}};
+}
+
+}  // namespace
+
 json profile_to_json(const ProfileReport& report) {
-  auto ms = [](double ns) { return ns / 1e6; };
-  json kernels = json::array();
-  for (const ProfileKernel& k : report.kernels) {
-    std::optional<double> dram, memory, sm, occupancy;
-    if (k.counters) {
-      dram = k.counters->dram_pct;
-      memory = k.counters->memory_pct;
-      sm = k.counters->sm_pct;
-      occupancy = k.counters->occupancy_pct;
-    }
-    kernels.push_back(
-        {{"name", k.name},
-         {"mangled_name", k.mangled_name},
-         {"launches", k.launches},
-         {"duration_ms", ms(k.total_ns)},
-         {"mean_ms", ms(k.mean_ns())},
-         {"share_pct", report.forward_ns > 0 ? 100 * k.total_ns / report.forward_ns : 0.0},
-         {"mean_gap_before_ms", ms(k.mean_gap_before_ns)},
-         {"grid", k.grid},
-         {"block", k.block},
-         {"registers_per_thread", k.registers_per_thread},
-         {"static_shared_bytes", k.static_shared_bytes},
-         {"dynamic_shared_bytes", k.dynamic_shared_bytes},
-         {"stream_id", k.stream_id},
-         {"bottleneck", enum_name(k.bottleneck)},
-         {"bottleneck_reason", k.bottleneck_reason},
-         {"counters", k.counters ? counters_to_json(*k.counters) : json(nullptr)},
-         {"roofline", k.roofline ? roofline_to_json(*k.roofline) : json(nullptr)}});
-    // Absent, not null, when not measured: readers use value(key, default), which throws on null.
-    for (auto [key, value] : {std::pair{"dram_pct", dram}, std::pair{"memory_pct", memory},
-                              std::pair{"sm_pct", sm}, std::pair{"occupancy_pct", occupancy}})
-      if (value) kernels.back()[key] = *value;
-  }
-  json timeline = json::array();
-  for (const ProfileActivity& a : report.timeline)
-    timeline.push_back({{"type", a.type},
-                        {"name", a.name},
-                        {"start_ns", a.start_ns},
-                        {"end_ns", a.end_ns},
-                        {"gap_before_ns", a.gap_before_ns},
-                        {"bytes", a.bytes},
-                        {"stream_id", a.stream_id}});
-  json peaks = nullptr;
-  if (report.peaks)
-    peaks = {{"name", report.peaks->name},
-             {"fp32_tflops", report.peaks->fp32_flops_per_s / 1e12},
-             {"dram_tbps", report.peaks->dram_bytes_per_s / 1e12},
-             {"ridge_flops_per_byte", report.peaks->ridge_flops_per_byte()},
-             {"source", report.peaks->source}};
+  json kernels = json_array(report.kernels, [&](const ProfileKernel& kernel) {
+    return kernel_to_json(kernel, report.forward_ns);
+  });
+  json timeline = json_array(report.timeline, activity_to_json);
+  json peaks = peaks_to_json(report.peaks);
   double share = report.busy_share();
   return {
       {"format", "stitchcuda.profile"},
@@ -301,7 +315,7 @@ json profile_to_json(const ProfileReport& report) {
       {"kernel_ms", ms(report.kernel_ns)},
       {"copy_ms", ms(report.copy_ns)},
       {"memset_ms", ms(report.memset_ns)},
-      {"untraced_forward_ms", optional_json(report.untraced_forward_ms)},
+      {"untraced_forward_ms", optional_number(report.untraced_forward_ms)},
       {"host_ms", report.host_ns ? json(ms(*report.host_ns)) : json(nullptr)},
       {"gaps",
        {{"count", report.gap_count},
@@ -342,19 +356,19 @@ Result<ProfileReport> read_profile(const json& document) {
   report.device_name = string_or(device, "name");
   report.sm_count = static_cast<int>(number_or(device, "sm_count", 0));
   report.forward_ns = document["forward_ms"].get<double>() * 1e6;
-  if (auto busy = optional_number(document, "gpu_busy_ms")) report.gpu_busy_ns = *busy * 1e6;
+  if (auto busy = number_field(document, "gpu_busy_ms")) report.gpu_busy_ns = *busy * 1e6;
   report.kernel_ns = number_or(document, "kernel_ms", 0) * 1e6;
   report.copy_ns = number_or(document, "copy_ms", 0) * 1e6;
   report.memset_ns = number_or(document, "memset_ms", 0) * 1e6;
-  report.untraced_forward_ms = optional_number(document, "untraced_forward_ms");
-  if (auto host = optional_number(document, "host_ms")) report.host_ns = *host * 1e6;
+  report.untraced_forward_ms = number_field(document, "untraced_forward_ms");
+  if (auto host = number_field(document, "host_ms")) report.host_ns = *host * 1e6;
   const json gaps = document.value("gaps", json::object());
   report.gap_count = static_cast<int>(number_or(gaps, "count", 0));
   report.largest_gap_ns = static_cast<int64_t>(number_or(gaps, "largest_ms", 0) * 1e6);
   report.leading_gap_ns = static_cast<int64_t>(number_or(gaps, "leading_ms", 0) * 1e6);
   report.trailing_gap_ns = static_cast<int64_t>(number_or(gaps, "trailing_ms", 0) * 1e6);
-  report.forward_bottleneck =
-      enum_from_name<Bottleneck>(string_or(document, "forward_bottleneck")).value_or(Bottleneck::unknown);
+  report.forward_bottleneck = enum_from_name<Bottleneck>(string_or(document, "forward_bottleneck"))
+                                  .value_or(Bottleneck::unknown);
   report.forward_bottleneck_reason = string_or(document, "forward_bottleneck_reason");
   for (const json& k : document["kernels"]) {
     if (!k.is_object() || !k.contains("name") || !k["name"].is_string())
@@ -372,16 +386,16 @@ Result<ProfileReport> read_profile(const json& document) {
         enum_from_name<Bottleneck>(string_or(k, "bottleneck")).value_or(Bottleneck::unknown);
     kernel.bottleneck_reason = string_or(k, "bottleneck_reason");
     KernelCounters counters;
-    counters.dram_pct = optional_number(k, "dram_pct");
-    counters.memory_pct = optional_number(k, "memory_pct");
-    counters.sm_pct = optional_number(k, "sm_pct");
-    counters.occupancy_pct = optional_number(k, "occupancy_pct");
+    counters.dram_pct = number_field(k, "dram_pct");
+    counters.memory_pct = number_field(k, "memory_pct");
+    counters.sm_pct = number_field(k, "sm_pct");
+    counters.occupancy_pct = number_field(k, "occupancy_pct");
     if (k.contains("counters") && k["counters"].is_object()) {
       const json& c = k["counters"];
-      counters.duration_ns = optional_number(c, "duration_ns");
-      counters.dram_read_bytes = optional_number(c, "dram_read_bytes");
-      counters.dram_write_bytes = optional_number(c, "dram_write_bytes");
-      counters.flops = optional_number(c, "flops");
+      counters.duration_ns = number_field(c, "duration_ns");
+      counters.dram_read_bytes = number_field(c, "dram_read_bytes");
+      counters.dram_write_bytes = number_field(c, "dram_write_bytes");
+      counters.flops = number_field(c, "flops");
       if (c.contains("metrics") && c["metrics"].is_object())
         for (const auto& [name, value] : c["metrics"].items())
           if (value.is_number()) counters.raw[name] = value.get<double>();
@@ -391,9 +405,7 @@ Result<ProfileReport> read_profile(const json& document) {
       kernel.counters = std::move(counters);
     report.kernels.push_back(std::move(kernel));
   }
-  if (document.contains("notes") && document["notes"].is_array())
-    for (const json& note : document["notes"])
-      if (note.is_string()) report.notes.push_back(note.get<std::string>());
+  read_notes(document, report);
   const json cupti = document.value("cupti", json::object());
   report.cupti_available = cupti.is_object() && cupti.value("available", false);
   report.cupti_detail = string_or(cupti, "detail");
@@ -410,11 +422,7 @@ Result<ProfileReport> read_profile(const json& document) {
 }  // namespace
 
 Result<ProfileReport> profile_from_json(const json& document) {
-  try {
-    return read_profile(document);
-  } catch (const std::exception& error) {
-    return make_error("malformed profile: {}", error.what());
-  }
+  return read_without_throwing("malformed profile", [&] { return read_profile(document); });
 }
 
 std::string format_profile_table(const ProfileReport& report, size_t max_kernels) {
@@ -447,10 +455,10 @@ std::string format_profile_table(const ProfileReport& report, size_t max_kernels
       sm = k.counters->sm_pct;
       occupancy = k.counters->occupancy_pct;
     }
-    out += fmt::format(
-        "{:<44} {:>5} {:>10.4f} {:>6.1f} {:>6} {:>6} {:>6}  {}\n", name, k.launches,
-        k.total_ns / 1e6, report.forward_ns > 0 ? 100 * k.total_ns / report.forward_ns : 0.0,
-        cell_pct(dram), cell_pct(sm), cell_pct(occupancy), enum_name(k.bottleneck));
+    out += fmt::format("{:<44} {:>5} {:>10.4f} {:>6.1f} {:>6} {:>6} {:>6}  {}\n", name, k.launches,
+                       k.total_ns / 1e6,
+                       report.forward_ns > 0 ? 100 * k.total_ns / report.forward_ns : 0.0,
+                       cell_pct(dram), cell_pct(sm), cell_pct(occupancy), enum_name(k.bottleneck));
   }
   if (report.kernels.size() > max_kernels)
     out += fmt::format("... {} more kernels\n", report.kernels.size() - max_kernels);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "util/json_fields.h"
 #include "verify/judge/runner_client.h"
 #include "verify/profile/profile_ncu.h"
 
@@ -116,6 +117,68 @@ std::vector<std::string> ncu_target(const ProfileRequest& request, const fs::pat
   return argv;
 }
 
+// How ncu is run for the kernels still to profile: the metric set and output flags that worked so
+// far (a smaller set after an unknown metric, plain flags for an older ncu) carry on to the next.
+struct NcuSettings {
+  fs::path ncu;
+  size_t tier = 0;
+  bool plain_output_flags = false;
+};
+
+// One ncu run: what it said, the process, and the first kernel's metrics when it profiled one.
+struct NcuRun {
+  NcuProblem problem = NcuProblem::failed;
+  ProcessResult process;
+  std::optional<NcuKernelResult> metrics;
+};
+
+Result<NcuRun> run_ncu_once(ProcessRunner& process_runner, const ProfileRequest& request,
+                            const NcuSettings& settings, const ProfileKernel& kernel, size_t k) {
+  NcuRequest ncu_request;
+  ncu_request.ncu = settings.ncu;
+  ncu_request.mangled_kernel_name = kernel.mangled_name;
+  ncu_request.metrics = ncu_metric_tiers()[settings.tier];
+  ncu_request.log_file = request.work_dir / fmt::format("ncu-{}-tier{}.csv", k, settings.tier);
+  ncu_request.plain_output_flags = settings.plain_output_flags;
+  ncu_request.target_argv =
+      ncu_target(request, request.work_dir / fmt::format("ncu-{}-runner.json", k),
+                 request.work_dir / "ncu-sandbox");
+  std::error_code ignored;
+  fs::remove(ncu_request.log_file, ignored);
+  fs::create_directories(request.work_dir / "ncu-sandbox", ignored);
+  ProcessSpec spec;
+  spec.argv = ncu_argv(ncu_request);
+  spec.cwd = request.work_dir;
+  spec.timeout_s = request.ncu_timeout_s;
+  STITCH_ASSIGN_OR_RETURN(ProcessResult process, process_runner.run(spec));
+  auto log_file = read_file(ncu_request.log_file);
+  std::string log = log_file.ok() ? *log_file : std::string();
+  auto parsed = parse_ncu_csv(log);
+  size_t kernels_parsed = parsed.ok() ? parsed->size() : 0;
+  NcuRun run{classify_ncu_run(process, log, kernels_parsed), std::move(process), std::nullopt};
+  if (run.problem == NcuProblem::none) run.metrics = parsed->front();
+  return run;
+}
+
+// Whether ncu can profile no kernel here (no permission, no profiler support); if so, says why in
+// report.ncu and the notes. Other trouble is the one kernel's.
+bool ncu_unusable(const NcuRun& run, ProfileReport& report) {
+  if (run.problem == NcuProblem::not_permitted) {
+    report.ncu.detail = "hardware counters not permitted (ERR_NVGPUCTRPERM)";
+    report.notes.push_back(report.ncu.detail + ": timeline only");
+    return true;
+  }
+  if (run.problem == NcuProblem::profiler_unavailable ||
+      run.problem == NcuProblem::unknown_option) {
+    report.ncu.detail = fmt::format("ncu cannot profile here: {} ({}): {}",
+                                    ncu_problem_name(run.problem), run.process.describe(),
+                                    tail(run.process.stderr_text + run.process.stdout_text, 300));
+    report.notes.push_back(report.ncu.detail + "; timeline only");
+    return true;
+  }
+  return false;
+}
+
 // ncu over the top kernels; fills counters and report.ncu, adds notes. Never fails the profile.
 void run_ncu(ProcessRunner& process_runner, const ProfileRequest& request, ProfileReport& report) {
   NcuSummary& summary = report.ncu;
@@ -127,9 +190,8 @@ void run_ncu(ProcessRunner& process_runner, const ProfileRequest& request, Profi
     return;
   }
   summary.path = ncu->string();
-  const auto& tiers = ncu_metric_tiers();
-  size_t tier = 0;
-  bool plain_output_flags = false;
+  NcuSettings settings{*ncu};
+  const size_t tiers = ncu_metric_tiers().size();
   std::vector<std::string> problems;
   int tried = 0;
   for (size_t k = 0; k < report.kernels.size() && tried < request.top_kernels; ++k) {
@@ -137,63 +199,32 @@ void run_ncu(ProcessRunner& process_runner, const ProfileRequest& request, Profi
     if (kernel.mangled_name.empty()) continue;
     ++tried;
     while (true) {
-      NcuRequest ncu_request;
-      ncu_request.ncu = *ncu;
-      ncu_request.mangled_kernel_name = kernel.mangled_name;
-      ncu_request.metrics = tiers[tier];
-      ncu_request.log_file = request.work_dir / fmt::format("ncu-{}-tier{}.csv", k, tier);
-      ncu_request.plain_output_flags = plain_output_flags;
-      ncu_request.target_argv =
-          ncu_target(request, request.work_dir / fmt::format("ncu-{}-runner.json", k),
-                     request.work_dir / "ncu-sandbox");
-      std::error_code ignored;
-      fs::remove(ncu_request.log_file, ignored);
-      fs::create_directories(request.work_dir / "ncu-sandbox", ignored);
-      ProcessSpec spec;
-      spec.argv = ncu_argv(ncu_request);
-      spec.cwd = request.work_dir;
-      spec.timeout_s = request.ncu_timeout_s;
-      auto process = process_runner.run(spec);
-      if (!process) {
-        summary.detail = "ncu could not be started: " + process.error().message;
+      auto run = run_ncu_once(process_runner, request, settings, kernel, k);
+      if (!run) {
+        summary.detail = "ncu could not be started: " + run.error().message;
         report.notes.push_back(summary.detail);
         return;
       }
-      auto log_file = read_file(ncu_request.log_file);
-      std::string log = log_file.ok() ? *log_file : std::string();
-      auto parsed = parse_ncu_csv(log);
-      size_t kernels_parsed = parsed.ok() ? parsed->size() : 0;
-      NcuProblem problem = classify_ncu_run(*process, log, kernels_parsed);
-      if (problem == NcuProblem::unknown_metric && tier + 1 < tiers.size()) {
-        ++tier;  // a smaller metric set; kept for the kernels after this one
+      if (run->problem == NcuProblem::unknown_metric && settings.tier + 1 < tiers) {
+        ++settings.tier;  // a smaller metric set; kept for the kernels after this one
         continue;
       }
-      if (problem == NcuProblem::unknown_option && !plain_output_flags) {
-        plain_output_flags = true;  // an older ncu: its default page and units
+      if (run->problem == NcuProblem::unknown_option && !settings.plain_output_flags) {
+        settings.plain_output_flags = true;  // an older ncu: its default page and units
         continue;
       }
-      if (problem == NcuProblem::none) {
-        kernel.counters = counters_from_ncu(parsed->front());
+      if (run->problem == NcuProblem::none) {
+        kernel.counters = counters_from_ncu(*run->metrics);
         ++summary.profiled;
         break;
       }
-      std::string what = fmt::format("{} ({})", ncu_problem_name(problem), process->describe());
-      if (problem == NcuProblem::not_permitted) {
-        summary.detail = "hardware counters not permitted (ERR_NVGPUCTRPERM)";
-        report.notes.push_back(summary.detail + ": timeline only");
-        return;
-      }
-      if (problem == NcuProblem::profiler_unavailable || problem == NcuProblem::unknown_option) {
-        summary.detail = "ncu cannot profile here: " + what + ": " +
-                         tail(process->stderr_text + process->stdout_text, 300);
-        report.notes.push_back(summary.detail + "; timeline only");
-        return;
-      }
-      problems.push_back(fmt::format("{}: {}", kernel.name.substr(0, 80), what));
+      if (ncu_unusable(*run, report)) return;
+      problems.push_back(fmt::format("{}: {} ({})", kernel.name.substr(0, 80),
+                                     ncu_problem_name(run->problem), run->process.describe()));
       break;
     }
   }
-  summary.metrics = tiers[tier];
+  summary.metrics = ncu_metric_tiers()[settings.tier];
   summary.detail = fmt::format("{} of {} kernels profiled", summary.profiled, tried);
   for (const std::string& problem : problems)
     report.notes.push_back("ncu: " + problem);
@@ -202,11 +233,7 @@ void run_ncu(ProcessRunner& process_runner, const ProfileRequest& request, Profi
 }  // namespace
 
 Result<json> self_test_slots_from_graph(const json& graph) {
-  try {
-    return slots_from_graph(graph);
-  } catch (const std::exception& error) {
-    return make_error("graph.json: {}", error.what());
-  }
+  return read_without_throwing("graph.json", [&] { return slots_from_graph(graph); });
 }
 
 std::optional<fs::path> locate_stitch_runner() {
