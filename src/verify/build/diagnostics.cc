@@ -49,40 +49,30 @@ std::optional<std::string> normalise_severity(const std::string& severity) {
   return std::nullopt;
 }
 
-// broken_program.cu(7): error: identifier "undefined_scale" is undefined
-// warnings_only.cu(8): warning #177-D: variable "unused_value" was declared but never referenced
-const std::regex& edg_line() {
-  static const std::regex re(
-      R"(^(.+?)\((\d+)\): (error|warning|catastrophic error|remark)(?: #[\w-]+)?: (.*)$)");
-  return re;
-}
+// The line shapes of compiler and linker messages, compiled once (std::regex is slow to build).
+struct MessagePatterns {
+  // broken_program.cu(7): error: identifier "undefined_scale" is undefined
+  // warnings_only.cu(8): warning #177-D: variable "unused_value" was declared but never referenced
+  std::regex edg_line{
+      R"(^(.+?)\((\d+)\): (error|warning|catastrophic error|remark)(?: #[\w-]+)?: (.*)$)"};
+  // host_error.cu:10:17: error: call to 'forbidden_helper' declared with attribute error: ...
+  // (column optional, as in assembler and some linker messages)
+  std::regex gcc_line{
+      R"(^([^:\s][^:]*):(\d+):(?:(\d+):)? (fatal error|error|warning|note): (.*)$)"};
+  // ptxas error   : Entry function '_Z15too_much_sharedPf' uses too much shared data (...)
+  // nvlink error   : Undefined reference to '_Z23undefined_device_helperf' in '/tmp/...o'
+  // nvcc fatal   : Unsupported gpu architecture 'sm_1'
+  std::regex tool_line{R"(^(ptxas|nvlink|nvcc|fatbinary)\s+(error|warning|fatal)\s*: (.*)$)"};
+  // /usr/bin/ld: cannot find -lstitch_no_such_library: No such file or directory
+  std::regex ld_line{R"(^(?:\S*/)?ld(?:\.\w+)?: (.*)$)"};
+  // tmpxft_..._cudafe1.cpp:(.text+0x1d): undefined reference to `undefined_host_helper(float)'
+  std::regex undefined_reference_line{
+      R"(^.*:\(\.[\w.]+\+0x[0-9a-f]+\): (undefined reference to .*)$)"};
+};
 
-// host_error.cu:10:17: error: call to 'forbidden_helper' declared with attribute error: ...
-// (column optional, as in assembler and some linker messages)
-const std::regex& gcc_line() {
-  static const std::regex re(
-      R"(^([^:\s][^:]*):(\d+):(?:(\d+):)? (fatal error|error|warning|note): (.*)$)");
-  return re;
-}
-
-// ptxas error   : Entry function '_Z15too_much_sharedPf' uses too much shared data (...)
-// nvlink error   : Undefined reference to '_Z23undefined_device_helperf' in '/tmp/...o'
-// nvcc fatal   : Unsupported gpu architecture 'sm_1'
-const std::regex& tool_line() {
-  static const std::regex re(R"(^(ptxas|nvlink|nvcc|fatbinary)\s+(error|warning|fatal)\s*: (.*)$)");
-  return re;
-}
-
-// /usr/bin/ld: cannot find -lstitch_no_such_library: No such file or directory
-const std::regex& ld_line() {
-  static const std::regex re(R"(^(?:\S*/)?ld(?:\.\w+)?: (.*)$)");
-  return re;
-}
-
-// tmpxft_..._cudafe1.cpp:(.text+0x1d): undefined reference to `undefined_host_helper(float)'
-const std::regex& undefined_reference_line() {
-  static const std::regex re(R"(^.*:\(\.[\w.]+\+0x[0-9a-f]+\): (undefined reference to .*)$)");
-  return re;
+const MessagePatterns& message_patterns() {
+  static const MessagePatterns patterns;
+  return patterns;
 }
 
 class SnippetCache {
@@ -157,7 +147,7 @@ std::vector<Diagnostic> parse_diagnostics(std::string_view log,
       in_edg_block = false;
       continue;
     }
-    if (std::regex_match(text, m, edg_line())) {
+    if (std::regex_match(text, m, message_patterns().edg_line)) {
       in_edg_block = true;
       auto severity = normalise_severity(m[3]);
       if (severity) add(m[1], std::stoi(m[2]), *severity, m[4]);
@@ -172,21 +162,21 @@ std::vector<Diagnostic> parse_diagnostics(std::string_view log,
       continue;
     }
     in_edg_block = false;
-    if (std::regex_match(text, m, tool_line())) {
+    if (std::regex_match(text, m, message_patterns().tool_line)) {
       auto severity = normalise_severity(m[2]);
       if (severity) add("", 0, *severity, std::string(m[1]) + ": " + std::string(m[3]));
       continue;
     }
-    if (std::regex_match(text, m, undefined_reference_line())) {
+    if (std::regex_match(text, m, message_patterns().undefined_reference_line)) {
       add("", 0, "error", "ld: " + std::string(m[1]));
       continue;
     }
-    if (std::regex_match(text, m, gcc_line())) {
+    if (std::regex_match(text, m, message_patterns().gcc_line)) {
       auto severity = normalise_severity(m[4]);
       if (severity) add(m[1], std::stoi(m[2]), *severity, m[5]);
       continue;
     }
-    if (std::regex_match(text, m, ld_line())) {
+    if (std::regex_match(text, m, message_patterns().ld_line)) {
       std::string message = m[1];
       // "/usr/bin/ld: /tmp/x.o: in function `main':" introduces the undefined-reference line.
       if (message.find(": in function ") != std::string::npos) continue;
@@ -208,35 +198,24 @@ std::vector<Diagnostic> parse_diagnostics(std::string_view log,
 
 namespace {
 
-// ptxas info    : Compiling entry function '_Z14tile_transposePKfPfi' for 'sm_90'
-const std::regex& ptxas_entry() {
-  static const std::regex re(R"(^ptxas info\s*: Compiling entry function '([^']+)' for '(\w+)')");
-  return re;
-}
+// The lines of a `ptxas info` (-Xptxas -v) report, compiled once.
+struct PtxasPatterns {
+  // ptxas info    : Compiling entry function '_Z14tile_transposePKfPfi' for 'sm_90'
+  std::regex entry{R"(^ptxas info\s*: Compiling entry function '([^']+)' for '(\w+)')"};
+  // ptxas info    : Function properties for _Z14tile_transposePKfPfi
+  std::regex properties{R"(^ptxas info\s*: Function properties for (\S+))"};
+  //     1544 bytes stack frame, 1888 bytes spill stores, 3020 bytes spill loads
+  std::regex stack{
+      R"(^\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)"};
+  // ptxas info    : Used 14 registers, used 1 barriers, 4224 bytes smem, 372 bytes cmem[0]
+  std::regex used{R"(^ptxas info\s*: Used (\d+) registers(.*)$)"};
+  // ptxas info    : Compile time = 1.383 ms
+  std::regex time{R"(^ptxas info\s*: Compile time = ([\d.]+) ms)"};
+};
 
-// ptxas info    : Function properties for _Z14tile_transposePKfPfi
-const std::regex& ptxas_properties() {
-  static const std::regex re(R"(^ptxas info\s*: Function properties for (\S+))");
-  return re;
-}
-
-//     1544 bytes stack frame, 1888 bytes spill stores, 3020 bytes spill loads
-const std::regex& ptxas_stack() {
-  static const std::regex re(
-      R"(^\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  return re;
-}
-
-// ptxas info    : Used 14 registers, used 1 barriers, 4224 bytes smem, 372 bytes cmem[0]
-const std::regex& ptxas_used() {
-  static const std::regex re(R"(^ptxas info\s*: Used (\d+) registers(.*)$)");
-  return re;
-}
-
-// ptxas info    : Compile time = 1.383 ms
-const std::regex& ptxas_time() {
-  static const std::regex re(R"(^ptxas info\s*: Compile time = ([\d.]+) ms)");
-  return re;
+const PtxasPatterns& ptxas_patterns() {
+  static const PtxasPatterns patterns;
+  return patterns;
 }
 
 // One item of the comma-separated tail of a "Used" line: "used 1 barriers", "4224 bytes smem",
@@ -264,29 +243,29 @@ std::vector<PtxasKernelReport> parse_ptxas_report(std::string_view log) {
   std::smatch m;
   for (std::string_view view : split_lines(log)) {
     std::string text(view);
-    if (std::regex_search(text, m, ptxas_entry())) {
+    if (std::regex_search(text, m, ptxas_patterns().entry)) {
       PtxasKernelReport report;
       report.mangled_name = m[1];
       report.name = demangle_symbol(report.mangled_name);
       report.arch = m[2];
       reports.push_back(std::move(report));
       current = static_cast<int>(reports.size()) - 1;
-    } else if (std::regex_search(text, m, ptxas_properties())) {
+    } else if (std::regex_search(text, m, ptxas_patterns().properties)) {
       // The entry compiled last under that name (this target's); -1 for a non-entry function.
       current = -1;
       for (int i = static_cast<int>(reports.size()) - 1; i >= 0 && current < 0; --i)
         if (reports[i].mangled_name == m[1].str()) current = i;
-    } else if (current >= 0 && std::regex_search(text, m, ptxas_stack())) {
+    } else if (current >= 0 && std::regex_search(text, m, ptxas_patterns().stack)) {
       reports[current].stack_frame_bytes = std::stoll(m[1]);
       reports[current].spill_store_bytes = std::stoll(m[2]);
       reports[current].spill_load_bytes = std::stoll(m[3]);
-    } else if (current >= 0 && std::regex_search(text, m, ptxas_used())) {
+    } else if (current >= 0 && std::regex_search(text, m, ptxas_patterns().used)) {
       reports[current].registers = std::stoi(m[1]);
       std::stringstream rest(m[2].str());
       std::string item;
       while (std::getline(rest, item, ','))
         apply_usage_item(item, reports[current]);
-    } else if (current >= 0 && std::regex_search(text, m, ptxas_time())) {
+    } else if (current >= 0 && std::regex_search(text, m, ptxas_patterns().time)) {
       reports[current].ptxas_ms = std::stod(m[1]);
     }
   }

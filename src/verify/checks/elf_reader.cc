@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <type_traits>
 
 #include "util/fs.h"
 
@@ -43,29 +44,18 @@ class ByteView {
   std::string_view b_;
 };
 
+// The ELF structures of one class (64- or 32-bit). Symbol binding and visibility are the same
+// bit fields in both (ELF64_ST_BIND == ELF32_ST_BIND).
 template <bool Is64>
-struct ElfTypes;
-template <>
-struct ElfTypes<true> {
-  using Ehdr = Elf64_Ehdr;
-  using Phdr = Elf64_Phdr;
-  using Shdr = Elf64_Shdr;
-  using Dyn = Elf64_Dyn;
-  using Sym = Elf64_Sym;
-  using Word = uint64_t;  // GNU hash bloom word
+struct ElfTypes {
+  using Ehdr = std::conditional_t<Is64, Elf64_Ehdr, Elf32_Ehdr>;
+  using Phdr = std::conditional_t<Is64, Elf64_Phdr, Elf32_Phdr>;
+  using Shdr = std::conditional_t<Is64, Elf64_Shdr, Elf32_Shdr>;
+  using Dyn = std::conditional_t<Is64, Elf64_Dyn, Elf32_Dyn>;
+  using Sym = std::conditional_t<Is64, Elf64_Sym, Elf32_Sym>;
+  using Word = std::conditional_t<Is64, uint64_t, uint32_t>;  // GNU hash bloom word
   static unsigned char bind(unsigned char info) { return ELF64_ST_BIND(info); }
   static unsigned char visibility(unsigned char other) { return ELF64_ST_VISIBILITY(other); }
-};
-template <>
-struct ElfTypes<false> {
-  using Ehdr = Elf32_Ehdr;
-  using Phdr = Elf32_Phdr;
-  using Shdr = Elf32_Shdr;
-  using Dyn = Elf32_Dyn;
-  using Sym = Elf32_Sym;
-  using Word = uint32_t;
-  static unsigned char bind(unsigned char info) { return ELF32_ST_BIND(info); }
-  static unsigned char visibility(unsigned char other) { return ELF32_ST_VISIBILITY(other); }
 };
 
 struct Segment {
