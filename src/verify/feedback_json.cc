@@ -41,16 +41,11 @@ constexpr std::tuple kSuggestionFields = {JsonField{"rule", &Suggestion::rule},
                                           JsonField{"text", &Suggestion::text}};
 
 json wrong_output_to_json(const WrongOutput& wrong) {
-  json doc = output_check_to_json(wrong.check);
-  doc.update(fields_to_json(wrong, kWrongOutputFields));
-  return doc;
+  return checked_record_to_json(wrong, kWrongOutputFields);
 }
 
 Result<WrongOutput> wrong_output_from_json(const json& doc) {
-  WrongOutput wrong;
-  STITCH_ASSIGN_OR_RETURN(wrong.check, output_check_from_json(doc));
-  STITCH_TRY(read_fields(doc, wrong, kWrongOutputFields));
-  return wrong;
+  return checked_record_from_json<WrongOutput>(doc, kWrongOutputFields);
 }
 
 // feedback.json keeps compile errors only, without their severity.
@@ -104,10 +99,7 @@ Result<ProfileSummary> parse_profile_summary(const json& doc) {
 }
 
 Result<ProfileSummary> read_profile_summary(const std::filesystem::path& path) {
-  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(path));
-  auto summary = parse_profile_summary(doc);
-  if (!summary.ok()) return summary.error().with_context(path.string());
-  return summary;
+  return read_json_file_as(path, parse_profile_summary);
 }
 
 json profile_summary_to_json(const ProfileSummary& profile) {
@@ -150,10 +142,7 @@ Result<Feedback> feedback_from_json(const json& doc) {
 }
 
 Result<Feedback> read_feedback(const std::filesystem::path& path) {
-  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(path));
-  auto feedback = feedback_from_json(doc);
-  if (!feedback.ok()) return feedback.error().with_context(path.string());
-  return feedback;
+  return read_json_file_as(path, feedback_from_json);
 }
 
 Status write_feedback(const std::filesystem::path& path, const Feedback& feedback) {

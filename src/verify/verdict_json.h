@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/json_fields.h"
 #include "util/result.h"
 #include "verify/verdict.h"
 
@@ -22,6 +23,23 @@ Result<std::optional<TimingStats>> timing_stats_from_json(const nlohmann::json& 
 //  first_mismatch_index, nan_or_inf}; `passed` is the caller's (feedback lists failures only).
 nlohmann::json output_check_to_json(const OutputCheck& check);
 Result<OutputCheck> output_check_from_json(const nlohmann::json& doc);
+
+// A record holding an OutputCheck `check` whose fields share the record's JSON object (verify.json's
+// outputs, feedback.json's wrong outputs): the check's fields, then the record's own (`fields`,
+// a util/json_fields.h table).
+template <class Record, class Fields>
+nlohmann::json checked_record_to_json(const Record& record, const Fields& fields) {
+  nlohmann::json doc = output_check_to_json(record.check);
+  doc.update(fields_to_json(record, fields));
+  return doc;
+}
+template <class Record, class Fields>
+Result<Record> checked_record_from_json(const nlohmann::json& doc, const Fields& fields) {
+  Record record;
+  STITCH_ASSIGN_OR_RETURN(record.check, output_check_from_json(doc));
+  STITCH_TRY(read_fields(doc, record, fields));
+  return record;
+}
 
 // {file, line, severity, message, snippet}; feedback.json drops severity (errors only).
 nlohmann::json diagnostic_to_json(const Diagnostic& diagnostic);

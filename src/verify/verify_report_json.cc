@@ -133,17 +133,13 @@ Status timing_from_json(const json& doc, VerifyReport& report) {
 }
 
 json checked_output_to_json(const CheckedOutput& output) {
-  json doc = output_check_to_json(output.check);
-  doc.update(fields_to_json(output, kCheckedOutputFields));
+  json doc = checked_record_to_json(output, kCheckedOutputFields);
   doc["passed"] = output.check.passed;
   return doc;
 }
 
 Result<CheckedOutput> checked_output_from_json(const json& doc) {
-  CheckedOutput output;
-  STITCH_ASSIGN_OR_RETURN(output.check, output_check_from_json(doc));
-  STITCH_TRY(read_fields(doc, output, kCheckedOutputFields));
-  return output;
+  return checked_record_from_json<CheckedOutput>(doc, kCheckedOutputFields);
 }
 
 json baselines_to_json(const VerifyReport& report) {
@@ -265,10 +261,7 @@ Result<VerifyReport> verify_report_from_json(const json& doc) {
 }
 
 Result<VerifyReport> read_verify_report(const std::filesystem::path& path) {
-  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(path));
-  auto report = verify_report_from_json(doc);
-  if (!report.ok()) return report.error().with_context(path.string());
-  return report;
+  return read_json_file_as(path, verify_report_from_json);
 }
 
 Status write_verify_report(const std::filesystem::path& path, const VerifyReport& report) {
