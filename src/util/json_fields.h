@@ -123,6 +123,18 @@ Result<std::vector<T>> read_array(const nlohmann::json& doc, const char* key, Re
   return out;
 }
 
+// A loop file's own header, {"format": format, "version": version, ...}: an Error (bad input)
+// naming `file` ("verify.json") when `doc` is not that file or not that version.
+inline Status check_file_format(const nlohmann::json& doc, std::string_view file,
+                                std::string_view format, int version) {
+  if (!doc.is_object() || doc.value("format", "") != format)
+    return make_error(ErrorKind::bad_input, "not a {} (format \"{}\")", file, format);
+  if (doc.value("version", 0) != version)
+    return make_error(ErrorKind::bad_input, "{} version {} (this stitchcuda reads {})", file,
+                      doc.value("version", nlohmann::json()).dump(), version);
+  return {};
+}
+
 // ---- Records as tables of fields ----------------------------------------------------------------
 
 // One field of a record: its key in the JSON object and the member it is stored in.

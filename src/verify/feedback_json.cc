@@ -120,11 +120,7 @@ json feedback_to_json(const Feedback& feedback) {
 }
 
 Result<Feedback> feedback_from_json(const json& doc) {
-  if (!doc.is_object() || doc.value("format", "") != "stitchcuda.feedback")
-    return make_error(ErrorKind::bad_input, "not a feedback.json (format \"stitchcuda.feedback\")");
-  if (doc.value("version", 0) != 1)
-    return make_error(ErrorKind::bad_input, "feedback.json version {} (this stitchcuda reads 1)",
-                      doc.value("version", json()).dump());
+  STITCH_TRY(check_file_format(doc, "feedback.json", "stitchcuda.feedback", 1));
   Feedback feedback;
   STITCH_TRY(read_fields(doc, feedback, kHeaderFields));
   STITCH_ASSIGN_OR_RETURN(feedback.compile_errors,

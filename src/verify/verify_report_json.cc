@@ -252,11 +252,7 @@ json verify_report_to_json(const VerifyReport& report) {
 }
 
 Result<VerifyReport> verify_report_from_json(const json& doc) {
-  if (!doc.is_object() || doc.value("format", "") != "stitchcuda.verify")
-    return make_error(ErrorKind::bad_input, "not a verify.json (format \"stitchcuda.verify\")");
-  if (doc.value("version", 0) != 1)
-    return make_error(ErrorKind::bad_input, "verify.json version {} (this stitchcuda reads 1)",
-                      doc.value("version", json()).dump());
+  STITCH_TRY(check_file_format(doc, "verify.json", "stitchcuda.verify", 1));
   return parse_verify_report(doc);
 }
 

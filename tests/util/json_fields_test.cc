@@ -103,6 +103,18 @@ TEST(JsonFields, RequiredPresenceRefusesAnAbsentOrNullField) {
   EXPECT_EQ(back.count, 2);
 }
 
+TEST(JsonFields, CheckFileFormatNamesTheFile) {
+  EXPECT_TRUE(check_file_format({{"format", "x.f"}, {"version", 1}}, "x.json", "x.f", 1).ok());
+  Status other = check_file_format({{"format", "y.f"}, {"version", 1}}, "x.json", "x.f", 1);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().message, "not a x.json (format \"x.f\")");
+  EXPECT_EQ(other.error().kind, ErrorKind::bad_input);
+  Status newer = check_file_format({{"format", "x.f"}, {"version", 2}}, "x.json", "x.f", 1);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.error().message, "x.json version 2 (this stitchcuda reads 1)");
+  EXPECT_FALSE(check_file_format(json::array(), "x.json", "x.f", 1).ok());
+}
+
 TEST(JsonFields, ReadWithoutThrowing) {
   Result<int> thrown =
       read_without_throwing("reading x", []() -> Result<int> { throw std::runtime_error("boom"); });
