@@ -4,12 +4,12 @@ The model is built the KernelBench way (task_loader), warmed up, then one forwar
 torch.profiler with CUDA activities (after an L2 flush, like every timed call of the runner's).
 The kernels it launched, their times on a timeline relative to the forward's start, the gaps
 between GPU activities and GPU busy time against the forward's wall time are written as
-profile.json in the schema of src/verify/profile_report.h (source "torch.profiler"), so the
+profile.json in the schema of src/verify/profile/profile_report.h (source "torch.profiler"), so the
 Planner can set the reference's kernels beside a candidate's.
 
 There are no hardware counters here: a kernel's bottleneck is `launch_host` when the forward's GPU
 busy share is under 50% and the idle time before the kernel is at least its run time (rule 1 of
-src/verify/profile_rules.h), else `unknown`; dram_pct / sm_pct / occupancy_pct are absent.
+src/verify/profile/profile_rules.h), else `unknown`; dram_pct / sm_pct / occupancy_pct are absent.
 
 With --device cpu (tests, machines without a GPU) the forward's top-level CPU operators stand in
 for kernels and gpu_busy_ms is null.

@@ -15,7 +15,7 @@
 #include "io/safetensors.h"
 #include "ir/ir.h"
 #include "util/fs.h"
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 
 #ifndef STITCH_JSON_INCLUDE_DIRS
 #define STITCH_JSON_INCLUDE_DIRS ""

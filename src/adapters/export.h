@@ -36,7 +36,7 @@ struct ExportRequest {
   // manifest.json and README.md. Empty: NvccCompiler's standard command for `arch`.
   std::vector<std::string> build_command;
   std::string arch = "sm_90";
-  std::filesystem::path nvcc;  // for main; empty: locate_nvcc() (verify/compiler.h)
+  std::filesystem::path nvcc;  // for main; empty: locate_nvcc() (verify/build/compiler.h)
   // Holds nlohmann/ (copied to best/include/ for main.cc); empty: the one this library was built
   // with.
   std::filesystem::path json_include_dir;

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 
 namespace stitch::adapters {
 

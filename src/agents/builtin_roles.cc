@@ -122,7 +122,7 @@ Result<CodeOutcome> BuiltinCoder::write(const CodeRequest& request) {
     std::string rule;
     if (request.feedback)
       if (auto feedback = read_feedback(*request.feedback); feedback.ok())
-        rule = suggestion_rule_name(feedback->suggestion.rule);
+        rule = enum_name(feedback->suggestion.rule);
     STITCH_ASSIGN_OR_RETURN(std::vector<json> options, retry_variants(request.plan_file, rule));
     bool found = false;
     for (const auto& option : options)

@@ -38,7 +38,7 @@ Result<BestExport> export_best_attempt(const std::filesystem::path& run_dir, con
                         {"attempt_dir", best->dir},
                         {"label", best->label},
                         {"variant", best->variant},
-                        {"track", track_name(verify.track)},
+                        {"track", enum_name(verify.track)},
                         {"gpu", verify.gpu_name},
                         {"timing", verify_json["timing"]},
                         {"speedups", verify_json["speedups"]}};

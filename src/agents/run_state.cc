@@ -133,8 +133,8 @@ json attempt_result_to_json(const AttemptResult& result) {
   json baselines = json::object();
   for (const auto& [mode, ms] : result.baselines_ms)
     baselines[mode] = ms;
-  return {{"state", verify_state_name(result.state)},
-          {"outcome", result.outcome ? json(outcome_name(*result.outcome)) : json(nullptr)},
+  return {{"state", enum_name(result.state)},
+          {"outcome", result.outcome ? json(enum_name(*result.outcome)) : json(nullptr)},
           {"reason", result.reason},
           {"timing", timing_to_json(result.timing)},
           {"baselines_ms", baselines},
@@ -146,9 +146,9 @@ Result<AttemptResult> attempt_result_from_json(const json& doc) {
   if (!doc.is_object()) return make_error("an attempt result is not an object");
   AttemptResult result;
   STITCH_ASSIGN_OR_RETURN(result.state,
-                          read_enum<VerifyState>(doc, "state", verify_state_from_name));
+                          read_enum<VerifyState>(doc, "state"));
   if (auto found = doc.find("outcome"); found != doc.end() && !found->is_null()) {
-    STITCH_ASSIGN_OR_RETURN(result.outcome, read_enum<Outcome>(doc, "outcome", outcome_from_name));
+    STITCH_ASSIGN_OR_RETURN(result.outcome, read_enum<Outcome>(doc, "outcome"));
   }
   STITCH_TRY(read_field(doc, "reason", result.reason));
   if (auto found = doc.find("timing"); found != doc.end()) result.timing = timing_from_json(*found);
@@ -285,7 +285,7 @@ AttemptResult attempt_result_from_verify(const VerifyReport& report,
     if (baseline.stats && std::isfinite(baseline.stats->median_ms))
       result.baselines_ms.emplace_back(baseline.mode, baseline.stats->median_ms);
   if (feedback) {
-    result.suggestion_rule = suggestion_rule_name(feedback->suggestion.rule);
+    result.suggestion_rule = enum_name(feedback->suggestion.rule);
     result.suggestion = feedback->suggestion.text;
   }
   return result;

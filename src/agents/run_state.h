@@ -78,7 +78,7 @@ struct AttemptResult {
   bool passed() const { return state == VerifyState::verified && outcome == Outcome::passed; }
   // The outcome's name, or the state's when there is no verdict ("no_gpu").
   std::string_view verdict_name() const {
-    return outcome ? outcome_name(*outcome) : verify_state_name(state);
+    return outcome ? enum_name(*outcome) : enum_name(state);
   }
   std::optional<double> baseline_ms(std::string_view mode) const;
 };

@@ -3,8 +3,8 @@
 
 #include "util/fs.h"
 #include "verify/feedback.h"
-#include "verify/profile_report.h"
-#include "verify/profile_run.h"
+#include "verify/profile/profile_report.h"
+#include "verify/profile/profile_run.h"
 #include "verify/verify_report.h"
 
 namespace stitch::agents {

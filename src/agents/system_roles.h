@@ -1,6 +1,7 @@
 // The real Verifier and profiler roles of the loop: verify/verifier.h with its real processes
-// (nvcc, the sandboxed stitch-runner, the Python judge and baselines) and verify/profile_run.h's
-// CUPTI timeline. Built by `run` and `bench` (one per worker); tests use the fakes instead.
+// (nvcc, the sandboxed stitch-runner, the Python judge and baselines) and
+// verify/profile/profile_run.h's CUPTI timeline. Built by `run` and `bench` (one per worker); tests
+// use the fakes instead.
 #pragma once
 
 #include <functional>
@@ -8,9 +9,9 @@
 
 #include "agents/roles.h"
 #include "util/process.h"
-#include "verify/compiler.h"
-#include "verify/gpu_info.h"
-#include "verify/judge_client.h"
+#include "verify/build/compiler.h"
+#include "verify/build/gpu_info.h"
+#include "verify/judge/judge_client.h"
 #include "verify/track.h"
 #include "verify/verifier.h"
 

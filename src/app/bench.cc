@@ -16,7 +16,7 @@
 #include "harness/harness.h"
 #include "run/run_dir.h"
 #include "util/fs.h"
-#include "verify/gpu_info.h"
+#include "verify/build/gpu_info.h"
 
 namespace stitch::app {
 namespace {

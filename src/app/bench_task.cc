@@ -11,10 +11,10 @@
 #include "plan/plan_json.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/build_cache.h"
+#include "verify/build/build_cache.h"
+#include "verify/build/gpu_info.h"
 #include "verify/feedback.h"
-#include "verify/gpu_info.h"
-#include "verify/judge_client.h"
+#include "verify/judge/judge_client.h"
 
 namespace stitch::app {
 
@@ -39,7 +39,7 @@ std::string bench_outcome(const agents::RunState& state) {
   // failed: what the last verification of the whole program said; with none, the built-in
   // roles could not produce a program at all (the emitter refused every plan).
   for (auto it = state.attempts.rbegin(); it != state.attempts.rend(); ++it)
-    if (it->result && it->result->outcome) return std::string(outcome_name(*it->result->outcome));
+    if (it->result && it->result->outcome) return std::string(enum_name(*it->result->outcome));
   return "refused";
 }
 

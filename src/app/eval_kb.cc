@@ -7,7 +7,7 @@
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/judge_client.h"
+#include "verify/judge/judge_client.h"
 #include "verify/track.h"
 
 namespace stitch::app {
@@ -85,7 +85,7 @@ Result<EvalKbResult> run_judge(const EvalKbOptions& options,
 Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options) {
   STITCH_TRY(check_python_file(options.task, "task"));
   STITCH_TRY(check_python_file(options.solution, "solution"));
-  if (!parse_track(options.track))
+  if (!enum_from_name<Track>(options.track))
     return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
   STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());
   STITCH_ASSIGN_OR_RETURN(run::RunDir run,

@@ -12,8 +12,8 @@
 #include "plan/plan_json.h"
 #include "plan/planner.h"
 #include "util/fs.h"
-#include "verify/build_cache.h"
-#include "verify/gpu_info.h"
+#include "verify/build/build_cache.h"
+#include "verify/build/gpu_info.h"
 #include "verify/verifier.h"
 
 namespace stitch::app {

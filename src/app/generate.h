@@ -11,7 +11,7 @@
 
 #include "app/task_capture.h"
 #include "util/result.h"
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 
 namespace stitch::app {
 

@@ -10,15 +10,15 @@
 #include "agents/refine.h"
 #include "agents/system_roles.h"
 #include "util/fs.h"
-#include "verify/gpu_info.h"
-#include "verify/profile_run.h"
+#include "verify/build/gpu_info.h"
+#include "verify/profile/profile_run.h"
 
 namespace stitch::app {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 Result<LoopSettings> loop_settings(const LoopOptions& options) {
-  auto track = parse_track(options.track);
+  auto track = enum_from_name<Track>(options.track);
   if (!track)
     return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
   LoopSettings settings;

@@ -6,7 +6,7 @@
 #include "plan/passes.h"
 #include "plan/plan_json.h"
 #include "plan/planner.h"
-#include "verify/gpu_info.h"
+#include "verify/build/gpu_info.h"
 
 namespace stitch::app {
 namespace {

@@ -11,11 +11,11 @@
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/build_cache.h"
-#include "verify/compiler.h"
-#include "verify/gpu_info.h"
-#include "verify/judge_client.h"
-#include "verify/profile_run.h"
+#include "verify/build/build_cache.h"
+#include "verify/build/compiler.h"
+#include "verify/build/gpu_info.h"
+#include "verify/judge/judge_client.h"
+#include "verify/profile/profile_run.h"
 #include "verify/verifier.h"
 
 namespace stitch::app {
@@ -179,7 +179,7 @@ void record_outcome(run::RunDir& run, bool created_run, const Result<Profiled>& 
       stage + ".done",
       {{"profile", outcome->written.string()},
        {"forward_ms", report.forward_ns / 1e6},
-       {"bottleneck", std::string(bottleneck_name(report.forward_bottleneck))}});
+       {"bottleneck", std::string(enum_name(report.forward_bottleneck))}});
   if (created_run) (void)run.set_status(run::RunStatus::complete, {{"stage", stage}});
 }
 

@@ -11,7 +11,7 @@
 
 #include "app/progress.h"
 #include "util/result.h"
-#include "verify/profile_report.h"
+#include "verify/profile/profile_report.h"
 
 namespace stitch::app {
 

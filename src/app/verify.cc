@@ -12,9 +12,9 @@
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/build_cache.h"
-#include "verify/gpu_info.h"
-#include "verify/judge_client.h"
+#include "verify/build/build_cache.h"
+#include "verify/build/gpu_info.h"
+#include "verify/judge/judge_client.h"
 
 namespace stitch::app {
 namespace {
@@ -161,9 +161,9 @@ Feedback record_verdict(const VerifyProgramOptions& options, run::RunDir& run,
   Feedback feedback = build_feedback(report, profile);
   (void)write_feedback(attempt / "feedback.json", feedback);
   nlohmann::json outcome =
-      report.outcome ? nlohmann::json(outcome_name(*report.outcome)) : nlohmann::json(nullptr);
+      report.outcome ? nlohmann::json(enum_name(*report.outcome)) : nlohmann::json(nullptr);
   (void)run.events().append("verify.done", {{"attempt", attempt.filename().string()},
-                                            {"state", verify_state_name(report.state)},
+                                            {"state", enum_name(report.state)},
                                             {"outcome", outcome},
                                             {"reason", report.reason}});
   (void)run.set_status(report.state == VerifyState::infrastructure_error
@@ -171,7 +171,7 @@ Feedback record_verdict(const VerifyProgramOptions& options, run::RunDir& run,
                            : run::RunStatus::complete,
                        {{"stage", "verify"},
                         {"attempt", attempt.filename().string()},
-                        {"state", verify_state_name(report.state)},
+                        {"state", enum_name(report.state)},
                         {"outcome", outcome}});
   return feedback;
 }
@@ -183,7 +183,7 @@ Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options) 
   rules.adopt_bare_capture = true;
   STITCH_TRY(classify_target(options.target, rules));
   STITCH_TRY(check_programs(options.programs));
-  auto track = parse_track(options.track);
+  auto track = enum_from_name<Track>(options.track);
   if (!track)
     return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
   STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());

@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "verify/build_cache.h"
+#include "verify/build/build_cache.h"
 
 namespace stitch::cli {
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
+#include "util/python_module.h"
 
 #ifndef STITCH_SOURCE_DIR
 #define STITCH_SOURCE_DIR ""
@@ -89,14 +90,7 @@ Result<HarnessLocation> locate_harness() {
 }
 
 ProcessSpec PythonHarness::module_command(const std::vector<std::string>& args) const {
-  ProcessSpec spec;
-  spec.argv = {location_.python, "-m", "stitch_harness"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  std::string python_path = location_.python_dir.string();
-  if (const char* existing = std::getenv("PYTHONPATH")) python_path += std::string(":") + existing;
-  spec.env["PYTHONPATH"] = python_path;
-  spec.env["PYTHONUNBUFFERED"] = "1";
-  return spec;
+  return python_module_spec({location_.python, location_.python_dir}, "stitch_harness", args);
 }
 
 CaptureOutcome PythonHarness::capture(const CaptureRequest& request) {

@@ -4,7 +4,7 @@
 // forward's wall time, and the launch statistics of the API-traced forward.
 //
 // JSON written by `stitch-runner --profile OUT.json` (format "stitchcuda.profile_timeline",
-// version 1; src/verify/profile_report.cc reads it):
+// version 1; src/verify/profile/profile_report.cc reads it):
 //   program, device {index, name, sm_count, l2_bytes},
 //   cupti {available, detail, dropped_buffers},
 //   warmup, untraced {event_ms [..], wall_ms [..]}   (the warm-up forwards, no tracing)

@@ -58,7 +58,7 @@ bool ReportBuilder::has_finding(std::string_view kind) const {
 void ReportBuilder::set_status(RunStatus status, std::string message) {
   std::lock_guard<std::mutex> lock(mutex_);
   status_ = status;
-  doc_["status"] = run_status_name(status);
+  doc_["status"] = enum_name(status);
   doc_["message"] = std::move(message);
 }
 

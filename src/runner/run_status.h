@@ -26,12 +26,7 @@ enum class RunStatus : uint8_t {
 inline constexpr std::array<std::string_view, 9> kRunStatusNames = {
     "ok",      "init_failed", "forward_failed", "cuda_error", "abi_mismatch", "dlopen_failed",
     "timeout", "no_device",   "setup_failed"};
-static_assert(kRunStatusNames.size() == static_cast<size_t>(RunStatus::setup_failed) + 1);
-constexpr std::string_view run_status_name(RunStatus status) {
-  return enum_name(kRunStatusNames, status);
-}
-constexpr std::optional<RunStatus> run_status_from_name(std::string_view name) {
-  return enum_from_name<RunStatus>(kRunStatusNames, name);
-}
+constexpr const auto& enum_names(RunStatus) { return kRunStatusNames; }
+static_assert(names_every_enumerator(RunStatus::setup_failed));
 
 }  // namespace stitch::runner

@@ -33,7 +33,7 @@ Result<RunnerReport> parse_document(const json& doc) {
     return make_error("runner.json: version {} (expected 1)", doc.value("version", json()).dump());
   RunnerReport report;
   std::string status = doc.value("status", std::string());
-  auto parsed_status = runner_status_from_name(status);
+  auto parsed_status = enum_from_name<RunnerStatus>(status);
   if (!parsed_status) return make_error("runner.json: unknown status '{}'", status);
   report.status = *parsed_status;
   report.message = doc.value("message", std::string());

@@ -1,5 +1,5 @@
 // The typed reader of runner.json, beside its writer (report.h, which documents the format): what
-// the orchestrator (verify/runner_client.h) needs of a run. CUDA-free, in its own library
+// the orchestrator (verify/judge/runner_client.h) needs of a run. CUDA-free, in its own library
 // (stitch_runner_report), so stitch_verify reads the runner's file without linking the runner.
 #pragma once
 
@@ -17,14 +17,8 @@
 
 namespace stitch {
 
-// runner.json `status`, as the orchestrator names it.
+// runner.json `status`, as the orchestrator names it (enum_name / enum_from_name<RunnerStatus>).
 using RunnerStatus = runner::RunStatus;
-constexpr std::string_view runner_status_name(RunnerStatus status) {
-  return runner::run_status_name(status);
-}
-constexpr std::optional<RunnerStatus> runner_status_from_name(std::string_view name) {
-  return runner::run_status_from_name(name);
-}
 
 struct RunnerCheckSet {
   int index = 0;

@@ -18,6 +18,15 @@ Result<std::string> read_file(const fs::path& path);
 
 // read_file, then JSON: an Error naming the file when it is missing or not valid JSON.
 Result<nlohmann::json> read_json_file(const fs::path& path);
+// read_json_file, then `parse` (a typed reader: json → Result<T>); its Error is prefixed with the
+// file's path.
+template <class Parse>
+auto read_json_file_as(const fs::path& path, Parse parse) -> decltype(parse(nlohmann::json())) {
+  STITCH_ASSIGN_OR_RETURN(nlohmann::json doc, read_json_file(path));
+  auto parsed = parse(doc);
+  if (!parsed.ok()) return parsed.error().with_context(path.string());
+  return parsed;
+}
 // `value` dumped with 2-space indent and a final newline, written atomically.
 Status write_json_file(const fs::path& path, const nlohmann::json& value);
 

@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -31,50 +33,133 @@ std::string lower(std::string text) {
   return text;
 }
 
+// What to do about a finding of each kind; kinds not listed get a generic line (hack_advice).
+constexpr std::pair<HackKind, std::string_view> kHackAdvice[] = {
+    {HackKind::calls_torch,
+     "Do not call PyTorch, ATen or Python: implement the computation in CUDA (cuBLAS, cuBLASLt and "
+     "cuDNN are allowed)."},
+    {HackKind::side_stream,
+     "Run all work on the stream passed to stitch_forward, or join side streams into it with "
+     "events before returning."},
+    {HackKind::host_thread,
+     "Do not start host threads: launch all work from stitch_forward on the given stream."},
+    {HackKind::stale_output,
+     "Write every output element on every call (outputs are poisoned before each call)."},
+    {HackKind::output_cache,
+     "Compute the outputs from the current inputs on every call; never reuse results across "
+     "calls."},
+    {HackKind::mutates_inputs,
+     "Treat inputs as read-only; use workspace buffers allocated in stitch_init."},
+    {HackKind::precision_downgrade,
+     "Keep FP32 arithmetic on the fp32 track (no TF32, FP16 or BF16 math); split-precision 3xTF32 "
+     "is allowed if you need tensor cores."},
+    {HackKind::guard_band,
+     "Fix the out-of-bounds writes: check every index against its tensor's size."},
+    {HackKind::reads_answer,
+     "Do not read files, the environment or sockets: the program gets only its inputs."},
+    {HackKind::hidden_work,
+     "Do all work on the given GPU from stitch_forward: no child processes, runtime compilation, "
+     "CUDA IPC, other devices or dynamic loading."},
+    {HackKind::tampers_judge,
+     "Do not touch the timer, the process (exit, signals, device reset) or the result files."},
+    {HackKind::init_side_effect,
+     "Do no work at load time and start nothing in stitch_init that outlives it."},
+    {HackKind::l2_persistence, "Do not set persisting-L2 windows or limits."},
+    {HackKind::persistent_kernel,
+     "Let every kernel finish within the call: no persistent kernels polling for work."},
+};
+
 std::string hack_advice(HackKind kind) {
-  switch (kind) {
-    case HackKind::calls_torch:
-      return "Do not call PyTorch, ATen or Python: implement the computation in CUDA (cuBLAS, "
-             "cuBLASLt and cuDNN are allowed).";
-    case HackKind::side_stream:
-      return "Run all work on the stream passed to stitch_forward, or join side streams into it "
-             "with events before returning.";
-    case HackKind::host_thread:
-      return "Do not start host threads: launch all work from stitch_forward on the given stream.";
-    case HackKind::stale_output:
-      return "Write every output element on every call (outputs are poisoned before each call).";
-    case HackKind::output_cache:
-      return "Compute the outputs from the current inputs on every call; never reuse results "
-             "across calls.";
-    case HackKind::mutates_inputs:
-      return "Treat inputs as read-only; use workspace buffers allocated in stitch_init.";
-    case HackKind::precision_downgrade:
-      return "Keep FP32 arithmetic on the fp32 track (no TF32, FP16 or BF16 math); split-precision "
-             "3xTF32 is allowed if you need tensor cores.";
-    case HackKind::guard_band:
-      return "Fix the out-of-bounds writes: check every index against its tensor's size.";
-    case HackKind::reads_answer:
-      return "Do not read files, the environment or sockets: the program gets only its inputs.";
-    case HackKind::hidden_work:
-      return "Do all work on the given GPU from stitch_forward: no child processes, runtime "
-             "compilation, CUDA IPC, other devices or dynamic loading.";
-    case HackKind::tampers_judge:
-      return "Do not touch the timer, the process (exit, signals, device reset) or the result files.";
-    case HackKind::init_side_effect:
-      return "Do no work at load time and start nothing in stitch_init that outlives it.";
-    case HackKind::l2_persistence:
-      return "Do not set persisting-L2 windows or limits.";
-    case HackKind::persistent_kernel:
-      return "Let every kernel finish within the call: no persistent kernels polling for work.";
-    default:
-      return fmt::format("Remove what triggered the {} check.", hack_kind_name(kind));
-  }
+  for (const auto& [listed, advice] : kHackAdvice)
+    if (listed == kind) return std::string(advice);
+  return fmt::format("Remove what triggered the {} check.", enum_name(kind));
 }
 
 std::string location(const Diagnostic& d) {
   return d.line > 0 ? fmt::format("{}:{}", d.file, d.line) : d.file;
 }
 
+Suggestion compile_error_suggestion(const VerifyReport& report, const Feedback& feedback) {
+  if (feedback.compile_errors.empty())
+    return Suggestion{SuggestionRule::fix_compile_error,
+                      fmt::format("Fix the build: {}.", report.reason)};
+  const Diagnostic& first = feedback.compile_errors.front();
+  return Suggestion{SuggestionRule::fix_compile_error,
+                    fmt::format("Fix the first compiler error, {}: {} (later errors often "
+                                "follow from it).",
+                                location(first), first.message)};
+}
+
+Suggestion hack_suggestion(const VerifyReport& report) {
+  for (const auto& record : report.findings)
+    if (record.finding.fatal)
+      return Suggestion{
+          SuggestionRule::remove_hack,
+          fmt::format("{} Found by the {} check: {}", hack_advice(record.finding.kind),
+                      record.origin, record.finding.detail)};
+  return Suggestion{SuggestionRule::remove_hack, report.reason};
+}
+
+Suggestion runtime_error_suggestion(const VerifyReport& report) {
+  std::string reason = lower(report.reason);
+  if (contains(reason, "illegal") || contains(reason, "out of bounds") ||
+      contains(reason, "misaligned") || contains(reason, "sigsegv"))
+    return Suggestion{SuggestionRule::fix_memory_access,
+                      fmt::format("Memory access error ({}): check every index against its "
+                                  "tensor's size, that the grid covers exactly the elements, "
+                                  "and the alignment assumed by vector loads (inputs may be "
+                                  "unaligned).",
+                                  report.reason)};
+  return Suggestion{SuggestionRule::fix_runtime_error,
+                    fmt::format("{}: check the status of every CUDA and library call and "
+                                "report failures through stitch_last_error.",
+                                report.reason)};
+}
+
+// Wrong outputs, by what the first wrong output's error looks like: NaN/Inf anywhere, a tail past
+// some index, a small relative error, or wrong throughout.
+Suggestion wrong_output_suggestion(const VerifyReport& report, const Feedback& feedback) {
+  if (feedback.wrong_outputs.empty())
+    return Suggestion{SuggestionRule::fix_computation,
+                      fmt::format("The outputs are wrong: {}.", report.reason)};
+  for (const auto& wrong : feedback.wrong_outputs)
+    if (wrong.check.nan_or_inf > 0)
+      return Suggestion{
+          SuggestionRule::write_every_output,
+          fmt::format("{} output {} has {} NaN/Inf elements where the reference is finite: an "
+                      "element left unwritten (outputs are NaN-poisoned before each call), a "
+                      "read of uninitialised memory, or a race; check that the grid covers "
+                      "every element and __syncthreads() guards shared memory.",
+                      wrong.where, wrong.check.output_index, wrong.check.nan_or_inf)};
+  const WrongOutput& wrong = feedback.wrong_outputs.front();
+  const OutputCheck& c = wrong.check;
+  if (c.first_mismatch_index > 0 && wrong.elements > 0 && c.mismatches * 10 < wrong.elements)
+    return Suggestion{
+        SuggestionRule::fix_tail_handling,
+        fmt::format("{} output {}: elements before flat index {} are right and {} of {} are "
+                    "off after it: check the boundary handling of the last block or tile "
+                    "(sizes that are not a multiple of the tile).",
+                    wrong.where, c.output_index, c.first_mismatch_index, c.mismatches,
+                    wrong.elements)};
+  if (std::isfinite(c.relative_error_norm) && c.relative_error_norm <= kCloseRelativeError)
+    return Suggestion{
+        SuggestionRule::fix_precision,
+        fmt::format("{} output {} is close but outside tolerance (relative error norm {:.2e}): "
+                    "accumulate in FP32 (double for long reductions), avoid fast-math "
+                    "intrinsics and TF32, and follow the reference's order for reductions "
+                    "such as mean and variance.",
+                    wrong.where, c.output_index, c.relative_error_norm)};
+  return Suggestion{
+      SuggestionRule::fix_computation,
+      fmt::format("{} output {} is wrong ({} of {} elements off, first at flat index {}, "
+                  "relative error norm {:.2e}): check the order of operations, broadcasting, "
+                  "the params' order and layout (graph.json order, the reference's layout) "
+                  "and the index math.",
+                  wrong.where, c.output_index, c.mismatches, wrong.elements, c.first_mismatch_index,
+                  c.relative_error_norm)};
+}
+
+// The suggestion for a report that did not pass; nullopt for one that did.
 std::optional<Suggestion> failure_suggestion(const VerifyReport& report, const Feedback& feedback) {
   if (report.state == VerifyState::no_gpu)
     return Suggestion{SuggestionRule::run_on_gpu,
@@ -86,86 +171,20 @@ std::optional<Suggestion> failure_suggestion(const VerifyReport& report, const F
                                   "fault. Fix the setup and verify again.",
                                   report.reason)};
   switch (*report.outcome) {
-    case Outcome::compile_error: {
-      if (feedback.compile_errors.empty())
-        return Suggestion{SuggestionRule::fix_compile_error,
-                          fmt::format("Fix the build: {}.", report.reason)};
-      const Diagnostic& first = feedback.compile_errors.front();
-      return Suggestion{SuggestionRule::fix_compile_error,
-                        fmt::format("Fix the first compiler error, {}: {} (later errors often "
-                                    "follow from it).",
-                                    location(first), first.message)};
-    }
-    case Outcome::hacked: {
-      for (const auto& record : report.findings)
-        if (record.finding.fatal)
-          return Suggestion{SuggestionRule::remove_hack,
-                            fmt::format("{} Found by the {} check: {}",
-                                        hack_advice(record.finding.kind), record.origin,
-                                        record.finding.detail)};
-      return Suggestion{SuggestionRule::remove_hack, report.reason};
-    }
+    case Outcome::compile_error:
+      return compile_error_suggestion(report, feedback);
+    case Outcome::hacked:
+      return hack_suggestion(report);
     case Outcome::timeout:
       return Suggestion{SuggestionRule::fix_hang,
                         "The program did not finish in time: look for a loop whose exit depends on "
                         "other blocks (spin-waits, grid-wide sync without a cooperative launch), "
                         "__syncthreads() in a divergent branch, or a loop bound read from "
                         "uninitialised memory."};
-    case Outcome::runtime_error: {
-      std::string reason = lower(report.reason);
-      if (contains(reason, "illegal") || contains(reason, "out of bounds") ||
-          contains(reason, "misaligned") || contains(reason, "sigsegv"))
-        return Suggestion{SuggestionRule::fix_memory_access,
-                          fmt::format("Memory access error ({}): check every index against its "
-                                      "tensor's size, that the grid covers exactly the elements, "
-                                      "and the alignment assumed by vector loads (inputs may be "
-                                      "unaligned).",
-                                      report.reason)};
-      return Suggestion{SuggestionRule::fix_runtime_error,
-                        fmt::format("{}: check the status of every CUDA and library call and "
-                                    "report failures through stitch_last_error.",
-                                    report.reason)};
-    }
-    case Outcome::wrong: {
-      if (feedback.wrong_outputs.empty())
-        return Suggestion{SuggestionRule::fix_computation,
-                          fmt::format("The outputs are wrong: {}.", report.reason)};
-      for (const auto& wrong : feedback.wrong_outputs)
-        if (wrong.check.nan_or_inf > 0)
-          return Suggestion{
-              SuggestionRule::write_every_output,
-              fmt::format("{} output {} has {} NaN/Inf elements where the reference is finite: an "
-                          "element left unwritten (outputs are NaN-poisoned before each call), a "
-                          "read of uninitialised memory, or a race; check that the grid covers "
-                          "every element and __syncthreads() guards shared memory.",
-                          wrong.where, wrong.check.output_index, wrong.check.nan_or_inf)};
-      const WrongOutput& wrong = feedback.wrong_outputs.front();
-      const OutputCheck& c = wrong.check;
-      if (c.first_mismatch_index > 0 && wrong.elements > 0 && c.mismatches * 10 < wrong.elements)
-        return Suggestion{
-            SuggestionRule::fix_tail_handling,
-            fmt::format("{} output {}: elements before flat index {} are right and {} of {} are "
-                        "off after it: check the boundary handling of the last block or tile "
-                        "(sizes that are not a multiple of the tile).",
-                        wrong.where, c.output_index, c.first_mismatch_index, c.mismatches,
-                        wrong.elements)};
-      if (std::isfinite(c.relative_error_norm) && c.relative_error_norm <= kCloseRelativeError)
-        return Suggestion{
-            SuggestionRule::fix_precision,
-            fmt::format("{} output {} is close but outside tolerance (relative error norm {:.2e}): "
-                        "accumulate in FP32 (double for long reductions), avoid fast-math "
-                        "intrinsics and TF32, and follow the reference's order for reductions "
-                        "such as mean and variance.",
-                        wrong.where, c.output_index, c.relative_error_norm)};
-      return Suggestion{
-          SuggestionRule::fix_computation,
-          fmt::format("{} output {} is wrong ({} of {} elements off, first at flat index {}, "
-                      "relative error norm {:.2e}): check the order of operations, broadcasting, "
-                      "the params' order and layout (graph.json order, the reference's layout) "
-                      "and the index math.",
-                      wrong.where, c.output_index, c.mismatches, wrong.elements,
-                      c.first_mismatch_index, c.relative_error_norm)};
-    }
+    case Outcome::runtime_error:
+      return runtime_error_suggestion(report);
+    case Outcome::wrong:
+      return wrong_output_suggestion(report, feedback);
     case Outcome::passed:
       return std::nullopt;
   }
@@ -244,7 +263,7 @@ Feedback build_feedback(const VerifyReport& report, const std::optional<ProfileS
     for (const auto& record : report.findings)
       if (record.finding.fatal == fatal)
         feedback.findings.push_back(fmt::format("{}{} ({}): {}", fatal ? "" : "note: ",
-                                                hack_kind_name(record.finding.kind),
+                                                enum_name(record.finding.kind),
                                                 record.origin, record.finding.detail));
   if (report.reported_timing()) {
     feedback.timed = true;

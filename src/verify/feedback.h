@@ -79,13 +79,8 @@ inline constexpr std::array<std::string_view, 17> kSuggestionRuleNames = {
     "fix_tail_handling", "fix_precision",         "fix_computation",   "reduce_spills",
     "fuse_launches",     "improve_memory_access", "raise_utilisation", "profile_slowest",
     "keep_going"};
-static_assert(kSuggestionRuleNames.size() == static_cast<size_t>(SuggestionRule::keep_going) + 1);
-constexpr std::string_view suggestion_rule_name(SuggestionRule rule) {
-  return enum_name(kSuggestionRuleNames, rule);
-}
-constexpr std::optional<SuggestionRule> suggestion_rule_from_name(std::string_view name) {
-  return enum_from_name<SuggestionRule>(kSuggestionRuleNames, name);
-}
+constexpr const auto& enum_names(SuggestionRule) { return kSuggestionRuleNames; }
+static_assert(names_every_enumerator(SuggestionRule::keep_going));
 
 struct Suggestion {
   SuggestionRule rule = SuggestionRule::keep_going;

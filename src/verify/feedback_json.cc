@@ -1,5 +1,7 @@
 // feedback.json and the profile summary: the JSON forms and their typed readers, side by side
 // (schema in feedback.h).
+#include <tuple>
+
 #include "util/fs.h"
 #include "util/json_fields.h"
 #include "verify/feedback.h"
@@ -10,38 +12,40 @@ namespace {
 
 using nlohmann::json;
 
-json profiled_kernel_to_json(const ProfiledKernel& k) {
-  return {{"name", k.name},
-          {"duration_ms", k.duration_ms},
-          {"bottleneck", k.bottleneck},
-          {"dram_pct", optional_number(k.dram_pct)},
-          {"sm_pct", optional_number(k.sm_pct)}};
-}
+// Unmeasured percentages may be absent or null (profile_report.h): both read as "unknown".
+constexpr std::tuple kProfiledKernelFields = {
+    JsonField{"name", &ProfiledKernel::name},
+    JsonField{"duration_ms", &ProfiledKernel::duration_ms},
+    JsonField{"bottleneck", &ProfiledKernel::bottleneck},
+    JsonField{"dram_pct", &ProfiledKernel::dram_pct}, JsonField{"sm_pct", &ProfiledKernel::sm_pct}};
+// The OutputCheck's own fields (verdict_json.h) share the object.
+constexpr std::tuple kWrongOutputFields = {JsonField{"where", &WrongOutput::where},
+                                           JsonField{"elements", &WrongOutput::elements},
+                                           JsonField{"message", &WrongOutput::message}};
+constexpr std::tuple kKernelResourcesFields = {
+    JsonField{"name", &KernelResources::name}, JsonField{"registers", &KernelResources::registers},
+    JsonField{"spill_bytes", &KernelResources::spill_bytes},
+    JsonField{"shared_bytes", &KernelResources::shared_bytes}};
+constexpr std::tuple kTimingFields = {
+    JsonField{"median_ms", &Feedback::median_ms},
+    JsonField{"synced_median_ms", &Feedback::synced_median_ms},
+    JsonField{"launches_per_forward", &Feedback::launches_per_forward}};
+// A baseline's candidate time is not stored: it is the feedback's median.
+constexpr std::tuple kBaselineFields = {JsonField{"mode", &Speedup::mode},
+                                        JsonField{"baseline_ms", &Speedup::baseline_ms},
+                                        JsonField{"speedup", &Speedup::speedup}};
+constexpr std::tuple kHeaderFields = {
+    JsonField{"state", &Feedback::state}, JsonField{"outcome", &Feedback::outcome},
+    JsonField{"reason", &Feedback::reason}, JsonField{"findings", &Feedback::findings}};
+constexpr std::tuple kSuggestionFields = {JsonField{"rule", &Suggestion::rule},
+                                          JsonField{"text", &Suggestion::text}};
 
-// Unmeasured fields may be absent or null (profile_report.h): both read as "unknown".
-Result<ProfiledKernel> profiled_kernel_from_json(const json& doc) {
-  ProfiledKernel kernel;
-  STITCH_TRY(read_field(doc, "name", kernel.name));
-  STITCH_TRY(read_field(doc, "duration_ms", kernel.duration_ms));
-  STITCH_TRY(read_field(doc, "bottleneck", kernel.bottleneck));
-  kernel.dram_pct = number_field(doc, "dram_pct");
-  kernel.sm_pct = number_field(doc, "sm_pct");
-  return kernel;
-}
-
-json wrong_output_to_json(const WrongOutput& w) {
-  json doc = output_check_to_json(w.check);
-  doc.update({{"where", w.where}, {"elements", w.elements}, {"message", w.message}});
-  return doc;
+json wrong_output_to_json(const WrongOutput& wrong) {
+  return checked_record_to_json(wrong, kWrongOutputFields);
 }
 
 Result<WrongOutput> wrong_output_from_json(const json& doc) {
-  WrongOutput w;
-  STITCH_ASSIGN_OR_RETURN(w.check, output_check_from_json(doc));
-  STITCH_TRY(read_field(doc, "where", w.where));
-  STITCH_TRY(read_field(doc, "elements", w.elements));
-  STITCH_TRY(read_field(doc, "message", w.message));
-  return w;
+  return checked_record_from_json<WrongOutput>(doc, kWrongOutputFields);
 }
 
 // feedback.json keeps compile errors only, without their severity.
@@ -57,31 +61,11 @@ Result<Diagnostic> compile_error_from_json(const json& doc) {
   return d;
 }
 
-json kernel_to_json(const KernelResources& k) {
-  return {{"name", k.name},
-          {"registers", k.registers},
-          {"spill_bytes", k.spill_bytes},
-          {"shared_bytes", k.shared_bytes}};
-}
-
-Result<KernelResources> kernel_from_json(const json& doc) {
-  KernelResources k;
-  STITCH_TRY(read_field(doc, "name", k.name));
-  STITCH_TRY(read_field(doc, "registers", k.registers));
-  STITCH_TRY(read_field(doc, "spill_bytes", k.spill_bytes));
-  STITCH_TRY(read_field(doc, "shared_bytes", k.shared_bytes));
-  return k;
-}
-
 json timing_to_json(const Feedback& feedback) {
   if (!feedback.timed) return nullptr;
-  json baselines = json::array();
-  for (const auto& b : feedback.baselines)
-    baselines.push_back({{"mode", b.mode}, {"baseline_ms", b.baseline_ms}, {"speedup", b.speedup}});
-  return {{"median_ms", feedback.median_ms},
-          {"synced_median_ms", feedback.synced_median_ms},
-          {"launches_per_forward", optional_number(feedback.launches_per_forward)},
-          {"baselines", baselines}};
+  json doc = fields_to_json(feedback, kTimingFields);
+  doc["baselines"] = records_to_json(feedback.baselines, kBaselineFields);
+  return doc;
 }
 
 // A baseline's candidate time is the feedback's median (build_feedback takes the report's
@@ -90,14 +74,10 @@ Status timing_from_json(const json& doc, Feedback& feedback) {
   if (doc.is_null()) return {};
   if (!doc.is_object()) return make_error(ErrorKind::bad_input, "timing: not an object");
   feedback.timed = true;
-  STITCH_TRY(read_field(doc, "median_ms", feedback.median_ms));
-  STITCH_TRY(read_field(doc, "synced_median_ms", feedback.synced_median_ms));
-  feedback.launches_per_forward = number_field(doc, "launches_per_forward");
+  STITCH_TRY(read_fields(doc, feedback, kTimingFields));
   auto baseline_from_json = [&](const json& entry) -> Result<Speedup> {
     Speedup speedup;
-    STITCH_TRY(read_field(entry, "mode", speedup.mode));
-    STITCH_TRY(read_field(entry, "baseline_ms", speedup.baseline_ms));
-    STITCH_TRY(read_field(entry, "speedup", speedup.speedup));
+    STITCH_TRY(read_fields(entry, speedup, kBaselineFields));
     speedup.candidate_ms = feedback.median_ms;
     return speedup;
   };
@@ -112,76 +92,53 @@ Result<ProfileSummary> parse_profile_summary(const json& doc) {
   if (!doc.is_object() || !doc.contains("kernels") || !doc["kernels"].is_array())
     return make_error(ErrorKind::bad_input, "profile: no 'kernels' array");
   ProfileSummary summary;
-  auto kernels = read_array<ProfiledKernel>(doc, "kernels", profiled_kernel_from_json);
+  auto kernels = read_records<ProfiledKernel>(doc, "kernels", kProfiledKernelFields);
   if (!kernels.ok()) return kernels.error().with_context("profile: malformed");
   summary.kernels = std::move(*kernels);
   return summary;
 }
 
 Result<ProfileSummary> read_profile_summary(const std::filesystem::path& path) {
-  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(path));
-  auto summary = parse_profile_summary(doc);
-  if (!summary.ok()) return summary.error().with_context(path.string());
-  return summary;
+  return read_json_file_as(path, parse_profile_summary);
 }
 
 json profile_summary_to_json(const ProfileSummary& profile) {
-  return {{"kernels", json_array(profile.kernels, profiled_kernel_to_json)}};
+  return {{"kernels", records_to_json(profile.kernels, kProfiledKernelFields)}};
 }
 
 json feedback_to_json(const Feedback& feedback) {
-  return {{"format", "stitchcuda.feedback"},
-          {"version", 1},
-          {"state", verify_state_name(feedback.state)},
-          {"outcome", feedback.outcome ? json(outcome_name(*feedback.outcome)) : json(nullptr)},
-          {"reason", feedback.reason},
-          {"compile_errors", json_array(feedback.compile_errors, compile_error_to_json)},
-          {"wrong_outputs", json_array(feedback.wrong_outputs, wrong_output_to_json)},
-          {"findings", feedback.findings},
-          {"timing", timing_to_json(feedback)},
-          {"kernels", json_array(feedback.kernels, kernel_to_json)},
-          {"profile", json_array(feedback.profile, profiled_kernel_to_json)},
-          {"suggestion",
-           {{"rule", suggestion_rule_name(feedback.suggestion.rule)},
-            {"text", feedback.suggestion.text}}}};
+  json doc = fields_to_json(feedback, kHeaderFields);
+  doc.update({{"format", "stitchcuda.feedback"},
+              {"version", 1},
+              {"compile_errors", json_array(feedback.compile_errors, compile_error_to_json)},
+              {"wrong_outputs", json_array(feedback.wrong_outputs, wrong_output_to_json)},
+              {"timing", timing_to_json(feedback)},
+              {"kernels", records_to_json(feedback.kernels, kKernelResourcesFields)},
+              {"profile", records_to_json(feedback.profile, kProfiledKernelFields)},
+              {"suggestion", fields_to_json(feedback.suggestion, kSuggestionFields)}});
+  return doc;
 }
 
 Result<Feedback> feedback_from_json(const json& doc) {
-  if (!doc.is_object() || doc.value("format", "") != "stitchcuda.feedback")
-    return make_error(ErrorKind::bad_input, "not a feedback.json (format \"stitchcuda.feedback\")");
-  if (doc.value("version", 0) != 1)
-    return make_error(ErrorKind::bad_input, "feedback.json version {} (this stitchcuda reads 1)",
-                      doc.value("version", json()).dump());
+  STITCH_TRY(check_file_format(doc, "feedback.json", "stitchcuda.feedback", 1));
   Feedback feedback;
-  STITCH_ASSIGN_OR_RETURN(feedback.state,
-                          read_enum<VerifyState>(doc, "state", verify_state_from_name));
-  if (auto found = doc.find("outcome"); found != doc.end() && !found->is_null()) {
-    STITCH_ASSIGN_OR_RETURN(feedback.outcome,
-                            read_enum<Outcome>(doc, "outcome", outcome_from_name));
-  }
-  STITCH_TRY(read_field(doc, "reason", feedback.reason));
+  STITCH_TRY(read_fields(doc, feedback, kHeaderFields));
   STITCH_ASSIGN_OR_RETURN(feedback.compile_errors,
                           read_array<Diagnostic>(doc, "compile_errors", compile_error_from_json));
   STITCH_ASSIGN_OR_RETURN(feedback.wrong_outputs,
                           read_array<WrongOutput>(doc, "wrong_outputs", wrong_output_from_json));
-  STITCH_TRY(read_field(doc, "findings", feedback.findings));
   STITCH_TRY(timing_from_json(doc.value("timing", json()), feedback));
   STITCH_ASSIGN_OR_RETURN(feedback.kernels,
-                          read_array<KernelResources>(doc, "kernels", kernel_from_json));
+                          read_records<KernelResources>(doc, "kernels", kKernelResourcesFields));
   STITCH_ASSIGN_OR_RETURN(feedback.profile,
-                          read_array<ProfiledKernel>(doc, "profile", profiled_kernel_from_json));
-  const json suggestion = doc.value("suggestion", json::object());
-  STITCH_ASSIGN_OR_RETURN(feedback.suggestion.rule,
-                          read_enum<SuggestionRule>(suggestion, "rule", suggestion_rule_from_name));
-  STITCH_TRY(read_field(suggestion, "text", feedback.suggestion.text));
+                          read_records<ProfiledKernel>(doc, "profile", kProfiledKernelFields));
+  STITCH_TRY(
+      read_fields(doc.value("suggestion", json::object()), feedback.suggestion, kSuggestionFields));
   return feedback;
 }
 
 Result<Feedback> read_feedback(const std::filesystem::path& path) {
-  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(path));
-  auto feedback = feedback_from_json(doc);
-  if (!feedback.ok()) return feedback.error().with_context(path.string());
-  return feedback;
+  return read_json_file_as(path, feedback_from_json);
 }
 
 Status write_feedback(const std::filesystem::path& path, const Feedback& feedback) {

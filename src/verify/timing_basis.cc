@@ -16,10 +16,6 @@ double median(std::span<const double> values) {
 
 }  // namespace
 
-std::string_view timing_basis_name(TimingBasis basis) {
-  return basis == TimingBasis::stream ? "stream" : "synced";
-}
-
 TimingBasisDecision choose_timing_basis(std::span<const double> stream_ms,
                                         std::span<const double> synced_ms,
                                         std::span<const double> empty_gap_ms) {

@@ -13,14 +13,20 @@
 // keeps the reported time honest when work escapes the caller's stream.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "util/enum_names.h"
+
 namespace stitch {
 
-enum class TimingBasis { stream, synced };
-std::string_view timing_basis_name(TimingBasis basis);
+enum class TimingBasis : uint8_t { stream, synced };
+inline constexpr std::array<std::string_view, 2> kTimingBasisNames = {"stream", "synced"};
+constexpr const auto& enum_names(TimingBasis) { return kTimingBasisNames; }
+static_assert(names_every_enumerator(TimingBasis::synced));
 
 struct TimingBasisDecision {
   TimingBasis basis = TimingBasis::synced;

@@ -22,16 +22,10 @@ struct Tolerance {
   double rtol = 0;
 };
 
+// enum_name(track) / enum_from_name<Track>(name): "fp32", "tf32", "bf16".
 inline constexpr std::array<std::string_view, 3> kTrackNames = {"fp32", "tf32", "bf16"};
-static_assert(kTrackNames.size() == static_cast<size_t>(Track::bf16) + 1);
-
-constexpr std::string_view track_name(Track track) {
-  return enum_name(kTrackNames, track);
-}
-
-constexpr std::optional<Track> parse_track(std::string_view name) {
-  return enum_from_name<Track>(kTrackNames, name);
-}
+constexpr const auto& enum_names(Track) { return kTrackNames; }
+static_assert(names_every_enumerator(Track::bf16));
 
 // fp32 uses KernelBench's current fp32 tolerance; the reduced tracks loosen it to 1e-2.
 constexpr Tolerance track_tolerance(Track track) {

@@ -1,7 +1,8 @@
 // The verdict of one verification and the feedback built from it. Read by verify, agents, reward,
 // rl and bench alike, so this header depends on nothing but the standard library (and the
 // header-only util/enum_names.h) and needs no linking (DESIGN.md §7): its enums carry inline name
-// tables, `*_name()` writes the name the JSON files hold and `*_from_name()` reads it back.
+// tables, `enum_name(value)` writes the name the JSON files hold and `enum_from_name<Enum>(name)`
+// reads it back.
 #pragma once
 
 #include <array>
@@ -28,13 +29,8 @@ enum class Outcome : uint8_t {
 };
 inline constexpr std::array<std::string_view, 6> kOutcomeNames = {
     "compile_error", "runtime_error", "timeout", "wrong", "hacked", "passed"};
-static_assert(kOutcomeNames.size() == static_cast<size_t>(Outcome::passed) + 1);
-constexpr std::string_view outcome_name(Outcome outcome) {
-  return enum_name(kOutcomeNames, outcome);
-}
-constexpr std::optional<Outcome> outcome_from_name(std::string_view name) {
-  return enum_from_name<Outcome>(kOutcomeNames, name);
-}
+constexpr const auto& enum_names(Outcome) { return kOutcomeNames; }
+static_assert(names_every_enumerator(Outcome::passed));
 
 // Whether a verification reached a verdict (verify.json `state`). Only `verified` carries an
 // Outcome; the other two say nothing about the program and route differently (agents/routing.h).
@@ -45,14 +41,8 @@ enum class VerifyState : uint8_t {
 };
 inline constexpr std::array<std::string_view, 3> kVerifyStateNames = {"verified", "no_gpu",
                                                                       "infrastructure_error"};
-static_assert(kVerifyStateNames.size() ==
-              static_cast<size_t>(VerifyState::infrastructure_error) + 1);
-constexpr std::string_view verify_state_name(VerifyState state) {
-  return enum_name(kVerifyStateNames, state);
-}
-constexpr std::optional<VerifyState> verify_state_from_name(std::string_view name) {
-  return enum_from_name<VerifyState>(kVerifyStateNames, name);
-}
+constexpr const auto& enum_names(VerifyState) { return kVerifyStateNames; }
+static_assert(names_every_enumerator(VerifyState::infrastructure_error));
 
 // The reward-hacking patterns of shared/HACKS.md that the Verifier detects, by row.
 enum class HackKind : uint8_t {
@@ -82,13 +72,8 @@ inline constexpr std::array<std::string_view, 19> kHackKindNames = {
     "trivial_output",      "precision_downgrade", "tampers_judge",   "l2_persistence",
     "undefined_behaviour", "skipped_calls",       "hidden_work",     "persistent_kernel",
     "guard_band",          "decoy_kernel",        "init_side_effect"};
-static_assert(kHackKindNames.size() == static_cast<size_t>(HackKind::init_side_effect) + 1);
-constexpr std::string_view hack_kind_name(HackKind kind) {
-  return enum_name(kHackKindNames, kind);
-}
-constexpr std::optional<HackKind> hack_kind_from_name(std::string_view name) {
-  return enum_from_name<HackKind>(kHackKindNames, name);
-}
+constexpr const auto& enum_names(HackKind) { return kHackKindNames; }
+static_assert(names_every_enumerator(HackKind::init_side_effect));
 
 struct HackFinding {
   HackKind kind;
@@ -100,7 +85,7 @@ struct HackFinding {
 // not know is kept, as `fallback` with its name in the detail: never silently dropped.
 inline HackFinding reported_finding(std::string_view kind, std::string detail, bool fatal,
                                     HackKind fallback) {
-  if (std::optional<HackKind> known = hack_kind_from_name(kind))
+  if (std::optional<HackKind> known = enum_from_name<HackKind>(kind))
     return {*known, std::move(detail), fatal};
   return {fallback, "[" + std::string(kind) + "] " + detail, fatal};
 }

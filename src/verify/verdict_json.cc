@@ -1,115 +1,80 @@
-// The JSON forms of verdict.h's records (verdict_json.h).
+// The JSON forms of verdict.h's records (verdict_json.h): each record's fields listed once, as a
+// table both its writer and its reader walk (util/json_fields.h).
 #include "verify/verdict_json.h"
+
+#include <tuple>
 
 #include "util/json_fields.h"
 
 namespace stitch {
+namespace {
 
 using nlohmann::json;
 
+constexpr std::tuple kTimingStatsFields = {
+    FiniteField{"median_ms", &TimingStats::median_ms}, FiniteField{"p10_ms", &TimingStats::p10_ms},
+    FiniteField{"p90_ms", &TimingStats::p90_ms}, FiniteField{"min_ms", &TimingStats::min_ms},
+    JsonField{"iterations", &TimingStats::iterations}};
+
+// `passed` is not in the table: the writers that keep it add it (feedback lists failures only).
+constexpr std::tuple kOutputCheckFields = {
+    JsonField{"output_index", &OutputCheck::output_index},
+    FiniteField{"max_abs_error", &OutputCheck::max_abs_error},
+    JsonField{"max_abs_error_index", &OutputCheck::max_abs_error_index},
+    FiniteField{"relative_error_norm", &OutputCheck::relative_error_norm},
+    JsonField{"mismatches", &OutputCheck::mismatches},
+    JsonField{"first_mismatch_index", &OutputCheck::first_mismatch_index},
+    JsonField{"nan_or_inf", &OutputCheck::nan_or_inf}};
+
+constexpr std::tuple kDiagnosticFields = {
+    JsonField{"file", &Diagnostic::file}, JsonField{"line", &Diagnostic::line},
+    JsonField{"severity", &Diagnostic::severity}, JsonField{"message", &Diagnostic::message},
+    JsonField{"snippet", &Diagnostic::snippet}};
+
+constexpr std::tuple kHackFindingFields = {JsonField{"kind", &HackFinding::kind},
+                                           JsonField{"detail", &HackFinding::detail},
+                                           JsonField{"fatal", &HackFinding::fatal}};
+
+}  // namespace
+
 json timing_stats_to_json(const std::optional<TimingStats>& stats) {
   if (!stats) return nullptr;
-  return {{"median_ms", finite_or_null(stats->median_ms)},
-          {"p10_ms", finite_or_null(stats->p10_ms)},
-          {"p90_ms", finite_or_null(stats->p90_ms)},
-          {"min_ms", finite_or_null(stats->min_ms)},
-          {"iterations", stats->iterations}};
+  return fields_to_json(*stats, kTimingStatsFields);
 }
 
 Result<std::optional<TimingStats>> timing_stats_from_json(const json& doc) {
   if (doc.is_null()) return std::optional<TimingStats>();
   if (!doc.is_object()) return make_error(ErrorKind::bad_input, "timing stats: not an object");
   TimingStats stats;
-  stats.median_ms = number_or_infinity(doc, "median_ms");
-  stats.p10_ms = number_or_infinity(doc, "p10_ms");
-  stats.p90_ms = number_or_infinity(doc, "p90_ms");
-  stats.min_ms = number_or_infinity(doc, "min_ms");
-  STITCH_TRY(read_field(doc, "iterations", stats.iterations));
+  STITCH_TRY(read_fields(doc, stats, kTimingStatsFields));
   return std::optional(stats);
 }
 
 json output_check_to_json(const OutputCheck& check) {
-  return {{"output_index", check.output_index},
-          {"max_abs_error", finite_or_null(check.max_abs_error)},
-          {"max_abs_error_index", check.max_abs_error_index},
-          {"relative_error_norm", finite_or_null(check.relative_error_norm)},
-          {"mismatches", check.mismatches},
-          {"first_mismatch_index", check.first_mismatch_index},
-          {"nan_or_inf", check.nan_or_inf}};
+  return fields_to_json(check, kOutputCheckFields);
 }
 
 Result<OutputCheck> output_check_from_json(const json& doc) {
   OutputCheck check;
-  STITCH_TRY(read_field(doc, "output_index", check.output_index));
+  STITCH_TRY(read_fields(doc, check, kOutputCheckFields));
   STITCH_TRY(read_field(doc, "passed", check.passed));
-  check.max_abs_error = number_or_infinity(doc, "max_abs_error");
-  STITCH_TRY(read_field(doc, "max_abs_error_index", check.max_abs_error_index));
-  check.relative_error_norm = number_or_infinity(doc, "relative_error_norm");
-  STITCH_TRY(read_field(doc, "mismatches", check.mismatches));
-  STITCH_TRY(read_field(doc, "first_mismatch_index", check.first_mismatch_index));
-  STITCH_TRY(read_field(doc, "nan_or_inf", check.nan_or_inf));
   return check;
 }
 
-json diagnostic_to_json(const Diagnostic& d) {
-  return {{"file", d.file},
-          {"line", d.line},
-          {"severity", d.severity},
-          {"message", d.message},
-          {"snippet", d.snippet}};
+json diagnostic_to_json(const Diagnostic& diagnostic) {
+  return fields_to_json(diagnostic, kDiagnosticFields);
 }
 
 Result<Diagnostic> diagnostic_from_json(const json& doc) {
-  Diagnostic d;
-  STITCH_TRY(read_field(doc, "file", d.file));
-  STITCH_TRY(read_field(doc, "line", d.line));
-  STITCH_TRY(read_field(doc, "severity", d.severity));
-  STITCH_TRY(read_field(doc, "message", d.message));
-  STITCH_TRY(read_field(doc, "snippet", d.snippet));
-  return d;
-}
-
-json ptxas_kernel_to_json(const PtxasKernelReport& k) {
-  return {{"name", k.name},
-          {"mangled_name", k.mangled_name},
-          {"arch", k.arch},
-          {"registers", k.registers},
-          {"barriers", k.barriers},
-          {"spill_store_bytes", k.spill_store_bytes},
-          {"spill_load_bytes", k.spill_load_bytes},
-          {"stack_frame_bytes", k.stack_frame_bytes},
-          {"shared_bytes", k.shared_bytes},
-          {"constant_bytes", k.constant_bytes},
-          {"ptxas_ms", k.ptxas_ms}};
-}
-
-Result<PtxasKernelReport> ptxas_kernel_from_json(const json& doc) {
-  PtxasKernelReport k;
-  STITCH_TRY(read_field(doc, "name", k.name));
-  STITCH_TRY(read_field(doc, "mangled_name", k.mangled_name));
-  STITCH_TRY(read_field(doc, "arch", k.arch));
-  STITCH_TRY(read_field(doc, "registers", k.registers));
-  STITCH_TRY(read_field(doc, "barriers", k.barriers));
-  STITCH_TRY(read_field(doc, "spill_store_bytes", k.spill_store_bytes));
-  STITCH_TRY(read_field(doc, "spill_load_bytes", k.spill_load_bytes));
-  STITCH_TRY(read_field(doc, "stack_frame_bytes", k.stack_frame_bytes));
-  STITCH_TRY(read_field(doc, "shared_bytes", k.shared_bytes));
-  STITCH_TRY(read_field(doc, "constant_bytes", k.constant_bytes));
-  STITCH_TRY(read_field(doc, "ptxas_ms", k.ptxas_ms));
-  return k;
+  return record_from_json<Diagnostic>(doc, kDiagnosticFields);
 }
 
 json hack_finding_to_json(const HackFinding& finding) {
-  return {
-      {"kind", hack_kind_name(finding.kind)}, {"detail", finding.detail}, {"fatal", finding.fatal}};
+  return fields_to_json(finding, kHackFindingFields);
 }
 
 Result<HackFinding> hack_finding_from_json(const json& doc) {
-  HackFinding finding{};
-  STITCH_ASSIGN_OR_RETURN(finding.kind, read_enum<HackKind>(doc, "kind", hack_kind_from_name));
-  STITCH_TRY(read_field(doc, "detail", finding.detail));
-  STITCH_TRY(read_field(doc, "fatal", finding.fatal));
-  return finding;
+  return record_from_json<HackFinding>(doc, kHackFindingFields);
 }
 
 }  // namespace stitch

@@ -1,16 +1,15 @@
-// The JSON forms of verdict.h's records (timing stats, output checks, diagnostics, hack findings)
-// and of ptxas's kernel reports, written and read back alike by verify.json (verify_report.h),
-// feedback.json (feedback.h) and the build cache (compiler.h), so the files spell a record the
-// same way. Readers return an Error naming the field on a
-// mistyped or unknown value; absent optional fields keep their defaults.
+// The JSON forms of verdict.h's records (timing stats, output checks, diagnostics, hack findings),
+// written and read back alike by verify.json (verify_report.h), feedback.json (feedback.h) and the
+// build cache (build/compiler.h), so the files spell a record the same way. Readers return an Error
+// naming the field on a mistyped or unknown value; absent optional fields keep their defaults.
 #pragma once
 
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "util/json_fields.h"
 #include "util/result.h"
-#include "verify/diagnostics.h"
 #include "verify/verdict.h"
 
 namespace stitch {
@@ -25,15 +24,26 @@ Result<std::optional<TimingStats>> timing_stats_from_json(const nlohmann::json& 
 nlohmann::json output_check_to_json(const OutputCheck& check);
 Result<OutputCheck> output_check_from_json(const nlohmann::json& doc);
 
+// A record holding an OutputCheck `check` whose fields share the record's JSON object (verify.json's
+// outputs, feedback.json's wrong outputs): the check's fields, then the record's own (`fields`,
+// a util/json_fields.h table).
+template <class Record, class Fields>
+nlohmann::json checked_record_to_json(const Record& record, const Fields& fields) {
+  nlohmann::json doc = output_check_to_json(record.check);
+  doc.update(fields_to_json(record, fields));
+  return doc;
+}
+template <class Record, class Fields>
+Result<Record> checked_record_from_json(const nlohmann::json& doc, const Fields& fields) {
+  Record record;
+  STITCH_ASSIGN_OR_RETURN(record.check, output_check_from_json(doc));
+  STITCH_TRY(read_fields(doc, record, fields));
+  return record;
+}
+
 // {file, line, severity, message, snippet}; feedback.json drops severity (errors only).
 nlohmann::json diagnostic_to_json(const Diagnostic& diagnostic);
 Result<Diagnostic> diagnostic_from_json(const nlohmann::json& doc);
-
-// {name, mangled_name, arch, registers, barriers, spill_store_bytes, spill_load_bytes,
-//  stack_frame_bytes, shared_bytes, constant_bytes, ptxas_ms}: the build cache keeps all of it,
-// verify.json all but mangled_name, constant_bytes and ptxas_ms.
-nlohmann::json ptxas_kernel_to_json(const PtxasKernelReport& kernel);
-Result<PtxasKernelReport> ptxas_kernel_from_json(const nlohmann::json& doc);
 
 // {kind (HackKind name), detail, fatal}
 nlohmann::json hack_finding_to_json(const HackFinding& finding);

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
-#include "verify/build_cache.h"
-#include "verify/library_audit.h"
+#include "verify/build/build_cache.h"
+#include "verify/checks/library_audit.h"
 
 namespace stitch {
 namespace {
@@ -57,7 +57,7 @@ std::string first_error(const BuildResult& build) {
 }
 
 std::string finding_reason(const FindingRecord& record) {
-  return fmt::format("{} ({}): {}", hack_kind_name(record.finding.kind), record.origin,
+  return fmt::format("{} ({}): {}", enum_name(record.finding.kind), record.origin,
                      record.finding.detail);
 }
 
@@ -287,32 +287,99 @@ bool Verifier::start_judge(Context& context) {
   return true;
 }
 
-bool Verifier::run_runner_step(Context& context) {
-  VerifyReport& report = context.report;
-  const fs::path& attempt = context.request.attempt_dir;
+namespace {
+
+// The runner's invocation for this verification: the judge's slots, a fresh sandbox directory,
+// and limits derived from the runner's whole time limit.
+RunnerInvocation runner_invocation(const VerifyOptions& options, const fs::path& attempt,
+                                   const fs::path& library, const JudgeReady& ready) {
   RunnerInvocation invocation;
-  invocation.runner =
-      options_.runner_path.empty() ? fs::path() : fs::absolute(options_.runner_path);
-  invocation.program = context.library;
-  invocation.slots = context.ready->slots_path;
+  invocation.runner = options.runner_path.empty() ? fs::path() : fs::absolute(options.runner_path);
+  invocation.program = library;
+  invocation.slots = ready.slots_path;
   invocation.result = attempt / "runner.json";
   std::string sandbox_template = (fs::temp_directory_path() / "stitch-sandbox-XXXXXX").string();
   if (mkdtemp(sandbox_template.data()) != nullptr) invocation.work_dir = sandbox_template;
-  invocation.timing_iters = options_.timing_iters;
-  invocation.warmup = options_.warmup;
+  invocation.timing_iters = options.timing_iters;
+  invocation.warmup = options.warmup;
   // The judge may have sized the sets down to the GPU's memory (large tensors): the runner's
   // timing sets follow.
-  invocation.timing_sets = context.ready->timing_sets > 0
-                               ? std::min(context.ready->timing_sets, options_.timing_sets)
-                               : options_.timing_sets;
+  invocation.timing_sets = ready.timing_sets > 0 ? std::min(ready.timing_sets, options.timing_sets)
+                                                 : options.timing_sets;
   // The runner's own watchdogs fire well before the wall-clock kill, so a hang is reported by the
   // runner (with the phase it hung in) rather than only by the kill.
-  double limit = options_.runner_timeout_s;
+  double limit = options.runner_timeout_s;
   invocation.timeout_s = limit;
   invocation.call_timeout_s = std::min(60.0, 0.4 * limit);
   invocation.init_timeout_s = std::min(300.0, 0.4 * limit);
   invocation.idle_timeout_s = std::clamp(0.1 * limit, 1.0, 10.0);
+  return invocation;
+}
 
+// What runner.json says of the run: status, launches, determinism and the timing (on the basis
+// timing_basis.h picks; a synced basis caused by off-stream work is also a note).
+void take_runner_report(const RunnerReport& runner, VerifyReport& report) {
+  report.runner_status = std::string(enum_name(runner.status));
+  report.init_ms = runner.init_ms;
+  if (runner.launches_available && !runner.launches_per_forward.empty())
+    report.launches_per_forward = median_of(runner.launches_per_forward);
+  report.kernel_launches = runner.kernel_names;
+  report.deterministic = !runner.determinism_checked || runner.deterministic;
+  report.timing = timing_stats(runner.gpu_ms);
+  report.synced_timing = timing_stats(runner.synced_ms);
+  report.wall_timing = timing_stats(runner.wall_ms);
+  TimingBasisDecision basis =
+      choose_timing_basis(runner.gpu_ms, runner.synced_ms, runner.empty_sync_gap_ms);
+  report.timing_basis = basis.basis;
+  report.timing_basis_detail = basis.detail;
+  if (basis.basis == TimingBasis::synced && basis.excess_gap_ms > 0 &&
+      !runner.empty_sync_gap_ms.empty())
+    report.findings.push_back({"runner", {HackKind::side_stream, basis.detail, false}});
+}
+
+// The runner's findings, and a note when check set 0 was not bit-identical on its repeat.
+void take_runner_findings(const RunnerRun& run, VerifyReport& report) {
+  for (const auto& finding : run.verdict.findings)
+    report.findings.push_back({"runner", finding});
+  if (!run.report || report.deterministic) return;
+  double max_diff = 0;
+  for (double diff : run.report->determinism_max_abs_diff)
+    max_diff = std::max(max_diff, diff);
+  report.findings.push_back(
+      {"runner",
+       {HackKind::undefined_behaviour,
+        fmt::format("check set 0 gave different bits on its second run (max |diff| {:.3g}): "
+                    "a race or an order-dependent reduction",
+                    max_diff),
+        false}});
+}
+
+// Routes the runner's verdict; true when the run passed and the comparison is next. Findings
+// from `first_runner_finding` on are the runner's.
+bool route_runner_verdict(const RunnerRun& run, size_t first_runner_finding, VerifyReport& report) {
+  if (run.verdict.runner_fault) {
+    fail_infrastructure(report, "runner: " + run.verdict.reason);
+    return false;
+  }
+  if (run.verdict.outcome == Outcome::hacked) {
+    const FindingRecord* fatal = first_fatal(report.findings, first_runner_finding);
+    decide(report, Outcome::hacked, fatal ? finding_reason(*fatal) : run.verdict.reason);
+    return false;
+  }
+  if (run.verdict.outcome != Outcome::passed) {
+    decide(report, run.verdict.outcome, run.verdict.reason);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Verifier::run_runner_step(Context& context) {
+  VerifyReport& report = context.report;
+  const fs::path& attempt = context.request.attempt_dir;
+  RunnerInvocation invocation =
+      runner_invocation(options_, attempt, context.library, *context.ready);
   begin_step(options_, "runner");
   double started = now_s();
   auto run = deps_.runner.run(invocation);
@@ -327,56 +394,15 @@ bool Verifier::run_runner_step(Context& context) {
                           run->process.stdout_text + run->process.stderr_text);
   report.runner_ran = true;
   report.runner_reason = run->verdict.reason;
-  if (run->report) {
-    const RunnerReport& runner = *run->report;
-    report.runner_status = std::string(runner_status_name(runner.status));
-    report.init_ms = runner.init_ms;
-    if (runner.launches_available && !runner.launches_per_forward.empty())
-      report.launches_per_forward = median_of(runner.launches_per_forward);
-    report.kernel_launches = runner.kernel_names;
-    report.deterministic = !runner.determinism_checked || runner.deterministic;
-    report.timing = timing_stats(runner.gpu_ms);
-    report.synced_timing = timing_stats(runner.synced_ms);
-    report.wall_timing = timing_stats(runner.wall_ms);
-    TimingBasisDecision basis =
-        choose_timing_basis(runner.gpu_ms, runner.synced_ms, runner.empty_sync_gap_ms);
-    report.timing_basis = basis.basis;
-    report.timing_basis_detail = basis.detail;
-    if (basis.basis == TimingBasis::synced && basis.excess_gap_ms > 0 &&
-        !runner.empty_sync_gap_ms.empty())
-      report.findings.push_back({"runner", {HackKind::side_stream, basis.detail, false}});
-  } else {
+  if (run->report)
+    take_runner_report(*run->report, report);
+  else
     report.runner_status = run->process.describe();
-  }
   size_t before = report.findings.size();
-  for (const auto& finding : run->verdict.findings) report.findings.push_back({"runner", finding});
-  if (run->report && !report.deterministic) {
-    double max_diff = 0;
-    for (double diff : run->report->determinism_max_abs_diff) max_diff = std::max(max_diff, diff);
-    report.findings.push_back(
-        {"runner",
-         {HackKind::undefined_behaviour,
-          fmt::format("check set 0 gave different bits on its second run (max |diff| {:.3g}): "
-                      "a race or an order-dependent reduction",
-                      max_diff),
-          false}});
-  }
+  take_runner_findings(*run, report);
   std::string status = run->verdict.outcome == Outcome::passed ? "ok" : "failed";
   record_step(report, options_, "runner", now_s() - started, status, run->verdict.reason);
-  if (run->verdict.runner_fault) {
-    fail_infrastructure(report, "runner: " + run->verdict.reason);
-    return false;
-  }
-  if (run->verdict.outcome == Outcome::hacked) {
-    const FindingRecord* fatal = first_fatal(report.findings, before);
-    decide(report, Outcome::hacked, fatal ? finding_reason(*fatal) : run->verdict.reason);
-    return false;
-  }
-  if (run->verdict.outcome != Outcome::passed) {
-    decide(report, run->verdict.outcome, run->verdict.reason);
-    return false;
-  }
-  return true;
+  return route_runner_verdict(*run, before, report);
 }
 
 void Verifier::compare(Context& context) {

@@ -30,11 +30,11 @@
 
 #include "util/process.h"
 #include "util/result.h"
-#include "verify/compiler.h"
-#include "verify/gpu_info.h"
-#include "verify/judge_client.h"
-#include "verify/runner_client.h"
-#include "verify/static_checks.h"
+#include "verify/build/compiler.h"
+#include "verify/build/gpu_info.h"
+#include "verify/checks/static_checks.h"
+#include "verify/judge/judge_client.h"
+#include "verify/judge/runner_client.h"
 #include "verify/track.h"
 #include "verify/verify_report.h"
 

@@ -60,7 +60,7 @@ std::string findings_line(const VerifyReport& report) {
   if (fatal == 0 && notes == 0) return "";
   std::string line = fmt::format("findings: {} fatal, {} note{}", fatal, notes, notes == 1 ? "" : "s");
   if (first_fatal)
-    line += fmt::format(" (first: {} from {}: {})", hack_kind_name(first_fatal->finding.kind),
+    line += fmt::format(" (first: {} from {}: {})", enum_name(first_fatal->finding.kind),
                         first_fatal->origin, first_fatal->finding.detail);
   return line;
 }
@@ -166,13 +166,13 @@ std::string format_duration_ms(double ms) {
 
 std::vector<std::string> summarize(const VerifyReport& report) {
   std::vector<std::string> lines;
-  std::string where = fmt::format("{} track, {}, {}", track_name(report.track),
+  std::string where = fmt::format("{} track, {}, {}", enum_name(report.track),
                                   report.gpu_name.empty() ? "no GPU" : report.gpu_name,
                                   report.arch);
   switch (report.state) {
     case VerifyState::verified:
       lines.push_back(fmt::format("{} ({}){}",
-                                  report.outcome ? outcome_name(*report.outcome) : "not decided",
+                                  report.outcome ? enum_name(*report.outcome) : "not decided",
                                   where, report.reason.empty() ? "" : ": " + report.reason));
       break;
     case VerifyState::no_gpu:

@@ -46,8 +46,8 @@
 #include <nlohmann/json.hpp>
 
 #include "util/result.h"
-#include "verify/diagnostics.h"
-#include "verify/judge_client.h"
+#include "verify/build/diagnostics.h"
+#include "verify/judge/judge_client.h"
 #include "verify/timing_basis.h"
 #include "verify/track.h"
 #include "verify/verdict.h"

@@ -1,9 +1,12 @@
 // verify.json: the JSON form of a VerifyReport and its typed reader, side by side so the two
 // cannot drift (schema in verify_report.h). Each part of the file has a writer and a reader here.
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "util/fs.h"
 #include "util/json_fields.h"
+#include "verify/build/compiler.h"
 #include "verify/verdict_json.h"
 #include "verify/verify_report.h"
 
@@ -11,6 +14,45 @@ namespace stitch {
 namespace {
 
 using nlohmann::json;
+
+// The parts of verify.json stored straight from a VerifyReport member, part by part.
+constexpr std::tuple kHeaderFields = {JsonField{"state", &VerifyReport::state},
+                                      JsonField{"outcome", &VerifyReport::outcome},
+                                      JsonField{"reason", &VerifyReport::reason},
+                                      JsonField{"summary", &VerifyReport::summary},
+                                      JsonField{"arch", &VerifyReport::arch},
+                                      JsonField{"gpu", &VerifyReport::gpu_name},
+                                      JsonField{"capture_dir", &VerifyReport::capture_dir},
+                                      JsonField{"sources", &VerifyReport::sources}};
+constexpr std::tuple kBuildFields = {JsonField{"ok", &VerifyReport::built},
+                                     JsonField{"cache_hit", &VerifyReport::build_cache_hit},
+                                     JsonField{"seconds", &VerifyReport::build_seconds},
+                                     JsonField{"library", &VerifyReport::library_path},
+                                     JsonField{"failure", &VerifyReport::build_failure},
+                                     JsonField{"command", &VerifyReport::build_command}};
+constexpr std::tuple kRunnerFields = {
+    JsonField{"ran", &VerifyReport::runner_ran},
+    JsonField{"status", &VerifyReport::runner_status},
+    JsonField{"reason", &VerifyReport::runner_reason},
+    JsonField{"init_ms", &VerifyReport::init_ms},
+    JsonField{"launches_per_forward", &VerifyReport::launches_per_forward},
+    JsonField{"deterministic", &VerifyReport::deterministic}};
+constexpr std::tuple kComparisonFields = {
+    JsonField{"ran", &VerifyReport::compared},
+    JsonField{"messages", &VerifyReport::comparison_messages},
+    JsonField{"degenerate_reasons", &VerifyReport::degenerate_reasons}};
+constexpr std::tuple kBaselinesFields = {
+    JsonField{"error", &VerifyReport::baseline_error},
+    JsonField{"from_cache", &VerifyReport::baselines_from_cache}};
+// `passed` and the OutputCheck's own fields (verdict_json.h) share the object.
+constexpr std::tuple kCheckedOutputFields = {
+    JsonField{"where", &CheckedOutput::where}, JsonField{"elements", &CheckedOutput::elements},
+    JsonField{"message", &CheckedOutput::message},
+    JsonField{"degenerate_reference", &CheckedOutput::degenerate_reference},
+    JsonField{"exact_reference_elements", &CheckedOutput::exact_reference_elements}};
+constexpr std::tuple kStepFields = {
+    JsonField{"name", &VerifyStep::name}, JsonField{"seconds", &VerifyStep::seconds},
+    JsonField{"status", &VerifyStep::status}, JsonField{"detail", &VerifyStep::detail}};
 
 // verify.json leaves out what only the build cache needs.
 json kernel_to_json(const PtxasKernelReport& k) {
@@ -21,23 +63,14 @@ json kernel_to_json(const PtxasKernelReport& k) {
 }
 
 json build_to_json(const VerifyReport& report) {
-  return {{"ok", report.built},
-          {"cache_hit", report.build_cache_hit},
-          {"seconds", report.build_seconds},
-          {"library", report.library_path},
-          {"failure", report.build_failure},
-          {"command", report.build_command},
-          {"diagnostics", json_array(report.diagnostics, diagnostic_to_json)},
-          {"kernels", json_array(report.kernels, kernel_to_json)}};
+  json doc = fields_to_json(report, kBuildFields);
+  doc["diagnostics"] = json_array(report.diagnostics, diagnostic_to_json);
+  doc["kernels"] = json_array(report.kernels, kernel_to_json);
+  return doc;
 }
 
 Status build_from_json(const json& doc, VerifyReport& report) {
-  STITCH_TRY(read_field(doc, "ok", report.built));
-  STITCH_TRY(read_field(doc, "cache_hit", report.build_cache_hit));
-  STITCH_TRY(read_field(doc, "seconds", report.build_seconds));
-  STITCH_TRY(read_field(doc, "library", report.library_path));
-  STITCH_TRY(read_field(doc, "failure", report.build_failure));
-  STITCH_TRY(read_field(doc, "command", report.build_command));
+  STITCH_TRY(read_fields(doc, report, kBuildFields));
   STITCH_ASSIGN_OR_RETURN(report.diagnostics,
                           read_array<Diagnostic>(doc, "diagnostics", diagnostic_from_json));
   STITCH_ASSIGN_OR_RETURN(report.kernels,
@@ -59,28 +92,18 @@ Result<FindingRecord> finding_from_json(const json& doc) {
 }
 
 json runner_to_json(const VerifyReport& report) {
-  json launches = json::object();
+  json doc = fields_to_json(report, kRunnerFields);
+  json& launches = doc["kernel_launches"] = json::object();
   for (const auto& [name, count] : report.kernel_launches)
     launches[name] = count;
-  return {{"ran", report.runner_ran},
-          {"status", report.runner_status},
-          {"reason", report.runner_reason},
-          {"init_ms", report.init_ms},
-          {"launches_per_forward", optional_number(report.launches_per_forward)},
-          {"kernel_launches", launches},
-          {"deterministic", report.deterministic}};
+  return doc;
 }
 
 Status runner_from_json(const json& doc, VerifyReport& report) {
-  STITCH_TRY(read_field(doc, "ran", report.runner_ran));
-  STITCH_TRY(read_field(doc, "status", report.runner_status));
-  STITCH_TRY(read_field(doc, "reason", report.runner_reason));
-  STITCH_TRY(read_field(doc, "init_ms", report.init_ms));
-  report.launches_per_forward = number_field(doc, "launches_per_forward");
+  STITCH_TRY(read_fields(doc, report, kRunnerFields));
   if (auto found = doc.find("kernel_launches"); found != doc.end() && found->is_object())
     for (const auto& [name, count] : found->items())
       if (count.is_number_integer()) report.kernel_launches.emplace_back(name, count.get<int>());
-  STITCH_TRY(read_field(doc, "deterministic", report.deterministic));
   return {};
 }
 
@@ -88,7 +111,7 @@ json timing_to_json(const VerifyReport& report) {
   return {{"protocol", timing_stats_to_json(report.timing)},
           {"synced", timing_stats_to_json(report.synced_timing)},
           {"wall", timing_stats_to_json(report.wall_timing)},
-          {"speedup_basis", timing_basis_name(report.timing_basis)},
+          {"speedup_basis", enum_name(report.timing_basis)},
           {"basis_detail", report.timing_basis_detail}};
 }
 
@@ -101,33 +124,22 @@ Status timing_from_json(const json& doc, VerifyReport& report) {
     *stats = *read;
   }
   const std::string basis = string_or(doc, "speedup_basis", "synced");
-  if (basis != "stream" && basis != "synced")
+  std::optional<TimingBasis> parsed = enum_from_name<TimingBasis>(basis);
+  if (!parsed)
     return make_error(ErrorKind::bad_input, "timing.speedup_basis: unknown value '{}'", basis);
-  report.timing_basis = basis == "stream" ? TimingBasis::stream : TimingBasis::synced;
+  report.timing_basis = *parsed;
   STITCH_TRY(read_field(doc, "basis_detail", report.timing_basis_detail));
   return {};
 }
 
 json checked_output_to_json(const CheckedOutput& output) {
-  json doc = output_check_to_json(output.check);
-  doc.update({{"where", output.where},
-              {"passed", output.check.passed},
-              {"elements", output.elements},
-              {"message", output.message},
-              {"degenerate_reference", output.degenerate_reference},
-              {"exact_reference_elements", output.exact_reference_elements}});
+  json doc = checked_record_to_json(output, kCheckedOutputFields);
+  doc["passed"] = output.check.passed;
   return doc;
 }
 
 Result<CheckedOutput> checked_output_from_json(const json& doc) {
-  CheckedOutput output;
-  STITCH_ASSIGN_OR_RETURN(output.check, output_check_from_json(doc));
-  STITCH_TRY(read_field(doc, "where", output.where));
-  STITCH_TRY(read_field(doc, "elements", output.elements));
-  STITCH_TRY(read_field(doc, "message", output.message));
-  STITCH_TRY(read_field(doc, "degenerate_reference", output.degenerate_reference));
-  STITCH_TRY(read_field(doc, "exact_reference_elements", output.exact_reference_elements));
-  return output;
+  return checked_record_from_json<CheckedOutput>(doc, kCheckedOutputFields);
 }
 
 json baselines_to_json(const VerifyReport& report) {
@@ -141,15 +153,14 @@ json baselines_to_json(const VerifyReport& report) {
       modes[baseline.mode] = {{"error", baseline.error}};
     }
   }
-  return {{"error", report.baseline_error},
-          {"from_cache", report.baselines_from_cache},
-          {"modes", modes}};
+  json doc = fields_to_json(report, kBaselinesFields);
+  doc["modes"] = std::move(modes);
+  return doc;
 }
 
 // Modes come back in name order (a JSON object's), as every reader of the file has seen them.
 Status baselines_from_json(const json& doc, VerifyReport& report) {
-  STITCH_TRY(read_field(doc, "error", report.baseline_error));
-  STITCH_TRY(read_field(doc, "from_cache", report.baselines_from_cache));
+  STITCH_TRY(read_fields(doc, report, kBaselinesFields));
   if (auto modes = doc.find("modes"); modes != doc.end() && modes->is_object())
     for (const auto& [mode, entry] : modes->items()) {
       BaselineTiming baseline;
@@ -181,41 +192,15 @@ void speedups_from_json(const json& doc, VerifyReport& report) {
   }
 }
 
-json step_to_json(const VerifyStep& step) {
-  return {{"name", step.name},
-          {"seconds", step.seconds},
-          {"status", step.status},
-          {"detail", step.detail}};
-}
-
-Result<VerifyStep> step_from_json(const json& doc) {
-  VerifyStep step;
-  STITCH_TRY(read_field(doc, "name", step.name));
-  STITCH_TRY(read_field(doc, "seconds", step.seconds));
-  STITCH_TRY(read_field(doc, "status", step.status));
-  STITCH_TRY(read_field(doc, "detail", step.detail));
-  return step;
-}
-
 // The header part: state, outcome and where it ran.
 Status header_from_json(const json& doc, VerifyReport& report) {
-  STITCH_ASSIGN_OR_RETURN(report.state,
-                          read_enum<VerifyState>(doc, "state", verify_state_from_name));
-  if (auto found = doc.find("outcome"); found != doc.end() && !found->is_null()) {
-    STITCH_ASSIGN_OR_RETURN(report.outcome, read_enum<Outcome>(doc, "outcome", outcome_from_name));
-  }
-  STITCH_TRY(read_field(doc, "reason", report.reason));
-  STITCH_TRY(read_field(doc, "summary", report.summary));
+  STITCH_TRY(read_fields(doc, report, kHeaderFields));
   const std::string track = string_or(doc, "track", "fp32");
-  std::optional<Track> parsed = parse_track(track);
+  std::optional<Track> parsed = enum_from_name<Track>(track);
   if (!parsed) return make_error(ErrorKind::bad_input, "track: unknown value '{}'", track);
   report.track = *parsed;
   report.rel_err_norm_max =
       number_or(doc.value("tolerance", json::object()), "rel_err_norm_max", 0);
-  STITCH_TRY(read_field(doc, "arch", report.arch));
-  STITCH_TRY(read_field(doc, "gpu", report.gpu_name));
-  STITCH_TRY(read_field(doc, "capture_dir", report.capture_dir));
-  STITCH_TRY(read_field(doc, "sources", report.sources));
   return {};
 }
 
@@ -229,13 +214,10 @@ Result<VerifyReport> parse_verify_report(const json& doc) {
   STITCH_TRY(timing_from_json(doc.value("timing", json::object()), report));
   STITCH_ASSIGN_OR_RETURN(report.output_checks,
                           read_array<CheckedOutput>(doc, "outputs", checked_output_from_json));
-  const json comparison = doc.value("comparison", json::object());
-  STITCH_TRY(read_field(comparison, "ran", report.compared));
-  STITCH_TRY(read_field(comparison, "messages", report.comparison_messages));
-  STITCH_TRY(read_field(comparison, "degenerate_reasons", report.degenerate_reasons));
+  STITCH_TRY(read_fields(doc.value("comparison", json::object()), report, kComparisonFields));
   STITCH_TRY(baselines_from_json(doc.value("baselines", json::object()), report));
   speedups_from_json(doc.value("speedups", json::object()), report);
-  STITCH_ASSIGN_OR_RETURN(report.steps, read_array<VerifyStep>(doc, "steps", step_from_json));
+  STITCH_ASSIGN_OR_RETURN(report.steps, read_records<VerifyStep>(doc, "steps", kStepFields));
   return report;
 }
 
@@ -246,52 +228,36 @@ json verify_report_to_json(const VerifyReport& report) {
   json speedups = json::object();
   for (const auto& speedup : report.speedups)
     speedups[speedup.mode] = speedup.speedup;
-  return {
+  json doc = fields_to_json(report, kHeaderFields);
+  doc.update({
       {"format", "stitchcuda.verify"},
       {"version", 1},
-      {"state", verify_state_name(report.state)},
-      {"outcome", report.outcome ? json(outcome_name(*report.outcome)) : json(nullptr)},
-      {"reason", report.reason},
-      {"summary", report.summary},
-      {"track", track_name(report.track)},
+      {"track", enum_name(report.track)},
       {"tolerance",
        {{"atol", tolerance.atol},
         {"rtol", tolerance.rtol},
         {"rel_err_norm_max",
          report.rel_err_norm_max > 0 ? json(report.rel_err_norm_max) : json(nullptr)}}},
-      {"arch", report.arch},
-      {"gpu", report.gpu_name},
-      {"capture_dir", report.capture_dir},
-      {"sources", report.sources},
       {"build", build_to_json(report)},
       {"findings", json_array(report.findings, finding_to_json)},
       {"runner", runner_to_json(report)},
       {"timing", timing_to_json(report)},
       {"outputs", json_array(report.output_checks, checked_output_to_json)},
-      {"comparison",
-       {{"ran", report.compared},
-        {"messages", report.comparison_messages},
-        {"degenerate_reasons", report.degenerate_reasons}}},
+      {"comparison", fields_to_json(report, kComparisonFields)},
       {"baselines", baselines_to_json(report)},
       {"speedups", speedups},
-      {"steps", json_array(report.steps, step_to_json)},
-  };
+      {"steps", records_to_json(report.steps, kStepFields)},
+  });
+  return doc;
 }
 
 Result<VerifyReport> verify_report_from_json(const json& doc) {
-  if (!doc.is_object() || doc.value("format", "") != "stitchcuda.verify")
-    return make_error(ErrorKind::bad_input, "not a verify.json (format \"stitchcuda.verify\")");
-  if (doc.value("version", 0) != 1)
-    return make_error(ErrorKind::bad_input, "verify.json version {} (this stitchcuda reads 1)",
-                      doc.value("version", json()).dump());
+  STITCH_TRY(check_file_format(doc, "verify.json", "stitchcuda.verify", 1));
   return parse_verify_report(doc);
 }
 
 Result<VerifyReport> read_verify_report(const std::filesystem::path& path) {
-  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(path));
-  auto report = verify_report_from_json(doc);
-  if (!report.ok()) return report.error().with_context(path.string());
-  return report;
+  return read_json_file_as(path, verify_report_from_json);
 }
 
 Status write_verify_report(const std::filesystem::path& path, const VerifyReport& report) {

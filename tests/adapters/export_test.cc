@@ -19,7 +19,7 @@
 #include "io/safetensors.h"
 #include "ir/ir.h"
 #include "util/fs.h"
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 
 namespace stitch::adapters {
 namespace {

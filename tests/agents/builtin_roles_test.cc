@@ -12,7 +12,7 @@
 #include "plan/planner.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 #include "verify/feedback.h"
 
 namespace stitch::agents {
@@ -55,7 +55,7 @@ class BuiltinRolesTest : public ::testing::Test {
     if (rule) {
       request.feedback = root_ / fmt::format("feedback{}.json", attempts_);
       Feedback feedback;
-      feedback.suggestion.rule = suggestion_rule_from_name(*rule).value();
+      feedback.suggestion.rule = enum_from_name<SuggestionRule>(*rule).value();
       EXPECT_TRUE(write_feedback(*request.feedback, feedback).ok());
     }
     return request;

@@ -156,7 +156,7 @@ class FakeVerifier final : public CandidateVerifier {
     feedback.reason = key;  // which script entry answered
     feedback.suggestion = {
         result.passed() ? SuggestionRule::keep_going : SuggestionRule::fix_computation, "fix it"};
-    result.suggestion_rule = suggestion_rule_name(feedback.suggestion.rule);
+    result.suggestion_rule = enum_name(feedback.suggestion.rule);
     result.suggestion = feedback.suggestion.text;
     STITCH_TRY(write_feedback(job.attempt_dir / "feedback.json", feedback));
     return result;

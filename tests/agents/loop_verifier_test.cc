@@ -95,7 +95,7 @@ std::vector<std::string> finished(const RunState& state) {
   for (const auto& attempt : state.attempts)
     if (attempt.status == AttemptStatus::finished)
       out.push_back(fmt::format(
-          "{} {} {:.2f} {}", attempt.label, outcome_name(attempt.result->outcome.value()),
+          "{} {} {:.2f} {}", attempt.label, enum_name(attempt.result->outcome.value()),
           attempt.result->timing ? attempt.result->timing->median_ms : 0.0, attempt.accepted));
   return out;
 }

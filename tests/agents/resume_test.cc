@@ -50,7 +50,7 @@ std::vector<std::string> finished_attempts(const RunState& state) {
     if (attempt.status == AttemptStatus::finished)
       out.push_back(
           fmt::format("{} {} {}", attempt.label,
-                      attempt.result->outcome ? outcome_name(*attempt.result->outcome) : "-",
+                      attempt.result->outcome ? enum_name(*attempt.result->outcome) : "-",
                       attempt.accepted ? "accepted" : ""));
   return out;
 }

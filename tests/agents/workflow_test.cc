@@ -387,7 +387,7 @@ TEST(RunStateTest, AttemptResultStateRoundTripsByName) {
     AttemptResult result;
     result.state = state;
     json doc = attempt_result_to_json(result);
-    EXPECT_EQ(doc["state"], std::string(verify_state_name(state)));
+    EXPECT_EQ(doc["state"], std::string(enum_name(state)));
     auto back = attempt_result_from_json(doc);
     ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(back->state, state);

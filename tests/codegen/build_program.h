@@ -10,7 +10,7 @@
 #include "codegen/program_emitter.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 
 namespace stitch::codegen::testing {
 

@@ -9,13 +9,13 @@
 #include <filesystem>
 #include <set>
 
+#include "build_program.h"
 #include "codegen/program_emitter.h"
 #include "plan/planner.h"
+#include "support/golden_file.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/compiler.h"
-#include "support/golden_file.h"
-#include "build_program.h"
+#include "verify/build/compiler.h"
 
 namespace stitch::codegen {
 namespace {

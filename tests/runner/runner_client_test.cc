@@ -1,7 +1,7 @@
 // runner_client: parsing runner.json (good, malformed, missing), classifying runs (signals,
 // timeouts, statuses, findings, forged files), the command it builds, and the kill path with fake
 // runners (shell scripts) that hang or leave children behind.
-#include "verify/runner_client.h"
+#include "verify/judge/runner_client.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -131,10 +131,10 @@ TEST(RunnerReport, StatusNamesRoundTrip) {
        {RunnerStatus::ok, RunnerStatus::init_failed, RunnerStatus::forward_failed,
         RunnerStatus::cuda_error, RunnerStatus::abi_mismatch, RunnerStatus::dlopen_failed,
         RunnerStatus::timeout, RunnerStatus::no_device, RunnerStatus::setup_failed})
-    EXPECT_EQ(runner_status_from_name(runner_status_name(status)), status);
-  EXPECT_FALSE(runner_status_from_name("bogus").has_value());
-  EXPECT_EQ(hack_kind_from_name("guard_band"), HackKind::guard_band);
-  EXPECT_FALSE(hack_kind_from_name("bogus").has_value());
+    EXPECT_EQ(enum_from_name<RunnerStatus>(enum_name(status)), status);
+  EXPECT_FALSE(enum_from_name<RunnerStatus>("bogus").has_value());
+  EXPECT_EQ(enum_from_name<HackKind>("guard_band"), HackKind::guard_band);
+  EXPECT_FALSE(enum_from_name<HackKind>("bogus").has_value());
 }
 
 Result<RunnerReport> report_with(const std::string& status, const std::string& findings = "[]",

@@ -15,7 +15,7 @@
 
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/runner_client.h"
+#include "verify/judge/runner_client.h"
 #include "verify/timing_basis.h"
 
 namespace stitch {
@@ -106,12 +106,12 @@ bool has_finding(const RunnerRun& run, HackKind kind, bool fatal = true) {
 std::string describe(const RunnerRun& run) {
   std::string text =
       fmt::format("exit {} signal {} verdict {} ({})\n", run.process.exit_code,
-                  run.process.term_signal, outcome_name(run.verdict.outcome), run.verdict.reason);
+                  run.process.term_signal, enum_name(run.verdict.outcome), run.verdict.reason);
   if (run.report) {
     text +=
-        fmt::format("status {}: {}\n", runner_status_name(run.report->status), run.report->message);
+        fmt::format("status {}: {}\n", enum_name(run.report->status), run.report->message);
     for (const auto& finding : run.report->findings)
-      text += fmt::format("  finding {} ({}): {}\n", hack_kind_name(finding.kind),
+      text += fmt::format("  finding {} ({}): {}\n", enum_name(finding.kind),
                           finding.fatal ? "fatal" : "warning", finding.detail);
   }
   return text + "stderr: " + run.process.stderr_text;

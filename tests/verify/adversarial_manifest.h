@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
-#include "verify/static_checks.h"
+#include "verify/checks/static_checks.h"
 #include "verify/verdict.h"
 
 namespace stitch::test {
@@ -93,7 +93,7 @@ inline std::string program_case_name(const AdversarialProgram& p) {
 }
 
 inline std::string kind_name(HackKind kind) {
-  return std::string(hack_kind_name(kind));
+  return std::string(enum_name(kind));
 }
 
 // Kinds of the findings, split by fatality, and the details for failure messages.

@@ -1,6 +1,6 @@
 // BuildCache with FakeCompiler: what the key depends on (and what it must not), hits, which
 // results are stored, atomic entries under crashes and races, and the per-worker layout.
-#include "verify/build_cache.h"
+#include "verify/build/build_cache.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

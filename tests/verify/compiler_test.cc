@@ -1,6 +1,6 @@
 // NvccCompiler against a scripted ProcessRunner (command line, result mapping, version caching),
 // target flags, nvcc lookup, BuildResult JSON, FakeCompiler, and the GPU query's fallbacks.
-#include "verify/compiler.h"
+#include "verify/build/compiler.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "util/fs.h"
-#include "verify/gpu_info.h"
+#include "verify/build/gpu_info.h"
 
 namespace stitch {
 namespace {

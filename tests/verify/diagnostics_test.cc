@@ -1,6 +1,6 @@
 // Parser tests on real nvcc 13 output captured in tests/verify/data/*.log (capture_fixtures.sh
 // regenerates them), plus small inline cases for shapes the fixtures do not show.
-#include "verify/diagnostics.h"
+#include "verify/build/diagnostics.h"
 
 #include <gtest/gtest.h>
 

@@ -231,8 +231,8 @@ TEST(Feedback, JsonHasEveryField) {
 
 TEST(Feedback, EveryRuleHasAName) {
   for (int rule = 0; rule <= static_cast<int>(SuggestionRule::keep_going); ++rule)
-    EXPECT_FALSE(suggestion_rule_name(static_cast<SuggestionRule>(rule)).empty());
-  EXPECT_EQ(suggestion_rule_name(SuggestionRule::reduce_spills), "reduce_spills");
+    EXPECT_FALSE(enum_name(static_cast<SuggestionRule>(rule)).empty());
+  EXPECT_EQ(enum_name(SuggestionRule::reduce_spills), "reduce_spills");
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include "../util/process_test_support.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/judge_client.h"
+#include "verify/judge/judge_client.h"
 
 namespace stitch {
 namespace {

@@ -12,9 +12,9 @@
 #include "adversarial_manifest.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/compiler.h"
-#include "verify/elf_reader.h"
-#include "verify/library_audit.h"
+#include "verify/build/compiler.h"
+#include "verify/checks/elf_reader.h"
+#include "verify/checks/library_audit.h"
 
 namespace stitch {
 namespace {

@@ -10,10 +10,10 @@
 
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/build_cache.h"
-#include "verify/compiler.h"
-#include "verify/gpu_info.h"
-#include "verify/profile_run.h"
+#include "verify/build/build_cache.h"
+#include "verify/build/compiler.h"
+#include "verify/build/gpu_info.h"
+#include "verify/profile/profile_run.h"
 
 namespace stitch {
 namespace {

@@ -11,9 +11,9 @@
 
 #include "runner/spec.h"
 #include "util/fs.h"
-#include "verify/gpu_info.h"
-#include "verify/profile_ncu.h"
-#include "verify/profile_run.h"
+#include "verify/build/gpu_info.h"
+#include "verify/profile/profile_ncu.h"
+#include "verify/profile/profile_run.h"
 
 namespace stitch {
 namespace {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/profile_timeline.h"
-#include "verify/profile_ncu.h"
-#include "verify/profile_report.h"
-#include "verify/profile_rules.h"
+#include "verify/profile/profile_ncu.h"
+#include "verify/profile/profile_report.h"
+#include "verify/profile/profile_rules.h"
 
 namespace stitch {
 namespace {
@@ -229,8 +229,8 @@ TEST(BottleneckRules, ForwardClass) {
   EXPECT_EQ(classify_forward(-1, {}, rules).bottleneck, Bottleneck::unknown);
   for (Bottleneck b : {Bottleneck::memory, Bottleneck::compute, Bottleneck::latency,
                        Bottleneck::launch_host, Bottleneck::balanced, Bottleneck::unknown})
-    EXPECT_EQ(bottleneck_from_name(bottleneck_name(b)), b);
-  EXPECT_FALSE(bottleneck_from_name("fast"));
+    EXPECT_EQ(enum_from_name<Bottleneck>(enum_name(b)), b);
+  EXPECT_FALSE(enum_from_name<Bottleneck>("fast"));
 }
 
 TEST(Roofline, PeaksTableAndPosition) {

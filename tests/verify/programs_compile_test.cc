@@ -7,8 +7,8 @@
 
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/build_cache.h"
-#include "verify/compiler.h"
+#include "verify/build/build_cache.h"
+#include "verify/build/compiler.h"
 
 namespace stitch {
 namespace {

@@ -35,8 +35,8 @@ class RunnerReportTest : public ::testing::Test {
 TEST_F(RunnerReportTest, WhatTheBuilderWritesTheReaderReads) {
   runner::ReportBuilder builder(dir_ / "runner.json");
   builder.set_phase("timing");
-  builder.add_finding(hack_kind_name(HackKind::side_stream), "work on stream 7", false);
-  builder.add_finding(hack_kind_name(HackKind::guard_band), "wrote past output 0");
+  builder.add_finding(enum_name(HackKind::side_stream), "work on stream 7", false);
+  builder.add_finding(enum_name(HackKind::guard_band), "wrote past output 0");
   builder.set_status(runner::RunStatus::cuda_error, "illegal address");
   builder.update([](nlohmann::json& doc) {
     doc["nonce"] = "abc123";
@@ -56,7 +56,7 @@ TEST_F(RunnerReportTest, WhatTheBuilderWritesTheReaderReads) {
   auto report = read_runner_report(dir_ / "runner.json");
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_EQ(report->status, runner::RunStatus::cuda_error);
-  EXPECT_EQ(runner_status_name(report->status), "cuda_error");
+  EXPECT_EQ(enum_name(report->status), "cuda_error");
   EXPECT_EQ(report->message, "illegal address");
   EXPECT_EQ(report->phase, "timing");
   EXPECT_EQ(report->nonce, "abc123");
@@ -76,9 +76,9 @@ TEST_F(RunnerReportTest, WhatTheBuilderWritesTheReaderReads) {
 TEST_F(RunnerReportTest, EveryStatusNameRoundTrips) {
   for (size_t i = 0; i < runner::kRunStatusNames.size(); ++i) {
     auto status = static_cast<runner::RunStatus>(i);
-    EXPECT_EQ(runner::run_status_from_name(runner::run_status_name(status)), status);
+    EXPECT_EQ(enum_from_name<runner::RunStatus>(enum_name(status)), status);
   }
-  EXPECT_FALSE(runner::run_status_from_name("exploded").has_value());
+  EXPECT_FALSE(enum_from_name<runner::RunStatus>("exploded").has_value());
 }
 
 TEST_F(RunnerReportTest, MalformedFilesAreRefusedByName) {

@@ -9,9 +9,9 @@
 
 #include "adversarial_manifest.h"
 #include "util/fs.h"
-#include "verify/source_lexer.h"
-#include "verify/source_structure.h"
-#include "verify/static_checks.h"
+#include "verify/checks/source_lexer.h"
+#include "verify/checks/source_structure.h"
+#include "verify/checks/static_checks.h"
 #include "verify/track.h"
 
 namespace stitch {
@@ -45,8 +45,8 @@ bool has_ident(const LexedSource& s, std::string_view name) {
 
 TEST(Track, NamesParseAndTolerances) {
   for (Track t : {Track::fp32, Track::tf32, Track::bf16})
-    EXPECT_EQ(parse_track(track_name(t)), t);
-  EXPECT_FALSE(parse_track("fp16").has_value());
+    EXPECT_EQ(enum_from_name<Track>(enum_name(t)), t);
+  EXPECT_FALSE(enum_from_name<Track>("fp16").has_value());
   EXPECT_DOUBLE_EQ(track_tolerance(Track::fp32).atol, 1e-4);
   EXPECT_DOUBLE_EQ(track_tolerance(Track::fp32).rtol, 1e-4);
   EXPECT_DOUBLE_EQ(track_tolerance(Track::tf32).atol, 1e-2);
@@ -400,7 +400,7 @@ TEST(StaticChecks, EachRuleAndItsNearMiss) {
       {"void f(Loop& l) { l.exit(0); }", {}},
   };
   for (const RuleCase& c : cases) {
-    SCOPED_TRACE(std::string(c.code) + " [" + std::string(track_name(c.track)) + "]");
+    SCOPED_TRACE(std::string(c.code) + " [" + std::string(enum_name(c.track)) + "]");
     const auto findings = check(c.code, c.track);
     EXPECT_EQ(fatal_kinds(findings), c.fatal) << test::describe(findings);
   }
@@ -487,7 +487,7 @@ TEST(AdversarialManifest, LoadsAndCoversEveryStaticRow) {
   for (const auto& p : programs) {
     files.insert(p.file);
     EXPECT_TRUE(std::filesystem::exists(test::kAdversarialDir / p.file)) << p.file;
-    EXPECT_TRUE(parse_track(p.track_name).has_value()) << p.track_name;
+    EXPECT_TRUE(enum_from_name<Track>(p.track_name).has_value()) << p.track_name;
     if (p.honest) {
       EXPECT_TRUE(p.static_expect.fatal.empty() && p.library_expect.fatal.empty()) << p.file;
     }
@@ -503,7 +503,7 @@ class AdversarialStatic : public ::testing::TestWithParam<test::AdversarialProgr
 
 TEST_P(AdversarialStatic, FindsExactlyTheExpectedKinds) {
   const test::AdversarialProgram& p = GetParam();
-  const auto findings = check_sources(program_sources(p.file), *parse_track(p.track_name));
+  const auto findings = check_sources(program_sources(p.file), *enum_from_name<Track>(p.track_name));
   const test::Expectation found = test::kinds_of(findings);
   EXPECT_EQ(found.fatal, p.static_expect.fatal) << p.why << "\n" << test::describe(findings);
   EXPECT_EQ(found.notes, p.static_expect.notes) << p.why << "\n" << test::describe(findings);

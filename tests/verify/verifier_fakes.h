@@ -1,5 +1,5 @@
-// Fakes of the Verifier's side effects (verify/verifier.h: library audit, runner, judge,
-// baselines; FakeCompiler is in verify/compiler.h), shared by the Verifier's tests and the loop's
+// Fakes of the Verifier's side effects (verify/verifier.h: library audit, runner, judge, baselines;
+// FakeCompiler is in verify/build/compiler.h), shared by the Verifier's tests and the loop's
 // (tests/agents), which drive the real Verifier through them.
 #pragma once
 

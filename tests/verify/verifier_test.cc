@@ -20,9 +20,9 @@
 
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/gpu_info.h"
-#include "verify/verifier.h"
 #include "verifier_fakes.h"
+#include "verify/build/gpu_info.h"
+#include "verify/verifier.h"
 
 namespace stitch {
 namespace {
