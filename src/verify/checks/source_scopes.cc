@@ -24,6 +24,7 @@ bool is_attribute_word(std::string_view w) {
 }
 
 // Calls that run no user code at load: casts, math, vector makers, standard containers' ctors.
+// stitch: table
 bool is_harmless_callee(std::string_view w) {
   if (w.substr(0, 10) == "__builtin_") return true;
   return in_list(w, {"sizeof",
