@@ -57,6 +57,10 @@ std::string regression_note(bench::Regression regression) {
   return "";
 }
 
+std::string outcome_or_absent(const std::optional<bench::BenchOutcome>& outcome) {
+  return outcome ? std::string(bench::bench_outcome_name(*outcome)) : "(absent)";
+}
+
 void print_comparison(const bench::BenchComparison& comparison, const std::string& old_dir,
                       const std::string& new_dir) {
   fmt::print("{} → {}\n", old_dir, new_dir);
@@ -64,8 +68,8 @@ void print_comparison(const bench::BenchComparison& comparison, const std::strin
              "new ms (p10–p90)", "new/old");
   int changed = 0;
   for (const auto& task : comparison.tasks) {
-    const std::string old_outcome = task.old_outcome.value_or("(absent)");
-    const std::string new_outcome = task.new_outcome.value_or("(absent)");
+    const std::string old_outcome = outcome_or_absent(task.old_outcome);
+    const std::string new_outcome = outcome_or_absent(task.new_outcome);
     const std::string outcome =
         task.outcome_changed() ? old_outcome + " → " + new_outcome : new_outcome;
     changed += task.outcome_changed() ? 1 : 0;
