@@ -1,14 +1,13 @@
 // `eval-kb`: a KernelBench ModelNew file from another system scored with the same hardened judge
-// (`python -m stitch_harness.eval_kb`, which never imports the solution into the judge's process),
-// into a new run directory (attempts/NN/eval_kb.json, events.jsonl, summary.json).
+// (harness/eval_kb.h), into a new run directory (attempts/NN/eval_kb.json, events.jsonl,
+// summary.json).
 #pragma once
 
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "app/progress.h"
+#include "harness/eval_kb.h"
 #include "util/result.h"
 
 namespace stitch::app {
@@ -26,13 +25,17 @@ struct EvalKbOptions {
 };
 
 struct EvalKbResult {
-  nlohmann::json result;  // eval_kb.json: {"outcome", "reason", "median_ms", ...}
+  harness::EvalKbReport report;  // eval_kb.json
   std::filesystem::path result_path;
-  bool passed() const { return result.value("outcome", std::string()) == "passed"; }
+  bool passed() const { return report.passed(); }
 };
 
-// Bad files and tracks are bad_input; a judge that fails or writes no result is logged
-// (eval_kb.failed) and a work_failed Error.
+// Bad files and tracks are bad_input, checked before anything is made; a judge that fails or writes
+// no result is logged (eval_kb.failed) and a work_failed Error.
+Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options,
+                                          harness::KernelBenchJudge& judge);
+
+// The same with the Python judge (harness::locate_harness).
 Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options);
 
 }  // namespace stitch::app

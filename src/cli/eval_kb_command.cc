@@ -12,25 +12,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void print_summary(const nlohmann::json& result, const fs::path& result_path) {
-  std::string outcome = result.value("outcome", std::string("unknown"));
-  std::string reason = result.value("reason", std::string());
-  fmt::print("{} ({} track, {}){}\n", outcome, result.value("track", std::string("?")),
-             result.value("device", std::string("?")), reason.empty() ? "" : ": " + reason);
-  auto number = [&](const char* key) -> std::optional<double> {
-    if (result.contains(key) && result[key].is_number()) return result[key].get<double>();
-    return std::nullopt;
-  };
-  if (auto median = number("median_ms")) {
-    std::string line = fmt::format("time: {} median", format_duration_ms(*median));
-    if (auto eager = number("eager_median_ms"))
-      line += fmt::format(", eager {}", format_duration_ms(*eager));
-    if (auto speedup = number("speedup_vs_eager"))
-      line += fmt::format(" → {:.2f}x eager", *speedup);
+void print_summary(const harness::EvalKbReport& report, const fs::path& result_path) {
+  fmt::print("{} ({} track, {}){}\n", outcome_name(report.outcome), report.track, report.device,
+             report.reason.empty() ? "" : ": " + report.reason);
+  if (report.median_ms) {
+    std::string line = fmt::format("time: {} median", format_duration_ms(*report.median_ms));
+    if (report.eager_median_ms)
+      line += fmt::format(", eager {}", format_duration_ms(*report.eager_median_ms));
+    if (report.speedup_vs_eager) line += fmt::format(" → {:.2f}x eager", *report.speedup_vs_eager);
     fmt::print("{}\n", line);
   }
-  if (result.contains("findings") && result["findings"].is_array() && !result["findings"].empty())
-    fmt::print("findings: {}\n", result["findings"].size());
+  if (report.findings > 0) fmt::print("findings: {}\n", report.findings);
   fmt::print("details: {}\n", result_path.string());
 }
 
@@ -60,9 +52,9 @@ CommandAction setup_eval_kb(CLI::App& app) {
   return [options, json]() -> Result<CommandEnd> {
     STITCH_ASSIGN_OR_RETURN(app::EvalKbResult evaluated, app::evaluate_kernelbench(*options));
     if (*json)
-      fmt::print("{}\n", evaluated.result.dump(2));
+      fmt::print("{}\n", evaluated.report.document.dump(2));
     else
-      print_summary(evaluated.result, evaluated.result_path);
+      print_summary(evaluated.report, evaluated.result_path);
     return evaluated.passed() ? CommandEnd::succeeded : CommandEnd::failed;
   };
 }
