@@ -1,7 +1,7 @@
 // `verify`: one program against its task — the task captured first (or a run directory's capture
 // reused), the program copied into a new attempt directory with its local headers, the Verifier
-// (verify/verifier.h) run with the real compiler, runner, judge and baselines, and verify.json,
-// feedback.json and events written.
+// (verify/verifier.h) run over the side effects it is given (the real compiler, runner, judge and
+// baselines, or fakes), and verify.json, feedback.json and events written.
 #pragma once
 
 #include <filesystem>
@@ -13,6 +13,7 @@
 #include "app/task_capture.h"
 #include "util/result.h"
 #include "verify/feedback.h"
+#include "verify/gpu_info.h"
 #include "verify/verifier.h"
 
 namespace stitch::app {
@@ -41,7 +42,20 @@ struct VerifyProgramResult {
   std::filesystem::path attempt;
 };
 
-// Bad targets, programs and tracks are bad_input Errors, checked before anything is made.
+// What `verify` needs from this machine (the real ones: the overload below; fakes in tests).
+struct VerifyTools {
+  TaskCapture capture;                // a task file into a new run directory
+  VerifierDeps verifier;              // compiler, library audit, runner, judge, baselines
+  std::optional<GpuInfo> gpu;         // nullopt: none here (the verdict stops at no_gpu)
+  std::filesystem::path runner_path;  // stitch-runner
+};
+
+// Bad targets, programs and tracks are bad_input Errors, checked before anything is made; what
+// went wrong with the program or the machinery is in the report (verify.json).
+Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options,
+                                           const VerifyTools& tools);
+
+// The same with the real side effects (harness::locate_harness, nvcc, stitch-runner, GPU 0).
 Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options);
 
 }  // namespace stitch::app
