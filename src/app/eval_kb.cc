@@ -6,6 +6,7 @@
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
+#include "verify/judge_client.h"  // python_module_spec
 #include "verify/track.h"
 
 namespace stitch::app {
@@ -26,29 +27,53 @@ Status check_python_file(const std::string& path, const char* what) {
 Status check_inputs(const EvalKbOptions& options) {
   STITCH_TRY(check_python_file(options.task, "task"));
   STITCH_TRY(check_python_file(options.solution, "solution"));
-  if (!parse_track(options.track))
-    return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
+  if (!parse_track(options.judging.track))
+    return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)",
+                      options.judging.track);
   return {};
 }
 
-harness::EvalKbRequest judge_request(const EvalKbOptions& options, const fs::path& attempt) {
-  harness::EvalKbRequest request;
-  request.task = fs::absolute(options.task);
-  request.solution = fs::absolute(options.solution);
-  request.out = fs::absolute(attempt / "eval_kb.json");
-  request.log = attempt / "eval_kb.log";
-  request.track = options.track;
-  request.trials = options.trials;
-  request.iters = options.iters;
-  request.device = options.device;
-  request.timeout_s = options.timeout_s;
-  return request;
+// The last `count` non-empty lines of `text`, joined by " | ": a failed judge's last words.
+std::string last_lines(const std::string& text, size_t count) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  std::string joined;
+  for (size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
+    joined += (joined.empty() ? "" : " | ") + lines[i];
+  return joined;
 }
 
 }  // namespace
 
-Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options,
-                                          harness::KernelBenchJudge& judge) {
+Result<harness::EvalKbReport> PythonKernelBenchJudge::evaluate(const EvalKbRequest& request) {
+  const EvalKbJudging& judging = request.judging;
+  ProcessSpec spec = python_module_spec(
+      {location_.python, location_.python_dir}, "stitch_harness.eval_kb",
+      {request.task.string(), request.solution.string(), "--out", request.out.string(), "--track",
+       judging.track, "--trials", std::to_string(judging.trials), "--iters",
+       std::to_string(judging.iters), "--device", judging.device, "--timeout",
+       fmt::format("{}", judging.timeout_s)});
+  // The candidate's limit is enforced inside; this one covers the reference and the eager
+  // baseline too, and catches a judge that hangs.
+  spec.timeout_s = judging.timeout_s + 1800;
+  STITCH_ASSIGN_OR_RETURN(ProcessResult process, runner_.run(spec));
+  if (!request.log.empty())
+    (void)write_file_atomic(request.log, process.stdout_text + process.stderr_text);
+  std::error_code ec;
+  if (!process.succeeded() || !fs::is_regular_file(request.out, ec))
+    return make_error("eval-kb {}: {}", process.describe(), last_lines(process.stderr_text, 3));
+  auto report = harness::read_eval_kb_report(request.out);
+  if (!report.ok()) return report.error().with_kind(ErrorKind::work_failed);
+  return report;
+}
+
+Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options, KernelBenchJudge& judge) {
   STITCH_TRY(check_inputs(options));
   STITCH_ASSIGN_OR_RETURN(run::RunDir run,
                           run::RunDir::create(options.runs_dir,
@@ -59,11 +84,13 @@ Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options,
   (void)run.write_text("task.py", task_text);
   (void)write_file_atomic(attempt / "solution.py", solution_text);
 
-  const harness::EvalKbRequest request = judge_request(options, attempt);
+  const EvalKbRequest request{fs::absolute(options.task), fs::absolute(options.solution),
+                              fs::absolute(attempt / "eval_kb.json"), attempt / "eval_kb.log",
+                              options.judging};
   (void)run.events().append("eval_kb.start", {{"task", request.task.string()},
                                               {"solution", request.solution.string()},
-                                              {"track", options.track},
-                                              {"device", options.device}});
+                                              {"track", options.judging.track},
+                                              {"device", options.judging.device}});
   say(options.progress,
       fmt::format("evaluating {} on {} → {}", options.solution, options.task, attempt.string()));
   auto judged = judge.evaluate(request);
@@ -87,7 +114,7 @@ Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options) {
   STITCH_TRY(check_inputs(options));  // before looking for the harness
   STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());
   SystemProcessRunner process_runner;
-  harness::PythonKernelBenchJudge judge(location, process_runner);
+  PythonKernelBenchJudge judge(location, process_runner);
   return evaluate_kernelbench(options, judge);
 }
 

@@ -14,6 +14,7 @@
 #include "verify/build_cache.h"
 #include "verify/compiler.h"
 #include "verify/gpu_info.h"
+#include "verify/judge_client.h"  // python_module_spec
 #include "verify/profile_run.h"
 #include "verify/verifier.h"  // detect_program_libraries
 
@@ -200,8 +201,8 @@ class SystemProfilers final : public Profilers {
   }
   Status reference(const ReferenceProfileRequest& request) override {
     if (!harness_) return make_error(ErrorKind::machine, "the Python harness was not located");
-    ProcessSpec spec = harness::module_spec(
-        *harness_, "stitch_harness.profile_reference",
+    ProcessSpec spec = python_module_spec(
+        {harness_->python, harness_->python_dir}, "stitch_harness.profile_reference",
         {"--task", request.task.string(), "--out", request.out.string(), "--warmup",
          std::to_string(request.warmup), "--track", request.track});
     spec.timeout_s = request.timeout_s;

@@ -5,6 +5,7 @@
 
 #include "app/eval_kb.h"
 #include "cli/commands.h"
+#include "verify/verdict.h"
 #include "verify/verify_report.h"
 
 namespace stitch::cli {
@@ -33,16 +34,17 @@ CommandAction setup_eval_kb(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   app.add_option("task", options->task, "The KernelBench task (.py with Model)")->required();
   app.add_option("solution", options->solution, "The solution (.py with ModelNew)")->required();
-  app.add_option("--track", options->track, "Precision track: fp32, tf32 or bf16")
+  app.add_option("--track", options->judging.track, "Precision track: fp32, tf32 or bf16")
       ->capture_default_str();
-  app.add_option("--trials", options->trials, "Correctness input sets")
+  app.add_option("--trials", options->judging.trials, "Correctness input sets")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  app.add_option("--iters", options->iters, "Timed iterations (0: no timing)")
+  app.add_option("--iters", options->judging.iters, "Timed iterations (0: no timing)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
-  app.add_option("--device", options->device, "cuda, cuda:N or cpu")->capture_default_str();
-  app.add_option("--timeout", options->timeout_s, "Seconds allowed for the solution's process")
+  app.add_option("--device", options->judging.device, "cuda, cuda:N or cpu")->capture_default_str();
+  app.add_option("--timeout", options->judging.timeout_s,
+                 "Seconds allowed for the solution's process")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")

@@ -88,20 +88,15 @@ Result<HarnessLocation> locate_harness() {
   return location;
 }
 
-ProcessSpec module_spec(const HarnessLocation& location, const std::string& module,
-                        const std::vector<std::string>& args) {
+ProcessSpec PythonHarness::module_command(const std::vector<std::string>& args) const {
   ProcessSpec spec;
-  spec.argv = {location.python, "-m", module};
+  spec.argv = {location_.python, "-m", "stitch_harness"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  std::string python_path = location.python_dir.string();
+  std::string python_path = location_.python_dir.string();
   if (const char* existing = std::getenv("PYTHONPATH")) python_path += std::string(":") + existing;
   spec.env["PYTHONPATH"] = python_path;
   spec.env["PYTHONUNBUFFERED"] = "1";
   return spec;
-}
-
-ProcessSpec PythonHarness::module_command(const std::vector<std::string>& args) const {
-  return module_spec(location_, "stitch_harness", args);
 }
 
 CaptureOutcome PythonHarness::capture(const CaptureRequest& request) {

@@ -26,10 +26,6 @@ struct HarnessLocation {
 // python/stitch_harness.
 Result<HarnessLocation> locate_harness();
 
-// `python -m <module> args...` with PYTHONPATH pointing at the harness and unbuffered output.
-ProcessSpec module_spec(const HarnessLocation& location, const std::string& module,
-                        const std::vector<std::string>& args);
-
 struct CaptureRequest {
   fs::path task_file;
   fs::path out_dir;
