@@ -9,6 +9,7 @@
 #include "agents/export_best.h"
 #include "agents/refine.h"
 #include "agents/system_roles.h"
+#include "app/verify.h"
 #include "util/fs.h"
 #include "verify/gpu_info.h"
 #include "verify/profile_run.h"
@@ -107,10 +108,7 @@ Result<agents::SystemVerifierConfig> verifier_config(
                        : fmt::format("verify: {}… (after {})", name, *last_finished));
   };
   config.options.on_step = [=](const VerifyStep& step) {
-    (void)events->append("verify.step", {{"step", step.name},
-                                         {"seconds", step.seconds},
-                                         {"status", step.status},
-                                         {"detail", step.detail}});
+    log_verify_step(*events, step);
     *last_finished = fmt::format("{} {:.1f} s {}", step.name, step.seconds, step.status);
     if (on_verify_step) on_verify_step("verify: " + *last_finished);
   };

@@ -129,19 +129,11 @@ VerifyRequest make_request(const VerifyProgramOptions& options, const run::RunDi
 
 VerifyOptions make_verify_options(const VerifyProgramOptions& options, const VerifyRequest& request,
                                   const VerifyTools& tools, run::EventLog& events) {
-  VerifyOptions verify_options;
-  verify_options.sets = options.sets;
-  verify_options.timing_iters = options.iters;
-  verify_options.runner_timeout_s = options.timeout_s;
-  verify_options.baselines = options.baselines;
+  VerifyOptions verify_options = options.verify;
   verify_options.runner_path = tools.runner_path;
-  verify_options.build_cache_dir = options.build_cache;
   verify_options.worker_id = fmt::format("gpu{}", request.gpu ? request.gpu->device : 0);
-  verify_options.on_step = [&events, on_step = options.on_step](const VerifyStep& step) {
-    (void)events.append("verify.step", {{"step", step.name},
-                                        {"seconds", step.seconds},
-                                        {"status", step.status},
-                                        {"detail", step.detail}});
+  verify_options.on_step = [&events, on_step = options.verify.on_step](const VerifyStep& step) {
+    log_verify_step(events, step);
     if (on_step) on_step(step);
   };
   return verify_options;
@@ -191,6 +183,13 @@ TargetRules verify_target_rules() {
 }
 
 }  // namespace
+
+void log_verify_step(run::EventLog& events, const VerifyStep& step) {
+  (void)events.append("verify.step", {{"step", step.name},
+                                      {"seconds", step.seconds},
+                                      {"status", step.status},
+                                      {"detail", step.detail}});
+}
 
 Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options,
                                            const VerifyTools& tools) {

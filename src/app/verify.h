@@ -11,6 +11,7 @@
 
 #include "app/progress.h"
 #include "app/task_capture.h"
+#include "run/events.h"
 #include "util/result.h"
 #include "verify/feedback.h"
 #include "verify/gpu_info.h"
@@ -24,15 +25,13 @@ struct VerifyProgramOptions {
   std::string track = "fp32";
   std::string arch;
   std::string runs_dir = "runs";
-  int sets = 3;
-  int iters = 50;
-  double timeout_s = 120;
-  bool baselines = true;
+  // The Verifier's: sets, timing_iters, runner_timeout_s, baselines, build_cache_dir (empty: build
+  // into the attempt directory), on_step (each step as it finishes, after events.jsonl has it).
+  // runner_path and worker_id are this machine's (VerifyTools, the GPU).
+  VerifyOptions verify;
   std::vector<std::string> include_dirs;  // -I: where the program's other headers live
   std::vector<std::string> libraries;
-  std::string profile;                // a profile.json for the feedback
-  std::filesystem::path build_cache;  // empty: build into the attempt directory
-  std::function<void(const VerifyStep&)> on_step;  // each step as it finishes
+  std::string profile;  // a profile.json for the feedback
   ProgressSink progress;
 };
 
@@ -49,6 +48,9 @@ struct VerifyTools {
   std::optional<GpuInfo> gpu;         // nullopt: none here (the verdict stops at no_gpu)
   std::filesystem::path runner_path;  // stitch-runner
 };
+
+// A finished verification step as events.jsonl's verify.step (verify and the loop alike).
+void log_verify_step(run::EventLog& events, const VerifyStep& step);
 
 // Bad targets, programs and tracks are bad_input Errors, checked before anything is made; what
 // went wrong with the program or the machinery is in the report (verify.json).

@@ -24,9 +24,9 @@ void print_report(const app::VerifyProgramResult& result) {
 }
 
 Result<CommandEnd> run_verify(app::VerifyProgramOptions options, const VerifyPrinting& printing) {
-  options.build_cache = printing.build_cache.resolved();
+  options.verify.build_cache_dir = printing.build_cache.resolved();
   options.progress = print_progress;
-  options.on_step = [](const VerifyStep& step) {
+  options.verify.on_step = [](const VerifyStep& step) {
     fmt::print(stderr, "  {:<14} {:>8.2f} s  {}{}\n", step.name, step.seconds, step.status,
                step.detail.empty() ? "" : "  " + step.detail.substr(0, 120));
   };
@@ -53,17 +53,17 @@ CommandAction setup_verify(CLI::App& app) {
   app.add_option("--arch", options->arch, "nvcc target (default: the GPU's, else sm_90)");
   app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
       ->capture_default_str();
-  app.add_option("--sets", options->sets, "Correctness input sets drawn by the judge")
+  app.add_option("--sets", options->verify.sets, "Correctness input sets drawn by the judge")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  app.add_option("--iters", options->iters, "Timed iterations")
+  app.add_option("--iters", options->verify.timing_iters, "Timed iterations")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
-  app.add_option("--timeout", options->timeout_s, "Seconds allowed for the runner")
+  app.add_option("--timeout", options->verify.runner_timeout_s, "Seconds allowed for the runner")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_flag("--json", printing->json, "Print verify.json instead of the summary");
-  app.add_flag("!--no-baselines", options->baselines,
+  app.add_flag("!--no-baselines", options->verify.baselines,
                "Skip the eager / torch.compile baseline timings (no speedups)");
   app.add_option("-I,--include-dir", options->include_dirs,
                  "Directory searched for the program's quoted #includes (repeatable); headers "

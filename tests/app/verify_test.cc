@@ -35,7 +35,7 @@ class VerifyProgram : public ::testing::Test {
     options_.programs = {(program / "prog.cu").string()};
     options_.include_dirs = {(dir_.path() / "include").string()};
     options_.runs_dir = (dir_.path() / "runs").string();
-    options_.on_step = [this](const VerifyStep& step) { steps_seen_.push_back(step.name); };
+    options_.verify.on_step = [this](const VerifyStep& step) { steps_seen_.push_back(step.name); };
     runner_.runner_json = runner_json();
     judge_.comparison = passing_comparison();
   }
