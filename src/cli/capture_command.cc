@@ -4,6 +4,7 @@
 
 #include "app/capture.h"
 #include "cli/commands.h"
+#include "cli/common_options.h"
 #include "ir/print.h"
 #include "util/process.h"
 
@@ -55,8 +56,7 @@ CommandAction setup_capture(CLI::App& app) {
                  "one or more folders of them")
       ->required();
   app.add_flag("--all", *all, "Capture every *.py task in the given folders and summarise");
-  app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
-      ->capture_default_str();
+  add_runs_dir_option(app, options->runs_dir);
   app.add_flag("--inference", options->inference,
                "Capture in eval mode (BatchNorm uses running statistics); default is KernelBench's "
                "training mode");

@@ -5,6 +5,7 @@
 
 #include "app/eval_kb.h"
 #include "cli/commands.h"
+#include "cli/common_options.h"
 #include "verify/verdict.h"
 #include "verify/verify_report.h"
 
@@ -34,8 +35,7 @@ CommandAction setup_eval_kb(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   app.add_option("task", options->task, "The KernelBench task (.py with Model)")->required();
   app.add_option("solution", options->solution, "The solution (.py with ModelNew)")->required();
-  app.add_option("--track", options->judging.track, "Precision track: fp32, tf32 or bf16")
-      ->capture_default_str();
+  add_track_option(app, options->judging.track);
   app.add_option("--trials", options->judging.trials, "Correctness input sets")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
@@ -47,8 +47,7 @@ CommandAction setup_eval_kb(CLI::App& app) {
                  "Seconds allowed for the solution's process")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
-      ->capture_default_str();
+  add_runs_dir_option(app, options->runs_dir);
   app.add_flag("--json", *json, "Print the result JSON instead of the summary");
   options->progress = print_progress;
   return [options, json]() -> Result<CommandEnd> {
