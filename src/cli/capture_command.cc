@@ -28,10 +28,11 @@ Result<CommandEnd> capture_all(const app::CaptureOptions& options,
   auto on_task = [](const std::string& folder, const harness::CaptureOutcome& outcome, size_t done,
                     size_t total) {
     fmt::print(stderr, "[{:>4}/{}] {}/{:<48} {:<9} {:6.1f} s  {}\n", done, total, folder,
-               outcome.task,
-               outcome.captured ? "captured" : "FAILED", outcome.seconds,
-               outcome.captured ? fmt::format("{} nodes", outcome.nodes)
-                                : outcome.category + ": " + outcome.message);
+               outcome.task, outcome.captured ? "captured" : "FAILED", outcome.seconds,
+               outcome.captured
+                   ? fmt::format("{} nodes", outcome.nodes)
+                   : fmt::format("{}: {}", harness::capture_category_name(outcome.category),
+                                 outcome.message));
   };
   STITCH_ASSIGN_OR_RETURN(app::CapturedFolders captured,
                           app::capture_folders(options, torch_harness, on_task));
@@ -40,8 +41,8 @@ Result<CommandEnd> capture_all(const app::CaptureOptions& options,
     fmt::print("{:<24} {:>9} {:>7}\n", tally.folder, tally.captured, tally.failures.size());
   for (const auto& tally : captured.tallies)
     for (const auto& failure : tally.failures)
-      fmt::print("  FAILED {}/{}: {}: {}\n", tally.folder, failure.task, failure.category,
-                 failure.message);
+      fmt::print("  FAILED {}/{}: {}: {}\n", tally.folder, failure.task,
+                 harness::capture_category_name(failure.category), failure.message);
   fmt::print(stderr, "details: {}\n", (captured.run_dir / "captures.json").string());
   return captured.failed() == 0 ? CommandEnd::succeeded : CommandEnd::failed;
 }
