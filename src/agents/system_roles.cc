@@ -14,13 +14,6 @@ using nlohmann::json;
 
 }  // namespace
 
-SystemCandidateVerifier::SystemCandidateVerifier(SystemVerifierConfig config)
-    : compiler_(process_runner_),
-      runner_(process_runner_),
-      judge_(config.python),
-      baselines_(config.python, process_runner_),
-      role_({compiler_, auditor_, runner_, judge_, &baselines_}, std::move(config)) {}
-
 Result<AttemptResult> VerifierRole::verify(const VerifyJob& job) {
   if (job.draft == nullptr || job.draft->sources.empty())
     return make_error("verify: the attempt has no sources");

@@ -40,12 +40,19 @@ class VerifierRole final : public CandidateVerifier {
   SystemVerifierConfig config_;
 };
 
-// VerifierRole over the real processes.
-class SystemCandidateVerifier final : public CandidateVerifier {
+// The Verifier's real side effects, owned together: nvcc, the ELF audit, the sandboxed
+// stitch-runner, the Python judge and its baselines. The loop's verifier and `verify` use them.
+class SystemVerifierDeps {
  public:
-  explicit SystemCandidateVerifier(SystemVerifierConfig config);
-  Result<AttemptResult> verify(const VerifyJob& job) override { return role_.verify(job); }
-  std::vector<fs::path> compiler_include_dirs() const { return compiler_.include_dirs(); }
+  explicit SystemVerifierDeps(const PythonLocation& python)
+      : compiler_(process_runner_),
+        runner_(process_runner_),
+        judge_(python),
+        baselines_(python, process_runner_) {}
+  SystemVerifierDeps(const SystemVerifierDeps&) = delete;
+  SystemVerifierDeps& operator=(const SystemVerifierDeps&) = delete;
+  VerifierDeps deps() { return {compiler_, auditor_, runner_, judge_, &baselines_}; }
+  const NvccCompiler& compiler() const { return compiler_; }
 
  private:
   SystemProcessRunner process_runner_;
@@ -54,6 +61,18 @@ class SystemCandidateVerifier final : public CandidateVerifier {
   SandboxRunnerLauncher runner_;
   PythonJudgeSession judge_;
   PythonBaselineSource baselines_;
+};
+
+// VerifierRole over the real processes.
+class SystemCandidateVerifier final : public CandidateVerifier {
+ public:
+  explicit SystemCandidateVerifier(SystemVerifierConfig config)
+      : system_(config.python), role_(system_.deps(), std::move(config)) {}
+  Result<AttemptResult> verify(const VerifyJob& job) override { return role_.verify(job); }
+  std::vector<fs::path> compiler_include_dirs() const { return system_.compiler().include_dirs(); }
+
+ private:
+  SystemVerifierDeps system_;
   VerifierRole role_;
 };
 

@@ -20,32 +20,24 @@ namespace stitch::app {
 
 namespace fs = std::filesystem;
 
-std::string bench_outcome(const agents::RunState& state) {
+bench::BenchOutcome bench_outcome(const agents::RunState& state) {
   using agents::RunEnd;
-  switch (state.end) {
-    case RunEnd::succeeded:
-      return "passed";
-    case RunEnd::refused:
-      return "refused";
-    case RunEnd::no_gpu:
-      return "no_gpu";
-    case RunEnd::budget_exhausted:
-      return "budget_exhausted";
-    case RunEnd::infrastructure_error:
-      return "infrastructure_error";
-    default:
-      break;
+  using bench::BenchOutcome;
+  if (state.end == RunEnd::succeeded) return BenchOutcome::passed;
+  if (state.end != RunEnd::failed && state.end != RunEnd::none) {
+    // refused, no_gpu, budget_exhausted, infrastructure_error: the bench names them as the loop
+    if (auto named = bench::bench_outcome_from_name(agents::run_end_name(state.end))) return *named;
   }
   // failed: what the last verification of the whole program said; with none, the built-in
   // roles could not produce a program at all (the emitter refused every plan).
   for (auto it = state.attempts.rbegin(); it != state.attempts.rend(); ++it)
-    if (it->result && it->result->outcome) return std::string(enum_name(*it->result->outcome));
-  return "refused";
+    if (it->result && it->result->outcome) return bench::bench_outcome_of(*it->result->outcome);
+  return BenchOutcome::refused;
 }
 
 namespace {
 
-bench::BenchRecord task_record(const BenchTask& task, const std::string& outcome,
+bench::BenchRecord task_record(const BenchTask& task, bench::BenchOutcome outcome,
                                const std::string& reason, const std::string& run_dir,
                                const std::string& gpu, const std::string& track) {
   bench::BenchRecord record;
@@ -101,10 +93,10 @@ bench::BenchRecord LoopTaskRunner::run(const fs::path& bench_dir, const BenchTas
                                        const ProgressSink& say) {
   std::string gpu_name;
   if (auto gpu = query_gpu(0)) gpu_name = gpu->name;
-  auto fail = [&](const std::string& outcome, const std::string& reason,
-                  const std::string& run_dir) {
+  using bench::BenchOutcome;
+  auto fail = [&](BenchOutcome outcome, const std::string& reason, const std::string& run_dir) {
     bench::BenchRecord record = task_record(task, outcome, reason, run_dir, gpu_name, loop_.track);
-    app::say(say, fmt::format("{} — {}", outcome, record.reason));
+    app::say(say, fmt::format("{} — {}", bench::bench_outcome_name(outcome), record.reason));
     return record;
   };
   bool resume = false;
@@ -120,11 +112,12 @@ bench::BenchRecord LoopTaskRunner::run(const fs::path& bench_dir, const BenchTas
     SystemProcessRunner process_runner;
     harness::PythonHarness torch_harness(location_, process_runner);
     run = capture_task_into_new_run(task.file, runs, torch_harness, say);
-    if (!run.ok()) return fail("refused", "capture failed: " + run.error().message, "");
+    if (!run.ok()) return fail(BenchOutcome::refused, "capture failed: " + run.error().message, "");
   }
-  if (!run.ok()) return fail("infrastructure_error", run.error().message, "");
+  if (!run.ok()) return fail(BenchOutcome::infrastructure_error, run.error().message, "");
   auto loop = loop_settings(loop_);
-  if (!loop.ok()) return fail("infrastructure_error", loop.error().message, run->root().string());
+  if (!loop.ok())
+    return fail(BenchOutcome::infrastructure_error, loop.error().message, run->root().string());
   LoopSettings settings = *loop;
   settings.worker_id = fmt::format("worker{}", worker_index_);
   settings.build_cache = default_build_cache_dir() / settings.worker_id;
@@ -132,7 +125,7 @@ bench::BenchRecord LoopTaskRunner::run(const fs::path& bench_dir, const BenchTas
   auto outcome = run_loop(*run, settings, resume, location_,
                           [&](const agents::WorkflowEvent& event) { app::say(say, event.line); });
   if (!outcome.ok())
-    return fail("infrastructure_error", outcome.error().message, run->root().string());
+    return fail(BenchOutcome::infrastructure_error, outcome.error().message, run->root().string());
   return record_for(task, run->root(), outcome->state, gpu_name, loop_.track);
 }
 

@@ -13,8 +13,9 @@
 
 namespace stitch::app {
 
-// What a finished loop says of a task, as a bench outcome (bench/bench_results.h's kOutcomes).
-std::string bench_outcome(const agents::RunState& state);
+// What a finished loop says of a task: passed, the last verdict of a loop that failed (refused
+// when no program was verified at all), or the loop's own ending (refused, no_gpu, ...).
+bench::BenchOutcome bench_outcome(const agents::RunState& state);
 
 // The record of a task whose loop ended: times of the best attempt, the plan's floor, the first
 // profile's top kernels.

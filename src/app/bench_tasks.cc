@@ -14,6 +14,7 @@
 #include "bench/bench_results.h"
 #include "run/run_dir.h"
 #include "util/fs.h"
+#include "util/json_fields.h"
 
 namespace stitch::app {
 
@@ -61,8 +62,12 @@ Result<std::vector<BenchTask>> read_tasks(const fs::path& bench_dir) {
   json doc = json::parse(text, nullptr, false);
   if (!doc.is_object()) return make_error("{}/tasks.json: not valid JSON", bench_dir.string());
   std::vector<BenchTask> tasks;
-  for (const auto& item : doc.value("tasks", json::array()))
-    tasks.push_back({item.value("level", ""), item.value("task", ""), item.value("file", "")});
+  auto list = doc.find("tasks");
+  if (list == doc.end()) return tasks;
+  if (!list->is_array())
+    return make_error("{}/tasks.json: 'tasks' is not a list", bench_dir.string());
+  for (const auto& item : *list)  // string_or: a mistyped field reads as empty, never throws
+    tasks.push_back({string_or(item, "level"), string_or(item, "task"), string_or(item, "file")});
   return tasks;
 }
 

@@ -36,7 +36,7 @@ void check_with_ir(harness::CaptureOutcome& outcome) {
   auto graph = ir::load_graph((outcome.dir / "graph.json").string());
   if (!graph.ok()) {
     outcome.captured = false;
-    outcome.category = "ir_rejected";
+    outcome.category = harness::CaptureCategory::ir_rejected;
     outcome.message = graph.error().message;
   }
 }
@@ -53,10 +53,14 @@ harness::CaptureRequest capture_request(const CaptureOptions& options, const fs:
 }
 
 nlohmann::json capture_record(const std::string& folder, const harness::CaptureOutcome& outcome) {
-  return {{"folder", folder},           {"task", outcome.task},
-          {"captured", outcome.captured}, {"category", outcome.category},
-          {"message", outcome.message},   {"seconds", outcome.seconds},
-          {"nodes", outcome.nodes},       {"dir", outcome.dir.string()}};
+  return {{"folder", folder},
+          {"task", outcome.task},
+          {"captured", outcome.captured},
+          {"category", harness::capture_category_name(outcome.category)},
+          {"message", outcome.message},
+          {"seconds", outcome.seconds},
+          {"nodes", outcome.nodes},
+          {"dir", outcome.dir.string()}};
 }
 
 std::string folder_name(const std::string& path) {

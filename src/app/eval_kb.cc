@@ -3,11 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "harness/harness.h"
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/judge/judge_client.h"
+#include "verify/judge/judge_client.h"  // python_module_spec
 #include "verify/track.h"
 
 namespace stitch::app {
@@ -25,6 +24,16 @@ Status check_python_file(const std::string& path, const char* what) {
   return {};
 }
 
+Status check_inputs(const EvalKbOptions& options) {
+  STITCH_TRY(check_python_file(options.task, "task"));
+  STITCH_TRY(check_python_file(options.solution, "solution"));
+  if (!enum_from_name<Track>(options.judging.track))
+    return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)",
+                      options.judging.track);
+  return {};
+}
+
+// The last `count` non-empty lines of `text`, joined by " | ": a failed judge's last words.
 std::string last_lines(const std::string& text, size_t count) {
   std::vector<std::string> lines;
   size_t start = 0;
@@ -40,54 +49,32 @@ std::string last_lines(const std::string& text, size_t count) {
   return joined;
 }
 
-ProcessSpec judge_spec(const EvalKbOptions& options, const harness::HarnessLocation& location,
-                       const fs::path& result_path) {
-  ProcessSpec spec = python_module_spec(
-      {location.python, location.python_dir}, "stitch_harness.eval_kb",
-      {fs::absolute(options.task).string(), fs::absolute(options.solution).string(), "--out",
-       fs::absolute(result_path).string(), "--track", options.track, "--trials",
-       std::to_string(options.trials), "--iters", std::to_string(options.iters), "--device",
-       options.device, "--timeout", fmt::format("{}", options.timeout_s)});
-  // The candidate's limit is enforced inside; this one covers the reference and the eager
-  // baseline too, and catches a judge that hangs.
-  spec.timeout_s = options.timeout_s + 1800;
-  return spec;
-}
-
-// Runs the judge on what is in `attempt` and reads its eval_kb.json.
-Result<EvalKbResult> run_judge(const EvalKbOptions& options,
-                               const harness::HarnessLocation& location, run::RunDir& run,
-                               const fs::path& attempt) {
-  const fs::path result_path = attempt / "eval_kb.json";
-  (void)run.events().append("eval_kb.start", {{"task", fs::absolute(options.task).string()},
-                                              {"solution", fs::absolute(options.solution).string()},
-                                              {"track", options.track},
-                                              {"device", options.device}});
-  say(options.progress, fmt::format("evaluating {} on {} → {}", options.solution, options.task,
-                                    attempt.string()));
-  SystemProcessRunner process_runner;
-  STITCH_ASSIGN_OR_RETURN(ProcessResult process,
-                          process_runner.run(judge_spec(options, location, result_path)));
-  (void)write_file_atomic(attempt / "eval_kb.log", process.stdout_text + process.stderr_text);
-  std::error_code ec;
-  if (!process.succeeded() || !fs::is_regular_file(result_path, ec))
-    return make_error("eval-kb {}: {}", process.describe(), last_lines(process.stderr_text, 3));
-  auto text = read_file(result_path);
-  nlohmann::json result =
-      text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-  if (!result.is_object() || !result.contains("outcome"))
-    return make_error("{}: not an eval-kb result", result_path.string());
-  return EvalKbResult{std::move(result), result_path};
-}
-
 }  // namespace
 
-Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options) {
-  STITCH_TRY(check_python_file(options.task, "task"));
-  STITCH_TRY(check_python_file(options.solution, "solution"));
-  if (!enum_from_name<Track>(options.track))
-    return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
-  STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());
+Result<harness::EvalKbReport> PythonKernelBenchJudge::evaluate(const EvalKbRequest& request) {
+  const EvalKbJudging& judging = request.judging;
+  ProcessSpec spec = python_module_spec(
+      {location_.python, location_.python_dir}, "stitch_harness.eval_kb",
+      {request.task.string(), request.solution.string(), "--out", request.out.string(), "--track",
+       judging.track, "--trials", std::to_string(judging.trials), "--iters",
+       std::to_string(judging.iters), "--device", judging.device, "--timeout",
+       fmt::format("{}", judging.timeout_s)});
+  // The candidate's limit is enforced inside; this one covers the reference and the eager
+  // baseline too, and catches a judge that hangs.
+  spec.timeout_s = judging.timeout_s + 1800;
+  STITCH_ASSIGN_OR_RETURN(ProcessResult process, runner_.run(spec));
+  if (!request.log.empty())
+    (void)write_file_atomic(request.log, process.stdout_text + process.stderr_text);
+  std::error_code ec;
+  if (!process.succeeded() || !fs::is_regular_file(request.out, ec))
+    return make_error("eval-kb {}: {}", process.describe(), last_lines(process.stderr_text, 3));
+  auto report = harness::read_eval_kb_report(request.out);
+  if (!report.ok()) return report.error().with_kind(ErrorKind::work_failed);
+  return report;
+}
+
+Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options, KernelBenchJudge& judge) {
+  STITCH_TRY(check_inputs(options));
   STITCH_ASSIGN_OR_RETURN(run::RunDir run,
                           run::RunDir::create(options.runs_dir,
                                               run::task_name_from_path(options.task)));
@@ -97,22 +84,38 @@ Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options) {
   (void)run.write_text("task.py", task_text);
   (void)write_file_atomic(attempt / "solution.py", solution_text);
 
-  auto judged = run_judge(options, location, run, attempt);
+  const EvalKbRequest request{fs::absolute(options.task), fs::absolute(options.solution),
+                              fs::absolute(attempt / "eval_kb.json"), attempt / "eval_kb.log",
+                              options.judging};
+  (void)run.events().append("eval_kb.start", {{"task", request.task.string()},
+                                              {"solution", request.solution.string()},
+                                              {"track", options.judging.track},
+                                              {"device", options.judging.device}});
+  say(options.progress,
+      fmt::format("evaluating {} on {} → {}", options.solution, options.task, attempt.string()));
+  auto judged = judge.evaluate(request);
   if (!judged.ok()) {
     (void)run.events().append("eval_kb.failed", {{"message", judged.error().message}});
     (void)run.set_status(run::RunStatus::failed,
                          {{"stage", "eval-kb"}, {"message", judged.error().message}});
     return judged.error();
   }
-  const std::string outcome = judged->result.value("outcome", std::string());
-  (void)run.events().append("eval_kb.done",
-                            {{"attempt", attempt.filename().string()},
-                             {"outcome", outcome},
-                             {"reason", judged->result.value("reason", std::string())}});
+  const std::string_view outcome = enum_name(judged->outcome);
+  (void)run.events().append(
+      "eval_kb.done",
+      {{"attempt", attempt.filename().string()}, {"outcome", outcome}, {"reason", judged->reason}});
   (void)run.set_status(
       run::RunStatus::complete,
       {{"stage", "eval-kb"}, {"attempt", attempt.filename().string()}, {"outcome", outcome}});
-  return judged;
+  return EvalKbResult{std::move(*judged), attempt / "eval_kb.json"};
+}
+
+Result<EvalKbResult> evaluate_kernelbench(const EvalKbOptions& options) {
+  STITCH_TRY(check_inputs(options));  // before looking for the harness
+  STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());
+  SystemProcessRunner process_runner;
+  PythonKernelBenchJudge judge(location, process_runner);
+  return evaluate_kernelbench(options, judge);
 }
 
 }  // namespace stitch::app

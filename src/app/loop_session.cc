@@ -9,6 +9,7 @@
 #include "agents/export_best.h"
 #include "agents/refine.h"
 #include "agents/system_roles.h"
+#include "app/verify.h"
 #include "util/fs.h"
 #include "verify/build/gpu_info.h"
 #include "verify/profile/profile_run.h"
@@ -107,10 +108,7 @@ Result<agents::SystemVerifierConfig> verifier_config(
                        : fmt::format("verify: {}… (after {})", name, *last_finished));
   };
   config.options.on_step = [=](const VerifyStep& step) {
-    (void)events->append("verify.step", {{"step", step.name},
-                                         {"seconds", step.seconds},
-                                         {"status", step.status},
-                                         {"detail", step.detail}});
+    log_verify_step(*events, step);
     *last_finished = fmt::format("{} {:.1f} s {}", step.name, step.seconds, step.status);
     if (on_verify_step) on_verify_step("verify: " + *last_finished);
   };
@@ -118,13 +116,10 @@ Result<agents::SystemVerifierConfig> verifier_config(
 }
 
 // Exports best/ of a succeeded run and settles summary.json.
-LoopOutcome finish_loop(run::RunDir& run, const agents::RunState& state,
-                        const LoopSettings& settings, const std::vector<fs::path>& include_dirs) {
+LoopOutcome finish_loop(run::RunDir& run, const agents::RunState& state, const LoopDeps& deps) {
   LoopOutcome outcome{state, std::nullopt, ""};
   if (state.end == agents::RunEnd::succeeded) {
-    SystemProcessRunner process_runner;
-    auto exported = agents::export_best_attempt(run.root(), state, include_dirs,
-                                                settings.export_main, process_runner);
+    auto exported = deps.export_best(state);
     if (exported.ok()) {
       outcome.best_dir = exported->dir;
       outcome.export_note = exported->note;
@@ -143,6 +138,25 @@ LoopOutcome finish_loop(run::RunDir& run, const agents::RunState& state,
 
 }  // namespace
 
+Result<LoopOutcome> run_loop(run::RunDir& run, const LoopDeps& deps, const agents::Budgets& budgets,
+                             bool resume,
+                             std::function<void(const agents::WorkflowEvent&)> on_event) {
+  agents::WorkflowOptions options;
+  options.budgets = budgets;
+  options.on_event = std::move(on_event);
+  options.reopen_no_gpu = deps.gpu;
+  agents::Workflow workflow(run, deps.roles, options);
+
+  (void)run.set_status(run::RunStatus::running, {{"stage", "loop"}});
+  Result<agents::RunState> state = resume ? workflow.resume() : workflow.start(run.task_name());
+  if (!state.ok()) {
+    (void)run.set_status(run::RunStatus::failed,
+                         {{"stage", "loop"}, {"error", state.error().message}});
+    return state.error();
+  }
+  return finish_loop(run, *state, deps);
+}
+
 Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, bool resume,
                              const harness::HarnessLocation& harness,
                              std::function<void(const agents::WorkflowEvent&)> on_event,
@@ -160,24 +174,14 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
   agents::BuiltinCoder coder(include_dirs);
   agents::SystemProgramProfiler profiler(runner_path);
   agents::BuiltinRefinePolicy refiner;
-  agents::WorkflowOptions options;
-  options.budgets = settings.budgets;
-  options.on_event = std::move(on_event);
-  options.reopen_no_gpu = gpu.has_value();
-  agents::Workflow workflow(run, {planner, coder, verifier, gpu ? &profiler : nullptr, &refiner},
-                            options);
-
-  (void)run.set_status(run::RunStatus::running, {{"stage", "loop"}});
-  std::string task = run.root().filename().string();
-  if (auto summary = run.read_json("summary.json"); summary.ok() && summary->contains("task"))
-    task = summary->value("task", task);
-  Result<agents::RunState> state = resume ? workflow.resume() : workflow.start(task);
-  if (!state.ok()) {
-    (void)run.set_status(run::RunStatus::failed,
-                         {{"stage", "loop"}, {"error", state.error().message}});
-    return state.error();
-  }
-  return finish_loop(run, *state, settings, include_dirs);
+  SystemProcessRunner process_runner;
+  LoopDeps deps{{planner, coder, verifier, gpu ? &profiler : nullptr, &refiner},
+                gpu.has_value(),
+                [&](const agents::RunState& state) {
+                  return agents::export_best_attempt(run.root(), state, include_dirs,
+                                                     settings.export_main, process_runner);
+                }};
+  return run_loop(run, deps, settings.budgets, resume, std::move(on_event));
 }
 
 }  // namespace stitch::app

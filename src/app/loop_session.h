@@ -1,7 +1,8 @@
 // One task through the loop with the built-in roles and the real Verifier: shared by `run` (one
 // task, live progress) and `bench` (many tasks, one worker per GPU). Wires the roles
 // (agents/builtin_roles.h, agents/system_roles.h), drives the engine (agents/workflow.h), exports
-// the best program with its adapters (adapters/export.h) and keeps summary.json current.
+// the best program with its adapters (agents/export_best.h) and keeps summary.json current. The
+// roles and the export are interfaces (LoopDeps); tests give fakes.
 #pragma once
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/export_best.h"
 #include "agents/routing.h"
 #include "agents/run_state.h"
 #include "agents/workflow.h"
@@ -60,8 +62,22 @@ struct LoopOutcome {
   std::string export_note;                        // what exporting did or why it failed
 };
 
-// Starts (resume = false) or resumes the loop on `run`. `on_event` sees every loop step;
-// `on_verify_step` every verification step (for a live view).
+// What one loop runs on: its roles, whether a GPU is here, and how best/ is exported.
+struct LoopDeps {
+  agents::WorkflowDeps roles;
+  bool gpu = false;  // a run that ended no_gpu is taken up again when resumed where a GPU is
+  std::function<Result<agents::BestExport>(const agents::RunState&)> export_best;
+};
+
+// Starts (resume = false) or resumes the loop on `run` with `deps`: summary.json says running, then
+// how it ended (with the best time and what was exported); an Error only when the engine could
+// not go on (the failed status says why).
+Result<LoopOutcome> run_loop(run::RunDir& run, const LoopDeps& deps, const agents::Budgets& budgets,
+                             bool resume,
+                             std::function<void(const agents::WorkflowEvent&)> on_event);
+
+// The same with the built-in roles and the real Verifier, profiler and export on GPU 0.
+// `on_event` sees every loop step; `on_verify_step` every verification step (for a live view).
 Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, bool resume,
                              const harness::HarnessLocation& harness,
                              std::function<void(const agents::WorkflowEvent&)> on_event,

@@ -14,9 +14,9 @@
 #include "verify/build/build_cache.h"
 #include "verify/build/compiler.h"
 #include "verify/build/gpu_info.h"
-#include "verify/judge/judge_client.h"
+#include "verify/judge/judge_client.h"  // python_module_spec
 #include "verify/profile/profile_run.h"
-#include "verify/verifier.h"
+#include "verify/verifier.h"  // detect_program_libraries
 
 namespace stitch::app {
 namespace {
@@ -65,18 +65,17 @@ struct ScratchDir {
   }
 };
 
-Result<fs::path> build_program(const ProfileOptions& options, ProcessRunner& runner) {
+Result<fs::path> build_program(const ProfileOptions& options, const ProfileTools& tools) {
   fs::path program = fs::absolute(options.program);
   if (program.extension() == ".so") return program;
-  NvccCompiler compiler(runner);
   STITCH_ASSIGN_OR_RETURN(BuildCache cache, BuildCache::open(options.build_cache.empty()
                                                                  ? default_build_cache_dir()
                                                                  : fs::path(options.build_cache),
-                                                             "gpu0", compiler));
+                                                             "gpu0", tools.compiler));
   BuildRequest request;
   request.sources = {program};
-  request.arch = options.arch.empty() ? detect_arch(0) : options.arch;
-  request.libraries = detect_program_libraries({program}, compiler.include_dirs());
+  request.arch = options.arch.empty() ? tools.arch : options.arch;
+  request.libraries = detect_program_libraries({program}, tools.compiler.include_dirs());
   say(options.progress, fmt::format("building {} for {}", program.string(), request.arch));
   STITCH_ASSIGN_OR_RETURN(BuildResult built, cache.build(request));
   if (!built.ok) {
@@ -90,17 +89,16 @@ Result<fs::path> build_program(const ProfileOptions& options, ProcessRunner& run
 }
 
 Result<Profiled> profile_into_attempt(run::RunDir& run, const ProfileOptions& options,
-                                      const fs::path& runner_path) {
-  SystemProcessRunner process_runner;
+                                      const ProfileTools& tools) {
   STITCH_ASSIGN_OR_RETURN(json graph, run.read_json("graph.json"));
   STITCH_ASSIGN_OR_RETURN(json slots, self_test_slots_from_graph(graph));
-  STITCH_ASSIGN_OR_RETURN(fs::path library, build_program(options, process_runner));
+  STITCH_ASSIGN_OR_RETURN(fs::path library, build_program(options, tools));
   ScratchDir scratch{run.root() / fmt::format(".profile-{}", getpid())};
   std::error_code ignored;
   fs::remove_all(scratch.path, ignored);
   STITCH_TRY(make_dirs(scratch.path));
   ProfileRequest request;
-  request.runner = runner_path;
+  request.runner = tools.runner;
   request.program = library;
   request.slots = scratch.path / "slots.json";
   request.work_dir = scratch.path;
@@ -116,7 +114,7 @@ Result<Profiled> profile_into_attempt(run::RunDir& run, const ProfileOptions& op
   say(options.progress,
       fmt::format("profiling {}{}", options.program,
                   request.use_ncu ? fmt::format(" (ncu on the top {} kernels)", options.top) : ""));
-  STITCH_ASSIGN_OR_RETURN(ProfileReport report, profile_program(process_runner, request));
+  STITCH_ASSIGN_OR_RETURN(ProfileReport report, tools.profilers.program(request));
   report.program = fs::absolute(options.program).string();
   json document = profile_to_json(report);
 
@@ -139,21 +137,18 @@ Result<Profiled> profile_into_attempt(run::RunDir& run, const ProfileOptions& op
 }
 
 Result<Profiled> profile_reference_into(run::RunDir& run, const ProfileOptions& options,
-                                        const harness::HarnessLocation& location) {
+                                        Profilers& profilers) {
   ScratchDir scratch{run.root() / fmt::format(".profile-{}", getpid())};
   STITCH_TRY(make_dirs(scratch.path));
-  fs::path out = scratch.path / "profile.json";
-  ProcessSpec spec = python_module_spec(
-      {location.python, location.python_dir}, "stitch_harness.profile_reference",
-      {"--task", (run.root() / "task.py").string(), "--out", out.string(), "--warmup",
-       std::to_string(options.warmup), "--track", options.track});
-  spec.timeout_s = options.timeout_s;
-  SystemProcessRunner process_runner;
+  ReferenceProfileRequest request;
+  request.task = run.root() / "task.py";
+  request.out = scratch.path / "profile.json";
+  request.warmup = options.warmup;
+  request.track = options.track;
+  request.timeout_s = options.timeout_s;
   say(options.progress, fmt::format("profiling the PyTorch reference of {}", options.target));
-  STITCH_ASSIGN_OR_RETURN(ProcessResult process, process_runner.run(spec));
-  if (!process.succeeded())
-    return make_error("profile_reference {}: {}", process.describe(), process.stderr_text);
-  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(out));
+  STITCH_TRY(profilers.reference(request));
+  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(request.out));
   json document = json::parse(text, nullptr, false);
   STITCH_ASSIGN_OR_RETURN(ProfileReport report, profile_from_json(document));
   fs::path written = run.root() / "reference" / "profile.json";
@@ -183,19 +178,59 @@ void record_outcome(run::RunDir& run, bool created_run, const Result<Profiled>& 
   if (created_run) (void)run.set_status(run::RunStatus::complete, {{"stage", stage}});
 }
 
+TargetRules profile_target_rules(const ProfileOptions& options) {
+  TargetRules rules;
+  rules.needed_file = options.reference ? "task.py" : "graph.json";
+  rules.adopt_bare_capture = true;
+  return rules;
+}
+
+Status check_inputs(const ProfileOptions& options) {
+  STITCH_TRY(classify_target(options.target, profile_target_rules(options)));
+  return check_options(options);
+}
+
+// The profilers of this machine: stitch-runner (with ncu) through profile_program, and
+// python -m stitch_harness.profile_reference.
+class SystemProfilers final : public Profilers {
+ public:
+  explicit SystemProfilers(std::optional<harness::HarnessLocation> harness)
+      : harness_(std::move(harness)) {}
+  Result<ProfileReport> program(const ProfileRequest& request) override {
+    return profile_program(process_runner_, request);
+  }
+  Status reference(const ReferenceProfileRequest& request) override {
+    if (!harness_) return make_error(ErrorKind::machine, "the Python harness was not located");
+    ProcessSpec spec = python_module_spec(
+        {harness_->python, harness_->python_dir}, "stitch_harness.profile_reference",
+        {"--task", request.task.string(), "--out", request.out.string(), "--warmup",
+         std::to_string(request.warmup), "--track", request.track});
+    spec.timeout_s = request.timeout_s;
+    STITCH_ASSIGN_OR_RETURN(ProcessResult process, process_runner_.run(spec));
+    if (!process.succeeded())
+      return make_error("profile_reference {}: {}", process.describe(), process.stderr_text);
+    return {};
+  }
+  SystemProcessRunner& process_runner() { return process_runner_; }
+
+ private:
+  std::optional<harness::HarnessLocation> harness_;
+  SystemProcessRunner process_runner_;
+};
+
 // What profiling needs from this machine, found before a run directory is made for nothing.
-struct ProfileTools {
-  std::optional<fs::path> runner;  // stitch-runner (programs)
+struct MachineTools {
+  std::optional<fs::path> runner;                   // stitch-runner (programs)
   std::optional<harness::HarnessLocation> harness;  // captures and the reference
 };
 
-Result<ProfileTools> locate_tools(const ProfileOptions& options) {
+Result<MachineTools> locate_tools(const ProfileOptions& options) {
   // Before anything is created: without a GPU there is nothing to measure.
   if (!query_gpu(0))
     return make_error(ErrorKind::machine,
                       "no CUDA GPU visible (no driver or no device): profiling runs the program on "
                       "a GPU; nothing was written");
-  ProfileTools tools;
+  MachineTools tools;
   if (!options.reference) {
     tools.runner = locate_stitch_runner();
     if (!tools.runner)
@@ -210,19 +245,13 @@ Result<ProfileTools> locate_tools(const ProfileOptions& options) {
 
 }  // namespace
 
-Result<Profiled> profile_target(const ProfileOptions& options) {
-  TargetRules rules;
-  rules.needed_file = options.reference ? "task.py" : "graph.json";
-  rules.adopt_bare_capture = true;
-  STITCH_TRY(classify_target(options.target, rules));
-  STITCH_TRY(check_options(options));
-  STITCH_ASSIGN_OR_RETURN(ProfileTools tools, locate_tools(options));
-  SystemProcessRunner process_runner;
+Result<Profiled> profile_target(const ProfileOptions& options, const ProfileTools& tools) {
+  const TargetRules rules = profile_target_rules(options);
+  STITCH_TRY(check_inputs(options));
   const fs::path runs_dir = options.runs_dir;
   TaskCapture capture = [&](const fs::path& task) -> Result<run::RunDir> {
     if (options.reference) return copy_task_into_new_run(task, runs_dir);
-    harness::PythonHarness torch_harness(*tools.harness, process_runner);
-    auto run = capture_task_into_new_run(task, runs_dir, torch_harness, options.progress);
+    auto run = tools.capture(task);
     // profile has always reported every capture failure alike (exit 1)
     if (!run.ok()) return run.error().with_kind(ErrorKind::work_failed);
     return run;
@@ -230,10 +259,24 @@ Result<Profiled> profile_target(const ProfileOptions& options) {
   STITCH_ASSIGN_OR_RETURN(ResolvedTarget target, resolve_target(options.target, rules, capture));
   run::RunDir& run = *target.run;
   Result<Profiled> outcome = options.reference
-                                 ? profile_reference_into(run, options, *tools.harness)
-                                 : profile_into_attempt(run, options, *tools.runner);
+                                 ? profile_reference_into(run, options, tools.profilers)
+                                 : profile_into_attempt(run, options, tools);
   record_outcome(run, target.created_run, outcome, options);
   return outcome;
+}
+
+Result<Profiled> profile_target(const ProfileOptions& options) {
+  STITCH_TRY(check_inputs(options));  // before the machine is asked
+  STITCH_ASSIGN_OR_RETURN(MachineTools machine, locate_tools(options));
+  SystemProfilers profilers(machine.harness);
+  NvccCompiler compiler(profilers.process_runner());
+  TaskCapture capture = [&](const fs::path& task) -> Result<run::RunDir> {
+    harness::PythonHarness torch_harness(*machine.harness, profilers.process_runner());
+    return capture_task_into_new_run(task, options.runs_dir, torch_harness, options.progress);
+  };
+  const ProfileTools tools{capture, compiler, profilers, machine.runner.value_or(fs::path()),
+                           options.arch.empty() ? detect_arch(0) : options.arch};
+  return profile_target(options, tools);
 }
 
 }  // namespace stitch::app

@@ -15,17 +15,19 @@ namespace fs = std::filesystem;
 Error capture_error(const fs::path& task, const harness::CaptureOutcome& outcome) {
   // The harness names its failure categories (python/stitch_harness/errors.py); only not_a_task
   // says the input itself is wrong.
-  const ErrorKind kind =
-      outcome.category == "not_a_task" ? ErrorKind::bad_input : ErrorKind::work_failed;
+  const ErrorKind kind = outcome.category == harness::CaptureCategory::not_a_task
+                             ? ErrorKind::bad_input
+                             : ErrorKind::work_failed;
   return make_error(kind, "capturing {}: {}", task.string(), outcome.message);
 }
 
 void record_capture_failure(run::RunDir& run, const harness::CaptureOutcome& outcome) {
+  const std::string_view category = harness::capture_category_name(outcome.category);
   (void)run.events().append("capture.failed",
-                            {{"category", outcome.category}, {"message", outcome.message}});
+                            {{"category", category}, {"message", outcome.message}});
   (void)run.set_status(
       run::RunStatus::failed,
-      {{"stage", "capture"}, {"category", outcome.category}, {"message", outcome.message}});
+      {{"stage", "capture"}, {"category", category}, {"message", outcome.message}});
 }
 
 Result<run::RunDir> capture_task_into_new_run(const fs::path& task, const fs::path& runs_dir,

@@ -7,12 +7,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agents/system_roles.h"
 #include "app/target.h"
 #include "harness/harness.h"
 #include "run/run_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
-#include "verify/build/build_cache.h"
+#include "verify/build/build_cache.h"  // local_includes
 #include "verify/build/gpu_info.h"
 #include "verify/judge/judge_client.h"
 
@@ -105,7 +106,8 @@ Result<CopiedProgram> copy_program(const std::vector<std::string>& programs, con
 
 VerifyRequest make_request(const VerifyProgramOptions& options, const run::RunDir& run,
                            const fs::path& attempt, const CopiedProgram& copied,
-                           const Compiler& compiler, Track track) {
+                           const VerifyTools& tools, Track track) {
+  const Compiler& compiler = tools.verifier.compiler;
   // Libraries follow from every header the program pulls in, the project's kernel headers
   // included (kernels/matmul.cuh brings cublasLt.h), though those are not statically checked.
   std::vector<fs::path> search = copied.include_dirs;
@@ -123,25 +125,17 @@ VerifyRequest make_request(const VerifyProgramOptions& options, const run::RunDi
   request.libraries.assign(libraries.begin(), libraries.end());
   request.track = track;
   request.arch = options.arch;
-  request.gpu = query_gpu(0);
+  request.gpu = tools.gpu;
   return request;
 }
 
 VerifyOptions make_verify_options(const VerifyProgramOptions& options, const VerifyRequest& request,
-                                  run::EventLog& events) {
-  VerifyOptions verify_options;
-  verify_options.sets = options.sets;
-  verify_options.timing_iters = options.iters;
-  verify_options.runner_timeout_s = options.timeout_s;
-  verify_options.baselines = options.baselines;
-  verify_options.runner_path = runner_executable();
-  verify_options.build_cache_dir = options.build_cache;
+                                  const VerifyTools& tools, run::EventLog& events) {
+  VerifyOptions verify_options = options.verify;
+  verify_options.runner_path = tools.runner_path;
   verify_options.worker_id = fmt::format("gpu{}", request.gpu ? request.gpu->device : 0);
-  verify_options.on_step = [&events, on_step = options.on_step](const VerifyStep& step) {
-    (void)events.append("verify.step", {{"step", step.name},
-                                        {"seconds", step.seconds},
-                                        {"status", step.status},
-                                        {"detail", step.detail}});
+  verify_options.on_step = [&events, on_step = options.verify.on_step](const VerifyStep& step) {
+    log_verify_step(events, step);
     if (on_step) on_step(step);
   };
   return verify_options;
@@ -176,40 +170,46 @@ Feedback record_verdict(const VerifyProgramOptions& options, run::RunDir& run,
   return feedback;
 }
 
-}  // namespace
-
-Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options) {
-  TargetRules rules;
-  rules.adopt_bare_capture = true;
+Status check_inputs(const VerifyProgramOptions& options, const TargetRules& rules) {
   STITCH_TRY(classify_target(options.target, rules));
   STITCH_TRY(check_programs(options.programs));
-  auto track = enum_from_name<Track>(options.track);
-  if (!track)
+  if (!enum_from_name<Track>(options.track))
     return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
-  STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());
-  SystemProcessRunner process_runner;
-  harness::PythonHarness torch_harness(location, process_runner);
-  const fs::path runs_dir = options.runs_dir;
-  TaskCapture capture = [&](const fs::path& task) {
-    return capture_task_into_new_run(task, runs_dir, torch_harness, options.progress);
-  };
-  STITCH_ASSIGN_OR_RETURN(ResolvedTarget target, resolve_target(options.target, rules, capture));
+  return {};
+}
+
+TargetRules verify_target_rules() {
+  TargetRules rules;
+  rules.adopt_bare_capture = true;
+  return rules;
+}
+
+}  // namespace
+
+void log_verify_step(run::EventLog& events, const VerifyStep& step) {
+  (void)events.append("verify.step", {{"step", step.name},
+                                      {"seconds", step.seconds},
+                                      {"status", step.status},
+                                      {"detail", step.detail}});
+}
+
+Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options,
+                                           const VerifyTools& tools) {
+  const TargetRules rules = verify_target_rules();
+  STITCH_TRY(check_inputs(options, rules));
+  STITCH_ASSIGN_OR_RETURN(ResolvedTarget target,
+                          resolve_target(options.target, rules, tools.capture));
   run::RunDir& run = *target.run;
   STITCH_ASSIGN_OR_RETURN(fs::path attempt, run.new_attempt_dir());
 
-  NvccCompiler compiler(process_runner);
   const std::vector<fs::path> user_include_dirs(options.include_dirs.begin(),
                                                 options.include_dirs.end());
-  STITCH_ASSIGN_OR_RETURN(CopiedProgram copied, copy_program(options.programs, attempt / "src",
-                                                             compiler, user_include_dirs));
-  VerifyRequest request = make_request(options, run, attempt, copied, compiler, *track);
-  VerifyOptions verify_options = make_verify_options(options, request, run.events());
-  ElfLibraryAuditor auditor;
-  SandboxRunnerLauncher runner(process_runner);
-  PythonLocation python{location.python, location.python_dir};
-  PythonJudgeSession judge(python);
-  PythonBaselineSource baselines(python, process_runner);
-  Verifier verifier({compiler, auditor, runner, judge, &baselines}, verify_options);
+  STITCH_ASSIGN_OR_RETURN(
+      CopiedProgram copied,
+      copy_program(options.programs, attempt / "src", tools.verifier.compiler, user_include_dirs));
+  VerifyRequest request =
+      make_request(options, run, attempt, copied, tools, *enum_from_name<Track>(options.track));
+  Verifier verifier(tools.verifier, make_verify_options(options, request, tools, run.events()));
 
   (void)run.events().append("verify.start", {{"attempt", attempt.filename().string()},
                                              {"sources", options.programs},
@@ -224,6 +224,15 @@ Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options) 
   }
   Feedback feedback = record_verdict(options, run, attempt, *report);
   return VerifyProgramResult{std::move(*report), std::move(feedback), attempt};
+}
+
+Result<VerifyProgramResult> verify_program(const VerifyProgramOptions& options) {
+  STITCH_TRY(check_inputs(options, verify_target_rules()));  // before looking for the harness
+  STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());
+  agents::SystemVerifierDeps system({location.python, location.python_dir});
+  VerifyTools tools{system_task_capture(options.runs_dir, options.progress), system.deps(),
+                    query_gpu(0), runner_executable()};
+  return verify_program(options, tools);
 }
 
 }  // namespace stitch::app

@@ -18,7 +18,8 @@ std::optional<TimeSpread> time_of(const BenchRecord& record) {
 }
 
 Regression regression_of(const TaskChange& change) {
-  if (change.old_outcome == "passed" && change.new_outcome && *change.new_outcome != "passed")
+  if (change.old_outcome == BenchOutcome::passed && change.new_outcome &&
+      *change.new_outcome != BenchOutcome::passed)
     return Regression::no_longer_passes;
   if (change.old_time && change.new_time && change.old_time->p90_ms && change.new_time->p10_ms &&
       *change.new_time->p10_ms > *change.old_time->p90_ms)

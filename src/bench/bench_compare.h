@@ -26,7 +26,7 @@ struct TimeSpread {
 
 struct TaskChange {
   std::string key;  // level/task
-  std::optional<std::string> old_outcome, new_outcome;  // nullopt: not in that bench
+  std::optional<BenchOutcome> old_outcome, new_outcome;  // nullopt: not in that bench
   std::optional<TimeSpread> old_time, new_time;          // set for passed records with a time
   std::optional<double> ratio;                           // new median / old median
   Regression regression = Regression::none;

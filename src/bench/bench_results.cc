@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "util/fs.h"
+#include "util/json_fields.h"
 
 namespace stitch::bench {
 namespace {
@@ -22,49 +23,48 @@ json finite_or_null(const std::optional<double>& value) {
   return value && std::isfinite(*value) ? json(*value) : json(nullptr);
 }
 
-// Field readers: each names the field in its error so a bad line says what is wrong with it.
-Status read_string(const json& doc, const char* field, bool required, std::string& out) {
-  auto it = doc.find(field);
-  if (it == doc.end() || it->is_null()) {
-    if (required) return make_error("field '{}' is missing", field);
-    return {};
-  }
-  if (!it->is_string())
-    return make_error("field '{}' must be a string, got {}", field, it->type_name());
-  out = it->get<std::string>();
-  return {};
-}
+// The record's text and time fields, each named once for the writer and the reader.
+constexpr std::pair<const char*, std::string BenchRecord::*> kTextFields[] = {
+    {"task", &BenchRecord::task},
+    {"level", &BenchRecord::level},
+    {"task_file", &BenchRecord::task_file},
+    {"run_dir", &BenchRecord::run_dir},
+    {"reason", &BenchRecord::reason},
+    {"track", &BenchRecord::track},
+    {"gpu", &BenchRecord::gpu},
+    {"finished_at", &BenchRecord::finished_at}};
+constexpr std::pair<const char*, std::optional<double> BenchRecord::*> kTimeFields[] = {
+    {"ours_ms", &BenchRecord::ours_ms},
+    {"ours_p10_ms", &BenchRecord::ours_p10_ms},
+    {"ours_p90_ms", &BenchRecord::ours_p90_ms},
+    {"refine_before_ms", &BenchRecord::refine_before_ms},
+    {"floor_ms", &BenchRecord::floor_ms}};
 
-Status read_number(const json& doc, const std::string& field, std::optional<double>& out) {
-  auto it = doc.find(field);
-  if (it == doc.end() || it->is_null()) return {};
-  if (!it->is_number())
-    return make_error("field '{}' must be a number or null, got {}", field, it->type_name());
-  out = it->get<double>();
-  return {};
-}
-
-// [{<name_field>: string, "ms": number}] -> pairs; `what` is the field name for errors.
+// Baselines and kernels: [{<name_field>: string, "ms": number}]. An entry without a finite time is
+// no measurement and is left out.
 template <typename Item>
-Status read_timed_list(const json& doc, const char* what, const char* name_field,
-                       std::vector<Item>& out) {
-  auto it = doc.find(what);
-  if (it == doc.end() || it->is_null()) return {};
-  if (!it->is_array())
-    return make_error("field '{}' must be an array, got {}", what, it->type_name());
-  for (size_t i = 0; i < it->size(); ++i) {
-    const json& entry = (*it)[i];
-    std::string where = fmt::format("{}[{}]", what, i);
-    if (!entry.is_object()) return make_error("field '{}' must be an object", where);
-    std::string name;
-    if (Status s = read_string(entry, name_field, true, name); !s.ok())
-      return s.error().with_context(where);
-    auto ms = entry.find("ms");
-    if (ms == entry.end() || !ms->is_number())
-      return make_error("{}: field 'ms' must be a number", where);
-    out.push_back(Item{std::move(name), ms->get<double>()});
-  }
-  return {};
+json timed_list_to_json(const std::vector<Item>& items, const char* name_field,
+                        std::string Item::*name) {
+  json out = json::array();
+  for (const auto& item : items)
+    if (std::isfinite(item.ms)) out.push_back({{name_field, item.*name}, {"ms", item.ms}});
+  return out;
+}
+
+template <typename Item>
+Result<std::vector<Item>> read_timed_list(const json& doc, const char* what, const char* name_field,
+                                          std::string Item::*name) {
+  return read_array<Item>(doc, what, [=](const json& entry) -> Result<Item> {
+    if (!entry.is_object()) return make_error("must be an object");
+    Item item;
+    if (!entry.contains(name_field) || entry[name_field].is_null())
+      return make_error("{}: missing", name_field);
+    STITCH_TRY(read_field(entry, name_field, item.*name));
+    if (!entry.contains("ms") || !entry["ms"].is_number())
+      return make_error("ms: must be a number");
+    item.ms = entry["ms"].get<double>();
+    return item;
+  });
 }
 
 // One process-wide lock: the bench runner appends from one thread per GPU.
@@ -88,10 +88,6 @@ Status write_all(int fd, const std::string& text, const std::filesystem::path& p
 
 }  // namespace
 
-bool is_known_outcome(std::string_view outcome) {
-  return std::find(std::begin(kOutcomes), std::end(kOutcomes), outcome) != std::end(kOutcomes);
-}
-
 std::optional<double> BenchRecord::baseline_ms(std::string_view mode) const {
   for (const auto& baseline : baselines)
     if (baseline.mode == mode)
@@ -114,30 +110,16 @@ std::optional<double> BenchRecord::floor_fraction() const {
 }
 
 json record_to_json(const BenchRecord& r) {
-  json baselines = json::array();
-  for (const auto& b : r.baselines)
-    if (std::isfinite(b.ms)) baselines.push_back({{"mode", b.mode}, {"ms", b.ms}});
-  json kernels = json::array();
-  for (const auto& k : r.top_kernels)
-    if (std::isfinite(k.ms)) kernels.push_back({{"name", k.name}, {"ms", k.ms}});
-  return {{"task", r.task},
-          {"level", r.level},
-          {"task_file", r.task_file},
-          {"run_dir", r.run_dir},
-          {"outcome", r.outcome},
-          {"reason", r.reason},
-          {"track", r.track},
-          {"gpu", r.gpu},
-          {"ours_ms", finite_or_null(r.ours_ms)},
-          {"ours_p10_ms", finite_or_null(r.ours_p10_ms)},
-          {"ours_p90_ms", finite_or_null(r.ours_p90_ms)},
-          {"baselines", std::move(baselines)},
-          {"attempts", r.attempts},
-          {"wall_s", std::isfinite(r.wall_s) ? r.wall_s : 0.0},
-          {"top_kernels", std::move(kernels)},
-          {"refine_before_ms", finite_or_null(r.refine_before_ms)},
-          {"floor_ms", finite_or_null(r.floor_ms)},
-          {"finished_at", r.finished_at}};
+  json doc = {{"outcome", bench_outcome_name(r.outcome)},
+              {"baselines", timed_list_to_json(r.baselines, "mode", &BaselineTime::mode)},
+              {"attempts", r.attempts},
+              {"wall_s", std::isfinite(r.wall_s) ? r.wall_s : 0.0},
+              {"top_kernels", timed_list_to_json(r.top_kernels, "name", &KernelTime::name)}};
+  for (const auto& [key, field] : kTextFields)
+    doc[key] = r.*field;
+  for (const auto& [key, field] : kTimeFields)
+    doc[key] = finite_or_null(r.*field);
+  return doc;
 }
 
 Result<BenchRecord> record_from_json(const json& doc) {
@@ -145,32 +127,25 @@ Result<BenchRecord> record_from_json(const json& doc) {
     return make_error("results record must be a JSON object, got {}", doc.type_name());
   BenchRecord r;
   Status status = [&]() -> Status {
-    STITCH_TRY(read_string(doc, "task", true, r.task));
-    STITCH_TRY(read_string(doc, "level", true, r.level));
-    STITCH_TRY(read_string(doc, "outcome", true, r.outcome));
-    if (!is_known_outcome(r.outcome))
-      return make_error("field 'outcome' has unknown value '{}'", r.outcome);
-    STITCH_TRY(read_string(doc, "task_file", false, r.task_file));
-    STITCH_TRY(read_string(doc, "run_dir", false, r.run_dir));
-    STITCH_TRY(read_string(doc, "reason", false, r.reason));
-    STITCH_TRY(read_string(doc, "track", false, r.track));
-    STITCH_TRY(read_string(doc, "gpu", false, r.gpu));
-    STITCH_TRY(read_string(doc, "finished_at", false, r.finished_at));
-    STITCH_TRY(read_number(doc, "ours_ms", r.ours_ms));
-    STITCH_TRY(read_number(doc, "ours_p10_ms", r.ours_p10_ms));
-    STITCH_TRY(read_number(doc, "ours_p90_ms", r.ours_p90_ms));
-    STITCH_TRY(read_number(doc, "refine_before_ms", r.refine_before_ms));
-    STITCH_TRY(read_number(doc, "floor_ms", r.floor_ms));
-    std::optional<double> wall_s;
-    STITCH_TRY(read_number(doc, "wall_s", wall_s));
-    r.wall_s = wall_s.value_or(0);
-    if (auto it = doc.find("attempts"); it != doc.end() && !it->is_null()) {
-      if (!it->is_number_integer())
-        return make_error("field 'attempts' must be an integer, got {}", it->type_name());
-      r.attempts = it->get<int>();
+    for (const auto& [key, field] : kTextFields)
+      STITCH_TRY(read_field(doc, key, r.*field));
+    for (const char* required : {"task", "level"})
+      if (!doc.contains(required) || doc[required].is_null())
+        return make_error("{}: missing", required);
+    STITCH_ASSIGN_OR_RETURN(r.outcome,
+                            read_enum<BenchOutcome>(doc, "outcome", bench_outcome_from_name));
+    for (const auto& [key, field] : kTimeFields)
+      STITCH_TRY(read_field(doc, key, r.*field));
+    STITCH_TRY(read_field(doc, "wall_s", r.wall_s));
+    if (doc.contains("attempts") && !doc["attempts"].is_null()) {
+      if (!doc["attempts"].is_number_integer())  // read_field would round 1.5 down
+        return make_error("attempts: must be an integer, got {}", doc["attempts"].type_name());
+      r.attempts = doc["attempts"].get<int>();
     }
-    STITCH_TRY(read_timed_list(doc, "baselines", "mode", r.baselines));
-    STITCH_TRY(read_timed_list(doc, "top_kernels", "name", r.top_kernels));
+    STITCH_ASSIGN_OR_RETURN(r.baselines,
+                            read_timed_list(doc, "baselines", "mode", &BaselineTime::mode));
+    STITCH_ASSIGN_OR_RETURN(r.top_kernels,
+                            read_timed_list(doc, "top_kernels", "name", &KernelTime::name));
     return {};
   }();
   if (!status.ok())

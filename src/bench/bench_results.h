@@ -18,17 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_outcome.h"
 #include "util/result.h"
 
 namespace stitch::bench {
-
-// The outcomes a record may carry: the Verifier's (passed ... hacked) and the bench's own
-// (refused: the built-in Coder cannot implement an op; no_gpu; infrastructure_error;
-// budget_exhausted: the bench's time or attempt budget ran out before a verdict).
-inline constexpr std::string_view kOutcomes[] = {
-    "passed", "wrong",   "compile_error", "runtime_error",        "timeout",
-    "hacked", "refused", "no_gpu",        "infrastructure_error", "budget_exhausted"};
-bool is_known_outcome(std::string_view outcome);
 
 struct BaselineTime {
   std::string mode;  // "eager", "compile", "reduce-overhead"
@@ -47,8 +40,8 @@ struct BenchRecord {
   std::string level;      // the directory the task came from: "level2"
   std::string task_file;  // path as given
   std::string run_dir;
-  std::string outcome;  // one of kOutcomes
-  std::string reason;   // one line
+  BenchOutcome outcome = BenchOutcome::infrastructure_error;  // until the task says otherwise
+  std::string reason;                                         // one line
   std::string track = "fp32";
   std::string gpu;                                          // "NVIDIA H200"
   std::optional<double> ours_ms, ours_p10_ms, ours_p90_ms;  // median and spread of our program
@@ -60,7 +53,7 @@ struct BenchRecord {
   std::optional<double> floor_ms;          // the plan's roofline floor (cost model), when planned
   std::string finished_at;                 // UTC ISO-8601
 
-  bool passed() const { return outcome == "passed"; }
+  bool passed() const { return outcome == BenchOutcome::passed; }
   // level + "/" + task: the identity of a task within a bench.
   std::string key() const { return level + "/" + task; }
   // The first baseline timed in `mode`; nullopt when not measured (or not a finite time).
@@ -76,7 +69,8 @@ struct BenchRecord {
 // Non-finite times are written as null (optional fields) or left out (a baseline or kernel with no
 // time is no measurement), so every line is plain JSON that reads back.
 nlohmann::json record_to_json(const BenchRecord& record);
-// task, level and outcome are required; the rest default when absent. The error names the field.
+// task, level and outcome (a bench_outcome_name) are required; the rest default when absent or
+// null. The error names the field.
 Result<BenchRecord> record_from_json(const nlohmann::json& doc);
 
 // Appends one line to results.jsonl (created if needed). A torn tail left by a crash is ended

@@ -130,7 +130,8 @@ Table task_table(const std::vector<BenchRecord>& records, const std::vector<std:
   table.header.push_back("% of floor");
   table.header.push_back("attempts");
   for (const auto& r : records) {
-    std::vector<std::string> row = {r.task, r.level, r.outcome, format_ms(r.ours_ms)};
+    std::vector<std::string> row = {r.task, r.level, std::string(bench_outcome_name(r.outcome)),
+                                    format_ms(r.ours_ms)};
     if (with_baseline_ms)
       for (const auto& mode : modes)
         row.push_back(format_ms(r.baseline_ms(mode)));
@@ -315,7 +316,7 @@ std::string format_table_markdown(const std::vector<BenchRecord>& records) {
     if (r.passed()) continue;
     if (!any_failed) out += "\nNot passed:\n\n";
     any_failed = true;
-    out += fmt::format("- {}: {}{}\n", markdown_cell(r.key()), r.outcome,
+    out += fmt::format("- {}: {}{}\n", markdown_cell(r.key()), bench_outcome_name(r.outcome),
                        r.reason.empty() ? "" : " — " + markdown_cell(r.reason));
   }
   return out;

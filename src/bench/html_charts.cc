@@ -151,7 +151,7 @@ std::string render_speedup_chart(const std::vector<BenchRecord>& records,
     const BenchRecord& r = records[t];
     double top = kTop + t * (group_height + kGroupGap) + kGroupGap / 2;
     out += fmt::format("<g class=\"task-group\" data-key=\"{}\" data-outcome=\"{}\">",
-                       html_escape(r.key()), html_escape(r.outcome));
+                       html_escape(r.key()), bench_outcome_name(r.outcome));
     out += fmt::format("<title>{}</title>", html_escape(r.key()));
     out += svg_text(kLabelWidth, top + group_height / 2 + 4, "task-label", "end",
                     truncate(r.task, kMaxLabelChars));
@@ -173,7 +173,8 @@ std::string render_speedup_chart(const std::vector<BenchRecord>& records,
       out += svg_text(label_x, y + kBarHeight - 2, "bar-value", "start", format_speedup(speedup));
     }
     if (!any_bar) {
-      std::string label = r.passed() ? "passed, no baseline" : r.outcome;
+      std::string label =
+          r.passed() ? "passed, no baseline" : std::string(bench_outcome_name(r.outcome));
       out += svg_text(kPlotLeft + 6, top + group_height / 2 + 4, "task-gap", "start", label);
     }
     out += "</g>\n";

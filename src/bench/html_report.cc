@@ -3,7 +3,7 @@
 #include "bench/html_report.h"
 
 #include <algorithm>
-#include <map>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -62,15 +62,13 @@ std::string header_row(const std::vector<std::string>& names) {
 std::string render_header(const std::vector<BenchRecord>& records,
                           const HtmlReportOptions& options) {
   std::vector<std::string> gpus = gpus_present(records), tracks = tracks_present(records);
-  std::map<std::string, int> by_outcome;
+  std::array<int, kBenchOutcomeNames.size()> by_outcome{};
   for (const auto& r : records)
-    ++by_outcome[r.outcome];
+    ++by_outcome[static_cast<size_t>(r.outcome)];
   std::vector<std::string> counts = {fmt::format("{} tasks", records.size())};
-  for (std::string_view outcome : kOutcomes)
-    if (auto it = by_outcome.find(std::string(outcome)); it != by_outcome.end())
-      counts.push_back(fmt::format("{} {}", it->second, outcome));
-  for (const auto& [outcome, count] : by_outcome)  // outcomes the reader does not know
-    if (!is_known_outcome(outcome)) counts.push_back(fmt::format("{} {}", count, outcome));
+  for (size_t i = 0; i < by_outcome.size(); ++i)
+    if (by_outcome[i] > 0)
+      counts.push_back(fmt::format("{} {}", by_outcome[i], kBenchOutcomeNames[i]));
 
   std::string out = "<header>\n<h1>" + html_escape(options.title) + "</h1>\n<p class=\"meta\">";
   out += fmt::format("GPU{}: {} · Track{}: {}", gpus.size() > 1 ? "s" : "",
@@ -140,10 +138,10 @@ std::string render_task_table(const std::vector<BenchRecord>& records) {
       "<h2>Tasks</h2>\n<div class=\"scroll\">\n<table id=\"task-table\" class=\"tasks\">\n" +
       header_row(names);
   for (const auto& r : records) {
-    out += fmt::format("<tr class=\"outcome-{}\" data-key=\"{}\">", html_escape(r.outcome),
-                       html_escape(r.key()));
+    const std::string outcome(bench_outcome_name(r.outcome));
+    out += fmt::format("<tr class=\"outcome-{}\" data-key=\"{}\">", outcome, html_escape(r.key()));
     out += fmt::format("<td title=\"{}\">{}</td>", html_escape(r.task_file), html_escape(r.task));
-    out += cell(r.level) + cell(r.outcome, "outcome") + cell(r.reason, "reason");
+    out += cell(r.level) + cell(outcome, "outcome") + cell(r.reason, "reason");
     for (const auto& ms : {r.ours_ms, r.ours_p10_ms, r.ours_p90_ms})
       out += cell(format_ms(ms), "num");
     for (const auto& mode : modes)

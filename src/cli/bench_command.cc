@@ -1,6 +1,9 @@
 // `stitchcuda bench DIR...`: the loop over many tasks, one worker per GPU, into a bench directory
 // (app/bench.h); `--resume` continues one, `--report` re-renders its table and report, and
 // `--compare OLD [NEW]` prints what changed between two benches (bench/bench_compare.h).
+#include <array>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "app/bench.h"
@@ -8,6 +11,7 @@
 #include "bench/bench_summary.h"
 #include "cli/commands.h"
 #include "cli/loop_options.h"
+#include "util/enum_names.h"
 
 namespace stitch::cli {
 namespace {
@@ -45,16 +49,13 @@ std::string format_spread(const std::optional<bench::TimeSpread>& time) {
                      bench::format_ms(time->p90_ms));
 }
 
-std::string regression_note(bench::Regression regression) {
-  switch (regression) {
-    case bench::Regression::no_longer_passes:
-      return "REGRESSION: no longer passes";
-    case bench::Regression::slower:
-      return "REGRESSION: slower beyond the spread";
-    case bench::Regression::none:
-      break;
-  }
-  return "";
+// What the comparison says of a task's regression, by Regression (none says nothing).
+constexpr std::array<std::string_view, 3> kRegressionNotes = {
+    "", "REGRESSION: no longer passes", "REGRESSION: slower beyond the spread"};
+static_assert(kRegressionNotes.size() == static_cast<size_t>(bench::Regression::slower) + 1);
+
+std::string outcome_or_absent(const std::optional<bench::BenchOutcome>& outcome) {
+  return outcome ? std::string(bench::bench_outcome_name(*outcome)) : "(absent)";
 }
 
 void print_comparison(const bench::BenchComparison& comparison, const std::string& old_dir,
@@ -64,15 +65,15 @@ void print_comparison(const bench::BenchComparison& comparison, const std::strin
              "new ms (p10–p90)", "new/old");
   int changed = 0;
   for (const auto& task : comparison.tasks) {
-    const std::string old_outcome = task.old_outcome.value_or("(absent)");
-    const std::string new_outcome = task.new_outcome.value_or("(absent)");
+    const std::string old_outcome = outcome_or_absent(task.old_outcome);
+    const std::string new_outcome = outcome_or_absent(task.new_outcome);
     const std::string outcome =
         task.outcome_changed() ? old_outcome + " → " + new_outcome : new_outcome;
     changed += task.outcome_changed() ? 1 : 0;
     fmt::print("{:<48} {:<28} {:>26} {:>26} {:>8}  {}\n", task.key, outcome,
                format_spread(task.old_time), format_spread(task.new_time),
                task.ratio ? fmt::format("{:.3f}", *task.ratio) : bench::kMissing,
-               regression_note(task.regression));
+               enum_name(kRegressionNotes, task.regression));
   }
   fmt::print("\n{} tasks, {} outcome changes, {} regressions\n", comparison.tasks.size(), changed,
              comparison.regressions());

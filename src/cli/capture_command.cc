@@ -4,6 +4,7 @@
 
 #include "app/capture.h"
 #include "cli/commands.h"
+#include "cli/common_options.h"
 #include "ir/print.h"
 #include "util/process.h"
 
@@ -27,10 +28,11 @@ Result<CommandEnd> capture_all(const app::CaptureOptions& options,
   auto on_task = [](const std::string& folder, const harness::CaptureOutcome& outcome, size_t done,
                     size_t total) {
     fmt::print(stderr, "[{:>4}/{}] {}/{:<48} {:<9} {:6.1f} s  {}\n", done, total, folder,
-               outcome.task,
-               outcome.captured ? "captured" : "FAILED", outcome.seconds,
-               outcome.captured ? fmt::format("{} nodes", outcome.nodes)
-                                : outcome.category + ": " + outcome.message);
+               outcome.task, outcome.captured ? "captured" : "FAILED", outcome.seconds,
+               outcome.captured
+                   ? fmt::format("{} nodes", outcome.nodes)
+                   : fmt::format("{}: {}", harness::capture_category_name(outcome.category),
+                                 outcome.message));
   };
   STITCH_ASSIGN_OR_RETURN(app::CapturedFolders captured,
                           app::capture_folders(options, torch_harness, on_task));
@@ -39,8 +41,8 @@ Result<CommandEnd> capture_all(const app::CaptureOptions& options,
     fmt::print("{:<24} {:>9} {:>7}\n", tally.folder, tally.captured, tally.failures.size());
   for (const auto& tally : captured.tallies)
     for (const auto& failure : tally.failures)
-      fmt::print("  FAILED {}/{}: {}: {}\n", tally.folder, failure.task, failure.category,
-                 failure.message);
+      fmt::print("  FAILED {}/{}: {}: {}\n", tally.folder, failure.task,
+                 harness::capture_category_name(failure.category), failure.message);
   fmt::print(stderr, "details: {}\n", (captured.run_dir / "captures.json").string());
   return captured.failed() == 0 ? CommandEnd::succeeded : CommandEnd::failed;
 }
@@ -55,8 +57,7 @@ CommandAction setup_capture(CLI::App& app) {
                  "one or more folders of them")
       ->required();
   app.add_flag("--all", *all, "Capture every *.py task in the given folders and summarise");
-  app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
-      ->capture_default_str();
+  add_runs_dir_option(app, options->runs_dir);
   app.add_flag("--inference", options->inference,
                "Capture in eval mode (BatchNorm uses running statistics); default is KernelBench's "
                "training mode");

@@ -7,6 +7,7 @@
 #include "app/generate.h"
 #include "cli/build_cache_option.h"
 #include "cli/commands.h"
+#include "cli/common_options.h"
 #include "util/process.h"
 
 namespace stitch::cli {
@@ -38,14 +39,11 @@ Result<CommandEnd> run_generate(app::GenerateOptions options, const BuildCacheOp
 CommandAction setup_generate(CLI::App& app) {
   auto options = std::make_shared<app::GenerateOptions>();
   auto cache = std::make_shared<BuildCacheOption>();
-  app.add_option("target", options->target,
-                 "A task (.py, captured first), a run directory, or a graph.json")
-      ->required();
+  add_target_argument(app, options->target, TargetKinds::task_run_dir_or_graph);
   app.add_option(
       "--out", options->out,
       "Directory for program.cu and plan.json (default: the run directory's generated/)");
-  app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
-      ->capture_default_str();
+  add_runs_dir_option(app, options->runs_dir);
   app.add_option("--arch", options->arch,
                  "nvcc target for the compile check (default: the GPU's, else sm_90)");
   app.add_flag("!--no-compile", options->compile, "Only write the source; skip the nvcc check");

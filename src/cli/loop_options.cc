@@ -1,11 +1,12 @@
 // The loop's options on the command line (loop_options.h).
 #include "cli/loop_options.h"
 
+#include "cli/common_options.h"
+
 namespace stitch::cli {
 
 void add_loop_options(CLI::App& app, app::LoopOptions& options) {
-  app.add_option("--track", options.track, "Precision track: fp32, tf32 or bf16")
-      ->capture_default_str();
+  add_track_option(app, options.track);
   app.add_option("--arch", options.arch, "nvcc target (default: the GPU's, else sm_90)");
   app.add_option("--max-attempts", options.max_attempts, "Verifications in all (budget)")
       ->capture_default_str()
@@ -22,15 +23,7 @@ void add_loop_options(CLI::App& app, app::LoopOptions& options) {
   app.add_flag("--no-refine", options.no_refine, "Stop at the first verified program");
   app.add_flag("--strict-fp32-gemm", options.strict_fp32_gemm,
                "Plan every GEMM in strict FP32 from the start (no split-precision 3xTF32)");
-  app.add_option("--sets", options.sets, "Correctness input sets per verification")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app.add_option("--iters", options.iters, "Timed iterations per verification")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--timeout", options.timeout_s, "Seconds allowed for each runner")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_verification_options(app, options.sets, options.iters, options.timeout_s);
 }
 
 }  // namespace stitch::cli

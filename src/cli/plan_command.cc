@@ -5,6 +5,7 @@
 
 #include "app/plan.h"
 #include "cli/commands.h"
+#include "cli/common_options.h"
 #include "plan/plan_json.h"
 #include "plan/plan_print.h"
 
@@ -35,9 +36,7 @@ Result<CommandEnd> run_plan(const app::PlanTargetOptions& options, const PlanPri
 CommandAction setup_plan(CLI::App& app) {
   auto options = std::make_shared<app::PlanTargetOptions>();
   auto printing = std::make_shared<PlanPrinting>();
-  app.add_option("target", options->target,
-                 "A task (.py, captured first), a run directory, or a graph.json")
-      ->required();
+  add_target_argument(app, options->target, TargetKinds::task_run_dir_or_graph);
   app.add_flag("--json", printing->json, "Print plan.json instead of the table");
   app.add_flag("--details", printing->details,
                "Also print every subtask's loads, steps and stores");
@@ -48,8 +47,7 @@ CommandAction setup_plan(CLI::App& app) {
                  "coverage, lower, materialize, views, fuse, subtasks");
   app.add_option("--out", options->out,
                  "Where to write plan.json (default: the run directory's plan.json)");
-  app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
-      ->capture_default_str();
+  add_runs_dir_option(app, options->runs_dir);
   app.add_option(
       "--gpu", options->gpu,
       "Plan for this GPU's spec-sheet peaks (e.g. H100); default: the local GPU, else H200");

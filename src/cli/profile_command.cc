@@ -6,16 +6,14 @@
 
 #include "app/profile.h"
 #include "cli/commands.h"
+#include "cli/common_options.h"
 
 namespace stitch::cli {
 
 CommandAction setup_profile(CLI::App& app) {
   auto options = std::make_shared<app::ProfileOptions>();
   auto print_json = std::make_shared<bool>(false);
-  app.add_option("target", options->target,
-                 "The task (a KernelBench-style .py, captured first) or a run directory holding "
-                 "its capture")
-      ->required();
+  add_target_argument(app, options->target, TargetKinds::task_or_run_dir);
   app.add_option("program", options->program,
                  "The program to profile: a CUDA source (.cu, built with the build cache) or a "
                  "built program (.so)");

@@ -9,6 +9,7 @@
 #include "app/run.h"
 #include "cli/build_cache_option.h"
 #include "cli/commands.h"
+#include "cli/common_options.h"
 #include "cli/loop_options.h"
 
 namespace stitch::cli {
@@ -90,8 +91,7 @@ CommandAction setup_run(CLI::App& app) {
       "main. Progress: one line per step. Resumable after any interruption (--resume).");
   app.add_option("task", options->run.task, "The task: a KernelBench-style PyTorch file (.py)");
   app.add_option("--resume", options->run.resume, "Continue the run in this run directory");
-  app.add_option("--runs-dir", options->run.runs_dir, "Where run directories are created")
-      ->capture_default_str();
+  add_runs_dir_option(app, options->run.runs_dir);
   add_loop_options(app, options->run.loop);
   options->build_cache.add_to(
       app, "Build cache directory (default $STITCH_BUILD_CACHE or ~/.cache/stitchcuda/builds)",

@@ -5,6 +5,7 @@
 #include "app/verify.h"
 #include "cli/build_cache_option.h"
 #include "cli/commands.h"
+#include "cli/common_options.h"
 #include "verify/verify_report.h"
 
 namespace stitch::cli {
@@ -24,9 +25,9 @@ void print_report(const app::VerifyProgramResult& result) {
 }
 
 Result<CommandEnd> run_verify(app::VerifyProgramOptions options, const VerifyPrinting& printing) {
-  options.build_cache = printing.build_cache.resolved();
+  options.verify.build_cache_dir = printing.build_cache.resolved();
   options.progress = print_progress;
-  options.on_step = [](const VerifyStep& step) {
+  options.verify.on_step = [](const VerifyStep& step) {
     fmt::print(stderr, "  {:<14} {:>8.2f} s  {}{}\n", step.name, step.seconds, step.status,
                step.detail.empty() ? "" : "  " + step.detail.substr(0, 120));
   };
@@ -43,27 +44,15 @@ Result<CommandEnd> run_verify(app::VerifyProgramOptions options, const VerifyPri
 CommandAction setup_verify(CLI::App& app) {
   auto options = std::make_shared<app::VerifyProgramOptions>();
   auto printing = std::make_shared<VerifyPrinting>();
-  app.add_option("target", options->target,
-                 "The task (a KernelBench-style .py, captured first) or a run directory holding "
-                 "its capture")
-      ->required();
+  add_target_argument(app, options->target, TargetKinds::task_or_run_dir);
   app.add_option("programs", options->programs, "The program: one or more .cu files")->required();
-  app.add_option("--track", options->track, "Precision track: fp32, tf32 or bf16")
-      ->capture_default_str();
+  add_track_option(app, options->track);
   app.add_option("--arch", options->arch, "nvcc target (default: the GPU's, else sm_90)");
-  app.add_option("--runs-dir", options->runs_dir, "Where run directories are created")
-      ->capture_default_str();
-  app.add_option("--sets", options->sets, "Correctness input sets drawn by the judge")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app.add_option("--iters", options->iters, "Timed iterations")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--timeout", options->timeout_s, "Seconds allowed for the runner")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_runs_dir_option(app, options->runs_dir);
+  add_verification_options(app, options->verify.sets, options->verify.timing_iters,
+                           options->verify.runner_timeout_s);
   app.add_flag("--json", printing->json, "Print verify.json instead of the summary");
-  app.add_flag("!--no-baselines", options->baselines,
+  app.add_flag("!--no-baselines", options->verify.baselines,
                "Skip the eager / torch.compile baseline timings (no speedups)");
   app.add_option("-I,--include-dir", options->include_dirs,
                  "Directory searched for the program's quoted #includes (repeatable); headers "

@@ -36,18 +36,18 @@ CaptureOutcome read_capture_record(const fs::path& dir, const fs::path& task_fil
   outcome.dir = dir;
   auto text = read_file(dir / "capture.json");
   if (!text.ok()) {
-    outcome.category = "internal";
+    outcome.category = CaptureCategory::internal;
     outcome.message = "the harness wrote no capture.json";
     return outcome;
   }
   auto record = nlohmann::json::parse(*text, nullptr, false);
   if (record.is_discarded() || !record.is_object()) {
-    outcome.category = "internal";
+    outcome.category = CaptureCategory::internal;
     outcome.message = "capture.json is not valid JSON";
     return outcome;
   }
   outcome.captured = record.value("status", "") == "captured";
-  outcome.category = record.value("category", "");
+  outcome.category = capture_category_from_name(record.value("category", ""));
   outcome.message = first_line(record.value("message", ""));
   outcome.nodes = record.value("nodes", 0);
   if (record.contains("seconds") && record["seconds"].is_object())
@@ -107,7 +107,7 @@ CaptureOutcome PythonHarness::capture(const CaptureRequest& request) {
     outcome.task_file = request.task_file;
     outcome.task = request.task_file.stem().string();
     outcome.dir = request.out_dir;
-    outcome.category = "internal";
+    outcome.category = CaptureCategory::internal;
     outcome.message = process.error().message;
     return outcome;
   }
@@ -117,11 +117,11 @@ CaptureOutcome PythonHarness::capture(const CaptureRequest& request) {
   CaptureOutcome outcome = read_capture_record(request.out_dir, request.task_file);
   if (process->timed_out) {
     outcome.captured = false;
-    outcome.category = "timeout";
+    outcome.category = CaptureCategory::timeout;
     outcome.message = fmt::format("capture {}", process->describe());
   } else if (!process->succeeded() && outcome.captured) {
     outcome.captured = false;
-    outcome.category = "internal";
+    outcome.category = CaptureCategory::internal;
     outcome.message = fmt::format("harness {} after writing capture.json", process->describe());
   } else if (!process->succeeded() && outcome.message.empty()) {
     outcome.message = fmt::format("harness {}: {}", process->describe(),
@@ -151,7 +151,8 @@ std::vector<CaptureOutcome> PythonHarness::capture_batch(
     // The batch line is authoritative for timeouts and crashes that left no capture.json.
     if (record.value("status", "") != "captured") {
       outcome.captured = false;
-      if (outcome.category.empty()) outcome.category = record.value("category", "internal");
+      if (outcome.category == CaptureCategory::none)
+        outcome.category = capture_category_from_name(record.value("category", "internal"));
       if (outcome.message.empty()) outcome.message = first_line(record.value("message", ""));
     }
     if (record.contains("seconds") && record["seconds"].is_number())
@@ -170,7 +171,7 @@ std::vector<CaptureOutcome> PythonHarness::capture_batch(
     outcome.task = file.stem().string();
     outcome.task_file = file;
     outcome.dir = out_dir / outcome.task;
-    outcome.category = "internal";
+    outcome.category = CaptureCategory::internal;
     outcome.message = process.ok()
                           ? fmt::format("not reported by the harness ({}): {}", process->describe(),
                                         first_line(process->stderr_text))

@@ -3,11 +3,15 @@
 // in the run directory (DESIGN.md §4). TorchHarness is the interface; tests use a fake.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "util/enum_names.h"
 #include "util/process.h"
 #include "util/result.h"
 
@@ -35,13 +39,51 @@ struct CaptureRequest {
   double timeout_s = 900;
 };
 
+// Why a capture failed: python/stitch_harness/errors.py's Category (capture.json's `category`),
+// and ir_rejected, a graph.json the IR does not load (app/capture.cc). `none` (written "") for a
+// capture that did not fail.
+enum class CaptureCategory : uint8_t {
+  none,
+  not_a_task,  // no Model / get_inputs / get_init_inputs: bad input, not a failure of the work
+  load_failed,
+  construct_failed,
+  inputs_failed,
+  export_failed,
+  decompose_failed,
+  reference_failed,
+  timeout,
+  internal,  // the harness itself (or a category this build does not know)
+  ir_rejected,
+};
+inline constexpr std::array<std::string_view, 11> kCaptureCategoryNames = {"",
+                                                                           "not_a_task",
+                                                                           "load_failed",
+                                                                           "construct_failed",
+                                                                           "inputs_failed",
+                                                                           "export_failed",
+                                                                           "decompose_failed",
+                                                                           "reference_failed",
+                                                                           "timeout",
+                                                                           "internal",
+                                                                           "ir_rejected"};
+static_assert(kCaptureCategoryNames.size() ==
+              static_cast<size_t>(CaptureCategory::ir_rejected) + 1);
+constexpr std::string_view capture_category_name(CaptureCategory category) {
+  return enum_name(kCaptureCategoryNames, category);
+}
+// The category named `name`; a name this build does not know is `internal`.
+constexpr CaptureCategory capture_category_from_name(std::string_view name) {
+  return enum_from_name<CaptureCategory>(kCaptureCategoryNames, name)
+      .value_or(CaptureCategory::internal);
+}
+
 // What a capture produced; failures are data (category + one-line message), not errors.
 struct CaptureOutcome {
   std::string task;        // stem of the task file
   fs::path task_file;
   fs::path dir;            // where graph.json etc. are (or the failure details)
   bool captured = false;
-  std::string category;    // when failed: not_a_task, construct_failed, export_failed, ...
+  CaptureCategory category = CaptureCategory::none;  // when failed: why
   std::string message;     // when failed: one line
   double seconds = 0;
   int nodes = 0;

@@ -107,6 +107,15 @@ Result<nlohmann::json> RunDir::read_json(std::string_view relative) const {
   return parsed;
 }
 
+std::string RunDir::task_name() const {
+  std::string task = root_.filename().string();
+  if (auto summary = read_json("summary.json"); summary.ok() && summary->is_object()) {
+    auto found = summary->find("task");
+    if (found != summary->end() && found->is_string()) task = found->get<std::string>();
+  }
+  return task;
+}
+
 Status RunDir::set_status(RunStatus status, const nlohmann::json& fields) {
   nlohmann::json summary = nlohmann::json::object();
   if (fs::exists(root_ / "summary.json")) {

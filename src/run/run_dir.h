@@ -46,6 +46,9 @@ class RunDir {
   Status write_text(std::string_view relative, std::string_view text);
   Result<nlohmann::json> read_json(std::string_view relative) const;
 
+  // The task summary.json names (written by create and open_or_adopt), else the directory's name.
+  std::string task_name() const;
+
   // Rewrites summary.json with `fields` merged in and the given status.
   Status set_status(RunStatus status, const nlohmann::json& fields = nlohmann::json::object());
 

@@ -90,6 +90,16 @@ Status read_field(const nlohmann::json& doc, const char* key, T& out) {
   return {};
 }
 
+// The same for a field that may be absent: present and not null sets `out`, else it is left as is.
+template <class T>
+Status read_field(const nlohmann::json& doc, const char* key, std::optional<T>& out) {
+  if (doc.is_object() && (!doc.contains(key) || doc[key].is_null())) return {};
+  T value{};
+  STITCH_TRY(read_field(doc, key, value));
+  out = std::move(value);
+  return {};
+}
+
 // doc[key] as an enum through its `from_name` parser (verdict.h's *_from_name); an absent field is
 // an Error, like an unknown name.
 template <class Enum, class Parse>

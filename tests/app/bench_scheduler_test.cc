@@ -40,7 +40,7 @@ class FakeRunner final : public BenchTaskRunner {
     bench::BenchRecord record;
     record.task = task.task;
     record.level = task.level;
-    record.outcome = "passed";
+    record.outcome = bench::BenchOutcome::passed;
     return record;
   }
   EpochClock clock() {

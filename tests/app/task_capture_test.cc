@@ -23,7 +23,7 @@ class FakeHarness final : public harness::TorchHarness {
     harness::CaptureOutcome outcome;
     outcome.dir = request.out_dir;
     outcome.captured = category_.empty();
-    outcome.category = category_;
+    outcome.category = harness::capture_category_from_name(category_);
     outcome.message = category_.empty() ? "" : "it failed: " + category_;
     if (outcome.captured) std::ofstream(request.out_dir / "graph.json") << "{}";
     requests.push_back(request);
@@ -81,6 +81,7 @@ TEST(TaskCapture, NotATaskIsBadInputAndOtherFailuresAreNot) {
     auto summary = read_file(runs[0] / "summary.json");
     ASSERT_TRUE(summary.ok());
     EXPECT_NE(summary->find("\"failed\""), std::string::npos);
+    EXPECT_NE(summary->find("\"category\": \"" + category + "\""), std::string::npos) << *summary;
     EXPECT_NE(read_file(runs[0] / "events.jsonl")->find("capture.failed"), std::string::npos);
   }
 }

@@ -12,7 +12,7 @@ namespace {
 using testing::make_record;
 
 BenchRecord timed(std::string task, double median, double p10, double p90) {
-  BenchRecord record = make_record(std::move(task), "level2", "passed", median, {});
+  BenchRecord record = make_record(std::move(task), "level2", BenchOutcome::passed, median, {});
   record.ours_p10_ms = p10;
   record.ours_p90_ms = p90;
   return record;
@@ -49,12 +49,12 @@ TEST(BenchCompare, NewP10AboveOldP90IsSlower) {
 }
 
 TEST(BenchCompare, PassedToNotPassedIsARegressionAndTheReverseIsNot) {
-  BenchRecord wrong = make_record("A", "level2", "wrong", std::nullopt, {});
+  BenchRecord wrong = make_record("A", "level2", BenchOutcome::wrong, std::nullopt, {});
   auto lost = compare_benches({timed("A", 1.0, 0.9, 1.1)}, {wrong});
   const TaskChange& a = lost.tasks[0];
   EXPECT_TRUE(a.outcome_changed());
-  EXPECT_EQ(*a.old_outcome, "passed");
-  EXPECT_EQ(*a.new_outcome, "wrong");
+  EXPECT_EQ(*a.old_outcome, BenchOutcome::passed);
+  EXPECT_EQ(*a.new_outcome, BenchOutcome::wrong);
   EXPECT_EQ(a.regression, Regression::no_longer_passes);
   EXPECT_FALSE(a.ratio);
   auto gained = compare_benches({wrong}, {timed("A", 1.0, 0.9, 1.1)});
@@ -74,7 +74,7 @@ TEST(BenchCompare, TasksInOneBenchOnlyAreListedAndNotRegressions) {
 }
 
 TEST(BenchCompare, AMissingSpreadFlagsNoTimeRegression) {
-  BenchRecord old_record = make_record("A", "level2", "passed", 1.0, {});  // no p10/p90
+  BenchRecord old_record = make_record("A", "level2", BenchOutcome::passed, 1.0, {});  // no p10/p90
   auto comparison = compare_benches({old_record}, {timed("A", 5.0, 4.9, 5.1)});
   EXPECT_DOUBLE_EQ(*comparison.tasks[0].ratio, 5.0);
   EXPECT_EQ(comparison.regressions(), 0);

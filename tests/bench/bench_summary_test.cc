@@ -70,19 +70,19 @@ TEST(BenchSummary, FastPAndGeomeanPerLevelAndOverAll) {
 }
 
 TEST(BenchSummary, ModesStandardFirstThenAlphabetical) {
-  auto r = make_record("t", "l", "passed", 1.0,
+  auto r = make_record("t", "l", BenchOutcome::passed, 1.0,
                        {{"zeta", 1}, {"reduce-overhead", 1}, {"alpha", 1}, {"eager", 1}});
   EXPECT_EQ(baseline_modes({r}),
             (std::vector<std::string>{"eager", "reduce-overhead", "alpha", "zeta"}));
   EXPECT_EQ(table_modes({r}),
             (std::vector<std::string>{"eager", "compile", "reduce-overhead", "alpha", "zeta"}));
-  EXPECT_TRUE(baseline_modes({make_record("t", "l", "passed", 1.0, {})}).empty());
+  EXPECT_TRUE(baseline_modes({make_record("t", "l", BenchOutcome::passed, 1.0, {})}).empty());
 }
 
 TEST(BenchSummary, LevelsInNaturalOrder) {
-  std::vector<BenchRecord> records = {make_record("a", "level10", "passed", 1, {}),
-                                      make_record("b", "level2", "wrong", 1, {}),
-                                      make_record("c", "level1", "passed", 1, {})};
+  std::vector<BenchRecord> records = {make_record("a", "level10", BenchOutcome::passed, 1, {}),
+                                      make_record("b", "level2", BenchOutcome::wrong, 1, {}),
+                                      make_record("c", "level1", BenchOutcome::passed, 1, {})};
   auto levels = summarize_levels(records);
   ASSERT_EQ(levels.size(), 4u);
   EXPECT_EQ(levels[0].level, "level1");

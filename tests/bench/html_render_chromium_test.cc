@@ -88,8 +88,9 @@ std::pair<uint32_t, uint32_t> png_size(const std::string& bytes) {
 TEST_F(ChromiumRender, DomHasChartsAndScreenshotHasInk) {
   auto records = testing::rich_records();
   for (int i = 0; i < 8; ++i) {  // enough tasks to fill the screenshot
-    auto extra = testing::make_record(fmt::format("{}_Extra", i + 20), "level2", "passed", 1.0 + i,
-                                      {{"eager", 2.0 + 0.5 * i}, {"compile", 1.5 + 0.25 * i}});
+    auto extra =
+        testing::make_record(fmt::format("{}_Extra", i + 20), "level2", BenchOutcome::passed,
+                             1.0 + i, {{"eager", 2.0 + 0.5 * i}, {"compile", 1.5 + 0.25 * i}});
     records.push_back(extra);
   }
   fs::path page = dir_ / "report.html";

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # `stitchcuda bench --compare OLD NEW` on bench directories written here: per-task lines, exit 0
-# without a regression, 1 with one (named in the output), 2 for a directory that is no bench.
+# without a regression, 1 with one (named in the output), 2 for a directory that is no bench; and
+# the kept benches of docs/bench-history/ (DIR, the second argument) still load and compare to the
+# very output kept beside them.
 set -u
 bin=$1
+history=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
@@ -26,4 +29,8 @@ check "a missing bench is bad input" '[ $? = 2 ] && grep -q "not a bench directo
 check "OLD alone without a bench to run is bad input" '[ $? = 2 ]'
 "$bin" bench --help | grep -q -- "--compare" 
 check "--help names --compare and its exit code" '[ $? = 0 ] && "$bin" bench --help | tr -s " \n" " " | grep -q "Exit 1 when a task regressed"'
+old="$history/2026-12-01-h200-5f58b48" new="$history/2026-12-01-h200-aa607b5"
+"$bin" bench --compare "$old" "$new" >"$tmp/out" 2>&1
+check "a kept bench compares as it did (compare-with-5f58b48.txt, the path line aside)" \
+  '[ $? = 1 ] && diff <(tail -n +2 "$tmp/out") <(tail -n +2 "$new/compare-with-5f58b48.txt")'
 exit $fail

@@ -1,4 +1,5 @@
-// Run directories: unique names, status lifecycle, attempts, and the append-only event log.
+// Run directories: unique names, status lifecycle, attempts, the task they hold, and the
+// append-only event log.
 #include "run/run_dir.h"
 
 #include <fstream>
@@ -84,6 +85,15 @@ TEST(RunDir, BareCaptureDirectoryIsAdoptedOthersAreNot) {
   auto reopened = RunDir::open_or_adopt(capture);
   ASSERT_TRUE(reopened.ok());
   EXPECT_EQ(*reopened->new_attempt_dir(), capture / "attempts" / "01");
+}
+
+TEST(RunDir, TaskNameIsTheOneSummaryJsonNames) {
+  fs::path runs = fresh_dir("task_name");
+  auto run = RunDir::create(runs, "mlp", fixed_time);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->task_name(), "mlp") << "not the directory's name, mlp-<time>";
+  ASSERT_TRUE(run->write_json("summary.json", {{"task", 7}}).ok());
+  EXPECT_EQ(run->task_name(), run->root().filename().string()) << "a mistyped name is none";
 }
 
 TEST(RunDir, TaskNameIsSanitised) {

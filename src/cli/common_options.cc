@@ -1,0 +1,36 @@
+// The options several subcommands take (common_options.h).
+#include "cli/common_options.h"
+
+namespace stitch::cli {
+
+void add_target_argument(CLI::App& app, std::string& target, TargetKinds kinds) {
+  const char* help =
+      kinds == TargetKinds::task_or_run_dir
+          ? "The task (a KernelBench-style .py, captured first) or a run directory holding its "
+            "capture"
+          : "A task (.py, captured first), a run directory, or a graph.json";
+  app.add_option("target", target, help)->required();
+}
+
+void add_runs_dir_option(CLI::App& app, std::string& runs_dir) {
+  app.add_option("--runs-dir", runs_dir, "Where run directories are created")
+      ->capture_default_str();
+}
+
+void add_track_option(CLI::App& app, std::string& track) {
+  app.add_option("--track", track, "Precision track: fp32, tf32 or bf16")->capture_default_str();
+}
+
+void add_verification_options(CLI::App& app, int& sets, int& iters, double& timeout_s) {
+  app.add_option("--sets", sets, "Correctness input sets drawn by the judge")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--iters", iters, "Timed iterations per verification")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--timeout", timeout_s, "Seconds allowed for each runner")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+}  // namespace stitch::cli

@@ -1,0 +1,29 @@
+// The options several subcommands take, declared once so that each is named, explained and checked
+// the same way everywhere: the target a use resolves (app/target.h), --runs-dir, --track, and a
+// verification's --sets, --iters and --timeout.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace stitch::cli {
+
+// What the target argument may be.
+enum class TargetKinds : uint8_t {
+  task_or_run_dir,        // verify, profile
+  task_run_dir_or_graph,  // plan, generate
+};
+void add_target_argument(CLI::App& app, std::string& target, TargetKinds kinds);
+
+// --runs-dir, with its default shown.
+void add_runs_dir_option(CLI::App& app, std::string& runs_dir);
+
+// --track fp32|tf32|bf16 (the app function says what an unknown one is).
+void add_track_option(CLI::App& app, std::string& track);
+
+// --sets, --iters and --timeout of a verification (verify, and each of the loop's).
+void add_verification_options(CLI::App& app, int& sets, int& iters, double& timeout_s);
+
+}  // namespace stitch::cli
