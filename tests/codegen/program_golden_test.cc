@@ -62,6 +62,29 @@ TEST_P(EmittedProgramTest, MatchesGoldenAndCompiles) {
 INSTANTIATE_TEST_SUITE_P(OwnTasks, EmittedProgramTest, ::testing::ValuesIn(kTasks),
                          [](const auto& info) { return std::string(info.param); });
 
+// Portability (issue 13 item 9): every golden program also builds for an A100 (sm_80: no wgmma,
+// no TMA) and a B200 (sm_100), so a user of either gets a program that compiles.
+class PortableProgramTest
+    : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(PortableProgramTest, CompilesForOtherArchitectures) {
+  const auto [task, arch] = GetParam();
+  auto program = emit_for(task);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here";
+  auto built = testing::build_program(*program, arch);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_EQ(built->failure(), "") << arch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, PortableProgramTest,
+                         ::testing::Combine(::testing::ValuesIn(kTasks),
+                                            ::testing::Values("sm_80", "sm_100")),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)) + "_" +
+                                  std::get<1>(info.param);
+                         });
+
 // The tf32 / bf16 tracks (issue 13 item 6): every GEMM an LtMatmul with that tensor-core math,
 // none split; the program compiles. plan_gemm_tf32x3 is the fixture whose GEMM fp32 splits.
 class TensorMathEmittedProgramTest : public ::testing::TestWithParam<plan::TensorMath> {};
