@@ -1,6 +1,9 @@
-// Row-major FP32 GEMM through cuBLASLt, strict FP32 (CUBLAS_COMPUTE_32F: never TF32, except as the
-// engine of the split-precision Tf32x3Matmul in matmul_tf32x3.cuh), with an
-// optional bias / ReLU / GELU epilogue and strided batches (stride 0 broadcasts an operand).
+// Row-major FP32 GEMM through cuBLASLt, with an optional bias / ReLU / GELU epilogue and strided
+// batches (stride 0 broadcasts an operand). The math is strict FP32 (CUBLAS_COMPUTE_32F) unless
+// init_with_compute asks for tensor cores: fast_tf32 is the engine of the split-precision
+// Tf32x3Matmul (matmul_tf32x3.cuh) and the tf32 track's GEMM; fast_bf16 the bf16 track's (FP32 data,
+// BF16 products, FP32 accumulation). The static checks flag both names in candidate code on a track
+// that does not allow them.
 //
 // cuBLASLt is column-major. A row-major [r, c] matrix with leading dimension ld is, read
 // column-major, its transpose [c, r] with the same ld, so row-major C = A·B is computed as
@@ -140,9 +143,8 @@ class Tf32x3Matmul;  // matmul_tf32x3.cuh
 class LtMatmul {
  public:
   static constexpr int kMaxCandidates = 8;
-  // strict_fp32 always, except inside Tf32x3Matmul, which feeds TF32 tensor cores operands split
-  // so that the result stays FP32-accurate (hence private: see init_with_compute).
-  enum class Compute { strict_fp32, tf32_tensor_cores };
+  // What the GEMM computes with on FP32 data (see the header comment).
+  enum class Compute { strict_fp32, fast_tf32, fast_bf16 };
 
   LtMatmul() = default;
   ~LtMatmul() { release(); }
@@ -287,9 +289,7 @@ class LtMatmul {
   int candidates() const { return count_ > 0 ? count_ : 0; }
   int chosen() const { return chosen_; }
 
- private:
-  friend class Tf32x3Matmul;
-
+  // init with the given math: the tf32 and bf16 tracks, and Tf32x3Matmul's chunks.
   int init_with_compute(cublasLtHandle_t handle, const MatmulShape& requested,
                         MatmulEpilogue epilogue, bool accumulate_c, void* workspace,
                         size_t workspace_bytes, std::string& error, int alignment_bytes,
@@ -320,8 +320,9 @@ class LtMatmul {
     empty_ = shape.m == 0 || shape.n == 0;
     if (empty_) return STITCH_OK;
 
-    const cublasComputeType_t compute_type =
-        compute == Compute::strict_fp32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+    cublasComputeType_t compute_type = CUBLAS_COMPUTE_32F;
+    if (compute == Compute::fast_tf32) compute_type = CUBLAS_COMPUTE_32F_FAST_TF32;
+    if (compute == Compute::fast_bf16) compute_type = CUBLAS_COMPUTE_32F_FAST_16BF;
     STITCH_CHECK_CUBLAS(cublasLtMatmulDescCreate(&desc_, compute_type, CUDA_R_32F));
     STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_TRANSA, p.op_a));
     STITCH_CHECK_CUBLAS(set_desc(CUBLASLT_MATMUL_DESC_TRANSB, p.op_b));
@@ -371,13 +372,15 @@ class LtMatmul {
     cublasLtMatmulPreferenceDestroy(preference);
     STITCH_CHECK_CUBLAS(status);
     if (count_ <= 0) {
-      error = "LtMatmul::init: cuBLASLt has no FP32 algorithm for " + shape_text();
+      error = "LtMatmul::init: cuBLASLt has no algorithm for " + shape_text();
       return STITCH_ERROR_LIBRARY;
     }
     chosen_ = 0;
     return STITCH_OK;
   }
 
+ private:
+  friend class Tf32x3Matmul;  // releases its chunk GEMMs
 
   template <class T>
   cublasStatus_t set_desc(cublasLtMatmulDescAttributes_t attribute, const T& value) const {

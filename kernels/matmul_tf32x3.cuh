@@ -182,7 +182,7 @@ class Tf32x3Matmul {
     auto init_chunk = [&](LtMatmul& gemm, MatmulEpilogue chunk_epilogue, bool chunk_accumulate) {
       return gemm.init_with_compute(handle, problem_.split, chunk_epilogue, chunk_accumulate,
                                     workspace, workspace_bytes, error, alignment_bytes,
-                                    LtMatmul::Compute::tf32_tensor_cores);
+                                    LtMatmul::Compute::fast_tf32);
     };
     int status = init_chunk(gemm_, chunks == 1 ? epilogue : MatmulEpilogue::none, accumulate_c);
     if (status == STITCH_OK && chunks > 2) status = init_chunk(middle_, MatmulEpilogue::none, true);

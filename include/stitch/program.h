@@ -52,7 +52,8 @@ int stitch_abi_version(void);
 int stitch_init(const stitch_tensor* params, int n_params, void** state);
 
 /* Runs one forward pass on `stream`: reads `inputs` (graph.json `inputs` order, random inputs
- * included), writes every element of `outputs` (caller-owned buffers, graph.json `outputs` order).
+ * included), writes every element of `outputs` (caller-owned buffers, graph.json `outputs` order,
+ * contiguous: a reference that returns a view, e.g. a permute, still gets a row-major output).
  * Must not modify inputs, and must finish all its work on `stream` (or join other streams into it). */
 int stitch_forward(void* state, const stitch_tensor* inputs, int n_inputs, stitch_tensor* outputs,
                    int n_outputs, void* stream /* cudaStream_t */);

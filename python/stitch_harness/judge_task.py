@@ -24,6 +24,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from . import graph_eval
 from .graph_build import DTYPE_NAMES, value_type
+from .ipc import contiguous_strides
 from .judge_kb_inputs import refresh_in_place
 from .judge_tracks import STRICT_FLAGS, precision_flags
 from .task_loader import build_model, load_task
@@ -283,7 +284,14 @@ class JudgeTask:
         return tree_unflatten(leaves, spec)
 
     def output_types(self) -> list[dict]:
-        return [value_type(self.graph, ref) for ref in self.graph["outputs"]]
+        """The outputs as the program ABI has them (include/stitch/program.h): the reference's
+        dtype and shape with contiguous strides. A reference that returns a view (a permute, a
+        transpose) is compared by value; its strides are no part of what a program must write."""
+        types = []
+        for ref in self.graph["outputs"]:
+            entry = value_type(self.graph, ref)
+            types.append({**entry, "strides": contiguous_strides(entry["shape"])})
+        return types
 
     def device_params(self) -> dict[str, torch.Tensor]:
         if not hasattr(self, "_device_params"):

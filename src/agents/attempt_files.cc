@@ -3,6 +3,7 @@
 
 #include "util/fs.h"
 #include "util/json_fields.h"
+#include "verify/build/build_cache.h"  // sha256_hex
 
 namespace stitch::agents {
 namespace {
@@ -93,6 +94,23 @@ Result<CodeDraft> read_draft(const fs::path& attempt_dir) {
   auto draft = draft_from_json(doc, attempt_dir);
   if (!draft.ok()) return draft.error().with_context(attempt_dir.string());
   return draft;
+}
+
+Result<std::string> program_digest(const CodeDraft& draft) {
+  std::string material;
+  auto add = [&material](std::string_view part) {
+    material += part;
+    material += '\0';  // separates parts, so no two different lists concatenate alike
+  };
+  for (const auto* files : {&draft.sources, &draft.headers})
+    for (const auto& file : *files) {
+      STITCH_ASSIGN_OR_RETURN(std::string text, read_file(file));
+      add(file.filename().string());
+      add(text);
+    }
+  for (const auto& library : draft.libraries)
+    add(library);
+  return sha256_hex(material);
 }
 
 json finished_attempt_to_json(const FinishedAttempt& finished) {

@@ -30,6 +30,10 @@ Result<CodeDraft> draft_from_json(const nlohmann::json& doc,
                                   const std::filesystem::path& attempt_dir);
 Status write_draft(const std::filesystem::path& attempt_dir, const CodeDraft& draft);
 Result<CodeDraft> read_draft(const std::filesystem::path& attempt_dir);
+// SHA-256 (hex) over what makes the draft's program: each source's and header's file name and
+// contents, in order, and the libraries it links. Not its directory, so the same program written
+// into two attempts has one digest (routing.h: a repeated deterministic failure).
+Result<std::string> program_digest(const CodeDraft& draft);
 
 // result.json.
 struct FinishedAttempt {

@@ -20,6 +20,38 @@ std::string scope_name(const RunState& state, const AttemptRecord& attempt) {
   return "the whole program";
 }
 
+// An earlier failed attempt of this run with the same program (digest) and the same verdict and
+// reason as `attempt`, or null. Without a digest (older states) nothing counts as the same.
+const AttemptRecord* same_failure_before(const RunState& state, const AttemptRecord& attempt) {
+  if (attempt.program_digest.empty()) return nullptr;
+  for (const auto& earlier : state.attempts) {
+    if (earlier.number >= attempt.number) break;
+    if (earlier.status == AttemptStatus::finished && earlier.result && !attempt_passes(earlier) &&
+        earlier.kind == attempt.kind && earlier.program_digest == attempt.program_digest &&
+        earlier.result->state == attempt.result->state &&
+        earlier.result->outcome == attempt.result->outcome &&
+        earlier.result->reason == attempt.result->reason)
+      return &earlier;
+  }
+  return nullptr;
+}
+
+// A deterministic failure: the same program failed the same way before. Under the same plan a
+// replan may change the program; after a replan that wrote it again, nothing will.
+void route_repeated_failure(RunState& state, const AttemptRecord& attempt,
+                            const AttemptRecord& earlier, const Budgets& budgets) {
+  const std::string what =
+      fmt::format("{}: attempts {:02} and {:02} ran the same program and failed the same way ({})",
+                  scope_name(state, attempt), earlier.number, attempt.number,
+                  describe_failure(attempt));
+  if (earlier.plan_version == attempt.plan_version)
+    route_replan(state, budgets, what);
+  else
+    finish_run(state, RunEnd::failed,
+               fmt::format("{}; replanning (v{} → v{}) did not change the program", what,
+                           earlier.plan_version, attempt.plan_version));
+}
+
 void after_refine(RunState& state, AttemptRecord& attempt, const Budgets& budgets) {
   state.refine.tried++;
   const AttemptRecord* best = state.best();
@@ -129,12 +161,15 @@ void route_after_attempt(RunState& state, int attempt_number, const Budgets& bud
     }
     return;
   }
-  // Failed: retry the same scope with the feedback, or replan after too many in a row.
+  // Failed: retry the same scope with the feedback, or replan after too many in a row, or at once
+  // when the failure repeats an earlier one exactly.
   state.failures_in_row++;
   if (attempt->kind == AttemptKind::subtask && attempt->subtask >= 0 &&
       attempt->subtask < static_cast<int>(state.subtasks.size()))
     state.subtasks[attempt->subtask].status = SubtaskStatus::failed;
-  if (state.failures_in_row >= budgets.max_attempts_per_scope)
+  if (const AttemptRecord* earlier = same_failure_before(state, *attempt))
+    route_repeated_failure(state, *attempt, *earlier, budgets);
+  else if (state.failures_in_row >= budgets.max_attempts_per_scope)
     route_replan(state, budgets,
                  fmt::format("{} failed {} times in a row (last: {})", scope_name(state, *attempt),
                              state.failures_in_row, describe_failure(*attempt)));

@@ -6,6 +6,9 @@
 //   integration passed                             → refine (if enabled), else finished;
 //   the same scope failed max_attempts_per_scope times in a row, or the Coder has nothing new
 //   (stagnation)                                   → replan, up to max_replans; then the run fails;
+//   the same program failed the same way twice (a deterministic failure: retrying cannot help)
+//                                                  → replan at once; if a replan wrote that
+//                                                    program again, the run fails with the reason;
 //   the machinery failed                           → the run stops (infrastructure_error);
 //   refine: a candidate is accepted only when correct and faster beyond the measured spread.
 // Budgets (attempts, wall time, LLM tokens) end the run before the next step.

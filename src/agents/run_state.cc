@@ -53,6 +53,7 @@ json attempt_to_json(const AttemptRecord& attempt) {
           {"subtask", attempt.subtask},
           {"variant", attempt.variant},
           {"label", attempt.label},
+          {"program_digest", attempt.program_digest},
           {"status", attempt_status_name(attempt.status)},
           {"result", attempt.result ? attempt_result_to_json(*attempt.result) : json(nullptr)},
           {"accepted", attempt.accepted},
@@ -70,6 +71,7 @@ Result<AttemptRecord> attempt_from_json(const json& doc) {
   STITCH_TRY(read_field(doc, "subtask", attempt.subtask));
   if (auto found = doc.find("variant"); found != doc.end()) attempt.variant = *found;
   STITCH_TRY(read_field(doc, "label", attempt.label));
+  STITCH_TRY(read_field(doc, "program_digest", attempt.program_digest));  // absent in older states
   STITCH_ASSIGN_OR_RETURN(attempt.status,
                           read_named<AttemptStatus>(doc, "status", kAttemptStatusNames));
   if (auto found = doc.find("result"); found != doc.end() && !found->is_null()) {

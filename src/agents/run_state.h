@@ -106,6 +106,9 @@ struct AttemptRecord {
   nlohmann::json variant =
       nlohmann::json::object();  // the Coder's knobs (built-in: program_variant.h)
   std::string label;             // one line: "plan v1", "refine: s02 block 512"
+  // SHA-256 over the draft's sources and headers (program_digest in attempt_files.h): equal
+  // digests are the same program, whatever the attempt directory. Empty before the Coder wrote.
+  std::string program_digest;
   AttemptStatus status = AttemptStatus::started;
   std::optional<AttemptResult> result;
   bool accepted = false;  // refine: became the best

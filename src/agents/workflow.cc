@@ -100,6 +100,8 @@ Status Workflow::reconcile(RunState& state) {
         if (auto draft = read_draft(dir); draft.ok()) {
           record.variant = draft->variant;
           record.label = draft->label;
+          // Routed as the uninterrupted run did, which knew the program's digest.
+          if (auto digest = program_digest(*draft); digest.ok()) record.program_digest = *digest;
         }
         emit("attempt.recovered",
              fmt::format("attempt {:02}: finished before the interruption: {}", record.number,
@@ -298,6 +300,7 @@ Status Workflow::step_attempt(RunState& state, AttemptKind kind, int subtask, js
   current->tokens = draft.tokens;
   state.used.tokens += draft.tokens;
   draft.label = current->label;
+  STITCH_ASSIGN_OR_RETURN(current->program_digest, program_digest(draft));
   STITCH_TRY(write_draft(dir, draft));
   checkpoint("after_code", number);
 

@@ -135,6 +135,7 @@ Status CoderTaskPreparer::prepare(const fs::path& bench_dir, const BenchTask& ta
   options.target = task.file;
   options.runs_dir = (bench_dir / "runs" / task.level).string();
   options.arch = loop_.arch;
+  options.track = loop_.track;
   options.strict_fp32_gemm = loop_.strict_fp32_gemm;
   // The loop's first build finds this one in worker 0's cache; each slot builds in its own
   // directory there.

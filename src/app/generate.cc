@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "app/planner_options.h"
 #include "app/target.h"
 #include "codegen/program_emitter.h"
 #include "ir/ir.h"
@@ -71,9 +72,9 @@ Result<GenerateResult> generate_program(const GenerateOptions& options, const Ta
                                                     : fs::path(options.target) / "generated";
   auto graph = ir::load_graph(target.graph.string());
   if (!graph.ok()) return graph.error().with_kind(ErrorKind::bad_input);
-  plan::PlanOptions plan_options;
-  if (auto gpu = query_gpu(0)) plan_options.peaks = plan::peaks_for_gpu(gpu->name, gpu->sm_count);
-  plan_options.allow_tf32x3 = !options.strict_fp32_gemm;
+  STITCH_ASSIGN_OR_RETURN(Track track, track_from_option(options.track));
+  const plan::PlanOptions plan_options =
+      planner_options({track, options.strict_fp32_gemm, ""}, query_gpu(0));
   STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::make_plan(*graph, plan_options));
   codegen::EmitOptions emit_options;
   emit_options.cuda_graph = options.cuda_graph;

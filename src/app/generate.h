@@ -22,6 +22,7 @@ struct GenerateOptions {
   std::string arch;  // empty: the GPU's, else sm_90
   bool compile = true;
   bool cuda_graph = true;
+  std::string track = "fp32";  // the precision track whose tensor-core math the GEMMs use
   bool strict_fp32_gemm = false;
   std::filesystem::path build_cache;  // empty: build into `out` (program.so)
   std::string worker_id = "generate";  // the build cache's in-progress directory

@@ -9,6 +9,7 @@
 #include "agents/export_best.h"
 #include "agents/refine.h"
 #include "agents/system_roles.h"
+#include "app/planner_options.h"
 #include "app/verify.h"
 #include "util/fs.h"
 #include "verify/build/gpu_info.h"
@@ -19,16 +20,14 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 Result<LoopSettings> loop_settings(const LoopOptions& options) {
-  auto track = enum_from_name<Track>(options.track);
-  if (!track)
-    return make_error(ErrorKind::bad_input, "unknown track '{}' (fp32, tf32, bf16)", options.track);
+  STITCH_ASSIGN_OR_RETURN(Track track, track_from_option(options.track));
   LoopSettings settings;
   settings.budgets.max_attempts = options.max_attempts;
   settings.budgets.max_wall_s = options.max_minutes * 60;
   settings.budgets.max_replans = options.max_replans;
   settings.budgets.refine = !options.no_refine;
   settings.budgets.max_refine_attempts = options.refine_attempts;
-  settings.track = *track;
+  settings.track = track;
   settings.arch = options.arch;
   settings.strict_fp32_gemm = options.strict_fp32_gemm;
   settings.sets = options.sets;
@@ -162,9 +161,8 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
                              std::function<void(const agents::WorkflowEvent&)> on_event,
                              std::function<void(const std::string&)> on_verify_step) {
   const std::optional<GpuInfo> gpu = query_gpu(0);
-  plan::PlanOptions plan_options;
-  if (gpu) plan_options.peaks = plan::peaks_for_gpu(gpu->name, gpu->sm_count);
-  plan_options.allow_tf32x3 = !settings.strict_fp32_gemm;
+  const plan::PlanOptions plan_options =
+      planner_options({settings.track, settings.strict_fp32_gemm, ""}, gpu);
   STITCH_ASSIGN_OR_RETURN(agents::SystemVerifierConfig config,
                           verifier_config(run, settings, harness, gpu, std::move(on_verify_step)));
   const fs::path runner_path = config.options.runner_path;

@@ -1,6 +1,7 @@
 // `plan` (plan.h).
 #include "app/plan.h"
 
+#include "app/planner_options.h"
 #include "app/target.h"
 #include "ir/ir.h"
 #include "plan/passes.h"
@@ -13,11 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-plan::GpuPeaks choose_peaks(const PlanTargetOptions& options) {
-  if (!options.gpu.empty()) return plan::peaks_for_gpu(options.gpu);
-  if (auto gpu = query_gpu(0)) return plan::peaks_for_gpu(gpu->name, gpu->sm_count);
-  return plan::h200_peaks();
-}
 
 }  // namespace
 
@@ -30,10 +26,10 @@ Result<PlanTargetResult> plan_target(const PlanTargetOptions& options, const Tas
     plan_path = target.run ? target.run->path("plan.json") : fs::path(options.target) / "plan.json";
   auto graph = ir::load_graph(target.graph.string());
   if (!graph.ok()) return graph.error().with_kind(ErrorKind::bad_input);
-  plan::PlanOptions plan_options;
-  plan_options.peaks = choose_peaks(options);
+  STITCH_ASSIGN_OR_RETURN(Track track, track_from_option(options.track));
+  plan::PlanOptions plan_options = planner_options(
+      {track, options.strict_fp32_gemm, options.gpu}, options.gpu.empty() ? query_gpu(0) : std::nullopt);
   plan_options.dump_after = options.dump_after;
-  plan_options.allow_tf32x3 = !options.strict_fp32_gemm;
   plan_options.dump = options.dump;
   auto plan = plan::make_plan(*graph, plan_options);
   if (!plan.ok()) {

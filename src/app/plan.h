@@ -21,6 +21,7 @@ struct PlanTargetOptions {
   std::string dump_after;  // a pass whose result `dump` receives
   std::function<void(std::string_view pass, const std::string& text)> dump;
   std::string gpu;  // plan for this GPU's peaks; empty: the local GPU's, else H200's
+  std::string track = "fp32";  // the precision track whose tensor-core math the GEMMs use
   bool strict_fp32_gemm = false;
 };
 

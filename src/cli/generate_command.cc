@@ -49,6 +49,10 @@ CommandAction setup_generate(CLI::App& app) {
   app.add_flag("!--no-compile", options->compile, "Only write the source; skip the nvcc check");
   app.add_flag("!--no-graph", options->cuda_graph,
                "Launch subtasks directly instead of replaying a CUDA graph");
+  app.add_option("--track", options->track,
+                 "Precision track: fp32 (FP32-accurate GEMMs), tf32 or bf16 (every GEMM on that "
+                 "tensor-core math, as `verify --track` judges it)")
+      ->capture_default_str();
   app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
                "Every GEMM in strict FP32 (no split-precision 3xTF32 on tensor cores, which the "
                "planner otherwise picks for compute-bound GEMMs)");

@@ -40,6 +40,10 @@ CommandAction setup_plan(CLI::App& app) {
   app.add_flag("--json", printing->json, "Print plan.json instead of the table");
   app.add_flag("--details", printing->details,
                "Also print every subtask's loads, steps and stores");
+  app.add_option("--track", options->track,
+                 "Precision track: fp32 (FP32-accurate GEMMs), tf32 or bf16 (every GEMM on that "
+                 "tensor-core math)")
+      ->capture_default_str();
   app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
                "Every GEMM in strict FP32 (no split-precision 3xTF32)");
   app.add_option("--dump-after", options->dump_after,

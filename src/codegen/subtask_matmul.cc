@@ -5,6 +5,7 @@
 
 #include "codegen/emit_context.h"
 #include "codegen/emit_elementwise.h"
+#include "plan/kernel_choice.h"
 
 namespace stitch::codegen {
 namespace {
@@ -14,6 +15,8 @@ using plan::Body;
 using plan::MatmulSpec;
 using plan::Store;
 using plan::Subtask;
+using plan::subtask_tensor_math;
+using plan::TensorMath;
 
 // A row-major operand's layout from its [batch, rows, cols] Access strides: row- or
 // column-contiguous (transposed), with its leading dimension; false for neither.
@@ -81,9 +84,17 @@ Result<std::string> emit_gemm_init(EmitContext& ctx, const Subtask& subtask, con
   iw.line("shape.stride_a = {}; shape.stride_b = {}; shape.stride_c = {};", spec.a.strides[0],
           spec.b.strides[0], spec.m * spec.n);
   iw.line("shape.trans_a = {}; shape.trans_b = {};", g.trans_a, g.trans_b);
-  iw.line("STITCH_CHECK(s->{}.init(s->lt, shape, MatmulEpilogue::{}, {}, s->lt_workspace, "
-          "s->lt_workspace_bytes, error));",
-          member, spec.library_epilogue, g.accumulate);
+  // The tf32 / bf16 tracks' tensor-core math (an LtMatmul: never split); strict FP32 otherwise.
+  const TensorMath math = subtask_tensor_math(subtask);
+  if (math == TensorMath::fp32)
+    iw.line("STITCH_CHECK(s->{}.init(s->lt, shape, MatmulEpilogue::{}, {}, s->lt_workspace, "
+            "s->lt_workspace_bytes, error));",
+            member, spec.library_epilogue, g.accumulate);
+  else
+    iw.line("STITCH_CHECK(s->{}.init_with_compute(s->lt, shape, MatmulEpilogue::{}, {}, "
+            "s->lt_workspace, s->lt_workspace_bytes, error, 16, LtMatmul::Compute::{}));",
+            member, spec.library_epilogue, g.accumulate,
+            math == TensorMath::tf32 ? "fast_tf32" : "fast_bf16");
   const int64_t a_elems =
       spec.a.strides[0] * (spec.batch - 1) + (g.trans_a ? spec.k * g.lda : spec.m * g.lda);
   const int64_t b_elems =

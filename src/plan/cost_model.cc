@@ -5,6 +5,7 @@
 #include <set>
 
 #include "plan/access.h"
+#include "plan/kernel_choice.h"
 #include "plan/passes.h"
 #include "plan/subtasks.h"
 #include "util/gpu_peaks.h"
@@ -54,6 +55,10 @@ double spec_flops(const SubtaskSpec& spec) {
 }  // namespace
 
 double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks) {
+  if (peaks.tf32_tflops > 0) {
+    if (subtask_tensor_math(subtask) == TensorMath::tf32) return peaks.tf32_tflops;
+    if (subtask_tensor_math(subtask) == TensorMath::bf16) return bf16_tflops(peaks);
+  }
   const auto split = subtask.tunables.find("split_tf32x3");
   if (split != subtask.tunables.end() && split->second == 1 && peaks.tf32_tflops > 0)
     return tf32x3_tflops(peaks);

@@ -34,8 +34,11 @@ double roofline_floor_us(double flops, double bytes, const GpuPeaks& peaks);
 // FP32 product; 0 without tensor cores.
 inline double tf32x3_tflops(const GpuPeaks& peaks) { return peaks.tf32_tflops / 3; }
 
+// Dense BF16 tensor cores (TFLOP/s): twice dense TF32 on A100, H100/H200 and B200 (datasheets).
+inline double bf16_tflops(const GpuPeaks& peaks) { return 2 * peaks.tf32_tflops; }
+
 // The compute peak behind a subtask's floor (TFLOP/s): tf32x3_tflops for a 3xTF32 GEMM (tunable
-// split_tf32x3 = 1), fp32_tflops otherwise.
+// split_tf32x3 = 1), the TF32 or BF16 peak for a GEMM with that tensor_math, fp32_tflops otherwise.
 double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks);
 
 }  // namespace stitch::plan

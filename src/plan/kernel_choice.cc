@@ -92,6 +92,24 @@ std::string_view row_strategy_name(int64_t strategy) {
   return strategy >= 0 && strategy < 3 ? kNames[strategy] : "unknown";
 }
 
+std::string_view tensor_math_name(int64_t math) {
+  static constexpr std::string_view kNames[] = {"fp32", "tf32", "bf16"};
+  return math >= 0 && math < 3 ? kNames[math] : "unknown";
+}
+
+std::optional<TensorMath> tensor_math_from_name(std::string_view name) {
+  for (int64_t math = 0; math < 3; ++math)
+    if (tensor_math_name(math) == name) return static_cast<TensorMath>(math);
+  return std::nullopt;
+}
+
+TensorMath subtask_tensor_math(const Subtask& subtask) {
+  const auto found = subtask.tunables.find("tensor_math");
+  if (found == subtask.tunables.end() || found->second < 0 || found->second > 2)
+    return TensorMath::fp32;
+  return static_cast<TensorMath>(found->second);
+}
+
 ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner) {
   // Constants of kernels/reduction.cuh: they decide how sums are grouped (result bits).
   constexpr int64_t kWarpRowMax = 1024, kSplitTargetBlocks = 1024, kMinRowSplit = 8192,
@@ -163,10 +181,12 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
 std::string format_tunable(const std::string& key, int64_t value) {
   if (key == "reduce_strategy") return fmt::format("{}", reduce_strategy_name(value));
   if (key == "row_strategy") return fmt::format("{}", row_strategy_name(value));
+  if (key == "tensor_math") return fmt::format("{}", tensor_math_name(value));
   return fmt::format("{}={}", key, value);
 }
 
-void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks) {
+void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks,
+                   TensorMath math) {
   subtask.tunables.clear();
   std::visit(
       [&](const auto& spec) {
@@ -183,7 +203,9 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
               estimate_gemm(spec.batch, spec.m, spec.n, spec.k, spec.batch * spec.m * spec.k,
                             (spec.b.strides[0] == 0 ? 1 : spec.batch) * spec.k * spec.n,
                             b_constant, peaks);
-          if (estimate.prefer_tf32x3) {
+          if (math != TensorMath::fp32) {
+            subtask.tunables["tensor_math"] = static_cast<int64_t>(math);
+          } else if (estimate.prefer_tf32x3) {
             subtask.tunables["split_tf32x3"] = 1;
             subtask.tunables["split_b_at_init"] = b_constant ? 1 : 0;
           }

@@ -7,7 +7,7 @@
 //                       transpose_a / transpose_b (1: the operand is column-major),
 //                       split_tf32x3 (1: split-precision 3xTF32 on tensor cores, FP32-accurate;
 //                       chosen by matmul_prefers_tf32x3), split_b_at_init (1: B is a parameter,
-//                       split once)
+//                       split once), tensor_math (TensorMath; absent: fp32 — strict or split)
 //   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
 //                       one output), workspace_bytes (the split partials)
 //   row_*               row_strategy (RowStrategy), per_thread (values kept in registers)
@@ -16,7 +16,9 @@
 // sizes the reduction workspace exactly. Keep them in sync (tests/plan/cost_test.cc pins cases).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "plan/plan.h"
 
@@ -36,6 +38,14 @@ enum class RowStrategy : int64_t {
   loop = 2,   // longer: a block per row, two passes over global memory
 };
 std::string_view row_strategy_name(int64_t strategy);
+// What a GEMM computes with on FP32 data (kernels/matmul.cuh LtMatmul::Compute), chosen per plan
+// from the precision track (PlanOptions::tensor_math): fp32 keeps strict FP32 or split 3xTF32,
+// both FP32-accurate; tf32 and bf16 use that tensor-core math directly (FP32 accumulation).
+enum class TensorMath : int64_t { fp32 = 0, tf32 = 1, bf16 = 2 };
+std::string_view tensor_math_name(int64_t math);
+std::optional<TensorMath> tensor_math_from_name(std::string_view name);
+// The subtask's tensor_math tunable (fp32 when absent).
+TensorMath subtask_tensor_math(const Subtask& subtask);
 
 // detail::plan_reduce of the kernel library: strategy, block shape, splits and partials.
 struct ReduceLaunch {
@@ -61,7 +71,9 @@ struct GemmEstimate {
 GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_elements,
                            int64_t b_elements, bool b_constant, const GpuPeaks& peaks);
 
-void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks);
+// `math`: what GEMMs compute with; fp32 leaves the strict / split-3xTF32 choice to the time model.
+void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks,
+                   TensorMath math = TensorMath::fp32);
 
 // "strategy=block_per_row" for enum-valued tunables, "block=256" otherwise.
 std::string format_tunable(const std::string& key, int64_t value);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "plan/kernel_choice.h"  // TensorMath
 #include "plan/plan.h"
 #include "util/result.h"
 
@@ -33,6 +34,9 @@ struct PlanOptions {
   // GEMMs may run as split-precision 3xTF32 (FP32-accurate, on tensor cores) where the time model
   // prefers it; false keeps every GEMM strict FP32 (`generate --strict-fp32-gemm`).
   bool allow_tf32x3 = true;
+  // What every GEMM computes with (the app maps the precision track to it: tf32 → tf32, bf16 →
+  // bf16); fp32 leaves each GEMM's strict / 3xTF32 choice to the time model.
+  TensorMath tensor_math = TensorMath::fp32;
   // A sum over a GEMM's output features (through scalar scales) becomes a matrix-vector product
   // with the weight summed first (pass "lower", lower_gemm_sum).
   bool reassociate_gemm_sums = true;

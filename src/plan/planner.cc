@@ -148,7 +148,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
   GpuPeaks choice_peaks = options.peaks;
   if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs only
   for (Subtask& subtask : plan.subtasks) {
-    choose_kernel(subtask, graph, choice_peaks);
+    choose_kernel(subtask, graph, choice_peaks, options.tensor_math);
     const SubtaskCost cost = estimate_subtask_cost(graph, subtask, options.peaks);
     subtask.flops = cost.flops;
     subtask.bytes = cost.bytes;

@@ -141,6 +141,30 @@ def test_works_when_exec_d_without_a_file(model_new, task):
     assert torch.equal(candidate(x)[1], reference(x)[1])
 
 
+def test_loads_the_way_kernelbench_does_with_a_build_directory(task, tmp_path, monkeypatch):
+    # Issue 13: KernelBench's load_custom_model, given a build directory, prepends
+    #   import os / os.environ['TORCH_EXTENSIONS_DIR'] = '<dir>'
+    # to the solution's source before compile() and exec() into its context; a `from __future__`
+    # import in model_new.py then no longer comes first and the file is scored a compile failure.
+    with open(os.path.join(BEST, "model_new.py"), encoding="utf-8") as f:
+        source = f.read()
+    # The extensions directory this process already built in (a new one would rebuild); the
+    # assignment the prefix makes is undone after the test.
+    build_directory = os.environ.get("TORCH_EXTENSIONS_DIR") or str(tmp_path / "kb-build")
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", build_directory)
+    source = ("import os\n" f"os.environ['TORCH_EXTENSIONS_DIR'] = '{build_directory}'\n") + source
+    context = {}
+    compile(source, "<string>", "exec")  # KernelBench scores a SyntaxError here as not compiling
+    exec(source, context)
+    assert os.environ["TORCH_EXTENSIONS_DIR"] == build_directory
+    torch.manual_seed(42)
+    candidate = context["ModelNew"](*task.get_init_inputs())
+    torch.manual_seed(42)
+    reference = task.Model(*task.get_init_inputs())
+    x = torch.randn(4, 8)
+    assert torch.equal(candidate(x)[1], reference(x)[1])
+
+
 def test_extension_directly(model_new):
     extension = model_new._load_extension(BEST)
     assert extension.ABI_VERSION == 1

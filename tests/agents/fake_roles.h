@@ -57,6 +57,8 @@ class FakeCoder final : public Coder {
   CoderGranularity mode = CoderGranularity::whole_program;
   // Scopes ("integration", "subtask:1") on which the Coder gives up after this many tries.
   std::map<std::string, int> stagnate_after;
+  // Set: every try writes this same program (a deterministic Coder that ignores the feedback).
+  std::optional<std::string> fixed_program;
   std::vector<CodeRequest> requests;
 
   CoderGranularity granularity() const override { return mode; }
@@ -80,9 +82,10 @@ class FakeCoder final : public Coder {
     draft.label = fmt::format("{} try {}", scope(request), try_number);
     draft.tokens = 100;
     const auto source = request.out_dir / "program.cu";
-    STITCH_TRY(
-        write_file_atomic(source, fmt::format("// plan v{} {} try {}\n{}\n", request.plan_version,
-                                              scope(request), try_number, draft.variant.dump())));
+    STITCH_TRY(write_file_atomic(
+        source, fixed_program ? *fixed_program
+                              : fmt::format("// plan v{} {} try {}\n{}\n", request.plan_version,
+                                            scope(request), try_number, draft.variant.dump())));
     draft.sources = {source};
     outcome.draft = draft;
     return outcome;

@@ -166,6 +166,50 @@ TEST_F(WorkflowTest, ReplansRunOutAndTheRunFails) {
   EXPECT_FALSE(state->best_attempt.has_value());
 }
 
+// Issue 13: a program failed with the same reason nine times in a row. The same program failing
+// the same way twice replans at once; a replan that writes it again ends the run with the reason.
+TEST_F(WorkflowTest, TheSameProgramFailingTheSameWayReplansOnceThenFails) {
+  coder_.fixed_program = "// one program, whatever the feedback\n";
+  const std::string reason = "output 0: not the layout this program was generated for";
+  for (int i = 1; i <= 3; ++i)
+    verifier_.script[fmt::format("integration try {}", i)] = {
+        VerifyState::verified, Outcome::wrong, 0, 0, 0, reason};
+  WorkflowOptions options;
+  options.budgets.max_attempts = 100;
+  auto state = workflow(options).start("task");
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  EXPECT_EQ(state->end, RunEnd::failed);
+  // v1: two attempts (the second repeats the first); v2: one, which repeats them again.
+  ASSERT_EQ(state->attempts.size(), 3u);
+  EXPECT_EQ(state->attempts[2].plan_version, 2);
+  ASSERT_EQ(state->plans.size(), 2u);
+  EXPECT_NE(state->plans[1].reason.find("attempts 01 and 02 ran the same program"),
+            std::string::npos)
+      << state->plans[1].reason;
+  EXPECT_NE(state->end_reason.find(reason), std::string::npos) << state->end_reason;
+  EXPECT_NE(state->end_reason.find("did not change the program"), std::string::npos)
+      << state->end_reason;
+  EXPECT_EQ(state->attempts[0].program_digest, state->attempts[2].program_digest);
+  EXPECT_EQ(state->attempts[0].program_digest.size(), 64u);
+}
+
+// The same program failing for different reasons (e.g. a flaky runtime error) is not a repeat:
+// the usual three tries per scope apply.
+TEST_F(WorkflowTest, TheSameProgramFailingDifferentlyRetriesAsUsual) {
+  coder_.fixed_program = "// one program\n";
+  for (int i = 1; i <= 3; ++i)
+    verifier_.script[fmt::format("integration try {}", i)] = {
+        VerifyState::verified, Outcome::runtime_error, 0, 0, 0, fmt::format("error {}", i)};
+  WorkflowOptions options;
+  options.budgets.max_replans = 0;
+  auto state = workflow(options).start("task");
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  EXPECT_EQ(state->end, RunEnd::failed);
+  EXPECT_EQ(state->attempts.size(), 3u);
+  EXPECT_NE(state->end_reason.find("failed 3 times in a row"), std::string::npos)
+      << state->end_reason;
+}
+
 TEST_F(WorkflowTest, StagnantCoderTriggersAReplanAndAnExhaustedPlannerEndsTheRun) {
   coder_.stagnate_after["integration"] = 1;
   verifier_.script["integration try 1"] = {VerifyState::verified, Outcome::runtime_error, 0, 0, 0,

@@ -35,7 +35,9 @@ struct BuiltProgram {
   }
 };
 
-inline Result<BuiltProgram> build_program(const EmittedProgram& program) {
+// `arch`: the nvcc target ("sm_90"; sm_80 and sm_100 for the portability test).
+inline Result<BuiltProgram> build_program(const EmittedProgram& program,
+                                          const std::string& arch = "sm_90") {
   std::string pattern =
       (std::filesystem::temp_directory_path() / "stitch_codegen_XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) return make_error("mkdtemp {} failed", pattern);
@@ -48,6 +50,7 @@ inline Result<BuiltProgram> build_program(const EmittedProgram& program) {
   BuildRequest request;
   request.sources = {built.dir / "program.cu"};
   request.libraries = program.libraries;
+  request.arch = arch;
   request.output_path = built.library;
   STITCH_ASSIGN_OR_RETURN(built.build, compiler.build(request));
   return built;

@@ -34,6 +34,16 @@ grep -q "Tf32x3Matmul mm0" "$work/tf32x3/program.cu" || fail "the large GEMM sho
 grep -q "LtMatmul mm0" "$work/strict/program.cu" || fail "--strict-fp32-gemm must keep LtMatmul"
 grep -q "Tf32x3\|matmul_tf32x3" "$work/strict/program.cu" && fail "--strict-fp32-gemm program uses 3xTF32"
 
+# The tf32 track: the same GEMM on TF32 tensor cores, one cuBLASLt call, no split.
+"$stitchcuda" generate "$tests/plan/data/plan_gemm_tf32x3.graph.json" --out "$work/tf32" \
+  --no-compile --track tf32 > "$work/tf32.txt" 2>&1 || fail "--track tf32: $(cat "$work/tf32.txt")"
+grep -q "LtMatmul::Compute::fast_tf32" "$work/tf32/program.cu" || fail "--track tf32 must use fast_tf32"
+grep -q "Tf32x3\|matmul_tf32x3" "$work/tf32/program.cu" && fail "--track tf32 program splits"
+"$stitchcuda" generate "$tests/plan/data/plan_gemm_tf32x3.graph.json" --out "$work/fp16" \
+  --no-compile --track fp16 > "$work/fp16.txt" 2>&1
+code=$?
+[ $code -eq 2 ] || fail "unknown track: exit $code, want 2"
+
 "$stitchcuda" generate "$tests/plan/data/plan_conv_refused.graph.json" --out "$work/conv" \
   > "$work/conv.txt" 2>&1
 code=$?

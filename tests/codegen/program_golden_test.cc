@@ -11,6 +11,7 @@
 
 #include "build_program.h"
 #include "codegen/program_emitter.h"
+#include "plan/kernel_choice.h"
 #include "plan/planner.h"
 #include "support/golden_file.h"
 #include "util/fs.h"
@@ -31,11 +32,14 @@ const char* const kTasks[] = {
     "plan_triangular_matmul",
 };
 
-Result<EmittedProgram> emit_for(const std::string& task) {
+Result<EmittedProgram> emit_for(const std::string& task,
+                                plan::TensorMath math = plan::TensorMath::fp32) {
   STITCH_ASSIGN_OR_RETURN(ir::Graph graph,
                           ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/" + task +
                                          ".graph.json"));
-  STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::make_plan(graph, plan::PlanOptions{}));
+  plan::PlanOptions options;
+  options.tensor_math = math;
+  STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::make_plan(graph, options));
   return emit_program(plan);
 }
 
@@ -57,6 +61,56 @@ TEST_P(EmittedProgramTest, MatchesGoldenAndCompiles) {
 
 INSTANTIATE_TEST_SUITE_P(OwnTasks, EmittedProgramTest, ::testing::ValuesIn(kTasks),
                          [](const auto& info) { return std::string(info.param); });
+
+// Portability (issue 13 item 9): every golden program also builds for an A100 (sm_80: no wgmma,
+// no TMA) and a B200 (sm_100), so a user of either gets a program that compiles.
+class PortableProgramTest
+    : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(PortableProgramTest, CompilesForOtherArchitectures) {
+  const auto [task, arch] = GetParam();
+  auto program = emit_for(task);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here";
+  auto built = testing::build_program(*program, arch);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_EQ(built->failure(), "") << arch;
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, PortableProgramTest,
+                         ::testing::Combine(::testing::ValuesIn(kTasks),
+                                            ::testing::Values("sm_80", "sm_100")),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)) + "_" +
+                                  std::get<1>(info.param);
+                         });
+
+// The tf32 / bf16 tracks (issue 13 item 6): every GEMM an LtMatmul with that tensor-core math,
+// none split; the program compiles. plan_gemm_tf32x3 is the fixture whose GEMM fp32 splits.
+class TensorMathEmittedProgramTest : public ::testing::TestWithParam<plan::TensorMath> {};
+
+TEST_P(TensorMathEmittedProgramTest, GemmsUseTheTrackMathAndCompile) {
+  const plan::TensorMath math = GetParam();
+  auto program = emit_for("plan_gemm_tf32x3", math);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  const std::string compute = math == plan::TensorMath::tf32 ? "LtMatmul::Compute::fast_tf32"
+                                                             : "LtMatmul::Compute::fast_bf16";
+  EXPECT_NE(program->source.find(compute), std::string::npos) << program->source;
+  EXPECT_EQ(program->source.find("Tf32x3Matmul"), std::string::npos);
+  EXPECT_EQ(program->source.find("matmul_tf32x3.cuh"), std::string::npos);
+
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  auto built = testing::build_program(*program);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_EQ(built->failure(), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathEmittedProgramTest,
+                         ::testing::Values(plan::TensorMath::tf32, plan::TensorMath::bf16),
+                         [](const auto& info) {
+                           return std::string(plan::tensor_math_name(
+                               static_cast<int64_t>(info.param)));
+                         });
 
 // A new fixture gets a golden program (kTasks) or is asserted refused (below).
 TEST(EmitProgram, EveryFixtureIsEmittedOrRefused) {

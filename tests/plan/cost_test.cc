@@ -86,6 +86,39 @@ TEST(CostModel, FloorUsesThePeakOfTheChosenArithmetic) {
   EXPECT_LT(split.floor_us, strict.floor_us);
 }
 
+// Issue 13 item 6: the tf32 and bf16 tracks' GEMMs use that tensor-core math (never split), and
+// their floors the matching peak; fp32 keeps the time model's strict / 3xTF32 choice.
+TEST(CostModel, TensorMathOfTheTrackSetsEveryGemmAndItsFloor) {
+  auto gemm_with = [](TensorMath math) {
+    GraphBuilder b;
+    auto x = b.input("x", {4096, 4096});
+    auto w = b.input("w", {4096, 4096});
+    b.output(b.node("mm", Op::mm, {ref(x), ref(w)}, {4096, 4096}));
+    PlanOptions options;
+    options.tensor_math = math;
+    auto plan = make_plan(b.graph(), options);
+    EXPECT_TRUE(plan.ok());
+    return plan.ok() ? plan->subtasks.at(0) : Subtask{};
+  };
+  const GpuPeaks h200 = h200_peaks();
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  const Subtask tf32 = gemm_with(TensorMath::tf32);
+  EXPECT_EQ(tf32.tunables.at("tensor_math"), 1);
+  EXPECT_EQ(tf32.tunables.count("split_tf32x3"), 0u);
+  EXPECT_EQ(subtask_tensor_math(tf32), TensorMath::tf32);
+  EXPECT_NEAR(tf32.floor_us, flops / (h200.tf32_tflops * 1e6), 1e-6);
+  const Subtask bf16 = gemm_with(TensorMath::bf16);
+  EXPECT_EQ(subtask_tensor_math(bf16), TensorMath::bf16);
+  EXPECT_DOUBLE_EQ(compute_peak_tflops(bf16, h200), 2 * h200.tf32_tflops);
+  const Subtask fp32 = gemm_with(TensorMath::fp32);
+  EXPECT_EQ(fp32.tunables.count("tensor_math"), 0u);
+  EXPECT_EQ(subtask_tensor_math(fp32), TensorMath::fp32);
+  EXPECT_EQ(fp32.tunables.count("split_tf32x3"), 1u);
+  EXPECT_EQ(format_tunable("tensor_math", 2), "bf16");
+  EXPECT_EQ(tensor_math_from_name("tf32"), TensorMath::tf32);
+  EXPECT_FALSE(tensor_math_from_name("fp16").has_value());
+}
+
 TEST(CostModel, TinyWorkIsLatencyBound) {
   GraphBuilder b;
   auto x = b.input("x", {16});

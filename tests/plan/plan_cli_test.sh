@@ -30,6 +30,14 @@ grep -q "node 'convolution' (aten.convolution.default): convolution is not cover
   { echo "FAIL refusal message"; cat "$tmp/err"; fail=1; }
 [ ! -e "$tmp/conv/plan.json" ] || { echo "FAIL refused plan written"; fail=1; }
 
+# --track (issue 13 item 6): the tf32 track's GEMM runs on TF32 tensor cores.
+expect 0 "--track tf32" -- "$bin" plan "$tmp/run/graph.json" --json --gpu H200 --track tf32
+grep -q '"tensor_math": 1' "$tmp/out" || { echo "FAIL --track tf32: no tensor_math"; fail=1; }
+expect 0 "--track fp32" -- "$bin" plan "$tmp/run/graph.json" --json --gpu H200
+grep -q '"tensor_math"' "$tmp/out" && { echo "FAIL fp32 plan has tensor_math"; fail=1; }
+expect 2 "unknown track" -- "$bin" plan "$tmp/run" --track fp16
+grep -q "unknown track 'fp16'" "$tmp/err" || { echo "FAIL unknown track message"; fail=1; }
+
 expect 2 "unknown pass" -- "$bin" plan "$tmp/run" --dump-after nonsense
 expect 2 "missing target" -- "$bin" plan "$tmp/none"
 expect 2 "not a task" -- "$bin" plan "$0"

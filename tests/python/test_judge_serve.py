@@ -76,6 +76,25 @@ def test_slots_json_schema(ssr_dir):
     json.dumps(slots)  # plain JSON
 
 
+def test_a_permuted_view_output_is_allocated_contiguous_and_compared_by_value(tmp_path):
+    """Issue 13: the reference returns a permuted view; the ABI gives the program a contiguous
+    output (include/stitch/program.h), so slots.json must say so, and a program that writes the
+    right values row-major passes."""
+    graph_dir = capture_task("plan_permuted_output.py", str(tmp_path))
+    session, exporter, slots = make_session(graph_dir, sets=1, spot=0)
+    assert slots["outputs"] == [{"dtype": "float32", "shape": [4, 8, 64, 32],
+                                 "strides": [16384, 2048, 32, 1]}]
+    params = {p["name"]: exporter.find(p["ipc_handle"]) for p in slots["params"]}
+    check_set = slots["check_sets"][0]
+    x = exporter.find(check_set["inputs"][0]["ipc_handle"])
+    y = exporter.find(check_set["outputs"][0]["ipc_handle"])
+    assert y.is_contiguous()
+    h = torch.relu(x @ params["linear.weight"].t() + params["linear.bias"])
+    y.copy_(h.view(4, 64, 8, 32).permute(0, 2, 1, 3))
+    result = session.compare()
+    assert result["passed"], result["messages"]
+
+
 def test_correct_runner_passes(ssr_dir):
     session, exporter, slots = make_session(ssr_dir, sets=2, spot=1)
     for check_set in slots["check_sets"]:

@@ -367,6 +367,14 @@ TEST(StaticChecks, EachRuleAndItsNearMiss) {
       {"auto c = CUBLAS_COMPUTE_32F_EMULATED_16BFX9;", {}},  // BF16x9: FP32-accurate emulation
       // Tracks.
       {"auto c = CUBLAS_COMPUTE_32F_FAST_TF32;", {}, Track::tf32},
+      // The kernel library's reduced-precision GEMM math, named by candidate code.
+      {"int f() { return mm.init_with_compute(h, s, e, false, w, n, err, 16, "
+       "LtMatmul::Compute::fast_tf32); }",
+       {"precision_downgrade"}},
+      {"auto m = LtMatmul::Compute::fast_tf32;", {}, Track::tf32},
+      {"auto m = LtMatmul::Compute::fast_bf16;", {"precision_downgrade"}, Track::tf32},
+      {"auto m = LtMatmul::Compute::fast_bf16;", {}, Track::bf16},
+      {"int fast_tf32 = 0;", {}},  // the bare word is no rule's
       {"__global__ void k(float* x) { __half h = __float2half(x[0]); }",
        {"precision_downgrade"},
        Track::tf32},

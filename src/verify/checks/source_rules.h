@@ -67,9 +67,13 @@ constexpr IdentifierRule kRules[] = {
      "TF32 cuBLAS math mode"},
     {"CUDNN_TENSOR_OP_MATH", E, F::any, K::precision_downgrade, true, R::tf32_library,
      "lets cuDNN use TF32 on FP32 data"},
+    {"fast_tf32", E, F::scoped, K::precision_downgrade, true, R::tf32_library,
+     "TF32 GEMM (kernels/matmul.cuh LtMatmul::Compute)"},
     // FP16 / BF16.
     {"CUBLAS_COMPUTE_32F_FAST_16F", E, F::any, K::precision_downgrade, true, R::half,
      "FP16 cuBLAS compute"},
+    {"fast_bf16", E, F::scoped, K::precision_downgrade, true, R::half,
+     "BF16 GEMM (kernels/matmul.cuh LtMatmul::Compute)"},
     {"CUBLAS_COMPUTE_32F_FAST_16BF", E, F::any, K::precision_downgrade, true, R::half,
      "BF16 cuBLAS compute"},
     {"CUBLAS_COMPUTE_16F", P, F::any, K::precision_downgrade, true, R::half, "FP16 cuBLAS compute"},
