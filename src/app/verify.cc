@@ -43,11 +43,17 @@ Status check_programs(const std::vector<std::string>& programs) {
   return {};
 }
 
-// The project's own headers (stitch/program.h) come from the compiler's include directories.
+// The project's own headers (stitch/program.h, kernels/*.cuh) come from the compiler's include
+// directories. Both sides are compared with symbolic links resolved: local_includes resolves them,
+// so a checkout reached through a link would otherwise have its kernels/ headers checked as
+// candidate code (and matmul.cuh's TF32 engine reported as a precision downgrade).
 bool is_project_header(const fs::path& header, const std::vector<fs::path>& include_dirs) {
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(header, ec);
   for (const auto& dir : include_dirs) {
     if (dir.empty()) continue;
-    fs::path relative = header.lexically_relative(fs::absolute(dir).lexically_normal());
+    const fs::path root = fs::weakly_canonical(fs::absolute(dir), ec);
+    fs::path relative = resolved.lexically_relative(root);
     if (!relative.empty() && *relative.begin() != "..") return true;
   }
   return false;

@@ -112,6 +112,27 @@ TEST_F(VerifyProgram, CopiesTheProgramLogsEveryStepAndRecordsTheVerdict) {
   EXPECT_TRUE(fs::exists(attempt / "feedback.json"));
 }
 
+// Issue 13: with the checkout reached through a symbolic link, the project's kernels/ headers were
+// statically checked as candidate code and a 3xTF32 program was reported hacked.
+TEST_F(VerifyProgram, ProjectHeadersThroughASymbolicLinkAreNotCheckedAsCandidateCode) {
+  const fs::path project = dir_.path() / "project";
+  ASSERT_TRUE(write_file_atomic(project / "kernels" / "gemm.cuh",
+                                "auto c = CUBLAS_COMPUTE_32F_FAST_TF32;\n")
+                  .ok());
+  const fs::path link = dir_.path() / "checkout-link";
+  fs::create_directory_symlink(project, link);
+  compiler_.search_dirs = {link};  // project_header_dirs() defaults to these
+  ASSERT_TRUE(write_file_atomic(dir_.path() / "prog" / "prog.cu",
+                                "#include \"kernels/gemm.cuh\"\n"
+                                "extern \"C\" int stitch_abi_version(void) { return 1; }\n")
+                  .ok());
+  auto verified = verify_program(options_, tools());
+  ASSERT_TRUE(verified.ok()) << verified.error().message;
+  EXPECT_TRUE(verified->report.passed()) << verified->report.reason;
+  for (const auto& finding : verified->report.findings)
+    EXPECT_NE(finding.finding.kind, HackKind::precision_downgrade) << finding.finding.detail;
+}
+
 TEST_F(VerifyProgram, AJudgeThatCannotStartFailsTheRunWithoutAnError) {
   judge_.start_fails = true;
   auto verified = verify_program(options_, tools());
