@@ -17,12 +17,13 @@ std::optional<TimeSpread> time_of(const BenchRecord& record) {
   return TimeSpread{*record.ours_ms, record.ours_p10_ms, record.ours_p90_ms};
 }
 
-Regression regression_of(const TaskChange& change) {
+Regression regression_of(const TaskChange& change, double tolerance) {
   if (change.old_outcome == BenchOutcome::passed && change.new_outcome &&
       *change.new_outcome != BenchOutcome::passed)
     return Regression::no_longer_passes;
   if (change.old_time && change.new_time && change.old_time->p90_ms && change.new_time->p10_ms &&
-      *change.new_time->p10_ms > *change.old_time->p90_ms)
+      *change.new_time->p10_ms > *change.old_time->p90_ms && change.ratio &&
+      *change.ratio > 1 + tolerance)
     return Regression::slower;
   return Regression::none;
 }
@@ -36,7 +37,7 @@ int BenchComparison::regressions() const {
 }
 
 BenchComparison compare_benches(const std::vector<BenchRecord>& old_records,
-                                const std::vector<BenchRecord>& new_records) {
+                                const std::vector<BenchRecord>& new_records, double tolerance) {
   std::map<std::string, const BenchRecord*> by_key;
   for (const auto& record : new_records)
     by_key[record.key()] = &record;
@@ -54,7 +55,7 @@ BenchComparison compare_benches(const std::vector<BenchRecord>& old_records,
     }
     if (change.old_time && change.new_time)
       change.ratio = change.new_time->median_ms / change.old_time->median_ms;
-    change.regression = regression_of(change);
+    change.regression = regression_of(change, tolerance);
     comparison.tasks.push_back(std::move(change));
   };
   std::map<std::string, bool> seen;

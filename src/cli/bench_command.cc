@@ -22,6 +22,7 @@ struct BenchCommandOptions {
   app::BenchOptions bench;
   std::string report;
   std::vector<std::string> compare;  // OLD [NEW]
+  double tolerance_pct = bench::kDefaultCompareTolerance * 100;
   // Internal: a worker process.
   std::string worker_of;
   int worker_index = 0;
@@ -59,8 +60,9 @@ std::string outcome_or_absent(const std::optional<bench::BenchOutcome>& outcome)
 }
 
 void print_comparison(const bench::BenchComparison& comparison, const std::string& old_dir,
-                      const std::string& new_dir) {
-  fmt::print("{} → {}\n", old_dir, new_dir);
+                      const std::string& new_dir, double tolerance_pct) {
+  fmt::print("{} → {} (regression: new p10 above old p90 and the median more than {:g}% up)\n",
+             old_dir, new_dir, tolerance_pct);
   fmt::print("{:<48} {:<28} {:>26} {:>26} {:>8}\n", "task", "outcome", "old ms (p10–p90)",
              "new ms (p10–p90)", "new/old");
   int changed = 0;
@@ -79,11 +81,13 @@ void print_comparison(const bench::BenchComparison& comparison, const std::strin
              comparison.regressions());
 }
 
-Result<CommandEnd> compare(const std::string& old_dir, const std::string& new_dir) {
+Result<CommandEnd> compare(const std::string& old_dir, const std::string& new_dir,
+                           double tolerance_pct) {
   STITCH_ASSIGN_OR_RETURN(std::vector<bench::BenchRecord> old_records, read_bench(old_dir));
   STITCH_ASSIGN_OR_RETURN(std::vector<bench::BenchRecord> new_records, read_bench(new_dir));
-  const bench::BenchComparison comparison = bench::compare_benches(old_records, new_records);
-  print_comparison(comparison, old_dir, new_dir);
+  const bench::BenchComparison comparison =
+      bench::compare_benches(old_records, new_records, tolerance_pct / 100);
+  print_comparison(comparison, old_dir, new_dir, tolerance_pct);
   return comparison.regressions() > 0 ? CommandEnd::failed : CommandEnd::succeeded;
 }
 
@@ -99,7 +103,7 @@ Result<CommandEnd> run_bench(const BenchCommandOptions& options) {
       return make_error(ErrorKind::bad_input,
                         "--compare OLD NEW compares two benches; give NEW alone to compare the "
                         "bench run here");
-    return compare(options.compare[0], options.compare[1]);
+    return compare(options.compare[0], options.compare[1], options.tolerance_pct);
   }
   if (options.compare.size() == 1 && !runs)
     return make_error(ErrorKind::bad_input,
@@ -114,7 +118,8 @@ Result<CommandEnd> run_bench(const BenchCommandOptions& options) {
   }
   if (options.compare.size() == 1) {
     STITCH_ASSIGN_OR_RETURN(CommandEnd compared,
-                            compare(options.compare[0], run.bench_dir.string()));
+                            compare(options.compare[0], run.bench_dir.string(),
+                                    options.tolerance_pct));
     if (compared == CommandEnd::failed) printed = CommandEnd::failed;
   }
   return printed;
@@ -136,9 +141,14 @@ CommandAction setup_bench(CLI::App& app) {
   app.add_option("--compare", options->compare,
                  "OLD_BENCH_DIR [NEW_BENCH_DIR]: per-task changes from OLD to NEW (or to the "
                  "bench run here): outcome, time ratio new/old with both p10–p90 spreads. Exit 1 "
-                 "when a task regressed beyond the spread (passed → not passed, or new p10 above "
-                 "old p90), else 0")
+                 "when a task regressed (passed → not passed, or new p10 above old p90 with the "
+                 "median up by more than --tolerance), else 0")
       ->expected(1, 2);
+  app.add_option("--tolerance", options->tolerance_pct,
+                 "--compare: the least slow-down of the median, in percent, counted as a "
+                 "regression (run-to-run drift on one GPU is about 1%)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--gpus", bench.gpus, "Workers: a GPU count, a list (0,2,3) or all")
       ->capture_default_str();
   app.add_option("--pattern", bench.pattern, "Only task files whose name contains this");

@@ -48,6 +48,16 @@ TEST(BenchCompare, NewP10AboveOldP90IsSlower) {
   EXPECT_EQ(faster.regressions(), 0);
 }
 
+// A run's spread is narrower than the drift between runs: beyond the spread but within the
+// tolerance (1.5% < 2%) is no regression; the same change with no tolerance is.
+TEST(BenchCompare, ASlowDownWithinTheToleranceIsNoRegression) {
+  const BenchRecord old_record = timed("A", 1.0, 0.999, 1.001);
+  const BenchRecord new_record = timed("A", 1.015, 1.014, 1.016);
+  EXPECT_EQ(compare_benches({old_record}, {new_record}).regressions(), 0);
+  EXPECT_EQ(compare_benches({old_record}, {new_record}, 0.0).regressions(), 1);
+  EXPECT_EQ(compare_benches({old_record}, {timed("A", 1.03, 1.02, 1.04)}).regressions(), 1);
+}
+
 TEST(BenchCompare, PassedToNotPassedIsARegressionAndTheReverseIsNot) {
   BenchRecord wrong = make_record("A", "level2", BenchOutcome::wrong, std::nullopt, {});
   auto lost = compare_benches({timed("A", 1.0, 0.9, 1.1)}, {wrong});
