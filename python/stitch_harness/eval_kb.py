@@ -12,6 +12,7 @@ Outcomes (src/verify/verdict.h): compile_error (the file does not import or buil
 runtime_error (construction or forward raised, the process died), timeout, hacked (PyTorch compute
 in forward, tampering, subclassing Model, reused outputs), wrong (an output check failed), passed.
 Exit code: 0 when the evaluation ran (whatever the outcome), 1 when the judge itself failed.
+RESULT.json's one reader on the C++ side is src/harness/eval_kb_report.h.
 """
 
 from __future__ import annotations

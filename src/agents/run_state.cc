@@ -162,46 +162,42 @@ Result<AttemptResult> attempt_result_from_json(const json& doc) {
   return result;
 }
 
-namespace {
-
-json plan_version_to_json(const PlanVersion& plan) {
-  return {{"version", plan.version},
-          {"file", plan.file},
-          {"reason", plan.reason},
-          {"options", plan.options},
-          {"subtask_ids", plan.subtask_ids}};
-}
-
-json subtask_to_json(const SubtaskState& subtask) {
-  return {{"id", subtask.id},
-          {"status", subtask_status_name(subtask.status)},
-          {"attempts", subtask.attempts}};
-}
-
-json refine_candidate_to_json(const RefineCandidate& candidate) {
-  return {{"label", candidate.label}, {"change", candidate.change}};
-}
-
-}  // namespace
-
 json run_state_to_json(const RunState& state) {
+  json plans = json::array();
+  for (const auto& plan : state.plans)
+    plans.push_back({{"version", plan.version},
+                     {"file", plan.file},
+                     {"reason", plan.reason},
+                     {"options", plan.options},
+                     {"subtask_ids", plan.subtask_ids}});
+  json subtasks = json::array();
+  for (const auto& subtask : state.subtasks)
+    subtasks.push_back({{"id", subtask.id},
+                        {"status", subtask_status_name(subtask.status)},
+                        {"attempts", subtask.attempts}});
+  json attempts = json::array();
+  for (const auto& attempt : state.attempts)
+    attempts.push_back(attempt_to_json(attempt));
+  json queue = json::array();
+  for (const auto& candidate : state.refine.queue)
+    queue.push_back({{"label", candidate.label}, {"change", candidate.change}});
   return {{"format", "stitchcuda.run_state"},
           {"version", state.format},
           {"task", state.task},
           {"phase", phase_name(state.phase)},
           {"end", run_end_name(state.end)},
           {"end_reason", state.end_reason},
-          {"plans", json_array(state.plans, plan_version_to_json)},
-          {"subtasks", json_array(state.subtasks, subtask_to_json)},
+          {"plans", plans},
+          {"subtasks", subtasks},
           {"current_subtask", state.current_subtask},
-          {"attempts", json_array(state.attempts, attempt_to_json)},
+          {"attempts", attempts},
           {"best_attempt", state.best_attempt ? json(*state.best_attempt) : json(nullptr)},
           {"failures_in_row", state.failures_in_row},
           {"replans", state.replans},
           {"replan_reason", state.replan_reason},
           {"refine",
            {{"started", state.refine.started},
-            {"queue", json_array(state.refine.queue, refine_candidate_to_json)},
+            {"queue", queue},
             {"tried", state.refine.tried},
             {"without_gain", state.refine.without_gain},
             {"before_ms", optional_number(state.refine.before_ms)}}},

@@ -42,25 +42,19 @@ std::string runner_json_at(double ms) {
 // Everything one orchestrator process needs; built the same way in a killed child and in the
 // resuming parent.
 struct Loop {
-  CallLog log;
-  FakeCompiler compiler;
-  FakeAuditor auditor{log};
-  FakeRunner runner{log};
-  FakeJudge judge{log};
-  FakeBaselines baselines{log};
+  VerifierFakes fakes;
   BuiltinPlanner planner;
   BuiltinCoder coder{{kSource / "include", kSource}};
   BuiltinRefinePolicy refiner;
   std::unique_ptr<VerifierRole> verifier;
 
   Loop() {
-    baselines.cached = true;
-    judge.comparison = passing_comparison();
-    runner.runner_json = runner_json_at(0.45);
+    fakes.baselines.cached = true;
+    fakes.judge.comparison = passing_comparison();
+    fakes.runner.runner_json = runner_json_at(0.45);
     SystemVerifierConfig config;
     config.gpu = GpuInfo{0, "NVIDIA H200", 9, 0, 132, 60 << 20, int64_t{141} << 30};
-    verifier = std::make_unique<VerifierRole>(
-        VerifierDeps{compiler, auditor, runner, judge, &baselines}, config);
+    verifier = std::make_unique<VerifierRole>(fakes.deps(), config);
   }
 
   // Before each verification: the candidate with a 512-thread block runs faster.
@@ -68,7 +62,7 @@ struct Loop {
     auto draft = read_draft(attempt_dir);
     const bool wide =
         draft.ok() && draft->variant.dump().find("\"block\":512") != std::string::npos;
-    runner.runner_json = runner_json_at(wide ? 0.30 : 0.45);
+    fakes.runner.runner_json = runner_json_at(wide ? 0.30 : 0.45);
   }
 
   WorkflowOptions options(run::RunDir& run, std::function<void(std::string_view, int)> also = {}) {
@@ -142,8 +136,8 @@ TEST_F(LoopVerifierTest, PlansEmitsVerifiesAndRefinesThroughTheRealVerifier) {
   auto source = read_file(attempt / "src/program.cu");
   ASSERT_TRUE(source.ok());
   EXPECT_NE(source->find("stream, 512)"), std::string::npos);
-  EXPECT_GE(loop.judge.stops, loop.judge.starts);  // the judge is stopped on every path
-  EXPECT_FALSE(loop.judge.running);
+  EXPECT_GE(loop.fakes.judge.stops, loop.fakes.judge.starts);  // the judge is stopped on every path
+  EXPECT_FALSE(loop.fakes.judge.running);
 }
 
 TEST_F(LoopVerifierTest, SigkillDuringARefineVerificationThenResume) {
@@ -168,7 +162,7 @@ TEST_F(LoopVerifierTest, SigkillDuringARefineVerificationThenResume) {
     auto run = run::RunDir::open(run_root);
     if (!run.ok()) ::_exit(3);
     // Killed inside the Verifier of attempt 2 (a refine candidate), mid-build.
-    loop.compiler.script.during_build = [&](const BuildRequest&) {
+    loop.fakes.compiler.script.during_build = [&](const BuildRequest&) {
       if (fs::exists(run_root / "attempts/02/draft.json") &&
           !fs::exists(run_root / "attempts/03")) {
         (void)write_file_atomic(marker, "here");
@@ -205,7 +199,7 @@ TEST_F(LoopVerifierTest, SigkillDuringARefineVerificationThenResume) {
   // Attempt 1 finished before the kill: kept as it was, not verified again (the resumed process
   // built only the attempts after it).
   EXPECT_EQ(read_file(run_root / "attempts/01/result.json").value(), *before);
-  for (const auto& request : loop.compiler.requests)
+  for (const auto& request : loop.fakes.compiler.requests)
     EXPECT_EQ(request.sources.at(0).string().find("/attempts/01/"), std::string::npos);
 }
 

@@ -50,7 +50,7 @@ class VerifyProgram : public ::testing::Test {
       STITCH_TRY(run.write_text("graph.json", "{}"));
       return run;
     };
-    return {capture, {compiler_, auditor_, runner_, judge_, &baselines_}, gpu, "/stitch-runner"};
+    return {capture, fakes_.deps(), gpu, "/stitch-runner"};
   }
   std::vector<json> events(const fs::path& attempt) const {
     return run::read_events(attempt.parent_path().parent_path() / "events.jsonl").value();
@@ -63,12 +63,10 @@ class VerifyProgram : public ::testing::Test {
   VerifyProgramOptions options_;
   std::vector<std::string> steps_seen_;
   int captures_ = 0;
-  CallLog log_;
-  FakeCompiler compiler_;
-  FakeAuditor auditor_{log_};
-  FakeRunner runner_{log_};
-  FakeJudge judge_{log_};
-  FakeBaselines baselines_{log_};
+  VerifierFakes fakes_;
+  FakeCompiler& compiler_ = fakes_.compiler;
+  FakeRunner& runner_ = fakes_.runner;
+  FakeJudge& judge_ = fakes_.judge;
 };
 
 TEST_F(VerifyProgram, CopiesTheProgramLogsEveryStepAndRecordsTheVerdict) {

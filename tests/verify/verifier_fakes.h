@@ -142,6 +142,17 @@ class FakeBaselines final : public BaselineSource {
   CallLog& log_;
 };
 
+// Every fake above over one call log, and the Verifier's deps over them.
+struct VerifierFakes {
+  CallLog log;
+  FakeCompiler compiler;
+  FakeAuditor auditor{log};
+  FakeRunner runner{log};
+  FakeJudge judge{log};
+  FakeBaselines baselines{log};
+  VerifierDeps deps() { return {compiler, auditor, runner, judge, &baselines}; }
+};
+
 inline std::string runner_json(const std::string& status = "ok", const std::string& findings = "[]",
                                const std::string& empty_gaps = "[]") {
   return fmt::format(R"({{
