@@ -49,7 +49,7 @@ constexpr bool every_verdict_is_named() {
 static_assert(every_verdict_is_named(), "a verify/verdict.h Outcome has no BenchOutcome");
 
 constexpr BenchOutcome bench_outcome_of(Outcome verdict) {
-  return *bench_outcome_from_name(outcome_name(verdict));
+  return *bench_outcome_from_name(enum_name(verdict));
 }
 
 }  // namespace stitch::bench
