@@ -3,7 +3,6 @@
 // to FP32 rounding, TF32 to TF32's. Plus the argument checks, which need no GPU.
 #include <cudnn.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
