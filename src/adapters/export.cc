@@ -198,6 +198,19 @@ std::string capture_file_arg(const fs::path& capture_dir, const std::string& nam
   return shell_join({relative.empty() ? file.string() : relative.string()});
 }
 
+// How to get the inputs `main` reads when the capture holds none (a run's capture has no
+// reference/ unless a CPU reference was computed): draw them from the exported task.
+std::string inputs_note(const fs::path& capture_dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(capture_dir / "reference" / "inputs.safetensors", ec)) return "";
+  return "\nThis run holds no `reference/inputs.safetensors`; draw inputs from the task first (from "
+         "this folder, which has `task_source.py`; needs the `safetensors` package):\n\n```sh\n"
+         "python -c \"import torch, task_source as t, safetensors.torch as s; "
+         "xs = [x for x in t.get_inputs() if isinstance(x, torch.Tensor)]; "
+         "s.save_file({f'input{i}': x.contiguous() for i, x in enumerate(xs)}, "
+         "'inputs.safetensors')\"\n```\n";
+}
+
 struct MainBuild {
   bool built = false;
   std::string log;
@@ -352,7 +365,8 @@ Status write_readme(const ExportRequest& request, const ir::Graph& graph,
             {"BUILD_COMMAND", shell_join(facts.build_command)},
             {"WEIGHTS", capture_file_arg(request.capture_dir, "weights.safetensors", out_dir)},
             {"INPUTS",
-             capture_file_arg(request.capture_dir, "reference/inputs.safetensors", out_dir)}}));
+             capture_file_arg(request.capture_dir, "reference/inputs.safetensors", out_dir)},
+            {"INPUTS_NOTE", inputs_note(request.capture_dir)}}));
   return write_text(dir / "README.md", readme);
 }
 

@@ -123,6 +123,9 @@ TEST_F(ExportTest, WritesASelfContainedFolder) {
   // The example reaches the capture's weights from best/ (the fake capture has no reference/).
   EXPECT_NE(readme.find("./main --params ../weights.safetensors --inputs inputs.safetensors"),
             std::string::npos);
+  // Issue 13: without reference/inputs.safetensors the README says how to make inputs.safetensors.
+  EXPECT_NE(readme.find("This run holds no `reference/inputs.safetensors`"), std::string::npos);
+  EXPECT_NE(readme.find("s.save_file({f'input{i}'"), std::string::npos) << readme;
   // No staging folder is left beside best/.
   for (const auto& entry : fs::directory_iterator(capture()))
     EXPECT_EQ(entry.path().filename().string().find(".best."), std::string::npos) << entry.path();
