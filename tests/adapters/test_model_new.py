@@ -127,18 +127,26 @@ def test_passes_the_judges_compute_guard(model_new, task):
     assert torch.equal(again, x * 2 + 1)
 
 
-def test_works_when_exec_d_without_a_file(model_new, task):
-    # KernelBench's own evaluator exec()s the solution source: no __file__, the baked path is used.
+def model_new_source():
     with open(os.path.join(BEST, "model_new.py"), encoding="utf-8") as f:
-        source = f.read()
-    namespace = {"__name__": "kernelbench_solution"}
-    exec(compile(source, "<solution>", "exec"), namespace)
+        return f.read()
+
+
+def assert_matches_reference(model_new_class, task):
+    """ModelNew built like the reference (same seed) gives the reference's output."""
     torch.manual_seed(42)
-    candidate = namespace["ModelNew"](*task.get_init_inputs())
+    candidate = model_new_class(*task.get_init_inputs())
     torch.manual_seed(42)
     reference = task.Model(*task.get_init_inputs())
     x = torch.randn(4, 8)
     assert torch.equal(candidate(x)[1], reference(x)[1])
+
+
+def test_works_when_exec_d_without_a_file(model_new, task):
+    # KernelBench's own evaluator exec()s the solution source: no __file__, the baked path is used.
+    namespace = {"__name__": "kernelbench_solution"}
+    exec(compile(model_new_source(), "<solution>", "exec"), namespace)
+    assert_matches_reference(namespace["ModelNew"], task)
 
 
 def test_loads_the_way_kernelbench_does_with_a_build_directory(task, tmp_path, monkeypatch):
@@ -146,8 +154,7 @@ def test_loads_the_way_kernelbench_does_with_a_build_directory(task, tmp_path, m
     #   import os / os.environ['TORCH_EXTENSIONS_DIR'] = '<dir>'
     # to the solution's source before compile() and exec() into its context; a `from __future__`
     # import in model_new.py then no longer comes first and the file is scored a compile failure.
-    with open(os.path.join(BEST, "model_new.py"), encoding="utf-8") as f:
-        source = f.read()
+    source = model_new_source()
     # The extensions directory this process already built in (a new one would rebuild); the
     # assignment the prefix makes is undone after the test.
     build_directory = os.environ.get("TORCH_EXTENSIONS_DIR") or str(tmp_path / "kb-build")
@@ -157,12 +164,7 @@ def test_loads_the_way_kernelbench_does_with_a_build_directory(task, tmp_path, m
     compile(source, "<string>", "exec")  # KernelBench scores a SyntaxError here as not compiling
     exec(source, context)
     assert os.environ["TORCH_EXTENSIONS_DIR"] == build_directory
-    torch.manual_seed(42)
-    candidate = context["ModelNew"](*task.get_init_inputs())
-    torch.manual_seed(42)
-    reference = task.Model(*task.get_init_inputs())
-    x = torch.randn(4, 8)
-    assert torch.equal(candidate(x)[1], reference(x)[1])
+    assert_matches_reference(context["ModelNew"], task)
 
 
 def test_extension_directly(model_new):

@@ -60,17 +60,22 @@ TEST(CostModel, GemmIsComputeBoundElementwiseMemoryBound) {
   EXPECT_NEAR(plan.floor_us, gemm.floor_us + exp.floor_us, 1e-9);
 }
 
+// The one subtask of a planned 4096³ GEMM (compute bound on every GPU the table knows).
+Subtask planned_big_gemm(const PlanOptions& options) {
+  GraphBuilder b;
+  auto x = b.input("x", {4096, 4096});
+  auto w = b.input("w", {4096, 4096});
+  b.output(b.node("mm", Op::mm, {ref(x), ref(w)}, {4096, 4096}));
+  auto plan = make_plan(b.graph(), options);
+  EXPECT_TRUE(plan.ok());
+  return plan.ok() ? plan->subtasks.at(0) : Subtask{};
+}
+
 TEST(CostModel, FloorUsesThePeakOfTheChosenArithmetic) {
   auto gemm_floor = [](bool allow_tf32x3) {
-    GraphBuilder b;
-    auto x = b.input("x", {4096, 4096});
-    auto w = b.input("w", {4096, 4096});
-    b.output(b.node("mm", Op::mm, {ref(x), ref(w)}, {4096, 4096}));
     PlanOptions options;
     options.allow_tf32x3 = allow_tf32x3;
-    auto plan = make_plan(b.graph(), options);
-    EXPECT_TRUE(plan.ok());
-    return plan.ok() ? plan->subtasks.at(0) : Subtask{};
+    return planned_big_gemm(options);
   };
   const GpuPeaks h200 = h200_peaks();
   const double flops = 2.0 * 4096 * 4096 * 4096;
@@ -90,15 +95,9 @@ TEST(CostModel, FloorUsesThePeakOfTheChosenArithmetic) {
 // their floors the matching peak; fp32 keeps the time model's strict / 3xTF32 choice.
 TEST(CostModel, TensorMathOfTheTrackSetsEveryGemmAndItsFloor) {
   auto gemm_with = [](TensorMath math) {
-    GraphBuilder b;
-    auto x = b.input("x", {4096, 4096});
-    auto w = b.input("w", {4096, 4096});
-    b.output(b.node("mm", Op::mm, {ref(x), ref(w)}, {4096, 4096}));
     PlanOptions options;
     options.tensor_math = math;
-    auto plan = make_plan(b.graph(), options);
-    EXPECT_TRUE(plan.ok());
-    return plan.ok() ? plan->subtasks.at(0) : Subtask{};
+    return planned_big_gemm(options);
   };
   const GpuPeaks h200 = h200_peaks();
   const double flops = 2.0 * 4096 * 4096 * 4096;
