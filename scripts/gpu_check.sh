@@ -132,7 +132,7 @@ if want loop; then
   # The loop on the GPU: (1) `run` with refine on a bundled task (before/after refine and spread);
   # (2) SIGKILL of the orchestrator mid-verification, then --resume; (3) a bench over
   # $STITCH_LOOP_DIRS (default ".kb/level2_covered .kb/level3_mlp": scripts/stage_kernelbench.sh
-  # --covered stages them) that stops taking tasks after
+  # --covered stages them) on track $STITCH_LOOP_TRACK (default fp32) that stops taking tasks after
   # STITCH_BUDGET_S and resumes next call from .bench.tgz (carry it; the updated bench comes back
   # as $OUT/bench.tgz, without weights and libraries: the runs of tasks not yet recorded are left
   # out, so that a resume captures them afresh).
@@ -186,6 +186,8 @@ PY
   # STITCH_LOOP_REFINE: refine candidates per task (default 2; 0: --no-refine). The deadline
   # leaves STITCH_LOOP_GRACE_S (default 120) for the last task and the packing.
   refine_args=(--refine-attempts "${STITCH_LOOP_REFINE:-2}")
+  # STITCH_LOOP_TRACK: the precision track of a new bench (default fp32; a resumed bench keeps its own).
+  [ -f .bench/kb/tasks.json ] || bench_args+=(--track "${STITCH_LOOP_TRACK:-fp32}")
   [ "${STITCH_LOOP_REFINE:-2}" = 0 ] && refine_args=(--no-refine)
   grace=${STITCH_LOOP_GRACE_S:-120}
   deadline_s=$(( $(left) - grace )); (( deadline_s < 30 )) && deadline_s=30
