@@ -96,14 +96,28 @@ Result<std::vector<int>> parse_gpus(const std::string& text) {
   return gpus;
 }
 
-Result<BenchRun> run_bench(const BenchOptions& options) {
+// A resumed bench stays on its track, so that its baselines, programs and records agree; --track
+// naming another one is refused rather than ignored.
+Result<BenchOptions> options_on_bench_track(BenchOptions options, const fs::path& bench_dir) {
+  STITCH_ASSIGN_OR_RETURN(BenchTaskFile file, read_task_file(bench_dir));
+  if (options.loop.track == file.track) return options;
+  if (options.loop.track != LoopOptions{}.track)
+    return make_error(ErrorKind::bad_input, "{} runs on the {} track; --track {} cannot resume it",
+                      bench_dir.string(), file.track, options.loop.track);
+  say(options.progress, fmt::format("resuming on the bench's {} track", file.track));
+  options.loop.track = file.track;
+  return options;
+}
+
+Result<BenchRun> run_bench(const BenchOptions& given) {
   STITCH_ASSIGN_OR_RETURN(harness::HarnessLocation location, harness::locate_harness());
-  const double deadline = deadline_of(options);
-  if (options.dirs.empty() == options.resume.empty())
+  const double deadline = deadline_of(given);
+  if (given.dirs.empty() == given.resume.empty())
     return make_error(ErrorKind::bad_input,
                       "give task directories or --resume BENCH_DIR (or --report BENCH_DIR)");
-  STITCH_ASSIGN_OR_RETURN(std::vector<int> gpus, parse_gpus(options.gpus));
-  STITCH_ASSIGN_OR_RETURN(fs::path bench_dir, open_bench_dir(options));
+  STITCH_ASSIGN_OR_RETURN(std::vector<int> gpus, parse_gpus(given.gpus));
+  STITCH_ASSIGN_OR_RETURN(fs::path bench_dir, open_bench_dir(given));
+  STITCH_ASSIGN_OR_RETURN(const BenchOptions options, options_on_bench_track(given, bench_dir));
   // An explicit STITCH_BASELINE_CACHE_DIR wins; workers and the harness processes inherit it.
   ::setenv("STITCH_BASELINE_CACHE_DIR", (bench_dir / "baselines").c_str(), /*overwrite=*/0);
   say(options.progress, fmt::format("bench {} on {} worker(s)", bench_dir.string(), gpus.size()));
@@ -120,7 +134,8 @@ Result<BenchRun> run_bench(const BenchOptions& options) {
   schedule.deadline_epoch_s = deadline;
   schedule.progress = options.progress;
   ScheduleDeps deps{runner, launcher, &preparer, [&](int jobs) {
-                      time_bench_baselines(bench_dir, location, jobs, options.progress);
+                      time_bench_baselines(bench_dir, location, options.loop.track, jobs,
+                                           options.progress);
                     }};
   STITCH_ASSIGN_OR_RETURN(BenchProgress progress, schedule_bench(bench_dir, schedule, deps));
   return BenchRun{bench_dir, progress.tasks, progress.recorded};

@@ -52,6 +52,11 @@ struct BenchRun {
 // already there and a bad --gpus are bad_input.
 Result<BenchRun> run_bench(const BenchOptions& options);
 
+// `options` on the track of the bench in `bench_dir` (its tasks.json): a resumed bench keeps its
+// own track; an explicit --track naming another one (not the default) is bad_input.
+Result<BenchOptions> options_on_bench_track(BenchOptions options,
+                                            const std::filesystem::path& bench_dir);
+
 // A worker process of the bench in `bench_dir` (started by bench_launcher.h).
 Status run_bench_worker(const std::filesystem::path& bench_dir, int worker_index,
                         const BenchOptions& options);

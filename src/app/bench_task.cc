@@ -158,24 +158,33 @@ Status CoderTaskPreparer::prepare(const fs::path& bench_dir, const BenchTask& ta
   return {};
 }
 
-void time_bench_baselines(const fs::path& bench_dir, const harness::HarnessLocation& location,
-                          int jobs, const ProgressSink& progress) {
+std::vector<std::string> baseline_batch_arguments(const fs::path& bench_dir,
+                                                  const std::string& track, int jobs) {
   auto tasks = read_tasks(bench_dir);
-  if (!tasks.ok() || !query_gpu(0)) return;  // without a GPU the loop stops before timing
+  if (!tasks.ok()) return {};
   const std::set<std::string> recorded = recorded_keys(bench_dir);
   // --info-modes '': PyTorch's default-flags eager time is information only, and would cost one
   // more pass over every task.
   std::vector<std::string> args = {"baseline-batch", "--out-dir",
                                    (bench_dir / "prepare" / "baselines").string(), "--warm-jobs",
-                                   std::to_string(std::max(jobs, 1)), "--info-modes", ""};
-  size_t count = 0;
+                                   std::to_string(std::max(jobs, 1)), "--info-modes", "",
+                                   "--track", track};
+  const size_t fixed = args.size();
   for (const auto& task : *tasks) {
     auto run = existing_run(bench_dir, task);
     if (recorded.count(task.key()) || !run || !fs::exists(*run / "graph.json")) continue;
     args.insert(args.end(), {"--graph-dir", run->string()});
-    ++count;
   }
-  if (count == 0) return;
+  if (args.size() == fixed) return {};
+  return args;
+}
+
+void time_bench_baselines(const fs::path& bench_dir, const harness::HarnessLocation& location,
+                          const std::string& track, int jobs, const ProgressSink& progress) {
+  if (!query_gpu(0)) return;  // without a GPU the loop stops before timing
+  const std::vector<std::string> args = baseline_batch_arguments(bench_dir, track, jobs);
+  if (args.empty()) return;
+  const auto count = std::count(args.begin(), args.end(), "--graph-dir");
   (void)make_dirs(bench_dir / "prepare");
   const fs::path log = bench_dir / "prepare" / "baselines.log";
   say(progress, fmt::format("timing the baselines of {} tasks in one batch (log: {})", count,

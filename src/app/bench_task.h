@@ -49,10 +49,15 @@ class CoderTaskPreparer final : public TaskPreparer {
   harness::HarnessLocation location_;
 };
 
+// The arguments of `judge baseline-batch` for every captured task of the bench without a record,
+// timed on `track`; empty when there is none.
+std::vector<std::string> baseline_batch_arguments(const std::filesystem::path& bench_dir,
+                                                  const std::string& track, int jobs);
+
 // Times the baselines (eager, torch.compile, reduce-overhead) of every captured task without a
-// record in one `judge baseline-batch` into prepare/baselines (logs in prepare/).
+// record in one `judge baseline-batch` on `track` into prepare/baselines (logs in prepare/).
 void time_bench_baselines(const std::filesystem::path& bench_dir,
-                          const harness::HarnessLocation& location, int jobs,
-                          const ProgressSink& progress);
+                          const harness::HarnessLocation& location, const std::string& track,
+                          int jobs, const ProgressSink& progress);
 
 }  // namespace stitch::app

@@ -57,18 +57,25 @@ Status write_tasks(const fs::path& bench_dir, const std::vector<BenchTask>& task
                            json{{"tasks", list}, {"track", track}}.dump(2) + "\n");
 }
 
-Result<std::vector<BenchTask>> read_tasks(const fs::path& bench_dir) {
+Result<BenchTaskFile> read_task_file(const fs::path& bench_dir) {
   STITCH_ASSIGN_OR_RETURN(std::string text, read_file(bench_dir / "tasks.json"));
   json doc = json::parse(text, nullptr, false);
   if (!doc.is_object()) return make_error("{}/tasks.json: not valid JSON", bench_dir.string());
-  std::vector<BenchTask> tasks;
+  BenchTaskFile file;
+  if (const std::string track = string_or(doc, "track"); !track.empty()) file.track = track;
   auto list = doc.find("tasks");
-  if (list == doc.end()) return tasks;
+  if (list == doc.end()) return file;
   if (!list->is_array())
     return make_error("{}/tasks.json: 'tasks' is not a list", bench_dir.string());
   for (const auto& item : *list)  // string_or: a mistyped field reads as empty, never throws
-    tasks.push_back({string_or(item, "level"), string_or(item, "task"), string_or(item, "file")});
-  return tasks;
+    file.tasks.push_back(
+        {string_or(item, "level"), string_or(item, "task"), string_or(item, "file")});
+  return file;
+}
+
+Result<std::vector<BenchTask>> read_tasks(const fs::path& bench_dir) {
+  STITCH_ASSIGN_OR_RETURN(BenchTaskFile file, read_task_file(bench_dir));
+  return std::move(file.tasks);
 }
 
 std::optional<fs::path> existing_run(const fs::path& bench_dir, const BenchTask& task) {

@@ -29,8 +29,15 @@ struct BenchTask {
 Result<std::vector<BenchTask>> collect_tasks(const std::vector<std::string>& dirs,
                                              const std::string& pattern, int limit);
 
+// tasks.json: the task list and the precision track the bench runs on (a resumed bench keeps it).
+struct BenchTaskFile {
+  std::vector<BenchTask> tasks;
+  std::string track = "fp32";  // a bench written before tracks were recorded ran fp32
+};
 Status write_tasks(const std::filesystem::path& bench_dir, const std::vector<BenchTask>& tasks,
                    const std::string& track);
+Result<BenchTaskFile> read_task_file(const std::filesystem::path& bench_dir);
+// read_task_file's task list alone.
 Result<std::vector<BenchTask>> read_tasks(const std::filesystem::path& bench_dir);
 
 // The newest run directory of `task` under runs/<level>/, if any.
