@@ -73,19 +73,24 @@ __host__ __device__ inline PoolWindow pool_window(const PoolShape& s, int dim, i
   return {start, end, 1, cells};
 }
 
-template <PoolKind Kind, class Load, class Store>
-__global__ void pool_kernel(PoolShape s, int64_t total, Load load, Store store) {
+// Index: uint32_t when every output index fits (the unravel divides by runtime sizes, several
+// times cheaper in 32 bits), else int64_t.
+template <PoolKind Kind, class Index, class Load, class Store>
+__global__ void pool_kernel(PoolShape s, Index total, Load load, Store store) {
   constexpr bool kMax = Kind == PoolKind::max || Kind == PoolKind::adaptive_max;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += step) {
-    int64_t rest = e;
+  const Index step = static_cast<Index>(gridDim.x) * blockDim.x;
+  const Index out_d = static_cast<Index>(s.out[0]), out_h = static_cast<Index>(s.out[1]);
+  const Index out_w = static_cast<Index>(s.out[2]);
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    Index rest = e;
     int64_t position[3];
-    for (int dim = 2; dim >= 0; --dim) {
-      position[dim] = rest % s.out[dim];
-      rest /= s.out[dim];
-    }
-    const int64_t o = rest;
+    position[2] = static_cast<int64_t>(rest % out_w);
+    rest /= out_w;
+    position[1] = static_cast<int64_t>(rest % out_h);
+    rest /= out_h;
+    position[0] = static_cast<int64_t>(rest % out_d);
+    rest /= out_d;
+    const int64_t o = static_cast<int64_t>(rest);
     const PoolWindow wd = pool_window<Kind>(s, 0, position[0]);
     const PoolWindow wh = pool_window<Kind>(s, 1, position[1]);
     const PoolWindow ww = pool_window<Kind>(s, 2, position[2]);
@@ -143,8 +148,13 @@ int launch_pool(const PoolShape& shape, Load load, Store store, cudaStream_t str
   int64_t grid = 0;
   const cudaError_t e = grid_stride_blocks(total, block, grid);
   if (e != cudaSuccess) return e;
-  detail::pool_kernel<Kind>
-      <<<static_cast<unsigned>(grid), block, 0, stream>>>(shape, total, load, store);
+  // 32-bit indices while the grid-stride loop's last step stays below 2^32.
+  if (total + grid * block < (int64_t{1} << 32))
+    detail::pool_kernel<Kind, uint32_t><<<static_cast<unsigned>(grid), block, 0, stream>>>(
+        shape, static_cast<uint32_t>(total), load, store);
+  else
+    detail::pool_kernel<Kind, int64_t>
+        <<<static_cast<unsigned>(grid), block, 0, stream>>>(shape, total, load, store);
   return cudaGetLastError();
 }
 
