@@ -74,7 +74,7 @@ Result<GenerateResult> generate_program(const GenerateOptions& options, const Ta
   if (!graph.ok()) return graph.error().with_kind(ErrorKind::bad_input);
   STITCH_ASSIGN_OR_RETURN(Track track, track_from_option(options.track));
   const plan::PlanOptions plan_options =
-      planner_options({track, options.strict_fp32_gemm, ""}, query_gpu(0));
+      planner_options({track, options.strict_fp32_gemm, "", options.inference}, query_gpu(0));
   STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::make_plan(*graph, plan_options));
   codegen::EmitOptions emit_options;
   emit_options.cuda_graph = options.cuda_graph;

@@ -24,6 +24,7 @@ struct GenerateOptions {
   bool cuda_graph = true;
   std::string track = "fp32";  // the precision track whose tensor-core math the GEMMs use
   bool strict_fp32_gemm = false;
+  bool inference = false;  // eval semantics (BatchNorm from running statistics)
   std::filesystem::path build_cache;  // empty: build into `out` (program.so)
   std::string worker_id = "generate";  // the build cache's in-progress directory
 };

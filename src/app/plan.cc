@@ -28,7 +28,7 @@ Result<PlanTargetResult> plan_target(const PlanTargetOptions& options, const Tas
   if (!graph.ok()) return graph.error().with_kind(ErrorKind::bad_input);
   STITCH_ASSIGN_OR_RETURN(Track track, track_from_option(options.track));
   plan::PlanOptions plan_options = planner_options(
-      {track, options.strict_fp32_gemm, options.gpu}, options.gpu.empty() ? query_gpu(0) : std::nullopt);
+      {track, options.strict_fp32_gemm, options.gpu, options.inference}, options.gpu.empty() ? query_gpu(0) : std::nullopt);
   plan_options.dump_after = options.dump_after;
   plan_options.dump = options.dump;
   auto plan = plan::make_plan(*graph, plan_options);

@@ -23,6 +23,7 @@ struct PlanTargetOptions {
   std::string gpu;  // plan for this GPU's peaks; empty: the local GPU's, else H200's
   std::string track = "fp32";  // the precision track whose tensor-core math the GEMMs use
   bool strict_fp32_gemm = false;
+  bool inference = false;  // eval semantics (BatchNorm from running statistics)
 };
 
 struct PlanTargetResult {

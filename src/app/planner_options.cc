@@ -20,10 +20,13 @@ plan::PlanOptions planner_options(const PlannerChoice& choice,
   plan::PlanOptions options;
   if (!choice.gpu_name.empty())
     options.peaks = plan::peaks_for_gpu(choice.gpu_name);
-  else if (local_gpu)
+  else if (local_gpu) {
     options.peaks = plan::peaks_for_gpu(local_gpu->name, local_gpu->sm_count);
+    options.device_memory_bytes = local_gpu->memory_bytes;  // what this card has, not the table's
+  }
   options.tensor_math = tensor_math_for(choice.track);
   options.allow_tf32x3 = !choice.strict_fp32_gemm;
+  options.inference = choice.inference;
   return options;
 }
 

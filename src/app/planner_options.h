@@ -18,6 +18,7 @@ struct PlannerChoice {
   Track track = Track::fp32;
   bool strict_fp32_gemm = false;  // fp32: no split-precision 3xTF32 either
   std::string gpu_name;           // plan for this GPU's peaks; empty: the local GPU's
+  bool inference = false;         // eval semantics: BatchNorm from its running statistics
 };
 
 // fp32 → fp32 (strict or split 3xTF32, FP32-accurate); tf32 → TF32 tensor cores; bf16 → BF16

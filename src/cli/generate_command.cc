@@ -56,6 +56,10 @@ CommandAction setup_generate(CLI::App& app) {
   app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
                "Every GEMM in strict FP32 (no split-precision 3xTF32 on tensor cores, which the "
                "planner otherwise picks for compute-bound GEMMs)");
+  app.add_flag("--inference", options->inference,
+               "Eval semantics: BatchNorm uses its running statistics (folded into a per-channel "
+               "affine at init) where the task runs in training mode; verify and run still judge "
+               "against the training-mode reference");
   cache->add_to(app,
                 "Build cache directory shared with verify (default $STITCH_BUILD_CACHE or "
                 "~/.cache/stitchcuda/builds)",

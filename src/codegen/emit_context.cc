@@ -68,13 +68,24 @@ std::string index_expr(const Access& access, const std::vector<int64_t>& space,
         expr += fmt::format(" + {} * {}", coords[d], access.strides[d]);
     return expr;
   }
-  // Unravel: coordinate d = (linear / prod(shape[d+1:])) % shape[d].
+  // Unravel: coordinate d = (linear / prod(shape[d+1:])) % shape[d]. Size-1 dims and dims that
+  // merge with the next (stride[d] == stride[d+1] * shape[d+1]) are folded first: fewer divisions.
+  std::vector<int64_t> shape, strides;
+  for (size_t d = 0; d < access.shape.size(); ++d) {
+    if (access.shape[d] == 1) continue;
+    if (!shape.empty() && strides.back() == access.strides[d] * access.shape[d]) {
+      shape.back() *= access.shape[d];
+      strides.back() = access.strides[d];
+      continue;
+    }
+    shape.push_back(access.shape[d]);
+    strides.push_back(access.strides[d]);
+  }
   int64_t inner = 1;
-  for (int d = static_cast<int>(access.shape.size()) - 1; d >= 0; --d) {
-    if (access.strides[d] != 0 && access.shape[d] != 1)
-      expr += fmt::format(" + (({} / {}) % {}) * {}", linear, inner, access.shape[d],
-                          access.strides[d]);
-    inner *= access.shape[d];
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    if (strides[d] != 0)
+      expr += fmt::format(" + (({} / {}) % {}) * {}", linear, inner, shape[d], strides[d]);
+    inner *= shape[d];
   }
   return expr;
 }

@@ -42,6 +42,7 @@ struct ProgramPieces {
   std::vector<std::string> reductions;    // ReduceExtent initializers ("{o, r, i}")
   bool uses_matmul = false;
   bool uses_tf32x3 = false;
+  bool uses_pool = false;
   int matmul_count = 0;
 };
 
@@ -141,6 +142,8 @@ Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
                               const plan::ReductionSpec& spec, CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::RowSpec& spec,
                         CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::PoolSpec& spec,
+                 CodeWriter& w);
 
 // The whole program.cu from the filled pieces (program_assembly.cc).
 std::string assemble_program(const EmitContext& ctx);

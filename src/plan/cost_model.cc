@@ -18,6 +18,26 @@ double body_steps(const std::optional<Body>& body) {
   return body ? static_cast<double>(body->steps.size()) : 0.0;
 }
 
+// One flop per window element of every output (adaptive windows: at most ceil(in / out) per dim),
+// plus the epilogue's steps per output.
+double pool_flops(const PoolSpec& s) {
+  double outputs = 1, window = 1;
+  for (size_t d = 0; d < s.input.shape.size(); ++d) {
+    if (d + s.out.size() < s.input.shape.size()) {
+      outputs *= static_cast<double>(s.input.shape[d]);
+      continue;
+    }
+    const size_t k = d + s.out.size() - s.input.shape.size();
+    const int64_t out = s.out[k];
+    outputs *= static_cast<double>(out);
+    if (!s.kernel.empty())
+      window *= static_cast<double>(s.kernel[k]);
+    else if (out > 0)
+      window *= static_cast<double>((s.input.shape[d] + out - 1) / out);
+  }
+  return outputs * (window + body_steps(s.epilogue));
+}
+
 double spec_flops(const SubtaskSpec& spec) {
   return std::visit(
       [](const auto& s) -> double {
@@ -45,6 +65,8 @@ double spec_flops(const SubtaskSpec& spec) {
           for (int64_t size : s.shape)
             numel *= static_cast<double>(size);
           return numel * static_cast<double>(s.body.steps.size());
+        } else if constexpr (std::is_same_v<T, PoolSpec>) {
+          return pool_flops(s);
         } else {
           return 0.0;
         }

@@ -129,6 +129,7 @@ bool is_anchor(const ir::Graph& graph, int index) {
   if (ir::op_category(node.op) == ir::OpCategory::matmul) return true;
   if (is_primitive_reduction(node.op)) return true;
   if (node.op == Op::clone || node.op == Op::cat) return true;
+  if (ir::op_category(node.op) == ir::OpCategory::pooling) return true;
   return row_geometry(graph, node).has_value();
 }
 
@@ -424,8 +425,9 @@ class Fuser {
       group = it->second;
     } else if (is_anchor(graph_, i)) {
       group.anchor = i;
-      group.kind =
-          ir::op_category(node.op) == ir::OpCategory::matmul ? GroupKind::matmul : GroupKind::copy;
+      group.kind = ir::op_category(node.op) == ir::OpCategory::matmul    ? GroupKind::matmul
+                   : ir::op_category(node.op) == ir::OpCategory::pooling ? GroupKind::pool
+                                                                         : GroupKind::copy;
       if (group.kind == GroupKind::matmul) {
         std::set<int> taken;
         for (size_t n = 0; n < claimed_by_.size(); ++n)

@@ -3,10 +3,10 @@
 // Legality rules (each a small pure function below, unit-tested in tests/plan/fusion_test.cc):
 //   F1 anchors   Every non-view node lands in exactly one group. Anchors start a group: GEMMs
 //                (mm/addmm/bmm/baddbmm), primitive reductions, row ops (softmax/log_softmax over
-//                the last dim, native_layer_norm, a matched rms_norm pattern) and copies (clone,
-//                cat). Other nodes (elementwise, creation) join a group or start an elementwise
-//                group. A constant scalar (scalar_tensor, full([])) read only directly by
-//                elementwise nodes is folded into their operands and belongs to no group.
+//                the last dim, native_layer_norm, a matched rms_norm pattern), copies (clone,
+//                cat) and pools. Other nodes (elementwise, creation) join a group or start an
+//                elementwise group. A constant scalar (scalar_tensor, full([])) read only directly
+//                by elementwise nodes is folded into their operands and belongs to no group.
 //   F2 index     A node joins a body only if its element count equals the body's index space (GEMM
 //                output, reduction/row input for a prologue, reduction output / row shape for an
 //                epilogue, first node's shape for an elementwise group).
@@ -47,7 +47,7 @@
 
 namespace stitch::plan {
 
-enum class GroupKind : uint8_t { matmul, reduction, row, elementwise, copy };
+enum class GroupKind : uint8_t { matmul, reduction, row, elementwise, copy, pool };
 
 struct Group {
   GroupKind kind = GroupKind::elementwise;

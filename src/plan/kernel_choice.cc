@@ -223,6 +223,9 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           bool vector = !spec.shape.empty() && spec.shape.back() % 4 == 0 &&
                         all_vectorizable(spec.body.loads);
           subtask.tunables["vector_width"] = vector ? 4 : 1;
+        } else if constexpr (std::is_same_v<T, PoolSpec>) {
+          subtask.kernel = "pool";  // kernels/pooling.cuh: a thread per output, grid-stride
+          subtask.tunables["block"] = 256;
         } else {
           subtask.kernel = "copy";
           subtask.tunables["block"] = 256;

@@ -185,8 +185,32 @@ TrailingRows trailing_rows(const ir::TensorType& input, const std::vector<int64_
   return result;
 }
 
+// Batch statistics over N and the spatial dims in one Welford pass (a mean_var reduction): with
+// spatial dims the channels go first through a permuted view, which the reduction reads in place,
+// so N and the spatial dims are one reduced block. Shapes [1, C, 1...] (keepdim).
+std::pair<ir::ValueRef, ir::ValueRef> batch_stats(Lowerer& lowerer, const ir::ValueRef& x,
+                                                  const std::vector<int64_t>& dims) {
+  const ir::TensorType input = lowerer.type(x);
+  if (reduction_blocks(input.shape, dims).size() <= 1)
+    return lowerer.var_mean("stats", x, dims, 0, true);
+  const int64_t rank = input.rank();
+  std::vector<int64_t> order{1, 0}, shape{input.shape[1], input.shape[0]}, rest{1};
+  for (int64_t d = 2; d < rank; ++d) {
+    order.push_back(d);
+    shape.push_back(input.shape[d]);
+    rest.push_back(d);
+  }
+  const ir::ValueRef channels_first =
+      lowerer.emit("channels_first", Op::permute, {ref_arg(x), int_list_arg(order)},
+                   {contiguous_type(shape, input.dtype)});
+  auto [var, mean] = lowerer.var_mean("stats", channels_first, rest, 0, false);
+  std::vector<int64_t> kept(static_cast<size_t>(rank), 1);
+  kept[1] = input.shape[1];
+  return {lowerer.view("stats_var", var, kept), lowerer.view("stats_mean", mean, kept)};
+}
+
 // Training: batch statistics over N and the spatial dims, one row kernel where they are
-// trailing dims, else var_mean + elementwise (which also serves the saved statistics).
+// trailing dims, else one var_mean pass + elementwise (which also serves the saved statistics).
 ir::ValueRef normalize_batch(Lowerer& lowerer, const ir::ValueRef& x, double eps, bool stats_used) {
   const ir::TensorType input = lowerer.type(x);
   const int64_t rank = input.rank(), channels = input.shape[1];
@@ -203,7 +227,7 @@ ir::ValueRef normalize_batch(Lowerer& lowerer, const ir::ValueRef& x, double eps
                         {ref_arg(x), int_list_arg(normalized), ir::Arg{}, ir::Arg{}, ir::Arg{eps}},
                         {contiguous_type(input.shape, input.dtype), stats, stats});
   }
-  auto [var, mean] = lowerer.var_mean("stats", x, dims, 0, true);
+  auto [var, mean] = batch_stats(lowerer, x, dims);
   const ir::ValueRef rstd = reciprocal_std(lowerer, var, eps);
   const ir::ValueRef y = normalize(lowerer, x, mean, rstd);
   if (lowerer.output_used(1)) lowerer.map_output(1, lowerer.view("save_mean", mean, {channels}));
@@ -228,7 +252,8 @@ Result<bool> lower_batch_norm(Lowerer& lowerer) {
           "built-in Coder yet",
           out);
   const bool stats_used = lowerer.output_used(1) || lowerer.output_used(2);
-  if (!args.training) return lower_inference_batch_norm(lowerer, x, weight, bias, args, stats_used);
+  if (!args.training || lowerer.options().inference)
+    return lower_inference_batch_norm(lowerer, x, weight, bias, args, stats_used);
   ir::ValueRef y = normalize_batch(lowerer, x, args.eps, stats_used);
   y = channel_affine(lowerer, y, weight, bias, input.rank());
   lowerer.map_output(0, lowerer.emit("", Op::alias, {ref_arg(y)}, {node.outputs[0]}));

@@ -95,5 +95,7 @@ bool is_tiling_pool(const ir::Graph& graph, const Uses& uses, int node);
 }  // namespace stitch::plan
 
 namespace stitch::plan::lowering {
-Result<bool> lower_tiling_pool(Lowerer& lowerer);
+// Tiling pools become reductions, global average pools a mean; false keeps the others for a direct
+// pooling kernel (PoolSpec).
+Result<bool> lower_pool(Lowerer& lowerer);
 }  // namespace stitch::plan::lowering

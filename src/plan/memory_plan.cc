@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/print.h"
 #include "plan/access.h"
 #include "plan/graph_edit.h"
 #include "plan/kernel_choice.h"
@@ -112,6 +113,46 @@ MemoryPlan plan_memory(const ir::Graph& graph, const ValueMap& values,
           std::max(plan.host.library_workspace_bytes, align(it->second));
   plan.host.workspace_bytes = align(plan.host.workspace_bytes) + plan.host.library_workspace_bytes;
   return plan;
+}
+
+DeviceFootprint device_footprint(const Plan& plan) {
+  DeviceFootprint footprint;
+  for (const ir::Input& input : plan.graph.inputs)
+    footprint.inputs += input.type.bytes();
+  for (const ir::Param& param : plan.graph.params) {
+    footprint.params += param.type.bytes();
+    footprint.persistent += align(std::max<int64_t>(param.type.bytes(), 1));
+  }
+  for (const ir::ValueRef& output : plan.graph.outputs)
+    footprint.outputs += plan.graph.type_of(output).bytes();
+  footprint.persistent += plan.host.persistent_bytes;
+  footprint.workspace = plan.host.workspace_bytes;
+  for (const BufferSlot& slot : plan.buffers)
+    if (slot.where == BufferSlot::Where::arena) footprint.materialized += slot.bytes;
+  return footprint;
+}
+
+Status check_device_memory(const Plan& plan, int64_t memory_bytes, const std::string& gpu) {
+  const DeviceFootprint footprint = device_footprint(plan);
+  if (memory_bytes <= 0 || footprint.total() <= memory_bytes) return {};
+  std::vector<const BufferSlot*> arena;
+  for (const BufferSlot& slot : plan.buffers)
+    if (slot.where == BufferSlot::Where::arena) arena.push_back(&slot);
+  std::sort(arena.begin(), arena.end(),
+            [](const BufferSlot* a, const BufferSlot* b) { return a->bytes > b->bytes; });
+  std::vector<std::string> largest;
+  for (size_t k = 0; k < std::min<size_t>(arena.size(), 3); ++k)
+    largest.push_back(fmt::format("{} {}", arena[k]->value,
+                                  ir::format_bytes(static_cast<double>(arena[k]->bytes))));
+  auto bytes = [](int64_t n) { return ir::format_bytes(static_cast<double>(n)); };
+  return make_error(
+      "the plan needs {} of device memory, more than the {} of {}: workspace {} (largest "
+      "intermediates: {}), inputs {}, outputs {}, params {} (and the program's copy), "
+      "persistent {}",
+      bytes(footprint.total()), bytes(memory_bytes), gpu, bytes(footprint.workspace),
+      largest.empty() ? "none" : fmt::format("{}", fmt::join(largest, ", ")),
+      bytes(footprint.inputs), bytes(footprint.outputs), bytes(footprint.params),
+      bytes(footprint.persistent));
 }
 
 std::vector<ParamPrep> plan_param_preps(const ir::Graph& graph,

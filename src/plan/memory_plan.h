@@ -3,10 +3,12 @@
 // and what to do with params at init.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "plan/fusion.h"
 #include "plan/plan.h"
+#include "util/result.h"
 
 namespace stitch::plan {
 
@@ -26,6 +28,20 @@ struct MemoryPlan {
 // output is a full contiguous view of) is written straight into the caller's buffer.
 MemoryPlan plan_memory(const ir::Graph& graph, const ValueMap& values,
                        const std::vector<Subtask>& subtasks);
+
+// What a forward holds on the device: the caller's inputs, params and outputs, the program's
+// persistent block (at-init results, then its own copy of every param), and the arena.
+// `materialized` is what the plan writes to the arena and reads back (every intermediate slot, each
+// counted once): the bytes a lowering adds by materialising a value instead of fusing it.
+struct DeviceFootprint {
+  int64_t inputs = 0, params = 0, outputs = 0, persistent = 0, workspace = 0, materialized = 0;
+  int64_t total() const { return inputs + params + outputs + persistent + workspace; }
+};
+DeviceFootprint device_footprint(const Plan& plan);
+
+// Refuses a plan whose footprint exceeds `memory_bytes` (the target GPU's memory), naming the
+// largest arena buffers, so no program is emitted that cannot run there.
+Status check_device_memory(const Plan& plan, int64_t memory_bytes, const std::string& gpu);
 
 // "unused": nothing reads the param (BatchNorm's running stats in training mode): the program
 // need not keep it. "init_only": only at_init subtasks read it (e.g. an inference BatchNorm's

@@ -3,15 +3,16 @@
 //
 // Covered: elementwise ops (clamp.Tensor with both bounds), creation ops with defined contents,
 // views, clone/copy/cat/stack, mm/addmm/bmm/baddbmm, the reductions (not any/nll_loss), softmax,
-// layer/batch/group norm, 2-d max/avg pools whose windows tile the input. Not covered: convolution,
-// other pooling, scans (cumsum), gathers/scatters,
-// padding, flips, sorting, random ops left in the graph, recurrent layers, attention.
+// layer/batch/group norm, max/avg/adaptive pools (plan/pooling.h). Not covered: convolution,
+// scans (cumsum), gathers/scatters, padding, flips, sorting, random ops left in the graph,
+// recurrent layers, attention.
 #include <fmt/format.h>
 
 #include "plan/graph_edit.h"
 #include "plan/lowering.h"
 #include "plan/op_traits.h"
 #include "plan/passes.h"
+#include "plan/pooling.h"
 
 namespace stitch::plan {
 
@@ -49,16 +50,11 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
       return "";
     case ir::OpCategory::convolution:
       return "convolution is not covered by the built-in Coder yet";
-    case ir::OpCategory::pooling: {
-      // Whether a pool tiles its input depends on its uses (max pool indices): find the node.
-      const auto index = static_cast<int>(&node - graph.nodes.data());
-      const bool in_graph = index >= 0 && static_cast<size_t>(index) < graph.nodes.size();
-      if (in_graph && is_tiling_pool(graph, Uses(graph), index)) return "";
-      return fmt::format(
-          "pooling ({}) with overlapping, padded or dilated windows is not covered "
-          "by the built-in Coder yet",
-          name);
-    }
+    case ir::OpCategory::pooling:
+      // Pools whose windows tile the input become reductions; the others direct pooling kernels.
+      if (pool_params(graph, node)) return "";
+      return fmt::format("pooling ({}) with these arguments is not covered by the built-in Coder",
+                         name);
     case ir::OpCategory::scan:
       return fmt::format("scan ({}) is not covered by the built-in Coder yet", name);
     case ir::OpCategory::random:

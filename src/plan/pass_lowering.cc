@@ -28,9 +28,10 @@
 //   multiplies / divides                    work, done once at init (lower_gemm_sum)
 //   clone / same-dtype _to_copy / copy   alias / expand (functional graphs never write in place)
 //   stack                                unsqueeze + cat
-//   max_pool2d / avg_pool2d whose windows view [..., H/kh, kh, W/kw, kw] + amax / mean over the
-//   tile the input (stride = kernel,     window dims (lower_pooling.cc)
-//   no padding)
+//   max_pool2d / avg_pool2d whose windows view [..., H/kh, W/kw, kh, kw] + one amax / mean over
+//   tile the input (stride = kernel,     the window dims, read in place (lower_pooling.cc); other
+//   no padding)                          pools stay whole: a direct pooling kernel (PoolSpec)
+//   adaptive avg pool to size 1          sum over the spatial dims + div
 #include <cmath>
 #include <limits>
 #include <map>
@@ -502,7 +503,9 @@ Result<bool> lower_node(Lowerer& lowerer) {
       return lower_stack(lowerer);
     case Op::max_pool2d_with_indices:
     case Op::avg_pool2d:
-      return lowering::lower_tiling_pool(lowerer);
+    case Op::adaptive_avg_pool2d:
+    case Op::adaptive_avg_pool3d:
+      return lowering::lower_pool(lowerer);
     default:
       return false;
   }

@@ -1,7 +1,6 @@
 // Pass "materialize": inserts a clone (a contiguous copy, planned as a CopySpec) wherever strides
 // cannot give a kernel what it needs (kernel_layouts.h):
 //   - a view the strides cannot express (reshape of a transposed tensor) clones its input;
-//   - a reduction whose reduced block does not merge into [outer, reduce, inner];
 //   - a row op (softmax, layer_norm) whose rows do not have unit column stride;
 //   - a GEMM operand or bias with no unit stride (cuBLASLt takes row- or column-major only) or
 //     not 16-byte aligned (a slice starting mid-vector);
@@ -100,11 +99,11 @@ class Materializer {
       }
       if (!expressible) ensure(node, 0, "input", [](const Access&) { return false; });
     } else if (is_primitive_reduction(node.op)) {
-      const auto geometry = reduce_geometry(graph, node);
-      if (!geometry) return make_error("node '{}': reduced dims are not one block", node.id);
-      ensure(node, 0, "input", [&](const Access& a) {
-        return reshape_access(a, {geometry->outer, geometry->reduce, geometry->inner}).has_value();
-      });
+      // No copy: a reduction whose input does not merge into [outer, reduce, inner] reads it
+      // through its own strides (the kernel unravels the index), which costs one read where a
+      // copy would cost a read, a write, a read back and an input-sized workspace.
+      if (!reduce_geometry(graph, node))
+        return make_error("node '{}': reduced dims are not one block", node.id);
     } else if (auto rows = row_geometry(graph, node)) {
       ensure(node, 0, "input", [&](const Access& a) { return row_access(a, *rows).has_value(); });
       if (node.op == Op::native_layer_norm) {

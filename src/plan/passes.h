@@ -40,6 +40,13 @@ struct PlanOptions {
   // A sum over a GEMM's output features (through scalar scales) becomes a matrix-vector product
   // with the weight summed first (pass "lower", lower_gemm_sum).
   bool reassociate_gemm_sums = true;
+  // Eval semantics (`--inference`): BatchNorm uses its running statistics, folded into a
+  // per-channel affine computed once at init, even where the capture is in training mode.
+  // TODO(conv): fold that affine into the preceding convolution once ConvSpec exists.
+  bool inference = false;
+  // The target GPU's memory: a plan that needs more (memory_plan.h, DeviceFootprint) is refused.
+  // 0: the peak table's figure for peaks.name (util/gpu_peaks.h).
+  int64_t device_memory_bytes = 0;
   // `--dump-after`: the pass whose result `dump` receives (its text form).
   std::string dump_after;
   std::function<void(std::string_view pass, const std::string& text)> dump;
@@ -66,8 +73,8 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node);
 Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& options);
 
 // materialize: inserts clones where an Access cannot describe what a kernel needs — a reshape of a
-// non-contiguous tensor, a reduction or row input whose dims do not merge, a GEMM operand with no
-// unit stride, a graph output that is not a full contiguous buffer of its own.
+// non-contiguous tensor, a row input whose dims do not merge (a reduction reads any strides), a
+// GEMM operand with no unit stride, a graph output that is not a full contiguous buffer of its own.
 Result<ir::Graph> materialize_layouts(const ir::Graph& graph, const PlanOptions& options);
 
 // views (an analysis, not a rewrite): the Access of every value, views folded. Keys: value_key().

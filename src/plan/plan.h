@@ -172,7 +172,28 @@ struct CopySpec {
   bool operator==(const CopySpec&) const = default;
 };
 
-using SubtaskSpec = std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec>;
+// Pooling over the trailing `kernel.size()` (1 to 3) spatial dims of `input` (the leading dims are
+// independent planes): max / avg windows (kernel, stride, padding; dilation for max; ceil mode is
+// in the output's shape), adaptive max / avg (windows from the input and output sizes, kernel etc.
+// empty). kernels/pooling.cuh reads `input` through its strides, once. Epilogue body over the
+// output's shape: load 0 is the pooled value, load 1 (max with indices) the maximum's flat spatial
+// input index, both register values of `node`; stores from load k store output k.
+enum class PoolOp : uint8_t { max, avg, adaptive_max, adaptive_avg };
+struct PoolSpec {
+  int node = -1;  // the pooling node
+  PoolOp op = PoolOp::max;
+  Access input;
+  std::vector<int64_t> out;  // output spatial sizes
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool count_include_pad = true;  // avg
+  int64_t divisor = 0;            // avg divisor_override; 0: none
+  std::optional<Body> epilogue;
+  std::vector<Store> stores;
+  bool operator==(const PoolSpec&) const = default;
+};
+
+using SubtaskSpec =
+    std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec, PoolSpec>;
 
 // Where the subtask's time goes, by the cost model.
 enum class Bound : uint8_t { memory, compute, latency };

@@ -79,6 +79,13 @@ Status check_plan(const Plan& plan) {
               STITCH_TRY(check_body(plan, *spec.prologue, spec.rows * spec.cols, "prologue"));
             if (spec.epilogue)
               return check_body(plan, *spec.epilogue, spec.rows * spec.cols, "epilogue");
+          } else if constexpr (std::is_same_v<T, PoolSpec>) {
+            const ir::Node& node = plan.graph.nodes.at(spec.node);
+            if (spec.out.empty() || spec.out.size() > 3 ||
+                spec.input.shape.size() != node.outputs[0].shape.size())
+              return make_error("pool input and output ranks do not match");
+            if (spec.epilogue)
+              return check_body(plan, *spec.epilogue, node.outputs[0].numel(), "epilogue");
           } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
             int64_t numel = 1;
             for (int64_t size : spec.shape)

@@ -23,7 +23,8 @@ constexpr const char* kReduceOps[] = {"sum", "max", "min", "prod", "argmax", "ar
 constexpr const char* kRowOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
 constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
-constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise", "copy"};
+constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise", "copy", "pool"};
+constexpr const char* kPoolOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
 
 json number(double value) {
   if (std::isnan(value)) return json{{"float", "nan"}};
@@ -129,13 +130,31 @@ class Writer {
             fused(o, s);
           } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
             o = json{{"shape", s.shape}, {"body", body(s.body)}, {"stores", stores(s.stores)}};
-          } else {
+          } else if constexpr (std::is_same_v<T, CopySpec>) {
             o = json{{"source", access(s.source)}, {"target", ref(s.target)}};
             if (s.destination) o["destination"] = access(*s.destination);
+          } else {
+            o = pool(s);
           }
           return o;
         },
         spec);
+  }
+
+  json pool(const PoolSpec& s) const {
+    json o{{"node", node(s.node)},
+           {"op", kPoolOps[static_cast<int>(s.op)]},
+           {"input", access(s.input)},
+           {"out", s.out},
+           {"kernel", s.kernel},
+           {"stride", s.stride},
+           {"padding", s.padding},
+           {"dilation", s.dilation},
+           {"count_include_pad", s.count_include_pad},
+           {"divisor", s.divisor}};
+    optional_body(o, "epilogue", s.epilogue);
+    o["stores"] = stores(s.stores);
+    return o;
   }
 
  private:
@@ -297,14 +316,33 @@ class Reader {
         s.stores = stores(o.at("stores"));
         return s;
       }
-      default: {
+      case 4: {
         CopySpec s;
         s.source = access(o.at("source"));
         s.target = ref(o.at("target"));
         s.destination = optional_access(o, "destination");
         return s;
       }
+      default:
+        return pool(o);
     }
+  }
+
+  PoolSpec pool(const json& o) const {
+    PoolSpec s;
+    s.node = node(o.at("node"));
+    s.op = static_cast<PoolOp>(read_enum(o.at("op"), kPoolOps, "pool op"));
+    s.input = access(o.at("input"));
+    s.out = o.at("out").get<std::vector<int64_t>>();
+    s.kernel = o.at("kernel").get<std::vector<int64_t>>();
+    s.stride = o.at("stride").get<std::vector<int64_t>>();
+    s.padding = o.at("padding").get<std::vector<int64_t>>();
+    s.dilation = o.at("dilation").get<std::vector<int64_t>>();
+    s.count_include_pad = o.at("count_include_pad").get<bool>();
+    s.divisor = o.at("divisor").get<int64_t>();
+    s.epilogue = optional_body(o, "epilogue");
+    s.stores = stores(o.at("stores"));
+    return s;
   }
 
  private:

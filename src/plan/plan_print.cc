@@ -46,6 +46,8 @@ std::string shape_text(const Subtask& subtask) {
           return fmt::format("{}x{}", spec.rows, spec.cols);
         else if constexpr (std::is_same_v<T, ElementwiseSpec>)
           return fmt::format("[{}]", fmt::join(spec.shape, ","));
+        else if constexpr (std::is_same_v<T, PoolSpec>)
+          return fmt::format("[{}]", fmt::join(spec.input.shape, ","));
         else
           return fmt::format("[{}]", fmt::join(spec.source.shape, ","));
       },
@@ -200,6 +202,19 @@ std::string format_plan_details(const Plan& plan) {
             append_stores(text, plan, spec.stores);
           } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
             append_body(text, plan, "body", spec.body);
+            append_stores(text, plan, spec.stores);
+          } else if constexpr (std::is_same_v<T, PoolSpec>) {
+            static constexpr const char* kOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
+            text += fmt::format("    {} to [{}], input = {}\n", kOps[static_cast<int>(spec.op)],
+                                fmt::join(spec.out, ", "), format_access(spec.input, plan.graph));
+            if (!spec.kernel.empty())
+              text += fmt::format(
+                  "    kernel [{}] stride [{}] padding [{}] dilation [{}]{}{}\n",
+                  fmt::join(spec.kernel, ", "), fmt::join(spec.stride, ", "),
+                  fmt::join(spec.padding, ", "), fmt::join(spec.dilation, ", "),
+                  spec.op == PoolOp::avg && !spec.count_include_pad ? " exclude_pad" : "",
+                  spec.divisor != 0 ? fmt::format(" divisor {}", spec.divisor) : "");
+            if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
             append_stores(text, plan, spec.stores);
           } else {
             text += fmt::format("    {} -> {}", format_access(spec.source, plan.graph),

@@ -17,6 +17,7 @@
 #include "plan/plan_check.h"
 #include "plan/plan_print.h"
 #include "plan/subtasks.h"
+#include "util/gpu_peaks.h"
 
 namespace stitch::plan {
 
@@ -75,7 +76,8 @@ std::string format_values(const ir::Graph& graph, const ValueMap& values) {
 }
 
 std::string format_groups(const ir::Graph& graph, const Fusion& fusion) {
-  static constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise", "copy"};
+  static constexpr const char* kKinds[] = {"matmul",      "reduction", "row",
+                                           "elementwise", "copy",      "pool"};
   std::string text;
   auto ids = [&](const std::vector<int>& nodes) {
     std::vector<std::string> names;
@@ -98,6 +100,12 @@ std::string format_groups(const ir::Graph& graph, const Fusion& fusion) {
     text += fmt::format("folded constants: {}\n",
                         ids({fusion.folded_constants.begin(), fusion.folded_constants.end()}));
   return text;
+}
+
+int64_t device_memory_bytes(const PlanOptions& options) {
+  if (options.device_memory_bytes > 0) return options.device_memory_bytes;
+  const GpuPeakRow* row = find_gpu_peaks(options.peaks.name);
+  return static_cast<int64_t>((row ? *row : h200_peak_row()).memory_gb * 1e9);
 }
 
 }  // namespace
@@ -177,6 +185,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
     }
   plan.graph = std::move(graph);
   pipeline.dump("subtasks", [&] { return format_plan(plan) + format_plan_details(plan); });
+  STITCH_TRY(check_device_memory(plan, device_memory_bytes(options), options.peaks.name));
   if (Status valid = check_plan(plan); !valid.ok())
     return valid.error().with_context("internal error: the plan breaks an invariant");
   return plan;

@@ -12,6 +12,7 @@
 #include "plan/access.h"
 #include "plan/kernel_layouts.h"
 #include "plan/op_traits.h"
+#include "plan/pooling.h"
 
 namespace stitch::plan {
 
@@ -130,6 +131,9 @@ class SpecBuilder {
         case GroupKind::copy:
           STITCH_TRY(add_copy(group));
           break;
+        case GroupKind::pool:
+          STITCH_TRY(add_pool(group));
+          break;
       }
     }
     return std::move(subtasks_);
@@ -197,10 +201,9 @@ class SpecBuilder {
     if (!group.prologue.empty()) {
       spec.input = add_prologue(group.prologue, index_shape, spec.prologue);
     } else {
-      auto input = reshape_access(values_.at(value_key(*node.args[0].ref())), index_shape);
-      if (!input)
-        return make_error("node '{}': input does not merge into [outer, reduce, inner]", node.id);
-      spec.input = *input;
+      // An input that does not merge keeps its own shape: the kernel unravels the index.
+      const Access& input = values_.at(value_key(*node.args[0].ref()));
+      spec.input = reshape_access(input, index_shape).value_or(input);
     }
     BodyBuilder builder(graph_, values_, fusion_.folded_constants, {spec.outer, spec.inner});
     for (size_t out = 0; out < node.outputs.size(); ++out)
@@ -347,6 +350,40 @@ class SpecBuilder {
     return {};
   }
 
+  Status add_pool(const Group& group) {
+    const ir::Node& node = graph_.nodes[group.anchor];
+    const auto params = pool_params(graph_, node);
+    if (!params) return make_error("node '{}': pooling arguments not understood", node.id);
+    PoolSpec spec;
+    spec.node = group.anchor;
+    spec.op = params->op;
+    spec.input = values_.at(value_key(*node.args[0].ref()));
+    spec.out = params->out;
+    if (params->op == PoolOp::max || params->op == PoolOp::avg) {
+      spec.kernel = params->kernel, spec.stride = params->stride;
+      spec.padding = params->padding, spec.dilation = params->dilation;
+    }
+    spec.count_include_pad = params->count_include_pad;
+    spec.divisor = params->divisor;
+    BodyBuilder builder(graph_, values_, fusion_.folded_constants, node.outputs[0].shape);
+    for (size_t out = 0; out < node.outputs.size(); ++out)
+      builder.add_register_value(node_value(group.anchor, static_cast<int>(out)));
+    for (int member : group.body)
+      builder.add_step(member);
+    for (size_t out = 0; out < node.outputs.size(); ++out) {
+      const ValueRef value = node_value(group.anchor, static_cast<int>(out));
+      if (must_store(graph_, uses_, value, members_))
+        spec.stores.push_back(Store{value, Operand{Operand::Kind::load, static_cast<int>(out)}});
+    }
+    add_body_stores(group.body, builder, spec.stores);
+    if (!group.body.empty()) spec.epilogue = builder.body();
+    static constexpr const char* kOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
+    push(group, std::move(spec),
+         fmt::format("pool_{}{}d_{}", kOps[static_cast<int>(params->op)], params->spatial,
+                     dims_text(node.outputs[0].shape)));
+    return {};
+  }
+
   const ir::Graph& graph_;
   const ValueMap& values_;
   const Fusion& fusion_;
@@ -404,6 +441,14 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
           add_body_reads(spec.epilogue, true, 1, reads);
         } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
           add_body_reads(spec.body, false, 0, reads);
+        } else if constexpr (std::is_same_v<T, PoolSpec>) {
+          reads.push_back(spec.input);
+          int registers = 0;
+          if (spec.epilogue)
+            for (const Access& load : spec.epilogue->loads)
+              if (load.base.kind == ir::ValueRef::Kind::node && load.base.index == spec.node)
+                ++registers;
+          add_body_reads(spec.epilogue, true, registers, reads);
         } else {
           reads.push_back(spec.source);
         }
@@ -429,8 +474,8 @@ std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask) {
 }
 
 std::string_view spec_kind_name(const SubtaskSpec& spec) {
-  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row", "elementwise",
-                                                "copy"};
+  static constexpr std::string_view kNames[] = {"matmul",      "reduction", "row",
+                                                "elementwise", "copy",      "pool"};
   return kNames[spec.index()];
 }
 

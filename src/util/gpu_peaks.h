@@ -1,6 +1,6 @@
-// The one table of GPU peak rates: plain FP32, DRAM bandwidth, SM count and dense TF32 of each GPU
-// model, from the vendors' datasheets (leads, not measurements). The planner's cost model
-// (plan::peaks_for_gpu) and the profiler's roofline (peaks_for_device) both read it.
+// The one table of GPU peak rates: plain FP32, DRAM bandwidth, SM count, dense TF32 and memory
+// size of each GPU model, from the vendors' datasheets (leads, not measurements). The planner's
+// cost model (plan::peaks_for_gpu) and the profiler's roofline (peaks_for_device) both read it.
 #pragma once
 
 #include <span>
@@ -17,6 +17,7 @@ struct GpuPeakRow {
   double dram_gbps = 0;
   int sms = 0;
   double tf32_tflops = 0;    // dense TF32 tensor cores (the "with sparsity" figure halved)
+  double memory_gb = 0;      // device memory, the datasheet's GB (1e9 bytes; under what it holds)
   std::string_view source;   // where the numbers come from
 };
 

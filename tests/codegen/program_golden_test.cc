@@ -29,7 +29,8 @@ const char* const kTasks[] = {
     "plan_rmsnorm_last",   "plan_reduce_middle",        "plan_bmm_scale",
     "plan_linear_batchnorm", "plan_logsumexp",          "plan_gemm_tf32x3",
     "plan_gemm_sum",
-    "plan_triangular_matmul",
+    "plan_triangular_matmul", "plan_pooling",           "plan_batchnorm_train2d",
+    "plan_batchnorm_train1d",
 };
 
 Result<EmittedProgram> emit_for(const std::string& task,

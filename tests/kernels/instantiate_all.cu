@@ -6,6 +6,7 @@
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/matmul_tf32x3.cuh"
+#include "kernels/pooling.cuh"
 #include "kernels/program_support.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
@@ -47,6 +48,20 @@ struct Store {
   float* y;
   __device__ void operator()(int64_t r, int64_t c, float v) const { y[r + c] = v; }
 };
+struct PoolLoad {
+  const float* x;
+  __device__ float operator()(int64_t o, int64_t d, int64_t h, int64_t w) const {
+    return x[o + d + h + w];
+  }
+};
+struct PoolStore {
+  float* y;
+  int64_t* index;
+  __device__ void operator()(int64_t e, float v, int64_t i) const {
+    y[e] = v;
+    if (index != nullptr) index[e] = i;
+  }
+};
 
 int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, cudaStream_t stream,
             std::string& error) {
@@ -72,6 +87,15 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK_CUDA(launch_reduce<ReduceOp::argmax>(4, 4, 1, Pro{a}, Epi<ValueIndex>{vi}, stream));
   STITCH_CHECK_CUDA(launch_reduce<ReduceOp::argmin>(4, 4, 1, Pro{a}, Epi<ValueIndex>{vi}, stream));
   STITCH_CHECK_CUDA(launch_reduce<ReduceOp::mean_var>(4, 4, 1, Pro{a}, Epi<MeanVar>{mv}, stream));
+
+  PoolShape pool;
+  pool.in[2] = pool.out[2] = 4;
+  STITCH_CHECK_CUDA((launch_pool<PoolKind::max>(pool, PoolLoad{a}, PoolStore{y, nullptr}, stream)));
+  STITCH_CHECK_CUDA((launch_pool<PoolKind::avg>(pool, PoolLoad{a}, PoolStore{y, nullptr}, stream)));
+  STITCH_CHECK_CUDA(
+      (launch_pool<PoolKind::adaptive_max>(pool, PoolLoad{a}, PoolStore{y, nullptr}, stream)));
+  STITCH_CHECK_CUDA(
+      (launch_pool<PoolKind::adaptive_avg>(pool, PoolLoad{a}, PoolStore{y, nullptr}, stream)));
 
   STITCH_CHECK_CUDA(launch_softmax(4, 4, false, Load{a}, Store{y}, stream));
   STITCH_CHECK_CUDA(launch_layer_norm(4, 4, 1e-5f, a, a, Load{a}, Store{y}, stream));

@@ -31,7 +31,8 @@ const char* const kTasks[] = {
     "plan_bmm_scale",       "plan_linear_batchnorm",
     "plan_logsumexp",       "plan_conv_refused",
     "plan_gemm_tf32x3",     "plan_gemm_sum",
-    "plan_triangular_matmul",
+    "plan_triangular_matmul", "plan_pooling",
+    "plan_batchnorm_train2d", "plan_batchnorm_train1d",
 };
 
 // Tasks the Planner refuses (their golden text is the refusal).

@@ -1,0 +1,298 @@
+// kernels/pooling.cuh on a GPU against a double-precision CPU reference written from PyTorch's
+// definitions (pooling_output_shape, max_pool*_with_indices, avg_pool* with count_include_pad and
+// divisor_override, adaptive pools): 1-d, 2-d and 3-d windows with stride, padding, dilation, ceil
+// mode, strided (permuted) input, NaN in a window, and the flat spatial index of every maximum.
+// Skips without a CUDA device.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel_test_support.cuh"
+#include "kernels/pooling.cuh"
+
+namespace stitch::kernels {
+namespace {
+
+using testing::DeviceBuffer;
+using testing::Tolerance;
+
+// Input element (o, d, h, w) of a [outer, D, H, W] tensor stored with its last two dims swapped
+// ([outer, D, W, H] in memory) when `transposed`: a strided read like a permuted view's.
+struct PoolLoad {
+  const float* x;
+  int64_t d_size, h_size, w_size;
+  bool transposed;
+  __device__ float operator()(int64_t o, int64_t d, int64_t h, int64_t w) const {
+    const int64_t plane = (o * d_size + d) * h_size * w_size;
+    return transposed ? x[plane + w * h_size + h] : x[plane + h * w_size + w];
+  }
+};
+struct PoolStore {
+  float* y;
+  int64_t* index;
+  __device__ void operator()(int64_t e, float value, int64_t i) const {
+    y[e] = value;
+    index[e] = i;
+  }
+};
+
+struct PoolCase {
+  std::string name;
+  PoolKind kind;
+  int64_t outer;
+  std::vector<int64_t> in;  // spatial sizes, 1 to 3
+  std::vector<int64_t> kernel, stride, pad, dilation, out_adaptive;
+  bool ceil_mode = false, count_include_pad = true;
+  int64_t divisor = 0;
+  bool transposed = false, nan = false;
+};
+
+// PyTorch's pooling_output_shape.
+int64_t output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil) {
+  const int64_t numerator = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? stride - 1 : 0);
+  int64_t out = numerator / stride + 1;
+  if (ceil && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+PoolShape shape_of(const PoolCase& c) {
+  PoolShape s;
+  s.outer = c.outer;
+  const size_t lead = 3 - c.in.size();
+  const bool adaptive = c.kind == PoolKind::adaptive_max || c.kind == PoolKind::adaptive_avg;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    const size_t d = lead + i;
+    s.in[d] = c.in[i];
+    if (adaptive) {
+      s.out[d] = c.out_adaptive[i];
+      continue;
+    }
+    s.kernel[d] = c.kernel[i];
+    s.stride[d] = c.stride[i];
+    s.pad[d] = c.pad[i];
+    s.dilation[d] = c.dilation.empty() ? 1 : c.dilation[i];
+    s.out[d] = output_size(s.in[d], s.kernel[d], s.pad[d], s.stride[d], s.dilation[d], c.ceil_mode);
+  }
+  s.count_include_pad = c.count_include_pad;
+  s.divisor = c.divisor;
+  return s;
+}
+
+// The reference, per output element: value and flat spatial index (max), in double.
+void reference(const PoolCase& c, const PoolShape& s, const std::vector<float>& x,
+               std::vector<double>& value, std::vector<double>& index) {
+  const bool max = c.kind == PoolKind::max || c.kind == PoolKind::adaptive_max;
+  const bool adaptive = c.kind == PoolKind::adaptive_max || c.kind == PoolKind::adaptive_avg;
+  auto at = [&](int64_t o, int64_t d, int64_t h, int64_t w) {
+    return static_cast<double>(x[((o * s.in[0] + d) * s.in[1] + h) * s.in[2] + w]);
+  };
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t od = 0; od < s.out[0]; ++od)
+      for (int64_t oh = 0; oh < s.out[1]; ++oh)
+        for (int64_t ow = 0; ow < s.out[2]; ++ow) {
+          const int64_t pos[3] = {od, oh, ow};
+          std::vector<int64_t> taps[3];
+          int64_t padded = 1;
+          for (int dim = 0; dim < 3; ++dim) {
+            if (adaptive) {
+              const int64_t start = pos[dim] * s.in[dim] / s.out[dim];
+              const int64_t end = ((pos[dim] + 1) * s.in[dim] + s.out[dim] - 1) / s.out[dim];
+              for (int64_t p = start; p < end; ++p)
+                taps[dim].push_back(p);
+              continue;
+            }
+            const int64_t first = pos[dim] * s.stride[dim] - s.pad[dim];
+            const int64_t dil = max ? s.dilation[dim] : 1;
+            int64_t cells = 0;
+            for (int64_t k = 0; k < s.kernel[dim]; ++k) {
+              const int64_t p = first + k * dil;
+              if (p < s.in[dim] + s.pad[dim]) ++cells;  // avg: padding counts, past it does not
+              if (p >= 0 && p < s.in[dim]) taps[dim].push_back(p);
+            }
+            padded *= cells;
+          }
+          double best = -INFINITY, sum = 0;
+          int64_t best_index = -1, count = 0;
+          bool has_nan = false;
+          for (int64_t d : taps[0])
+            for (int64_t h : taps[1])
+              for (int64_t w : taps[2]) {
+                const double v = at(o, d, h, w);
+                const int64_t flat = (d * s.in[1] + h) * s.in[2] + w;
+                if (std::isnan(v)) has_nan = true;
+                if (v > best || std::isnan(v)) best = v, best_index = flat;
+                sum += v;
+                ++count;
+              }
+          if (has_nan) best = NAN;
+          double result;
+          if (max) {
+            result = best;
+          } else if (count == 0) {
+            result = 0;
+          } else {
+            const int64_t divisor = adaptive              ? count
+                                    : s.divisor != 0      ? s.divisor
+                                    : s.count_include_pad ? padded
+                                                          : count;
+            result = sum / static_cast<double>(divisor);
+          }
+          value.push_back(result);
+          index.push_back(max ? static_cast<double>(best_index) : -1.0);
+        }
+}
+
+class Pooling : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(Pooling, MatchesTheDoubleReference) {
+  REQUIRE_GPU();
+  const PoolCase& c = GetParam();
+  const PoolShape s = shape_of(c);
+  const int64_t in_numel = s.outer * s.in[0] * s.in[1] * s.in[2];
+  const int64_t out_numel = s.outer * s.out[0] * s.out[1] * s.out[2];
+  std::vector<float> x = testing::uniform_floats(static_cast<size_t>(in_numel), 7, -2.0f, 2.0f);
+  if (c.nan) x[5] = NAN;
+  // Memory order for the transposed load: swap h and w of every plane.
+  std::vector<float> stored = x;
+  if (c.transposed)
+    for (int64_t p = 0; p < s.outer * s.in[0]; ++p)
+      for (int64_t h = 0; h < s.in[1]; ++h)
+        for (int64_t w = 0; w < s.in[2]; ++w)
+          stored[(p * s.in[2] + w) * s.in[1] + h] = x[(p * s.in[1] + h) * s.in[2] + w];
+  DeviceBuffer<float> dx(stored.size()), dy(static_cast<size_t>(out_numel));
+  DeviceBuffer<int64_t> di(static_cast<size_t>(out_numel));
+  ASSERT_CUDA(dx.upload(stored));
+  const PoolLoad load{dx.data(), s.in[0], s.in[1], s.in[2], c.transposed};
+  const PoolStore store{dy.data(), di.data()};
+  switch (c.kind) {
+    case PoolKind::max:
+      ASSERT_CUDA((launch_pool<PoolKind::max>(s, load, store, nullptr, 128)));
+      break;
+    case PoolKind::avg:
+      ASSERT_CUDA((launch_pool<PoolKind::avg>(s, load, store, nullptr)));
+      break;
+    case PoolKind::adaptive_max:
+      ASSERT_CUDA((launch_pool<PoolKind::adaptive_max>(s, load, store, nullptr)));
+      break;
+    case PoolKind::adaptive_avg:
+      ASSERT_CUDA((launch_pool<PoolKind::adaptive_avg>(s, load, store, nullptr)));
+      break;
+  }
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  std::vector<double> value, index;
+  reference(c, s, x, value, index);
+  const bool max = c.kind == PoolKind::max || c.kind == PoolKind::adaptive_max;
+  // Max is exact; a float sum of at most a few hundred terms of |x| <= 2 stays within 1e-5.
+  EXPECT_TRUE(
+      testing::all_close(dy.download(), value, max ? Tolerance{} : Tolerance{1e-5, 1e-5, 0}));
+  if (max) EXPECT_TRUE(testing::all_close(di.download(), index, Tolerance{}));
+}
+
+const PoolKind kMax = PoolKind::max, kAvg = PoolKind::avg;
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, Pooling,
+    ::testing::Values(
+        PoolCase{"max1d_k3_s2_p1", kMax, 6, {37}, {3}, {2}, {1}, {1}, {}},
+        PoolCase{"max1d_dilated_ceil", kMax, 4, {30}, {4}, {3}, {2}, {2}, {}, true},
+        PoolCase{"max2d_tiling", kMax, 8, {16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, {}},
+        PoolCase{"max2d_k4_s1_p1", kMax, 3, {20, 18}, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {}},
+        PoolCase{
+            "max2d_k3_s2_p1_d3_ceil", kMax, 5, {33, 29}, {3, 3}, {2, 2}, {1, 1}, {3, 3}, {}, true},
+        PoolCase{"max2d_transposed_nan",
+                 kMax,
+                 2,
+                 {9, 11},
+                 {3, 2},
+                 {2, 1},
+                 {1, 0},
+                 {1, 2},
+                 {},
+                 false,
+                 true,
+                 0,
+                 true,
+                 true},
+        PoolCase{"max3d_k3_s2_p1_d3",
+                 kMax,
+                 4,
+                 {17, 16, 15},
+                 {3, 3, 3},
+                 {2, 2, 2},
+                 {1, 1, 1},
+                 {3, 3, 3},
+                 {}},
+        PoolCase{"avg1d_k4_s2_p2", kAvg, 5, {31}, {4}, {2}, {2}, {}, {}},
+        PoolCase{"avg2d_exclude_pad_ceil",
+                 kAvg,
+                 3,
+                 {17, 14},
+                 {3, 3},
+                 {2, 2},
+                 {1, 1},
+                 {},
+                 {},
+                 true,
+                 false},
+        PoolCase{
+            "avg2d_divisor", kAvg, 3, {12, 12}, {3, 2}, {3, 1}, {1, 1}, {}, {}, false, true, 5},
+        PoolCase{"avg2d_transposed",
+                 kAvg,
+                 2,
+                 {10, 13},
+                 {2, 3},
+                 {2, 2},
+                 {0, 1},
+                 {},
+                 {},
+                 false,
+                 true,
+                 0,
+                 true},
+        PoolCase{"avg3d_k3_s2_p1", kAvg, 4, {16, 16, 18}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {}, {}},
+        PoolCase{"avg3d_ceil_exclude_pad",
+                 kAvg,
+                 2,
+                 {9, 10, 11},
+                 {2, 3, 2},
+                 {2, 2, 3},
+                 {1, 1, 1},
+                 {},
+                 {},
+                 true,
+                 false},
+        PoolCase{"adaptive_avg2d_7x5", PoolKind::adaptive_avg, 6, {23, 17}, {}, {}, {}, {}, {7, 5}},
+        PoolCase{
+            "adaptive_avg2d_global", PoolKind::adaptive_avg, 6, {9, 9}, {}, {}, {}, {}, {1, 1}},
+        PoolCase{"adaptive_avg3d_upsampling",
+                 PoolKind::adaptive_avg,
+                 2,
+                 {3, 4, 5},
+                 {},
+                 {},
+                 {},
+                 {},
+                 {4, 6, 7}},
+        PoolCase{"adaptive_max2d_6x4", PoolKind::adaptive_max, 5, {19, 13}, {}, {}, {}, {}, {6, 4}},
+        PoolCase{"adaptive_max1d", PoolKind::adaptive_max, 5, {50}, {}, {}, {}, {}, {7}}),
+    testing::case_name<PoolCase>);
+
+TEST(PoolingArguments, BadShapesAreRejectedAndEmptyOutputsLaunchNothing) {
+  REQUIRE_GPU();
+  PoolShape s;
+  s.kernel[2] = 0;
+  const PoolLoad load{nullptr, 1, 1, 1, false};
+  const PoolStore store{nullptr, nullptr};
+  EXPECT_EQ((launch_pool<PoolKind::max>(s, load, store, nullptr)), cudaErrorInvalidValue);
+  PoolShape empty;
+  empty.outer = 0;
+  EXPECT_EQ((launch_pool<PoolKind::avg>(empty, load, store, nullptr)), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace stitch::kernels

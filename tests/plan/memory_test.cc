@@ -1,0 +1,99 @@
+// Device memory: what a plan holds on the GPU (DeviceFootprint), the refusal of a plan that cannot
+// fit the target GPU, and the big tiling pool that used to materialise an input-sized copy.
+#include <gtest/gtest.h>
+
+#include "plan/memory_plan.h"
+#include "plan/planner.h"
+#include "plan_test_graphs.h"
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+int count_kind(const Plan& plan, size_t variant_index) {
+  int count = 0;
+  for (const Subtask& subtask : plan.subtasks)
+    count += subtask.spec.index() == variant_index ? 1 : 0;
+  return count;
+}
+
+// A 2x2 max pool (kernel == stride) over an 18.5 GB input whose odd height and width drop a row and
+// a column (floor mode). It was lowered to a copy of the sliced input plus two reductions: an
+// input-sized workspace, beyond what the input, its copy and the output leave on an 80 GB GPU.
+ir::Graph big_tiling_pool() {
+  GraphBuilder b;
+  auto x = b.input("x", {128, 64, 751, 751});
+  auto pool = b.multi("pool", Op::max_pool2d_with_indices, {ref(x), ints({2, 2}), ints({2, 2})},
+                      {{128, 64, 375, 375}, {128, 64, 375, 375}});
+  b.graph().nodes.back().outputs[1].dtype = ir::DType::int64;
+  b.output(pool);
+  return b.graph();
+}
+
+TEST(DeviceMemory, BigTilingPoolReadsItsInputOnceWithoutWorkspace) {
+  ir::Graph graph = big_tiling_pool();
+  PlanOptions options;
+  options.peaks = peaks_for_gpu("NVIDIA A100 80GB SXM");
+  auto plan = make_plan(graph, options);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 1u);
+  EXPECT_EQ(count_kind(*plan, SubtaskSpec(ReductionSpec{}).index()), 1);
+  EXPECT_EQ(count_kind(*plan, SubtaskSpec(CopySpec{}).index()), 0);
+  const DeviceFootprint footprint = device_footprint(*plan);
+  EXPECT_EQ(footprint.materialized, 0);
+  EXPECT_LT(footprint.workspace, int64_t{1} << 24);  // split partials at most
+  const double input_bytes = 128.0 * 64 * 751 * 751 * 4;
+  EXPECT_EQ(footprint.inputs, static_cast<int64_t>(input_bytes));
+  // One read of the input (the dropped row and column included in its footprint) and one write.
+  const Subtask& pool = plan->subtasks[0];
+  EXPECT_LE(pool.bytes, input_bytes + 128.0 * 64 * 375 * 375 * 4);
+}
+
+TEST(DeviceMemory, PlanThatDoesNotFitTheGpuIsRefusedNamingItsBuffers) {
+  // exp(x) feeds a GEMM, which takes no prologue: it is materialised in the arena.
+  GraphBuilder b;
+  auto x = b.input("x", {256, 512});
+  auto w = b.input("w", {512, 128});
+  auto e = b.node("e", Op::exp, {ref(x)}, {256, 512});
+  b.output(b.node("mm", Op::mm, {ref(e), ref(w)}, {256, 128}));
+  auto plan = make_plan(b.graph(), {});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const DeviceFootprint footprint = device_footprint(*plan);
+  EXPECT_EQ(footprint.materialized, 256 * 512 * 4);
+  EXPECT_EQ(footprint.inputs, (256 * 512 + 512 * 128) * 4);
+  EXPECT_EQ(footprint.outputs, 256 * 128 * 4);
+  EXPECT_GE(footprint.workspace, footprint.materialized);
+  EXPECT_EQ(footprint.total(),
+            footprint.inputs + footprint.outputs + footprint.persistent + footprint.workspace);
+
+  PlanOptions small;
+  small.device_memory_bytes = footprint.total() - 1;
+  auto refused = make_plan(b.graph(), small);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("of device memory, more than"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("largest intermediates: e "), std::string::npos)
+      << refused.error().message;
+  small.device_memory_bytes = footprint.total();
+  EXPECT_TRUE(make_plan(b.graph(), small).ok());
+}
+
+TEST(DeviceMemory, TheLimitComesFromThePeakTableByDefault) {
+  // 18.5 GB in and 4.6 GB out fit an L4's 24 GB (with the old input-sized copy they did not); a
+  // 16 GiB budget holds neither.
+  ir::Graph graph = big_tiling_pool();
+  PlanOptions l4;
+  l4.peaks = peaks_for_gpu("NVIDIA L4");
+  EXPECT_TRUE(make_plan(graph, l4).ok());
+  PlanOptions tight;
+  tight.device_memory_bytes = int64_t{16} << 30;
+  auto refused = make_plan(graph, tight);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("of NVIDIA H200"), std::string::npos)
+      << refused.error().message;
+}
+
+}  // namespace
+}  // namespace stitch::plan
