@@ -96,4 +96,6 @@ bool is_tiling_pool(const ir::Graph& graph, const Uses& uses, int node);
 
 namespace stitch::plan::lowering {
 Result<bool> lower_tiling_pool(Lowerer& lowerer);
+// convolution with a bias: the convolution without it, then an add of the bias (lower_conv.cc).
+Result<bool> lower_convolution(Lowerer& lowerer);
 }  // namespace stitch::plan::lowering

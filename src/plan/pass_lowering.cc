@@ -31,6 +31,8 @@
 //   max_pool2d / avg_pool2d whose windows view [..., H/kh, kh, W/kw, kw] + amax / mean over the
 //   tile the input (stride = kernel,     window dims (lower_pooling.cc)
 //   no padding)
+//   convolution with a bias              convolution without it + add of the bias viewed [C, 1, ...]
+//                                        (fused into its epilogue; lower_conv.cc)
 #include <cmath>
 #include <limits>
 #include <map>
@@ -503,6 +505,8 @@ Result<bool> lower_node(Lowerer& lowerer) {
     case Op::max_pool2d_with_indices:
     case Op::avg_pool2d:
       return lowering::lower_tiling_pool(lowerer);
+    case Op::convolution:
+      return lowering::lower_convolution(lowerer);
     default:
       return false;
   }
