@@ -33,6 +33,8 @@
 //   no padding)
 //   convolution with a bias              convolution without it + add of the bias viewed [C, 1, ...]
 //                                        (fused into its epilogue; lower_conv.cc)
+//   pointwise convolution (1x1..., stride bmm(W viewed [1,K,C] expanded over N, x viewed [N,C,S])
+//   1, no padding, one group)            viewed [N,K,...] (+ bias): a GEMM on views, no copies
 #include <cmath>
 #include <limits>
 #include <map>

@@ -1,6 +1,7 @@
 // The convolution family in the Planner (issue 13 item 1): geometry, coverage, the bias lowered
 // into the epilogue, a zero spatial pad folded into the padding (and every case that must not
-// fold), fusion of the epilogue, kernel choice per track and the cost model's flops and peaks.
+// fold), fusion of the epilogue, pointwise convolutions as batched GEMMs, kernel choice per track
+// and the cost model's flops and peaks.
 #include <gtest/gtest.h>
 
 #include "plan/conv_geometry.h"
@@ -8,6 +9,7 @@
 #include "plan/kernel_choice.h"
 #include "plan/passes.h"
 #include "plan/planner.h"
+#include "plan/subtasks.h"
 #include "plan_test_graphs.h"
 
 namespace stitch::plan {
@@ -147,13 +149,55 @@ TEST(ConvPlan, NonContiguousInputIsCloned) {
   GraphBuilder b;
   auto x = b.input("x", {2, 8, 8, 3});  // NHWC data, permuted to NCHW
   auto nchw = b.node("p", Op::permute, {ref(x), ints({0, 3, 1, 2})}, {2, 3, 8, 8});
-  auto w = b.param("w", {4, 3, 1, 1});
-  b.output(conv(b, "c", nchw, w, std::nullopt, {2, 4, 8, 8}));
+  auto w = b.param("w", {4, 3, 3, 3});
+  b.output(conv(b, "c", nchw, w, std::nullopt, {2, 4, 8, 8}, {1, 1}, {1, 1}));
   auto plan = plan_graph(b);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_EQ(plan->subtasks.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<CopySpec>(plan->subtasks[0].spec));
   EXPECT_TRUE(std::get<ConvSpec>(plan->subtasks[1].spec).x.is_contiguous());
+}
+
+TEST(ConvPlan, PointwiseConvolutionIsABatchedGemmOnViews) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 32, 7, 9});
+  auto w = b.param("w", {64, 32, 1, 1});
+  auto bias = b.param("bias", {64});
+  auto c = conv(b, "c", x, w, bias, {2, 64, 7, 9});
+  b.output(b.node("r", Op::relu, {ref(c)}, {2, 64, 7, 9}));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 1u);  // no copies: both operands are views
+  const auto* gemm = std::get_if<MatmulSpec>(&plan->subtasks[0].spec);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->batch, 2);
+  EXPECT_EQ(gemm->m, 64);
+  EXPECT_EQ(gemm->n, 7 * 9);
+  EXPECT_EQ(gemm->k, 32);
+  EXPECT_EQ(gemm->a.base.kind, ir::ValueRef::Kind::param);
+  EXPECT_EQ(gemm->a.strides, (std::vector<int64_t>{0, 32, 1}));  // W shared by the batch
+  EXPECT_EQ(gemm->b.base.kind, ir::ValueRef::Kind::input);
+  EXPECT_EQ(gemm->b.strides, (std::vector<int64_t>{32 * 63, 63, 1}));
+  ASSERT_TRUE(gemm->epilogue.has_value());
+  EXPECT_EQ(gemm->epilogue->steps.size(), 2u);  // + bias[k] per row, relu
+}
+
+TEST(ConvPlan, OnlyPlainPointwiseConvolutionsBecomeGemms) {
+  auto kind_of = [](std::vector<int64_t> stride, std::vector<int64_t> padding, int64_t groups) {
+    GraphBuilder b;
+    auto x = b.input("x", {2, 8, 6, 6});
+    auto w = b.param("w", {8, 8 / groups, 1, 1});
+    const int64_t out = (6 + 2 * padding[0] - 1) / stride[0] + 1;
+    b.output(conv(b, "c", x, w, std::nullopt, {2, 8, out, out}, stride, padding, {1, 1}, false,
+                  {0, 0}, groups));
+    auto plan = plan_graph(b);
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    return plan.ok() ? std::string(spec_kind_name(plan->subtasks.back().spec)) : "";
+  };
+  EXPECT_EQ(kind_of({1, 1}, {0, 0}, 1), "matmul");
+  EXPECT_EQ(kind_of({2, 2}, {0, 0}, 1), "conv");
+  EXPECT_EQ(kind_of({1, 1}, {1, 1}, 1), "conv");
+  EXPECT_EQ(kind_of({1, 1}, {0, 0}, 2), "conv");
 }
 
 TEST(ConvCost, FlopsAndThePeakOfTheTrack) {

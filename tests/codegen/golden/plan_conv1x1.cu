@@ -10,13 +10,13 @@
 #include "kernels/elementwise.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
-#include "kernels/conv.cuh"
+#include "kernels/matmul.cuh"
 
 namespace {
 
 using namespace stitch::kernels;
 
-struct s00_conv2d_2x32x14x14_k64x1x1_epilogue {
+struct s00_matmul_2x64x196x32_epilogue {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
     const float v0 = op_clamp(x[0], -1.0f, 1.0f);  // hardtanh
     y[0] = v0;
@@ -39,20 +39,17 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     8192,  // persistent_bytes
-    67209216,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    33654784,  // arena_bytes
+    33554432,  // lt_workspace_bytes
     100352,  // lt_workspace_offset
     true,  // cuda_graph
   };
-  static constexpr bool kUsesMatmul = false;
-  struct Gemms {};
-  struct Convs {
-    CudnnHandle cudnn;  // declared first: destroyed after the convolutions
-    void* workspace = nullptr;  // the arena's library workspace
-    CudnnConv conv0;  // s00_conv2d_2x32x14x14_k64x1x1
+  static constexpr bool kUsesMatmul = true;
+  struct Gemms {
+    LtMatmul mm0;  // s00_matmul_2x64x196x32
   };
   using State = ProgramState<Program>;
-  static int init_convs(State* s, cudaStream_t stream);
+  static int init_gemms(State* s, cudaStream_t stream);
   static int run_init_subtasks(State* s, cudaStream_t stream);
   static int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,
                           cudaStream_t stream);
@@ -64,15 +61,15 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   std::string& error = s->error;
   (void)inputs;
   (void)outputs;
-  // s00_conv2d_2x32x14x14_k64x1x1 (cudnn_conv): nodes convolution, hardtanh
+  // s00_matmul_2x64x196x32 (cublaslt_matmul): nodes convolution_gemm, hardtanh
   {
-    STITCH_CHECK(s->convs.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, reinterpret_cast<float*>((s->arena_base + 0)), s->convs.workspace, stream, error));
-    const int64_t shape[4] = {2, 64, 14, 14};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {12544, 196, 14, 1}};
-    const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {12544, 196, 14, 1}};
+    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>((s->persistent + 0)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), nullptr, 1.0f, 0.0f, stream, error));
+    const int64_t shape[3] = {2, 64, 196};
+    const TensorOperand in0{(s->arena_base + 0), 0, 0, {12544, 196, 1}};
+    const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {12544, 196, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s00_conv2d_2x32x14x14_k64x1x1_epilogue{}, ins, outs, 4, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s00_matmul_2x64x196x32_epilogue{}, ins, outs, 3, shape, stream));
   }
   return STITCH_OK;
 }
@@ -87,27 +84,17 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   return STITCH_OK;
 }
 
-// The cuDNN handle, then each convolution's engine choice (timed on scratch), at init.
-int Program::init_convs(State* s, cudaStream_t stream) {
+// Each GEMM's description and algorithm choice (timed on scratch), at init.
+int Program::init_gemms(State* s, cudaStream_t stream) {
   std::string& error = s->error;
-  s->convs.workspace =
-      kLayout.lt_workspace_bytes ? s->arena.at(kLayout.lt_workspace_offset) : nullptr;
-  STITCH_CHECK(s->convs.cudnn.create(error));
-  {  // s00_conv2d_2x32x14x14_k64x1x1
-    ConvShape shape;
-    shape.spatial = 2; shape.batch = 2; shape.groups = 1;
-    shape.in_channels = 32; shape.out_channels = 64;
-    shape.input[0] = 14; shape.input[1] = 14;
-    shape.output[0] = 14; shape.output[1] = 14;
-    shape.kernel[0] = 1; shape.kernel[1] = 1;
-    shape.stride[0] = 1; shape.stride[1] = 1;
-    shape.pad_before[0] = 0; shape.pad_before[1] = 0;
-    shape.pad_after[0] = 0; shape.pad_after[1] = 0;
-    shape.dilation[0] = 1; shape.dilation[1] = 1;
-    shape.transposed = false;
-    shape.alignment = 16;  // the planner clones views that are not
-    STITCH_CHECK(s->convs.conv0.init(s->convs.cudnn.get(), shape, ConvMath::strict_fp32, kLayout.lt_workspace_bytes, error));
-    STITCH_CHECK(tune_conv_on_scratch(s->convs.conv0, shape, s->convs.workspace, stream, error, 5));
+  {  // s00_matmul_2x64x196x32: [2] x [64x32] @ [32x196]
+    MatmulShape shape;
+    shape.batch = 2; shape.m = 64; shape.n = 196; shape.k = 32;
+    shape.lda = 32; shape.ldb = 196; shape.ldc = 196;
+    shape.stride_a = 0; shape.stride_b = 6272; shape.stride_c = 12544;
+    shape.trans_a = false; shape.trans_b = false;
+    STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
+    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 2048, 12544, 25088, 0, stream, error, 5));
   }
   return STITCH_OK;
 }
