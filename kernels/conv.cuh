@@ -12,7 +12,8 @@
 // Life cycle, as LtMatmul's: init (descriptors; up to kMaxCandidates execution plans from the
 // heuristics that finalize and fit the workspace) → tune (optional: times each candidate on the
 // given buffers, keeps the fastest; synchronises, so not while capturing) → run (no allocation,
-// no synchronisation: CUDA-graph capturable).
+// no synchronisation: CUDA-graph capturable). tune_conv_on_scratch tunes at a program's init, where
+// the convolution's input may not exist yet; CudnnHandle owns the handle.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -48,6 +49,10 @@ struct ConvShape {
   int64_t stride[3] = {1, 1, 1}, pad_before[3] = {0, 0, 0}, pad_after[3] = {0, 0, 0};
   int64_t dilation[3] = {1, 1, 1};
   bool transposed = false;
+  // What every x / w / y pointer passed to run is aligned to (bytes; a power of two >= 4): engines
+  // that need more are not chosen. Generated programs promise 16 (arena slots, params and
+  // caller tensors are; the planner clones misaligned views).
+  int64_t alignment = 4;
 };
 
 enum class ConvMath { strict_fp32, tf32 };
@@ -185,6 +190,10 @@ class CudnnConv {
       error = "CudnnConv::init: null cuDNN handle";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
+    if (shape.alignment < 4 || (shape.alignment & (shape.alignment - 1)) != 0) {
+      error = "CudnnConv::init: alignment must be a power of two of at least 4 bytes";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
     if (std::string bad = detail::conv_shape_problem(shape); !bad.empty()) {
       error = "CudnnConv::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
@@ -266,7 +275,7 @@ class CudnnConv {
     int64_t strides[5];
     detail::contiguous_strides(dims, rank, strides);
     const cudnnDataType_t type = CUDNN_DATA_FLOAT;
-    const int64_t alignment = 4;  // any float pointer
+    const int64_t alignment = shape_.alignment;
     STITCH_CHECK_CUDNN(t.create(CUDNN_BACKEND_TENSOR_DESCRIPTOR));
     STITCH_CHECK_CUDNN(t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
     STITCH_CHECK_CUDNN(t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank, dims));
@@ -423,5 +432,65 @@ class CudnnConv {
   int chosen_ = 0;
   float tuned_ms_ = -1;
 };
+
+// A cuDNN handle owned by a program's state, destroyed after the convolutions that use it (declare
+// it before them).
+class CudnnHandle {
+ public:
+  CudnnHandle() = default;
+  CudnnHandle(const CudnnHandle&) = delete;
+  CudnnHandle& operator=(const CudnnHandle&) = delete;
+  ~CudnnHandle() {
+    if (handle_ != nullptr) cudnnDestroy(handle_);
+  }
+  int create(std::string& error) {
+    if (handle_ == nullptr) STITCH_CHECK_CUDNN(cudnnCreate(&handle_));
+    return STITCH_OK;
+  }
+  cudnnHandle_t get() const { return handle_; }
+
+ private:
+  cudnnHandle_t handle_ = nullptr;
+};
+
+// Elements of x, w and y of a convolution (sizes as ConvShape holds them).
+inline void conv_elements(const ConvShape& s, int64_t& x, int64_t& w, int64_t& y) {
+  x = s.batch * s.in_channels;
+  y = s.batch * s.out_channels;
+  w = s.transposed ? s.in_channels * (s.out_channels / s.groups)
+                   : s.out_channels * (s.in_channels / s.groups);
+  for (int i = 0; i < s.spatial; ++i) {
+    x *= s.input[i];
+    y *= s.output[i];
+    w *= s.kernel[i];
+  }
+}
+
+// Times the candidates of an initialised CudnnConv on zeroed scratch buffers of its operands'
+// sizes, allocated here and freed before returning (the program's own x may be an input that
+// does not exist at init). Synchronises `stream`; for stitch_init only.
+inline int tune_conv_on_scratch(CudnnConv& conv, const ConvShape& shape, void* workspace,
+                                cudaStream_t stream, std::string& error, int iterations = 3) {
+  int64_t x = 0, w = 0, y = 0;
+  conv_elements(shape, x, w, y);
+  const size_t xb = Arena::align(x * 4), wb = Arena::align(w * 4), yb = Arena::align(y * 4);
+  char* base = nullptr;
+  STITCH_CHECK_CUDA(cudaMalloc(&base, xb + wb + yb));
+  int status = STITCH_OK;
+  const cudaError_t zeroed = cudaMemsetAsync(base, 0, xb + wb + yb, stream);
+  if (zeroed != cudaSuccess) {
+    error = detail::format_failure(__FILE__, __LINE__, "cudaMemsetAsync(scratch)",
+                                   cudaGetErrorName(zeroed), cudaGetErrorString(zeroed));
+    status = STITCH_ERROR_CUDA;
+  } else {
+    status = conv.tune(reinterpret_cast<const float*>(base),
+                       reinterpret_cast<const float*>(base + xb),
+                       reinterpret_cast<float*>(base + xb + wb), workspace, stream, error,
+                       iterations);
+  }
+  cudaStreamSynchronize(stream);
+  cudaFree(base);
+  return status;
+}
 
 }  // namespace stitch::kernels

@@ -1,7 +1,8 @@
 // The fixed host program every generated program shares: its state (persistent block, workspace
 // arena, cuBLASLt handle, CUDA-graph cache), stitch_init's steps (argument checks, param upload,
-// arena set-up, GEMM set-up, at-init subtasks), stitch_forward's steps (argument checks, then one
-// CUDA graph per set of input/output pointers) and the C ABI exports of include/stitch/program.h.
+// arena set-up, GEMM and convolution set-up, at-init subtasks), stitch_forward's steps (argument
+// checks, then one CUDA graph per set of input/output pointers) and the C ABI exports of
+// include/stitch/program.h.
 //
 // A program specialises it with one traits struct and one macro (the emitter writes exactly this):
 //
@@ -14,8 +15,10 @@
 //     static constexpr ProgramLayout kLayout = {...};
 //     static constexpr bool kUsesMatmul = true;   // false: no cuBLASLt call is instantiated
 //     struct Gemms { LtMatmul mm0; };               // per-GEMM state, destroyed first
+//     struct Convs { CudnnHandle cudnn; CudnnConv conv0; };  // only with convolutions
 //     using State = ProgramState<Program>;
 //     static int init_gemms(State* s, cudaStream_t stream);         // only when kUsesMatmul
+//     static int init_convs(State* s, cudaStream_t stream);         // only with Convs
 //     static int run_init_subtasks(State* s, cudaStream_t stream);
 //     static int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,
 //                             cudaStream_t stream);
@@ -33,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "program_support.cuh"
 #include "reduction.cuh"
@@ -65,8 +69,29 @@ struct ProgramLayout {
   bool cuda_graph;              // forward replays captured graphs (GraphCache) when true
 };
 
-// A program's state. Member order is destruction order (reversed): the GEMMs' descriptors go
-// first, after the device has finished and the persistent block is freed.
+namespace detail {
+
+// A program with convolutions declares `struct Convs` (its cuDNN handle and CudnnConv members,
+// kernels/conv.cuh) and `static int init_convs(State*, cudaStream_t)`; other programs declare
+// neither and never include cuDNN.
+struct NoConvs {};
+template <class Program, class = void>
+struct ConvsOf {
+  using type = NoConvs;
+};
+template <class Program>
+struct ConvsOf<Program, std::void_t<typename Program::Convs>> {
+  using type = typename Program::Convs;
+};
+template <class Program, class = void>
+struct HasInitConvs : std::false_type {};
+template <class Program>
+struct HasInitConvs<Program, std::void_t<decltype(&Program::init_convs)>> : std::true_type {};
+
+}  // namespace detail
+
+// A program's state. Member order is destruction order (reversed): the convolutions' and GEMMs'
+// descriptors go first, after the device has finished and the persistent block is freed.
 template <class Program>
 struct ProgramState {
   std::string error;
@@ -79,6 +104,7 @@ struct ProgramState {
   size_t lt_workspace_bytes = 0;
   GraphCache graphs;
   typename Program::Gemms gemms;
+  typename detail::ConvsOf<Program>::type convs;
 
   ProgramState() = default;
   ProgramState(const ProgramState&) = delete;
@@ -162,6 +188,7 @@ int init_state(ProgramState<Program>& s, const stitch_tensor* params, int n_para
   STITCH_CHECK(upload_params(s, params, stream));
   STITCH_CHECK(reserve_arena(s));
   if constexpr (Program::kUsesMatmul) STITCH_CHECK(detail::init_gemms(s, stream));
+  if constexpr (HasInitConvs<Program>::value) STITCH_CHECK(Program::init_convs(&s, stream));
   STITCH_CHECK(Program::run_init_subtasks(&s, stream));
   STITCH_CHECK_CUDA(cudaStreamSynchronize(stream));
   s.graphs.set_enabled(Program::kLayout.cuda_graph);

@@ -38,11 +38,14 @@ struct ProgramPieces {
   CodeWriter forward_body;  // Program::run_subtasks: one block per forward subtask
   CodeWriter init_body;     // Program::run_init_subtasks: subtasks that read only params
   CodeWriter gemm_init;     // Program::init_gemms: each GEMM's description and tuning
+  CodeWriter conv_init;     // Program::init_convs: each convolution's description and tuning
   std::vector<std::string> gemm_members;  // members of Program::Gemms
+  std::vector<std::string> conv_members;  // CudnnConv members of Program::Convs
   std::vector<std::string> reductions;    // ReduceExtent initializers ("{o, r, i}")
   bool uses_matmul = false;
   bool uses_tf32x3 = false;
   bool uses_pool = false;
+  bool uses_conv = false;
   int matmul_count = 0;
 };
 
@@ -143,6 +146,8 @@ Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::RowSpec& spec,
                         CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::PoolSpec& spec,
+                 CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ConvSpec& spec,
                  CodeWriter& w);
 
 // The whole program.cu from the filled pieces (program_assembly.cc).

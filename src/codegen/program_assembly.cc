@@ -20,6 +20,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_matmul) out.line("#include \"kernels/matmul.cuh\"");
   if (pieces.uses_tf32x3) out.line("#include \"kernels/matmul_tf32x3.cuh\"");
   if (pieces.uses_pool) out.line("#include \"kernels/pooling.cuh\"");
+  if (pieces.uses_conv) out.line("#include \"kernels/conv.cuh\"");
 }
 
 // `static constexpr std::array<Type, N> kName = {{ rows }};` (one row a line).
@@ -58,12 +59,12 @@ void emit_tables(const EmitContext& ctx, CodeWriter& out) {
   emit_table(out, "ReduceExtent", "kReductions", ctx.pieces().reductions);
 }
 
-// The arena: the plan's intermediates (cuBLASLt's workspace their last part), then the reduction
-// scratch.
+// The arena: the plan's intermediates (the library workspace their last part: cuBLASLt's and
+// cuDNN's, whose calls never overlap), then the reduction scratch.
 void emit_layout(const EmitContext& ctx, CodeWriter& out) {
   const plan::HostStrategy& host = ctx.plan().host;
   const int64_t arena_plan = std::max<int64_t>(host.workspace_bytes, 0);
-  const bool gemms = ctx.pieces().uses_matmul;
+  const bool gemms = ctx.pieces().uses_matmul || ctx.pieces().uses_conv;
   const int64_t lt_bytes = gemms ? host.library_workspace_bytes : 0;
   out.open("static constexpr ProgramLayout kLayout = {{");
   out.line("{},  // persistent_bytes", std::max<int64_t>(ctx.persistent_total(), 256));
@@ -87,8 +88,16 @@ void emit_program_traits(const EmitContext& ctx, CodeWriter& out) {
     for (const auto& member : pieces.gemm_members) out.line("{}", member);
     out.close(";");
   }
+  if (pieces.uses_conv) {
+    out.open("struct Convs {{");
+    out.line("CudnnHandle cudnn;  // declared first: destroyed after the convolutions");
+    out.line("void* workspace = nullptr;  // the arena's library workspace");
+    for (const auto& member : pieces.conv_members) out.line("{}", member);
+    out.close(";");
+  }
   out.line("using State = ProgramState<Program>;");
   if (pieces.uses_matmul) out.line("static int init_gemms(State* s, cudaStream_t stream);");
+  if (pieces.uses_conv) out.line("static int init_convs(State* s, cudaStream_t stream);");
   out.line("static int run_init_subtasks(State* s, cudaStream_t stream);");
   out.line("static int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
   out.line("                        cudaStream_t stream);");
@@ -120,6 +129,18 @@ void emit_functions(const ProgramPieces& pieces, CodeWriter& out) {
   emit_body(out, pieces.init_body);
   out.line("return STITCH_OK;");
   out.close();
+  if (pieces.uses_conv) {
+    out.blank();
+    out.line("// The cuDNN handle, then each convolution's engine choice (timed on scratch), at init.");
+    out.open("int Program::init_convs(State* s, cudaStream_t stream) {{");
+    out.line("std::string& error = s->error;");
+    out.line("s->convs.workspace =");
+    out.line("    kLayout.lt_workspace_bytes ? s->arena.at(kLayout.lt_workspace_offset) : nullptr;");
+    out.line("STITCH_CHECK(s->convs.cudnn.create(error));");
+    emit_body(out, pieces.conv_init);
+    out.line("return STITCH_OK;");
+    out.close();
+  }
   if (!pieces.uses_matmul) return;
   out.blank();
   out.line("// Each GEMM's description and algorithm choice (timed on scratch), at init.");

@@ -4,7 +4,8 @@
 // and arena layout, GEMM state and set-up). That header does the orchestration —
 //   stitch_init     checks the params, copies them once into a persistent block the program owns,
 //                   sizes one workspace arena, creates cuBLASLt descriptors and picks each GEMM's
-//                   algorithm (heuristic candidates, then a short timing), runs at-init subtasks;
+//                   algorithm (heuristic candidates, then a short timing), does the same for each
+//                   convolution's cuDNN engine, runs at-init subtasks;
 //   stitch_forward  checks inputs/outputs against the captured shapes, then replays a CUDA graph
 //                   of all subtasks keyed by the input and output pointers (captured on the first
 //                   call with those pointers); every CUDA/cuBLAS call is checked.
@@ -24,7 +25,7 @@ struct EmitOptions {
 
 struct EmittedProgram {
   std::string source;  // program.cu
-  std::vector<std::string> libraries;  // -l flags the program needs (cublasLt)
+  std::vector<std::string> libraries;  // -l flags the program needs (cublasLt, cudnn)
 };
 
 // Fails, naming the subtask, for what the emitter cannot express (never a silently wrong program).

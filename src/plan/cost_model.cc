@@ -38,6 +38,27 @@ double pool_flops(const PoolSpec& s) {
   return outputs * (window + body_steps(s.epilogue));
 }
 
+double product(const std::vector<int64_t>& sizes) {
+  double result = 1;
+  for (int64_t size : sizes)
+    result *= static_cast<double>(size);
+  return result;
+}
+
+// 2·N·K·(C/groups)·prod(kernel)·prod(output) for the forward convolution; a transposed one does
+// the work of the forward convolution it inverts (input and output exchanged). Plus one per
+// output element per epilogue step.
+double conv_flops(const ConvSpec& s) {
+  const std::vector<int64_t>& forward_out = s.transposed ? s.input : s.output;
+  const double macs = static_cast<double>(s.batch) *
+                      static_cast<double>(s.transposed ? s.in_channels : s.out_channels) *
+                      static_cast<double>((s.transposed ? s.out_channels : s.in_channels) /
+                                          s.groups) *
+                      product(s.kernel) * product(forward_out);
+  const double outputs = static_cast<double>(s.batch * s.out_channels) * product(s.output);
+  return 2 * macs + outputs * body_steps(s.epilogue);
+}
+
 double spec_flops(const SubtaskSpec& spec) {
   return std::visit(
       [](const auto& s) -> double {
@@ -50,6 +71,8 @@ double spec_flops(const SubtaskSpec& spec) {
               s.library_epilogue.find("gelu") != std::string::npos)
             per_output += 1;
           return outputs * per_output;
+        } else if constexpr (std::is_same_v<T, ConvSpec>) {
+          return conv_flops(s);
         } else if constexpr (std::is_same_v<T, ReductionSpec>) {
           const double inputs = static_cast<double>(s.outer * s.reduce * s.inner);
           const double outputs = static_cast<double>(s.outer * s.inner);

@@ -19,7 +19,9 @@ struct SubtaskCost {
   Bound bound = Bound::memory;
 };
 
-// flops: a GEMM 2*batch*m*n*k plus one per output element for the bias and each epilogue op; other
+// flops: a GEMM 2*batch*m*n*k plus one per output element for the bias and each epilogue op; a
+// convolution 2*N*K*(C/groups)*prod(kernel)*prod(output) (transposed: of the forward convolution
+// it inverts) plus one per output element per epilogue op; other
 // kernels one per element per body step, plus per element 1 for a reduction (3 for mean_var), 4 for
 // softmax/log_softmax/rms_norm, 8 for layer_norm. bytes: every Access read once (its footprint:
 // broadcast dims count once) plus every stored value written once, in the base's dtype; a GEMM
@@ -38,7 +40,8 @@ inline double tf32x3_tflops(const GpuPeaks& peaks) { return peaks.tf32_tflops / 
 inline double bf16_tflops(const GpuPeaks& peaks) { return 2 * peaks.tf32_tflops; }
 
 // The compute peak behind a subtask's floor (TFLOP/s): tf32x3_tflops for a 3xTF32 GEMM (tunable
-// split_tf32x3 = 1), the TF32 or BF16 peak for a GEMM with that tensor_math, fp32_tflops otherwise.
+// split_tf32x3 = 1), the TF32 or BF16 peak for a GEMM or convolution with that tensor_math (a
+// convolution's is TF32 on the bf16 track too), fp32_tflops otherwise (strict-FP32 cuDNN).
 double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks);
 
 }  // namespace stitch::plan

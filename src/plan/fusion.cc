@@ -6,6 +6,7 @@
 #include <queue>
 
 #include "plan/access.h"
+#include "plan/conv_geometry.h"
 #include "plan/kernel_layouts.h"
 #include "plan/op_traits.h"
 
@@ -127,6 +128,7 @@ int64_t value_numel(const ir::Graph& graph, const ValueRef& ref) {
 bool is_anchor(const ir::Graph& graph, int index) {
   const ir::Node& node = graph.nodes[index];
   if (ir::op_category(node.op) == ir::OpCategory::matmul) return true;
+  if (node.op == Op::convolution) return true;
   if (is_primitive_reduction(node.op)) return true;
   if (node.op == Op::clone || node.op == Op::cat) return true;
   if (ir::op_category(node.op) == ir::OpCategory::pooling) return true;
@@ -339,6 +341,9 @@ class Fuser {
     const int n = static_cast<int>(graph_.nodes.size());
     for (int i = 0; i < n; ++i)
       if (is_foldable_constant(graph_, uses_, i)) fusion_.folded_constants.insert(i);
+    for (int i = 0; i < n; ++i)  // a zero pad folded into a convolution's padding
+      if (graph_.nodes[i].op == Op::convolution)
+        if (auto pad = foldable_pad(graph_, uses_, i)) claimed_by_[*pad] = i;
     match_patterns();
     for (int i = 0; i < n; ++i)
       if (!pending_.count(i) && claimed_by_[i] < 0 && is_anchor(graph_, i) &&
@@ -427,7 +432,11 @@ class Fuser {
       group.anchor = i;
       group.kind = ir::op_category(node.op) == ir::OpCategory::matmul    ? GroupKind::matmul
                    : ir::op_category(node.op) == ir::OpCategory::pooling ? GroupKind::pool
+                   : node.op == Op::convolution                          ? GroupKind::conv
                                                                          : GroupKind::copy;
+      if (group.kind == GroupKind::conv)
+        if (auto pad = foldable_pad(graph_, uses_, i); pad && claimed_by_[*pad] == i)
+          group.pattern = {*pad};
       if (group.kind == GroupKind::matmul) {
         std::set<int> taken;
         for (size_t n = 0; n < claimed_by_.size(); ++n)
@@ -465,7 +474,7 @@ class Fuser {
     std::optional<std::vector<int64_t>> index_shape;
     if (group.kind == GroupKind::elementwise)
       index_shape = graph_.nodes[group.body[0]].outputs[0].shape;
-    else if (group.kind == GroupKind::matmul)
+    else if (group.kind == GroupKind::matmul || group.kind == GroupKind::conv)
       index_shape = graph_.nodes[group.anchor].outputs[0].shape;
     const int start = group.nodes().back() + 1;
     for (int j = start; j < static_cast<int>(graph_.nodes.size()); ++j) {

@@ -2,11 +2,13 @@
 //
 // Legality rules (each a small pure function below, unit-tested in tests/plan/fusion_test.cc):
 //   F1 anchors   Every non-view node lands in exactly one group. Anchors start a group: GEMMs
-//                (mm/addmm/bmm/baddbmm), primitive reductions, row ops (softmax/log_softmax over
+//                (mm/addmm/bmm/baddbmm), convolutions (with the zero spatial pad they fold,
+//                conv_geometry.h), primitive reductions, row ops (softmax/log_softmax over
 //                the last dim, native_layer_norm, a matched rms_norm pattern), copies (clone,
 //                cat) and pools. Other nodes (elementwise, creation) join a group or start an
-//                elementwise group. A constant scalar (scalar_tensor, full([])) read only directly
-//                by elementwise nodes is folded into their operands and belongs to no group.
+//                elementwise group. A constant scalar (scalar_tensor, full([])) read only
+//                directly by elementwise nodes is folded into their operands and belongs to no
+//                group.
 //   F2 index     A node joins a body only if its element count equals the body's index space (GEMM
 //                output, reduction/row input for a prologue, reduction output / row shape for an
 //                epilogue, first node's shape for an elementwise group).
@@ -21,7 +23,8 @@
 //                through order-preserving views, and every other operand is available: an input, a
 //                param, a folded constant, or a value of an earlier group. In an elementwise group
 //                or a GEMM epilogue every load must be expressible in the index space's shape (the
-//                elementwise kernel indexes all operands by one shape).
+//                elementwise kernel indexes all operands by one shape); a convolution's epilogue
+//                likewise, in the convolution's output shape.
 //   F5 library   A GEMM folds into cuBLASLt's call, in order: multiplications/divisions by numbers
 //                (into alpha; mm/bmm only, before any bias), a per-column bias (addmm's [n] bias
 //                with beta 1, or an add of a contiguous [n] vector with alpha 1), then relu or
@@ -47,7 +50,7 @@
 
 namespace stitch::plan {
 
-enum class GroupKind : uint8_t { matmul, reduction, row, elementwise, copy, pool };
+enum class GroupKind : uint8_t { matmul, reduction, row, elementwise, copy, pool, conv };
 
 struct Group {
   GroupKind kind = GroupKind::elementwise;
@@ -58,7 +61,8 @@ struct Group {
   std::string library_epilogue = "none";
   std::optional<ir::ValueRef> bias;  // matmul: the per-column bias folded from an add
   double alpha = 1;                  // matmul: scalar factors folded from mul/div nodes
-  std::vector<int> pattern;          // rms_norm: the pattern's nodes other than `anchor`
+  // rms_norm: the pattern's nodes other than `anchor`; conv: the zero pad folded into its padding
+  std::vector<int> pattern;
   std::optional<ir::ValueRef> rms_input, rms_weight;
   double rms_eps = 0;
   std::vector<int> body;           // epilogue, or the elementwise chain, topological order

@@ -50,6 +50,21 @@ void choose_reduction(Subtask& subtask, const ReductionSpec& spec) {
   tunables["vector_width"] = vector ? 4 : 1;
 }
 
+// cuDNN picks the engine at init (heuristics, then timing); the plan fixes its math and the
+// workspace it may use. No cuDNN convolution engine computes in BF16 on FP32 data, so the bf16
+// track's convolutions use TF32 tensor cores as the tf32 track's do.
+void choose_conv(Subtask& subtask, const ConvSpec& spec, TensorMath math) {
+  subtask.kernel = "cudnn_conv";
+  subtask.tunables["algo_candidates"] = kConvCandidates;
+  subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;
+  if (math != TensorMath::fp32)
+    subtask.tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
+  if (spec.epilogue) {
+    subtask.tunables["block"] = 256;
+    subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
+  }
+}
+
 void choose_row(Subtask& subtask, const RowSpec& spec) {
   static constexpr const char* kKernels[] = {"row_softmax", "row_log_softmax", "row_layer_norm",
                                              "row_rms_norm"};
@@ -213,6 +228,8 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
             subtask.tunables["block"] = 256;
             subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
           }
+        } else if constexpr (std::is_same_v<T, ConvSpec>) {
+          choose_conv(subtask, spec, math);
         } else if constexpr (std::is_same_v<T, ReductionSpec>) {
           choose_reduction(subtask, spec);
         } else if constexpr (std::is_same_v<T, RowSpec>) {

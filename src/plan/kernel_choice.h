@@ -8,6 +8,8 @@
 //                       split_tf32x3 (1: split-precision 3xTF32 on tensor cores, FP32-accurate;
 //                       chosen by matmul_prefers_tf32x3), split_b_at_init (1: B is a parameter,
 //                       split once), tensor_math (TensorMath; absent: fp32 — strict or split)
+//   cudnn_conv          algo_candidates (engines kept to time at init), workspace_bytes,
+//                       tensor_math (tf32 on the tf32 and bf16 tracks; absent: strict FP32)
 //   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
 //                       one output), workspace_bytes (the split partials)
 //   row_*               row_strategy (RowStrategy), per_thread (values kept in registers)
@@ -55,6 +57,10 @@ struct ReduceLaunch {
 ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner);
 
 inline constexpr int64_t kMatmulWorkspaceBytes = 32 << 20;  // cuBLASLt's recommended on Hopper
+// cuDNN's engines for one convolution: the heuristics' first kConvCandidates that fit
+// kConvWorkspaceBytes are timed at init (kernels/conv.cuh CudnnConv::kMaxCandidates).
+inline constexpr int64_t kConvWorkspaceBytes = 64 << 20;
+inline constexpr int64_t kConvCandidates = 8;
 
 // The time model behind split_tf32x3: strict FP32 at kFp32GemmEfficiency of the FP32 peak, against
 // three times the work at kTf32GemmEfficiency of the TF32 tensor-core peak plus splitting the

@@ -98,4 +98,6 @@ namespace stitch::plan::lowering {
 // Tiling pools become reductions, global average pools a mean; false keeps the others for a direct
 // pooling kernel (PoolSpec).
 Result<bool> lower_pool(Lowerer& lowerer);
+// convolution with a bias: the convolution without it, then an add of the bias (lower_conv.cc).
+Result<bool> lower_convolution(Lowerer& lowerer);
 }  // namespace stitch::plan::lowering

@@ -32,6 +32,10 @@
 //   tile the input (stride = kernel,     the window dims, read in place (lower_pooling.cc); other
 //   no padding)                          pools stay whole: a direct pooling kernel (PoolSpec)
 //   adaptive avg pool to size 1          sum over the spatial dims + div
+//   convolution with a bias              convolution without it + add of the bias viewed [C, 1, ...]
+//                                        (fused into its epilogue; lower_conv.cc)
+//   pointwise convolution (1x1..., stride bmm(W viewed [1,K,C] expanded over N, x viewed [N,C,S])
+//   1, no padding, one group)            viewed [N,K,...] (+ bias): a GEMM on views, no copies
 #include <cmath>
 #include <limits>
 #include <map>
@@ -506,6 +510,8 @@ Result<bool> lower_node(Lowerer& lowerer) {
     case Op::adaptive_avg_pool2d:
     case Op::adaptive_avg_pool3d:
       return lowering::lower_pool(lowerer);
+    case Op::convolution:
+      return lowering::lower_convolution(lowerer);
     default:
       return false;
   }

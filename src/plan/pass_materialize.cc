@@ -4,6 +4,8 @@
 //   - a row op (softmax, layer_norm) whose rows do not have unit column stride;
 //   - a GEMM operand or bias with no unit stride (cuBLASLt takes row- or column-major only) or
 //     not 16-byte aligned (a slice starting mid-vector);
+//   - a convolution's input or weight (or the input of a pad folded into one) that is not
+//     contiguous or not 16-byte aligned (cuDNN's tensors);
 //   - a graph output that is an input, a param, a repeated value, or a view that is not the whole
 //     of a node's buffer in order: the caller's output buffer must be written by one subtask.
 // A clone of a param only reads params: fusion marks it at_init, so it costs nothing per forward.
@@ -12,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "plan/access.h"
+#include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
 #include "plan/kernel_layouts.h"
 #include "plan/op_traits.h"
@@ -27,7 +30,7 @@ using ir::Op;
 class Materializer {
  public:
   explicit Materializer(const ir::Graph& source)
-      : source_(source), rewriter_(source), values_(arrival_accesses(source)) {}
+      : source_(source), uses_(source), rewriter_(source), values_(arrival_accesses(source)) {}
 
   Status run() {
     for (size_t i = 0; i < source_.nodes.size(); ++i)
@@ -83,6 +86,18 @@ class Materializer {
         ref_arg(add_clone(ref, fmt::format("{}_{}_contiguous", node.id, what), node));
   }
 
+  // cuDNN (kernels/conv.cuh) reads contiguous NC... tensors, promised 16-byte aligned; a pad
+  // folded into a convolution hands it its input.
+  void ensure_conv_operands(ir::Node& node, int index) {
+    if (node.op == Op::constant_pad_nd && !pad_folds_into_conv(source_, uses_, index)) return;
+    const ir::Graph& graph = rewriter_.graph();
+    auto dense = [&](const Access& a) {
+      return a.is_contiguous() && a.offset * ir::dtype_size(graph.type_of(a.base).dtype) % 16 == 0;
+    };
+    ensure(node, 0, "input", dense);
+    if (node.op == Op::convolution) ensure(node, 1, "weight", dense);
+  }
+
   Status visit(int index) {
     ir::Node node = rewriter_.copy_node(index);
     const ir::Graph& graph = rewriter_.graph();
@@ -135,6 +150,8 @@ class Materializer {
           return matrix && matrix_layout_ok(*matrix);
         });
       }
+    } else if (node.op == Op::convolution || node.op == Op::constant_pad_nd) {
+      ensure_conv_operands(node, index);
     }
     rewriter_.emit(index, std::move(node));
     return track(ir::ValueRef{ir::ValueRef::Kind::node,
@@ -171,6 +188,7 @@ class Materializer {
   }
 
   const ir::Graph& source_;
+  Uses uses_;
   GraphRewriter rewriter_;
   std::map<std::string, Access> values_;
   ir::Graph graph_;

@@ -61,7 +61,7 @@ Result<ir::Graph> check_shapes(const ir::Graph& graph, const PlanOptions& option
 ir::Graph eliminate_dead_code(const ir::Graph& graph, std::vector<Skipped>* skipped);
 
 // coverage: refuses a graph holding an op outside the families the built-in Coder covers, naming
-// the node and op: "node 'conv' (aten.convolution.default): convolution is not covered by the
+// the node and op: "node 'cumsum' (aten.cumsum.default): scan (cumsum) is not covered by the
 // built-in Coder yet".
 Status check_coverage(const ir::Graph& graph);
 // Empty when the node is covered; otherwise why not (without the node name).

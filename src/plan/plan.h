@@ -110,6 +110,27 @@ struct MatmulSpec {
   bool operator==(const MatmulSpec&) const = default;
 };
 
+// y = conv(x, w) (transposed: conv_transpose) through cuDNN, then epilogue(y) over the output's
+// [batch, out_channels, output...] index space, like a GEMM's. Sizes are PyTorch's: x is
+// [batch, in_channels, input...] and w [out_channels, in_channels / groups, kernel...]
+// ([in_channels, out_channels / groups, kernel...] transposed), both contiguous Accesses; the output
+// sizes of a transposed convolution include its output_padding. pad_before / pad_after are the
+// convolution's padding plus a folded zero constant_pad_nd of the spatial dims (asymmetric padding
+// arrives that way). The convolution's bias is lowered to an add the epilogue carries. stores[0]
+// is what the cuDNN call writes (the convolution node's value, epilogue load 0); further stores
+// come from the epilogue pass.
+struct ConvSpec {
+  int node = -1;  // the convolution node
+  int64_t batch = 1, in_channels = 0, out_channels = 0, groups = 1;
+  std::vector<int64_t> input, output, kernel;  // spatial sizes: 1 to 3 dims each
+  std::vector<int64_t> stride, pad_before, pad_after, dilation;
+  bool transposed = false;
+  Access x, w;
+  std::optional<Body> epilogue;  // load 0 = the convolution's output
+  std::vector<Store> stores;
+  bool operator==(const ConvSpec&) const = default;
+};
+
 enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var };
 
 // Reduces an [outer, reduce, inner] index space over the middle axis. The prologue body is
@@ -192,8 +213,8 @@ struct PoolSpec {
   bool operator==(const PoolSpec&) const = default;
 };
 
-using SubtaskSpec =
-    std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec, PoolSpec>;
+using SubtaskSpec = std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec,
+                                 PoolSpec, ConvSpec>;
 
 // Where the subtask's time goes, by the cost model.
 enum class Bound : uint8_t { memory, compute, latency };

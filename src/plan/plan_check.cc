@@ -52,10 +52,13 @@ Status check_plan(const Plan& plan) {
   std::set<std::string> stored;
   for (const Subtask& subtask : plan.subtasks) {
     auto fail = [&](const Error& error) { return error.with_context("subtask " + subtask.id); };
-    // A GEMM's epilogue pass reads back what the GEMM call of the same subtask wrote.
+    // A GEMM's (convolution's) epilogue pass reads back what the library call of the same
+    // subtask wrote.
     if (const auto* matmul = std::get_if<MatmulSpec>(&subtask.spec);
         matmul && !matmul->stores.empty())
       stored.insert(value_key(matmul->stores[0].value));
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec); conv && !conv->stores.empty())
+      stored.insert(value_key(conv->stores[0].value));
     for (const Access& read : subtask_reads(subtask))
       if (read.base.kind == ir::ValueRef::Kind::node && !stored.count(value_key(read.base)))
         return fail(
@@ -86,6 +89,11 @@ Status check_plan(const Plan& plan) {
               return make_error("pool input and output ranks do not match");
             if (spec.epilogue)
               return check_body(plan, *spec.epilogue, node.outputs[0].numel(), "epilogue");
+          } else if constexpr (std::is_same_v<T, ConvSpec>) {
+            int64_t numel = spec.batch * spec.out_channels;
+            for (int64_t size : spec.output)
+              numel *= size;
+            if (spec.epilogue) return check_body(plan, *spec.epilogue, numel, "epilogue");
           } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
             int64_t numel = 1;
             for (int64_t size : spec.shape)

@@ -23,7 +23,8 @@ constexpr const char* kReduceOps[] = {"sum", "max", "min", "prod", "argmax", "ar
 constexpr const char* kRowOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
 constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
-constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise", "copy", "pool"};
+constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise",
+                                  "copy",   "pool",      "conv"};
 constexpr const char* kPoolOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
 
 json number(double value) {
@@ -98,6 +99,27 @@ class Writer {
     object["stores"] = stores(s.stores);
   }
 
+  json conv(const ConvSpec& s) const {
+    json o{{"node", node(s.node)},
+           {"batch", s.batch},
+           {"in_channels", s.in_channels},
+           {"out_channels", s.out_channels},
+           {"groups", s.groups},
+           {"input", s.input},
+           {"output", s.output},
+           {"kernel", s.kernel},
+           {"stride", s.stride},
+           {"pad_before", s.pad_before},
+           {"pad_after", s.pad_after},
+           {"dilation", s.dilation},
+           {"transposed", s.transposed},
+           {"x", access(s.x)},
+           {"w", access(s.w)}};
+    optional_body(o, "epilogue", s.epilogue);
+    o["stores"] = stores(s.stores);
+    return o;
+  }
+
   json spec(const SubtaskSpec& spec) const {
     return std::visit(
         [&](const auto& s) -> json {
@@ -130,6 +152,8 @@ class Writer {
             fused(o, s);
           } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
             o = json{{"shape", s.shape}, {"body", body(s.body)}, {"stores", stores(s.stores)}};
+          } else if constexpr (std::is_same_v<T, ConvSpec>) {
+            o = conv(s);
           } else if constexpr (std::is_same_v<T, CopySpec>) {
             o = json{{"source", access(s.source)}, {"target", ref(s.target)}};
             if (s.destination) o["destination"] = access(*s.destination);
@@ -273,6 +297,26 @@ class Reader {
     s.stores = stores(object.at("stores"));
   }
 
+  ConvSpec conv(const json& o) const {
+    ConvSpec s;
+    s.node = node(o.at("node"));
+    s.batch = o.at("batch"), s.in_channels = o.at("in_channels");
+    s.out_channels = o.at("out_channels"), s.groups = o.at("groups");
+    for (auto [field, key] : {std::pair{&s.input, "input"}, {&s.output, "output"},
+                              {&s.kernel, "kernel"}, {&s.stride, "stride"},
+                              {&s.pad_before, "pad_before"}, {&s.pad_after, "pad_after"},
+                              {&s.dilation, "dilation"}}) {
+      *field = o.at(key).get<std::vector<int64_t>>();
+      if (field->size() != s.input.size() || field->empty() || field->size() > 3)
+        throw ReadError{fmt::format("'{}' needs one value per spatial dim (1 to 3)", key)};
+    }
+    s.transposed = o.at("transposed").get<bool>();
+    s.x = access(o.at("x")), s.w = access(o.at("w"));
+    s.epilogue = optional_body(o, "epilogue");
+    s.stores = stores(o.at("stores"));
+    return s;
+  }
+
   SubtaskSpec spec(const std::string& kind, const json& o) const {
     switch (read_enum(json(kind), kKinds, "subtask kind")) {
       case 0: {
@@ -323,8 +367,10 @@ class Reader {
         s.destination = optional_access(o, "destination");
         return s;
       }
-      default:
+      case 5:
         return pool(o);
+      default:
+        return conv(o);
     }
   }
 

@@ -48,6 +48,8 @@ std::string shape_text(const Subtask& subtask) {
           return fmt::format("[{}]", fmt::join(spec.shape, ","));
         else if constexpr (std::is_same_v<T, PoolSpec>)
           return fmt::format("[{}]", fmt::join(spec.input.shape, ","));
+        else if constexpr (std::is_same_v<T, ConvSpec>)
+          return fmt::format("{}x{}x{}", spec.batch, spec.out_channels, fmt::join(spec.output, "x"));
         else
           return fmt::format("[{}]", fmt::join(spec.source.shape, ","));
       },
@@ -87,6 +89,20 @@ void append_stores(std::string& text, const Plan& plan, const std::vector<Store>
   for (const Store& store : stores)
     text += fmt::format("    store {} <- {}\n", plan.graph.name_of(store.value),
                         operand_text(store.from));
+}
+
+void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
+  text += fmt::format(
+      "    {}conv {}x{}x[{}] -> {}x{}x[{}], kernel [{}] stride [{}] pad [{}]/[{}] dilation [{}] "
+      "groups {}\n",
+      spec.transposed ? "transposed " : "", spec.batch, spec.in_channels,
+      fmt::join(spec.input, ","), spec.batch, spec.out_channels, fmt::join(spec.output, ","),
+      fmt::join(spec.kernel, ","), fmt::join(spec.stride, ","), fmt::join(spec.pad_before, ","),
+      fmt::join(spec.pad_after, ","), fmt::join(spec.dilation, ","), spec.groups);
+  text += fmt::format("    x = {}\n    w = {}\n", format_access(spec.x, plan.graph),
+                      format_access(spec.w, plan.graph));
+  if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
+  append_stores(text, plan, spec.stores);
 }
 
 std::string_view reduce_op_name(ReduceOp op) {
@@ -216,6 +232,8 @@ std::string format_plan_details(const Plan& plan) {
                   spec.divisor != 0 ? fmt::format(" divisor {}", spec.divisor) : "");
             if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
             append_stores(text, plan, spec.stores);
+          } else if constexpr (std::is_same_v<T, ConvSpec>) {
+            append_conv(text, plan, spec);
           } else {
             text += fmt::format("    {} -> {}", format_access(spec.source, plan.graph),
                                 plan.graph.name_of(spec.target));

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "plan/access.h"
+#include "plan/conv_geometry.h"
 #include "plan/kernel_layouts.h"
 #include "plan/op_traits.h"
 #include "plan/pooling.h"
@@ -133,6 +134,9 @@ class SpecBuilder {
           break;
         case GroupKind::pool:
           STITCH_TRY(add_pool(group));
+          break;
+        case GroupKind::conv:
+          STITCH_TRY(add_conv(group));
           break;
       }
     }
@@ -323,6 +327,25 @@ class SpecBuilder {
     return {};
   }
 
+  Status add_conv(const Group& group) {
+    const ir::Node& node = graph_.nodes[group.anchor];
+    STITCH_ASSIGN_OR_RETURN(
+        ConvSpec spec,
+        conv_spec(graph_, values_, group.anchor,
+                  group.pattern.empty() ? std::nullopt : std::optional<int>(group.pattern[0])));
+    const ValueRef result = node_value(group.anchor);
+    BodyBuilder builder(graph_, values_, fusion_.folded_constants, node.outputs[0].shape);
+    builder.add_register_value(result);
+    for (int member : group.body)
+      builder.add_step(member);
+    spec.stores.push_back(Store{result, Operand{Operand::Kind::load, 0}});
+    add_body_stores(group.body, builder, spec.stores);
+    if (!group.body.empty()) spec.epilogue = builder.body();
+    const std::string name = conv_name(spec);
+    push(group, std::move(spec), name);
+    return {};
+  }
+
   Status add_copy(const Group& group) {
     const ir::Node& node = graph_.nodes[group.anchor];
     const ValueRef target = node_value(group.anchor);
@@ -449,6 +472,13 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
               if (load.base.kind == ir::ValueRef::Kind::node && load.base.index == spec.node)
                 ++registers;
           add_body_reads(spec.epilogue, true, registers, reads);
+        } else if constexpr (std::is_same_v<T, ConvSpec>) {
+          reads.push_back(spec.x);
+          reads.push_back(spec.w);
+          if (spec.epilogue) {
+            reads.push_back(spec.epilogue->loads[0]);  // the convolution's result, read back
+            add_body_reads(spec.epilogue, true, 1, reads);
+          }
         } else {
           reads.push_back(spec.source);
         }
@@ -474,8 +504,8 @@ std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask) {
 }
 
 std::string_view spec_kind_name(const SubtaskSpec& spec) {
-  static constexpr std::string_view kNames[] = {"matmul",      "reduction", "row",
-                                                "elementwise", "copy",      "pool"};
+  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row", "elementwise",
+                                                "copy",   "pool",      "conv"};
   return kNames[spec.index()];
 }
 

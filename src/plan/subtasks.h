@@ -13,13 +13,13 @@ namespace stitch::plan {
 Result<std::vector<Subtask>> build_subtasks(const ir::Graph& graph, const ValueMap& values,
                                             const Fusion& fusion);
 
-// Every Access a subtask reads from memory (loads of its bodies, GEMM operands, reduction and row
-// inputs, copy sources) and every value it stores. Register values (an anchor's own outputs named
-// by epilogue loads) are left out.
+// Every Access a subtask reads from memory (loads of its bodies, GEMM and convolution operands,
+// reduction and row inputs, copy sources) and every value it stores. Register values (an anchor's
+// own outputs named by epilogue loads) are left out.
 std::vector<Access> subtask_reads(const Subtask& subtask);
 std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask);
 
-// "matmul", "reduction", "row", "elementwise", "copy".
+// "matmul", "reduction", "row", "elementwise", "copy", "conv".
 std::string_view spec_kind_name(const SubtaskSpec& spec);
 
 }  // namespace stitch::plan

@@ -92,12 +92,12 @@ TEST_F(BuiltinRolesTest, PlannerWalksTheLadderAndRefusesUncoveredGraphs) {
   EXPECT_FALSE(exhausted->draft.has_value());
   EXPECT_TRUE(exhausted->exhausted);
 
-  use_graph("plan_conv_refused");
+  use_graph("plan_scan_refused");
   auto refused = planner.plan(plan_request(1));
   ASSERT_TRUE(refused.ok());
   EXPECT_FALSE(refused->draft.has_value());
   EXPECT_FALSE(refused->exhausted);
-  EXPECT_NE(refused->refusal.reason.find("convolution"), std::string::npos)
+  EXPECT_NE(refused->refusal.reason.find("cumsum"), std::string::npos)
       << refused->refusal.reason;
 }
 

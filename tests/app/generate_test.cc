@@ -84,13 +84,13 @@ TEST(Generate, ABuildFailureIsDataWithTheDiagnostics) {
 TEST(Generate, RefusedPlanIsWorkFailedAndWritesNoProgram) {
   TempDir dir("generate_refused");
   GenerateOptions options;
-  options.target = (kPlanData / "plan_conv_refused.graph.json").string();
+  options.target = (kPlanData / "plan_scan_refused.graph.json").string();
   options.out = (dir.path() / "out").string();
   FakeCompiler compiler;
   auto generated = generate_program(options, no_capture(), compiler);
   ASSERT_FALSE(generated.ok());
   EXPECT_EQ(generated.error().kind, ErrorKind::work_failed);
-  EXPECT_NE(generated.error().message.find("convolution"), std::string::npos);
+  EXPECT_NE(generated.error().message.find("cumsum"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir.path() / "out" / "program.cu"));
   EXPECT_TRUE(compiler.requests.empty());
 }

@@ -28,13 +28,13 @@ check "events logged" 'grep -q "loop.run.end" "$run_dir/events.jsonl"'
 
 # bench: two tasks in one level directory, then resume, then re-render.
 mkdir -p "$tmp/levelT"
-cp "$tasks/scale_shift_relu.py" "$tasks/plan_conv_refused.py" "$tmp/levelT/"
+cp "$tasks/scale_shift_relu.py" "$tasks/plan_scan_refused.py" "$tmp/levelT/"
 "$bin" bench "$tmp/levelT" --out "$tmp/bench" >"$tmp/bench.out" 2>"$tmp/bench.err"
 check "bench exits 0 with every task done" '[ $? = 0 ]'
 check "two records" '[ "$(wc -l < "$tmp/bench/results.jsonl")" = 2 ]'
-check "the conv task is refused" 'grep -q "\"outcome\":\"refused\"" "$tmp/bench/results.jsonl"'
+check "the scan task is refused" 'grep -q "\"outcome\":\"refused\"" "$tmp/bench/results.jsonl"'
 check "table and report written" '[ -s "$tmp/bench/table.md" ] && grep -q "stitch-results" "$tmp/bench/report.html"'
-check "table printed" 'grep -q "plan_conv_refused" "$tmp/bench.out"'
+check "table printed" 'grep -q "plan_scan_refused" "$tmp/bench.out"'
 check "tasks were prepared in parallel first" 'grep -q "^preparing 2 tasks" "$tmp/bench.err" && [ -s "$tmp/bench/prepare/levelT__scale_shift_relu.log" ] && [ "$(ls -d "$tmp"/bench/runs/levelT/scale_shift_relu-* | wc -l)" = 1 ]'
 cp "$tmp/bench/results.jsonl" "$tmp/before.jsonl"
 "$bin" bench --resume "$tmp/bench" >/dev/null 2>"$tmp/resume.err"

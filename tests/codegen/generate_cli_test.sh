@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `stitchcuda generate` on the Planner's fixtures: a covered graph → program.cu + plan.json (exit 0,
-# compiled with nvcc when it is here); a convolution → refused naming the node (exit 1); not a task
-# → exit 2. Usage: generate_cli_test.sh STITCHCUDA TESTS_DIR
+# compiled with nvcc when it is here); a convolution → a cuDNN program linking cudnn, strict FP32
+# or TF32 by track; a scan → refused naming the node (exit 1); not a task → exit 2. Usage: generate_cli_test.sh STITCHCUDA TESTS_DIR
 set -uo pipefail
 stitchcuda=$1; tests=$2
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -44,12 +44,21 @@ grep -q "Tf32x3\|matmul_tf32x3" "$work/tf32/program.cu" && fail "--track tf32 pr
 code=$?
 [ $code -eq 2 ] || fail "unknown track: exit $code, want 2"
 
-"$stitchcuda" generate "$tests/plan/data/plan_conv_refused.graph.json" --out "$work/conv" \
-  > "$work/conv.txt" 2>&1
+# Convolutions (issue 13 item 1): cuDNN, strict FP32 on the fp32 track, TF32 on the tf32 track.
+"$stitchcuda" generate "$tests/plan/data/plan_conv2d_bias_relu.graph.json" --out "$work/conv" \
+  --no-compile > "$work/conv.txt" 2>&1 || fail "conv: $(cat "$work/conv.txt")"
+grep -q -- "-lcudnn" "$work/conv.txt" || fail "the conv program must say it links cudnn"
+grep -q "ConvMath::strict_fp32" "$work/conv/program.cu" || fail "fp32 conv must be strict FP32"
+"$stitchcuda" generate "$tests/plan/data/plan_conv2d_bias_relu.graph.json" --out "$work/conv32" \
+  --no-compile --track tf32 > "$work/conv32.txt" 2>&1 || fail "conv tf32: $(cat "$work/conv32.txt")"
+grep -q "ConvMath::tf32" "$work/conv32/program.cu" || fail "--track tf32 conv must use ConvMath::tf32"
+
+"$stitchcuda" generate "$tests/plan/data/plan_scan_refused.graph.json" --out "$work/scan" \
+  > "$work/scan.txt" 2>&1
 code=$?
-[ $code -eq 1 ] || fail "convolution: exit $code, want 1"
-grep -q "convolution" "$work/conv.txt" || fail "refusal must name the op: $(cat "$work/conv.txt")"
-[ ! -e "$work/conv/program.cu" ] || fail "a refused plan must not leave a program"
+[ $code -eq 1 ] || fail "scan: exit $code, want 1"
+grep -q "cumsum" "$work/scan.txt" || fail "refusal must name the op: $(cat "$work/scan.txt")"
+[ ! -e "$work/scan/program.cu" ] || fail "a refused plan must not leave a program"
 
 "$stitchcuda" generate "$work/nothing.txt" > "$work/bad.txt" 2>&1
 code=$?

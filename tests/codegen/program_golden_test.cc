@@ -30,7 +30,9 @@ const char* const kTasks[] = {
     "plan_linear_batchnorm", "plan_logsumexp",          "plan_gemm_tf32x3",
     "plan_gemm_sum",
     "plan_triangular_matmul", "plan_pooling",           "plan_batchnorm_train2d",
-    "plan_batchnorm_train1d",
+    "plan_batchnorm_train1d", "plan_conv2d_bias_relu",  "plan_conv1d_transpose",
+    "plan_conv3d",            "plan_conv_padded_dilated", "plan_conv_grouped",
+    "plan_conv_transpose2d",  "plan_conv1x1",           "plan_conv_residual",
 };
 
 Result<EmittedProgram> emit_for(const std::string& task,
@@ -113,10 +115,39 @@ INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathEmittedProgramTest,
                                static_cast<int64_t>(info.param)));
                          });
 
+// Convolutions on the tracks (issue 13 item 6): strict-FP32 cuDNN engines on fp32, TF32 tensor
+// cores on tf32 and on bf16 (cuDNN has no BF16 math for FP32 data); the program links cuDNN and,
+// off the fp32 track, compiles.
+class TensorMathConvProgramTest : public ::testing::TestWithParam<plan::TensorMath> {};
+
+TEST_P(TensorMathConvProgramTest, ConvolutionsUseTheTrackMath) {
+  const plan::TensorMath math = GetParam();
+  auto program = emit_for("plan_conv_residual", math);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  const bool strict = math == plan::TensorMath::fp32;
+  EXPECT_EQ(program->source.find("ConvMath::strict_fp32") != std::string::npos, strict);
+  EXPECT_EQ(program->source.find("ConvMath::tf32") != std::string::npos, !strict);
+  EXPECT_NE(program->source.find("#include \"kernels/conv.cuh\""), std::string::npos);
+  EXPECT_EQ(program->libraries, std::vector<std::string>{"cudnn"});
+  if (strict) return;  // the fp32 program is the golden one, compiled above
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  auto built = testing::build_program(*program);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_EQ(built->failure(), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathConvProgramTest,
+                         ::testing::Values(plan::TensorMath::fp32, plan::TensorMath::tf32,
+                                           plan::TensorMath::bf16),
+                         [](const auto& info) {
+                           return std::string(plan::tensor_math_name(
+                               static_cast<int64_t>(info.param)));
+                         });
+
 // A new fixture gets a golden program (kTasks) or is asserted refused (below).
 TEST(EmitProgram, EveryFixtureIsEmittedOrRefused) {
   std::set<std::string> fixtures, covered(std::begin(kTasks), std::end(kTasks));
-  covered.insert("plan_conv_refused");
+  covered.insert("plan_scan_refused");
   for (const auto& entry : fs::directory_iterator(STITCH_PLAN_DATA_DIR)) {
     const std::string name = entry.path().filename().string();
     const std::string suffix = ".graph.json";
@@ -126,11 +157,10 @@ TEST(EmitProgram, EveryFixtureIsEmittedOrRefused) {
   EXPECT_EQ(fixtures, covered);
 }
 
-TEST(EmitProgram, TheConvTaskIsRefusedBeforeEmitting) {
-  auto program = emit_for("plan_conv_refused");
+TEST(EmitProgram, TheScanTaskIsRefusedBeforeEmitting) {
+  auto program = emit_for("plan_scan_refused");
   ASSERT_FALSE(program.ok());
-  EXPECT_NE(program.error().message.find("convolution"), std::string::npos)
-      << program.error().message;
+  EXPECT_NE(program.error().message.find("cumsum"), std::string::npos) << program.error().message;
 }
 
 }  // namespace

@@ -166,6 +166,54 @@ const ConvCase kCases[] = {
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvTest, ::testing::ValuesIn(kCases),
                          testing::case_name<ConvCase>);
 
+// What a generated program does (src/codegen/subtask_conv.cc): a CudnnHandle, 16-byte alignment
+// promised, the engine timed on scratch buffers by tune_conv_on_scratch, then run.
+TEST(ConvProgramPath, HandleScratchTuningAndAlignment) {
+  REQUIRE_GPU();
+  ConvShape s = shape_of(2, 2, 8, 16, 2, {12, 10}, {3, 3}, 2, {1, 0}, {1, 2}, 1);
+  s.alignment = 16;
+  const auto x = testing::uniform_floats(s.batch * s.in_channels * product(s.input, 2), 3, -1.f,
+                                         1.f);
+  const auto w = testing::uniform_floats(16 * 4 * 9, 4, -1.f, 1.f);
+  std::vector<double> scale;
+  const std::vector<double> expected = reference(s, x, w, &scale);
+  CudnnHandle handle;
+  std::string error;
+  ASSERT_EQ(handle.create(error), STITCH_OK) << error;
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(expected.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  constexpr size_t kWorkspace = 16 << 20;
+  DeviceBuffer<char> workspace(kWorkspace);
+  CudnnConv conv;
+  ASSERT_EQ(conv.init(handle.get(), s, ConvMath::strict_fp32, kWorkspace, error), STITCH_OK)
+      << error;
+  ASSERT_EQ(tune_conv_on_scratch(conv, s, workspace.data(), nullptr, error), STITCH_OK) << error;
+  EXPECT_GE(conv.tuned_ms(), 0.f);
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), dy.data(), workspace.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(all_close(dy.download(), expected, Tolerance{1e-6, 0, 1e-6}, &scale));
+}
+
+TEST(ConvShapeCheck, ElementCountsAndAlignment) {
+  const ConvShape t = shape_of(2, 2, 6, 9, 3, {7, 7}, {4, 4}, 2, {1, 1}, {1, 1}, 1, true, 0);
+  int64_t x = 0, w = 0, y = 0;
+  conv_elements(t, x, w, y);
+  EXPECT_EQ(x, 2 * 6 * 7 * 7);
+  EXPECT_EQ(w, 6 * 3 * 4 * 4);  // [in, out / groups, k...]
+  EXPECT_EQ(y, 2 * 9 * t.output[0] * t.output[1]);
+  ConvShape odd = t;
+  odd.alignment = 6;
+  CudnnConv conv;
+  std::string error;
+  cudnnHandle_t not_a_handle = reinterpret_cast<cudnnHandle_t>(&odd);  // never used: refused first
+  EXPECT_EQ(conv.init(not_a_handle, odd, ConvMath::strict_fp32, 0, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("alignment"), std::string::npos) << error;
+}
+
 TEST(ConvShapeCheck, RefusesShapesThatDoNotFollow) {
   ConvShape s = shape_of(2, 1, 4, 8, 1, {8, 8}, {3, 3}, 1, {1, 1}, {1, 1}, 1);
   EXPECT_EQ(detail::conv_shape_problem(s), "");

@@ -24,19 +24,23 @@ namespace {
 using namespace testing;  // NOLINT: test helpers
 
 const char* const kTasks[] = {
-    "plan_gemm_bias_relu",  "plan_linear_gelu_residual",
-    "plan_broadcast_chain", "plan_softmax_last",
-    "plan_layernorm_relu",  "plan_rmsnorm_features",
-    "plan_rmsnorm_last",    "plan_reduce_middle",
-    "plan_bmm_scale",       "plan_linear_batchnorm",
-    "plan_logsumexp",       "plan_conv_refused",
-    "plan_gemm_tf32x3",     "plan_gemm_sum",
-    "plan_triangular_matmul", "plan_pooling",
-    "plan_batchnorm_train2d", "plan_batchnorm_train1d",
+    "plan_gemm_bias_relu",     "plan_linear_gelu_residual",
+    "plan_broadcast_chain",    "plan_softmax_last",
+    "plan_layernorm_relu",     "plan_rmsnorm_features",
+    "plan_rmsnorm_last",       "plan_reduce_middle",
+    "plan_bmm_scale",          "plan_linear_batchnorm",
+    "plan_logsumexp",          "plan_scan_refused",
+    "plan_gemm_tf32x3",        "plan_gemm_sum",
+    "plan_triangular_matmul",  "plan_pooling",
+    "plan_batchnorm_train2d",  "plan_batchnorm_train1d",
+    "plan_conv2d_bias_relu",   "plan_conv1d_transpose",
+    "plan_conv3d",             "plan_conv_padded_dilated",
+    "plan_conv_grouped",       "plan_conv_transpose2d",
+    "plan_conv1x1",            "plan_conv_residual",
 };
 
 // Tasks the Planner refuses (their golden text is the refusal).
-bool refused(const std::string& task) { return task == "plan_conv_refused"; }
+bool refused(const std::string& task) { return task == "plan_scan_refused"; }
 
 // The plan's text, or the refusal; H200 peaks regardless of the machine.
 std::string plan_text(const std::string& task) {
@@ -76,10 +80,10 @@ TEST_P(GoldenPlan, JsonRoundTrips) {
 INSTANTIATE_TEST_SUITE_P(Tasks, GoldenPlan, ::testing::ValuesIn(kTasks),
                          [](const auto& info) { return std::string(info.param); });
 
-TEST(GoldenPlan, ConvolutionIsRefusedByName) {
-  EXPECT_EQ(plan_text("plan_conv_refused"),
-            "refused: node 'convolution' (aten.convolution.default): convolution is not covered "
-            "by the built-in Coder yet\n");
+TEST(GoldenPlan, ScanIsRefusedByName) {
+  EXPECT_EQ(plan_text("plan_scan_refused"),
+            "refused: node 'cumsum' (aten.cumsum.default): scan (cumsum) is not covered by the "
+            "built-in Coder yet\n");
 }
 
 TEST(PlanJson, ErrorsNameTheField) {

@@ -66,18 +66,6 @@ TEST(DeadCode, RemovesUnusedAndRecordsThem) {
   EXPECT_TRUE(ir::verify(result).ok());
 }
 
-TEST(Coverage, RefusesConvolutionNamingNodeAndOp) {
-  GraphBuilder b;
-  auto x = b.input("x", {1, 3, 8, 8});
-  auto w = b.param("w", {4, 3, 3, 3});
-  b.output(b.node("conv2d_1", Op::convolution, {ref(x), ref(w)}, {1, 4, 6, 6}));
-  const Status status = check_coverage(b.graph());
-  ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().message,
-            "node 'conv2d_1' (aten.convolution.default): convolution is not covered by the "
-            "built-in Coder yet");
-}
-
 TEST(Coverage, RefusesOpaqueAndScans) {
   GraphBuilder b;
   auto x = b.input("x", {4});

@@ -1,5 +1,6 @@
-# Own task (Planner refusal test): a convolution, which the built-in Coder does not cover yet; the
-# Planner must refuse it, naming the node and the op.
+# Own task (Planner golden test, conv family): a residual block's tail — Conv2d with a bias, the
+# block's input added back, then a ReLU; the input and the output are both read and written once
+# by the epilogue pass.
 import torch
 import torch.nn as nn
 
@@ -10,12 +11,12 @@ class Model(nn.Module):
         self.conv = nn.Conv2d(channels, channels, 3, padding=1)
 
     def forward(self, x):
-        return torch.relu(self.conv(x))
+        return torch.relu(self.conv(x) + x)
 
 
-batch_size = 4
+batch_size = 2
 channels = 16
-size = 32
+size = 16
 
 
 def get_inputs():

@@ -1,0 +1,95 @@
+// Convolution subtasks: a CudnnConv (kernels/conv.cuh) member of Program::Convs, described and
+// its engine chosen in Program::init_convs (heuristics, then a short timing on scratch buffers),
+// run in run_subtasks on the arena's library workspace; the epilogue (bias, activations, residual
+// adds, scale/shift) runs as one elementwise pass after.
+#include "codegen/emit_context.h"
+#include "plan/kernel_choice.h"
+
+namespace stitch::codegen {
+namespace {
+
+using plan::ConvSpec;
+using plan::Store;
+using plan::Subtask;
+
+Status check_conv(const ConvSpec& spec) {
+  const size_t spatial = spec.input.size();
+  if (spatial < 1 || spatial > 3) return make_error("a convolution needs 1 to 3 spatial dims");
+  for (const auto* list : {&spec.output, &spec.kernel, &spec.stride, &spec.pad_before,
+                           &spec.pad_after, &spec.dilation})
+    if (list->size() != spatial) return make_error("convolution sizes differ in spatial rank");
+  if (!spec.x.is_contiguous() || !spec.w.is_contiguous())
+    return make_error("cuDNN reads a contiguous input and weight");
+  if (spec.stores.empty()) return make_error("a convolution with nothing to store");
+  return {};
+}
+
+// "shape.input[0] = 32; shape.input[1] = 32;"
+std::string array_fields(const char* field, const std::vector<int64_t>& values) {
+  std::string text;
+  for (size_t i = 0; i < values.size(); ++i)
+    text += fmt::format("{}shape.{}[{}] = {};", i ? " " : "", field, i, values[i]);
+  return text;
+}
+
+// Init: the shape, the engine candidates under the track's math, then the timing.
+void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
+                    const std::string& member) {
+  CodeWriter& iw = ctx.pieces().conv_init;
+  iw.open("{{  // {}", subtask.id);
+  iw.line("ConvShape shape;");
+  iw.line("shape.spatial = {}; shape.batch = {}; shape.groups = {};", spec.input.size(), spec.batch,
+          spec.groups);
+  iw.line("shape.in_channels = {}; shape.out_channels = {};", spec.in_channels, spec.out_channels);
+  iw.line("{}", array_fields("input", spec.input));
+  iw.line("{}", array_fields("output", spec.output));
+  iw.line("{}", array_fields("kernel", spec.kernel));
+  iw.line("{}", array_fields("stride", spec.stride));
+  iw.line("{}", array_fields("pad_before", spec.pad_before));
+  iw.line("{}", array_fields("pad_after", spec.pad_after));
+  iw.line("{}", array_fields("dilation", spec.dilation));
+  iw.line("shape.transposed = {};", spec.transposed);
+  iw.line("shape.alignment = 16;  // the planner clones views that are not");
+  // The tf32 / bf16 tracks' tensor cores (TF32 either way); strict FP32 on the fp32 track.
+  const bool tf32 = plan::subtask_tensor_math(subtask) != plan::TensorMath::fp32;
+  iw.line(
+      "STITCH_CHECK(s->convs.{}.init(s->convs.cudnn.get(), shape, ConvMath::{}, "
+      "kLayout.lt_workspace_bytes, error));",
+      member, tf32 ? "tf32" : "strict_fp32");
+  iw.line(
+      "STITCH_CHECK(tune_conv_on_scratch(s->convs.{}, shape, s->convs.workspace, stream, "
+      "error, {}));",
+      member, ctx.options().tune_iterations);
+  iw.close();
+}
+
+}  // namespace
+
+Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec, CodeWriter& w) {
+  STITCH_TRY(check_conv(spec));
+  ProgramPieces& pieces = ctx.pieces();
+  pieces.uses_conv = true;
+  const std::string member = fmt::format("conv{}", pieces.conv_members.size());
+  pieces.conv_members.push_back(fmt::format("CudnnConv {};  // {}", member, subtask.id));
+  emit_conv_init(ctx, subtask, spec, member);
+
+  std::vector<int64_t> out_shape{spec.batch, spec.out_channels};
+  out_shape.insert(out_shape.end(), spec.output.begin(), spec.output.end());
+  const Store& conv_out = spec.stores[0];
+  if (numel(ctx.type_of(conv_out.value).shape) != numel(out_shape))
+    return make_error("the convolution's output buffer does not hold [{}]", int_list(out_shape));
+  STITCH_ASSIGN_OR_RETURN(std::string x, ctx.access_pointer(spec.x));
+  STITCH_ASSIGN_OR_RETURN(std::string weight, ctx.access_pointer(spec.w));
+  STITCH_ASSIGN_OR_RETURN(std::string y, ctx.typed_base(conv_out.value, true));
+  w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member, x,
+         weight, y);
+  if (spec.epilogue) {
+    std::vector<Store> rest(spec.stores.begin() + 1, spec.stores.end());
+    if (rest.empty()) return make_error("a convolution epilogue that stores nothing");
+    STITCH_TRY(
+        emit_library_elementwise(ctx, subtask, "epilogue", out_shape, *spec.epilogue, rest, w));
+  }
+  return {};
+}
+
+}  // namespace stitch::codegen

@@ -1,0 +1,243 @@
+// The convolution family in the Planner (issue 13 item 1): geometry, coverage, the bias lowered
+// into the epilogue, a zero spatial pad folded into the padding (and every case that must not
+// fold), fusion of the epilogue, pointwise convolutions as batched GEMMs, kernel choice per track
+// and the cost model's flops and peaks.
+#include <gtest/gtest.h>
+
+#include "plan/conv_geometry.h"
+#include "plan/cost_model.h"
+#include "plan/kernel_choice.h"
+#include "plan/passes.h"
+#include "plan/planner.h"
+#include "plan/subtasks.h"
+#include "plan_test_graphs.h"
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+// conv(x, w, bias?) with PyTorch's args: stride, padding, dilation, transposed, output_padding,
+// groups.
+ir::ValueRef conv(GraphBuilder& b, const std::string& id, ir::ValueRef x, ir::ValueRef w,
+                  std::optional<ir::ValueRef> bias, std::vector<int64_t> out,
+                  std::vector<int64_t> stride = {1, 1}, std::vector<int64_t> padding = {0, 0},
+                  std::vector<int64_t> dilation = {1, 1}, bool transposed = false,
+                  std::vector<int64_t> output_padding = {0, 0}, int64_t groups = 1) {
+  return b.node(id, Op::convolution,
+                {ref(x), ref(w), bias ? ref(*bias) : ir::Arg{}, ints(stride), ints(padding),
+                 ints(dilation), flag(transposed), ints(output_padding), integer(groups)},
+                std::move(out));
+}
+
+Result<Plan> plan_graph(GraphBuilder& b, TensorMath math = TensorMath::fp32) {
+  PlanOptions options;
+  options.tensor_math = math;
+  return make_plan(b.graph(), options);
+}
+
+const ConvSpec& only_conv(const Plan& plan) {
+  EXPECT_EQ(plan.subtasks.size(), 1u);
+  return std::get<ConvSpec>(plan.subtasks.at(0).spec);
+}
+
+TEST(ConvGeometry, ReadsForwardAndTransposedConvolutions) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8, 17, 22});
+  auto w = b.param("w", {16, 4, 3, 3});
+  conv(b, "c", x, w, std::nullopt, {2, 16, 8, 9}, {2, 2}, {1, 0}, {2, 2}, false, {0, 0}, 2);
+  auto g = conv_geometry(b.graph(), b.graph().nodes[0]);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->spatial(), 2);
+  EXPECT_EQ(g->groups, 2);
+  EXPECT_EQ(g->output, (std::vector<int64_t>{8, 9}));
+  // (10 - 1) * 2 - 2 * 1 + 3 + 1 = 20: output_padding counts.
+  GraphBuilder t;
+  auto tx = t.input("x", {2, 16, 10});
+  auto tw = t.param("w", {16, 4, 3});
+  conv(t, "ct", tx, tw, std::nullopt, {2, 4, 20}, {2}, {1}, {1}, true, {1}, 1);
+  auto tg = conv_geometry(t.graph(), t.graph().nodes[0]);
+  ASSERT_TRUE(tg.has_value());
+  EXPECT_TRUE(tg->transposed);
+  EXPECT_EQ(tg->output, (std::vector<int64_t>{20}));
+  // An output size that does not follow from the rest is not a convolution the planner reads.
+  GraphBuilder bad;
+  conv(bad, "c", bad.input("x", {1, 3, 8, 8}), bad.param("w", {4, 3, 3, 3}), std::nullopt,
+       {1, 4, 8, 8});
+  EXPECT_FALSE(conv_geometry(bad.graph(), bad.graph().nodes[0]).has_value());
+  EXPECT_NE(uncovered_reason(bad.graph(), bad.graph().nodes[0]), "");
+}
+
+TEST(ConvPlan, BiasAndActivationRunAsOneEpilogue) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3, 8, 8});
+  auto w = b.param("w", {4, 3, 3, 3});
+  auto bias = b.param("bias", {4});
+  auto c = conv(b, "c", x, w, bias, {2, 4, 8, 8}, {1, 1}, {1, 1});
+  b.output(b.node("r", Op::relu, {ref(c)}, {2, 4, 8, 8}));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = only_conv(*plan);
+  EXPECT_EQ(plan->subtasks[0].kernel, "cudnn_conv");
+  EXPECT_EQ(spec.pad_before, (std::vector<int64_t>{1, 1}));
+  ASSERT_TRUE(spec.epilogue.has_value());
+  ASSERT_EQ(spec.epilogue->steps.size(), 2u);  // + bias, relu
+  EXPECT_EQ(plan->graph.nodes[spec.epilogue->steps[0].node].op, Op::add_tensor);
+  EXPECT_EQ(spec.epilogue->loads[1].strides, (std::vector<int64_t>{0, 1, 0, 0}));  // bias[c]
+  ASSERT_EQ(spec.stores.size(), 2u);  // the cuDNN result, then the epilogue's
+  EXPECT_EQ(spec.stores[0].value.index, spec.node);
+  EXPECT_EQ(plan->graph.nodes[spec.node].args[2].is_none(), true);  // the bias left the conv
+}
+
+// x -> constant_pad_nd(pads, value) -> conv(padding 1) -> output.
+Result<Plan> padded_conv_plan(std::vector<int64_t> pads, double value, bool second_use = false) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 2, 6, 7});
+  auto w = b.param("w", {3, 2, 3, 3});
+  std::vector<int64_t> padded{1, 2, 6, 7};
+  if (pads.size() >= 2) padded[3] += pads[0] + pads[1];
+  if (pads.size() >= 4) padded[2] += pads[2] + pads[3];
+  if (pads.size() >= 6) padded[1] += pads[4] + pads[5];
+  auto pad = b.node("pad", Op::constant_pad_nd, {ref(x), ints(pads), num(value)}, padded);
+  auto c = conv(b, "c", pad, w, std::nullopt, {1, 3, padded[2], padded[3]}, {1, 1}, {1, 1});
+  b.output(c);
+  if (second_use) b.output(b.node("twice", Op::mul_tensor, {ref(pad), num(2)}, padded));
+  return plan_graph(b);
+}
+
+TEST(ConvPlan, ZeroSpatialPadFoldsIntoPadding) {
+  auto plan = padded_conv_plan({1, 2, 0, 3}, 0.0);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = only_conv(*plan);
+  EXPECT_EQ(spec.pad_before, (std::vector<int64_t>{1, 2}));  // H: 1 + 0, W: 1 + 1
+  EXPECT_EQ(spec.pad_after, (std::vector<int64_t>{4, 3}));   // H: 1 + 3, W: 1 + 2
+  EXPECT_EQ(spec.input, (std::vector<int64_t>{6, 7}));       // the pad's input
+  EXPECT_EQ(spec.x.base.kind, ir::ValueRef::Kind::input);
+  EXPECT_EQ(plan->subtasks[0].nodes.size(), 2u);  // pad and conv, one subtask
+}
+
+TEST(ConvPlan, OtherPadsDoNotFold) {
+  const std::string refusal = "constant_pad_nd is not covered";
+  auto nonzero = padded_conv_plan({1, 1}, 0.5);
+  ASSERT_FALSE(nonzero.ok());
+  EXPECT_NE(nonzero.error().message.find(refusal), std::string::npos) << nonzero.error().message;
+  auto negative = padded_conv_plan({-1, 1}, 0.0);
+  EXPECT_FALSE(negative.ok());
+  auto channels = padded_conv_plan({0, 0, 0, 0, 1, 0}, 0.0);  // pads C: not a spatial pad
+  EXPECT_FALSE(channels.ok());
+  auto shared = padded_conv_plan({1, 1}, 0.0, true);  // the padded tensor is used twice
+  EXPECT_FALSE(shared.ok());
+}
+
+TEST(ConvPlan, ResidualAddJoinsTheEpilogue) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 4, 8, 8});
+  auto w = b.param("w", {4, 4, 3, 3});
+  auto c = conv(b, "c", x, w, std::nullopt, {2, 4, 8, 8}, {1, 1}, {1, 1});
+  auto sum = b.node("add", Op::add_tensor, {ref(c), ref(x)}, {2, 4, 8, 8});
+  b.output(b.node("r", Op::relu, {ref(sum)}, {2, 4, 8, 8}));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = only_conv(*plan);
+  ASSERT_TRUE(spec.epilogue.has_value());
+  EXPECT_EQ(spec.epilogue->steps.size(), 2u);
+  EXPECT_EQ(spec.epilogue->loads[1].base.kind, ir::ValueRef::Kind::input);
+}
+
+TEST(ConvPlan, NonContiguousInputIsCloned) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8, 8, 3});  // NHWC data, permuted to NCHW
+  auto nchw = b.node("p", Op::permute, {ref(x), ints({0, 3, 1, 2})}, {2, 3, 8, 8});
+  auto w = b.param("w", {4, 3, 3, 3});
+  b.output(conv(b, "c", nchw, w, std::nullopt, {2, 4, 8, 8}, {1, 1}, {1, 1}));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<CopySpec>(plan->subtasks[0].spec));
+  EXPECT_TRUE(std::get<ConvSpec>(plan->subtasks[1].spec).x.is_contiguous());
+}
+
+TEST(ConvPlan, PointwiseConvolutionIsABatchedGemmOnViews) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 32, 7, 9});
+  auto w = b.param("w", {64, 32, 1, 1});
+  auto bias = b.param("bias", {64});
+  auto c = conv(b, "c", x, w, bias, {2, 64, 7, 9});
+  b.output(b.node("r", Op::relu, {ref(c)}, {2, 64, 7, 9}));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 1u);  // no copies: both operands are views
+  const auto* gemm = std::get_if<MatmulSpec>(&plan->subtasks[0].spec);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->batch, 2);
+  EXPECT_EQ(gemm->m, 64);
+  EXPECT_EQ(gemm->n, 7 * 9);
+  EXPECT_EQ(gemm->k, 32);
+  EXPECT_EQ(gemm->a.base.kind, ir::ValueRef::Kind::param);
+  EXPECT_EQ(gemm->a.strides, (std::vector<int64_t>{0, 32, 1}));  // W shared by the batch
+  EXPECT_EQ(gemm->b.base.kind, ir::ValueRef::Kind::input);
+  EXPECT_EQ(gemm->b.strides, (std::vector<int64_t>{32 * 63, 63, 1}));
+  ASSERT_TRUE(gemm->epilogue.has_value());
+  EXPECT_EQ(gemm->epilogue->steps.size(), 2u);  // + bias[k] per row, relu
+}
+
+TEST(ConvPlan, OnlyPlainPointwiseConvolutionsBecomeGemms) {
+  auto kind_of = [](std::vector<int64_t> stride, std::vector<int64_t> padding, int64_t groups) {
+    GraphBuilder b;
+    auto x = b.input("x", {2, 8, 6, 6});
+    auto w = b.param("w", {8, 8 / groups, 1, 1});
+    const int64_t out = (6 + 2 * padding[0] - 1) / stride[0] + 1;
+    b.output(conv(b, "c", x, w, std::nullopt, {2, 8, out, out}, stride, padding, {1, 1}, false,
+                  {0, 0}, groups));
+    auto plan = plan_graph(b);
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    return plan.ok() ? std::string(spec_kind_name(plan->subtasks.back().spec)) : "";
+  };
+  EXPECT_EQ(kind_of({1, 1}, {0, 0}, 1), "matmul");
+  EXPECT_EQ(kind_of({2, 2}, {0, 0}, 1), "conv");
+  EXPECT_EQ(kind_of({1, 1}, {1, 1}, 1), "conv");
+  EXPECT_EQ(kind_of({1, 1}, {0, 0}, 2), "conv");
+}
+
+TEST(ConvCost, FlopsAndThePeakOfTheTrack) {
+  auto build = [](TensorMath math) {
+    GraphBuilder b;
+    auto x = b.input("x", {8, 64, 56, 56});
+    auto w = b.param("w", {128, 32, 3, 3});
+    b.output(conv(b, "c", x, w, std::nullopt, {8, 128, 28, 28}, {2, 2}, {1, 1}, {1, 1}, false,
+                  {0, 0}, 2));
+    return plan_graph(b, math);
+  };
+  const GpuPeaks h200 = h200_peaks();
+  const double flops = 2.0 * 8 * 128 * (64 / 2) * 9 * 28 * 28;
+  auto fp32 = build(TensorMath::fp32);
+  ASSERT_TRUE(fp32.ok()) << fp32.error().message;
+  const Subtask& strict = fp32->subtasks[0];
+  EXPECT_DOUBLE_EQ(strict.flops, flops);
+  EXPECT_DOUBLE_EQ(strict.bytes, 4.0 * (8 * 64 * 56 * 56 + 128 * 32 * 9 + 8 * 128 * 28 * 28));
+  EXPECT_EQ(strict.tunables.count("tensor_math"), 0u);
+  EXPECT_DOUBLE_EQ(compute_peak_tflops(strict, h200), h200.fp32_tflops);
+  EXPECT_NEAR(strict.floor_us, flops / (h200.fp32_tflops * 1e6), 1e-9);
+  EXPECT_EQ(strict.bound, Bound::compute);
+  for (TensorMath math : {TensorMath::tf32, TensorMath::bf16}) {  // cuDNN: TF32 for both
+    auto tensor = build(math);
+    ASSERT_TRUE(tensor.ok());
+    EXPECT_EQ(subtask_tensor_math(tensor->subtasks[0]), TensorMath::tf32);
+    EXPECT_DOUBLE_EQ(compute_peak_tflops(tensor->subtasks[0], h200), h200.tf32_tflops);
+  }
+}
+
+TEST(ConvCost, TransposedCountsTheForwardConvolutionItInverts) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 16, 10, 10});
+  auto w = b.param("w", {16, 8, 3, 3});
+  b.output(conv(b, "c", x, w, std::nullopt, {2, 8, 20, 20}, {2, 2}, {1, 1}, {1, 1}, true, {1, 1}));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_DOUBLE_EQ(plan->subtasks[0].flops, 2.0 * 2 * 16 * 8 * 9 * 10 * 10);
+  EXPECT_TRUE(only_conv(*plan).transposed);
+}
+
+}  // namespace
+}  // namespace stitch::plan
