@@ -1,6 +1,7 @@
 // The kernel headers through the real nvcc, no GPU needed (label cpu): every kernels/*.cuh alone in
 // a translation unit (self-contained: it brings its own includes), and instantiate_all.cu, which
-// instantiates every template with sample functors, for sm_80 and sm_90, C++17 as generated
+// instantiates every template with sample functors, for sm_80 and sm_90 (gemm_tf32x3.cuh for sm_100
+// too), C++17 as generated
 // programs are built, warnings as errors; and the tiny hand-written program on host_program.cuh
 // (tiny_program.cu) linked into a shared library against the CUDA runtime alone.
 #include <unistd.h>
@@ -79,6 +80,19 @@ TEST_F(HeadersCompile, EveryHeaderAlone) {
 
 TEST_F(HeadersCompile, EveryTemplateInstantiated) {
   EXPECT_TRUE(compile(kRoot / "tests/kernels/instantiate_all.cu"));
+}
+
+// The mma.sync 3xTF32 GEMM (cp.async, cvt.rna.tf32, mma m16n8k8) builds for a B200 as well: every
+// generated program must (issue 13, item 9).
+TEST_F(HeadersCompile, GemmTf32x3BuildsForSm100) {
+  const fs::path source = dir_ / "gemm_tf32x3_sm100.cu";
+  ASSERT_TRUE(write_file_atomic(source, "#include \"kernels/gemm_tf32x3.cuh\"\n"
+                                        "void launch(const float* a, float* d, std::string& e) {\n"
+                                        "  stitch::kernels::GemmTf32x3 g;\n"
+                                        "  g.run(a, a, nullptr, d, nullptr, 1.0f, 0.0f, nullptr, e);\n"
+                                        "}\n")
+                  .ok());
+  EXPECT_TRUE(compile(source, {"-c", "-gencode=arch=compute_100,code=sm_100"}));
 }
 
 // A program without GEMMs must not need cuBLASLt: the skeleton's cuBLASLt calls are compiled only
