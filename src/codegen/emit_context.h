@@ -42,6 +42,7 @@ struct ProgramPieces {
   std::vector<std::string> reductions;    // ReduceExtent initializers ("{o, r, i}")
   bool uses_matmul = false;
   bool uses_tf32x3 = false;
+  bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
   int matmul_count = 0;
 };
 

@@ -19,6 +19,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   out.line("#include \"kernels/row.cuh\"");
   if (pieces.uses_matmul) out.line("#include \"kernels/matmul.cuh\"");
   if (pieces.uses_tf32x3) out.line("#include \"kernels/matmul_tf32x3.cuh\"");
+  if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
 }
 
 // `static constexpr std::array<Type, N> kName = {{ rows }};` (one row a line).
