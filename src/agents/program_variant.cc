@@ -19,7 +19,7 @@ bool tunable_may_be_overridden(const plan::Subtask& subtask, const std::string& 
   if (key == "block")  // launch_elementwise's block: elementwise subtasks and GEMM epilogues
     return (is_elementwise(subtask) || is_gemm(subtask)) && value >= 32 && value <= 1024 &&
            value % 32 == 0;
-  if (key == "split_tf32x3" || key == "split_b_at_init")
+  if (key == "split_tf32x3" || key == "split_b_at_init" || key == "tf32x3_kernel")
     return is_gemm(subtask) && (value == 0 || value == 1);
   return false;
 }

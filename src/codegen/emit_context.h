@@ -46,6 +46,7 @@ struct ProgramPieces {
   bool uses_tf32x3 = false;
   bool uses_pool = false;
   bool uses_conv = false;
+  bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
   int matmul_count = 0;
 };
 

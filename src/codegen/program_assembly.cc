@@ -21,6 +21,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_tf32x3) out.line("#include \"kernels/matmul_tf32x3.cuh\"");
   if (pieces.uses_pool) out.line("#include \"kernels/pooling.cuh\"");
   if (pieces.uses_conv) out.line("#include \"kernels/conv.cuh\"");
+  if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
 }
 
 // `static constexpr std::array<Type, N> kName = {{ rows }};` (one row a line).

@@ -1,5 +1,6 @@
-// GEMM subtasks: an LtMatmul (kernels/matmul.cuh) or a split-precision Tf32x3Matmul
-// (kernels/matmul_tf32x3.cuh) member of Program::Gemms, described and tuned in Program::init_gemms,
+// GEMM subtasks: an LtMatmul (kernels/matmul.cuh), a split-precision Tf32x3Matmul
+// (kernels/matmul_tf32x3.cuh) or the one-kernel split-precision GemmTf32x3
+// (kernels/gemm_tf32x3.cuh) member of Program::Gemms, described and tuned in Program::init_gemms,
 // run in run_subtasks; what the library epilogue cannot fold runs as one elementwise pass after.
 #include <set>
 
@@ -69,11 +70,12 @@ bool tunable_set(const Subtask& subtask, const char* key) {
   return found != subtask.tunables.end() && found->second != 0;
 }
 
-// Init: describe, pick candidates, time them on scratch (and split a param B once, after tuning,
-// which splits scratch into the same buffer). Returns B's pointer for the run, "nullptr" when B
-// was prepared at init.
+// Init: describe, pick candidates, time them on scratch (unless `tune` is false: GemmTf32x3 has
+// nothing to time), and split a param B once, after tuning, which splits scratch into the same
+// buffer. Returns B's pointer for the run, "nullptr" when B was prepared at init.
 Result<std::string> emit_gemm_init(EmitContext& ctx, const Subtask& subtask, const MatmulSpec& spec,
-                                   const GemmShape& g, const std::string& member, bool b_at_init) {
+                                   const GemmShape& g, const std::string& member, bool b_at_init,
+                                   bool tune) {
   CodeWriter& iw = ctx.pieces().gemm_init;
   iw.open("{{  // {}: [{}] x [{}x{}] @ [{}x{}]", subtask.id, spec.batch, spec.m, spec.k, spec.k,
           spec.n);
@@ -99,9 +101,10 @@ Result<std::string> emit_gemm_init(EmitContext& ctx, const Subtask& subtask, con
       spec.a.strides[0] * (spec.batch - 1) + (g.trans_a ? spec.k * g.lda : spec.m * g.lda);
   const int64_t b_elems =
       spec.b.strides[0] * (spec.batch - 1) + (g.trans_b ? spec.n * g.ldb : spec.k * g.ldb);
-  iw.line("STITCH_CHECK(tune_on_scratch(s->{}, {}, {}, {}, {}, stream, error, {}));", member,
-          std::max<int64_t>(a_elems, 1), std::max<int64_t>(b_elems, 1),
-          spec.batch * spec.m * spec.n, g.bias_vector ? spec.n : 0, ctx.options().tune_iterations);
+  if (tune)
+    iw.line("STITCH_CHECK(tune_on_scratch(s->{}, {}, {}, {}, {}, stream, error, {}));", member,
+            std::max<int64_t>(a_elems, 1), std::max<int64_t>(b_elems, 1),
+            spec.batch * spec.m * spec.n, g.bias_vector ? spec.n : 0, ctx.options().tune_iterations);
   STITCH_ASSIGN_OR_RETURN(std::string b, ctx.typed_base(spec.b.base));
   if (b_at_init) {
     iw.line("STITCH_CHECK(s->{}.prepare_b({} + {}, stream, error));", member, b, spec.b.offset);
@@ -130,16 +133,20 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const MatmulSpec& spe
   pieces.uses_matmul = true;
   STITCH_ASSIGN_OR_RETURN(GemmShape g, check_gemm(spec));
   const std::string member = fmt::format("gemms.mm{}", pieces.matmul_count++);
-  // Split-precision 3xTF32 where the planner estimated it faster; a parameter B is split once at
-  // init.
+  // Split-precision 3xTF32 where the planner estimated it faster: in one kernel (tf32x3_kernel,
+  // A not transposed) or on split copies, where a parameter B is split once at init.
   const bool tf32x3 = tunable_set(subtask, "split_tf32x3");
+  const bool in_kernel = tf32x3 && tunable_set(subtask, "tf32x3_kernel") && !g.trans_a;
   const bool b_at_init = tf32x3 && tunable_set(subtask, "split_b_at_init") &&
                          spec.b.base.kind == ir::ValueRef::Kind::param;
-  pieces.uses_tf32x3 = pieces.uses_tf32x3 || tf32x3;
-  pieces.gemm_members.push_back(fmt::format("{} {};  // {}", tf32x3 ? "Tf32x3Matmul" : "LtMatmul",
-                                            member.substr(member.find('.') + 1), subtask.id));
+  pieces.uses_tf32x3 = pieces.uses_tf32x3 || (tf32x3 && !in_kernel);
+  pieces.uses_gemm_tf32x3 = pieces.uses_gemm_tf32x3 || in_kernel;
+  const char* type = in_kernel ? "GemmTf32x3" : tf32x3 ? "Tf32x3Matmul" : "LtMatmul";
+  pieces.gemm_members.push_back(
+      fmt::format("{} {};  // {}", type, member.substr(member.find('.') + 1), subtask.id));
   STITCH_ASSIGN_OR_RETURN(std::string a, ctx.access_pointer(spec.a));
-  STITCH_ASSIGN_OR_RETURN(std::string b, emit_gemm_init(ctx, subtask, spec, g, member, b_at_init));
+  STITCH_ASSIGN_OR_RETURN(std::string b,
+                          emit_gemm_init(ctx, subtask, spec, g, member, b_at_init, !in_kernel));
 
   const Store& gemm_out = spec.stores[0];
   STITCH_ASSIGN_OR_RETURN(std::string d, ctx.typed_base(gemm_out.value, true));

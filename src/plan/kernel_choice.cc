@@ -168,7 +168,8 @@ ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner) {
 }
 
 GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_elements,
-                           int64_t b_elements, bool b_constant, const GpuPeaks& peaks) {
+                           int64_t b_elements, bool b_constant, const GpuPeaks& peaks,
+                           bool kernel_available) {
   GemmEstimate estimate;
   const double flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) *
                        static_cast<double>(n) * static_cast<double>(k);
@@ -189,7 +190,21 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
   estimate.tf32x3_s = std::max(3.0 * flops / (peaks.tf32_tflops * 1e12 * kTf32GemmEfficiency),
                                4.0 * (3.0 * a + 3.0 * b + c) / bandwidth) +
                       16.0 * split_elements / bandwidth + launches * kLaunchSeconds;
-  estimate.prefer_tf32x3 = estimate.tf32x3_s <= kTf32x3Margin * estimate.fp32_s;
+  auto tiled = [](int64_t extent) {
+    return static_cast<double>((extent + kTf32x3KernelTile - 1) / kTf32x3KernelTile *
+                               kTf32x3KernelTile);
+  };
+  const double tile_flops = 2.0 * static_cast<double>(batch) * tiled(m) * tiled(n) *
+                            static_cast<double>(k);
+  estimate.tf32x3_kernel_s =
+      std::max(3.0 * tile_flops / (peaks.tf32_tflops * 1e12 * kTf32x3KernelEfficiency),
+               4.0 * (a + b + c) / bandwidth) +
+      kLaunchSeconds;
+  estimate.prefer_tf32x3_kernel =
+      kernel_available && estimate.tf32x3_kernel_s < estimate.tf32x3_s;
+  const double split_s =
+      estimate.prefer_tf32x3_kernel ? estimate.tf32x3_kernel_s : estimate.tf32x3_s;
+  estimate.prefer_tf32x3 = split_s <= kTf32x3Margin * estimate.fp32_s;
   return estimate;
 }
 
@@ -217,12 +232,13 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           const GemmEstimate estimate =
               estimate_gemm(spec.batch, spec.m, spec.n, spec.k, spec.batch * spec.m * spec.k,
                             (spec.b.strides[0] == 0 ? 1 : spec.batch) * spec.k * spec.n,
-                            b_constant, peaks);
+                            b_constant, peaks, !column_major(spec.a));
           if (math != TensorMath::fp32) {
             subtask.tunables["tensor_math"] = static_cast<int64_t>(math);
           } else if (estimate.prefer_tf32x3) {
             subtask.tunables["split_tf32x3"] = 1;
             subtask.tunables["split_b_at_init"] = b_constant ? 1 : 0;
+            if (estimate.prefer_tf32x3_kernel) subtask.tunables["tf32x3_kernel"] = 1;
           }
           if (spec.epilogue) {
             subtask.tunables["block"] = 256;

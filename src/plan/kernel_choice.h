@@ -6,8 +6,10 @@
 //   cublaslt_matmul     algo_candidates (heuristic results to time), workspace_bytes,
 //                       transpose_a / transpose_b (1: the operand is column-major),
 //                       split_tf32x3 (1: split-precision 3xTF32 on tensor cores, FP32-accurate;
-//                       chosen by matmul_prefers_tf32x3), split_b_at_init (1: B is a parameter,
-//                       split once), tensor_math (TensorMath; absent: fp32 — strict or split)
+//                       chosen by estimate_gemm), tf32x3_kernel (1: the split done on tiles in one
+//                       mma.sync kernel, kernels/gemm_tf32x3.cuh; absent: cuBLASLt on split copies,
+//                       kernels/matmul_tf32x3.cuh), split_b_at_init (1: B is a parameter, split
+//                       once), tensor_math (TensorMath; absent: fp32 — strict or split)
 //   cudnn_conv          algo_candidates (engines kept to time at init), workspace_bytes,
 //                       tensor_math (tf32 on the tf32 and bf16 tracks; absent: strict FP32)
 //   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
@@ -66,16 +68,26 @@ inline constexpr int64_t kConvCandidates = 8;
 // three times the work at kTf32GemmEfficiency of the TF32 tensor-core peak plus splitting the
 // operands (read 4 bytes, write 12 per element; B not at all when it is split at init) and one
 // launch per split. 3xTF32 is chosen when it is estimated at most kTf32x3Margin of FP32's time.
+// The one-kernel 3xTF32 GEMM (GemmTf32x3) reads each operand once and splits on its tiles: three
+// times the work of its 128 x 128 output tiles (m and n rounded up) at kTf32x3KernelEfficiency
+// of the TF32 peak, or its operands at the DRAM bandwidth; chosen over the split copies when
+// estimated faster (and A is not transposed). Its efficiency was measured on an H200, where
+// mma.sync reaches about half the TF32 peak that cuBLASLt's wgmma kernels do (kernels/README.md).
 inline constexpr double kFp32GemmEfficiency = 0.75;  // cuBLAS SIMT FP32, measured ~0.75 on H200
 inline constexpr double kTf32GemmEfficiency = 0.55;
+inline constexpr double kTf32x3KernelEfficiency = 0.31;  // measured on H200, 2026-12-01
+inline constexpr int64_t kTf32x3KernelTile = 128;
 inline constexpr double kTf32x3Margin = 0.8;
 inline constexpr double kLaunchSeconds = 4e-6;
 struct GemmEstimate {
-  double fp32_s = 0, tf32x3_s = 0;
-  bool prefer_tf32x3 = false;
+  double fp32_s = 0, tf32x3_s = 0, tf32x3_kernel_s = 0;
+  bool prefer_tf32x3 = false;         // split precision (either engine) over strict FP32
+  bool prefer_tf32x3_kernel = false;  // ... in one kernel rather than on split copies
 };
+// kernel_available: GemmTf32x3 can run the GEMM (A not transposed).
 GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_elements,
-                           int64_t b_elements, bool b_constant, const GpuPeaks& peaks);
+                           int64_t b_elements, bool b_constant, const GpuPeaks& peaks,
+                           bool kernel_available = true);
 
 // `math`: what GEMMs compute with; fp32 leaves the strict / split-3xTF32 choice to the time model.
 void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks,

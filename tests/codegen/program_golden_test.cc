@@ -144,6 +144,36 @@ INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathConvProgramTest,
                                static_cast<int64_t>(info.param)));
                          });
 
+// The one-kernel 3xTF32 GEMM (tunable tf32x3_kernel, kernels/gemm_tf32x3.cuh) in place of the
+// split copies: a GemmTf32x3 member (nothing to tune on scratch), its header alone included, the
+// parameter B handed over at init; the program matches its golden and builds for the H200's
+// sm_90, an A100's sm_80 and a B200's sm_100 (issue 13, items 8 and 9).
+TEST(EmitProgram, Tf32x3KernelGemmMatchesGoldenAndBuildsEverywhere) {
+  auto graph = ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/plan_gemm_tf32x3.graph.json");
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = plan::make_plan(*graph, plan::PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 1u);
+  ASSERT_EQ(plan->subtasks[0].tunables.at("split_tf32x3"), 1);
+  plan->subtasks[0].tunables["tf32x3_kernel"] = 1;
+  auto program = emit_program(*plan);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  stitch::testing::expect_golden(fs::path(STITCH_CODEGEN_GOLDEN_DIR) / "plan_gemm_tf32x3_kernel.cu",
+                                 program->source);
+  EXPECT_NE(program->source.find("GemmTf32x3 mm0;"), std::string::npos);
+  EXPECT_NE(program->source.find("kernels/gemm_tf32x3.cuh"), std::string::npos);
+  EXPECT_EQ(program->source.find("matmul_tf32x3.cuh"), std::string::npos);
+  EXPECT_EQ(program->source.find("tune_on_scratch"), std::string::npos);
+  EXPECT_NE(program->source.find("prepare_b("), std::string::npos);
+
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  for (const char* arch : {"sm_90", "sm_80", "sm_100"}) {
+    auto built = testing::build_program(*program, arch);
+    ASSERT_TRUE(built.ok()) << arch << ": " << built.error().message;
+    EXPECT_EQ(built->failure(), "") << arch;
+  }
+}
+
 // A new fixture gets a golden program (kTasks) or is asserted refused (below).
 TEST(EmitProgram, EveryFixtureIsEmittedOrRefused) {
   std::set<std::string> fixtures, covered(std::begin(kTasks), std::end(kTasks));

@@ -1,6 +1,7 @@
 // The kernel headers through the real nvcc, no GPU needed (label cpu): every kernels/*.cuh alone in
 // a translation unit (self-contained: it brings its own includes), and instantiate_all.cu, which
-// instantiates every template with sample functors, for sm_80 and sm_90, C++17 as generated
+// instantiates every template with sample functors, for sm_80 and sm_90 (gemm_tf32x3.cuh for sm_100
+// too), C++17 as generated
 // programs are built, warnings as errors; and the tiny hand-written program on host_program.cuh
 // (tiny_program.cu) linked into a shared library against the CUDA runtime alone.
 #include <unistd.h>
@@ -32,19 +33,22 @@ class HeadersCompile : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_, ec);
   }
 
-  // nvcc for sm_80 and sm_90 with `extra` ("-c", or the flags that link a shared library); the
-  // result, with nvcc's output on failure.
+  // nvcc for sm_80 and sm_90 (or `targets`) with `extra` ("-c", or the flags that link a shared
+  // library); the result, with nvcc's output on failure.
   ::testing::AssertionResult compile(const fs::path& source,
                                      std::vector<std::string> extra = {"-c"},
-                                     const std::string& output_suffix = ".o") {
+                                     const std::string& output_suffix = ".o",
+                                     std::vector<std::string> targets = {
+                                         "-gencode=arch=compute_80,code=sm_80",
+                                         "-gencode=arch=compute_90,code=sm_90"}) {
     ProcessSpec spec;
     spec.argv = {STITCH_NVCC, "-std=c++17"};
     spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
+    spec.argv.insert(spec.argv.end(), targets.begin(), targets.end());
     spec.argv.insert(spec.argv.end(),
                      {// As generated programs are built (NvccCompiler::include_dirs): the repo
                       // root and include/ (program_support.cuh uses the ABI header).
                       "-I" + kRoot.string(), "-I" + (kRoot / "include").string(),
-                      "-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90",
                       "--Werror=all-warnings", "-Xcompiler=-Wall,-Wextra,-Werror", "-o",
                       (dir_ / (source.stem().string() + output_suffix)).string(),
                       source.string()});
@@ -80,6 +84,19 @@ TEST_F(HeadersCompile, EveryHeaderAlone) {
 
 TEST_F(HeadersCompile, EveryTemplateInstantiated) {
   EXPECT_TRUE(compile(kRoot / "tests/kernels/instantiate_all.cu"));
+}
+
+// The mma.sync 3xTF32 GEMM (cp.async, mma m16n8k8) builds for a B200 as well: every generated
+// program must (issue 13, item 9). sm_80 and sm_90 are EveryHeaderAlone's.
+TEST_F(HeadersCompile, GemmTf32x3BuildsForSm100) {
+  const fs::path source = dir_ / "gemm_tf32x3_sm100.cu";
+  ASSERT_TRUE(write_file_atomic(source, "#include \"kernels/gemm_tf32x3.cuh\"\n"
+                                        "void launch(const float* a, float* d, std::string& e) {\n"
+                                        "  stitch::kernels::GemmTf32x3 g;\n"
+                                        "  g.run(a, a, nullptr, d, nullptr, 1.0f, 0.0f, nullptr, e);\n"
+                                        "}\n")
+                  .ok());
+  EXPECT_TRUE(compile(source, {"-c"}, ".o", {"-gencode=arch=compute_100,code=sm_100"}));
 }
 
 // A program without GEMMs must not need cuBLASLt: the skeleton's cuBLASLt calls are compiled only

@@ -5,6 +5,7 @@
 
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
+#include "kernels/gemm_tf32x3.cuh"
 #include "kernels/matmul_tf32x3.cuh"
 #include "kernels/pooling.cuh"
 #include "kernels/program_support.cuh"
@@ -117,6 +118,11 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK(tune_on_scratch(mm3, 16, 16, 16, 4, stream, error, 2));
   STITCH_CHECK(mm3.prepare_b(a, stream, error));
   STITCH_CHECK(mm3.run(a, nullptr, nullptr, y, a, 1.0f, 0.0f, stream, error));
+  GemmTf32x3 gemm3;
+  STITCH_CHECK(gemm3.init(handle, mm_shape, MatmulEpilogue::bias_gelu, true, workspace, 1 << 20,
+                          error));
+  STITCH_CHECK(gemm3.prepare_b(a, stream, error));
+  STITCH_CHECK(gemm3.run(a, nullptr, y, y, a, 1.0f, 1.0f, stream, error));
 
   Arena arena;
   ArenaLayout layout;

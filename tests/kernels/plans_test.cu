@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/elementwise.cuh"
+#include "kernels/gemm_tf32x3.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/matmul_tf32x3.cuh"
 #include "kernels/program_support.cuh"
@@ -590,6 +591,28 @@ TEST(Matmul, InitRejectsBadArgumentsBeforeTouchingCublas) {
             STITCH_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(mm.describe(), "not initialised");
   EXPECT_FALSE(epilogue_matches_exact_gelu);
+}
+
+// GemmTf32x3's cut (kernels/gemm_tf32x3.cuh): 128 x 128 tiles; K split across blocks only when
+// the tiles leave SMs idle and K is long enough, every split non-empty.
+TEST(GemmTf32x3, PlanSplitsKOnlyWhenTilesAreFew) {
+  const detail::GemmTf32x3Plan level2 = detail::plan_gemm_tf32x3(1, 1024, 8192, 8192, 132);
+  EXPECT_EQ(level2.tiles_m, 8);
+  EXPECT_EQ(level2.tiles_n, 64);
+  EXPECT_EQ(level2.splits, 1);
+  EXPECT_EQ(level2.partial_floats(), 0);
+  EXPECT_EQ(detail::plan_gemm_tf32x3(1, 128, 16384, 16384, 132).splits, 1);  // 128 tiles: 1 wave
+  const detail::GemmTf32x3Plan few = detail::plan_gemm_tf32x3(1, 64, 256, 4096, 132);
+  EXPECT_EQ(few.tiles, 2);
+  EXPECT_EQ(few.splits, 8);
+  EXPECT_EQ(few.split_k, 512);
+  EXPECT_EQ(few.partial_floats(), 2 * 8 * 64 * 256);
+  const detail::GemmTf32x3Plan odd = detail::plan_gemm_tf32x3(2, 100, 130, 1000, 132);
+  EXPECT_GT(odd.splits, 1);
+  EXPECT_EQ(odd.split_k % detail::kGemmBK, 0);
+  EXPECT_LT(int64_t{odd.split_k} * (odd.splits - 1), 1000);  // the last split is not empty
+  EXPECT_GE(int64_t{odd.split_k} * odd.splits, 1000);
+  EXPECT_EQ(detail::plan_gemm_tf32x3(1, 64, 64, 200, 132).splits, 1);  // K too short to split
 }
 
 }  // namespace

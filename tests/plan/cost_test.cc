@@ -173,6 +173,31 @@ TEST(KernelChoice, RowStrategyFollowsTheRowLength) {
   }
 }
 
+// The one-kernel 3xTF32 GEMM (GemmTf32x3) against the split copies: at its measured H200
+// efficiency it loses where cuBLASLt's TF32 kernels run at full rate on prepared split copies
+// (KernelBench level 2's Linear layers: 3.0 vs 1.15 ms measured), and wins where splitting a B
+// that is not a parameter on every call dominates (it reads B once, in place) — though there
+// strict FP32 is as fast on an H200, so the plan keeps strict FP32. Never for a transposed A,
+// which it does not take.
+TEST(KernelChoice, Tf32x3KernelWhereItsEstimateWins) {
+  const GpuPeaks h200 = h200_peaks();
+  const GemmEstimate level2 = estimate_gemm(1, 1024, 8192, 8192, 1024 * 8192, 8192 * 8192, true, h200);
+  EXPECT_TRUE(level2.prefer_tf32x3);
+  EXPECT_FALSE(level2.prefer_tf32x3_kernel);
+  EXPECT_GT(level2.tf32x3_kernel_s, 1.5 * level2.tf32x3_s);
+  const int64_t wide = 16384;
+  const GemmEstimate input_b =
+      estimate_gemm(1, 128, wide, wide, 128 * wide, wide * wide, false, h200);
+  EXPECT_TRUE(input_b.prefer_tf32x3_kernel);
+  EXPECT_LT(input_b.tf32x3_kernel_s, input_b.tf32x3_s);
+  EXPECT_FALSE(estimate_gemm(1, 128, wide, wide, 128 * wide, wide * wide, false, h200,
+                             /*kernel_available=*/false)
+                   .prefer_tf32x3_kernel);
+  // Its 128 x 128 tiles: 32 rows cost as much as 128.
+  const GemmEstimate skinny = estimate_gemm(1, 32, wide, wide, 32 * wide, wide * wide, false, h200);
+  EXPECT_DOUBLE_EQ(skinny.tf32x3_kernel_s, input_b.tf32x3_kernel_s);
+}
+
 TEST(KernelChoice, ComputeBoundGemmsGoToSplitPrecisionTf32x3) {
   const GpuPeaks h200 = h200_peaks();
   // KernelBench level 2's Linear 8192 -> 8192 on 1024 rows: strict FP32 ~2.7 ms (as measured).
