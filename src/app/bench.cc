@@ -103,6 +103,7 @@ Result<BenchRun> run_bench(const BenchOptions& options) {
     return make_error(ErrorKind::bad_input,
                       "give task directories or --resume BENCH_DIR (or --report BENCH_DIR)");
   STITCH_ASSIGN_OR_RETURN(std::vector<int> gpus, parse_gpus(options.gpus));
+  STITCH_TRY(loop_settings(options.loop));  // a bad track or LLM config before any work
   STITCH_ASSIGN_OR_RETURN(fs::path bench_dir, open_bench_dir(options));
   // An explicit STITCH_BASELINE_CACHE_DIR wins; workers and the harness processes inherit it.
   ::setenv("STITCH_BASELINE_CACHE_DIR", (bench_dir / "baselines").c_str(), /*overwrite=*/0);

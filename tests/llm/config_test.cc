@@ -233,5 +233,16 @@ TEST(LlmConfig, RecordNamesTheKeyVariableNeverAKey) {
   EXPECT_EQ(request.max_tokens, 8192);
 }
 
+TEST(LlmConfig, TheDocumentedExampleReads) {
+  auto config = read_llm_config(std::filesystem::path(STITCH_SOURCE_DIR) / "docs" /
+                                "stitchcuda.example.toml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_TRUE(check_llm_config(*config).ok());
+  EXPECT_EQ(config->role(LoopRole::coder).kind, RoleKind::llm);
+  EXPECT_EQ(config->role(LoopRole::coder).model, "Qwen/Qwen3-32B");
+  EXPECT_EQ(config->role(LoopRole::planner).kind, RoleKind::builtin);
+  EXPECT_TRUE(config->price("gpt-5"));
+}
+
 }  // namespace
 }  // namespace stitch::llm
