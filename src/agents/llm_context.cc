@@ -31,8 +31,17 @@ std::string tensor_line(size_t index, const std::string& name, const ir::TensorT
 constexpr std::string_view kTableHead =
     "| # | name | shape | dtype | note |\n|---|---|---|---|---|\n";
 
-std::string fenced_json(const nlohmann::json& value) {
-  return value.dump(2);
+// A schema on one line: the model reads it as well, for a fraction of the tokens.
+std::string schema_text(const nlohmann::json& schema) {
+  return schema.dump();
+}
+
+// Every value without its trailing newlines: the templates place each value on its own lines.
+llm::PromptValues trimmed(llm::PromptValues values) {
+  for (auto& [name, value] : values)
+    while (value.ends_with('\n'))
+      value.pop_back();
+  return values;
 }
 
 std::string program_abi_header() {
@@ -245,8 +254,8 @@ llm::PromptValues planner_values(const PromptTask& task,
           ? "# Where the reference spends its time\n\n" +
                 describe_profile(reference_profile->kernels)
           : "(No profile of the reference was taken: estimate the costs from the shapes.)";
-  values["plan_schema"] = fenced_json(llm::llm_plan_schema());
-  return values;
+  values["plan_schema"] = schema_text(llm::llm_plan_schema());
+  return trimmed(std::move(values));
 }
 
 llm::PromptValues coder_generate_values(const PromptTask& task, int subtask) {
@@ -254,7 +263,7 @@ llm::PromptValues coder_generate_values(const PromptTask& task, int subtask) {
   values["plan"] = plan_or_none(task);
   values["scope"] = describe_scope(task, subtask);
   values["program_abi"] = program_abi_header();
-  return values;
+  return trimmed(std::move(values));
 }
 
 llm::PromptValues coder_revise_values(const PromptTask& task, int subtask,
@@ -263,16 +272,18 @@ llm::PromptValues coder_revise_values(const PromptTask& task, int subtask,
   llm::PromptValues values = coder_generate_values(task, subtask);
   values["previous_program"] = previous_program;
   values["feedback"] = describe_feedback(feedback);
-  return values;
+  return trimmed(std::move(values));
 }
 
 llm::PromptValues verifier_analysis_values(const PromptTask& task, const std::string& program,
                                            const Feedback& feedback) {
-  return {{"gpu_facts", describe_gpu(task.gpu, task.arch)},
-          {"program", program},
-          {"feedback", describe_feedback(feedback)},
-          {"profile", describe_profile(feedback.profile)},
-          {"analysis_schema", fenced_json(llm::verifier_analysis_schema())}};
+  Feedback measurements = feedback;  // the profile has its own section in this prompt
+  measurements.profile.clear();
+  return trimmed({{"gpu_facts", describe_gpu(task.gpu, task.arch)},
+                  {"program", program},
+                  {"feedback", describe_feedback(measurements)},
+                  {"profile", describe_profile(feedback.profile)},
+                  {"analysis_schema", schema_text(llm::verifier_analysis_schema())}});
 }
 
 llm::PromptValues replan_values(const PromptTask& task, const std::string& previous_plan,
@@ -282,8 +293,8 @@ llm::PromptValues replan_values(const PromptTask& task, const std::string& previ
   values["previous_plan"] = previous_plan;
   values["replan_reason"] = reason;
   values["feedback"] = feedback ? describe_feedback(*feedback) : "(none)";
-  values["plan_schema"] = fenced_json(llm::llm_plan_schema());
-  return values;
+  values["plan_schema"] = schema_text(llm::llm_plan_schema());
+  return trimmed(std::move(values));
 }
 
 }  // namespace stitch::agents

@@ -366,8 +366,12 @@ std::vector<std::string> llm_flag_arguments(const LlmFlags& flags, const fs::pat
   auto add = [&](std::string_view flag, const auto& value) {
     if (value) args.insert(args.end(), {std::string(flag), fmt::format("{}", *value)});
   };
+  // A worker may start elsewhere: it gets the file this process reads, named absolutely.
+  std::error_code ec;
   if (!flags.config_file.empty())
     args.insert(args.end(), {"--config", (working_dir / flags.config_file).lexically_normal()});
+  else if (fs::is_regular_file(working_dir / kDefaultConfigName, ec))
+    args.insert(args.end(), {"--config", (working_dir / kDefaultConfigName).string()});
   add("--planner", flags.planner);
   add("--coder", flags.coder);
   add("--verifier", flags.verifier);

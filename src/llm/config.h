@@ -111,8 +111,9 @@ Status check_llm_config(const LlmConfig& config);
 Result<LlmConfig> resolve_llm_config(const LlmFlags& flags,
                                      const std::filesystem::path& working_dir);
 
-// The flags as command-line arguments (bench's worker processes get the same configuration); a
-// relative config path is made absolute against `working_dir`.
+// The flags as command-line arguments (bench's worker processes get the same configuration): the
+// config file named absolutely against `working_dir` — the one --config gives, else
+// `working_dir`/stitchcuda.toml when it exists.
 std::vector<std::string> llm_flag_arguments(const LlmFlags& flags,
                                             const std::filesystem::path& working_dir);
 

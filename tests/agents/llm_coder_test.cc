@@ -1,16 +1,11 @@
-// The LLM Coder (src/agents/llm_coder.h) with a scripted chat client, and the prompts it and the
-// other LLM roles send for a bundled task, compared with golden files (agents/llm_context.h).
-// The task: tests/tasks/plan_gemm_bias_relu.py with its captured graph from tests/plan/data/, the
-// built-in Planner's plan at the H200's peaks, the H200's facts, the fp32 track.
+// The LLM Coder (src/agents/llm_coder.h) with a scripted chat client on a bundled task
+// (llm_test_run.h): skill 1, skill 2 from the last feedback.json, no_usable_output, client errors.
 #include "agents/llm_coder.h"
 
 #include <gtest/gtest.h>
 
-#include "agents/llm_context.h"
+#include "agents/llm_test_run.h"
 #include "llm/scripted_chat_client.h"
-#include "plan/plan_json.h"
-#include "plan/planner.h"
-#include "support/golden_file.h"
 #include "util/fs.h"
 
 namespace stitch::agents {
@@ -20,8 +15,6 @@ namespace fs = std::filesystem;
 using llm::testing::ScriptedChatClient;
 using llm::testing::text_reply;
 using nlohmann::json;
-
-const fs::path kTests = STITCH_TEST_DATA_DIR;
 
 constexpr std::string_view kProgram = R"(#include <cuda_runtime.h>
 #include "stitch/program.h"
@@ -44,20 +37,11 @@ class LlmCoderTest : public ::testing::Test {
     run_dir_ = fs::temp_directory_path() /
                ("stitch_llm_coder_" +
                 std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(run_dir_);
-    ASSERT_TRUE(make_dirs(run_dir_ / "plans").ok());
-    fs::copy_file(kTests / "tasks" / "plan_gemm_bias_relu.py", run_dir_ / "task.py");
-    fs::copy_file(kTests / "plan" / "data" / "plan_gemm_bias_relu.graph.json",
-                  run_dir_ / "graph.json");
-    auto graph = ir::load_graph((run_dir_ / "graph.json").string());
-    ASSERT_TRUE(graph.ok()) << graph.error().message;
-    auto plan = plan::make_plan(*graph, plan::PlanOptions{});
-    ASSERT_TRUE(plan.ok()) << plan.error().message;
-    ASSERT_TRUE(plan::save_plan(*plan, plan_file().string()).ok());
+    testing::make_llm_test_run(run_dir_);
   }
   void TearDown() override { fs::remove_all(run_dir_); }
 
-  fs::path plan_file() const { return run_dir_ / "plans" / "plan.v1.json"; }
+  fs::path plan_file() const { return testing::llm_test_plan_file(run_dir_); }
 
   CodeRequest request(int attempt) const {
     CodeRequest request;
@@ -88,12 +72,6 @@ class LlmCoderTest : public ::testing::Test {
           EXPECT_EQ(endpoint.api_base, "http://127.0.0.1:9/v1");
           return std::unique_ptr<llm::ChatClient>(std::make_unique<Forwarding>(*scripted_));
         });
-  }
-
-  PromptTask prompt_task() const {
-    auto task = load_prompt_task(run_dir_, plan_file(), nullptr, "sm_90", Track::fp32);
-    EXPECT_TRUE(task.ok()) << task.error().message;
-    return task.ok() ? *task : PromptTask{};
   }
 
   // The client the Coder owns for one write, answering from the fixture's script.
@@ -192,53 +170,6 @@ TEST_F(LlmCoderTest, ClientFailureIsAnError) {
   auto outcome = llm_coder.write(request(1));
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.error().kind, ErrorKind::machine);
-}
-
-// ---- Golden prompts
-// ------------------------------------------------------------------------------
-
-void expect_prompt_golden(const std::string& name, const llm::PromptValues& values) {
-  auto prompt = llm::render_prompt(name, values);
-  ASSERT_TRUE(prompt.ok()) << prompt.error().message;
-  stitch::testing::expect_golden(
-      kTests / "agents" / "golden" / "llm_prompts" / (name + ".md"),
-      "<!-- system -->\n" + prompt->system + "\n<!-- user -->\n" + prompt->user);
-}
-
-Feedback wrong_feedback() {
-  Feedback feedback;
-  feedback.outcome = Outcome::wrong;
-  feedback.reason = "output 0 differs from the reference";
-  WrongOutput wrong;
-  wrong.where = "set 0";
-  wrong.check = {0, false, 0.0123, 4097, 1.8e-4, 512, 4096, 0};
-  wrong.elements = 524288;
-  feedback.wrong_outputs = {wrong};
-  feedback.suggestion = {SuggestionRule::fix_tail_handling,
-                         "Errors start at element 4096: check the bounds of the last tile."};
-  return feedback;
-}
-
-TEST_F(LlmCoderTest, GoldenPrompts) {
-  const PromptTask task = prompt_task();
-  expect_prompt_golden("planner", planner_values(task, std::nullopt));
-  expect_prompt_golden("coder_generate", coder_generate_values(task, -1));
-  expect_prompt_golden("coder_revise",
-                       coder_revise_values(task, -1, std::string(kProgram), wrong_feedback()));
-  Feedback passed;
-  passed.outcome = Outcome::passed;
-  passed.timed = true;
-  passed.median_ms = 0.0412;
-  passed.synced_median_ms = 0.0415;
-  passed.launches_per_forward = 1;
-  passed.baselines = {{"eager", 0.0550, 0.0412, 1.335}};
-  passed.profile = {{"sm90_xmma_gemm_f32f32_tf32f32", 0.0398, "compute", 35.0, 71.5}};
-  passed.suggestion = {SuggestionRule::keep_going, "Faster than every baseline."};
-  expect_prompt_golden("verifier_analysis",
-                       verifier_analysis_values(task, std::string(kProgram), passed));
-  expect_prompt_golden(
-      "replan", replan_values(task, "{\"summary\": \"v1\"}", "stagnation: three wrong attempts",
-                              wrong_feedback()));
 }
 
 }  // namespace

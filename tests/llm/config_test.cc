@@ -188,6 +188,8 @@ TEST(LlmConfig, ResolveReadsTheWorkingDirectorysFileUnlessOneIsNamed) {
   ASSERT_TRUE(local.ok()) << local.error().message;
   EXPECT_EQ(local->role(LoopRole::coder).kind, RoleKind::hybrid);
   EXPECT_EQ(local->source, (dir / "stitchcuda.toml").string());
+  const std::vector<std::string> implicit = {"--config", (dir / "stitchcuda.toml").string()};
+  EXPECT_EQ(llm_flag_arguments({}, dir), implicit);  // a worker elsewhere reads the same file
 
   ASSERT_TRUE(write_file_atomic(dir / "other.toml", "[coder]\nkind = \"llm\"\n").ok());
   LlmFlags flags;
