@@ -60,10 +60,8 @@ Result<CodeOutcome> LlmCoder::write(const CodeRequest& request) {
                           make_client_(options_.role.endpoint, attempt_dir));
   STITCH_ASSIGN_OR_RETURN(llm::ProgramExchange exchange,
                           llm::ask_for_program(*client, std::move(chat)));
-  llm::LlmConfig pricing;
-  pricing.prices = options_.prices;
   const json record =
-      llm::program_exchange_record(exchange, enum_name(skill), options_.role, pricing);
+      llm::program_exchange_record(exchange, enum_name(skill), options_.role, options_.prices);
   STITCH_TRY(write_file_atomic(attempt_dir / kLlmCoderRecord, record.dump(2) + "\n"));
 
   CodeOutcome outcome;

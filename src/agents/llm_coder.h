@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,9 +41,9 @@ constexpr const auto& enum_names(CoderSkill) {
 static_assert(names_every_enumerator(CoderSkill::revise));
 
 struct LlmCoderOptions {
-  llm::RoleConfig role;                           // the Coder's endpoint, model and sampling
-  std::map<std::string, llm::ModelPrice> prices;  // for llm_coder.json's cost
-  const GpuPeakRow* gpu = nullptr;                // nullptr: the H200's facts
+  llm::RoleConfig role;             // the Coder's endpoint, model and sampling
+  llm::PriceTable prices;           // for llm_coder.json's cost
+  const GpuPeakRow* gpu = nullptr;  // nullptr: the H200's facts
   std::string arch;
   Track track = Track::fp32;
   std::vector<std::filesystem::path> include_dirs;  // for the libraries the program's headers need

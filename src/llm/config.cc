@@ -124,7 +124,7 @@ class TomlReader {
   Result<RoleOverlay> role_overlay(const toml::table& table, std::string_view section) const;
   Status read_field(RoleOverlay& overlay, const toml::key& key, const toml::node& node,
                     std::string_view section) const;
-  Result<std::map<std::string, ModelPrice>> prices(const toml::table& table) const;
+  Result<PriceTable> prices(const toml::table& table) const;
 
  private:
   std::string source_;
@@ -180,8 +180,8 @@ Result<RoleOverlay> TomlReader::role_overlay(const toml::table& table,
   return overlay;
 }
 
-Result<std::map<std::string, ModelPrice>> TomlReader::prices(const toml::table& table) const {
-  std::map<std::string, ModelPrice> prices;
+Result<PriceTable> TomlReader::prices(const toml::table& table) const {
+  PriceTable prices;
   for (const auto& [model, node] : table) {
     const toml::table* entry = node.as_table();
     if (entry == nullptr)
@@ -238,11 +238,13 @@ std::optional<ModelPrice> LlmConfig::price(const std::string& model) const {
   return found->second;
 }
 
-std::optional<double> LlmConfig::cost_usd(const std::string& model, const Usage& usage) const {
-  std::optional<ModelPrice> rates = price(model);
-  if (!rates) return std::nullopt;
-  return (static_cast<double>(usage.prompt_tokens) * rates->prompt_usd_per_million +
-          static_cast<double>(usage.completion_tokens) * rates->completion_usd_per_million) /
+std::optional<double> cost_usd(const PriceTable& prices, const std::string& model,
+                               const Usage& usage) {
+  auto found = prices.find(model);
+  if (found == prices.end()) return std::nullopt;
+  const ModelPrice& rates = found->second;
+  return (static_cast<double>(usage.prompt_tokens) * rates.prompt_usd_per_million +
+          static_cast<double>(usage.completion_tokens) * rates.completion_usd_per_million) /
          1e6;
 }
 

@@ -63,17 +63,21 @@ struct ModelPrice {
   bool operator==(const ModelPrice&) const = default;
 };
 
+using PriceTable = std::map<std::string, ModelPrice>;
+
+// The cost of `usage` on `model` in USD; nullopt when `prices` has no such model.
+std::optional<double> cost_usd(const PriceTable& prices, const std::string& model,
+                               const Usage& usage);
+
 struct LlmConfig {
   std::array<RoleConfig, 3> roles;  // by LoopRole
-  std::map<std::string, ModelPrice> prices;
+  PriceTable prices;
   std::string source;  // the file it was read from; empty: none
 
   RoleConfig& role(LoopRole which) { return roles[static_cast<size_t>(which)]; }
   const RoleConfig& role(LoopRole which) const { return roles[static_cast<size_t>(which)]; }
   // The price of `model`; nullopt when the table has none.
   std::optional<ModelPrice> price(const std::string& model) const;
-  // The cost of `usage` on `model` in USD; nullopt when the model has no price.
-  std::optional<double> cost_usd(const std::string& model, const Usage& usage) const;
 };
 
 // Command-line overrides of the file; an unset field keeps the file's value. The global ones

@@ -43,9 +43,9 @@ Result<ProgramExchange> ask_for_program(ChatClient& client, ChatRequest request)
 }
 
 json program_exchange_record(const ProgramExchange& exchange, std::string_view skill,
-                             const RoleConfig& role, const LlmConfig& prices) {
+                             const RoleConfig& role, const PriceTable& prices) {
   const Usage usage = exchange.usage();
-  const std::optional<double> cost = prices.cost_usd(role.model, usage);
+  const std::optional<double> cost = cost_usd(prices, role.model, usage);
   json replies = json::array();
   for (const ChatReply& reply : exchange.replies)
     replies.push_back({{"finish", enum_name(reply.finish)},

@@ -35,6 +35,6 @@ Result<ProgramExchange> ask_for_program(ChatClient& client, ChatRequest request)
 // each reply's finish/model/tokens/seconds, the token totals and the cost in USD (null when the
 // config prices no such model).
 nlohmann::json program_exchange_record(const ProgramExchange& exchange, std::string_view skill,
-                                       const RoleConfig& role, const LlmConfig& prices);
+                                       const RoleConfig& role, const PriceTable& prices);
 
 }  // namespace stitch::llm

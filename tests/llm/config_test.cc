@@ -67,8 +67,8 @@ TEST(LlmConfig, RolesInheritDefaultsAndOverrideThem) {
 TEST(LlmConfig, PricesGiveTheCostOfUsage) {
   const LlmConfig config = parsed(kFile);
   ASSERT_TRUE(config.price("frontier"));
-  EXPECT_DOUBLE_EQ(*config.cost_usd("frontier", {2'000'000, 100'000, 0}), 2.5 + 1.0);
-  EXPECT_FALSE(config.cost_usd("qwen-32b", {1, 1, 0}));
+  EXPECT_DOUBLE_EQ(*cost_usd(config.prices, "frontier", {2'000'000, 100'000, 0}), 2.5 + 1.0);
+  EXPECT_FALSE(cost_usd(config.prices, "qwen-32b", {1, 1, 0}));
 }
 
 TEST(LlmConfig, NoFileMeansEveryRoleBuiltin) {

@@ -48,8 +48,8 @@ TEST(AskForProgram, UsableAtOnce) {
   EXPECT_EQ(exchange->extraction.outcome, StepOutcome::usable);
   EXPECT_EQ(exchange->extraction.source, kProgram);
   EXPECT_FALSE(exchange->reasked);
-  LlmConfig prices;
-  prices.prices["coder-m"] = {2.0, 8.0};
+  PriceTable prices;
+  prices["coder-m"] = {2.0, 8.0};
   const nlohmann::json record =
       program_exchange_record(*exchange, "generate", coder_role(), prices);
   EXPECT_EQ(record["outcome"], "usable");
