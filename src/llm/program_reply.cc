@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "util/json_fields.h"
+
 namespace stitch::llm {
 
 using nlohmann::json;
@@ -74,6 +76,22 @@ json program_exchange_record(const ProgramExchange& exchange, std::string_view s
     record["detail"] = extraction.failure.detail;
   }
   return record;
+}
+
+Result<ExchangeSummary> exchange_summary_from_json(const json& doc) {
+  STITCH_TRY(check_file_format(doc, "LLM exchange record", "stitchcuda.llm_exchange", 1));
+  ExchangeSummary summary;
+  summary.skill = string_or(doc, "skill");
+  summary.model = string_or(doc, "model");
+  STITCH_ASSIGN_OR_RETURN(summary.outcome, read_enum<StepOutcome>(doc, "outcome"));
+  if (summary.outcome == StepOutcome::no_usable_output) {
+    STITCH_ASSIGN_OR_RETURN(UnusableReason reason, read_enum<UnusableReason>(doc, "reason"));
+    summary.reason = reason;
+  }
+  STITCH_TRY(read_field(doc, "prompt_tokens", summary.prompt_tokens));
+  STITCH_TRY(read_field(doc, "completion_tokens", summary.completion_tokens));
+  summary.cost_usd = number_field(doc, "cost_usd");
+  return summary;
 }
 
 }  // namespace stitch::llm

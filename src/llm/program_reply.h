@@ -1,9 +1,12 @@
 // Asking a model for a program: one request, the program read out of the reply (extract.h), and
 // one re-ask carrying the reason when the reply holds no usable program. The exchange's record
 // (llm_coder.json in an attempt directory) says what was asked of whom, what came back, the
-// tokens and the cost.
+// tokens and the cost; exchange_summary_from_json reads it back.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,5 +39,18 @@ Result<ProgramExchange> ask_for_program(ChatClient& client, ChatRequest request)
 // config prices no such model).
 nlohmann::json program_exchange_record(const ProgramExchange& exchange, std::string_view skill,
                                        const RoleConfig& role, const PriceTable& prices);
+
+// What the loop reads back from a record (token budgets, cost totals, reports).
+struct ExchangeSummary {
+  std::string skill;
+  std::string model;
+  StepOutcome outcome = StepOutcome::no_usable_output;
+  std::optional<UnusableReason> reason;  // no_usable_output only
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  std::optional<double> cost_usd;
+};
+// The record's reader; an Error (bad input) for a document that is not a version 1 record.
+Result<ExchangeSummary> exchange_summary_from_json(const nlohmann::json& doc);
 
 }  // namespace stitch::llm

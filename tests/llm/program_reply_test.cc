@@ -58,6 +58,12 @@ TEST(AskForProgram, UsableAtOnce) {
   EXPECT_DOUBLE_EQ(record["cost_usd"].get<double>(), (1000 * 2.0 + 500 * 8.0) / 1e6);
   EXPECT_EQ(record["source_note"], "block 1 of 1");
   EXPECT_EQ(record["replies"][0]["finish"], "stop");
+  auto summary = exchange_summary_from_json(record);
+  ASSERT_TRUE(summary.ok()) << summary.error().message;
+  EXPECT_EQ(summary->outcome, StepOutcome::usable);
+  EXPECT_EQ(summary->completion_tokens, 500);
+  EXPECT_EQ(summary->cost_usd, record["cost_usd"].get<double>());
+  EXPECT_FALSE(exchange_summary_from_json(nlohmann::json{{"format", "other"}}).ok());
 }
 
 TEST(AskForProgram, ReasksOnceWithTheReason) {
@@ -92,6 +98,10 @@ TEST(AskForProgram, GivesUpAsNoUsableOutput) {
   EXPECT_EQ(record["reason"], "no_code");
   EXPECT_TRUE(record["cost_usd"].is_null());
   EXPECT_EQ(record["replies"].size(), 2u);
+  auto summary = exchange_summary_from_json(record);
+  ASSERT_TRUE(summary.ok()) << summary.error().message;
+  EXPECT_EQ(summary->reason, UnusableReason::no_code);
+  EXPECT_FALSE(summary->cost_usd);
 }
 
 TEST(AskForProgram, ClientErrorsPropagate) {
