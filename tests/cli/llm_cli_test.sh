@@ -2,7 +2,7 @@
 # The LLM roles' options of `stitchcuda run` from the outside: a bad configuration is bad input
 # (exit 2) naming what is wrong, before any capture starts.
 set -u
-bin=$1; tasks=$2
+bin=$(realpath "$1"); tasks=$(realpath "$2")
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
 check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
