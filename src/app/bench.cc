@@ -116,6 +116,7 @@ Result<BenchRun> run_bench(const BenchOptions& given) {
     return make_error(ErrorKind::bad_input,
                       "give task directories or --resume BENCH_DIR (or --report BENCH_DIR)");
   STITCH_ASSIGN_OR_RETURN(std::vector<int> gpus, parse_gpus(given.gpus));
+  STITCH_TRY(loop_settings(given.loop));  // a bad track or LLM config before any work
   STITCH_ASSIGN_OR_RETURN(fs::path bench_dir, open_bench_dir(given));
   STITCH_ASSIGN_OR_RETURN(const BenchOptions options, options_on_bench_track(given, bench_dir));
   // An explicit STITCH_BASELINE_CACHE_DIR wins; workers and the harness processes inherit it.

@@ -9,15 +9,37 @@
 #include "agents/export_best.h"
 #include "agents/refine.h"
 #include "agents/system_roles.h"
+#include "app/chat_clients.h"
 #include "app/planner_options.h"
 #include "app/verify.h"
 #include "util/fs.h"
+#include "util/gpu_peaks.h"
 #include "verify/build/gpu_info.h"
 #include "verify/profile/profile_run.h"
 
 namespace stitch::app {
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+// The LLM roles this loop can run: the Coder in whole-program mode. The LLM Planner, the
+// Verifier's LLM analysis and the hybrid Coder are configured already but not wired yet.
+Status check_runnable_roles(const llm::LlmConfig& config) {
+  using llm::LoopRole;
+  for (LoopRole role : {LoopRole::planner, LoopRole::verifier})
+    if (config.role(role).uses_llm())
+      return make_error(ErrorKind::bad_input,
+                        "the {} is set to llm, which the loop does not run yet (only the Coder "
+                        "has an LLM role so far): use --{} builtin",
+                        enum_name(role), enum_name(role));
+  if (config.role(LoopRole::coder).kind == llm::RoleKind::hybrid)
+    return make_error(ErrorKind::bad_input,
+                      "--coder hybrid is not wired into the loop yet: use --coder llm or builtin");
+  return {};
+}
+
+}  // namespace
 
 Result<LoopSettings> loop_settings(const LoopOptions& options) {
   STITCH_ASSIGN_OR_RETURN(Track track, track_from_option(options.track));
@@ -33,6 +55,9 @@ Result<LoopSettings> loop_settings(const LoopOptions& options) {
   settings.sets = options.sets;
   settings.iters = options.iters;
   settings.runner_timeout_s = options.timeout_s;
+  STITCH_ASSIGN_OR_RETURN(settings.llm, llm::resolve_llm_config(options.llm, fs::current_path()));
+  STITCH_TRY(check_runnable_roles(settings.llm));
+  if (settings.llm.role(llm::LoopRole::coder).uses_llm()) settings.budgets.refine = false;
   return settings;
 }
 
@@ -56,6 +81,8 @@ std::vector<std::string> loop_arguments(const LoopOptions& options) {
   if (!options.arch.empty()) args.insert(args.end(), {"--arch", options.arch});
   if (options.no_refine) args.push_back("--no-refine");
   if (options.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
+  for (std::string& arg : llm::llm_flag_arguments(options.llm, fs::current_path()))
+    args.push_back(std::move(arg));
   return args;
 }
 
@@ -114,6 +141,24 @@ Result<agents::SystemVerifierConfig> verifier_config(
   return config;
 }
 
+// The Coder the settings name: the built-in one, or the LLM Coder on its configured endpoint.
+std::unique_ptr<agents::Coder> make_coder(const LoopSettings& settings,
+                                          const std::optional<GpuInfo>& gpu,
+                                          const std::vector<fs::path>& include_dirs) {
+  const llm::RoleConfig& role = settings.llm.role(llm::LoopRole::coder);
+  if (!role.uses_llm()) return std::make_unique<agents::BuiltinCoder>(include_dirs);
+  agents::LlmCoderOptions options;
+  options.role = role;
+  options.prices = settings.llm.prices;
+  options.gpu = gpu ? find_gpu_peaks(gpu->name) : nullptr;
+  options.arch = !settings.arch.empty() ? settings.arch : gpu ? gpu->arch() : "";
+  options.track = settings.track;
+  options.include_dirs = include_dirs;
+  agents::ChatClientFactory clients =
+      settings.chat_clients ? settings.chat_clients : default_chat_client_factory();
+  return std::make_unique<agents::LlmCoder>(std::move(options), std::move(clients));
+}
+
 // Exports best/ of a succeeded run and settles summary.json.
 LoopOutcome finish_loop(run::RunDir& run, const agents::RunState& state, const LoopDeps& deps) {
   LoopOutcome outcome{state, std::nullopt, ""};
@@ -169,11 +214,13 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
   agents::SystemCandidateVerifier verifier(config);
   const std::vector<fs::path> include_dirs = verifier.compiler_include_dirs();
   agents::BuiltinPlanner planner(plan_options);
-  agents::BuiltinCoder coder(include_dirs);
+  const std::unique_ptr<agents::Coder> coder = make_coder(settings, gpu, include_dirs);
+  if (settings.llm.role(llm::LoopRole::coder).uses_llm())
+    (void)run.events().append("loop.llm_config", llm::llm_config_to_json(settings.llm));
   agents::SystemProgramProfiler profiler(runner_path);
   agents::BuiltinRefinePolicy refiner;
   SystemProcessRunner process_runner;
-  LoopDeps deps{{planner, coder, verifier, gpu ? &profiler : nullptr, &refiner},
+  LoopDeps deps{{planner, *coder, verifier, gpu ? &profiler : nullptr, &refiner},
                 gpu.has_value(),
                 [&](const agents::RunState& state) {
                   return agents::export_best_attempt(run.root(), state, include_dirs,

@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "agents/export_best.h"
+#include "agents/llm_coder.h"
 #include "agents/routing.h"
 #include "agents/run_state.h"
 #include "agents/workflow.h"
 #include "harness/harness.h"
+#include "llm/config.h"
 #include "run/run_dir.h"
 #include "util/result.h"
 #include "verify/track.h"
@@ -33,6 +35,8 @@ struct LoopSettings {
   std::filesystem::path build_cache;  // empty: no cache
   std::string worker_id = "gpu0";
   bool export_main = true;  // build best/main (the standalone adapter)
+  llm::LlmConfig llm;       // which roles are LLM roles, and how their LLMs are reached
+  agents::ChatClientFactory chat_clients;  // empty: the HTTP client (app/chat_clients.h)
 };
 
 // The loop's options as `run` and `bench` take them (bench: per task), before they are checked.
@@ -49,9 +53,12 @@ struct LoopOptions {
   int sets = 3;
   int iters = 50;
   double timeout_s = 120;
+  llm::LlmFlags llm;  // over the config file (llm/config.h)
 };
 
-// The settings they make; a bad_input Error for an unknown track.
+// The settings they make; a bad_input Error for an unknown track, a bad LLM configuration (the
+// config file is looked up in the working directory) or an LLM role the loop cannot run yet. An
+// LLM Coder runs without refine (the built-in refine's variants are the built-in Coder's knobs).
 Result<LoopSettings> loop_settings(const LoopOptions& options);
 // The same options as command-line arguments (for bench's worker processes).
 std::vector<std::string> loop_arguments(const LoopOptions& options);
@@ -76,7 +83,8 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopDeps& deps, const agent
                              bool resume,
                              std::function<void(const agents::WorkflowEvent&)> on_event);
 
-// The same with the built-in roles and the real Verifier, profiler and export on GPU 0.
+// The same with the configured roles (settings.llm: the built-in ones, or the LLM Coder) and the
+// real Verifier, profiler and export on GPU 0.
 // `on_event` sees every loop step; `on_verify_step` every verification step (for a live view).
 Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, bool resume,
                              const harness::HarnessLocation& harness,

@@ -2,6 +2,7 @@
 #include "cli/loop_options.h"
 
 #include "cli/common_options.h"
+#include "cli/llm_options.h"
 
 namespace stitch::cli {
 
@@ -24,6 +25,7 @@ void add_loop_options(CLI::App& app, app::LoopOptions& options) {
   app.add_flag("--strict-fp32-gemm", options.strict_fp32_gemm,
                "Plan every GEMM in strict FP32 from the start (no split-precision 3xTF32)");
   add_verification_options(app, options.sets, options.iters, options.timeout_s);
+  add_llm_options(app, options.llm);
 }
 
 }  // namespace stitch::cli

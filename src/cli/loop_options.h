@@ -8,8 +8,8 @@
 
 namespace stitch::cli {
 
-// Declares --track, --arch, the budgets, --sets, --iters and --timeout; the values already in
-// `options` are the defaults shown.
+// Declares --track, --arch, the budgets, --sets, --iters, --timeout and the LLM roles' options
+// (llm_options.h); the values already in `options` are the defaults shown.
 void add_loop_options(CLI::App& app, app::LoopOptions& options);
 
 }  // namespace stitch::cli

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "agents/fake_roles.h"
+#include "expect_error.h"
 #include "temp_dir.h"
 #include "util/fs.h"
 
@@ -123,6 +124,39 @@ TEST_F(LoopSession, TheMachineryFailingMarksTheRunFailed) {
   ASSERT_FALSE(resumed.ok());
   EXPECT_EQ(summary()["status"], "failed");
   EXPECT_NE(summary()["error"].get<std::string>().find("no state.json"), std::string::npos);
+}
+
+// The LLM roles' options (llm/config.h) through the loop's settings: checked before any work, an
+// LLM Coder runs without refine, and bench's workers get the same flags.
+TEST(LoopSettingsLlm, LlmRolesAreCheckedAndCarried) {
+  using testing::is_error;
+  LoopOptions options;
+  options.llm.coder = "llm";
+  EXPECT_TRUE(is_error(loop_settings(options), ErrorKind::bad_input,
+                       "the coder is set to llm but has no api_base"));
+  options.llm.api_base = "http://127.0.0.1:9/v1";
+  options.llm.coder_model = "m";
+  auto settings = loop_settings(options);
+  ASSERT_TRUE(settings.ok()) << settings.error().message;
+  EXPECT_EQ(settings->llm.role(llm::LoopRole::coder).kind, llm::RoleKind::llm);
+  EXPECT_FALSE(settings->budgets.refine);
+  const std::vector<std::string> args = loop_arguments(options);
+  const std::vector<std::string> tail = {
+      "--coder", "llm", "--api-base", "http://127.0.0.1:9/v1", "--coder-model", "m"};
+  ASSERT_GE(args.size(), tail.size());
+  EXPECT_EQ(std::vector<std::string>(args.end() - tail.size(), args.end()), tail);
+
+  options.llm.planner = "llm";
+  options.llm.planner_model = "p";
+  EXPECT_TRUE(is_error(loop_settings(options), ErrorKind::bad_input,
+                       "the planner is set to llm, which the loop does not run yet"));
+  options.llm.planner = "builtin";
+  options.llm.coder = "hybrid";
+  EXPECT_TRUE(
+      is_error(loop_settings(options), ErrorKind::bad_input, "--coder hybrid is not wired"));
+  LoopOptions builtin;
+  ASSERT_TRUE(loop_settings(builtin).ok());
+  EXPECT_TRUE(loop_settings(builtin)->budgets.refine);
 }
 
 }  // namespace

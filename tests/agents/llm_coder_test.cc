@@ -1,0 +1,176 @@
+// The LLM Coder (src/agents/llm_coder.h) with a scripted chat client on a bundled task
+// (llm_test_run.h): skill 1, skill 2 from the last feedback.json, no_usable_output, client errors.
+#include "agents/llm_coder.h"
+
+#include <gtest/gtest.h>
+
+#include "agents/llm_test_run.h"
+#include "llm/scripted_chat_client.h"
+#include "util/fs.h"
+
+namespace stitch::agents {
+namespace {
+
+namespace fs = std::filesystem;
+using llm::testing::ScriptedChatClient;
+using llm::testing::text_reply;
+using nlohmann::json;
+
+constexpr std::string_view kProgram = R"(#include <cuda_runtime.h>
+#include "stitch/program.h"
+extern "C" int stitch_abi_version(void) { return STITCH_ABI_VERSION; }
+extern "C" int stitch_init(const stitch_tensor* params, int n_params, void** state) { return 0; }
+extern "C" int stitch_forward(void* state, const stitch_tensor* inputs, int n_inputs,
+                              stitch_tensor* outputs, int n_outputs, void* stream) { return 0; }
+extern "C" void stitch_destroy(void* state) {}
+extern "C" const char* stitch_last_error(void* state) { return ""; }
+)";
+
+std::string fenced(std::string_view code) {
+  return "```cuda\n" + std::string(code) + "```\n";
+}
+
+// A run directory with the task, its graph and plan v1, like the loop leaves it.
+class LlmCoderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    run_dir_ = fs::temp_directory_path() /
+               ("stitch_llm_coder_" +
+                std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    testing::make_llm_test_run(run_dir_);
+  }
+  void TearDown() override { fs::remove_all(run_dir_); }
+
+  fs::path plan_file() const { return testing::llm_test_plan_file(run_dir_); }
+
+  CodeRequest request(int attempt) const {
+    CodeRequest request;
+    request.run_dir = run_dir_;
+    request.plan_file = plan_file();
+    request.out_dir = run_dir_ / "attempts" / fmt::format("{:02d}", attempt) / "src";
+    return request;
+  }
+
+  // An LLM Coder whose clients answer from `script` (one scripted conversation the fixture keeps,
+  // so the requests can be read after the Coder's own client is gone); `transcripts` collects the
+  // directories the factory was asked to save into.
+  LlmCoder coder(std::vector<Result<llm::ChatReply>> script) {
+    scripted_ = std::make_unique<ScriptedChatClient>(std::move(script));
+    client = scripted_.get();
+    LlmCoderOptions options;
+    options.role.kind = llm::RoleKind::llm;
+    options.role.model = "coder-model";
+    options.role.endpoint.api_base = "http://127.0.0.1:9/v1";
+    options.role.temperature = 0.2;
+    options.prices["coder-model"] = {1.0, 4.0};
+    options.arch = "sm_90";
+    return LlmCoder(
+        options,
+        [this](const llm::Endpoint& endpoint,
+               const fs::path& dir) -> Result<std::unique_ptr<llm::ChatClient>> {
+          transcripts.push_back(dir);
+          EXPECT_EQ(endpoint.api_base, "http://127.0.0.1:9/v1");
+          return std::unique_ptr<llm::ChatClient>(std::make_unique<Forwarding>(*scripted_));
+        });
+  }
+
+  // The client the Coder owns for one write, answering from the fixture's script.
+  class Forwarding final : public llm::ChatClient {
+   public:
+    explicit Forwarding(llm::ChatClient& target) : target_(target) {}
+    Result<llm::ChatReply> complete(const llm::ChatRequest& request) override {
+      return target_.complete(request);
+    }
+
+   private:
+    llm::ChatClient& target_;
+  };
+
+  fs::path run_dir_;
+  std::unique_ptr<ScriptedChatClient> scripted_;
+  std::vector<fs::path> transcripts;
+  ScriptedChatClient* client = nullptr;
+};
+
+TEST_F(LlmCoderTest, FirstAttemptWritesTheProgramFromSkillOne) {
+  LlmCoder llm_coder = coder({text_reply("Plan followed.\n" + fenced(kProgram))});
+  const CodeRequest code_request = request(1);
+  auto outcome = llm_coder.write(code_request);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  ASSERT_TRUE(outcome->draft) << outcome->why_not;
+  const fs::path source = code_request.out_dir / "program.cu";
+  EXPECT_EQ(outcome->draft->sources, std::vector<fs::path>{source});
+  EXPECT_EQ(*read_file(source), kProgram);
+  EXPECT_EQ(outcome->draft->label, "llm generate: coder-model");
+  EXPECT_EQ(outcome->draft->tokens, 150);
+  ASSERT_EQ(transcripts.size(), 1u);
+  EXPECT_EQ(transcripts[0], code_request.out_dir.parent_path());  // the attempt directory
+
+  const llm::ChatRequest& sent = client->requests.at(0);
+  EXPECT_EQ(sent.model, "coder-model");
+  EXPECT_EQ(sent.temperature, 0.2);
+  ASSERT_EQ(sent.messages.size(), 2u);
+  EXPECT_NE(sent.messages[0].content.find("You are the Coder"), std::string::npos);
+  EXPECT_NE(sent.messages[1].content.find("nn.Linear(in_features, out_features)"),
+            std::string::npos);
+  EXPECT_NE(sent.messages[1].content.find("int stitch_init(const stitch_tensor* params"),
+            std::string::npos);
+
+  auto record = read_file(code_request.out_dir.parent_path() / kLlmCoderRecord);
+  ASSERT_TRUE(record.ok());
+  const json doc = json::parse(*record);
+  EXPECT_EQ(doc["skill"], "generate");
+  EXPECT_EQ(doc["outcome"], "usable");
+  EXPECT_DOUBLE_EQ(doc["cost_usd"].get<double>(), (100 * 1.0 + 50 * 4.0) / 1e6);
+}
+
+TEST_F(LlmCoderTest, RetryRevisesTheLastProgramFromItsFeedback) {
+  // Attempt 1 left a program and its feedback: a compile error.
+  const fs::path first = run_dir_ / "attempts" / "01";
+  ASSERT_TRUE(make_dirs(first / "src").ok());
+  ASSERT_TRUE(write_file_atomic(first / "src" / "program.cu", "int broken(\n").ok());
+  Feedback feedback;
+  feedback.outcome = Outcome::compile_error;
+  feedback.reason = "nvcc failed";
+  feedback.compile_errors = {{"program.cu", 1, "error", "expected a ')'", "int broken("}};
+  feedback.suggestion = {SuggestionRule::fix_compile_error, "Fix program.cu:1: expected a ')'"};
+  ASSERT_TRUE(write_feedback(first / "feedback.json", feedback).ok());
+
+  LlmCoder llm_coder = coder({text_reply(fenced(kProgram))});
+  CodeRequest code_request = request(2);
+  code_request.feedback = first / "feedback.json";
+  auto outcome = llm_coder.write(code_request);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  ASSERT_TRUE(outcome->draft) << outcome->why_not;
+  EXPECT_EQ(outcome->draft->label, "llm revise: coder-model");
+  const std::string& user = client->requests.at(0).messages.at(1).content;
+  EXPECT_NE(user.find("```cuda\nint broken(\n"), std::string::npos) << user;
+  EXPECT_NE(user.find("- program.cu:1: expected a ')'"), std::string::npos) << user;
+  EXPECT_NE(user.find("## Suggestion (fix_compile_error)"), std::string::npos) << user;
+}
+
+TEST_F(LlmCoderTest, NoUsableOutputIsTheRolesWhyNot) {
+  LlmCoder llm_coder =
+      coder({text_reply("I would rather not."), text_reply("```python\nprint('no')\n```")});
+  const CodeRequest code_request = request(1);
+  auto outcome = llm_coder.write(code_request);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_FALSE(outcome->draft);
+  EXPECT_EQ(outcome->why_not,
+            "no_usable_output (no_code): the reply's code blocks are not C++/CUDA (python)");
+  EXPECT_EQ(client->requests.size(), 2u);  // one re-ask
+  EXPECT_FALSE(fs::exists(code_request.out_dir / "program.cu"));
+  const json doc = json::parse(*read_file(code_request.out_dir.parent_path() / kLlmCoderRecord));
+  EXPECT_EQ(doc["outcome"], "no_usable_output");
+  EXPECT_EQ(doc["reason"], "no_code");
+}
+
+TEST_F(LlmCoderTest, ClientFailureIsAnError) {
+  LlmCoder llm_coder = coder({make_error(ErrorKind::machine, "connection refused")});
+  auto outcome = llm_coder.write(request(1));
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error().kind, ErrorKind::machine);
+}
+
+}  // namespace
+}  // namespace stitch::agents
