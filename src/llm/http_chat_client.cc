@@ -170,42 +170,40 @@ void HttpChatClient::run_attempts(const ChatRequest& request, Exchange& exchange
     exchange.raw += fmt::format("--- attempt {}: HTTP {} {} ---\n", attempt, response.status,
                                 enum_name(response.failure));
     exchange.raw += response.body + "\n";
-    json record = {{"attempt", attempt},
-                   {"http_status", response.status},
-                   {"transport", enum_name(response.failure)},
-                   {"problem", outcome.problem}};
+    exchange.attempts.push_back({{"attempt", attempt},
+                                 {"http_status", response.status},
+                                 {"transport", enum_name(response.failure)},
+                                 {"problem", outcome.problem}});
+    json& record = exchange.attempts.back();
     if (outcome.next == Next::done) {
       exchange.reply = std::move(outcome.reply);
       exchange.reply->attempts = attempt;
-      exchange.attempts.push_back(record);
       return;
     }
     if (outcome.next == Next::drop_response_format) {
       exchange.wire.response_format = false;
       exchange.response_format_dropped = true;
       record["next"] = "resend without response_format";
-    } else if (outcome.next == Next::retry && retries < endpoint_.max_retries) {
+      continue;
+    }
+    if (outcome.next == Next::retry && retries < endpoint_.max_retries) {
       std::optional<double> asked;
       if (outcome.retry_after) asked = parse_retry_after(*outcome.retry_after, clock_->wall_now());
       double wait = asked ? std::min(*asked, options_.backoff.max_retry_after_s)
                           : backoff_delay_s(options_.backoff, retries, jitter());
       record["wait_s"] = wait;
       record["next"] = asked ? "retry after the server's Retry-After" : "retry after backoff";
-      exchange.attempts.push_back(record);
       clock_->sleep_s(wait);
       ++retries;
       continue;
-    } else {
-      std::string message = outcome.next == Next::retry
-                                ? fmt::format("{} (after {} attempts, {} retries allowed)",
-                                              outcome.problem, attempt, endpoint_.max_retries)
-                                : outcome.problem;
-      exchange.error = Error{fmt::format("chat completion at {}: {}", http.url, message),
-                             outcome.transport ? ErrorKind::machine : ErrorKind::work_failed};
-      exchange.attempts.push_back(record);
-      return;
     }
-    exchange.attempts.push_back(record);
+    std::string message = outcome.next == Next::retry
+                              ? fmt::format("{} (after {} attempts, {} retries allowed)",
+                                            outcome.problem, attempt, endpoint_.max_retries)
+                              : outcome.problem;
+    exchange.error = Error{fmt::format("chat completion at {}: {}", http.url, message),
+                           outcome.transport ? ErrorKind::machine : ErrorKind::work_failed};
+    return;
   }
 }
 
