@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,14 @@ struct ChatMessage {
   bool operator==(const ChatMessage&) const = default;
 };
 
+// A plain message (GCC's -Wextra warns on aggregate initialisers that leave members out).
+inline ChatMessage text_message(Role role, std::string content) {
+  ChatMessage message;
+  message.role = role;
+  message.content = std::move(content);
+  return message;
+}
+
 // A function the model may call: `parameters` is its JSON schema.
 struct ToolSpec {
   std::string name;
@@ -58,6 +67,10 @@ struct Endpoint {
   std::string api_key_env;  // empty: no Authorization header
   double timeout_s = 600;   // one request, streaming included (no byte for this long: a stall)
   int max_retries = 4;      // on 429, 5xx, timeouts and dropped connections
+  // A reasoning model (OpenAI o-series, gpt-5, DeepSeek-R1 behind a hosted API): the token budget
+  // goes out as max_completion_tokens, which such APIs require, instead of max_tokens. A request
+  // that sets reasoning_effort is sent the same way whatever this says.
+  bool reasoning_model = false;
 };
 
 struct ChatRequest {
@@ -71,6 +84,8 @@ struct ChatRequest {
   std::optional<nlohmann::json> response_schema;
   bool stream = true;
   std::optional<int64_t> seed;
+  // Names this request's transcript files (NN-<label>.*); not sent. Empty: the client's role.
+  std::string label;
 };
 
 enum class FinishReason : uint8_t { stop, length, tool_calls, content_filter, unknown };
@@ -95,6 +110,9 @@ struct ChatReply {
   std::string model;  // as the server named it
   double seconds = 0;  // wall time of the exchange, retries included
   int attempts = 1;    // HTTP requests it took
+  // The server refused response_format (HTTP 400 naming it) and the reply came from a resend
+  // without it: the JSON schema was not enforced, so the caller must validate the answer itself.
+  bool response_format_dropped = false;
 };
 
 // Sends one chat completion. An Error for what no retry fixed (refused connection, 4xx, a stall
