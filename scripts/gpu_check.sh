@@ -91,16 +91,17 @@ if want generated; then
 echo "== built-in Coder: generate + verify (tasks: \${STITCH_GENERATED_TASKS:-own plan_* tasks})"
 gen_runs=$(mktemp -d)
 tasks=${STITCH_GENERATED_TASKS:-$(ls tests/tasks/plan_*.py tests/tasks/mlp.py tests/tasks/softmax.py tests/tasks/layernorm.py)}
-passed=0; total=0
-for task in $tasks; do
-  name=$(basename "$task" .py); total=$((total + 1))
-  if ! "$build/stitchcuda" generate "$task" --runs-dir "$gen_runs" --no-compile > "$out/gen-$name.txt" 2>&1; then
-    printf '%-34s %s\n' "$name" "refused: $(tail -1 "$out/gen-$name.txt" | cut -c1-100)"; continue
+# One task: generate, verify, one summary line in $out/gen-NAME.line. STITCH_GENERATED_JOBS tasks
+# run side by side (default 1; more is for correctness checks: timings then share the GPU).
+generate_and_verify() {
+  local task=$1 name; name=$(basename "$task" .py)
+  if ! "$build/stitchcuda" generate "$task" --runs-dir "$gen_runs" --no-compile ${STITCH_GENERATED_TRACK:+--track "$STITCH_GENERATED_TRACK"} > "$out/gen-$name.txt" 2>&1; then
+    printf '%-34s %s\n' "$name" "refused: $(tail -1 "$out/gen-$name.txt" | cut -c1-100)" > "$out/gen-$name.line"; return
   fi
-  program=$(sed -n 's/^generated \(.*program.cu\).*/\1/p' "$out/gen-$name.txt")
-  "$build/stitchcuda" verify "$task" "$program" --runs-dir "$gen_runs" --json \
+  local program; program=$(sed -n 's/^generated \(.*program.cu\).*/\1/p' "$out/gen-$name.txt")
+  "$build/stitchcuda" verify "$task" "$program" --runs-dir "$gen_runs" --json ${STITCH_GENERATED_TRACK:+--track "$STITCH_GENERATED_TRACK"} \
     ${STITCH_GENERATED_BASELINES:---no-baselines} > "$out/gen-$name.json" 2> "$out/gen-$name.err"
-  python3 - "$name" "$out/gen-$name.json" <<'PY'
+  python3 - "$name" "$out/gen-$name.json" > "$out/gen-$name.line" <<'PY'
 import json, sys
 name, path = sys.argv[1], sys.argv[2]
 try:
@@ -115,7 +116,14 @@ worst = max([o.get("relative_error_norm") or 0 for o in r.get("outputs") or []] 
 print(f"{name:<34} {str(r.get('outcome')):<8} {stats.get('median_ms', 0):.4f} ms  eager {f(sp.get('eager'))} "
       f"compile {f(sp.get('compile'))} ro {f(sp.get('reduce-overhead'))}  relerr {worst:.1e}  {r.get('reason', '')[:90]}")
 PY
-  grep -q '"outcome": "passed"' "$out/gen-$name.json" && passed=$((passed + 1))
+}
+export -f generate_and_verify; export build out gen_runs
+printf '%s\n' $tasks | xargs -P "${STITCH_GENERATED_JOBS:-1}" -I{} bash -c 'generate_and_verify "$@"' _ {}
+passed=0; total=0
+for task in $tasks; do
+  name=$(basename "$task" .py); total=$((total + 1))
+  cat "$out/gen-$name.line" 2>/dev/null || printf '%-34s %s\n' "$name" "no result"
+  grep -q '"outcome": "passed"' "$out/gen-$name.json" 2>/dev/null && passed=$((passed + 1))
 done
 row "generated programs passing verify" "$passed / $total"
 fi
