@@ -1,5 +1,5 @@
 // Where the LLM roles' chat clients come from in the real loop: the OpenAI-compatible HTTP client
-// (llm/http_chat_client.h, issue 14's client half) for each role's endpoint, saving its
+// (llm/http_chat_client.h) for each role's endpoint, saving its
 // transcripts in the attempt directory. Tests hand the loop a scripted factory instead.
 #pragma once
 

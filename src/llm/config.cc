@@ -238,16 +238,6 @@ std::optional<ModelPrice> LlmConfig::price(const std::string& model) const {
   return found->second;
 }
 
-std::optional<double> cost_usd(const PriceTable& prices, const std::string& model,
-                               const Usage& usage) {
-  auto found = prices.find(model);
-  if (found == prices.end()) return std::nullopt;
-  const ModelPrice& rates = found->second;
-  return (static_cast<double>(usage.prompt_tokens) * rates.prompt_usd_per_million +
-          static_cast<double>(usage.completion_tokens) * rates.completion_usd_per_million) /
-         1e6;
-}
-
 Result<LlmConfig> parse_llm_config(std::string_view toml_text, const std::string& source_name) {
   TomlReader reader(source_name);
   toml::parse_result parsed = toml::parse(toml_text, source_name);

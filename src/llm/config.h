@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/chat.h"
+#include "llm/prices.h"
 #include "util/enum_names.h"
 #include "util/result.h"
 
@@ -55,19 +56,6 @@ struct RoleConfig {
 
   bool uses_llm() const { return kind != RoleKind::builtin; }
 };
-
-// USD per million tokens of one model.
-struct ModelPrice {
-  double prompt_usd_per_million = 0;
-  double completion_usd_per_million = 0;
-  bool operator==(const ModelPrice&) const = default;
-};
-
-using PriceTable = std::map<std::string, ModelPrice>;
-
-// The cost of `usage` on `model` in USD; nullopt when `prices` has no such model.
-std::optional<double> cost_usd(const PriceTable& prices, const std::string& model,
-                               const Usage& usage);
 
 struct LlmConfig {
   std::array<RoleConfig, 3> roles;  // by LoopRole

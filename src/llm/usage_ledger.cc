@@ -36,15 +36,6 @@ UsageTotals totals_of(const std::vector<LedgerLine>& lines) {
 
 }  // namespace
 
-std::optional<double> usage_cost_usd(const Usage& usage, const std::string& model,
-                                     const PriceTable& prices) {
-  auto price = prices.find(model);
-  if (price == prices.end()) return std::nullopt;
-  return (static_cast<double>(usage.prompt_tokens) * price->second.prompt_usd_per_mtok +
-          static_cast<double>(usage.completion_tokens) * price->second.completion_usd_per_mtok) /
-         1e6;
-}
-
 void UsageLedger::add(const std::string& role, const std::string& model, const Usage& usage) {
   std::lock_guard lock(mutex_);
   auto& [requests, sum] = sums_[{role, model}];
@@ -57,7 +48,7 @@ std::vector<LedgerLine> UsageLedger::lines() const {
   std::vector<LedgerLine> out;
   for (const auto& [key, value] : sums_)
     out.push_back(LedgerLine{key.first, key.second, value.first, value.second,
-                             usage_cost_usd(value.second, key.second, prices_)});
+                             cost_usd(prices_, key.second, value.second)});
   return out;
 }
 

@@ -14,16 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/chat.h"
+#include "llm/prices.h"
 #include "util/result.h"
 
 namespace stitch::llm {
-
-// USD per million tokens. Reasoning tokens are completion tokens and priced as such.
-struct TokenPrice {
-  double prompt_usd_per_mtok = 0;
-  double completion_usd_per_mtok = 0;
-};
-using PriceTable = std::map<std::string, TokenPrice>;  // by model, as configured
 
 struct LedgerLine {
   std::string role;
@@ -39,9 +33,6 @@ struct UsageTotals {
   double cost_usd = 0;        // over the lines that have a price
   bool cost_complete = true;  // every line had a price
 };
-
-std::optional<double> usage_cost_usd(const Usage& usage, const std::string& model,
-                                     const PriceTable& prices);
 
 class UsageLedger {
  public:

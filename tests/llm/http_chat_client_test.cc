@@ -80,7 +80,7 @@ class HttpChatClientTest : public ::testing::Test {
   std::unique_ptr<ScriptedServer> server_;
   RecordingClock clock_;
   UsageLedger ledger_{
-      {{"scripted-model", {.prompt_usd_per_mtok = 1, .completion_usd_per_mtok = 4}}}};
+      {{"scripted-model", {.prompt_usd_per_million = 1, .completion_usd_per_million = 4}}}};
 };
 
 const json kUsage = {{"prompt_tokens", 12}, {"completion_tokens", 30}, {"reasoning_tokens", 8}};

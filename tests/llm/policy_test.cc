@@ -111,7 +111,7 @@ TEST(LengthHandling, LargerBudgetResendsWithMoreTokens) {
 }
 
 TEST(UsageLedger, SumsPerRoleAndModelAndPricesThem) {
-  UsageLedger ledger({{"big", {.prompt_usd_per_mtok = 2, .completion_usd_per_mtok = 8}}});
+  UsageLedger ledger({{"big", {.prompt_usd_per_million = 2, .completion_usd_per_million = 8}}});
   ledger.add("coder", "big", {1000, 500, 100});
   ledger.add("coder", "big", {1000, 500, 0});
   ledger.add("planner", "small", {10, 20, 0});
