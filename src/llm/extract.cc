@@ -6,23 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "util/text.h"
+
 namespace stitch::llm {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // An opening fence on this line: "```cuda", "  ~~~ c++ {.numberLines}", "Here it is: ```cpp".
 // Returns the fence (its character repeated) and the info word, or nullopt.

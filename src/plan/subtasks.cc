@@ -159,6 +159,27 @@ class SpecBuilder {
         stores.push_back(Store{node_value(node), *builder.find(node_value(node))});
   }
 
+  // The epilogue of a kernel whose results are the anchor's outputs, held in registers (load k is
+  // output k) over `index_shape`: the group's body after it; stores for the outputs and body values
+  // read outside the group. Unset without a body.
+  std::optional<Body> register_epilogue(const Group& group, std::vector<int64_t> index_shape,
+                                        std::vector<Store>& stores) {
+    const ir::Node& node = graph_.nodes[group.anchor];
+    BodyBuilder builder(graph_, values_, fusion_.folded_constants, std::move(index_shape));
+    for (size_t out = 0; out < node.outputs.size(); ++out)
+      builder.add_register_value(node_value(group.anchor, static_cast<int>(out)));
+    for (int member : group.body)
+      builder.add_step(member);
+    for (size_t out = 0; out < node.outputs.size(); ++out) {
+      const ValueRef value = node_value(group.anchor, static_cast<int>(out));
+      if (must_store(graph_, uses_, value, members_))
+        stores.push_back(Store{value, Operand{Operand::Kind::load, static_cast<int>(out)}});
+    }
+    add_body_stores(group.body, builder, stores);
+    if (group.body.empty()) return std::nullopt;
+    return builder.body();
+  }
+
   // Builds a prologue; returns the Access the kernel iterates (loads[0], the largest).
   Access add_prologue(const std::vector<int>& prologue, const std::vector<int64_t>& index_shape,
                       std::optional<Body>& out) {
@@ -209,18 +230,7 @@ class SpecBuilder {
       const Access& input = values_.at(value_key(*node.args[0].ref()));
       spec.input = reshape_access(input, index_shape).value_or(input);
     }
-    BodyBuilder builder(graph_, values_, fusion_.folded_constants, {spec.outer, spec.inner});
-    for (size_t out = 0; out < node.outputs.size(); ++out)
-      builder.add_register_value(node_value(group.anchor, static_cast<int>(out)));
-    for (int member : group.body)
-      builder.add_step(member);
-    for (size_t out = 0; out < node.outputs.size(); ++out) {
-      const ValueRef value = node_value(group.anchor, static_cast<int>(out));
-      if (must_store(graph_, uses_, value, members_))
-        spec.stores.push_back(Store{value, Operand{Operand::Kind::load, static_cast<int>(out)}});
-    }
-    add_body_stores(group.body, builder, spec.stores);
-    if (!group.body.empty()) spec.epilogue = builder.body();
+    spec.epilogue = register_epilogue(group, {spec.outer, spec.inner}, spec.stores);
     static constexpr const char* kOps[] = {"sum",    "max",    "min",     "prod",
                                            "argmax", "argmin", "mean_var"};
     push(group, std::move(spec),
@@ -388,18 +398,7 @@ class SpecBuilder {
     }
     spec.count_include_pad = params->count_include_pad;
     spec.divisor = params->divisor;
-    BodyBuilder builder(graph_, values_, fusion_.folded_constants, node.outputs[0].shape);
-    for (size_t out = 0; out < node.outputs.size(); ++out)
-      builder.add_register_value(node_value(group.anchor, static_cast<int>(out)));
-    for (int member : group.body)
-      builder.add_step(member);
-    for (size_t out = 0; out < node.outputs.size(); ++out) {
-      const ValueRef value = node_value(group.anchor, static_cast<int>(out));
-      if (must_store(graph_, uses_, value, members_))
-        spec.stores.push_back(Store{value, Operand{Operand::Kind::load, static_cast<int>(out)}});
-    }
-    add_body_stores(group.body, builder, spec.stores);
-    if (!group.body.empty()) spec.epilogue = builder.body();
+    spec.epilogue = register_epilogue(group, node.outputs[0].shape, spec.stores);
     static constexpr const char* kOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
     push(group, std::move(spec),
          fmt::format("pool_{}{}d_{}", kOps[static_cast<int>(params->op)], params->spatial,

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "util/text.h"
+
 namespace stitch {
 namespace {
 
@@ -37,13 +39,6 @@ constexpr std::array<GpuPeakRow, 9> kRows = {{
     {"L4", "NVIDIA L4", 30.3, 300.0, 58, 60.0, 24.0,
      "NVIDIA L4 datasheet: FP32 30.3 TFLOP/s, GDDR6 300 GB/s, TF32 120 TFLOP/s sparse"},
 }};
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool key_matches(std::string_view key, const std::string& device) {
   std::string words = lower(key);

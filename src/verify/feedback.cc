@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.h"
+
 namespace stitch {
 namespace {
 
@@ -25,12 +27,6 @@ constexpr double kCloseRelativeError = 1e-2;
 
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 // What to do about a finding of each kind; kinds not listed get a generic line (hack_advice).

@@ -12,26 +12,12 @@
 #include <fmt/format.h>
 
 #include "util/enum_names.h"
+#include "util/text.h"
 
 namespace stitch {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 int column_of(const std::vector<std::string>& header, std::string_view name) {
   for (size_t i = 0; i < header.size(); ++i)
