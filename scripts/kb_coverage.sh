@@ -16,6 +16,7 @@
 #      STITCH_KB_WARM_JOBS tasks whose torch.compile caches are warmed at once (default 8)
 #      STITCH_KB_DEADLINE seconds after which no new verification starts (default 540); tasks left
 #                         are reported as not run
+#      STITCH_KB_TRACK    precision track of programs, baselines and verification (default fp32)
 #      STITCH_KB_GENERATE_ARGS  extra `generate` flags (e.g. --strict-fp32-gemm)
 #      STITCH_KB_ONLY     comma-separated substrings: only tasks whose names contain one
 #      STITCH_KB_SHARD    "i/n": only every n-th task of each folder starting at the i-th (0-based),
@@ -38,6 +39,7 @@ stitch="$build/stitchcuda"
 export PATH=/usr/local/cuda/bin:$PATH
 export PYTHONPATH="$repo/python${PYTHONPATH:+:$PYTHONPATH}"
 python=${STITCH_PYTHON:-python3}
+track=${STITCH_KB_TRACK:-fp32}
 elapsed() { echo $(( $(date +%s) - started )); }
 log() { printf '[%4ss] %s\n' "$(elapsed)" "$*" >&2; }
 
@@ -72,8 +74,8 @@ log "captured $(ls "$work"/runs/capture-*/*/*/graph.json 2>/dev/null | wc -l)"
 
 # 2. plan + generate (+ warm) --------------------------------------------------------------------
 printf '%s\n' $captures | xargs -P "$jobs" -I{} sh -c \
-  '"$0" generate "{}" --out "{}/generated" --no-compile > "{}/plan.txt" 2>&1; echo $? > "{}/plan.rc"' \
-  "$stitch"
+  '"$0" generate "{}" --out "{}/generated" --no-compile --track "$1" > "{}/plan.txt" 2>&1; echo $? > "{}/plan.rc"' \
+  "$stitch" "$track"
 covered=(); speed_dirs=()
 for dir in $captures; do
   [ "$(cat "$dir/plan.rc")" = 0 ] || continue
@@ -85,13 +87,13 @@ log "planned: ${#covered[@]} covered; building them, warming torch.compile for $
 baseline_args=()
 for dir in "${speed_dirs[@]}"; do baseline_args+=(--graph-dir "$dir"); done
 if ((${#speed_dirs[@]})); then
-  "$python" -m stitch_harness.judge baseline-batch --warm-only --warm-jobs "${STITCH_KB_WARM_JOBS:-8}" \
+  "$python" -m stitch_harness.judge baseline-batch --warm-only --warm-jobs "${STITCH_KB_WARM_JOBS:-8}" --track "$track" \
     --out-dir "$work/baselines" "${baseline_args[@]}" > "$out/warm.txt" 2>&1 &
   warm_pid=$!
 fi
 printf '%s\n' "${covered[@]}" | xargs -P "$jobs" -I{} sh -c \
-  '"$0" generate "{}" --out "{}/generated" $1 > "{}/generate.txt" 2>&1; echo $? > "{}/generate.rc"' \
-  "$stitch" "${STITCH_KB_GENERATE_ARGS:-}"
+  '"$0" generate "{}" --out "{}/generated" --track "$2" $1 > "{}/generate.txt" 2>&1; echo $? > "{}/generate.rc"' \
+  "$stitch" "${STITCH_KB_GENERATE_ARGS:-}" "$track"
 [ -n "${warm_pid:-}" ] && wait "$warm_pid"
 log "built $(grep -l '^0$' $(printf '%s/generate.rc ' "${covered[@]}") 2>/dev/null | wc -l) programs"
 
@@ -100,7 +102,7 @@ if ((${#speed_dirs[@]})); then
   log "baselines for ${#speed_dirs[@]} tasks (serial)"
   # --info-modes '': PyTorch's default-flags eager timing is information only; it would cost one
   # more process and pass per task.
-  "$python" -m stitch_harness.judge baseline-batch --warm-jobs 0 --info-modes '' \
+  "$python" -m stitch_harness.judge baseline-batch --warm-jobs 0 --info-modes '' --track "$track" \
     --out-dir "$work/baselines" \
     "${baseline_args[@]}" > "$out/baselines.txt" 2>&1
   log "baselines done"
@@ -112,13 +114,13 @@ verify_one() {  # DIR [--no-baselines]
   local dir=$1; shift
   [ "$(cat "$dir/generate.rc" 2>/dev/null)" = 0 ] || return 0
   if (( $(date +%s) > stop_at )); then echo "deadline" > "$dir/verify.skipped"; return 0; fi
-  "$stitch" verify "$dir" "$dir/generated/program.cu" --json "$@" > "$dir/verify.json" \
+  "$stitch" verify "$dir" "$dir/generated/program.cu" --json --track "$track" "$@" > "$dir/verify.json" \
     2> "$dir/verify.err"
   printf '[%4ss] %s: %s\n' "$(( $(date +%s) - started ))" "$(basename "$dir")" \
     "$("$python" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r.get("outcome") or r.get("state"), (r.get("reason") or "")[:100])' "$dir/verify.json" 2>/dev/null || echo "no report")" >&2
 }
 export -f verify_one
-export stitch python started
+export stitch python started track
 export stop_at=$(( started + deadline ))
 for dir in "${speed_dirs[@]}"; do verify_one "$dir"; done
 rest=()
