@@ -5,9 +5,11 @@
 // forward, [in, out / groups, k...] transposed (cuDNN's filter of the forward convolution either
 // way).
 //
-// Math: strict_fp32 keeps only engines without numerical notes (no TF32 tensor cores, no inputs
-// converted down, no reduced-precision reduction, no FFT/Winograd rounding), the fp32 track's
-// contract; tf32 also allows tensor-core engines (TF32 on FP32 data).
+// Math: strict_fp32 keeps the engines that compute in FP32 throughout: no TF32 tensor cores, no
+// inputs converted down, no reduced-precision reduction. FFT and Winograd engines (FP32 transforms,
+// errors near FP32 rounding: PyTorch's own strict-FP32 convolutions use them) and non-deterministic
+// ones (split reductions in another order) stay: the fp32 track judges the error a program
+// achieves, by its norm. tf32 also allows tensor-core engines (TF32 on FP32 data).
 //
 // Life cycle, as LtMatmul's: init (descriptors; up to kMaxCandidates execution plans from the
 // heuristics that finalize and fit the workspace) → tune (optional: times each candidate on the
@@ -156,7 +158,7 @@ inline void contiguous_strides(const int64_t* dims, int rank, int64_t* strides) 
   }
 }
 
-// Engines whose numerical notes the math forbids.
+// Engines whose numerical notes the math forbids: arithmetic below FP32 (see the file comment).
 inline bool engine_allowed(cudnnBackendDescriptor_t engine, ConvMath math) {
   cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
   int64_t count = 0;
@@ -165,8 +167,16 @@ inline bool engine_allowed(cudnnBackendDescriptor_t engine, ConvMath math) {
                                notes) != CUDNN_STATUS_SUCCESS)
     return false;
   for (int64_t i = 0; i < count; ++i) {
-    if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && math == ConvMath::tf32) continue;
-    return false;  // any other note changes FP32 results beyond what the track allows
+    switch (notes[i]) {
+      case CUDNN_NUMERICAL_NOTE_TENSOR_CORE:
+        if (math != ConvMath::tf32) return false;
+        break;
+      case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS:
+      case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION:
+        return false;
+      default:  // FFT, Winograd, non-deterministic, strict NaN propagation: FP32 arithmetic
+        break;
+    }
   }
   return true;
 }

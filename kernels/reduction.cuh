@@ -9,6 +9,8 @@
 //
 // Strategies, chosen by plan_reduce from the shape alone (pure, CPU-tested, device independent so
 // results are bit-identical on any GPU):
+//   row_per_thread inner == 1, reduce <= 16: a thread per row, in order (a pooling window: a warp
+//                  per row would leave most lanes idle and take one warp step per row).
 //   row_per_warp   inner == 1, reduce <= 1024: a warp per row, lanes stride the row, shuffles.
 //   row_per_block  inner == 1, longer rows: a block per row, warp shuffles then shared memory.
 //   columns        inner > 1: a block of (x over inner) × (y over reduce) threads per 32-wide (or
@@ -214,7 +216,7 @@ __device__ typename R::Acc block_reduce(typename R::Acc v, typename R::Acc* scra
   return v;
 }
 
-enum class ReduceStrategy : uint8_t { row_per_warp, row_per_block, columns };
+enum class ReduceStrategy : uint8_t { row_per_warp, row_per_block, columns, row_per_thread };
 
 struct ReducePlan {
   ReduceStrategy strategy = ReduceStrategy::row_per_warp;
@@ -227,6 +229,7 @@ struct ReducePlan {
 };
 
 // Tuning constants; changing them changes result bits (the grouping of the sums).
+inline constexpr int64_t kThreadRowMax = 16;         // rows up to this length: a thread per row
 inline constexpr int64_t kWarpRowMax = 1024;         // rows up to this length: a warp per row
 inline constexpr int64_t kSplitTargetBlocks = 1024;  // enough blocks to fill an H100/H200
 inline constexpr int64_t kMinRowSplit = 8192;        // elements per split, row strategies
@@ -254,6 +257,12 @@ inline ReducePlan plan_reduce(int64_t outer, int64_t reduce, int64_t inner) {
   plan.outputs = outer * inner;
   if (inner == 1) {
     plan.work = outer;
+    if (reduce <= kThreadRowMax) {
+      plan.strategy = ReduceStrategy::row_per_thread;
+      plan.block_x = 256;
+      plan.chunk = reduce;
+      return plan;
+    }
     if (reduce <= kWarpRowMax) {
       plan.strategy = ReduceStrategy::row_per_warp;
       plan.block_x = 256;  // 8 rows per block
@@ -277,6 +286,21 @@ inline ReducePlan plan_reduce(int64_t outer, int64_t reduce, int64_t inner) {
   plan.work = outer * ceil_div(inner, bx);
   choose_splits(plan, reduce, kMinColumnSplit);
   return plan;
+}
+
+// One thread per (short) row, accumulated in index order.
+template <ReduceOp Op, class Pro, class Epi>
+__global__ void __launch_bounds__(256)
+    reduce_row_per_thread_kernel(const Pro pro, const Epi epi, int64_t outer, int64_t reduce) {
+  using R = Reducer<Op>;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < outer;
+       o += step) {
+    typename R::Acc acc = R::identity();
+    for (int64_t r = 0; r < reduce; ++r)
+      acc = R::accumulate(acc, pro(o, r, int64_t{0}), r);
+    epi(o, int64_t{0}, R::finish(acc));
+  }
 }
 
 // One warp per row; lane 0 finishes the row.
@@ -432,6 +456,13 @@ int launch_reduce(int64_t outer, int64_t reduce, int64_t inner, const Prologue& 
       static_cast<int64_t>(props.sm_count) *
       (props.max_threads_per_sm / threads > 0 ? props.max_threads_per_sm / threads : 1);
   switch (plan.strategy) {
+    case detail::ReduceStrategy::row_per_thread: {
+      const int64_t blocks = (outer + plan.block_x - 1) / plan.block_x;
+      detail::reduce_row_per_thread_kernel<Op, Prologue, Epilogue>
+          <<<detail::capped_grid(blocks, resident), plan.block_x, 0, stream>>>(pro, epi, outer,
+                                                                               reduce);
+      return cudaGetLastError();
+    }
     case detail::ReduceStrategy::row_per_warp: {
       const int rows_per_block = plan.block_x / 32;
       const int64_t blocks = (outer + rows_per_block - 1) / rows_per_block;

@@ -6,6 +6,7 @@ are recorded from a run of the traced program and fed to the captured graph as i
 outputs are the reference, so the outputs are reproducible from reference/inputs.safetensors.
 Precision: TF32 off for matmul and cuDNN (DESIGN.md section 6, fp32 track).
 """
+import copy
 import time
 
 import torch
@@ -110,9 +111,33 @@ def compute_reference(task, model, graph, traced_graph, sources, params, input_p
         detail = "; ".join(f"output {c['output']}: " + (
             c.get("detail") or f"max abs error {c.get('max_abs_error', c.get('mismatches'))}, "
                                f"rel error norm {c.get('rel_error_norm', '-')}") for c in bad)
-        raise CaptureError(Category.reference_failed,
-                           f"the captured graph disagrees with the model: {detail or 'output count differs'}")
+        detail = detail or "output count differs"
+        if not sources and len(outputs) == len(graph["outputs"]):
+            _refuse_if_ill_conditioned(model, real, device, outputs, detail)
+        raise CaptureError(Category.reference_failed, f"the captured graph disagrees with the model: {detail}")
     return inputs if sources else user_inputs, outputs, record
+
+
+def _refuse_if_ill_conditioned(model, real, device, fp32_outputs, detail):
+    """Raises ill_conditioned when the model's FP32 result is itself off from its FP64 result by more
+    than the graph may be: then the disagreement is the task's, not the capture's, and no FP32
+    program could be judged against the reference either."""
+    try:
+        model64 = copy.deepcopy(model).to(device).double()
+        real64 = tree_map(lambda leaf: leaf.double() if isinstance(leaf, torch.Tensor)
+                          and leaf.is_floating_point() else leaf, real)
+        fp64_outputs = _run_eager(model64, real64, device)
+    except Exception:  # a model that does not run in FP64: no verdict, the plain failure stands
+        return
+    drift = [c.get("rel_error_norm", 0.0) for c in compare([o.double() for o in fp32_outputs],
+                                                            fp64_outputs) if "rel_error_norm" in c]
+    worst = max(drift, default=0.0)
+    if worst > REL_NORM_LIMIT:
+        raise CaptureError(Category.ill_conditioned,
+                           f"ill-conditioned: the model's own FP32 result differs from its FP64 result "
+                           f"by a relative error norm of {worst:.2g} (FP32 rounding alone moves the "
+                           f"output past the {REL_NORM_LIMIT:g} the captured graph is held to), and the "
+                           f"captured graph disagrees with it: {detail}")
 
 
 def _run_eager(model, real, device):

@@ -51,11 +51,12 @@ enum class CaptureCategory : uint8_t {
   export_failed,
   decompose_failed,
   reference_failed,
+  ill_conditioned,  // the model's FP32 and FP64 results disagree: no FP32 program can be judged
   timeout,
   internal,  // the harness itself (or a category this build does not know)
   ir_rejected,
 };
-inline constexpr std::array<std::string_view, 11> kCaptureCategoryNames = {"",
+inline constexpr std::array<std::string_view, 12> kCaptureCategoryNames = {"",
                                                                            "not_a_task",
                                                                            "load_failed",
                                                                            "construct_failed",
@@ -63,6 +64,7 @@ inline constexpr std::array<std::string_view, 11> kCaptureCategoryNames = {"",
                                                                            "export_failed",
                                                                            "decompose_failed",
                                                                            "reference_failed",
+                                                                           "ill_conditioned",
                                                                            "timeout",
                                                                            "internal",
                                                                            "ir_rejected"};

@@ -98,7 +98,8 @@ void choose_row(Subtask& subtask, const RowSpec& spec) {
 }  // namespace
 
 std::string_view reduce_strategy_name(int64_t strategy) {
-  static constexpr std::string_view kNames[] = {"row_per_warp", "row_per_block", "columns"};
+  static constexpr std::string_view kNames[] = {"row_per_warp", "row_per_block", "columns",
+                                                "row_per_thread"};
   return strategy >= 0 && strategy < 3 ? kNames[strategy] : "unknown";
 }
 
@@ -127,12 +128,17 @@ TensorMath subtask_tensor_math(const Subtask& subtask) {
 
 ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner) {
   // Constants of kernels/reduction.cuh: they decide how sums are grouped (result bits).
-  constexpr int64_t kWarpRowMax = 1024, kSplitTargetBlocks = 1024, kMinRowSplit = 8192,
-                    kMinColumnSplit = 256, kPartialBytes = 16;
+  constexpr int64_t kThreadRowMax = 16, kWarpRowMax = 1024, kSplitTargetBlocks = 1024,
+                    kMinRowSplit = 8192, kMinColumnSplit = 256, kPartialBytes = 16;
   ReduceLaunch launch;
   int64_t work = 0, min_chunk = 0;
   if (inner == 1) {
     work = outer;
+    if (reduce <= kThreadRowMax) {
+      launch.strategy = ReduceStrategy::row_per_thread;
+      launch.block_x = 256;
+      return launch;
+    }
     if (reduce <= kWarpRowMax) {
       launch.strategy = ReduceStrategy::row_per_warp;
       launch.block_x = 256;
@@ -179,9 +185,9 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
   const double c = static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n);
   // A GEMM takes the longer of its arithmetic and reading its operands once (a small m makes
   // a big weight matrix the cost).
-  estimate.fp32_s =
-      std::max(flops / (peaks.fp32_tflops * 1e12 * kFp32GemmEfficiency), 4.0 * (a + b + c) / bandwidth) +
-      kLaunchSeconds;
+  estimate.fp32_s = std::max(flops / (peaks.fp32_tflops * 1e12 * kFp32GemmEfficiency),
+                             4.0 * (a + b + c) / bandwidth) +
+                    kLaunchSeconds;
   if (peaks.tf32_tflops <= 0) return estimate;
   // The split copies are three times the operands; making them reads 4 and writes 12 bytes per
   // element (B once at init when it is constant).
@@ -194,14 +200,13 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
     return static_cast<double>((extent + kTf32x3KernelTile - 1) / kTf32x3KernelTile *
                                kTf32x3KernelTile);
   };
-  const double tile_flops = 2.0 * static_cast<double>(batch) * tiled(m) * tiled(n) *
-                            static_cast<double>(k);
+  const double tile_flops =
+      2.0 * static_cast<double>(batch) * tiled(m) * tiled(n) * static_cast<double>(k);
   estimate.tf32x3_kernel_s =
       std::max(3.0 * tile_flops / (peaks.tf32_tflops * 1e12 * kTf32x3KernelEfficiency),
                4.0 * (a + b + c) / bandwidth) +
       kLaunchSeconds;
-  estimate.prefer_tf32x3_kernel =
-      kernel_available && estimate.tf32x3_kernel_s < estimate.tf32x3_s;
+  estimate.prefer_tf32x3_kernel = kernel_available && estimate.tf32x3_kernel_s < estimate.tf32x3_s;
   const double split_s =
       estimate.prefer_tf32x3_kernel ? estimate.tf32x3_kernel_s : estimate.tf32x3_s;
   estimate.prefer_tf32x3 = split_s <= kTf32x3Margin * estimate.fp32_s;
@@ -231,8 +236,8 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           const bool b_constant = spec.b.base.kind == ir::ValueRef::Kind::param;
           const GemmEstimate estimate =
               estimate_gemm(spec.batch, spec.m, spec.n, spec.k, spec.batch * spec.m * spec.k,
-                            (spec.b.strides[0] == 0 ? 1 : spec.batch) * spec.k * spec.n,
-                            b_constant, peaks, !column_major(spec.a));
+                            (spec.b.strides[0] == 0 ? 1 : spec.batch) * spec.k * spec.n, b_constant,
+                            peaks, !column_major(spec.a));
           if (math != TensorMath::fp32) {
             subtask.tunables["tensor_math"] = static_cast<int64_t>(math);
           } else if (estimate.prefer_tf32x3) {

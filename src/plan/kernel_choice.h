@@ -30,9 +30,10 @@ namespace stitch::plan {
 
 // How a reduction maps onto the GPU (kernels/reduction.cuh).
 enum class ReduceStrategy : int64_t {
-  row_per_warp = 0,   // inner == 1, rows up to 1024: a warp per row
-  row_per_block = 1,  // inner == 1, longer rows: a block per row (split when rows are few)
-  columns = 2,        // inner > 1: threads across inner and reduce, tree-combined
+  row_per_warp = 0,    // inner == 1, rows up to 1024: a warp per row
+  row_per_block = 1,   // inner == 1, longer rows: a block per row (split when rows are few)
+  columns = 2,         // inner > 1: threads across inner and reduce, tree-combined
+  row_per_thread = 3,  // inner == 1, rows up to 16 (pooling windows): a thread per row
 };
 std::string_view reduce_strategy_name(int64_t strategy);
 // How a row kernel maps onto the GPU (kernels/row.cuh).
@@ -60,8 +61,9 @@ ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner);
 
 inline constexpr int64_t kMatmulWorkspaceBytes = 32 << 20;  // cuBLASLt's recommended on Hopper
 // cuDNN's engines for one convolution: the heuristics' first kConvCandidates that fit
-// kConvWorkspaceBytes are timed at init (kernels/conv.cuh CudnnConv::kMaxCandidates).
-inline constexpr int64_t kConvWorkspaceBytes = 64 << 20;
+// kConvWorkspaceBytes are timed at init (kernels/conv.cuh CudnnConv::kMaxCandidates). 256 MiB:
+// at 64 MiB the H200 had no strict-FP32 engine for some of EfficientNet's convolutions.
+inline constexpr int64_t kConvWorkspaceBytes = 256 << 20;
 inline constexpr int64_t kConvCandidates = 8;
 
 // The time model behind split_tf32x3: strict FP32 at kFp32GemmEfficiency of the FP32 peak, against

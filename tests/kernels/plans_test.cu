@@ -234,7 +234,9 @@ TEST(Reduction, PlanPicksTheStrategy) {
     int block_x, block_y;
   };
   const Expect expectations[] = {
-      {7, 5, 1, S::row_per_warp, 1, 256, 1},
+      {7, 5, 1, S::row_per_thread, 1, 256, 1},
+      {4816896, 4, 1, S::row_per_thread, 1, 256, 1},
+      {7, 17, 1, S::row_per_warp, 1, 256, 1},
       {33, 1024, 1, S::row_per_warp, 1, 256, 1},
       {5, 1025, 1, S::row_per_block, 1, 256, 1},
       {600, 30000, 1, S::row_per_block, 1, 512, 1},

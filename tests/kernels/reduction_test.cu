@@ -85,9 +85,11 @@ struct Shape {
 std::vector<Shape> shapes() {
   using S = ReduceStrategy;
   return {
-      {"warp_tiny", 7, 5, 1, S::row_per_warp, false},
+      {"thread_tiny", 7, 5, 1, S::row_per_thread, false},
+      {"thread_many_windows", 50000, 4, 1, S::row_per_thread, false},
+      {"warp_17", 7, 17, 1, S::row_per_warp, false},
       {"warp_1024", 33, 1024, 1, S::row_per_warp, false},
-      {"warp_empty_rows", 4, 0, 1, S::row_per_warp, false},
+      {"thread_empty_rows", 4, 0, 1, S::row_per_thread, false},
       {"block_1025", 5, 1025, 1, S::row_per_block, false},
       {"block_many_rows", 600, 3000, 1, S::row_per_block, false},
       {"block_split", 3, 1048579, 1, S::row_per_block, true},

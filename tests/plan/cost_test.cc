@@ -134,6 +134,7 @@ TEST(KernelChoice, ReduceLaunchMirrorsTheLibrary) {
   } cases[] = {
       {4096, 4096, 1, ReduceStrategy::row_per_block, 256, 1, 1, 0},
       {65536, 64, 1, ReduceStrategy::row_per_warp, 256, 1, 1, 0},
+      {4816896, 4, 1, ReduceStrategy::row_per_thread, 256, 1, 1, 0},
       {4, 1 << 22, 1, ReduceStrategy::row_per_block, 512, 1, 256, 256 * 4 * 16},
       {64, 256, 512, ReduceStrategy::columns, 32, 8, 1, 0},
       {1, 1 << 16, 32, ReduceStrategy::columns, 32, 8, 256, 256 * 32 * 16},

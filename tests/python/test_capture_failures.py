@@ -2,6 +2,8 @@
 behind that looks like a capture."""
 import textwrap
 
+import torch
+
 import pytest
 
 from conftest import BAD_TASKS, TASKS, read_json, run_harness
@@ -108,3 +110,32 @@ def test_batch_kills_a_task_past_its_timeout(tmp_path):
     assert lines["softmax"]["status"] == "captured"
     assert read_json(tmp_path / "out" / "slow" / "capture.json")["category"] == "timeout"
     assert process.returncode == 1
+
+
+class _Cancelling(torch.nn.Module):
+    """(x·1e8 + 1) − x·1e8: FP32 loses the 1 that FP64 keeps (an ill-conditioned task)."""
+
+    def forward(self, x):
+        big = x * 1e8
+        return (big + 1.0) - big
+
+
+class _Scaling(torch.nn.Module):
+    def forward(self, x):
+        return x * 2.0 + 1.0
+
+
+@pytest.mark.parametrize("model, ill", [(_Cancelling(), True), (_Scaling(), False)])
+def test_disagreement_from_ill_conditioning_is_named(model, ill):
+    from stitch_harness.errors import CaptureError, Category
+    from stitch_harness.reference import _refuse_if_ill_conditioned
+
+    x = torch.rand(64, 64) + 0.5
+    fp32 = [model(x)]
+    if not ill:  # well conditioned: no verdict, the caller's reference_failed stands
+        assert _refuse_if_ill_conditioned(model, (x,), "cpu", fp32, "output 0: ...") is None
+        return
+    with pytest.raises(CaptureError) as caught:
+        _refuse_if_ill_conditioned(model, (x,), "cpu", fp32, "output 0: rel error norm 0.8")
+    assert caught.value.category is Category.ill_conditioned
+    assert "ill-conditioned" in caught.value.message and "rel error norm 0.8" in caught.value.message

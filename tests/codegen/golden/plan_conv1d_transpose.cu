@@ -50,8 +50,8 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     1536,  // persistent_bytes
-    67110912,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268437504,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     2048,  // lt_workspace_offset
     true,  // cuda_graph
   };

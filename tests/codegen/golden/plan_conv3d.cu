@@ -54,8 +54,8 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     4096,  // persistent_bytes
-    67272704,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268599296,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     163840,  // lt_workspace_offset
     true,  // cuda_graph
   };

@@ -55,8 +55,8 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     3840,  // persistent_bytes
-    67145728,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268472320,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     36864,  // lt_workspace_offset
     true,  // cuda_graph
   };

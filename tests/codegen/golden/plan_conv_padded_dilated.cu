@@ -39,8 +39,8 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     1280,  // persistent_bytes
-    67114496,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268441088,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     5632,  // lt_workspace_offset
     true,  // cuda_graph
   };

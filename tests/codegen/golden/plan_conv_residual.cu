@@ -43,8 +43,8 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     9472,  // persistent_bytes
-    67141632,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268468224,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     32768,  // lt_workspace_offset
     true,  // cuda_graph
   };
