@@ -63,7 +63,8 @@ run_once() {  # run_once NAME: a fresh server from the script, one run into $tmp
 run_once first
 run_once second
 
-# One line per attempt: number, sample, carried, verdict, reason (the run's record, no timings).
+# One line per attempt: number, sample, status, verdict, reason, program digest (the run's record:
+# no timings, and not which sample was carried, since on a GPU equal programs race on time).
 attempts() {
   python3 - "$1" <<'PY'
 import json, sys
@@ -71,7 +72,7 @@ state = json.load(open(sys.argv[1]))
 for a in state["attempts"]:
     r = a["result"] or {}
     verdict = "no_usable_output" if r.get("no_usable_output") else (r.get("outcome") or r.get("state"))
-    print(a["number"], a["sample"], a["carried"], a["status"], verdict, r.get("reason", "")[:60], a["program_digest"][:12])
+    print(a["number"], a["sample"], a["status"], verdict, r.get("reason", "")[:60], a["program_digest"][:12])
 print("end", state["end"])
 PY
 }
@@ -97,7 +98,7 @@ for name in first second; do
     check 'grep -qF "$reason" "$tmp/$name.attempts"' "$name: a no_usable_output $reason is recorded"
   done
   check 'cmp -s "$run/attempts/01/src/program.cu" "$tmp/script.json.program"' "$name: sample 0's program is the reply's"
-  check '[ "$(grep -c " True " "$tmp/$name.attempts")" = 1 ]' "$name: one sample carried forward"
+  check '[ "$(grep -c "\"carried\": true" "$run/state.json")" = 1 ]' "$name: one sample carried forward"
   check 'grep -q "The Planner.s plan: one fused elementwise kernel" "$run/attempts/01/llm/"*coder*.request.json' \
     "$name: the LLM plan is in the Coder's prompt"
   check 'python3 -c "import json,sys; d=json.load(open(sys.argv[1])); roles={l[\"role\"]: l for l in d[\"lines\"]}; sys.exit(not (roles[\"planner\"][\"usage\"][\"prompt_tokens\"] == 2000 and roles[\"coder\"][\"requests\"] == 8 and roles[\"coder\"][\"usage\"][\"prompt_tokens\"] == 13000))" "$run/usage.json"' \
