@@ -1,9 +1,12 @@
 // The LLM Coder, whole-program mode (llm_coder.h).
 #include "agents/llm_coder.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "agents/llm_context.h"
+#include "agents/llm_verifier.h"
 #include "llm/program_reply.h"
 #include "llm/prompt_template.h"
 #include "util/fs.h"
@@ -16,25 +19,65 @@ using nlohmann::json;
 
 constexpr std::string_view kProgramFile = "program.cu";
 
-// The program a retry revises, and the feedback on it.
+// The program a retry revises, the feedback on it, and the Verifier's analysis when there is one.
 struct PreviousAttempt {
   std::string program;
   Feedback feedback;
+  std::optional<llm::VerifierAnalysis> analysis;
 };
 
-// The last attempt's program (attempts/NN/src/program.cu beside its feedback.json) and feedback;
-// nullopt when the request carries none or either cannot be read (skill 1 then starts afresh).
+// The last attempt's program (attempts/NN/src/program.cu beside its feedback.json), feedback and
+// analysis.json; nullopt when the request carries none or either of the first two cannot be read
+// (skill 1 then starts afresh).
 std::optional<PreviousAttempt> previous_attempt(const CodeRequest& request) {
   if (!request.feedback) return std::nullopt;
+  const std::filesystem::path dir = request.feedback->parent_path();
   auto feedback = read_feedback(*request.feedback);
-  auto program = read_file(request.feedback->parent_path() / "src" / kProgramFile);
+  auto program = read_file(dir / "src" / kProgramFile);
   if (!feedback.ok() || !program.ok()) return std::nullopt;
-  return PreviousAttempt{std::move(*program), std::move(*feedback)};
+  PreviousAttempt previous{std::move(*program), std::move(*feedback), std::nullopt};
+  if (std::error_code ec; std::filesystem::exists(dir / kAnalysisFile, ec))
+    if (auto analysis = read_verifier_analysis(dir / kAnalysisFile); analysis.ok())
+      previous.analysis = std::move(*analysis);
+  return previous;
+}
+
+Result<llm::RenderedPrompt> coder_prompt(const PromptTask& task,
+                                         const std::optional<PreviousAttempt>& previous) {
+  const int subtask = -1;  // whole-program mode: every prompt asks for the whole file
+  if (!previous) return llm::render_prompt("coder_generate", coder_generate_values(task, subtask));
+  llm::PromptValues values =
+      coder_revise_values(task, subtask, previous->program, previous->feedback);
+  if (previous->analysis) values["feedback"] += "\n\n" + describe_analysis(*previous->analysis);
+  return llm::render_prompt("coder_revise", values);
+}
+
+// What the model is told when its last reply on this scope held no usable program.
+std::string unusable_note(const std::string& last_unusable) {
+  return "\n\n# Your last reply\n\nYour last reply on this task held no usable program (" +
+         last_unusable +
+         "). This time return the whole program in one fenced ```cuda block that defines every "
+         "symbol of the program ABI above, complete to its last line.";
 }
 
 }  // namespace
 
 Result<CodeOutcome> LlmCoder::write(const CodeRequest& request) {
+  return write_sample(request, -1);
+}
+
+std::vector<Result<CodeOutcome>> LlmCoder::write_samples(const std::vector<CodeRequest>& requests) {
+  std::vector<Result<CodeOutcome>> outcomes(requests.size(), make_error("sample not written"));
+  std::vector<std::thread> threads;
+  threads.reserve(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i)
+    threads.emplace_back([&, i] { outcomes[i] = write_sample(requests[i], static_cast<int>(i)); });
+  for (std::thread& thread : threads)
+    thread.join();
+  return outcomes;
+}
+
+Result<CodeOutcome> LlmCoder::write_sample(const CodeRequest& request, int sample) {
   const std::filesystem::path attempt_dir = request.out_dir.parent_path();
   std::optional<std::filesystem::path> plan_file;
   if (std::error_code ec;
@@ -45,16 +88,17 @@ Result<CodeOutcome> LlmCoder::write(const CodeRequest& request) {
       load_prompt_task(request.run_dir, plan_file, options_.gpu, options_.arch, options_.track));
   const std::optional<PreviousAttempt> previous = previous_attempt(request);
   const CoderSkill skill = previous ? CoderSkill::revise : CoderSkill::generate;
-  const int subtask = -1;  // whole-program mode: every prompt asks for the whole file
-  auto prompt = previous
-                    ? llm::render_prompt(
-                          "coder_revise",
-                          coder_revise_values(task, subtask, previous->program, previous->feedback))
-                    : llm::render_prompt("coder_generate", coder_generate_values(task, subtask));
-  if (!prompt.ok()) return prompt.error();
+  STITCH_ASSIGN_OR_RETURN(llm::RenderedPrompt prompt, coder_prompt(task, previous));
 
   llm::ChatRequest chat = llm::request_for_role(options_.role);
-  chat.messages = llm::prompt_messages(*prompt);
+  chat.messages = llm::prompt_messages(prompt);
+  if (request.last_unusable && !chat.messages.empty())
+    chat.messages.back().content += unusable_note(*request.last_unusable);
+  chat.label = "coder";
+  if (sample >= 0) {  // samples differ, yet a replay gets the same answers
+    chat.seed = chat.seed.value_or(0) + sample;
+    chat.label = fmt::format("coder-sample-{:02}", sample);
+  }
   STITCH_TRY(make_dirs(request.out_dir));
   STITCH_ASSIGN_OR_RETURN(std::unique_ptr<llm::ChatClient> client,
                           make_client_(options_.role.endpoint, attempt_dir));
@@ -64,9 +108,12 @@ Result<CodeOutcome> LlmCoder::write(const CodeRequest& request) {
       llm::program_exchange_record(exchange, enum_name(skill), options_.role, options_.prices);
   STITCH_TRY(write_file_atomic(attempt_dir / kLlmCoderRecord, record.dump(2) + "\n"));
 
+  const llm::Usage usage = exchange.usage();
   CodeOutcome outcome;
   if (exchange.extraction.outcome != llm::StepOutcome::usable) {
     outcome.why_not = exchange.extraction.failure.message();
+    outcome.no_usable_output = true;
+    outcome.tokens = usage.prompt_tokens + usage.completion_tokens;
     return outcome;
   }
   const std::filesystem::path source = request.out_dir / kProgramFile;
@@ -74,7 +121,6 @@ Result<CodeOutcome> LlmCoder::write(const CodeRequest& request) {
   CodeDraft draft;
   draft.sources = {source};
   draft.libraries = program_link_libraries({}, draft.sources, options_.include_dirs);
-  const llm::Usage usage = exchange.usage();
   draft.tokens = usage.prompt_tokens + usage.completion_tokens;
   draft.label = fmt::format("llm {}: {}", enum_name(skill), options_.role.model);
   outcome.draft = std::move(draft);

@@ -2,13 +2,17 @@
 // task and the plan) on a scope's first attempt, skill 2 (coder_revise.md: revise the last program
 // from its feedback.json) on a retry. The reply goes through llm/extract.h — the program found
 // wherever it is and checked against the ABI before any build — with one re-ask carrying the
-// reason when it holds no usable program; a model that never produces one ends the step as
-// no_usable_output, routed as the role's why_not (the engine then replans). The program lands in
-// request.out_dir/program.cu; the client saves its transcript in the attempt directory, and
-// llm_coder.json there records the exchange (llm/program_reply.h: skill, model, outcome, tokens,
-// cost).
+// reason when it holds no usable program; a reply that still has none ends the attempt as
+// no_usable_output (kept, with its transcript), and the next step's prompt says what was wrong.
+// A retry after a verified attempt quotes its feedback, and the Verifier's LLM analysis when one
+// was made (llm_verifier.h). The program lands in request.out_dir/program.cu; the client saves its
+// transcript in the attempt directory, and llm_coder.json there records the exchange
+// (llm/program_reply.h: skill, model, outcome, tokens, cost). With --samples K the K requests of a
+// step go out at once (one thread each, seeds 0..K-1 so a replay gets the same answers), each into
+// its own attempt directory.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -55,8 +59,12 @@ class LlmCoder final : public Coder {
       : options_(std::move(options)), make_client_(std::move(make_client)) {}
   CoderGranularity granularity() const override { return CoderGranularity::whole_program; }
   Result<CodeOutcome> write(const CodeRequest& request) override;
+  int samples_per_step() const override { return std::max(1, options_.role.samples); }
+  std::vector<Result<CodeOutcome>> write_samples(const std::vector<CodeRequest>& requests) override;
 
  private:
+  Result<CodeOutcome> write_sample(const CodeRequest& request, int sample);
+
   LlmCoderOptions options_;
   ChatClientFactory make_client_;
 };

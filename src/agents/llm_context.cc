@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/llm_plan_file.h"
 #include "ir/print.h"
 #include "llm/answers.h"
 #include "llm/prompt_files.h"
@@ -57,6 +58,7 @@ llm::PromptValues shared_values(const PromptTask& task) {
 }
 
 std::string plan_or_none(const PromptTask& task) {
+  if (!task.plan && !task.plan_text.empty()) return task.plan_text;
   if (!task.plan)
     return "No plan is given: decide the kernels yourself, following the steps a Planner would "
            "(fusion, intermediate buffers, library choice, host strategy).";
@@ -72,8 +74,13 @@ Result<PromptTask> load_prompt_task(const fs::path& run_dir,
   STITCH_ASSIGN_OR_RETURN(task.task_source, read_file(run_dir / "task.py"));
   STITCH_ASSIGN_OR_RETURN(task.graph, ir::load_graph((run_dir / "graph.json").string()));
   if (plan_file) {
-    STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::load_plan(plan_file->string()));
-    task.plan = std::move(plan);
+    STITCH_ASSIGN_OR_RETURN(std::optional<llm::LlmPlan> llm_plan, read_llm_plan_file(*plan_file));
+    if (llm_plan) {
+      task.plan_text = describe_llm_plan(*llm_plan);
+    } else {
+      STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::load_plan(plan_file->string()));
+      task.plan = std::move(plan);
+    }
   }
   task.gpu = gpu;
   task.arch = std::move(arch);

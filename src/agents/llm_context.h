@@ -29,9 +29,11 @@ struct PromptTask {
   std::string arch;                 // "sm_90"; empty: not known
   Track track = Track::fp32;
   std::optional<plan::Plan> plan;  // the built-in Planner's plan, when there is one
+  std::string plan_text;           // else an LLM Planner's plan, described (llm_plan_file.h)
 };
 
-// task.py and graph.json of `run_dir`, and the plan of `plan_file` when it is given.
+// task.py and graph.json of `run_dir`, and the plan of `plan_file` when it is given (a built-in
+// plan, or an LLM Planner's: llm_plan_file.h).
 Result<PromptTask> load_prompt_task(const std::filesystem::path& run_dir,
                                     const std::optional<std::filesystem::path>& plan_file,
                                     const GpuPeakRow* gpu, std::string arch, Track track);

@@ -50,6 +50,9 @@ struct PlanOutcome {
   PlanRefusal refusal;
   // Replanning found no option set left to try (the run ends: every plan failed).
   bool exhausted = false;
+  // An LLM Planner's model gave no usable plan (refusal.reason says why): the run ends
+  // no_usable_output.
+  bool no_usable_output = false;
 };
 
 class Planner {
@@ -72,6 +75,9 @@ struct CodeRequest {
   int subtask = -1;  // index into the plan's subtasks; -1: the whole program
   std::vector<std::string> subtask_ids;
   std::optional<fs::path> feedback;  // feedback.json of the last failed attempt on this scope
+  // The last attempt on this scope produced no usable program: which attempt, and what was wrong
+  // ("attempt 03: no_usable_output (abi_violation): ..."). An LLM Coder tells its model.
+  std::optional<std::string> last_unusable;
   // The knobs to apply (refine, or a Coder's own retry). Empty object: the Coder's defaults.
   nlohmann::json variant = nlohmann::json::object();
   // Variants already tried on this scope under this plan (a deterministic Coder must not repeat).
@@ -91,8 +97,12 @@ struct CodeDraft {
 
 struct CodeOutcome {
   std::optional<CodeDraft> draft;  // set: a program to verify
-  // Unset draft: the Coder has nothing new for this scope (stagnation → the engine replans).
+  // Unset draft: the Coder has nothing new for this scope (stagnation → the engine replans), or,
+  // with no_usable_output, its model's reply held no usable program (the attempt is kept with
+  // that outcome and the reason goes back to the Coder on the next step).
   std::string why_not;
+  bool no_usable_output = false;
+  int64_t tokens = 0;  // spent without a draft (a draft carries its own)
 };
 
 class Coder {
@@ -100,6 +110,16 @@ class Coder {
   virtual ~Coder() = default;
   virtual CoderGranularity granularity() const = 0;
   virtual Result<CodeOutcome> write(const CodeRequest& request) = 0;
+  // Programs written per step (--samples K): the engine opens that many attempts of one scope.
+  virtual int samples_per_step() const { return 1; }
+  // One step's K requests (one per attempt directory, in sample order); the outcomes in the same
+  // order. The default writes them one after another; an LLM Coder sends them at once.
+  virtual std::vector<Result<CodeOutcome>> write_samples(const std::vector<CodeRequest>& requests) {
+    std::vector<Result<CodeOutcome>> outcomes;
+    for (const CodeRequest& request : requests)
+      outcomes.push_back(write(request));
+    return outcomes;
+  }
 };
 
 // ---- Verifier -----------------------------------------------------------------------------------

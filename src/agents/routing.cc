@@ -40,10 +40,9 @@ const AttemptRecord* same_failure_before(const RunState& state, const AttemptRec
 // replan may change the program; after a replan that wrote it again, nothing will.
 void route_repeated_failure(RunState& state, const AttemptRecord& attempt,
                             const AttemptRecord& earlier, const Budgets& budgets) {
-  const std::string what =
-      fmt::format("{}: attempts {:02} and {:02} ran the same program and failed the same way ({})",
-                  scope_name(state, attempt), earlier.number, attempt.number,
-                  describe_failure(attempt));
+  const std::string what = fmt::format(
+      "{}: attempts {:02} and {:02} ran the same program and failed the same way ({})",
+      scope_name(state, attempt), earlier.number, attempt.number, describe_failure(attempt));
   if (earlier.plan_version == attempt.plan_version)
     route_replan(state, budgets, what);
   else
@@ -74,6 +73,38 @@ void after_refine(RunState& state, AttemptRecord& attempt, const Budgets& budget
                            state.refine.without_gain));
 }
 
+// How far a sample got, lower is better: passed, built (no_gpu), ran (wrong, timeout, runtime
+// error), refused by the checks, did not build, the machinery failed, no program at all.
+int sample_rank(const AttemptResult& result) {
+  if (result.no_usable_output) return 9;
+  if (result.passed()) return 0;
+  if (result.state == VerifyState::no_gpu) return 1;
+  if (result.state == VerifyState::infrastructure_error || !result.outcome) return 8;
+  switch (*result.outcome) {
+    case Outcome::wrong:
+      return 2;
+    case Outcome::timeout:
+      return 3;
+    case Outcome::runtime_error:
+      return 4;
+    case Outcome::hacked:
+      return 5;
+    case Outcome::compile_error:
+      return 6;
+    case Outcome::passed:
+      return 0;
+  }
+  return 8;
+}
+
+// Whether sample `a` is better than sample `b` (ties: the earlier sample wins).
+bool better_sample(const AttemptResult& a, const AttemptResult& b) {
+  const int rank_a = sample_rank(a), rank_b = sample_rank(b);
+  if (rank_a != rank_b) return rank_a < rank_b;
+  if (rank_a == 0 && a.timing && b.timing) return a.timing->median_ms < b.timing->median_ms;
+  return false;
+}
+
 }  // namespace
 
 bool faster_beyond_spread(const Timing& best, const Timing& candidate, double min_gain) {
@@ -100,6 +131,16 @@ std::string budget_exceeded(const RunState& state, const Budgets& budgets) {
   if (budgets.max_tokens > 0 && state.used.tokens >= budgets.max_tokens)
     return fmt::format("token budget spent ({} tokens)", state.used.tokens);
   return "";
+}
+
+RunEnd budget_end(const RunState& state) {
+  bool any = false;
+  for (const auto& attempt : state.attempts) {
+    if (attempt.status != AttemptStatus::finished || !attempt.result) continue;
+    if (!attempt.result->no_usable_output) return RunEnd::budget_exhausted;
+    any = true;
+  }
+  return any ? RunEnd::no_usable_output : RunEnd::budget_exhausted;
 }
 
 void finish_run(RunState& state, RunEnd end, const std::string& reason) {
@@ -133,6 +174,12 @@ void route_after_attempt(RunState& state, int attempt_number, const Budgets& bud
   }
   if (attempt->kind == AttemptKind::refine) {
     after_refine(state, *attempt, budgets);
+    return;
+  }
+  if (result.no_usable_output) {  // the same scope again with the reason; the budget bounds it
+    if (attempt->kind == AttemptKind::subtask && attempt->subtask >= 0 &&
+        attempt->subtask < static_cast<int>(state.subtasks.size()))
+      state.subtasks[attempt->subtask].status = SubtaskStatus::failed;
     return;
   }
   if (attempt->kind == AttemptKind::integration && result.state == VerifyState::no_gpu) {
@@ -173,6 +220,25 @@ void route_after_attempt(RunState& state, int attempt_number, const Budgets& bud
     route_replan(state, budgets,
                  fmt::format("{} failed {} times in a row (last: {})", scope_name(state, *attempt),
                              state.failures_in_row, describe_failure(*attempt)));
+}
+
+}  // namespace stitch::agents
+
+namespace stitch::agents {
+
+int route_after_samples(RunState& state, const std::vector<int>& numbers, const Budgets& budgets) {
+  const AttemptRecord* chosen = nullptr;
+  for (int number : numbers) {
+    const AttemptRecord* sample = state.attempt(number);
+    if (sample == nullptr || !sample->result) continue;
+    if (chosen == nullptr || better_sample(*sample->result, *chosen->result)) chosen = sample;
+  }
+  if (chosen == nullptr) return -1;
+  const int chosen_number = chosen->number;
+  for (int number : numbers)
+    if (AttemptRecord* sample = state.attempt(number)) sample->carried = number == chosen_number;
+  route_after_attempt(state, chosen_number, budgets);
+  return chosen_number;
 }
 
 }  // namespace stitch::agents

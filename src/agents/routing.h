@@ -10,12 +10,20 @@
 //                                                  → replan at once; if a replan wrote that
 //                                                    program again, the run fails with the reason;
 //   the machinery failed                           → the run stops (infrastructure_error);
+//   the Coder's reply held no usable program       → the same scope again, the reason fed back
+//                                                    (the plan is not at fault: no replan); when
+//                                                    the budget ends and no attempt ever had a
+//                                                    usable program, the run ends no_usable_output;
+//   a step of K samples                            → routed on its best sample (the fastest
+//                                                    passing one, else the most advanced failure),
+//                                                    which is carried forward;
 //   refine: a candidate is accepted only when correct and faster beyond the measured spread.
 // Budgets (attempts, wall time, LLM tokens) end the run before the next step.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "agents/run_state.h"
 
@@ -45,6 +53,10 @@ bool attempt_passes(const AttemptRecord& attempt);
 // The reason a run must stop before its next step, or "" to go on.
 std::string budget_exceeded(const RunState& state, const Budgets& budgets);
 
+// How a run whose budget is spent ends: no_usable_output when attempts were made and none had a
+// usable program, else budget_exhausted (finish_run makes it succeeded when one passed).
+RunEnd budget_end(const RunState& state);
+
 // Ends the run: with the best program when there is one (succeeded), else with `end`.
 void finish_run(RunState& state, RunEnd end, const std::string& reason);
 
@@ -55,5 +67,10 @@ void route_replan(RunState& state, const Budgets& budgets, const std::string& re
 // Applies one finished attempt (status finished, result set) to the state: subtask status, best,
 // failure counters, refine progress, phase. Deterministic: a resumed run routes as the original.
 void route_after_attempt(RunState& state, int attempt_number, const Budgets& budgets);
+
+// Applies one step of K samples (attempts `numbers`, every one finished): the best sample is routed
+// as the step's attempt (route_after_attempt) and carried forward; the others are marked not
+// carried. Returns the chosen attempt's number.
+int route_after_samples(RunState& state, const std::vector<int>& numbers, const Budgets& budgets);
 
 }  // namespace stitch::agents

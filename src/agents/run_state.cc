@@ -14,8 +14,14 @@ using nlohmann::json;
 
 constexpr std::array<std::string_view, 5> kPhaseNames = {"planning", "coding", "integrating",
                                                          "refining", "finished"};
-constexpr std::array<std::string_view, 7> kRunEndNames = {
-    "none", "succeeded", "failed", "refused", "no_gpu", "budget_exhausted", "infrastructure_error"};
+constexpr std::array<std::string_view, 8> kRunEndNames = {"none",
+                                                          "succeeded",
+                                                          "failed",
+                                                          "refused",
+                                                          "no_gpu",
+                                                          "budget_exhausted",
+                                                          "infrastructure_error",
+                                                          "no_usable_output"};
 constexpr std::array<std::string_view, 3> kSubtaskStatusNames = {"pending", "passed", "failed"};
 constexpr std::array<std::string_view, 3> kAttemptKindNames = {"subtask", "integration", "refine"};
 constexpr std::array<std::string_view, 3> kAttemptStatusNames = {"started", "finished",
@@ -57,6 +63,8 @@ json attempt_to_json(const AttemptRecord& attempt) {
           {"status", attempt_status_name(attempt.status)},
           {"result", attempt.result ? attempt_result_to_json(*attempt.result) : json(nullptr)},
           {"accepted", attempt.accepted},
+          {"sample", attempt.sample},
+          {"carried", attempt.carried},
           {"tokens", attempt.tokens},
           {"seconds", attempt.seconds}};
 }
@@ -78,6 +86,8 @@ Result<AttemptRecord> attempt_from_json(const json& doc) {
     STITCH_ASSIGN_OR_RETURN(attempt.result, attempt_result_from_json(*found));
   }
   STITCH_TRY(read_field(doc, "accepted", attempt.accepted));
+  STITCH_TRY(read_field(doc, "sample", attempt.sample));  // absent in older states
+  STITCH_TRY(read_field(doc, "carried", attempt.carried));
   STITCH_TRY(read_field(doc, "tokens", attempt.tokens));
   STITCH_TRY(read_field(doc, "seconds", attempt.seconds));
   if (attempt.number <= 0 || attempt.dir.empty())
@@ -125,8 +135,8 @@ const AttemptRecord* RunState::attempt(int number) const {
 const AttemptRecord* RunState::last_finished(AttemptKind kind, int subtask) const {
   const PlanVersion* plan = current_plan();
   for (auto it = attempts.rbegin(); it != attempts.rend(); ++it)
-    if (it->status == AttemptStatus::finished && it->kind == kind && it->subtask == subtask &&
-        plan != nullptr && it->plan_version == plan->version)
+    if (it->status == AttemptStatus::finished && it->carried && it->kind == kind &&
+        it->subtask == subtask && plan != nullptr && it->plan_version == plan->version)
       return &*it;
   return nullptr;
 }
@@ -141,14 +151,14 @@ json attempt_result_to_json(const AttemptResult& result) {
           {"timing", timing_to_json(result.timing)},
           {"baselines_ms", baselines},
           {"suggestion_rule", result.suggestion_rule},
-          {"suggestion", result.suggestion}};
+          {"suggestion", result.suggestion},
+          {"no_usable_output", result.no_usable_output}};
 }
 
 Result<AttemptResult> attempt_result_from_json(const json& doc) {
   if (!doc.is_object()) return make_error("an attempt result is not an object");
   AttemptResult result;
-  STITCH_ASSIGN_OR_RETURN(result.state,
-                          read_enum<VerifyState>(doc, "state"));
+  STITCH_ASSIGN_OR_RETURN(result.state, read_enum<VerifyState>(doc, "state"));
   if (auto found = doc.find("outcome"); found != doc.end() && !found->is_null()) {
     STITCH_ASSIGN_OR_RETURN(result.outcome, read_enum<Outcome>(doc, "outcome"));
   }
@@ -159,6 +169,7 @@ Result<AttemptResult> attempt_result_from_json(const json& doc) {
       if (ms.is_number()) result.baselines_ms.emplace_back(mode, ms.get<double>());
   STITCH_TRY(read_field(doc, "suggestion_rule", result.suggestion_rule));
   STITCH_TRY(read_field(doc, "suggestion", result.suggestion));
+  STITCH_TRY(read_field(doc, "no_usable_output", result.no_usable_output));
   return result;
 }
 

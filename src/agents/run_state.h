@@ -42,6 +42,7 @@ enum class RunEnd : uint8_t {
   no_gpu,                // built and statically checked; nothing can run here
   budget_exhausted,      // out of attempts, time or tokens before any program passed
   infrastructure_error,  // the machinery (judge, compiler, runner setup) failed
+  no_usable_output,      // an LLM role never produced a usable answer within the budget
 };
 std::string_view run_end_name(RunEnd end);
 
@@ -75,9 +76,15 @@ struct AttemptResult {
   std::vector<std::pair<std::string, double>> baselines_ms;  // mode → median, as measured
   std::string suggestion_rule;                               // feedback.json suggestion
   std::string suggestion;
-  bool passed() const { return state == VerifyState::verified && outcome == Outcome::passed; }
-  // The outcome's name, or the state's when there is no verdict ("no_gpu").
+  // The Coder's reply held no usable program (an LLM Coder: no code block, ABI mismatch,
+  // truncated...): nothing was verified; `reason` says what was wrong.
+  bool no_usable_output = false;
+  bool passed() const {
+    return !no_usable_output && state == VerifyState::verified && outcome == Outcome::passed;
+  }
+  // "no_usable_output", the outcome's name, or the state's when there is no verdict ("no_gpu").
   std::string_view verdict_name() const {
+    if (no_usable_output) return "no_usable_output";
     return outcome ? enum_name(*outcome) : enum_name(state);
   }
   std::optional<double> baseline_ms(std::string_view mode) const;
@@ -112,6 +119,10 @@ struct AttemptRecord {
   AttemptStatus status = AttemptStatus::started;
   std::optional<AttemptResult> result;
   bool accepted = false;  // refine: became the best
+  // A step of K Coder samples (--samples K) records K attempts: this one's index (-1: a step of
+  // one). Only the step's best sample is carried forward (routed, and its feedback used next).
+  int sample = -1;
+  bool carried = true;
   int64_t tokens = 0;
   double seconds = 0;
 };
@@ -157,7 +168,8 @@ struct RunState {
   AttemptRecord* attempt(int number);
   const AttemptRecord* attempt(int number) const;
   const AttemptRecord* best() const { return best_attempt ? attempt(*best_attempt) : nullptr; }
-  // The most recent finished attempt of `kind` on `subtask` under the current plan.
+  // The most recent finished attempt of `kind` on `subtask` under the current plan that was carried
+  // forward (samples not chosen are skipped).
   const AttemptRecord* last_finished(AttemptKind kind, int subtask) const;
 };
 

@@ -1,6 +1,7 @@
 // The workflow engine (workflow.h).
 #include "agents/workflow.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -150,7 +151,15 @@ Result<RunState> Workflow::drive(RunState state) {
   while (state.phase != Phase::finished) {
     state.used.wall_s = clock_base_s_ + (options_.clock() - clock_start_s_);
     if (std::string reason = budget_exceeded(state, options_.budgets); !reason.empty()) {
-      finish_run(state, RunEnd::budget_exhausted, reason);
+      const RunEnd end = budget_end(state);
+      if (end == RunEnd::no_usable_output)
+        for (auto it = state.attempts.rbegin(); it != state.attempts.rend(); ++it)
+          if (it->result) {
+            reason += fmt::format("; the model never produced a usable program (last: {})",
+                                  it->result->reason);
+            break;
+          }
+      finish_run(state, end, reason);
       break;
     }
     switch (state.phase) {
@@ -220,6 +229,8 @@ Status Workflow::step_plan(RunState& state) {
     if (outcome.exhausted)
       finish_run(state, RunEnd::failed,
                  fmt::format("{}; the Planner has no other plan to try", state.replan_reason));
+    else if (outcome.no_usable_output)
+      finish_run(state, RunEnd::no_usable_output, "planner: " + outcome.refusal.reason);
     else
       finish_run(state, RunEnd::refused, outcome.refusal.reason);
     emit("plan.none", fmt::format("plan: {}", state.end_reason), {{"reason", state.end_reason}});
@@ -257,7 +268,15 @@ Status Workflow::step_plan(RunState& state) {
 
 std::optional<fs::path> Workflow::feedback_for(const RunState& state, AttemptKind kind,
                                                int subtask) const {
-  const AttemptRecord* last = state.last_finished(kind, subtask);
+  // The last attempt on this scope that was verified (attempts without a usable program have
+  // no program to revise: their reason travels as CodeRequest::last_unusable).
+  const AttemptRecord* last = nullptr;
+  const PlanVersion* plan = state.current_plan();
+  for (auto it = state.attempts.rbegin(); it != state.attempts.rend() && last == nullptr; ++it)
+    if (it->status == AttemptStatus::finished && it->carried && it->kind == kind &&
+        it->subtask == subtask && plan && it->plan_version == plan->version && it->result &&
+        !it->result->no_usable_output)
+      last = &*it;
   if (last == nullptr || attempt_passes(*last)) return std::nullopt;
   fs::path feedback = run_.root() / last->dir / "feedback.json";
   std::error_code ec;
@@ -277,50 +296,107 @@ std::vector<json> Workflow::tried_variants(const RunState& state, AttemptKind ki
   return tried;
 }
 
+int Workflow::samples_for_step(const RunState& state, AttemptKind kind) const {
+  if (kind == AttemptKind::refine) return 1;
+  int samples = std::max(1, deps_.coder.samples_per_step());
+  if (options_.budgets.max_attempts > 0)  // a step never opens more attempts than are left
+    samples = std::clamp(options_.budgets.max_attempts - state.used.attempts, 1, samples);
+  return samples;
+}
+
 Status Workflow::step_attempt(RunState& state, AttemptKind kind, int subtask, json variant,
                               std::string label) {
   const PlanVersion* plan = state.current_plan();
   if (plan == nullptr) return make_error("an attempt without a plan");
-  STITCH_ASSIGN_OR_RETURN(fs::path dir, open_attempt(state, kind, subtask, variant, label));
-  const int number = state.attempts.back().number;
+  const int samples = samples_for_step(state, kind);
+  const CodeRequest base = code_request(state, *plan, kind, subtask, variant);
+  std::vector<int> numbers;
+  std::vector<CodeRequest> requests;
+  for (int sample = 0; sample < samples; ++sample) {
+    const std::string sample_label =
+        samples > 1 ? fmt::format("{} (sample {} of {})", label, sample + 1, samples) : label;
+    STITCH_ASSIGN_OR_RETURN(fs::path dir, open_attempt(state, kind, subtask, variant, sample_label,
+                                                       samples > 1 ? sample : -1));
+    numbers.push_back(state.attempts.back().number);
+    CodeRequest request = base;
+    request.out_dir = dir / "src";
+    STITCH_TRY(make_dirs(request.out_dir));
+    requests.push_back(std::move(request));
+    emit("attempt.start",
+         fmt::format("attempt {:02}: {} — {}", numbers.back(), attempt_kind_name(kind),
+                     sample_label),
+         {{"attempt", numbers.back()}, {"kind", attempt_kind_name(kind)}, {"label", sample_label}});
+  }
   const double started_s = options_.clock();
+  std::vector<Result<CodeOutcome>> outcomes;
+  if (samples == 1)
+    outcomes.push_back(deps_.coder.write(requests.front()));
+  else
+    outcomes = deps_.coder.write_samples(requests);
+  if (outcomes.size() != requests.size())
+    return make_error("the Coder answered {} of {} samples", outcomes.size(), requests.size());
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (!outcomes[i].ok()) return outcomes[i].error();
+    CodeOutcome& code = *outcomes[i];
+    if (samples == 1 && !code.draft && !code.no_usable_output)
+      return drop_stagnant_attempt(state, kind, label, code.why_not,
+                                   requests.front().out_dir.parent_path());
+    STITCH_ASSIGN_OR_RETURN(AttemptResult result,
+                            settle_attempt(state, numbers[i], std::move(code), started_s));
+    STITCH_TRY(finish_attempt(state, numbers[i], result, state.attempt(numbers[i])->seconds,
+                              samples == 1));
+  }
+  if (samples == 1) return {};
+  const int chosen = route_after_samples(state, numbers, options_.budgets);
+  emit("samples.chosen",
+       fmt::format("samples: attempt {:02} carried forward ({} of {} samples passed)", chosen,
+                   std::count_if(numbers.begin(), numbers.end(),
+                                 [&](int n) { return state.attempt(n)->result->passed(); }),
+                   samples),
+       {{"attempts", numbers}, {"chosen", chosen}});
+  return save(state);
+}
 
-  CodeRequest request = code_request(state, *plan, kind, subtask, variant);
-  request.out_dir = dir / "src";
-  STITCH_TRY(make_dirs(request.out_dir));
-  emit("attempt.start",
-       fmt::format("attempt {:02}: {} — {}", number, attempt_kind_name(kind), label),
-       {{"attempt", number}, {"kind", attempt_kind_name(kind)}, {"label", label}});
-  STITCH_ASSIGN_OR_RETURN(CodeOutcome code, deps_.coder.write(request));
-  if (!code.draft) return drop_stagnant_attempt(state, kind, label, code.why_not, dir);
-  CodeDraft& draft = *code.draft;
+Result<AttemptResult> Workflow::settle_attempt(RunState& state, int number, CodeOutcome code,
+                                               double started_s) {
   AttemptRecord* current = state.attempt(number);
-  current->variant = draft.variant;
-  if (!draft.label.empty()) current->label = draft.label;
-  current->tokens = draft.tokens;
-  state.used.tokens += draft.tokens;
-  draft.label = current->label;
-  STITCH_ASSIGN_OR_RETURN(current->program_digest, program_digest(draft));
-  STITCH_TRY(write_draft(dir, draft));
-  checkpoint("after_code", number);
-
+  const fs::path dir = run_.root() / current->dir;
   state.used.attempts++;
-  STITCH_TRY(save(state));
-  VerifyJob job;
-  job.run_dir = run_.root();
-  job.attempt_dir = dir;
-  job.draft = &draft;
-  job.subtask = kind == AttemptKind::subtask ? subtask : -1;
-  STITCH_ASSIGN_OR_RETURN(AttemptResult result, deps_.verifier.verify(job));
-  checkpoint("after_verify", number);
+  AttemptResult result;
+  if (!code.draft) {  // a model's reply without a usable program: kept, with the reason
+    current->tokens = code.tokens;
+    state.used.tokens += code.tokens;
+    result.no_usable_output = true;
+    result.reason = code.why_not;
+  } else {
+    CodeDraft& draft = *code.draft;
+    current->variant = draft.variant;
+    if (!draft.label.empty() && current->sample < 0) current->label = draft.label;
+    current->tokens = draft.tokens;
+    state.used.tokens += draft.tokens;
+    draft.label = current->label;
+    STITCH_ASSIGN_OR_RETURN(current->program_digest, program_digest(draft));
+    STITCH_TRY(write_draft(dir, draft));
+    checkpoint("after_code", number);
+    STITCH_TRY(save(state));
+    VerifyJob job;
+    job.run_dir = run_.root();
+    job.attempt_dir = dir;
+    job.draft = &draft;
+    job.subtask = current->kind == AttemptKind::subtask ? current->subtask : -1;
+    STITCH_ASSIGN_OR_RETURN(result, deps_.verifier.verify(job));
+    checkpoint("after_verify", number);
+  }
   const double seconds = options_.clock() - started_s;
   STITCH_TRY(write_json_file(dir / "result.json", finished_attempt_to_json({result, seconds})));
   checkpoint("after_result", number);
-  return finish_attempt(state, number, result, seconds);
+  current = state.attempt(number);
+  current->seconds = seconds;
+  return result;
 }
 
 Result<fs::path> Workflow::open_attempt(RunState& state, AttemptKind kind, int subtask,
-                                        const json& variant, const std::string& label) {
+                                        const json& variant, const std::string& label, int sample) {
   STITCH_ASSIGN_OR_RETURN(fs::path dir, run_.new_attempt_dir());
   AttemptRecord record;
   record.number = std::stoi(dir.filename().string());
@@ -330,6 +406,7 @@ Result<fs::path> Workflow::open_attempt(RunState& state, AttemptKind kind, int s
   record.subtask = subtask;
   record.variant = variant;
   record.label = label;
+  record.sample = sample;
   STITCH_TRY(write_json_file(dir / "attempt.json", attempt_intent_to_json(record)));
   const int number = record.number;
   state.attempts.push_back(std::move(record));
@@ -348,6 +425,9 @@ CodeRequest Workflow::code_request(const RunState& state, const PlanVersion& pla
   request.subtask_ids = plan.subtask_ids;
   request.feedback =
       kind == AttemptKind::refine ? std::nullopt : feedback_for(state, kind, subtask);
+  const AttemptRecord* last = state.last_finished(kind, subtask);
+  if (kind != AttemptKind::refine && last && last->result && last->result->no_usable_output)
+    request.last_unusable = fmt::format("attempt {:02}: {}", last->number, last->result->reason);
   request.variant = variant;
   request.tried_variants = tried_variants(state, kind, subtask);
   return request;
@@ -373,15 +453,14 @@ Status Workflow::drop_stagnant_attempt(RunState& state, AttemptKind kind, const 
   return save(state);
 }
 
-// Records the verdict, routes on it and says so.
 Status Workflow::finish_attempt(RunState& state, int number, const AttemptResult& result,
-                                double seconds) {
+                                double seconds, bool route) {
   AttemptRecord* current = state.attempt(number);
   current->result = result;
   current->status = AttemptStatus::finished;
   current->seconds = seconds;
   const AttemptKind kind = current->kind;
-  route_after_attempt(state, number, options_.budgets);
+  if (route) route_after_attempt(state, number, options_.budgets);
   current = state.attempt(number);
   std::string line = fmt::format("attempt {:02}: {}", number, result_line(result));
   if (kind == AttemptKind::refine) line += current->accepted ? "  → accepted" : "  → kept the best";

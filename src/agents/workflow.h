@@ -4,9 +4,12 @@
 // decisions are the pure functions of routing.h; the roles are interfaces (roles.h), so the whole
 // engine, resume included, is tested on a CPU with fakes.
 //
-// One attempt, in order (the durability protocol of run_state.h):
+// One attempt, in order (the durability protocol of run_state.h; a step of K samples opens K
+// attempts at once, gets their programs from the Coder together, then verifies them one after
+// another and routes on the best, routing.h):
 //   1. attempts/NN/ created, attempt.json written, the attempt recorded as started, state saved;
-//   2. the Coder writes attempts/NN/src/ and draft.json;
+//   2. the Coder writes attempts/NN/src/ and draft.json (or its model gave no usable program: the
+//      attempt is kept, with its transcript, and ends no_usable_output without a verification);
 //   3. the Verifier writes verify.json and feedback.json;
 //   4. result.json written (the attempt's commit record);
 //   5. routed, state saved.
@@ -74,14 +77,22 @@ class Workflow {
   Status step_plan(RunState& state);
   Status step_attempt(RunState& state, AttemptKind kind, int subtask, nlohmann::json variant,
                       std::string label);
-  // The steps of one attempt: its record and folder, the Coder's request, and its two endings.
+  // The steps of one attempt: its record and folder, the Coder's request, and its endings.
   Result<fs::path> open_attempt(RunState& state, AttemptKind kind, int subtask,
-                                const nlohmann::json& variant, const std::string& label);
+                                const nlohmann::json& variant, const std::string& label,
+                                int sample);
+  // The Coder's outcome for attempt `number` verified, or recorded as no_usable_output; its
+  // result.json written and the state updated, not routed.
+  Result<AttemptResult> settle_attempt(RunState& state, int number, CodeOutcome code,
+                                       double started_s);
+  int samples_for_step(const RunState& state, AttemptKind kind) const;
   CodeRequest code_request(const RunState& state, const PlanVersion& plan, AttemptKind kind,
                            int subtask, const nlohmann::json& variant) const;
   Status drop_stagnant_attempt(RunState& state, AttemptKind kind, const std::string& label,
                                const std::string& why_not, const fs::path& dir);
-  Status finish_attempt(RunState& state, int number, const AttemptResult& result, double seconds);
+  // Records the verdict and says so; routes on it unless the attempt is one of several samples.
+  Status finish_attempt(RunState& state, int number, const AttemptResult& result, double seconds,
+                        bool route = true);
   Status start_refine(RunState& state);
   Status save(RunState& state);
   void emit(const std::string& name, const std::string& line,

@@ -1,12 +1,16 @@
 // One task through the loop (loop_session.h).
 #include "app/loop_session.h"
 
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "agents/builtin_roles.h"
 #include "agents/export_best.h"
+#include "agents/llm_planner.h"
+#include "agents/llm_usage.h"
+#include "agents/llm_verifier.h"
 #include "agents/refine.h"
 #include "agents/system_roles.h"
 #include "app/chat_clients.h"
@@ -23,19 +27,18 @@ using nlohmann::json;
 
 namespace {
 
-// The LLM roles this loop can run: the Coder in whole-program mode. The LLM Planner, the
-// Verifier's LLM analysis and the hybrid Coder are configured already but not wired yet.
+// The LLM roles this loop can run: Planner, Coder (whole program) and the Verifier's analysis.
+// The hybrid Coder is configured already but not wired yet; the built-in Coder implements only the
+// built-in Planner's plans.
 Status check_runnable_roles(const llm::LlmConfig& config) {
   using llm::LoopRole;
-  for (LoopRole role : {LoopRole::planner, LoopRole::verifier})
-    if (config.role(role).uses_llm())
-      return make_error(ErrorKind::bad_input,
-                        "the {} is set to llm, which the loop does not run yet (only the Coder "
-                        "has an LLM role so far): use --{} builtin",
-                        enum_name(role), enum_name(role));
   if (config.role(LoopRole::coder).kind == llm::RoleKind::hybrid)
     return make_error(ErrorKind::bad_input,
                       "--coder hybrid is not wired into the loop yet: use --coder llm or builtin");
+  if (config.role(LoopRole::planner).uses_llm() && !config.role(LoopRole::coder).uses_llm())
+    return make_error(ErrorKind::bad_input,
+                      "--planner llm needs --coder llm: the built-in Coder implements only the "
+                      "built-in Planner's plans (its kernel-library subtasks), not an LLM's plan");
   return {};
 }
 
@@ -116,7 +119,8 @@ Result<agents::SystemVerifierConfig> verifier_config(
   config.gpu = gpu;
   auto runner_path = locate_stitch_runner();
   if (!runner_path)
-    return make_error(ErrorKind::machine, "stitch-runner not found (set STITCH_RUNNER or build it)");
+    return make_error(ErrorKind::machine,
+                      "stitch-runner not found (set STITCH_RUNNER or build it)");
   config.options.runner_path = *runner_path;
   config.options.sets = settings.sets;
   config.options.timing_iters = settings.iters;
@@ -141,22 +145,55 @@ Result<agents::SystemVerifierConfig> verifier_config(
   return config;
 }
 
-// The Coder the settings name: the built-in one, or the LLM Coder on its configured endpoint.
-std::unique_ptr<agents::Coder> make_coder(const LoopSettings& settings,
-                                          const std::optional<GpuInfo>& gpu,
-                                          const std::vector<fs::path>& include_dirs) {
-  const llm::RoleConfig& role = settings.llm.role(llm::LoopRole::coder);
-  if (!role.uses_llm()) return std::make_unique<agents::BuiltinCoder>(include_dirs);
-  agents::LlmCoderOptions options;
-  options.role = role;
+// The facts every LLM role's prompt quotes about the target.
+template <class Options>
+Options llm_role_options(const LoopSettings& settings, llm::LoopRole which,
+                         const std::optional<GpuInfo>& gpu) {
+  Options options;
+  options.role = settings.llm.role(which);
   options.prices = settings.llm.prices;
   options.gpu = gpu ? find_gpu_peaks(gpu->name) : nullptr;
   options.arch = !settings.arch.empty() ? settings.arch : gpu ? gpu->arch() : "";
   options.track = settings.track;
+  return options;
+}
+
+agents::ChatClientFactory chat_clients(const LoopSettings& settings) {
+  return settings.chat_clients ? settings.chat_clients : default_chat_client_factory();
+}
+
+// The Planner the settings name: the built-in one, or the LLM Planner.
+std::unique_ptr<agents::Planner> make_planner(const LoopSettings& settings,
+                                              const std::optional<GpuInfo>& gpu) {
+  if (!settings.llm.role(llm::LoopRole::planner).uses_llm())
+    return std::make_unique<agents::BuiltinPlanner>(
+        planner_options({settings.track, settings.strict_fp32_gemm, ""}, gpu));
+  return std::make_unique<agents::LlmPlanner>(
+      llm_role_options<agents::LlmPlannerOptions>(settings, llm::LoopRole::planner, gpu),
+      chat_clients(settings));
+}
+
+// The run's LLM usage per role and model: usage.json, and the summary's "llm_usage".
+void record_llm_usage(run::RunDir& run, json& summary) {
+  llm::UsageLedger ledger;
+  if (Status added = agents::add_run_llm_usage(run.root(), ledger); !added.ok()) {
+    summary["llm_usage_error"] = added.error().message;
+    return;
+  }
+  if (ledger.lines().empty()) return;
+  (void)llm::write_usage_ledger(run.root() / "usage.json", ledger);
+  summary["llm_usage"] = llm::ledger_to_json(ledger);
+}
+
+// The Coder the settings name: the built-in one, or the LLM Coder on its configured endpoint.
+std::unique_ptr<agents::Coder> make_coder(const LoopSettings& settings,
+                                          const std::optional<GpuInfo>& gpu,
+                                          const std::vector<fs::path>& include_dirs) {
+  if (!settings.llm.role(llm::LoopRole::coder).uses_llm())
+    return std::make_unique<agents::BuiltinCoder>(include_dirs);
+  auto options = llm_role_options<agents::LlmCoderOptions>(settings, llm::LoopRole::coder, gpu);
   options.include_dirs = include_dirs;
-  agents::ChatClientFactory clients =
-      settings.chat_clients ? settings.chat_clients : default_chat_client_factory();
-  return std::make_unique<agents::LlmCoder>(std::move(options), std::move(clients));
+  return std::make_unique<agents::LlmCoder>(std::move(options), chat_clients(settings));
 }
 
 // Exports best/ of a succeeded run and settles summary.json.
@@ -174,6 +211,7 @@ LoopOutcome finish_loop(run::RunDir& run, const agents::RunState& state, const L
   }
   json summary = best_summary(state);
   summary["stage"] = "loop";
+  record_llm_usage(run, summary);
   if (!outcome.export_note.empty()) summary["export"] = outcome.export_note;
   const bool infrastructure = state.end == agents::RunEnd::infrastructure_error;
   (void)run.set_status(infrastructure ? run::RunStatus::failed : run::RunStatus::complete, summary);
@@ -206,21 +244,28 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
                              std::function<void(const agents::WorkflowEvent&)> on_event,
                              std::function<void(const std::string&)> on_verify_step) {
   const std::optional<GpuInfo> gpu = query_gpu(0);
-  const plan::PlanOptions plan_options =
-      planner_options({settings.track, settings.strict_fp32_gemm, ""}, gpu);
   STITCH_ASSIGN_OR_RETURN(agents::SystemVerifierConfig config,
                           verifier_config(run, settings, harness, gpu, std::move(on_verify_step)));
   const fs::path runner_path = config.options.runner_path;
   agents::SystemCandidateVerifier verifier(config);
   const std::vector<fs::path> include_dirs = verifier.compiler_include_dirs();
-  agents::BuiltinPlanner planner(plan_options);
+  const std::unique_ptr<agents::Planner> planner = make_planner(settings, gpu);
   const std::unique_ptr<agents::Coder> coder = make_coder(settings, gpu, include_dirs);
-  if (settings.llm.role(llm::LoopRole::coder).uses_llm())
+  std::optional<agents::LlmAnalysingVerifier> analysing;
+  if (settings.llm.role(llm::LoopRole::verifier).uses_llm())
+    analysing.emplace(
+        verifier,
+        llm_role_options<agents::LlmVerifierOptions>(settings, llm::LoopRole::verifier, gpu),
+        chat_clients(settings));
+  if (std::any_of(settings.llm.roles.begin(), settings.llm.roles.end(),
+                  [](const llm::RoleConfig& role) { return role.uses_llm(); }))
     (void)run.events().append("loop.llm_config", llm::llm_config_to_json(settings.llm));
   agents::SystemProgramProfiler profiler(runner_path);
   agents::BuiltinRefinePolicy refiner;
   SystemProcessRunner process_runner;
-  LoopDeps deps{{planner, *coder, verifier, gpu ? &profiler : nullptr, &refiner},
+  agents::CandidateVerifier& loop_verifier =
+      analysing ? static_cast<agents::CandidateVerifier&>(*analysing) : verifier;
+  LoopDeps deps{{*planner, *coder, loop_verifier, gpu ? &profiler : nullptr, &refiner},
                 gpu.has_value(),
                 [&](const agents::RunState& state) {
                   return agents::export_best_attempt(run.root(), state, include_dirs,

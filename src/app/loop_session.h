@@ -1,8 +1,8 @@
-// One task through the loop with the built-in roles and the real Verifier: shared by `run` (one
-// task, live progress) and `bench` (many tasks, one worker per GPU). Wires the roles
-// (agents/builtin_roles.h, agents/system_roles.h), drives the engine (agents/workflow.h), exports
-// the best program with its adapters (agents/export_best.h) and keeps summary.json current. The
-// roles and the export are interfaces (LoopDeps); tests give fakes.
+// One task through the loop with the configured roles (built-in or LLM) and the real Verifier:
+// shared by `run` (one task, live progress) and `bench` (many tasks, one worker per GPU). Wires the
+// roles (agents/builtin_roles.h, agents/system_roles.h), drives the engine (agents/workflow.h),
+// exports the best program with its adapters (agents/export_best.h) and keeps summary.json current.
+// The roles and the export are interfaces (LoopDeps); tests give fakes.
 #pragma once
 
 #include <filesystem>
@@ -57,8 +57,9 @@ struct LoopOptions {
 };
 
 // The settings they make; a bad_input Error for an unknown track, a bad LLM configuration (the
-// config file is looked up in the working directory) or an LLM role the loop cannot run yet. An
-// LLM Coder runs without refine (the built-in refine's variants are the built-in Coder's knobs).
+// config file is looked up in the working directory), an LLM role the loop cannot run yet (the
+// hybrid Coder) or an LLM Planner with the built-in Coder. An LLM Coder runs without refine (the
+// built-in refine's variants are the built-in Coder's knobs).
 Result<LoopSettings> loop_settings(const LoopOptions& options);
 // The same options as command-line arguments (for bench's worker processes).
 std::vector<std::string> loop_arguments(const LoopOptions& options);
@@ -83,8 +84,9 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopDeps& deps, const agent
                              bool resume,
                              std::function<void(const agents::WorkflowEvent&)> on_event);
 
-// The same with the configured roles (settings.llm: the built-in ones, or the LLM Coder) and the
-// real Verifier, profiler and export on GPU 0.
+// The same with the configured roles (settings.llm: the built-in ones, or the LLM Planner, Coder
+// and the Verifier's LLM analysis over the real Verifier) and the real Verifier, profiler and
+// export on GPU 0. summary.json and usage.json get the LLM roles' tokens and cost per role.
 // `on_event` sees every loop step; `on_verify_step` every verification step (for a live view).
 Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, bool resume,
                              const harness::HarnessLocation& harness,

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/common_options.h"
 #include "cli/loop_options.h"
+#include "llm/usage_ledger.h"
 
 namespace stitch::cli {
 namespace {
@@ -47,10 +48,23 @@ struct RunCommandOptions {
   bool no_main = false;
 };
 
+// The LLM roles' tokens and cost per role and model (usage.json), when any role used an LLM.
+void print_llm_usage(const std::filesystem::path& run_dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(run_dir / "usage.json", ec)) return;
+  auto report = llm::read_usage_ledger(run_dir / "usage.json");
+  if (!report.ok()) return;
+  for (const llm::LedgerLine& line : report->lines)
+    fmt::print("llm {} ({}): {} requests, {} prompt + {} completion tokens, {}\n", line.role,
+               line.model, line.requests, line.usage.prompt_tokens, line.usage.completion_tokens,
+               line.cost_usd ? fmt::format("${:.4f}", *line.cost_usd) : "no price");
+}
+
 CommandEnd print_end(const app::RunTaskResult& result) {
   const app::LoopOutcome& outcome = result.outcome;
   const agents::RunState& state = outcome.state;
   if (!outcome.export_note.empty()) fmt::print(stderr, "{}\n", outcome.export_note);
+  print_llm_usage(result.run_dir);
   switch (state.end) {
     case agents::RunEnd::succeeded:
       fmt::print("{}: verified program in {}\n", state.task,

@@ -44,36 +44,61 @@ Result<ProgramExchange> ask_for_program(ChatClient& client, ChatRequest request)
   return exchange;
 }
 
+namespace {
+
+// The fields every exchange record shares: who was asked, each reply, the token totals, the cost.
+json exchange_record(const std::vector<ChatReply>& replies, const Usage& usage, bool reasked,
+                     std::string_view skill, const RoleConfig& role, const PriceTable& prices) {
+  const std::optional<double> cost = cost_usd(prices, role.model, usage);
+  json reply_lines = json::array();
+  for (const ChatReply& reply : replies)
+    reply_lines.push_back({{"finish", enum_name(reply.finish)},
+                           {"model", reply.model},
+                           {"prompt_tokens", reply.usage.prompt_tokens},
+                           {"completion_tokens", reply.usage.completion_tokens},
+                           {"reasoning_tokens", reply.usage.reasoning_tokens},
+                           {"seconds", reply.seconds},
+                           {"http_attempts", reply.attempts}});
+  return {{"format", "stitchcuda.llm_exchange"},
+          {"version", 1},
+          {"skill", skill},
+          {"model", role.model},
+          {"api_base", role.endpoint.api_base},
+          {"reasked", reasked},
+          {"replies", reply_lines},
+          {"prompt_tokens", usage.prompt_tokens},
+          {"completion_tokens", usage.completion_tokens},
+          {"cost_usd", cost ? json(*cost) : json(nullptr)}};
+}
+
+}  // namespace
+
 json program_exchange_record(const ProgramExchange& exchange, std::string_view skill,
                              const RoleConfig& role, const PriceTable& prices) {
-  const Usage usage = exchange.usage();
-  const std::optional<double> cost = cost_usd(prices, role.model, usage);
-  json replies = json::array();
-  for (const ChatReply& reply : exchange.replies)
-    replies.push_back({{"finish", enum_name(reply.finish)},
-                       {"model", reply.model},
-                       {"prompt_tokens", reply.usage.prompt_tokens},
-                       {"completion_tokens", reply.usage.completion_tokens},
-                       {"reasoning_tokens", reply.usage.reasoning_tokens},
-                       {"seconds", reply.seconds},
-                       {"http_attempts", reply.attempts}});
+  json record =
+      exchange_record(exchange.replies, exchange.usage(), exchange.reasked, skill, role, prices);
   const ProgramExtraction& extraction = exchange.extraction;
-  json record = {{"format", "stitchcuda.llm_exchange"},
-                 {"version", 1},
-                 {"skill", skill},
-                 {"model", role.model},
-                 {"api_base", role.endpoint.api_base},
-                 {"outcome", enum_name(extraction.outcome)},
-                 {"reasked", exchange.reasked},
-                 {"replies", replies},
-                 {"prompt_tokens", usage.prompt_tokens},
-                 {"completion_tokens", usage.completion_tokens},
-                 {"cost_usd", cost ? json(*cost) : json(nullptr)}};
+  record["outcome"] = enum_name(extraction.outcome);
   if (extraction.outcome == StepOutcome::usable) {
     record["source_note"] = extraction.note;
   } else {
     record["reason"] = enum_name(extraction.failure.reason);
     record["detail"] = extraction.failure.detail;
+  }
+  return record;
+}
+
+json answer_exchange_record(const JsonExchange& exchange, std::string_view skill,
+                            const RoleConfig& role, const PriceTable& prices) {
+  json record =
+      exchange_record(exchange.replies, exchange.usage, exchange.reasked, skill, role, prices);
+  record["repaired"] = exchange.repaired;
+  if (exchange.value) {
+    record["outcome"] = enum_name(StepOutcome::usable);
+  } else {
+    record["outcome"] = enum_name(StepOutcome::no_usable_output);
+    record["reason"] = enum_name(exchange.failure.reason);
+    record["detail"] = exchange.failure.detail;
   }
   return record;
 }

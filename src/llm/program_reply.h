@@ -15,6 +15,7 @@
 #include "llm/chat.h"
 #include "llm/config.h"
 #include "llm/extract.h"
+#include "llm/json_reply.h"
 #include "util/result.h"
 
 namespace stitch::llm {
@@ -39,6 +40,11 @@ Result<ProgramExchange> ask_for_program(ChatClient& client, ChatRequest request)
 // config prices no such model).
 nlohmann::json program_exchange_record(const ProgramExchange& exchange, std::string_view skill,
                                        const RoleConfig& role, const PriceTable& prices);
+
+// The same record for a JSON answer (json_reply.h: the Planner's plan, the Verifier's analysis):
+// outcome usable, or no_usable_output with the reason; `repaired` when the JSON needed mending.
+nlohmann::json answer_exchange_record(const JsonExchange& exchange, std::string_view skill,
+                                      const RoleConfig& role, const PriceTable& prices);
 
 // What the loop reads back from a record (token budgets, cost totals, reports).
 struct ExchangeSummary {

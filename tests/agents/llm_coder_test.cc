@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <mutex>
+
+#include "agents/llm_plan_file.h"
 #include "agents/llm_test_run.h"
+#include "agents/llm_verifier.h"
 #include "llm/scripted_chat_client.h"
 #include "util/fs.h"
 
@@ -156,6 +161,8 @@ TEST_F(LlmCoderTest, NoUsableOutputIsTheRolesWhyNot) {
   auto outcome = llm_coder.write(code_request);
   ASSERT_TRUE(outcome.ok()) << outcome.error().message;
   EXPECT_FALSE(outcome->draft);
+  EXPECT_TRUE(outcome->no_usable_output);
+  EXPECT_EQ(outcome->tokens, 300);  // both replies
   EXPECT_EQ(outcome->why_not,
             "no_usable_output (no_code): the reply's code blocks are not C++/CUDA (python)");
   EXPECT_EQ(client->requests.size(), 2u);  // one re-ask
@@ -170,6 +177,120 @@ TEST_F(LlmCoderTest, ClientFailureIsAnError) {
   auto outcome = llm_coder.write(request(1));
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.error().kind, ErrorKind::machine);
+}
+
+TEST_F(LlmCoderTest, TheLastReplysFailureReachesTheNextPrompt) {
+  LlmCoder llm_coder = coder({text_reply(fenced(kProgram))});
+  CodeRequest code_request = request(2);
+  code_request.last_unusable = "attempt 01: no_usable_output (truncated): the program is cut off";
+  auto outcome = llm_coder.write(code_request);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  ASSERT_TRUE(outcome->draft);
+  const std::string& user = client->requests.at(0).messages.back().content;
+  EXPECT_NE(user.find("# Your last reply"), std::string::npos) << user;
+  EXPECT_NE(user.find("(attempt 01: no_usable_output (truncated): the program is cut off)"),
+            std::string::npos)
+      << user;
+}
+
+TEST_F(LlmCoderTest, TheVerifiersAnalysisReachesTheRevisePrompt) {
+  const fs::path first = run_dir_ / "attempts" / "01";
+  ASSERT_TRUE(make_dirs(first / "src").ok());
+  ASSERT_TRUE(write_file_atomic(first / "src" / "program.cu", std::string(kProgram)).ok());
+  Feedback feedback;
+  feedback.outcome = Outcome::passed;
+  feedback.suggestion = {SuggestionRule::profile_slowest, "Profile the slowest kernel."};
+  ASSERT_TRUE(write_feedback(first / "feedback.json", feedback).ok());
+  const json analysis = {{"bottleneck", "memory"},
+                         {"kernel", "gemm_bias_relu"},
+                         {"evidence", {"DRAM 91% of peak", "SM 12%"}},
+                         {"optimisation", "tile the GEMM through shared memory"},
+                         {"change", "stage 64x64 tiles of A and B"},
+                         {"next_step", "optimise"}};
+  ASSERT_TRUE(write_verifier_analysis(first / kAnalysisFile, analysis).ok());
+
+  LlmCoder llm_coder = coder({text_reply(fenced(kProgram))});
+  CodeRequest code_request = request(2);
+  code_request.feedback = first / "feedback.json";
+  ASSERT_TRUE(llm_coder.write(code_request).ok());
+  const std::string& user = client->requests.at(0).messages.at(1).content;
+  EXPECT_NE(user.find("## The Verifier's analysis"), std::string::npos) << user;
+  EXPECT_NE(user.find("- Bottleneck: **memory** in `gemm_bias_relu`"), std::string::npos) << user;
+  EXPECT_NE(user.find("- Evidence: DRAM 91% of peak"), std::string::npos);
+  EXPECT_NE(user.find("- What to change: stage 64x64 tiles of A and B"), std::string::npos);
+}
+
+TEST_F(LlmCoderTest, AnLlmPlanIsThePlanOfThePrompt) {
+  llm::LlmPlan plan;
+  plan.summary = "one fused kernel";
+  plan.kernels = {{"k1_fused",
+                   {"addmm", "relu"},
+                   "the GEMM with bias and ReLU fused",
+                   {"x"},
+                   {"out"},
+                   "own kernel",
+                   "one block per 64x64 tile",
+                   "compute"}};
+  plan.execution_order = {"k1_fused"};
+  plan.host_strategy = "one stream, no graph";
+  ASSERT_TRUE(write_llm_plan_file(plan_file(), plan, "planner-model").ok());
+  LlmCoder llm_coder = coder({text_reply(fenced(kProgram))});
+  ASSERT_TRUE(llm_coder.write(request(1)).ok());
+  const std::string& user = client->requests.at(0).messages.at(1).content;
+  EXPECT_NE(user.find("The Planner's plan: one fused kernel"), std::string::npos) << user;
+  EXPECT_NE(user.find("- `k1_fused`: the GEMM with bias and ReLU fused"), std::string::npos);
+  EXPECT_NE(user.find("one stream, no graph"), std::string::npos);
+}
+
+// Answers by the request's seed, from any thread: sample i's reply is script[seed].
+class SeededClient final : public llm::ChatClient {
+ public:
+  explicit SeededClient(std::vector<std::string> script) : script_(std::move(script)) {}
+  Result<llm::ChatReply> complete(const llm::ChatRequest& request) override {
+    std::lock_guard lock(mutex_);
+    labels.push_back(request.label);
+    const size_t seed = static_cast<size_t>(request.seed.value_or(-1));
+    if (seed >= script_.size()) return make_error(ErrorKind::machine, "no reply for that seed");
+    return text_reply(script_[seed]);
+  }
+  std::vector<std::string> labels;
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> script_;
+};
+
+TEST_F(LlmCoderTest, SamplesGoOutTogetherAndComeBackInSampleOrder) {
+  const std::string other = std::string(kProgram) + "// sample two\n";
+  SeededClient seeded({fenced(kProgram), "no code at all", fenced(other)});
+  LlmCoderOptions options;
+  options.role.kind = llm::RoleKind::llm;
+  options.role.model = "coder-model";
+  options.role.samples = 3;
+  std::mutex mutex;
+  std::vector<fs::path> dirs;
+  LlmCoder llm_coder(
+      options,
+      [&](const llm::Endpoint&, const fs::path& dir) -> Result<std::unique_ptr<llm::ChatClient>> {
+        std::lock_guard lock(mutex);
+        dirs.push_back(dir);
+        return std::unique_ptr<llm::ChatClient>(std::make_unique<Forwarding>(seeded));
+      });
+  EXPECT_EQ(llm_coder.samples_per_step(), 3);
+  std::vector<CodeRequest> requests = {request(1), request(2), request(3)};
+  auto outcomes = llm_coder.write_samples(requests);
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const auto& outcome : outcomes)
+    ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  ASSERT_TRUE(outcomes[0]->draft);
+  EXPECT_TRUE(outcomes[1]->no_usable_output);
+  ASSERT_TRUE(outcomes[2]->draft);
+  EXPECT_EQ(*read_file(requests[0].out_dir / "program.cu"), kProgram);
+  EXPECT_EQ(*read_file(requests[2].out_dir / "program.cu"), other);
+  EXPECT_EQ(dirs.size(), 3u);
+  std::sort(seeded.labels.begin(), seeded.labels.end());
+  EXPECT_EQ(seeded.labels.front(), "coder-sample-00");
+  EXPECT_EQ(seeded.labels.back(), "coder-sample-02");
 }
 
 }  // namespace

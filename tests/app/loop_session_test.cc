@@ -148,8 +148,12 @@ TEST(LoopSettingsLlm, LlmRolesAreCheckedAndCarried) {
 
   options.llm.planner = "llm";
   options.llm.planner_model = "p";
+  options.llm.verifier = "llm";
+  options.llm.verifier_model = "v";
+  ASSERT_TRUE(loop_settings(options).ok());  // every role an LLM role
+  options.llm.coder = "builtin";
   EXPECT_TRUE(is_error(loop_settings(options), ErrorKind::bad_input,
-                       "the planner is set to llm, which the loop does not run yet"));
+                       "--planner llm needs --coder llm: the built-in Coder implements only"));
   options.llm.planner = "builtin";
   options.llm.coder = "hybrid";
   EXPECT_TRUE(

@@ -14,7 +14,7 @@ check "--coder llm without an endpoint exits 2" '[ $? = 2 ] && grep -q "has no a
 "$bin" run "$task" --coder gpt >/dev/null 2>"$tmp/err"
 check "an unknown coder kind exits 2" '[ $? = 2 ] && grep -q -- "--coder gpt: expected builtin, llm or hybrid" "$tmp/err"'
 "$bin" run "$task" --planner llm --api-base http://127.0.0.1:9/v1 --planner-model m >/dev/null 2>"$tmp/err"
-check "the LLM Planner is refused for now" '[ $? = 2 ] && grep -q "planner is set to llm, which the loop does not run yet" "$tmp/err"'
+check "an LLM plan with the built-in Coder is refused before the run" '[ $? = 2 ] && grep -q "planner llm needs --coder llm: the built-in Coder implements only the built-in Planner" "$tmp/err"'
 "$bin" run "$task" --config "$tmp/none.toml" >/dev/null 2>&1
 check "a missing --config file exits 2" '[ $? = 2 ]'
 printf '[coder]\nkind = "llm"\ntemprature = 0.1\n' > stitchcuda.toml

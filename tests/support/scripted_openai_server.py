@@ -8,8 +8,9 @@ N to --port-file when given).
 
 The script: {"models": ["m1", ...], "replies": [REPLY, ...]}. Replies are used in order, one per
 chat request; a reply with "match": "text" is used instead by the first request whose last user
-message contains that text (for parallel samples, whose order of arrival is not fixed). When no
-reply is left, the server answers HTTP 400 "script exhausted".
+message contains that text, and one with "match_seed": N by the first request with seed N (for
+parallel samples, whose order of arrival is not fixed: the LLM Coder's sample i asks with seed i).
+When no reply is left, the server answers HTTP 400 "script exhausted".
 
 REPLY is an object with a "kind" (default "reply"):
   reply        {"content", "reasoning", "reasoning_field" ("reasoning_content"|"reasoning"),
@@ -57,13 +58,17 @@ class Script:
         for message in (body or {}).get("messages", []):
             if message.get("role") == "user" and isinstance(message.get("content"), str):
                 last_user = message["content"]
+        seed = (body or {}).get("seed")
         with self.lock:
             for i, reply in enumerate(self.replies):
-                if not self.used[i] and "match" in reply and reply["match"] in last_user:
+                if self.used[i]:
+                    continue
+                if ("match" in reply and reply["match"] in last_user) or (
+                        "match_seed" in reply and seed is not None and reply["match_seed"] == seed):
                     self.used[i] = True
                     return i
             for i, reply in enumerate(self.replies):
-                if self.used[i] or "match" in reply:
+                if self.used[i] or "match" in reply or "match_seed" in reply:
                     continue
                 self.used[i] = True
                 if reply.get("unless_no_response_format") and "response_format" not in (body or {}):
