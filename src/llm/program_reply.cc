@@ -15,6 +15,7 @@ Usage ProgramExchange::usage() const {
     total.prompt_tokens += reply.usage.prompt_tokens;
     total.completion_tokens += reply.usage.completion_tokens;
     total.reasoning_tokens += reply.usage.reasoning_tokens;
+    total.estimated = total.estimated || reply.usage.estimated;
   }
   return total;
 }
@@ -49,7 +50,7 @@ json program_exchange_record(const ProgramExchange& exchange, std::string_view s
   const Usage usage = exchange.usage();
   const std::optional<double> cost = cost_usd(prices, role.model, usage);
   json replies = json::array();
-  for (const ChatReply& reply : exchange.replies)
+  for (const ChatReply& reply : exchange.replies) {
     replies.push_back({{"finish", enum_name(reply.finish)},
                        {"model", reply.model},
                        {"prompt_tokens", reply.usage.prompt_tokens},
@@ -57,6 +58,8 @@ json program_exchange_record(const ProgramExchange& exchange, std::string_view s
                        {"reasoning_tokens", reply.usage.reasoning_tokens},
                        {"seconds", reply.seconds},
                        {"http_attempts", reply.attempts}});
+    if (reply.usage.estimated) replies.back()["tokens_estimated"] = true;
+  }
   const ProgramExtraction& extraction = exchange.extraction;
   json record = {{"format", "stitchcuda.llm_exchange"},
                  {"version", 1},
@@ -69,6 +72,7 @@ json program_exchange_record(const ProgramExchange& exchange, std::string_view s
                  {"prompt_tokens", usage.prompt_tokens},
                  {"completion_tokens", usage.completion_tokens},
                  {"cost_usd", cost ? json(*cost) : json(nullptr)}};
+  if (usage.estimated) record["tokens_estimated"] = true;
   if (extraction.outcome == StepOutcome::usable) {
     record["source_note"] = extraction.note;
   } else {
