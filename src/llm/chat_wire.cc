@@ -185,10 +185,11 @@ json usage_to_json(const Usage& usage) {
 }
 
 Usage usage_from_json(const json& json) {
+  const bool estimated = json.is_object() && json.contains("estimated") &&
+                         json["estimated"].is_boolean() && json["estimated"].get<bool>();
   return Usage{static_cast<int64_t>(number_or(json, "prompt_tokens", 0)),
                static_cast<int64_t>(number_or(json, "completion_tokens", 0)),
-               static_cast<int64_t>(number_or(json, "reasoning_tokens", 0)),
-               json.value("estimated", false)};
+               static_cast<int64_t>(number_or(json, "reasoning_tokens", 0)), estimated};
 }
 
 json reply_to_json(const ChatReply& reply) {
