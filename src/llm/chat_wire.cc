@@ -132,14 +132,19 @@ Status StreamAssembler::apply(std::string_view data) {
   if (chunk.is_discarded()) return make_error("a stream event is not JSON: {:.200}", data);
   if (auto error = wire_error(chunk)) return make_error("the server streamed an error: {}", *error);
   if (std::string model = string_or(chunk, "model"); !model.empty()) reply_.model = model;
-  if (chunk.contains("usage") && chunk["usage"].is_object())
+  if (chunk.contains("usage") && chunk["usage"].is_object()) {
     reply_.usage = usage_from_wire(chunk["usage"]);
+    usage_seen_ = true;
+  }
   if (!chunk.contains("choices") || !chunk["choices"].is_array()) return {};
   for (const json& choice : chunk["choices"]) {
     if (choice.value("index", 0) != 0) continue;  // one sample per request (n = 1)
     const json delta = choice.value("delta", json::object());
-    reply_.content += string_or(delta, "content");
-    reply_.reasoning += reasoning_of(delta);
+    const std::string content = string_or(delta, "content");
+    const std::string reasoning = reasoning_of(delta);
+    reply_.content += content;
+    reply_.reasoning += reasoning;
+    if (!content.empty() || !reasoning.empty() || delta.contains("tool_calls")) ++text_events_;
     if (delta.contains("tool_calls") && delta["tool_calls"].is_array()) {
       for (const json& piece : delta["tool_calls"]) {
         ToolCall& call = tool_calls_[static_cast<int64_t>(number_or(piece, "index", 0))];
@@ -159,6 +164,10 @@ Status StreamAssembler::apply(std::string_view data) {
 
 ChatReply StreamAssembler::reply() const {
   ChatReply reply = reply_;
+  if (!usage_seen_ && text_events_ > 0) {
+    reply.usage.completion_tokens = text_events_;
+    reply.usage.estimated = true;
+  }
   for (const auto& [index, call] : tool_calls_)
     reply.tool_calls.push_back(call);
   take_answer_from_reasoning(reply);
@@ -168,15 +177,19 @@ ChatReply StreamAssembler::reply() const {
 // ---- transcripts --------------------------------------------------------------------------------
 
 json usage_to_json(const Usage& usage) {
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"reasoning_tokens", usage.reasoning_tokens}};
+  json out = {{"prompt_tokens", usage.prompt_tokens},
+              {"completion_tokens", usage.completion_tokens},
+              {"reasoning_tokens", usage.reasoning_tokens}};
+  if (usage.estimated) out["estimated"] = true;
+  return out;
 }
 
 Usage usage_from_json(const json& json) {
+  const bool estimated = json.is_object() && json.contains("estimated") &&
+                         json["estimated"].is_boolean() && json["estimated"].get<bool>();
   return Usage{static_cast<int64_t>(number_or(json, "prompt_tokens", 0)),
                static_cast<int64_t>(number_or(json, "completion_tokens", 0)),
-               static_cast<int64_t>(number_or(json, "reasoning_tokens", 0))};
+               static_cast<int64_t>(number_or(json, "reasoning_tokens", 0)), estimated};
 }
 
 json reply_to_json(const ChatReply& reply) {

@@ -54,6 +54,8 @@ class StreamAssembler {
   std::map<int64_t, ToolCall> tool_calls_;  // by the delta's index
   bool done_ = false;
   bool finish_seen_ = false;
+  bool usage_seen_ = false;
+  int64_t text_events_ = 0;  // choice deltas carrying text: the token estimate without usage
 };
 
 // Transcripts: a reply as JSON and back.

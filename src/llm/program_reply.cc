@@ -15,6 +15,7 @@ Usage ProgramExchange::usage() const {
     total.prompt_tokens += reply.usage.prompt_tokens;
     total.completion_tokens += reply.usage.completion_tokens;
     total.reasoning_tokens += reply.usage.reasoning_tokens;
+    total.estimated = total.estimated || reply.usage.estimated;
   }
   return total;
 }
@@ -51,7 +52,7 @@ json exchange_record(const std::vector<ChatReply>& replies, const Usage& usage, 
                      std::string_view skill, const RoleConfig& role, const PriceTable& prices) {
   const std::optional<double> cost = cost_usd(prices, role.model, usage);
   json reply_lines = json::array();
-  for (const ChatReply& reply : replies)
+  for (const ChatReply& reply : replies) {
     reply_lines.push_back({{"finish", enum_name(reply.finish)},
                            {"model", reply.model},
                            {"prompt_tokens", reply.usage.prompt_tokens},
@@ -59,16 +60,20 @@ json exchange_record(const std::vector<ChatReply>& replies, const Usage& usage, 
                            {"reasoning_tokens", reply.usage.reasoning_tokens},
                            {"seconds", reply.seconds},
                            {"http_attempts", reply.attempts}});
-  return {{"format", "stitchcuda.llm_exchange"},
-          {"version", 1},
-          {"skill", skill},
-          {"model", role.model},
-          {"api_base", role.endpoint.api_base},
-          {"reasked", reasked},
-          {"replies", reply_lines},
-          {"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"cost_usd", cost ? json(*cost) : json(nullptr)}};
+    if (reply.usage.estimated) reply_lines.back()["tokens_estimated"] = true;  // see Usage
+  }
+  json record = {{"format", "stitchcuda.llm_exchange"},
+                 {"version", 1},
+                 {"skill", skill},
+                 {"model", role.model},
+                 {"api_base", role.endpoint.api_base},
+                 {"reasked", reasked},
+                 {"replies", reply_lines},
+                 {"prompt_tokens", usage.prompt_tokens},
+                 {"completion_tokens", usage.completion_tokens},
+                 {"cost_usd", cost ? json(*cost) : json(nullptr)}};
+  if (usage.estimated) record["tokens_estimated"] = true;
+  return record;
 }
 
 }  // namespace

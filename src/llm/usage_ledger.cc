@@ -18,6 +18,7 @@ Usage& operator+=(Usage& sum, const Usage& usage) {
   sum.prompt_tokens += usage.prompt_tokens;
   sum.completion_tokens += usage.completion_tokens;
   sum.reasoning_tokens += usage.reasoning_tokens;
+  sum.estimated = sum.estimated || usage.estimated;
   return sum;
 }
 

@@ -59,6 +59,8 @@ class FakeCoder final : public Coder {
   std::map<std::string, int> stagnate_after;
   // Set: every try writes this same program (a deterministic Coder that ignores the feedback).
   std::optional<std::string> fixed_program;
+  // Set: a stagnant try leaves this in the attempt's why.txt (as the LLM Coder leaves transcripts).
+  std::string stagnant_note;
   std::vector<CodeRequest> requests;
 
   CoderGranularity granularity() const override { return mode; }
@@ -75,6 +77,8 @@ class FakeCoder final : public Coder {
     if (auto limit = stagnate_after.find(scope(request));
         limit != stagnate_after.end() && try_number > limit->second) {
       outcome.why_not = "no further idea";
+      if (!stagnant_note.empty())
+        STITCH_TRY(write_file_atomic(request.out_dir.parent_path() / "why.txt", stagnant_note));
       return outcome;
     }
     CodeDraft draft;

@@ -221,9 +221,28 @@ TEST_F(WorkflowTest, StagnantCoderTriggersAReplanAndAnExhaustedPlannerEndsTheRun
   EXPECT_EQ(state->plans.size(), 2u);
   EXPECT_NE(state->plans[1].reason.find("stagnation"), std::string::npos);
   EXPECT_NE(state->end_reason.find("no other plan"), std::string::npos) << state->end_reason;
-  // The stagnant tries left no attempt directories behind.
+  // The stagnant tries left no attempt directories behind, nor anything set aside.
   EXPECT_EQ(state->attempts.size(), 2u);
   EXPECT_FALSE(fs::exists(run_->root() / "attempts/03"));
+  EXPECT_FALSE(fs::exists(run_->root() / "stagnant"));
+}
+
+// What a stagnant try left (an LLM Coder's transcripts) is kept outside attempts/, per plan.
+TEST_F(WorkflowTest, StagnantTriesKeepWhatTheCoderLeftUnderStagnant) {
+  coder_.stagnate_after["integration"] = 0;
+  coder_.stagnant_note = "the reply held no code";
+  planner_.max_versions = 2;
+  auto state = workflow().start("task");
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  EXPECT_EQ(state->end, RunEnd::failed);
+  EXPECT_TRUE(state->attempts.empty());
+  EXPECT_FALSE(fs::exists(run_->root() / "attempts/01"));
+  for (const char* kept : {"stagnant/v1-01/why.txt", "stagnant/v2-01/why.txt"}) {
+    auto note = read_file(run_->root() / kept);
+    ASSERT_TRUE(note.ok()) << kept;
+    EXPECT_EQ(*note, "the reply held no code");
+  }
+  EXPECT_TRUE(fs::exists(run_->root() / "stagnant/v1-01/attempt.json"));
 }
 
 TEST_F(WorkflowTest, BudgetsEndTheRun) {

@@ -81,6 +81,26 @@ TEST(StreamAssembler, JoinsContentReasoningToolCallsAndUsage) {
   EXPECT_EQ(reply.model, "served-name");
 }
 
+// llama-cpp-python's server streams no usage chunk, whatever stream_options asks: the tokens are
+// the stream's text events (one token each there), marked estimated; a usage chunk wins.
+TEST(StreamAssembler, WithoutAUsageChunkCountsTextEventsAsEstimatedTokens) {
+  StreamAssembler assembler;
+  for (const json& c : {chunk({{"role", "assistant"}}), chunk({{"content", "Hel"}}),
+                        chunk({{"content", ""}}), chunk({{"content", "lo"}}),
+                        chunk({{"reasoning_content", "hm"}}), chunk(json::object(), "stop")})
+    ASSERT_TRUE(assembler.apply(c.dump()).ok());
+  EXPECT_EQ(assembler.reply().usage, (Usage{0, 3, 0, /*estimated=*/true}));
+  json usage = usage_to_json(assembler.reply().usage);
+  EXPECT_EQ(usage["estimated"], true);
+  EXPECT_EQ(usage_from_json(usage), assembler.reply().usage);
+
+  const json usage_chunk = {{"choices", json::array()},
+                            {"usage", {{"prompt_tokens", 7}, {"completion_tokens", 3}}}};
+  ASSERT_TRUE(assembler.apply(usage_chunk.dump()).ok());
+  EXPECT_EQ(assembler.reply().usage, (Usage{7, 3, 0}));
+  EXPECT_FALSE(usage_to_json(assembler.reply().usage).contains("estimated"));
+}
+
 TEST(StreamAssembler, RefusesGarbageAndErrorEvents) {
   StreamAssembler assembler;
   EXPECT_FALSE(assembler.apply("not json").ok());
