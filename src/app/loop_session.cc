@@ -7,10 +7,12 @@
 
 #include "agents/builtin_roles.h"
 #include "agents/export_best.h"
+#include "agents/hybrid_coder.h"
 #include "agents/refine.h"
 #include "agents/system_roles.h"
 #include "app/chat_clients.h"
 #include "app/planner_options.h"
+#include "app/subtask_checker.h"
 #include "app/verify.h"
 #include "util/fs.h"
 #include "util/gpu_peaks.h"
@@ -23,8 +25,8 @@ using nlohmann::json;
 
 namespace {
 
-// The LLM roles this loop can run: the Coder in whole-program mode. The LLM Planner, the
-// Verifier's LLM analysis and the hybrid Coder are configured already but not wired yet.
+// The LLM roles this loop can run: the Coder, whole-program (llm) or hybrid. The LLM Planner and
+// the Verifier's LLM analysis are configured already but not wired yet.
 Status check_runnable_roles(const llm::LlmConfig& config) {
   using llm::LoopRole;
   for (LoopRole role : {LoopRole::planner, LoopRole::verifier})
@@ -33,9 +35,6 @@ Status check_runnable_roles(const llm::LlmConfig& config) {
                         "the {} is set to llm, which the loop does not run yet (only the Coder "
                         "has an LLM role so far): use --{} builtin",
                         enum_name(role), enum_name(role));
-  if (config.role(LoopRole::coder).kind == llm::RoleKind::hybrid)
-    return make_error(ErrorKind::bad_input,
-                      "--coder hybrid is not wired into the loop yet: use --coder llm or builtin");
   return {};
 }
 
@@ -55,6 +54,7 @@ Result<LoopSettings> loop_settings(const LoopOptions& options) {
   settings.sets = options.sets;
   settings.iters = options.iters;
   settings.runner_timeout_s = options.timeout_s;
+  settings.hybrid_hot = options.hybrid_hot;
   STITCH_ASSIGN_OR_RETURN(settings.llm, llm::resolve_llm_config(options.llm, fs::current_path()));
   STITCH_TRY(check_runnable_roles(settings.llm));
   if (settings.llm.role(llm::LoopRole::coder).uses_llm()) settings.budgets.refine = false;
@@ -81,6 +81,8 @@ std::vector<std::string> loop_arguments(const LoopOptions& options) {
   if (!options.arch.empty()) args.insert(args.end(), {"--arch", options.arch});
   if (options.no_refine) args.push_back("--no-refine");
   if (options.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
+  if (options.hybrid_hot != LoopOptions{}.hybrid_hot)
+    args.insert(args.end(), {"--hybrid-hot", std::to_string(options.hybrid_hot)});
   for (std::string& arg : llm::llm_flag_arguments(options.llm, fs::current_path()))
     args.push_back(std::move(arg));
   return args;
@@ -141,10 +143,12 @@ Result<agents::SystemVerifierConfig> verifier_config(
   return config;
 }
 
-// The Coder the settings name: the built-in one, or the LLM Coder on its configured endpoint.
+// The Coder the settings name: the built-in one, or the LLM Coder on its configured endpoint
+// (whole-program, or hybrid with `checker` checking its subtasks alone).
 std::unique_ptr<agents::Coder> make_coder(const LoopSettings& settings,
                                           const std::optional<GpuInfo>& gpu,
-                                          const std::vector<fs::path>& include_dirs) {
+                                          const std::vector<fs::path>& include_dirs,
+                                          agents::SubtaskChecker* checker) {
   const llm::RoleConfig& role = settings.llm.role(llm::LoopRole::coder);
   if (!role.uses_llm()) return std::make_unique<agents::BuiltinCoder>(include_dirs);
   agents::LlmCoderOptions options;
@@ -156,6 +160,10 @@ std::unique_ptr<agents::Coder> make_coder(const LoopSettings& settings,
   options.include_dirs = include_dirs;
   agents::ChatClientFactory clients =
       settings.chat_clients ? settings.chat_clients : default_chat_client_factory();
+  if (role.kind == llm::RoleKind::hybrid)
+    return std::make_unique<agents::HybridCoder>(
+        agents::HybridCoderOptions{std::move(options), settings.hybrid_hot, include_dirs},
+        std::move(clients), checker);
   return std::make_unique<agents::LlmCoder>(std::move(options), std::move(clients));
 }
 
@@ -174,6 +182,12 @@ LoopOutcome finish_loop(run::RunDir& run, const agents::RunState& state, const L
   }
   json summary = best_summary(state);
   summary["stage"] = "loop";
+  // Which subtask came from whom (the hybrid Coder's record of the best attempt, else the last).
+  const agents::AttemptRecord* shown = state.best();
+  if (shown == nullptr && !state.attempts.empty()) shown = &state.attempts.back();
+  if (shown != nullptr)
+    for (const auto& [id, from] : agents::read_subtask_sources(run.root() / shown->dir))
+      summary["subtasks_from"][id] = from;
   if (!outcome.export_note.empty()) summary["export"] = outcome.export_note;
   const bool infrastructure = state.end == agents::RunEnd::infrastructure_error;
   (void)run.set_status(infrastructure ? run::RunStatus::failed : run::RunStatus::complete, summary);
@@ -206,15 +220,23 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
                              std::function<void(const agents::WorkflowEvent&)> on_event,
                              std::function<void(const std::string&)> on_verify_step) {
   const std::optional<GpuInfo> gpu = query_gpu(0);
-  const plan::PlanOptions plan_options =
+  const bool hybrid = settings.llm.role(llm::LoopRole::coder).kind == llm::RoleKind::hybrid;
+  plan::PlanOptions plan_options =
       planner_options({settings.track, settings.strict_fp32_gemm, ""}, gpu);
+  plan_options.keep_uncovered = hybrid;  // uncovered ops become opaque subtasks the LLM writes
   STITCH_ASSIGN_OR_RETURN(agents::SystemVerifierConfig config,
                           verifier_config(run, settings, harness, gpu, std::move(on_verify_step)));
   const fs::path runner_path = config.options.runner_path;
   agents::SystemCandidateVerifier verifier(config);
   const std::vector<fs::path> include_dirs = verifier.compiler_include_dirs();
   agents::BuiltinPlanner planner(plan_options);
-  const std::unique_ptr<agents::Coder> coder = make_coder(settings, gpu, include_dirs);
+  // A fragment checked alone: the same hardened checks; its speed against PyTorch does not count.
+  agents::SystemVerifierConfig alone_config = config;
+  alone_config.options.baselines = false;
+  agents::SystemCandidateVerifier alone_verifier(alone_config);
+  SystemSubtaskChecker checker(alone_verifier, harness);
+  const std::unique_ptr<agents::Coder> coder =
+      make_coder(settings, gpu, include_dirs, hybrid ? &checker : nullptr);
   if (settings.llm.role(llm::LoopRole::coder).uses_llm())
     (void)run.events().append("loop.llm_config", llm::llm_config_to_json(settings.llm));
   agents::SystemProgramProfiler profiler(runner_path);
