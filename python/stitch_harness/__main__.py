@@ -15,6 +15,8 @@ SUBCOMMANDS = (
      "capture one KernelBench task file into DIR (graph.json, weights, reference, capture.json)"),
     ("capture-batch", "stitch_harness.capture_batch",
      "capture many task files in forked children, one JSON line per task on stdout"),
+    ("subgraph", "stitch_harness.subgraph",
+     "evaluate a subtask's subgraph (graph.json) on given inputs (subtask-level coding)"),
 )
 
 

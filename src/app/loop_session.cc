@@ -8,6 +8,7 @@
 
 #include "agents/builtin_roles.h"
 #include "agents/export_best.h"
+#include "agents/hybrid_coder.h"
 #include "agents/llm_planner.h"
 #include "agents/llm_usage.h"
 #include "agents/llm_verifier.h"
@@ -15,6 +16,7 @@
 #include "agents/system_roles.h"
 #include "app/chat_clients.h"
 #include "app/planner_options.h"
+#include "app/subtask_checker.h"
 #include "app/verify.h"
 #include "util/fs.h"
 #include "util/gpu_peaks.h"
@@ -27,18 +29,16 @@ using nlohmann::json;
 
 namespace {
 
-// The LLM roles this loop can run: Planner, Coder (whole program) and the Verifier's analysis.
-// The hybrid Coder is configured already but not wired yet; the built-in Coder implements only the
-// built-in Planner's plans.
+// The LLM roles this loop can run: Planner, Coder (whole program or hybrid) and the Verifier's
+// analysis. The built-in and hybrid Coders implement only the built-in Planner's plans.
 Status check_runnable_roles(const llm::LlmConfig& config) {
   using llm::LoopRole;
-  if (config.role(LoopRole::coder).kind == llm::RoleKind::hybrid)
+  if (config.role(LoopRole::planner).uses_llm() &&
+      config.role(LoopRole::coder).kind != llm::RoleKind::llm)
     return make_error(ErrorKind::bad_input,
-                      "--coder hybrid is not wired into the loop yet: use --coder llm or builtin");
-  if (config.role(LoopRole::planner).uses_llm() && !config.role(LoopRole::coder).uses_llm())
-    return make_error(ErrorKind::bad_input,
-                      "--planner llm needs --coder llm: the built-in Coder implements only the "
-                      "built-in Planner's plans (its kernel-library subtasks), not an LLM's plan");
+                      "--planner llm needs --coder llm: the built-in and hybrid Coders implement "
+                      "only the built-in Planner's plans (its kernel-library subtasks), not an "
+                      "LLM's plan");
   return {};
 }
 
@@ -58,6 +58,7 @@ Result<LoopSettings> loop_settings(const LoopOptions& options) {
   settings.sets = options.sets;
   settings.iters = options.iters;
   settings.runner_timeout_s = options.timeout_s;
+  settings.hybrid_hot = options.hybrid_hot;
   STITCH_ASSIGN_OR_RETURN(settings.llm, llm::resolve_llm_config(options.llm, fs::current_path()));
   STITCH_TRY(check_runnable_roles(settings.llm));
   if (settings.llm.role(llm::LoopRole::coder).uses_llm()) settings.budgets.refine = false;
@@ -84,6 +85,8 @@ std::vector<std::string> loop_arguments(const LoopOptions& options) {
   if (!options.arch.empty()) args.insert(args.end(), {"--arch", options.arch});
   if (options.no_refine) args.push_back("--no-refine");
   if (options.strict_fp32_gemm) args.push_back("--strict-fp32-gemm");
+  if (options.hybrid_hot != LoopOptions{}.hybrid_hot)
+    args.insert(args.end(), {"--hybrid-hot", std::to_string(options.hybrid_hot)});
   for (std::string& arg : llm::llm_flag_arguments(options.llm, fs::current_path()))
     args.push_back(std::move(arg));
   return args;
@@ -162,12 +165,16 @@ agents::ChatClientFactory chat_clients(const LoopSettings& settings) {
   return settings.chat_clients ? settings.chat_clients : default_chat_client_factory();
 }
 
-// The Planner the settings name: the built-in one, or the LLM Planner.
+// The Planner the settings name: the built-in one (for the hybrid Coder keeping the ops it does
+// not cover as opaque subtasks, which the LLM writes), or the LLM Planner.
 std::unique_ptr<agents::Planner> make_planner(const LoopSettings& settings,
                                               const std::optional<GpuInfo>& gpu) {
-  if (!settings.llm.role(llm::LoopRole::planner).uses_llm())
-    return std::make_unique<agents::BuiltinPlanner>(
-        planner_options({settings.track, settings.strict_fp32_gemm, ""}, gpu));
+  if (!settings.llm.role(llm::LoopRole::planner).uses_llm()) {
+    plan::PlanOptions options =
+        planner_options({settings.track, settings.strict_fp32_gemm, ""}, gpu);
+    options.keep_uncovered = settings.llm.role(llm::LoopRole::coder).kind == llm::RoleKind::hybrid;
+    return std::make_unique<agents::BuiltinPlanner>(options);
+  }
   return std::make_unique<agents::LlmPlanner>(
       llm_role_options<agents::LlmPlannerOptions>(settings, llm::LoopRole::planner, gpu),
       chat_clients(settings));
@@ -185,14 +192,20 @@ void record_llm_usage(run::RunDir& run, json& summary) {
   summary["llm_usage"] = llm::ledger_to_json(ledger);
 }
 
-// The Coder the settings name: the built-in one, or the LLM Coder on its configured endpoint.
+// The Coder the settings name: the built-in one, or the LLM Coder on its configured endpoint
+// (whole-program, or hybrid with `checker` checking its subtasks alone).
 std::unique_ptr<agents::Coder> make_coder(const LoopSettings& settings,
                                           const std::optional<GpuInfo>& gpu,
-                                          const std::vector<fs::path>& include_dirs) {
-  if (!settings.llm.role(llm::LoopRole::coder).uses_llm())
-    return std::make_unique<agents::BuiltinCoder>(include_dirs);
+                                          const std::vector<fs::path>& include_dirs,
+                                          agents::SubtaskChecker* checker) {
+  const llm::RoleConfig& role = settings.llm.role(llm::LoopRole::coder);
+  if (!role.uses_llm()) return std::make_unique<agents::BuiltinCoder>(include_dirs);
   auto options = llm_role_options<agents::LlmCoderOptions>(settings, llm::LoopRole::coder, gpu);
   options.include_dirs = include_dirs;
+  if (role.kind == llm::RoleKind::hybrid)
+    return std::make_unique<agents::HybridCoder>(
+        agents::HybridCoderOptions{std::move(options), settings.hybrid_hot, include_dirs},
+        chat_clients(settings), checker);
   return std::make_unique<agents::LlmCoder>(std::move(options), chat_clients(settings));
 }
 
@@ -212,6 +225,12 @@ LoopOutcome finish_loop(run::RunDir& run, const agents::RunState& state, const L
   json summary = best_summary(state);
   summary["stage"] = "loop";
   record_llm_usage(run, summary);
+  // Which subtask came from whom (the hybrid Coder's record of the best attempt, else the last).
+  const agents::AttemptRecord* shown = state.best();
+  if (shown == nullptr && !state.attempts.empty()) shown = &state.attempts.back();
+  if (shown != nullptr)
+    for (const auto& [id, from] : agents::read_subtask_sources(run.root() / shown->dir))
+      summary["subtasks_from"][id] = from;
   if (!outcome.export_note.empty()) summary["export"] = outcome.export_note;
   const bool infrastructure = state.end == agents::RunEnd::infrastructure_error;
   (void)run.set_status(infrastructure ? run::RunStatus::failed : run::RunStatus::complete, summary);
@@ -250,7 +269,15 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
   agents::SystemCandidateVerifier verifier(config);
   const std::vector<fs::path> include_dirs = verifier.compiler_include_dirs();
   const std::unique_ptr<agents::Planner> planner = make_planner(settings, gpu);
-  const std::unique_ptr<agents::Coder> coder = make_coder(settings, gpu, include_dirs);
+  // A hybrid fragment checked alone: the same hardened checks; its speed against PyTorch does not
+  // count.
+  agents::SystemVerifierConfig alone_config = config;
+  alone_config.options.baselines = false;
+  agents::SystemCandidateVerifier alone_verifier(alone_config);
+  SystemSubtaskChecker checker(alone_verifier, harness);
+  const bool hybrid = settings.llm.role(llm::LoopRole::coder).kind == llm::RoleKind::hybrid;
+  const std::unique_ptr<agents::Coder> coder =
+      make_coder(settings, gpu, include_dirs, hybrid ? &checker : nullptr);
   std::optional<agents::LlmAnalysingVerifier> analysing;
   if (settings.llm.role(llm::LoopRole::verifier).uses_llm())
     analysing.emplace(

@@ -36,6 +36,7 @@ struct LoopSettings {
   std::string worker_id = "gpu0";
   bool export_main = true;  // build best/main (the standalone adapter)
   llm::LlmConfig llm;       // which roles are LLM roles, and how their LLMs are reached
+  int hybrid_hot = 1;       // --coder hybrid: built-in subtasks the LLM rewrites by profile
   agents::ChatClientFactory chat_clients;  // empty: the HTTP client (app/chat_clients.h)
 };
 
@@ -54,6 +55,7 @@ struct LoopOptions {
   int iters = 50;
   double timeout_s = 120;
   llm::LlmFlags llm;  // over the config file (llm/config.h)
+  int hybrid_hot = 1;  // --hybrid-hot
 };
 
 // The settings they make; a bad_input Error for an unknown track, a bad LLM configuration (the

@@ -48,6 +48,8 @@ struct ProgramPieces {
   bool uses_conv = false;
   bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
   int matmul_count = 0;
+  std::vector<std::string> llm_includes;  // #include lines of LLM-written subtasks, hoisted
+  CodeWriter llm_code;                    // their code, in an anonymous namespace of its own
 };
 
 class EmitContext {
@@ -150,6 +152,12 @@ Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::Poo
                  CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ConvSpec& spec,
                  CodeWriter& w);
+// An opaque subtask has no built-in emission: an Error naming the op (an LLM writes it).
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::OpaqueSpec& spec,
+                 CodeWriter& w);
+// An LLM-written subtask (subtask_llm.cc): its code into the program, a call of its function.
+Status emit_llm_subtask(EmitContext& ctx, const plan::Subtask& subtask,
+                        const LlmSubtaskCode& code, CodeWriter& w);
 
 // The whole program.cu from the filled pieces (program_assembly.cc).
 std::string assemble_program(const EmitContext& ctx);

@@ -22,6 +22,8 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_pool) out.line("#include \"kernels/pooling.cuh\"");
   if (pieces.uses_conv) out.line("#include \"kernels/conv.cuh\"");
   if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
+  for (const std::string& include : pieces.llm_includes)
+    out.line("{}", include);
 }
 
 // `static constexpr std::array<Type, N> kName = {{ rows }};` (one row a line).
@@ -109,6 +111,16 @@ void emit_body(CodeWriter& out, const CodeWriter& body) {
   for (const auto& line : split_lines(body.text())) out.line("{}", line);
 }
 
+// The LLM-written subtasks' code (hybrid Coder), before the program that calls it.
+void emit_llm_code(const ProgramPieces& pieces, CodeWriter& out) {
+  if (pieces.llm_code.text().empty()) return;
+  out.line("// Subtasks written by an LLM against their signatures (the hybrid Coder).");
+  out.line("namespace {{");
+  emit_body(out, pieces.llm_code);
+  out.line("}}  // namespace");
+  out.blank();
+}
+
 void emit_functions(const ProgramPieces& pieces, CodeWriter& out) {
   out.line("// Every forward subtask, in plan order, on `stream` (captured into a CUDA graph).");
   out.line("int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
@@ -163,6 +175,7 @@ std::string assemble_program(const EmitContext& ctx) {
   out.line("// The host program (state, init, forward, CUDA graphs, ABI) is kernels/host_program.cuh.");
   emit_includes(ctx.pieces(), out);
   out.blank();
+  emit_llm_code(ctx.pieces(), out);
   out.line("namespace {{");  // not indented (the project's style)
   out.blank();
   out.line("using namespace stitch::kernels;");

@@ -23,8 +23,12 @@ Status emit_subtask(EmitContext& ctx, const plan::Subtask& subtask) {
   CodeWriter& w = subtask.at_init ? ctx.pieces().init_body : ctx.pieces().forward_body;
   w.line("// {} ({}): nodes {}", subtask.id, subtask.kernel, node_ids(ctx.plan(), subtask));
   w.open("{{");
-  Status status = std::visit(
-      [&](const auto& spec) -> Status { return emit_spec(ctx, subtask, spec, w); }, subtask.spec);
+  const auto llm = ctx.options().llm_subtasks.find(subtask.id);
+  Status status =
+      llm != ctx.options().llm_subtasks.end()
+          ? emit_llm_subtask(ctx, subtask, llm->second, w)
+          : std::visit([&](const auto& spec) -> Status { return emit_spec(ctx, subtask, spec, w); },
+                       subtask.spec);
   if (!status.ok()) return status.error().with_context("subtask " + subtask.id);
   w.close();
   return {};

@@ -11,8 +11,10 @@
 //                   call with those pointers); every CUDA/cuBLAS call is checked.
 #pragma once
 
+#include <map>
 #include <string>
 
+#include "codegen/subtask_signature.h"
 #include "plan/plan.h"
 #include "util/result.h"
 
@@ -21,6 +23,9 @@ namespace stitch::codegen {
 struct EmitOptions {
   bool cuda_graph = true;  // the plan's host strategy can also turn graphs off
   int tune_iterations = 5;  // per cuBLASLt candidate at init
+  // Subtasks an LLM wrote (hybrid Coder), by subtask id: their code goes into the program and a
+  // call of their function replaces the built-in emission (subtask_signature.h).
+  std::map<std::string, LlmSubtaskCode> llm_subtasks;
 };
 
 struct EmittedProgram {

@@ -9,6 +9,7 @@
 #include "plan/conv_geometry.h"
 #include "plan/kernel_layouts.h"
 #include "plan/op_traits.h"
+#include "plan/passes.h"
 
 namespace stitch::plan {
 
@@ -330,9 +331,10 @@ namespace {
 
 class Fuser {
  public:
-  Fuser(const ir::Graph& graph, const ValueMap& values)
+  Fuser(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered)
       : graph_(graph),
         values_(values),
+        keep_uncovered_(keep_uncovered),
         uses_(graph),
         owner_(graph.nodes.size(), -1),
         claimed_by_(graph.nodes.size(), -1) {}
@@ -346,7 +348,7 @@ class Fuser {
         if (auto pad = foldable_pad(graph_, uses_, i)) claimed_by_[*pad] = i;
     match_patterns();
     for (int i = 0; i < n; ++i)
-      if (!pending_.count(i) && claimed_by_[i] < 0 && is_anchor(graph_, i) &&
+      if (!pending_.count(i) && claimed_by_[i] < 0 && !opaque(i) && is_anchor(graph_, i) &&
           (is_primitive_reduction(graph_.nodes[i].op) || row_geometry(graph_, graph_.nodes[i]))) {
         Group group;
         group.kind =
@@ -367,6 +369,10 @@ class Fuser {
   }
 
  private:
+  bool opaque(int i) const {
+    return keep_uncovered_ && !uncovered_reason(graph_, graph_.nodes[i]).empty();
+  }
+
   void match_patterns() {
     for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
       if (claimed_by_[i] >= 0) continue;
@@ -428,6 +434,9 @@ class Fuser {
     Group group;
     if (auto it = pending_.find(i); it != pending_.end()) {
       group = it->second;
+    } else if (opaque(i)) {
+      group.kind = GroupKind::opaque;
+      group.anchor = i;
     } else if (is_anchor(graph_, i)) {
       group.anchor = i;
       group.kind = ir::op_category(node.op) == ir::OpCategory::matmul    ? GroupKind::matmul
@@ -450,7 +459,7 @@ class Fuser {
     const int index = static_cast<int>(fusion_.groups.size());
     for (int member : group.nodes())
       owner_[member] = index;
-    if (group.kind != GroupKind::copy) extend(group, index);
+    if (group.kind != GroupKind::copy && group.kind != GroupKind::opaque) extend(group, index);
     fusion_.groups.push_back(std::move(group));
   }
 
@@ -528,6 +537,7 @@ class Fuser {
 
   const ir::Graph& graph_;
   const ValueMap& values_;
+  bool keep_uncovered_ = false;
   Uses uses_;
   std::vector<int> owner_;       // group index, -1 unassigned
   std::vector<int> claimed_by_;  // anchor of the pending group holding the node, -1 none
@@ -537,8 +547,8 @@ class Fuser {
 
 }  // namespace
 
-Fusion fuse(const ir::Graph& graph, const ValueMap& values) {
-  return Fuser(graph, values).run();
+Fusion fuse(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered) {
+  return Fuser(graph, values, keep_uncovered).run();
 }
 
 }  // namespace stitch::plan

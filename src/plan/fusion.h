@@ -50,7 +50,8 @@
 
 namespace stitch::plan {
 
-enum class GroupKind : uint8_t { matmul, reduction, row, elementwise, copy, pool, conv };
+// opaque: a node outside the covered families, alone (PlanOptions::keep_uncovered).
+enum class GroupKind : uint8_t { matmul, reduction, row, elementwise, copy, pool, conv, opaque };
 
 struct Group {
   GroupKind kind = GroupKind::elementwise;
@@ -77,7 +78,9 @@ struct Fusion {
 // Values keyed by value_key() (fold_views()).
 using ValueMap = std::map<std::string, Access>;
 
-Fusion fuse(const ir::Graph& graph, const ValueMap& values);
+// keep_uncovered: a node outside the covered families (uncovered_reason, passes.h) is a group of
+// its own (GroupKind::opaque) that nothing fuses into.
+Fusion fuse(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered = false);
 
 // ---- The rules, exposed for tests -------------------------------------------------------------
 

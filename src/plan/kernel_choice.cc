@@ -264,6 +264,8 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
         } else if constexpr (std::is_same_v<T, PoolSpec>) {
           subtask.kernel = "pool";  // kernels/pooling.cuh: a thread per output, grid-stride
           subtask.tunables["block"] = 256;
+        } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
+          subtask.kernel = "llm";  // written by an LLM against its signature (hybrid Coder)
         } else {
           subtask.kernel = "copy";
           subtask.tunables["block"] = 256;

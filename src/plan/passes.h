@@ -47,6 +47,9 @@ struct PlanOptions {
   // The target GPU's memory: a plan that needs more (memory_plan.h, DeviceFootprint) is refused.
   // 0: the peak table's figure for peaks.name (util/gpu_peaks.h).
   int64_t device_memory_bytes = 0;
+  // Keep nodes outside the covered families as opaque subtasks (OpaqueSpec) instead of refusing
+  // the graph: the hybrid Coder has an LLM write them.
+  bool keep_uncovered = false;
   // `--dump-after`: the pass whose result `dump` receives (its text form).
   std::string dump_after;
   std::function<void(std::string_view pass, const std::string& text)> dump;

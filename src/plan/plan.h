@@ -213,8 +213,20 @@ struct PoolSpec {
   bool operator==(const PoolSpec&) const = default;
 };
 
+// A node the built-in Coder does not cover, kept whole when the Planner is asked to
+// (PlanOptions::keep_uncovered, the hybrid Coder) instead of refusing the graph: an LLM implements
+// it against a generated signature (codegen/subtask_signature.h). `inputs`: the Access of each
+// tensor argument, in argument order; stores: the node's outputs (`from` unused).
+struct OpaqueSpec {
+  int node = -1;
+  std::vector<Access> inputs;
+  std::vector<Store> stores;
+  std::string reason;  // why the built-in Coder refuses it (pass "coverage")
+  bool operator==(const OpaqueSpec&) const = default;
+};
+
 using SubtaskSpec = std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec,
-                                 PoolSpec, ConvSpec>;
+                                 PoolSpec, ConvSpec, OpaqueSpec>;
 
 // Where the subtask's time goes, by the cost model.
 enum class Bound : uint8_t { memory, compute, latency };

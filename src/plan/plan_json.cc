@@ -23,8 +23,8 @@ constexpr const char* kReduceOps[] = {"sum", "max", "min", "prod", "argmax", "ar
 constexpr const char* kRowOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
 constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
-constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise",
-                                  "copy",   "pool",      "conv"};
+constexpr const char* kKinds[] = {"matmul", "reduction", "row",  "elementwise",
+                                  "copy",   "pool",      "conv", "opaque"};
 constexpr const char* kPoolOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
 
 json number(double value) {
@@ -157,6 +157,14 @@ class Writer {
           } else if constexpr (std::is_same_v<T, CopySpec>) {
             o = json{{"source", access(s.source)}, {"target", ref(s.target)}};
             if (s.destination) o["destination"] = access(*s.destination);
+          } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
+            json inputs = json::array();
+            for (const Access& input : s.inputs)
+              inputs.push_back(access(input));
+            o = json{{"node", node(s.node)},
+                     {"inputs", inputs},
+                     {"stores", stores(s.stores)},
+                     {"reason", s.reason}};
           } else {
             o = pool(s);
           }
@@ -369,6 +377,15 @@ class Reader {
       }
       case 5:
         return pool(o);
+      case 7: {
+        OpaqueSpec s;
+        s.node = node(o.at("node"));
+        for (const json& input : o.at("inputs"))
+          s.inputs.push_back(access(input));
+        s.stores = stores(o.at("stores"));
+        s.reason = o.at("reason").get<std::string>();
+        return s;
+      }
       default:
         return conv(o);
     }

@@ -50,6 +50,10 @@ std::string shape_text(const Subtask& subtask) {
           return fmt::format("[{}]", fmt::join(spec.input.shape, ","));
         else if constexpr (std::is_same_v<T, ConvSpec>)
           return fmt::format("{}x{}x{}", spec.batch, spec.out_channels, fmt::join(spec.output, "x"));
+        else if constexpr (std::is_same_v<T, OpaqueSpec>)
+          return fmt::format(
+              "[{}]",
+              fmt::join(spec.inputs.empty() ? std::vector<int64_t>{} : spec.inputs[0].shape, ","));
         else
           return fmt::format("[{}]", fmt::join(spec.source.shape, ","));
       },
@@ -234,6 +238,12 @@ std::string format_plan_details(const Plan& plan) {
             append_stores(text, plan, spec.stores);
           } else if constexpr (std::is_same_v<T, ConvSpec>) {
             append_conv(text, plan, spec);
+          } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
+            text += fmt::format("    {} (opaque: {})\n", plan.graph.nodes.at(spec.node).op_name,
+                                spec.reason);
+            for (const Access& input : spec.inputs)
+              text += fmt::format("    input = {}\n", format_access(input, plan.graph));
+            append_stores(text, plan, spec.stores);
           } else {
             text += fmt::format("    {} -> {}", format_access(spec.source, plan.graph),
                                 plan.graph.name_of(spec.target));

@@ -76,8 +76,8 @@ std::string format_values(const ir::Graph& graph, const ValueMap& values) {
 }
 
 std::string format_groups(const ir::Graph& graph, const Fusion& fusion) {
-  static constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise",
-                                           "copy",   "pool",      "conv"};
+  static constexpr const char* kKinds[] = {"matmul", "reduction", "row",  "elementwise",
+                                           "copy",   "pool",      "conv", "opaque"};
   std::string text;
   auto ids = [&](const std::vector<int>& nodes) {
     std::vector<std::string> names;
@@ -137,7 +137,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
   STITCH_TRY(pipeline.graph_step("shapes", graph,
                                  [&](const ir::Graph& g) { return check_shapes(g, options); }));
   STITCH_TRY(pipeline.graph_step("coverage", graph, [&](const ir::Graph& g) -> Result<ir::Graph> {
-    STITCH_TRY(check_coverage(g));
+    if (!options.keep_uncovered) STITCH_TRY(check_coverage(g));
     return g;
   }));
   STITCH_TRY(pipeline.graph_step("lower", graph,
@@ -148,7 +148,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
   STITCH_ASSIGN_OR_RETURN(ValueMap values, fold_views(graph));
   pipeline.dump("views", [&] { return format_values(graph, values); });
 
-  const Fusion fusion = fuse(graph, values);
+  const Fusion fusion = fuse(graph, values, options.keep_uncovered);
   pipeline.dump("fuse", [&] { return format_groups(graph, fusion); });
 
   STITCH_ASSIGN_OR_RETURN(plan.subtasks, build_subtasks(graph, values, fusion));

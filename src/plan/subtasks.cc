@@ -13,6 +13,7 @@
 #include "plan/conv_geometry.h"
 #include "plan/kernel_layouts.h"
 #include "plan/op_traits.h"
+#include "plan/passes.h"
 #include "plan/pooling.h"
 
 namespace stitch::plan {
@@ -137,6 +138,9 @@ class SpecBuilder {
           break;
         case GroupKind::conv:
           STITCH_TRY(add_conv(group));
+          break;
+        case GroupKind::opaque:
+          add_opaque(group);
           break;
       }
     }
@@ -406,6 +410,28 @@ class SpecBuilder {
     return {};
   }
 
+  // An uncovered node kept whole: the Access of each tensor argument (lists flattened), its stored
+  // outputs, and why the built-in Coder refuses it.
+  void add_opaque(const Group& group) {
+    const ir::Node& node = graph_.nodes[group.anchor];
+    OpaqueSpec spec;
+    spec.node = group.anchor;
+    spec.reason = uncovered_reason(graph_, node);
+    for (const ir::Arg& arg : node.args) {
+      if (const ValueRef* ref = arg.ref()) spec.inputs.push_back(values_.at(value_key(*ref)));
+      if (const auto* list = arg.list())
+        for (const ir::Arg& item : *list)
+          if (const ValueRef* ref = item.ref()) spec.inputs.push_back(values_.at(value_key(*ref)));
+    }
+    for (size_t out = 0; out < node.outputs.size(); ++out) {
+      const ValueRef value = node_value(group.anchor, static_cast<int>(out));
+      if (must_store(graph_, uses_, value, members_)) spec.stores.push_back(Store{value, {}});
+    }
+    push(group, std::move(spec),
+         fmt::format("opaque_{}_{}", ir::short_op_name(node.op_name),
+                     dims_text(node.outputs[0].shape)));
+  }
+
   const ir::Graph& graph_;
   const ValueMap& values_;
   const Fusion& fusion_;
@@ -478,6 +504,8 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
             reads.push_back(spec.epilogue->loads[0]);  // the convolution's result, read back
             add_body_reads(spec.epilogue, true, 1, reads);
           }
+        } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
+          reads.insert(reads.end(), spec.inputs.begin(), spec.inputs.end());
         } else {
           reads.push_back(spec.source);
         }
@@ -503,8 +531,8 @@ std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask) {
 }
 
 std::string_view spec_kind_name(const SubtaskSpec& spec) {
-  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row", "elementwise",
-                                                "copy",   "pool",      "conv"};
+  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row",  "elementwise",
+                                                "copy",   "pool",      "conv", "opaque"};
   return kNames[spec.index()];
 }
 

@@ -4,6 +4,8 @@
 // export is a note, not an Error; the machinery failing marks the run failed.
 #include "app/loop_session.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "agents/fake_roles.h"
@@ -156,8 +158,16 @@ TEST(LoopSettingsLlm, LlmRolesAreCheckedAndCarried) {
                        "--planner llm needs --coder llm: the built-in Coder implements only"));
   options.llm.planner = "builtin";
   options.llm.coder = "hybrid";
-  EXPECT_TRUE(
-      is_error(loop_settings(options), ErrorKind::bad_input, "--coder hybrid is not wired"));
+  options.hybrid_hot = 2;
+  auto hybrid = loop_settings(options);
+  ASSERT_TRUE(hybrid.ok()) << hybrid.error().message;
+  EXPECT_EQ(hybrid->llm.role(llm::LoopRole::coder).kind, llm::RoleKind::hybrid);
+  EXPECT_EQ(hybrid->hybrid_hot, 2);
+  EXPECT_FALSE(hybrid->budgets.refine);
+  const std::vector<std::string> hybrid_args = loop_arguments(options);
+  const std::vector<std::string> hot = {"--hybrid-hot", "2"};
+  EXPECT_NE(std::search(hybrid_args.begin(), hybrid_args.end(), hot.begin(), hot.end()),
+            hybrid_args.end());
   LoopOptions builtin;
   ASSERT_TRUE(loop_settings(builtin).ok());
   EXPECT_TRUE(loop_settings(builtin)->budgets.refine);

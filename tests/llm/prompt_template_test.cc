@@ -71,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(PromptTemplate, EveryEmbeddedPromptIsThere) {
   const std::vector<std::string> names = prompt_names();
   for (const char* name : {"planner", "replan", "coder_generate", "coder_revise",
-                           "verifier_analysis", "coder_rules", "program_contract"})
+                           "verifier_analysis", "coder_rules", "program_contract", "coder_subtask"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   auto missing = render_prompt("coder_generate", {});
   ASSERT_FALSE(missing.ok());
