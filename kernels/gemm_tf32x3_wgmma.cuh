@@ -1,11 +1,12 @@
 // Split-precision 3xTF32 GEMM on Hopper's warpgroup tensor cores (wgmma.mma_async, sm_90a only):
 // the same arithmetic, tile, operands, split K and epilogue as the mma.sync kernel of
 // gemm_tf32x3.cuh (GemmTf32x3 picks this one on a compute capability 9.0 device when the program
-// was built for sm_90a; gemm_tf32x3_available_on_device says so at init). Built for any other
-// target the kernel body is empty and never launched.
+// was built for sm_90a; gemm_tf32x3_kernels_built of gemm_tf32x3_common.cuh says so at init).
+// Built for any other target the kernel body is empty and never launched.
 //
 // Why wgmma: on an H200, mma.sync reaches about half of the dense TF32 peak (the mma.sync kernel:
-// 31% of the 3xTF32 floor), wgmma the full rate.
+// 31% of the 3xTF32 floor); cuBLASLt's TF32 kernels, which use wgmma, about twice that. This
+// kernel's own rate is not measured yet (tests/kernels/gemm_tf32x3_bench.cu --fused).
 //
 // Block: 256 threads = 2 warpgroups, a 128 x 128 output tile, each warpgroup 64 rows x 128
 // columns (one m64n128k8 wgmma per K step of 8). Per K tile of 32 and warpgroup: 12 wgmmas
@@ -40,8 +41,9 @@
 // fragments of tile t+1 and issues batch t+1 — while the other warpgroup's batch t runs.
 //
 // Budget per block (one per SM): shared memory 1 KiB alignment + 4 stages x 32 KiB raw + 2 x 32
-// KiB split = 193 KiB of the 227 KiB; registers ~64 acc + 64 part + 32 A + addressing, under the
-// 255 that __launch_bounds__(256, 1) allows (ptxas: tests/kernels/headers_compile_test.cc).
+// KiB split = 193 KiB of the 227 KiB; registers 64 acc + 64 part + 32 A + addressing: 234 by
+// ptxas (nvcc 13.0), no spills, under the 255 that __launch_bounds__(256, 1) allows (the spill
+// check: tests/codegen/program_golden_test.cc).
 #pragma once
 
 #include <cuda_runtime.h>
