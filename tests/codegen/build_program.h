@@ -35,9 +35,10 @@ struct BuiltProgram {
   }
 };
 
-// `arch`: the nvcc target ("sm_90"; sm_80 and sm_100 for the portability test).
+// `arch`: the nvcc target (the H200's sm_90a, as the Verifier builds there; sm_80 and sm_100a for
+// the portability test).
 inline Result<BuiltProgram> build_program(const EmittedProgram& program,
-                                          const std::string& arch = "sm_90") {
+                                          const std::string& arch = "sm_90a") {
   std::string pattern =
       (std::filesystem::temp_directory_path() / "stitch_codegen_XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) return make_error("mkdtemp {} failed", pattern);

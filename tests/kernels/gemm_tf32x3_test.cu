@@ -1,11 +1,14 @@
-// kernels/gemm_tf32x3.cuh (GemmTf32x3, one mma.sync 3xTF32 kernel) on a GPU against a double CPU
-// GEMM: sizes that are not multiples of the 128 x 128 x 32 tile, K not a multiple of 4 and padded
-// leading dimensions (the 4-byte load path), K beyond 3072, B as [k,n] and as a weight [n,k],
-// strided and broadcast batches, every epilogue, alpha/beta (also in place), split K (partials and
-// tickets: a rerun gives the same bits), B prepared at init, and same-signed long sums. The
-// output starts poisoned (NaN); padding must keep its canary. The tolerance is the strict FP32
-// one of matmul_test.cu scaled by 2, as for Tf32x3Matmul. The plan (split K) is checked on the
-// CPU. Skips without a device.
+// kernels/gemm_tf32x3.cuh (GemmTf32x3: the mma.sync 3xTF32 kernel, and on an sm_90a build on a
+// compute capability 9.0 GPU the wgmma one, each case on both engines) on a GPU against a double
+// CPU GEMM: sizes that are not multiples of the 128 x 128 x 32 tile, K not a multiple of 4 and
+// padded leading dimensions (the 4-byte load path), K beyond 3072, B as [k,n] and as a weight
+// [n,k], strided and broadcast batches, every epilogue, alpha/beta (also in place), split K
+// (partials and tickets: a rerun gives the same bits), B prepared at init, and same-signed long
+// sums. The output starts poisoned (NaN); padding must keep its canary. The tolerance is the strict
+// FP32 one of matmul_test.cu scaled by 2, as for Tf32x3Matmul. The plan (split K) is checked on the
+// CPU. Besides the per-element bound, the relative error norm of every case must stay under the
+// fp32 track's bound (docs/verify-protocol.md: 5e-5). The wgmma cases skip, visibly, where that
+// kernel cannot run. Skips without a device.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -14,6 +17,7 @@
 #include <limits>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -62,6 +66,15 @@ std::vector<GemmCase> cases() {
       {"split_k", 1, 64, 256, 4096, true, E::bias_gelu},
       {"split_k_batched_kn", 2, 100, 130, 2048, false, E::bias},
       {"empty_m", 1, 0, 5, 7},
+      // K tiles 1, 2, 3 and 4: the wgmma kernel's ring prologue (3 tiles ahead) and its
+      // alternating split buffers, on both B layouts.
+      {"k_tiles_1", 1, 200, 140, 32, true},
+      {"k_tiles_2_kn", 1, 200, 140, 64, false},
+      {"k_tiles_3", 1, 130, 260, 96, true},
+      {"k_tiles_4_kn_ragged", 1, 129, 255, 127, false},
+      // Many tiles (grouped order over 8 tile rows, a ragged last group), long K.
+      {"tiles_9x5_k1200", 1, 1100, 600, 1200, true, E::bias_relu},
+      {"tiles_9x5_k1201_kn_unaligned", 1, 1100, 601, 1201, false, E::bias},
   };
   for (E e : {E::relu, E::gelu, E::bias, E::bias_relu, E::bias_gelu})
     c.push_back({"epilogue_" + std::to_string(static_cast<int>(e)), 1, 65, 70, 80, true, e});
@@ -158,11 +171,47 @@ Tolerance tolerance(const GemmCase& c) {
   return Tolerance{1e-6, 0.0, 2e-5};
 }
 
-class GemmTf32x3Test : public ::testing::TestWithParam<GemmCase> {};
+using Engine = GemmTf32x3::Engine;
+
+std::string engine_name(Engine e) {
+  return e == Engine::wgmma ? "wgmma" : e == Engine::mma_sync ? "mma_sync" : "automatic";
+}
+
+// Skips (visibly) a case whose kernel this build cannot run here (wgmma: a compute capability
+// 9.0 GPU; this test is built for sm_90a with both kernels kept).
+#define REQUIRE_ENGINE(engine)                                                                \
+  do {                                                                                        \
+    std::string probe_error_;                                                                 \
+    const int built_ = gemm_tf32x3_kernels_built(probe_error_);                               \
+    ASSERT_TRUE(probe_error_.empty()) << probe_error_;                                        \
+    if (!(built_ &                                                                            \
+          ((engine) == Engine::wgmma ? detail::kGemmBuiltWgmma : detail::kGemmBuiltMmaSync))) \
+      GTEST_SKIP() << engine_name(engine) << " is not in this build's code for this device";  \
+  } while (0)
+
+// sqrt(sum (d - expected)^2 / sum expected^2) over the [m, n] elements of every batch.
+double relative_error_norm(const GemmCase& c, const MatmulShape& s, const std::vector<float>& d,
+                           const std::vector<double>& expected) {
+  double diff = 0.0, norm = 0.0;
+  for (int64_t batch = 0; batch < c.batch; ++batch)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        const int64_t at = batch * s.stride_c + i * s.ldc + j;
+        diff += (d[at] - expected[at]) * (d[at] - expected[at]);
+        norm += expected[at] * expected[at];
+      }
+  return norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+constexpr double kFp32TrackNormBound = 5e-5;  // docs/verify-protocol.md
+
+class GemmTf32x3Test : public ::testing::TestWithParam<std::tuple<GemmCase, Engine>> {};
 
 TEST_P(GemmTf32x3Test, MatchesReferenceAtFp32Level) {
   REQUIRE_GPU();
-  const GemmCase& c = GetParam();
+  const GemmCase& c = std::get<0>(GetParam());
+  const Engine engine = std::get<1>(GetParam());
+  REQUIRE_ENGINE(engine);
   const Problem p = make_problem(c);
   const std::vector<float> a = testing::uniform_floats(p.a_elements, 1, -1.0f, 1.0f);
   const std::vector<float> b = testing::uniform_floats(p.b_elements, 2, -1.0f, 1.0f);
@@ -190,8 +239,10 @@ TEST_P(GemmTf32x3Test, MatchesReferenceAtFp32Level) {
 
   std::string error;
   GemmTf32x3 mm;
+  mm.set_engine(engine);
   ASSERT_EQ(mm.init(nullptr, p.shape, c.epilogue, c.accumulate, nullptr, 0, error), STITCH_OK)
       << error;
+  EXPECT_EQ(mm.uses_wgmma(), engine == Engine::wgmma) << mm.describe();
   std::vector<float> first;
   auto run_and_check = [&](const char* stage, const float* b_ptr) {
     ASSERT_CUDA(d_dev.upload(d_initial));
@@ -202,6 +253,8 @@ TEST_P(GemmTf32x3Test, MatchesReferenceAtFp32Level) {
     ASSERT_CUDA(cudaDeviceSynchronize());
     const std::vector<float> d = d_dev.download();
     EXPECT_TRUE(testing::all_close(d, expected, tolerance(c), &scale))
+        << stage << " with " << mm.describe();
+    EXPECT_LE(relative_error_norm(c, p.shape, d, expected), kFp32TrackNormBound)
         << stage << " with " << mm.describe();
     if (first.empty()) first = d;
     EXPECT_TRUE(testing::bitwise_equal(d, first)) << stage << ": a rerun differs";
@@ -214,13 +267,38 @@ TEST_P(GemmTf32x3Test, MatchesReferenceAtFp32Level) {
   if (c.name.rfind("split_k", 0) == 0) EXPECT_GT(mm.splits(), 1) << mm.describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, GemmTf32x3Test, ::testing::ValuesIn(cases()),
-                         testing::case_name<GemmCase>);
+INSTANTIATE_TEST_SUITE_P(Cases, GemmTf32x3Test,
+                         ::testing::Combine(::testing::ValuesIn(cases()),
+                                            ::testing::Values(Engine::mma_sync, Engine::wgmma)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param).name + "_" +
+                                  engine_name(std::get<1>(info.param));
+                         });
+
+// Built for sm_90a (tests/kernels/CMakeLists.txt) and run on a compute capability 9.0 GPU, the
+// automatic choice is the wgmma kernel; elsewhere mma.sync.
+TEST(GemmTf32x3, AutomaticPicksWgmmaOnHopper) {
+  REQUIRE_GPU();
+  int device = 0, major = 0, minor = 0;
+  ASSERT_CUDA(cudaGetDevice(&device));
+  ASSERT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  ASSERT_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  MatmulShape s;
+  s.m = 8, s.n = 8, s.k = 8, s.lda = 8, s.ldb = 8, s.ldc = 8;
+  std::string error;
+  GemmTf32x3 mm;
+  ASSERT_EQ(mm.init(nullptr, s, MatmulEpilogue::none, false, nullptr, 0, error), STITCH_OK)
+      << error;
+  EXPECT_EQ(mm.uses_wgmma(), major == 9 && minor == 0) << mm.describe();
+}
 
 // Same-signed operands and k = 8192: a tensor core's truncating accumulation over the whole K
 // would be ~1.2e-4 off (matmul_tf32x3.cuh); summed per K tile in FP32 it stays at FP32 level.
-TEST(GemmTf32x3, LongSameSignedSumsStayAtFp32Level) {
+class GemmTf32x3Engines : public ::testing::TestWithParam<Engine> {};
+
+TEST_P(GemmTf32x3Engines, LongSameSignedSumsStayAtFp32Level) {
   REQUIRE_GPU();
+  REQUIRE_ENGINE(GetParam());
   const int64_t m = 64, n = 64, k = 8192;
   MatmulShape shape;
   shape.m = m, shape.n = n, shape.k = k, shape.lda = k, shape.ldb = n, shape.ldc = n;
@@ -231,6 +309,7 @@ TEST(GemmTf32x3, LongSameSignedSumsStayAtFp32Level) {
   ASSERT_CUDA(b_dev.upload(b));
   std::string error;
   GemmTf32x3 mm;
+  mm.set_engine(GetParam());
   ASSERT_EQ(mm.init(nullptr, shape, MatmulEpilogue::none, false, nullptr, 0, error), STITCH_OK)
       << error;
   ASSERT_EQ(mm.run(a_dev.data(), b_dev.data(), nullptr, d_dev.data(), nullptr, 1.0f, 0.0f, nullptr,
@@ -248,11 +327,15 @@ TEST(GemmTf32x3, LongSameSignedSumsStayAtFp32Level) {
       diff += (d[i * n + j] - sum) * (d[i * n + j] - sum);
       norm += sum * sum;
     }
-  const double relative_error_norm = std::sqrt(diff / norm);
-  EXPECT_LT(relative_error_norm, 3e-6) << mm.describe();
+  const double error_norm = std::sqrt(diff / norm);
+  EXPECT_LT(error_norm, 3e-6) << mm.describe();
   std::printf("GemmTf32x3, k = %lld, same-signed operands: relative error norm %.3g (%s)\n",
-              static_cast<long long>(k), relative_error_norm, mm.describe().c_str());
+              static_cast<long long>(k), error_norm, mm.describe().c_str());
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, GemmTf32x3Engines,
+                         ::testing::Values(Engine::mma_sync, Engine::wgmma),
+                         [](const auto& info) { return engine_name(info.param); });
 
 TEST(GemmTf32x3, RejectsWhatItDoesNotSupport) {
   REQUIRE_GPU();

@@ -256,7 +256,7 @@ TEST(FakeCompiler, WritesOutputAndParsesItsLog) {
 }
 
 TEST(GpuInfo, ArchFromComputeCapability) {
-  EXPECT_EQ(arch_for_compute_capability(9, 0), "sm_90");
+  EXPECT_EQ(arch_for_compute_capability(9, 0), "sm_90a");  // wgmma (gemm_tf32x3_wgmma.cuh)
   EXPECT_EQ(arch_for_compute_capability(8, 6), "sm_86");
   EXPECT_EQ(arch_for_compute_capability(10, 0), "sm_100");
 }
@@ -273,7 +273,7 @@ TEST(GpuInfo, DetectsTheGpuOrFallsBack) {
     EXPECT_EQ(detect_arch(0), gpu->arch());
   } else {
     std::cout << "no CUDA device: detect_arch falls back to " << kDefaultArch << "\n";
-    EXPECT_EQ(detect_arch(0), "sm_90");
+    EXPECT_EQ(detect_arch(0), "sm_90a");
   }
   EXPECT_FALSE(query_gpu(4096).has_value());  // no machine has that many devices
   EXPECT_FALSE(query_gpu(-1).has_value());

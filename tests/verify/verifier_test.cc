@@ -319,7 +319,7 @@ TEST_F(VerifierTest, AllGoodPassesWithSpeedupsAndStepsInOrder) {
   EXPECT_EQ(doc["outcome"], "passed");
   EXPECT_EQ(doc["track"], "fp32");
   EXPECT_EQ(doc["gpu"], "NVIDIA H200");
-  EXPECT_EQ(doc["arch"], "sm_90");
+  EXPECT_EQ(doc["arch"], "sm_90a");  // the H200's target: arch_for_compute_capability
   EXPECT_DOUBLE_EQ(doc["timing"]["protocol"]["median_ms"].get<double>(), 0.45);
   EXPECT_DOUBLE_EQ(doc["timing"]["synced"]["median_ms"].get<double>(), 0.5);
   EXPECT_EQ(doc["timing"]["speedup_basis"], "synced");
@@ -452,7 +452,7 @@ TEST_F(VerifierTest, NoGpuBuildsAndChecksButGivesNoOutcome) {
   EXPECT_TRUE(report.built);
   EXPECT_EQ(judge_.starts, 0);
   EXPECT_TRUE(runner_.invocations.empty());
-  EXPECT_EQ(report.arch, "sm_90");
+  EXPECT_EQ(report.arch, "sm_90a");
   json doc = verify_json();
   EXPECT_EQ(doc["state"], "no_gpu");
   EXPECT_EQ(doc["outcome"], nullptr);

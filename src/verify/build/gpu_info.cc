@@ -93,7 +93,7 @@ std::string GpuInfo::arch() const {
 }
 
 std::string arch_for_compute_capability(int major, int minor) {
-  return fmt::format("sm_{}{}", major, minor);
+  return fmt::format("sm_{}{}{}", major, minor, major == 9 && minor == 0 ? "a" : "");
 }
 
 std::optional<GpuInfo> query_gpu(int device) {

@@ -18,20 +18,22 @@ struct GpuInfo {
   int64_t l2_bytes = 0;
   int64_t memory_bytes = 0;
 
-  std::string arch() const;  // "sm_90"
+  std::string arch() const;  // the nvcc target: arch_for_compute_capability ("sm_90a")
 };
 
 // The GPU `device`, or nullopt when there is no driver, no such device, or the query fails.
 // The driver's answer is read once per process and device.
 std::optional<GpuInfo> query_gpu(int device = 0);
 
-// "sm_<major><minor>".
+// The nvcc target for a compute capability: "sm_<major><minor>", except Hopper's "sm_90a" — the
+// arch-specific target whose instructions (wgmma) the kernel library uses there
+// (kernels/gemm_tf32x3_wgmma.cuh); a program built for it runs on compute capability 9.0 only.
 std::string arch_for_compute_capability(int major, int minor);
 
-// The nvcc target for `device`: its compute capability when a GPU is present, else sm_90 (the
+// The nvcc target for `device`: its compute capability's when a GPU is present, else sm_90a (the
 // project's reference GPU, H100/H200), so builds on a GPU-less machine still check the code.
 std::string detect_arch(int device = 0);
 
-constexpr const char* kDefaultArch = "sm_90";
+constexpr const char* kDefaultArch = "sm_90a";
 
 }  // namespace stitch
