@@ -53,16 +53,21 @@ void choose_reduction(Subtask& subtask, const ReductionSpec& spec) {
 // cuDNN picks the engine at init (heuristics, then timing); the plan fixes its math and the
 // workspace it may use. No cuDNN convolution engine computes in BF16 on FP32 data, so the bf16
 // track's convolutions use TF32 tensor cores as the tf32 track's do.
-void choose_conv(Subtask& subtask, const ConvSpec& spec, TensorMath math) {
+void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math) {
+  if (spec.epilogue) {
+    subtask.tunables["block"] = 256;
+    subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
+  }
+  if (estimate_depthwise_conv(spec, peaks).prefer_kernel) {
+    subtask.kernel = "depthwise_conv";  // exact FP32 on every track: no tensor cores to use
+    subtask.tunables["block"] = 256;
+    return;
+  }
   subtask.kernel = "cudnn_conv";
   subtask.tunables["algo_candidates"] = kConvCandidates;
   subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;
   if (math != TensorMath::fp32)
     subtask.tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
-  if (spec.epilogue) {
-    subtask.tunables["block"] = 256;
-    subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
-  }
 }
 
 void choose_row(Subtask& subtask, const RowSpec& spec) {
@@ -96,6 +101,39 @@ void choose_row(Subtask& subtask, const RowSpec& spec) {
 }
 
 }  // namespace
+
+bool depthwise_conv_eligible(const ConvSpec& spec) {
+  return !spec.transposed && (spec.input.size() == 1 || spec.input.size() == 2) &&
+         spec.groups == spec.in_channels && spec.groups > 1 &&
+         spec.out_channels % spec.in_channels == 0 && spec.x.is_contiguous() &&
+         spec.w.is_contiguous();
+}
+
+DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& peaks) {
+  DepthwiseEstimate estimate;
+  estimate.eligible = depthwise_conv_eligible(spec);
+  if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
+  auto product = [](const std::vector<int64_t>& sizes) {
+    double result = 1;
+    for (int64_t size : sizes)
+      result *= static_cast<double>(size);
+    return result;
+  };
+  const double outputs = static_cast<double>(spec.batch * spec.out_channels) * product(spec.output);
+  const double inputs = static_cast<double>(spec.batch * spec.in_channels) * product(spec.input);
+  const double weights = static_cast<double>(spec.out_channels) * product(spec.kernel);
+  const double bytes = 4.0 * (inputs + outputs + weights);
+  const double flops = 2.0 * outputs * product(spec.kernel);
+  auto seconds = [&](double memory, double compute) {
+    return std::max(bytes / (peaks.dram_gbps * 1e9 * memory),
+                    flops / (peaks.fp32_tflops * 1e12 * compute)) +
+           kLaunchSeconds;
+  };
+  estimate.kernel_s = seconds(kDepthwiseKernelMemory, kDepthwiseKernelCompute);
+  estimate.cudnn_s = seconds(kCudnnDepthwiseMemory, kCudnnDepthwiseCompute);
+  estimate.prefer_kernel = estimate.kernel_s < estimate.cudnn_s;
+  return estimate;
+}
 
 std::string_view reduce_strategy_name(int64_t strategy) {
   static constexpr std::string_view kNames[] = {"row_per_warp", "row_per_block", "columns"};
@@ -179,9 +217,9 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
   const double c = static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n);
   // A GEMM takes the longer of its arithmetic and reading its operands once (a small m makes
   // a big weight matrix the cost).
-  estimate.fp32_s =
-      std::max(flops / (peaks.fp32_tflops * 1e12 * kFp32GemmEfficiency), 4.0 * (a + b + c) / bandwidth) +
-      kLaunchSeconds;
+  estimate.fp32_s = std::max(flops / (peaks.fp32_tflops * 1e12 * kFp32GemmEfficiency),
+                             4.0 * (a + b + c) / bandwidth) +
+                    kLaunchSeconds;
   if (peaks.tf32_tflops <= 0) return estimate;
   // The split copies are three times the operands; making them reads 4 and writes 12 bytes per
   // element (B once at init when it is constant).
@@ -194,14 +232,13 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
     return static_cast<double>((extent + kTf32x3KernelTile - 1) / kTf32x3KernelTile *
                                kTf32x3KernelTile);
   };
-  const double tile_flops = 2.0 * static_cast<double>(batch) * tiled(m) * tiled(n) *
-                            static_cast<double>(k);
+  const double tile_flops =
+      2.0 * static_cast<double>(batch) * tiled(m) * tiled(n) * static_cast<double>(k);
   estimate.tf32x3_kernel_s =
       std::max(3.0 * tile_flops / (peaks.tf32_tflops * 1e12 * kTf32x3KernelEfficiency),
                4.0 * (a + b + c) / bandwidth) +
       kLaunchSeconds;
-  estimate.prefer_tf32x3_kernel =
-      kernel_available && estimate.tf32x3_kernel_s < estimate.tf32x3_s;
+  estimate.prefer_tf32x3_kernel = kernel_available && estimate.tf32x3_kernel_s < estimate.tf32x3_s;
   const double split_s =
       estimate.prefer_tf32x3_kernel ? estimate.tf32x3_kernel_s : estimate.tf32x3_s;
   estimate.prefer_tf32x3 = split_s <= kTf32x3Margin * estimate.fp32_s;
@@ -231,8 +268,8 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           const bool b_constant = spec.b.base.kind == ir::ValueRef::Kind::param;
           const GemmEstimate estimate =
               estimate_gemm(spec.batch, spec.m, spec.n, spec.k, spec.batch * spec.m * spec.k,
-                            (spec.b.strides[0] == 0 ? 1 : spec.batch) * spec.k * spec.n,
-                            b_constant, peaks, !column_major(spec.a));
+                            (spec.b.strides[0] == 0 ? 1 : spec.batch) * spec.k * spec.n, b_constant,
+                            peaks, !column_major(spec.a));
           if (math != TensorMath::fp32) {
             subtask.tunables["tensor_math"] = static_cast<int64_t>(math);
           } else if (estimate.prefer_tf32x3) {
@@ -245,7 +282,7 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
             subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
           }
         } else if constexpr (std::is_same_v<T, ConvSpec>) {
-          choose_conv(subtask, spec, math);
+          choose_conv(subtask, spec, peaks, math);
         } else if constexpr (std::is_same_v<T, ReductionSpec>) {
           choose_reduction(subtask, spec);
         } else if constexpr (std::is_same_v<T, RowSpec>) {

@@ -102,11 +102,11 @@ def test_conv_bn_relu_training_uses_batch_statistics(batch):
 
 
 def test_cumulative_batch_norm_exports_its_first_call_momentum(batch):
-    graph = batch.graph("bn_running_stats")
+    graph = batch.graph("plan_bn_running_stats")
     momenta = [node["args"][6] for node in graph["nodes"] if "batch_norm" in node["op"]]
     assert momenta == [0.3, 1.0]
     assert len(graph["state_updates"]) == 6
-    assert any("momentum=None" in note for note in batch.capture_json("bn_running_stats")["notes"])
+    assert any("momentum=None" in note for note in batch.capture_json("plan_bn_running_stats")["notes"])
 
 
 def test_sdpa_is_kept_whole(batch):

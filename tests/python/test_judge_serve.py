@@ -196,7 +196,7 @@ def test_training_mode_batchnorm_reference_and_running_statistics(tmp_path):
 
 
 def running_statistics_program(unbiased=True, momentum_2d=0.3, cumulative=True):
-    """bn_running_stats.py written independently of the judge, one call from the captured state:
+    """plan_bn_running_stats.py written independently of the judge, one call from the captured state:
     (output, then each buffer after the call); the arguments make it wrong on purpose."""
     import torch.nn.functional as F
 
@@ -217,7 +217,7 @@ def running_statistics_program(unbiased=True, momentum_2d=0.3, cumulative=True):
 
 @pytest.mark.parametrize("wrong", [None, "biased_variance", "momentum", "cumulative"])
 def test_running_statistics_are_checked_after_the_first_call(tmp_path, wrong):
-    graph_dir = capture_task("bn_running_stats.py", str(tmp_path / "captures"))
+    graph_dir = capture_task("plan_bn_running_stats.py", str(tmp_path / "captures"))
     session, exporter, slots = make_session(graph_dir, sets=1, spot=0)
     program = running_statistics_program(unbiased=wrong != "biased_variance",
                                          momentum_2d=0.5 if wrong == "momentum" else 0.3,
