@@ -54,6 +54,9 @@ int stitch_init(const stitch_tensor* params, int n_params, void** state);
 /* Runs one forward pass on `stream`: reads `inputs` (graph.json `inputs` order, random inputs
  * included), writes every element of `outputs` (caller-owned buffers, graph.json `outputs` order,
  * contiguous: a reference that returns a view, e.g. a permute, still gets a row-major output).
+ * After them, one output per graph.json `state_updates` entry (a buffer forward updates, e.g.
+ * BatchNorm's running statistics): the buffer's value after this call, which the program also keeps
+ * as the buffer's value for its next call, as the reference's module does.
  * Must not modify inputs, and must finish all its work on `stream` (or join other streams into it). */
 int stitch_forward(void* state, const stitch_tensor* inputs, int n_inputs, stitch_tensor* outputs,
                    int n_outputs, void* stream /* cudaStream_t */);

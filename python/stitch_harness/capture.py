@@ -18,7 +18,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import files
 from .errors import CaptureError, Category, describe_exception
-from .export_graph import decompose, export_model, register_tensor_attributes_as_buffers
+from .export_graph import (cumulative_momentum_as_constant, decompose, export_model,
+                           register_tensor_attributes_as_buffers)
 from .graph_build import build_graph, remove_dead_nodes, validate_graph, value_type
 from .random_ops import replace_random_ops
 from .reference import compute_reference
@@ -101,7 +102,8 @@ def _capture(path, out_dir, options, clock):
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     inputs, distributions = fake_inputs(task, options.seed, fake_mode)
     clock.lap("inputs")
-    exported = export_model(model, inputs)
+    with cumulative_momentum_as_constant(model) as cumulative:
+        exported = export_model(model, inputs)
     clock.lap("export")
     exported = decompose(exported)
     clock.lap("decompose")
@@ -172,7 +174,9 @@ def _capture(path, out_dir, options, clock):
         "ops": dict(sorted(ops.items())),
         "registered_buffers": registered,
         "specialized_inputs": info["specialized_inputs"],
-        "notes": info["notes"] + random_notes,
+        "notes": info["notes"] + random_notes + [
+            f"BatchNorm {path}: momentum=None exported as the constant factor of its first call"
+            for path in cumulative],
     }
 
 

@@ -3,8 +3,8 @@
 The structure is plain Python (dicts, lists, numbers) that matches docs/graph-format.md one to one:
 references are {"input": i}, {"param": name} or {"node": id, "out": k}; getitem nodes disappear into
 the `out` of the reference; torch dtypes, devices and enums become small objects. Buffer updates that
-forward makes (BatchNorm running statistics in training mode) are not outputs of the program and are
-dropped, with everything that only fed them.
+forward makes (BatchNorm's running statistics and batch counter in training mode) become
+`state_updates`: the buffer's name and the value it holds after one forward (docs/graph-format.md).
 """
 import operator
 
@@ -130,7 +130,7 @@ class _Converter:
         self.specialized = []  # non-tensor user inputs baked into the graph
         self.nodes = []
         self.notes = []
-        self.dropped_buffer_updates = []  # buffers forward updates (BatchNorm running statistics)
+        self.state_updates = []  # {"param": buffer, "value": ref}: what forward writes to buffers
 
     def value(self, arg):
         """One FX argument as a graph.json value."""
@@ -234,12 +234,21 @@ class _Converter:
                                        f"forward returns a non-tensor value ({arg!r})")
                 outputs.append(self.value(arg))
             elif spec.kind == OutputKind.BUFFER_MUTATION:
-                self.dropped_buffer_updates.append(spec.target)
+                self._state_update(spec.target, arg)
             elif spec.kind == OutputKind.USER_INPUT_MUTATION:
                 self.notes.append(f"dropped the in-place update of input {spec.target}")
             else:
                 raise CaptureError(Category.decompose_failed, f"unsupported graph output kind {spec.kind.name}")
         return outputs
+
+    def _state_update(self, buffer, arg):
+        if not isinstance(arg, torch.fx.Node) or not any(p["name"] == buffer for p in self.params):
+            raise CaptureError(Category.decompose_failed,
+                               f"forward updates buffer {buffer} with a value that is not a tensor")
+        value = self.value(arg)
+        if value == {"param": buffer}:
+            return  # written back unchanged
+        self.state_updates.append({"param": buffer, "value": value})
 
 
 def build_graph(exported, task, training):
@@ -270,10 +279,8 @@ def build_graph(exported, task, training):
         "nodes": converter.nodes,
         "outputs": outputs or [],
     }
-    dropped = converter.dropped_buffer_updates
-    if dropped:
-        converter.notes.append(f"left out the updates forward makes to {len(dropped)} buffers "
-                               f"({', '.join(dropped[:3])}{', ...' if len(dropped) > 3 else ''})")
+    if converter.state_updates:
+        graph["state_updates"] = converter.state_updates
     info = {"input_positions": converter.input_positions, "specialized_inputs": converter.specialized,
             "notes": converter.notes}
     return graph, converter.tensors, info
@@ -282,7 +289,7 @@ def build_graph(exported, task, training):
 def remove_dead_nodes(graph):
     """Drop assertion nodes and every node no output depends on (a new graph; nodes keep order)."""
     live = set()
-    for ref in iter_refs(graph["outputs"]):
+    for ref in iter_refs(graph["outputs"] + state_values(graph)):
         if "node" in ref:
             live.add(ref["node"])
     kept = []
@@ -293,6 +300,11 @@ def remove_dead_nodes(graph):
                 if "node" in ref:
                     live.add(ref["node"])
     return {**graph, "nodes": kept[::-1]}
+
+
+def state_values(graph):
+    """The values of the graph's state updates (buffers forward writes), in their order."""
+    return [update["value"] for update in graph.get("state_updates", [])]
 
 
 def value_type(graph, ref):
@@ -340,4 +352,20 @@ def validate_graph(graph):
             problems.append(f"graph output {ref!r} is not a reference")
         else:
             check(ref, "graph outputs")
+    buffers = {param["name"]: param for param in graph["params"] if param["kind"] == "buffer"}
+    for update in graph.get("state_updates", []):
+        where = f"state update of {update.get('param')!r}"
+        buffer = buffers.get(update.get("param"))
+        value = update.get("value")
+        if buffer is None:
+            problems.append(f"{where}: no buffer of that name")
+        elif not is_ref(value):
+            problems.append(f"{where}: value {value!r} is not a reference")
+        else:
+            known = len(problems)
+            check(value, where)
+            found = value_type(graph, value) if len(problems) == known else None
+            if found and (found["shape"], found["dtype"]) != (buffer["shape"], buffer["dtype"]):
+                problems.append(f"{where}: value is {found['dtype']}{found['shape']}, the buffer "
+                                f"{buffer['dtype']}{buffer['shape']}")
     return problems

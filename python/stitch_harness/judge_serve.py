@@ -134,6 +134,7 @@ class JudgeSession:
         self.n_spot = spot_slots
         self.timing_sets = timing_sets
         self.seed_source = seed_source
+        self.user_outputs = len(task.graph["outputs"])  # the state outputs follow
         self.params: list[tuple[dict, ExportedTensor]] = []
         self.check_sets: list[_CheckSet] = []
         self.spot_slots: list[_SpotSlot] = []
@@ -207,7 +208,9 @@ class JudgeSession:
             "inputs": [{"name": entry["name"], "kind": entry["kind"], **_type_json(entry),
                         "distribution": entry.get("distribution", "unknown")}
                        for entry in graph["inputs"]],
-            "outputs": [_type_json(entry) for entry in self.task.output_types()],
+            "outputs": [{**_type_json(entry), **({"state": entry["state"]} if "state" in entry
+                                                  else {})}
+                        for entry in self.task.output_types()],
             "check_sets": [{"inputs": [e.slot_json() for e in s.inputs],
                             "outputs": [e.slot_json() for e in s.outputs]}
                            for s in self.check_sets],
@@ -217,7 +220,12 @@ class JudgeSession:
         }
 
     def _compare_all(self, outputs: list[ExportedTensor], references: list[torch.Tensor],
-                     inputs: list[torch.Tensor]):
+                     inputs: list[torch.Tensor], with_state: bool = False):
+        """Checks of the outputs against their references; the state outputs (updated buffers)
+        only `with_state`: their reference is the state after one call from the captured one,
+        which only the program's first call (check set 0) starts from."""
+        if not with_state:
+            outputs, references = outputs[:self.user_outputs], references[:self.user_outputs]
         checks = [compare_output(exported.tensor, reference, self.track, output_index=index)
                   for index, (exported, reference) in enumerate(zip(outputs, references))]
         if any(c.elementwise_only for c in checks):
@@ -243,7 +251,7 @@ class JudgeSession:
         seen: list[tuple[str, list[torch.Tensor], list[torch.Tensor]]] = []
         for index, check_set in enumerate(self.check_sets):
             checks = self._compare_all(check_set.outputs, check_set.references,
-                                       [e.tensor for e in check_set.inputs])
+                                       [e.tensor for e in check_set.inputs], with_state=index == 0)
             unchanged = [tensor_fingerprint(e.tensor) == fp
                          for e, fp in zip(check_set.inputs, check_set.fingerprints)]
             if not all(unchanged):
@@ -251,8 +259,9 @@ class JudgeSession:
             passed = all(c.passed for c in checks) and all(unchanged)
             sets_json.append({"set": index, "passed": passed, "inputs_unchanged": all(unchanged),
                               "outputs": [c.as_json() for c in checks]})
-            seen.append((f"check set {index}", [e.tensor for e in check_set.outputs],
-                         check_set.references))
+            seen.append((f"check set {index}",
+                         [e.tensor for e in check_set.outputs][:self.user_outputs],
+                         check_set.references[:self.user_outputs]))
         spots_json = []
         for index, slot in enumerate(self.spot_slots):
             filled = not any(e.tensor.dtype.is_floating_point and bool(torch.isnan(e.tensor).all())
@@ -267,7 +276,8 @@ class JudgeSession:
                                            [e.tensor for e in slot.inputs])
                 entry["passed"] = all(c.passed for c in checks)
                 entry["outputs"] = [c.as_json() for c in checks]
-                seen.append((f"spot slot {index}", [e.tensor for e in slot.outputs], references))
+                seen.append((f"spot slot {index}", [e.tensor for e in slot.outputs][:self.user_outputs],
+                             references[:self.user_outputs]))
             spots_json.append(entry)
         findings.extend(_repeated_outputs(seen))
         all_checks = [o for s in sets_json + spots_json for o in s["outputs"]]

@@ -23,7 +23,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from . import graph_eval
-from .graph_build import DTYPE_NAMES, value_type
+from .graph_build import DTYPE_NAMES, state_values, value_type
 from .ipc import contiguous_strides
 from .judge_kb_inputs import refresh_in_place
 from .judge_tracks import STRICT_FLAGS, precision_flags
@@ -128,6 +128,9 @@ class JudgeTask:
         # reference call so every set sees the state the runner's params describe.
         self._buffer_snapshot = {name: buffer.detach().clone()
                                  for name, buffer in self.model.named_buffers()}
+        # Buffers forward updates: after the user outputs, the ABI has one output per update, the
+        # buffer's value after the call (docs/verify-protocol.md, "State updates").
+        self.state_updates = self.graph.get("state_updates", [])
         self.user_inputs = [entry for entry in self.graph["inputs"] if entry["kind"] == "user"]
         self.random_inputs = [entry for entry in self.graph["inputs"] if entry["kind"] == "random"]
         self._call_spec = None  # pytree spec and non-tensor leaves of get_inputs(), once seen
@@ -291,6 +294,10 @@ class JudgeTask:
         for ref in self.graph["outputs"]:
             entry = value_type(self.graph, ref)
             types.append({**entry, "strides": contiguous_strides(entry["shape"])})
+        for update in self.state_updates:
+            entry = value_type(self.graph, update["value"])
+            types.append({**entry, "strides": contiguous_strides(entry["shape"]),
+                          "state": update["param"]})
         return types
 
     def device_params(self) -> dict[str, torch.Tensor]:
@@ -319,10 +326,12 @@ class JudgeTask:
 
     def _evaluate(self, inputs, model, params, buffer_snapshot, convert) -> list[torch.Tensor]:
         """The graph (with random inputs, which the model would draw itself) or the model on
-        clones of `inputs`, each passed through `convert`, buffers restored first."""
+        clones of `inputs`, each passed through `convert`, buffers restored first. After the
+        outputs, the value of each updated buffer after this one call from the captured state."""
         with torch.no_grad():
             if self.random_inputs:
-                outputs, _ = graph_eval.evaluate(self.graph, [convert(t.clone()) for t in inputs],
+                graph = {**self.graph, "outputs": self.graph["outputs"] + state_values(self.graph)}
+                outputs, _ = graph_eval.evaluate(graph, [convert(t.clone()) for t in inputs],
                                                  params, self.device)
             else:
                 _restore_buffers(model, buffer_snapshot)
@@ -331,6 +340,8 @@ class JudgeTask:
                 result = model(*self.call_args(user))
                 outputs = [leaf for leaf in tree_flatten(result)[0]
                            if isinstance(leaf, torch.Tensor)]
+                buffers = dict(model.named_buffers())
+                outputs += [buffers[update["param"]].clone() for update in self.state_updates]
         return [output.detach() for output in outputs]
 
     def forward_eager(self, user_tensors: list[torch.Tensor]) -> Any:

@@ -43,6 +43,9 @@ nlohmann::json make_manifest(const ir::Graph& graph, const ManifestFacts& facts)
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     nlohmann::json entry = {{"name", "output" + std::to_string(i)}};
     entry.update(tensor_fields(graph.type_of(graph.outputs[i])));
+    // A state output: the value of this buffer after the call (docs/verify-protocol.md).
+    if (i >= graph.user_output_count())
+      entry["state"] = graph.state_params[i - graph.user_output_count()];
     outputs.push_back(std::move(entry));
   }
   return {

@@ -106,8 +106,15 @@ std::string describe_interface(const ir::Graph& graph) {
                         std::string(ir::param_kind_name(graph.params[i].kind)));
   text += "\nOutputs (`stitch_forward`'s `outputs`, in this order; caller-owned, contiguous):\n\n";
   text += kTableHead;
-  for (size_t i = 0; i < graph.outputs.size(); ++i)
-    text += tensor_line(i, graph.name_of(graph.outputs[i]), graph.type_of(graph.outputs[i]), "");
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const size_t state = i - graph.user_output_count();  // wraps for the user outputs
+    const std::string note =
+        i < graph.user_output_count()
+            ? ""
+            : "buffer " + graph.state_params[state] +
+                  " after this call; also keep it as that buffer's value for the next call";
+    text += tensor_line(i, graph.name_of(graph.outputs[i]), graph.type_of(graph.outputs[i]), note);
+  }
   if (graph.training)
     text += "\nThe reference runs in training mode (e.g. BatchNorm uses the batch's statistics).\n";
   return text;

@@ -45,7 +45,8 @@ struct ProgramPieces {
   bool uses_matmul = false;
   bool uses_tf32x3 = false;
   bool uses_pool = false;
-  bool uses_conv = false;
+  bool uses_conv = false;         // cuDNN convolutions
+  bool uses_depthwise = false;    // kernels/conv_depthwise.cuh
   bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
   int matmul_count = 0;
   std::vector<std::string> llm_includes;  // #include lines of LLM-written subtasks, hoisted
@@ -133,21 +134,21 @@ Result<Members> emit_load_functor(EmitContext& ctx, const std::string& name,
 
 // The subtask emitters (one file per kernel family). Each writes its functors into
 // ctx.pieces().functors and its launch into `w`.
-Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
-                                const plan::ElementwiseSpec& spec, CodeWriter& w);
-Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
-                         const plan::CopySpec& spec, CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ElementwiseSpec& spec,
+                 CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::CopySpec& spec,
+                 CodeWriter& w);
 // An elementwise body over `shape` through launch_elementwise (also a GEMM's epilogue pass).
 Status emit_library_elementwise(EmitContext& ctx, const plan::Subtask& subtask,
                                 const std::string& role, const std::vector<int64_t>& shape,
                                 const plan::Body& body, const std::vector<plan::Store>& stores,
                                 CodeWriter& w);
-Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
-                           const plan::MatmulSpec& spec, CodeWriter& w);
-Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask,
-                              const plan::ReductionSpec& spec, CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::MatmulSpec& spec,
+                 CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ReductionSpec& spec,
+                 CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::RowSpec& spec,
-                        CodeWriter& w);
+                 CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::PoolSpec& spec,
                  CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ConvSpec& spec,

@@ -1,7 +1,9 @@
 // assemble_program: the program.cu text from the pieces the subtask emitters filled. Everything a
-// program shares (state, init and forward steps, CUDA graphs, the C ABI) is kernels/host_program.cuh;
-// this writes only what differs per plan: includes, functors, the Program traits (tables and
-// layout) and its three functions.
+// program shares (state, init and forward steps, CUDA graphs, the C ABI) is
+// kernels/host_program.cuh; this writes only what differs per plan: includes, functors, the Program
+// traits (tables and layout) and its three functions.
+#include <algorithm>
+
 #include "codegen/emit_context.h"
 
 namespace stitch::codegen {
@@ -21,6 +23,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_tf32x3) out.line("#include \"kernels/matmul_tf32x3.cuh\"");
   if (pieces.uses_pool) out.line("#include \"kernels/pooling.cuh\"");
   if (pieces.uses_conv) out.line("#include \"kernels/conv.cuh\"");
+  if (pieces.uses_depthwise) out.line("#include \"kernels/conv_depthwise.cuh\"");
   if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
   for (const std::string& include : pieces.llm_includes)
     out.line("{}", include);
@@ -34,7 +37,8 @@ void emit_table(CodeWriter& out, const char* type, const char* name,
     return;
   }
   out.open("static constexpr std::array<{}, {}> {} = {{{{", type, rows.size(), name);
-  for (const auto& row : rows) out.line("{},", row);
+  for (const auto& row : rows)
+    out.line("{},", row);
   out.close("};");
 }
 
@@ -49,15 +53,19 @@ std::vector<std::string> tensor_specs(const std::vector<const ir::TensorType*>& 
 void emit_tables(const EmitContext& ctx, CodeWriter& out) {
   const ir::Graph& graph = ctx.plan().graph;
   std::vector<const ir::TensorType*> params, inputs, outputs;
-  for (const auto& p : graph.params) params.push_back(&p.type);
-  for (const auto& in : graph.inputs) inputs.push_back(&in.type);
-  for (const auto& ref : graph.outputs) outputs.push_back(&graph.type_of(ref));
+  for (const auto& p : graph.params)
+    params.push_back(&p.type);
+  for (const auto& in : graph.inputs)
+    inputs.push_back(&in.type);
+  for (const auto& ref : graph.outputs)
+    outputs.push_back(&graph.type_of(ref));
   emit_table(out, "TensorSpec", "kParams", tensor_specs(params));
   emit_table(out, "TensorSpec", "kInputs", tensor_specs(inputs));
   emit_table(out, "TensorSpec", "kOutputs", tensor_specs(outputs));
   std::vector<std::string> slots;
   for (size_t p = 0; p < graph.params.size(); ++p)
-    slots.push_back(fmt::format("{{{}, {}}}", ctx.param_offsets()[p], graph.params[p].type.bytes()));
+    slots.push_back(
+        fmt::format("{{{}, {}}}", ctx.param_offsets()[p], graph.params[p].type.bytes()));
   emit_table(out, "ParamSlot", "kParamSlots", slots);
   emit_table(out, "ReduceExtent", "kReductions", ctx.pieces().reductions);
 }
@@ -88,27 +96,31 @@ void emit_program_traits(const EmitContext& ctx, CodeWriter& out) {
     out.line("struct Gemms {{}};");
   } else {
     out.open("struct Gemms {{");
-    for (const auto& member : pieces.gemm_members) out.line("{}", member);
+    for (const auto& member : pieces.gemm_members)
+      out.line("{}", member);
     out.close(";");
   }
   if (pieces.uses_conv) {
     out.open("struct Convs {{");
     out.line("CudnnHandle cudnn;  // declared first: destroyed after the convolutions");
     out.line("void* workspace = nullptr;  // the arena's library workspace");
-    for (const auto& member : pieces.conv_members) out.line("{}", member);
+    for (const auto& member : pieces.conv_members)
+      out.line("{}", member);
     out.close(";");
   }
   out.line("using State = ProgramState<Program>;");
   if (pieces.uses_matmul) out.line("static int init_gemms(State* s, cudaStream_t stream);");
   if (pieces.uses_conv) out.line("static int init_convs(State* s, cudaStream_t stream);");
   out.line("static int run_init_subtasks(State* s, cudaStream_t stream);");
-  out.line("static int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
+  out.line(
+      "static int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
   out.line("                        cudaStream_t stream);");
   out.close(";");
 }
 
 void emit_body(CodeWriter& out, const CodeWriter& body) {
-  for (const auto& line : split_lines(body.text())) out.line("{}", line);
+  for (const auto& line : split_lines(body.text()))
+    out.line("{}", line);
 }
 
 // The LLM-written subtasks' code (hybrid Coder), before the program that calls it.
@@ -121,14 +133,34 @@ void emit_llm_code(const ProgramPieces& pieces, CodeWriter& out) {
   out.blank();
 }
 
-void emit_functions(const ProgramPieces& pieces, CodeWriter& out) {
+// The state outputs (the values of the buffers forward updates, after the user outputs) become
+// the buffers' values for the next call: copied into their param slots, last in the forward.
+void emit_state_writes(const EmitContext& ctx, CodeWriter& out) {
+  const ir::Graph& graph = ctx.plan().graph;
+  const size_t users = graph.user_output_count();
+  for (size_t k = 0; k < graph.state_params.size(); ++k) {
+    const auto param =
+        std::find_if(graph.params.begin(), graph.params.end(),
+                     [&](const ir::Param& p) { return p.name == graph.state_params[k]; });
+    const size_t p = static_cast<size_t>(param - graph.params.begin());
+    out.line("STITCH_CHECK_CUDA(cudaMemcpyAsync(s->persistent + {}, outputs[{}].data, {},",
+             ctx.param_offsets()[p], users + k, param->type.bytes());
+    out.line("                                  cudaMemcpyDeviceToDevice, stream));  // {}",
+             param->name);
+  }
+}
+
+void emit_functions(const EmitContext& ctx, CodeWriter& out) {
+  const ProgramPieces& pieces = ctx.pieces();
   out.line("// Every forward subtask, in plan order, on `stream` (captured into a CUDA graph).");
-  out.line("int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
+  out.line(
+      "int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
   out.open("                          cudaStream_t stream) {{");
   out.line("std::string& error = s->error;");
   out.line("(void)inputs;");
   out.line("(void)outputs;");
   emit_body(out, pieces.forward_body);
+  emit_state_writes(ctx, out);
   out.line("return STITCH_OK;");
   out.close();
   out.blank();
@@ -144,11 +176,13 @@ void emit_functions(const ProgramPieces& pieces, CodeWriter& out) {
   out.close();
   if (pieces.uses_conv) {
     out.blank();
-    out.line("// The cuDNN handle, then each convolution's engine choice (timed on scratch), at init.");
+    out.line(
+        "// The cuDNN handle, then each convolution's engine choice (timed on scratch), at init.");
     out.open("int Program::init_convs(State* s, cudaStream_t stream) {{");
     out.line("std::string& error = s->error;");
     out.line("s->convs.workspace =");
-    out.line("    kLayout.lt_workspace_bytes ? s->arena.at(kLayout.lt_workspace_offset) : nullptr;");
+    out.line(
+        "    kLayout.lt_workspace_bytes ? s->arena.at(kLayout.lt_workspace_offset) : nullptr;");
     out.line("STITCH_CHECK(s->convs.cudnn.create(error));");
     emit_body(out, pieces.conv_init);
     out.line("return STITCH_OK;");
@@ -171,8 +205,10 @@ std::string assemble_program(const EmitContext& ctx) {
   CodeWriter out;
   out.line("// Generated by StitchCUDA's built-in Coder from task '{}' (plan v{}). Regenerate with",
            plan.task, plan.version);
-  out.line("// `stitchcuda generate`; edits here are lost. fp32 track: FP32 arithmetic throughout.");
-  out.line("// The host program (state, init, forward, CUDA graphs, ABI) is kernels/host_program.cuh.");
+  out.line(
+      "// `stitchcuda generate`; edits here are lost. fp32 track: FP32 arithmetic throughout.");
+  out.line(
+      "// The host program (state, init, forward, CUDA graphs, ABI) is kernels/host_program.cuh.");
   emit_includes(ctx.pieces(), out);
   out.blank();
   emit_llm_code(ctx.pieces(), out);
@@ -183,7 +219,7 @@ std::string assemble_program(const EmitContext& ctx) {
   emit_body(out, ctx.pieces().functors);
   emit_program_traits(ctx, out);
   out.blank();
-  emit_functions(ctx.pieces(), out);
+  emit_functions(ctx, out);
   out.blank();
   out.line("}}  // namespace");
   out.blank();

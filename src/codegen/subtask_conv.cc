@@ -1,7 +1,8 @@
 // Convolution subtasks: a CudnnConv (kernels/conv.cuh) member of Program::Convs, described and
 // its engine chosen in Program::init_convs (heuristics, then a short timing on scratch buffers),
-// run in run_subtasks on the arena's library workspace; the epilogue (bias, activations, residual
-// adds, scale/shift) runs as one elementwise pass after.
+// run in run_subtasks on the arena's library workspace; or, where the plan chose the kernel
+// `depthwise_conv`, one launch of kernels/conv_depthwise.cuh. The epilogue (bias, activations,
+// residual adds, scale/shift) runs as one elementwise pass after.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
 
@@ -63,15 +64,49 @@ void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& sp
   iw.close();
 }
 
+// The direct depthwise kernel: a 1-d convolution is a 2-d one of height 1.
+void emit_depthwise_run(const ConvSpec& spec, const std::string& x, const std::string& weight,
+                        const std::string& y, int64_t block, CodeWriter& w) {
+  const size_t last = spec.input.size() - 1;
+  auto height = [&](const std::vector<int64_t>& sizes, int64_t one) {
+    return last == 1 ? sizes[0] : one;
+  };
+  w.open("{{");
+  w.line("DepthwiseConv2dShape shape;");
+  w.line("shape.batch = {}; shape.channels = {}; shape.multiplier = {};", spec.batch,
+         spec.in_channels, spec.out_channels / spec.in_channels);
+  w.line("shape.in_h = {}; shape.in_w = {}; shape.out_h = {}; shape.out_w = {};",
+         height(spec.input, 1), spec.input[last], height(spec.output, 1), spec.output[last]);
+  w.line("shape.kernel_h = {}; shape.kernel_w = {};", height(spec.kernel, 1), spec.kernel[last]);
+  w.line("shape.stride_h = {}; shape.stride_w = {};", height(spec.stride, 1), spec.stride[last]);
+  w.line("shape.pad_top = {}; shape.pad_left = {};", height(spec.pad_before, 0),
+         spec.pad_before[last]);
+  w.line("shape.pad_bottom = {}; shape.pad_right = {};", height(spec.pad_after, 0),
+         spec.pad_after[last]);
+  w.line("shape.dilation_h = {}; shape.dilation_w = {};", height(spec.dilation, 1),
+         spec.dilation[last]);
+  w.line("STITCH_CHECK_CUDA(launch_depthwise_conv2d({}, {}, {}, shape, stream, {}));", x, weight, y,
+         block);
+  w.close();
+}
+
 }  // namespace
 
 Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec, CodeWriter& w) {
   STITCH_TRY(check_conv(spec));
   ProgramPieces& pieces = ctx.pieces();
-  pieces.uses_conv = true;
-  const std::string member = fmt::format("conv{}", pieces.conv_members.size());
-  pieces.conv_members.push_back(fmt::format("CudnnConv {};  // {}", member, subtask.id));
-  emit_conv_init(ctx, subtask, spec, member);
+  const bool depthwise = subtask.kernel == "depthwise_conv";
+  if (depthwise && !plan::depthwise_conv_eligible(spec))
+    return make_error("the depthwise kernel cannot run this convolution");
+  std::string member;
+  if (depthwise) {
+    pieces.uses_depthwise = true;
+  } else {
+    pieces.uses_conv = true;
+    member = fmt::format("conv{}", pieces.conv_members.size());
+    pieces.conv_members.push_back(fmt::format("CudnnConv {};  // {}", member, subtask.id));
+    emit_conv_init(ctx, subtask, spec, member);
+  }
 
   std::vector<int64_t> out_shape{spec.batch, spec.out_channels};
   out_shape.insert(out_shape.end(), spec.output.begin(), spec.output.end());
@@ -81,8 +116,14 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
   STITCH_ASSIGN_OR_RETURN(std::string x, ctx.access_pointer(spec.x));
   STITCH_ASSIGN_OR_RETURN(std::string weight, ctx.access_pointer(spec.w));
   STITCH_ASSIGN_OR_RETURN(std::string y, ctx.typed_base(conv_out.value, true));
-  w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member, x,
-         weight, y);
+  if (depthwise) {
+    const auto block = subtask.tunables.find("block");
+    emit_depthwise_run(spec, x, weight, y, block == subtask.tunables.end() ? 256 : block->second,
+                       w);
+  } else {
+    w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member,
+           x, weight, y);
+  }
   if (spec.epilogue) {
     std::vector<Store> rest(spec.stores.begin() + 1, spec.stores.end());
     if (rest.empty()) return make_error("a convolution epilogue that stores nothing");

@@ -204,8 +204,12 @@ struct Graph {
   std::vector<Input> inputs;
   std::vector<Param> params;
   std::vector<Node> nodes;
+  // forward's outputs, then the values of the buffers it updates (graph.json `state_updates`):
+  // the last state_params.size() outputs are the new values of these buffer params, in order.
   std::vector<ValueRef> outputs;
+  std::vector<std::string> state_params;
 
+  size_t user_output_count() const { return outputs.size() - state_params.size(); }
   // The type of a value; the reference must be valid (see verify()).
   const TensorType& type_of(const ValueRef& ref) const;
   // Human-readable name of a value: the input name, param name, or "node_id" / "node_id.1".

@@ -305,6 +305,26 @@ const json* array_field(const json& root, std::string_view key, Status& status) 
   return value;
 }
 
+// graph.json `state_updates` (optional): each value becomes an output after the user outputs,
+// its buffer's name a `state_params` entry.
+Result<Graph> parse_state_updates(const json& root, RefContext& context, Graph& graph) {
+  const json* updates = find_key(root, "state_updates");
+  if (!updates) return std::move(graph);
+  if (!updates->is_array()) return type_error("state_updates", "an array", *updates);
+  for (size_t i = 0; i < updates->size(); ++i) {
+    const std::string where = fmt::format("state_updates[{}]", i);
+    const json& update = (*updates)[i];
+    if (!update.is_object()) return type_error(where, "an object", update);
+    STITCH_ASSIGN_OR_RETURN(std::string param, string_field(update, "param", where));
+    const json* value = find_key(update, "value");
+    if (!value || !value->is_object()) return make_error("{}: value: needs a reference", where);
+    STITCH_ASSIGN_OR_RETURN(ValueRef ref, parse_ref_object(*value, context, where + ": value"));
+    graph.outputs.push_back(ref);
+    graph.state_params.push_back(std::move(param));
+  }
+  return std::move(graph);
+}
+
 Result<Graph> parse_graph_json(const json& root) {
   if (!root.is_object()) return type_error("top level", "an object", root);
   STITCH_ASSIGN_OR_RETURN(std::string format, string_field(root, "format", "top level"));
@@ -375,7 +395,7 @@ Result<Graph> parse_graph_json(const json& root) {
     STITCH_ASSIGN_OR_RETURN(ValueRef ref, parse_ref_object(value, context, what));
     graph.outputs.push_back(ref);
   }
-  return graph;
+  return parse_state_updates(root, context, graph);
 }
 
 }  // namespace

@@ -35,7 +35,18 @@ class GraphWriter {
     out_ += ",\n  \"nodes\": ";
     write_lines(graph_.nodes.size(), [&](size_t i) { write_node(graph_.nodes[i]); });
     out_ += ",\n  \"outputs\": ";
-    write_inline_list(graph_.outputs.size(), [&](size_t i) { write_ref(graph_.outputs[i]); });
+    const size_t users = graph_.user_output_count();
+    write_inline_list(users, [&](size_t i) { write_ref(graph_.outputs[i]); });
+    if (!graph_.state_params.empty()) {
+      out_ += ",\n  \"state_updates\": ";
+      write_lines(graph_.state_params.size(), [&](size_t i) {
+        out_ += "{\"param\": ";
+        write_string(graph_.state_params[i]);
+        out_ += ", \"value\": ";
+        write_ref(graph_.outputs[users + i]);
+        out_ += "}";
+      });
+    }
     out_ += "\n}\n";
     return std::move(out_);
   }

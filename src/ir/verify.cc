@@ -1,5 +1,6 @@
 // verify(): the structural invariants every Graph holds after loading and after every pass.
 // The first problem found is returned, naming the node (index and id) and the field.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -87,6 +88,27 @@ std::string check_arg(const Graph& graph, const Arg& arg, size_t limit, std::str
   return {};
 }
 
+// Each state update names a buffer param once and has its shape and dtype.
+Status verify_state_updates(const Graph& graph) {
+  if (graph.state_params.size() > graph.outputs.size())
+    return make_error("{} state updates but {} outputs", graph.state_params.size(),
+                      graph.outputs.size());
+  std::unordered_set<std::string_view> seen;
+  for (size_t i = 0; i < graph.state_params.size(); ++i) {
+    const std::string& name = graph.state_params[i];
+    const std::string where = fmt::format("state_updates[{}] ('{}')", i, name);
+    auto param = std::find_if(graph.params.begin(), graph.params.end(),
+                              [&](const Param& p) { return p.name == name; });
+    if (param == graph.params.end() || param->kind != ParamKind::buffer)
+      return make_error("{}: no buffer of that name", where);
+    if (!seen.insert(name).second) return make_error("{}: updated twice", where);
+    const TensorType& value = graph.type_of(graph.outputs[graph.user_output_count() + i]);
+    if (value.shape != param->type.shape || value.dtype != param->type.dtype)
+      return make_error("{}: the value's shape or dtype differs from the buffer's", where);
+  }
+  return {};
+}
+
 }  // namespace
 
 Status verify(const Graph& graph) {
@@ -144,6 +166,7 @@ Status verify(const Graph& graph) {
     if (std::string problem = check_ref(graph, graph.outputs[i], graph.nodes.size());
         !problem.empty())
       return make_error("graph outputs[{}]: {}", i, problem);
+  STITCH_TRY(verify_state_updates(graph));
 
   if (!graph.task.constants_json.empty()) {
     auto constants = read_json_strict(graph.task.constants_json);

@@ -83,6 +83,7 @@ GraphRewriter::GraphRewriter(const ir::Graph& source) : source_(source) {
   graph_.training = source.training;
   graph_.inputs = source.inputs;
   graph_.params = source.params;
+  graph_.state_params = source.state_params;  // the last outputs stay the buffers' new values
   node_map_.resize(source.nodes.size());
   for (size_t i = 0; i < source.nodes.size(); ++i)
     node_map_[i].resize(source.nodes[i].outputs.size());

@@ -53,16 +53,21 @@ void choose_reduction(Subtask& subtask, const ReductionSpec& spec) {
 // cuDNN picks the engine at init (heuristics, then timing); the plan fixes its math and the
 // workspace it may use. No cuDNN convolution engine computes in BF16 on FP32 data, so the bf16
 // track's convolutions use TF32 tensor cores as the tf32 track's do.
-void choose_conv(Subtask& subtask, const ConvSpec& spec, TensorMath math) {
+void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math) {
+  if (spec.epilogue) {
+    subtask.tunables["block"] = 256;
+    subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
+  }
+  if (estimate_depthwise_conv(spec, peaks).prefer_kernel) {
+    subtask.kernel = "depthwise_conv";  // exact FP32 on every track: no tensor cores to use
+    subtask.tunables["block"] = 256;
+    return;
+  }
   subtask.kernel = "cudnn_conv";
   subtask.tunables["algo_candidates"] = kConvCandidates;
   subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;
   if (math != TensorMath::fp32)
     subtask.tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
-  if (spec.epilogue) {
-    subtask.tunables["block"] = 256;
-    subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
-  }
 }
 
 void choose_row(Subtask& subtask, const RowSpec& spec) {
@@ -96,6 +101,39 @@ void choose_row(Subtask& subtask, const RowSpec& spec) {
 }
 
 }  // namespace
+
+bool depthwise_conv_eligible(const ConvSpec& spec) {
+  return !spec.transposed && (spec.input.size() == 1 || spec.input.size() == 2) &&
+         spec.groups == spec.in_channels && spec.groups > 1 &&
+         spec.out_channels % spec.in_channels == 0 && spec.x.is_contiguous() &&
+         spec.w.is_contiguous();
+}
+
+DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& peaks) {
+  DepthwiseEstimate estimate;
+  estimate.eligible = depthwise_conv_eligible(spec);
+  if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
+  auto product = [](const std::vector<int64_t>& sizes) {
+    double result = 1;
+    for (int64_t size : sizes)
+      result *= static_cast<double>(size);
+    return result;
+  };
+  const double outputs = static_cast<double>(spec.batch * spec.out_channels) * product(spec.output);
+  const double inputs = static_cast<double>(spec.batch * spec.in_channels) * product(spec.input);
+  const double weights = static_cast<double>(spec.out_channels) * product(spec.kernel);
+  const double bytes = 4.0 * (inputs + outputs + weights);
+  const double flops = 2.0 * outputs * product(spec.kernel);
+  auto seconds = [&](double memory, double compute) {
+    return std::max(bytes / (peaks.dram_gbps * 1e9 * memory),
+                    flops / (peaks.fp32_tflops * 1e12 * compute)) +
+           kLaunchSeconds;
+  };
+  estimate.kernel_s = seconds(kDepthwiseKernelMemory, kDepthwiseKernelCompute);
+  estimate.cudnn_s = seconds(kCudnnDepthwiseMemory, kCudnnDepthwiseCompute);
+  estimate.prefer_kernel = estimate.kernel_s < estimate.cudnn_s;
+  return estimate;
+}
 
 std::string_view reduce_strategy_name(int64_t strategy) {
   static constexpr std::string_view kNames[] = {"row_per_warp", "row_per_block", "columns",
@@ -250,7 +288,7 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
             subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
           }
         } else if constexpr (std::is_same_v<T, ConvSpec>) {
-          choose_conv(subtask, spec, math);
+          choose_conv(subtask, spec, peaks, math);
         } else if constexpr (std::is_same_v<T, ReductionSpec>) {
           choose_reduction(subtask, spec);
         } else if constexpr (std::is_same_v<T, RowSpec>) {

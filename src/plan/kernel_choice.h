@@ -12,6 +12,8 @@
 //                       once), tensor_math (TensorMath; absent: fp32 — strict or split)
 //   cudnn_conv          algo_candidates (engines kept to time at init), workspace_bytes,
 //                       tensor_math (tf32 on the tf32 and bf16 tracks; absent: strict FP32)
+//   depthwise_conv      a depthwise 1-d/2-d convolution on the direct FP32 kernel
+//                       (kernels/conv_depthwise.cuh), chosen by estimate_depthwise_conv; block
 //   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
 //                       one output), workspace_bytes (the split partials)
 //   row_*               row_strategy (RowStrategy), per_thread (values kept in registers)
@@ -90,6 +92,31 @@ struct GemmEstimate {
 GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_elements,
                            int64_t b_elements, bool b_constant, const GpuPeaks& peaks,
                            bool kernel_available = true);
+
+// The time model behind depthwise_conv (a first guess, to be measured on the H200: kernels/
+// README.md gives the bench command). A depthwise convolution does kernel-size multiply-adds per
+// output, a few FLOPs per byte: both engines are estimated as max(bytes / (DRAM · memory
+// efficiency), FLOPs / (FP32 peak · compute efficiency)) plus a launch. The direct kernel reads
+// coalesced rows and writes each output once (memory efficiency kDepthwiseKernelMemory) but
+// spends integer index and bounds work on every product (kDepthwiseKernelCompute); cuDNN's FP32
+// NCHW grouped-convolution engines run one group of one channel at a time at a fraction of the
+// bandwidth (kCudnnDepthwiseMemory) with better arithmetic (kCudnnDepthwiseCompute). The basis:
+// PyTorch routes FP32 NCHW depthwise convolutions to its own direct kernel, not to cuDNN
+// (at::native::ConvParams::use_cudnn_depthwise takes cuDNN only for FP16, or channels-last), and
+// the direct kernel is chosen where it is estimated faster: small windows (3x3, 5x5 of MobileNet
+// and EfficientNet); cuDNN keeps the large, compute-heavier ones.
+inline constexpr double kDepthwiseKernelMemory = 0.6;
+inline constexpr double kDepthwiseKernelCompute = 0.25;
+inline constexpr double kCudnnDepthwiseMemory = 0.3;
+inline constexpr double kCudnnDepthwiseCompute = 0.5;
+struct DepthwiseEstimate {
+  double kernel_s = 0, cudnn_s = 0;
+  bool eligible = false;       // the direct kernel can run it (depthwise_conv_eligible)
+  bool prefer_kernel = false;  // ... and is estimated faster
+};
+// 1-d or 2-d, not transposed, groups == in_channels (out_channels a multiple), contiguous NCHW.
+bool depthwise_conv_eligible(const ConvSpec& spec);
+DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& peaks);
 
 // `math`: what GEMMs compute with; fp32 leaves the strict / split-3xTF32 choice to the time model.
 void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks,

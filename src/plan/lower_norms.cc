@@ -1,6 +1,8 @@
 // Lowering of the normalization family (softmax, layer/batch/group norm); see pass_lowering.cc for
 // the table. A normalization whose statistics run over trailing dims becomes native_layer_norm
 // (one row kernel) when its row shape suits a row kernel; otherwise var_mean + elementwise.
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "plan/kernel_layouts.h"
@@ -107,6 +109,7 @@ namespace {
 struct BatchNormArgs {
   bool training = true;
   double eps = 1e-5;
+  double momentum = 0.1;
   std::optional<ir::ValueRef> running_mean, running_var;
 };
 
@@ -123,6 +126,7 @@ BatchNormArgs batch_norm_args(Lowerer& lowerer) {
       break;
     default:  // (input, weight, bias, running_mean, running_var, training, momentum, eps)
       args.training = bool_arg(node, 5, "training", true);
+      args.momentum = double_arg(node, 6, "momentum", args.momentum);
       args.eps = double_arg(node, 7, "eps", args.eps);
       break;
   }
@@ -209,9 +213,17 @@ std::pair<ir::ValueRef, ir::ValueRef> batch_stats(Lowerer& lowerer, const ir::Va
   return {lowerer.view("stats_var", var, kept), lowerer.view("stats_mean", mean, kept)};
 }
 
+// The normalized batch and, when the var_mean path took them, its statistics ([1, C, 1...]; the
+// variance biased).
+struct BatchNormalized {
+  ir::ValueRef y;
+  std::optional<ir::ValueRef> mean, var;
+};
+
 // Training: batch statistics over N and the spatial dims, one row kernel where they are
 // trailing dims, else one var_mean pass + elementwise (which also serves the saved statistics).
-ir::ValueRef normalize_batch(Lowerer& lowerer, const ir::ValueRef& x, double eps, bool stats_used) {
+BatchNormalized normalize_batch(Lowerer& lowerer, const ir::ValueRef& x, double eps,
+                                bool stats_used) {
   const ir::TensorType input = lowerer.type(x);
   const int64_t rank = input.rank(), channels = input.shape[1];
   std::vector<int64_t> dims{0};
@@ -223,16 +235,41 @@ ir::ValueRef normalize_batch(Lowerer& lowerer, const ir::ValueRef& x, double eps
     std::vector<int64_t> stats_shape(input.shape.begin(), input.shape.begin() + rows.leading);
     stats_shape.resize(input.shape.size(), 1);
     const ir::TensorType stats = contiguous_type(stats_shape, input.dtype);
-    return lowerer.emit("layer_norm", Op::native_layer_norm,
-                        {ref_arg(x), int_list_arg(normalized), ir::Arg{}, ir::Arg{}, ir::Arg{eps}},
-                        {contiguous_type(input.shape, input.dtype), stats, stats});
+    return {lowerer.emit("layer_norm", Op::native_layer_norm,
+                         {ref_arg(x), int_list_arg(normalized), ir::Arg{}, ir::Arg{}, ir::Arg{eps}},
+                         {contiguous_type(input.shape, input.dtype), stats, stats}),
+            std::nullopt, std::nullopt};
   }
   auto [var, mean] = batch_stats(lowerer, x, dims);
   const ir::ValueRef rstd = reciprocal_std(lowerer, var, eps);
   const ir::ValueRef y = normalize(lowerer, x, mean, rstd);
   if (lowerer.output_used(1)) lowerer.map_output(1, lowerer.view("save_mean", mean, {channels}));
   if (lowerer.output_used(2)) lowerer.map_output(2, lowerer.view("save_rstd", rstd, {channels}));
-  return y;
+  return {y, mean, var};
+}
+
+// The running statistics after this call, as PyTorch updates them: running * (1 - momentum) +
+// batch * momentum, with the batch variance unbiased (times n / (n - 1), n the elements per
+// channel). Outputs 3 and 4 of _native_batch_norm_legit_functional.
+void update_running_stats(Lowerer& lowerer, const BatchNormArgs& args, const BatchNormalized& batch,
+                          int64_t per_channel) {
+  const int64_t channels = lowerer.type(*args.running_mean).numel();
+  const double m = args.momentum;
+  const double unbiased = per_channel > 1 ? static_cast<double>(per_channel) / (per_channel - 1)
+                                          : std::numeric_limits<double>::infinity();
+  auto blend = [&](const char* name, const ir::ValueRef& running, const ir::ValueRef& stat,
+                   double stat_factor) {
+    const ir::ValueRef kept =
+        lowerer.scalar_binary(fmt::format("{}_kept", name), Op::mul_tensor, running, 1 - m);
+    const ir::ValueRef added = lowerer.scalar_binary(
+        fmt::format("{}_added", name), Op::mul_tensor,
+        lowerer.view(fmt::format("{}_batch", name), stat, {channels}), m * stat_factor);
+    return lowerer.binary(name, Op::add_tensor, kept, ref_arg(added));
+  };
+  if (lowerer.output_used(3))
+    lowerer.map_output(3, blend("running_mean", *args.running_mean, *batch.mean, 1.0));
+  if (lowerer.output_used(4))
+    lowerer.map_output(4, blend("running_var", *args.running_var, *batch.var, unbiased));
 }
 
 }  // namespace
@@ -245,17 +282,21 @@ Result<bool> lower_batch_norm(Lowerer& lowerer) {
   const std::optional<ir::ValueRef> weight = lowerer.tensor_arg(1, "weight");
   const std::optional<ir::ValueRef> bias = lowerer.tensor_arg(2, "bias");
   const BatchNormArgs args = batch_norm_args(lowerer);
-  for (int out = 3; out < static_cast<int>(node.outputs.size()); ++out)
-    if (lowerer.output_used(out))
-      return make_error(
-          "the updated running statistics (output {}) are used; not covered by the "
-          "built-in Coder yet",
-          out);
+  const bool running_used =
+      node.outputs.size() == 5 && (lowerer.output_used(3) || lowerer.output_used(4));
   const bool stats_used = lowerer.output_used(1) || lowerer.output_used(2);
-  if (!args.training || lowerer.options().inference)
+  if (!args.training || lowerer.options().inference) {
+    if (running_used)
+      return make_error("the running statistics of an inference-mode batch norm are used");
     return lower_inference_batch_norm(lowerer, x, weight, bias, args, stats_used);
-  ir::ValueRef y = normalize_batch(lowerer, x, args.eps, stats_used);
-  y = channel_affine(lowerer, y, weight, bias, input.rank());
+  }
+  if (running_used && (!args.running_mean || !args.running_var))
+    return make_error("batch norm updates running statistics it was not given");
+  const BatchNormalized batch = normalize_batch(lowerer, x, args.eps, stats_used || running_used);
+  if (running_used)
+    update_running_stats(lowerer, args, batch,
+                         input.numel() / std::max<int64_t>(input.shape[1], 1));
+  ir::ValueRef y = channel_affine(lowerer, batch.y, weight, bias, input.rank());
   lowerer.map_output(0, lowerer.emit("", Op::alias, {ref_arg(y)}, {node.outputs[0]}));
   return true;
 }

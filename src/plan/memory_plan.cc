@@ -33,12 +33,17 @@ void mark_init_subtasks(const ir::Graph& graph, const ValueMap& values,
   std::set<std::string> outputs, persistent;
   for (const ir::ValueRef& output : graph.outputs)
     outputs.insert(value_key(values.at(value_key(output)).base));
+  // A buffer forward updates (a state update) changes between calls: not a constant.
+  std::set<int32_t> state;
+  for (const std::string& name : graph.state_params)
+    for (size_t p = 0; p < graph.params.size(); ++p)
+      if (graph.params[p].name == name) state.insert(static_cast<int32_t>(p));
   for (Subtask& subtask : subtasks) {
     bool init = true;
     for (const ir::ValueRef& value : subtask_writes(subtask))
       if (outputs.count(value_key(value))) init = false;
     for (const Access& read : subtask_reads(subtask)) {
-      if (read.base.kind == ir::ValueRef::Kind::param) continue;
+      if (read.base.kind == ir::ValueRef::Kind::param && !state.count(read.base.index)) continue;
       if (read.base.kind == ir::ValueRef::Kind::node && persistent.count(value_key(read.base)))
         continue;
       init = false;

@@ -74,6 +74,10 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node);
 // pass_lowering.cc for the table): batch/group norm, var, logsumexp, norms, softmax over a
 // non-last dim, mean, multi-block reductions, trivial reductions, clone, addmm with odd biases.
 Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& options);
+// fold-batchnorm: a BatchNorm with eval semantics (eval-mode capture, or --inference) right after a
+// convolution whose output nothing else reads becomes that convolution's weight and bias,
+// computed from params at init.
+ir::Graph fold_batch_norm_into_conv(const ir::Graph& graph, const PlanOptions& options);
 
 // materialize: inserts clones where an Access cannot describe what a kernel needs — a reshape of a
 // non-contiguous tensor, a row input whose dims do not merge (a reduction reads any strides), a

@@ -27,6 +27,7 @@ constexpr PassInfo kPasses[] = {
     {"dead-code", "remove nodes no graph output depends on"},
     {"shapes", "recompute output shapes/dtypes of covered ops and compare with the capture"},
     {"coverage", "refuse ops outside the covered families"},
+    {"fold-batchnorm", "fold an eval-mode BatchNorm into the convolution before it"},
     {"lower", "rewrite composite ops into primitives"},
     {"materialize", "insert copies where strides cannot give a kernel what it needs"},
     {"views", "the Access of every value, views folded (analysis)"},
@@ -114,22 +115,34 @@ std::span<const PassInfo> plan_passes() {
   return kPasses;
 }
 
+namespace {
+
+Status check_dump_after(const PlanOptions& options) {
+  if (options.dump_after.empty() ||
+      std::any_of(std::begin(kPasses), std::end(kPasses),
+                  [&](const PassInfo& pass) { return pass.name == options.dump_after; }))
+    return {};
+  std::vector<std::string_view> names;
+  for (const PassInfo& pass : kPasses)
+    names.push_back(pass.name);
+  return make_error(ErrorKind::bad_input, "unknown pass '{}' for --dump-after (passes: {})",
+                    options.dump_after, fmt::join(names, ", "));
+}
+
+}  // namespace
+
 Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
-  if (!options.dump_after.empty() &&
-      std::none_of(std::begin(kPasses), std::end(kPasses),
-                   [&](const PassInfo& pass) { return pass.name == options.dump_after; })) {
-    std::vector<std::string_view> names;
-    for (const PassInfo& pass : kPasses)
-      names.push_back(pass.name);
-    return make_error(ErrorKind::bad_input, "unknown pass '{}' for --dump-after (passes: {})",
-                      options.dump_after, fmt::join(names, ", "));
-  }
+  STITCH_TRY(check_dump_after(options));
   STITCH_TRY(ir::verify(captured));
   const Pipeline pipeline(options);
   Plan plan;
   plan.task = captured.task.name;
   plan.peaks = options.peaks;
   ir::Graph graph = captured;
+  if (options.inference) {  // eval semantics: forward updates no buffer (no state outputs)
+    graph.outputs.resize(graph.user_output_count());
+    graph.state_params.clear();
+  }
 
   STITCH_TRY(pipeline.graph_step("dead-code", graph, [&](const ir::Graph& g) -> Result<ir::Graph> {
     return eliminate_dead_code(g, &plan.skipped);
@@ -140,6 +153,10 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
     if (!options.keep_uncovered) STITCH_TRY(check_coverage(g));
     return g;
   }));
+  STITCH_TRY(
+      pipeline.graph_step("fold-batchnorm", graph, [&](const ir::Graph& g) -> Result<ir::Graph> {
+        return fold_batch_norm_into_conv(g, options);
+      }));
   STITCH_TRY(pipeline.graph_step("lower", graph,
                                  [&](const ir::Graph& g) { return lower_composites(g, options); }));
   STITCH_TRY(pipeline.graph_step(

@@ -40,6 +40,7 @@ Result<TensorSpec> parse_tensor(const json& entry, bool is_input, std::string_vi
   if (!entry.is_object()) return make_error("{}: expected an object", where);
   TensorSpec tensor;
   tensor.name = entry.value("name", std::string());
+  if (!is_input) tensor.state = entry.value("state", std::string());
   auto dtype = dtype_from_name(entry.value("dtype", std::string()));
   if (!dtype) return make_error("{}: unknown dtype {}", where, entry.value("dtype", json()).dump());
   tensor.dtype = dtype->dtype;

@@ -48,6 +48,9 @@ struct TensorSpec {
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;  // elements
   Distribution distribution;     // inputs only (params use normal in --self-test)
+  // Outputs only: the buffer whose value after the call this output is (slots.json "state"),
+  // empty for forward's own outputs. A state output differs between calls by design.
+  std::string state;
 
   int64_t numel() const;
   // Bytes from the first element to one past the last one reachable through the strides.

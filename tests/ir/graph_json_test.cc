@@ -150,7 +150,34 @@ TEST_P(GraphRoundTrip, SaveAndLoad) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, GraphRoundTrip,
                          ::testing::Values("mlp.json", "random_input.json", "lstm.json",
                                            "opaque.json", "captured_66_matmul_dropout_softmax.json",
-                                           "captured_73_conv2d_batchnorm_scaling.json"));
+                                           "captured_73_conv2d_batchnorm_scaling.json",
+                                           "captured_bn_running_stats.json"));
+
+// graph.json state_updates (tests/tasks/bn_running_stats.py, captured by the harness): the
+// buffers' new values follow the user outputs, their names in state_params.
+TEST(GraphJson, StateUpdatesLoadAsOutputsAfterTheUserOutputs) {
+  const Graph graph = load_fixture("captured_bn_running_stats.json");
+  ASSERT_EQ(graph.outputs.size(), 7u);
+  EXPECT_EQ(graph.user_output_count(), 1u);
+  EXPECT_EQ(graph.state_params,
+            (std::vector<std::string>{"bn2d.running_mean", "bn2d.running_var",
+                                      "bn2d.num_batches_tracked", "bn1d.running_mean",
+                                      "bn1d.running_var", "bn1d.num_batches_tracked"}));
+  EXPECT_EQ(graph.name_of(graph.outputs[2]), "_native_batch_norm_legit_functional.4");
+  EXPECT_EQ(graph.type_of(graph.outputs[3]).dtype, DType::int64);
+}
+
+TEST(GraphJson, StateUpdateOfANonBufferOrWithAnotherTypeIsRejected) {
+  Graph graph = load_fixture("captured_bn_running_stats.json");
+  Graph not_buffer = graph;
+  not_buffer.state_params[0] = "bn2d.weight";
+  EXPECT_FALSE(verify(not_buffer).ok());
+  Graph wrong_type = graph;
+  std::swap(wrong_type.outputs[1], wrong_type.outputs[3]);  // int64 counter for a float buffer
+  auto status = verify(wrong_type);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("state_updates[0]"), std::string::npos);
+}
 
 // Files written by the Python harness itself (python/stitch_harness/capture.py), kept verbatim so
 // that a change on either side of the format shows up here.

@@ -149,4 +149,51 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return name;
 }
 
+// GELU with the tanh approximation, in double (the GEMM epilogues' reference).
+inline double gelu_tanh(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+// The GEMM reference of the cuBLASLt and 3xTF32 tests (matmul_test.cu, gemm_tf32x3_test.cu):
+// D = epilogue(alpha · op(A) op(B) + beta · C (when c.accumulate) + bias) over the whole D buffer
+// (padding keeps `d_initial`), and per element sum |terms| (the tolerance's scale). `Case` has
+// batch, m, n, k, alpha, beta, accumulate and an epilogue of kernels/matmul.cuh's MatmulEpilogue;
+// `Shape` is its MatmulShape (leading dimensions, batch strides, transposes).
+template <class Case, class Shape>
+void gemm_reference(const Case& c, const Shape& s, const std::vector<float>& a,
+                    const std::vector<float>& b, const std::vector<float>& c_in,
+                    const std::vector<float>& bias, const std::vector<float>& d_initial,
+                    std::vector<double>& expected, std::vector<double>& scale) {
+  using Epilogue = decltype(c.epilogue);
+  expected.assign(d_initial.begin(), d_initial.end());
+  scale.assign(d_initial.size(), 0.0);
+  for (int64_t batch = 0; batch < c.batch; ++batch)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double sum = 0.0, magnitude = 0.0;
+        for (int64_t q = 0; q < c.k; ++q) {
+          const double x = a[batch * s.stride_a + (s.trans_a ? q * s.lda + i : i * s.lda + q)];
+          const double y = b[batch * s.stride_b + (s.trans_b ? j * s.ldb + q : q * s.ldb + j)];
+          sum += x * y;
+          magnitude += std::fabs(x * y);
+        }
+        const int64_t at = batch * s.stride_c + i * s.ldc + j;
+        double v = c.alpha * sum;
+        magnitude *= std::fabs(c.alpha);
+        if (c.accumulate) {
+          v += c.beta * static_cast<double>(c_in[at]);
+          magnitude += std::fabs(c.beta * c_in[at]);
+        }
+        if (epilogue_has_bias(c.epilogue)) {
+          v += bias[j];
+          magnitude += std::fabs(bias[j]);
+        }
+        if (c.epilogue == Epilogue::relu || c.epilogue == Epilogue::bias_relu)
+          v = v > 0.0 ? v : 0.0;
+        if (c.epilogue == Epilogue::gelu || c.epilogue == Epilogue::bias_gelu) v = gelu_tanh(v);
+        expected[at] = v;
+        scale[at] = magnitude;
+      }
+}
+
 }  // namespace stitch::kernels::testing

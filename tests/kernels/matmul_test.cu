@@ -84,10 +84,6 @@ std::vector<MatmulCase> cases() {
   return c;
 }
 
-bool has_bias(MatmulEpilogue e) {
-  return epilogue_has_bias(e);
-}
-
 struct Problem {
   MatmulShape shape;
   int64_t a_elements, b_elements, c_elements;
@@ -114,49 +110,6 @@ Problem make_problem(const MatmulCase& c) {
   p.b_elements = (c.broadcast_b ? 1 : c.batch) * b_rows * s.ldb;
   p.c_elements = c.batch * c.m * s.ldc;
   return p;
-}
-
-double gelu_tanh(double x) {
-  const double k = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
-}
-
-// Expected D over the whole buffer (padding keeps `c_initial`), and per element sum |terms|.
-void reference(const MatmulCase& c, const Problem& p, const std::vector<float>& a,
-               const std::vector<float>& b, const std::vector<float>& c_in,
-               const std::vector<float>& bias, const std::vector<float>& d_initial,
-               std::vector<double>& expected, std::vector<double>& scale) {
-  const MatmulShape& s = p.shape;
-  expected.assign(d_initial.begin(), d_initial.end());
-  scale.assign(d_initial.size(), 0.0);
-  for (int64_t batch = 0; batch < c.batch; ++batch)
-    for (int64_t i = 0; i < c.m; ++i)
-      for (int64_t j = 0; j < c.n; ++j) {
-        double sum = 0.0, magnitude = 0.0;
-        for (int64_t q = 0; q < c.k; ++q) {
-          const double x = a[batch * s.stride_a + (c.trans_a ? q * s.lda + i : i * s.lda + q)];
-          const double y = b[batch * s.stride_b + (c.trans_b ? j * s.ldb + q : q * s.ldb + j)];
-          sum += x * y;
-          magnitude += std::fabs(x * y);
-        }
-        const int64_t at = batch * s.stride_c + i * s.ldc + j;
-        double v = c.alpha * sum;
-        magnitude *= std::fabs(c.alpha);
-        if (c.accumulate) {
-          v += c.beta * static_cast<double>(c_in[at]);
-          magnitude += std::fabs(c.beta * c_in[at]);
-        }
-        if (has_bias(c.epilogue)) {
-          v += bias[j];
-          magnitude += std::fabs(bias[j]);
-        }
-        if (c.epilogue == MatmulEpilogue::relu || c.epilogue == MatmulEpilogue::bias_relu)
-          v = v > 0.0 ? v : 0.0;
-        if (c.epilogue == MatmulEpilogue::gelu || c.epilogue == MatmulEpilogue::bias_gelu)
-          v = gelu_tanh(v);
-        expected[at] = v;
-        scale[at] = magnitude;
-      }
 }
 
 Tolerance tolerance(const MatmulCase& c) {
@@ -202,11 +155,11 @@ void check_case(const MatmulCase& c, const Tolerance& tol) {
   ASSERT_CUDA(b_dev.upload(b));
   ASSERT_CUDA(c_dev.upload(c_in));
   ASSERT_CUDA(bias_dev.upload(bias));
-  const float* bias_ptr = has_bias(c.epilogue) ? bias_dev.data() : nullptr;
+  const float* bias_ptr = epilogue_has_bias(c.epilogue) ? bias_dev.data() : nullptr;
   const float* c_ptr = c.accumulate ? (c.in_place ? d_dev.data() : c_dev.data()) : nullptr;
 
   std::vector<double> expected, scale;
-  reference(c, p, a, b, c_in, bias, d_initial, expected, scale);
+  testing::gemm_reference(c, p.shape, a, b, c_in, bias, d_initial, expected, scale);
 
   std::string error;
   Mm mm;

@@ -241,3 +241,127 @@ TEST(ConvCost, TransposedCountsTheForwardConvolutionItInverts) {
 
 }  // namespace
 }  // namespace stitch::plan
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+// Depthwise convolutions (groups == channels) run on kernels/conv_depthwise.cuh where the time
+// model (estimate_depthwise_conv) says it beats cuDNN: the small windows of MobileNet and
+// EfficientNet; a large window (compute-heavier) and every other grouping stay on cuDNN.
+std::string conv_kernel(std::vector<int64_t> x_shape, std::vector<int64_t> w_shape,
+                        std::vector<int64_t> out, std::vector<int64_t> stride,
+                        std::vector<int64_t> padding, int64_t groups, bool transposed = false,
+                        TensorMath math = TensorMath::fp32) {
+  GraphBuilder b;
+  auto x = b.input("x", x_shape);
+  auto w = b.param("w", w_shape);
+  const std::vector<int64_t> ones(stride.size(), 1), zeros(stride.size(), 0);
+  b.output(conv(b, "c", x, w, std::nullopt, out, stride, padding, ones, transposed, zeros, groups));
+  auto plan = plan_graph(b, math);
+  EXPECT_TRUE(plan.ok()) << plan.error().message;
+  return plan.ok() ? plan->subtasks.at(0).kernel : "";
+}
+
+TEST(ConvPlan, DepthwiseConvolutionRunsOnTheDirectKernelWhereEstimatedFaster) {
+  // MobileNetV2 3x3 (stride 1 and 2), EfficientNet 5x5 with a channel multiplier of 2, 1-d.
+  EXPECT_EQ(conv_kernel({32, 96, 56, 56}, {96, 1, 3, 3}, {32, 96, 56, 56}, {1, 1}, {1, 1}, 96),
+            "depthwise_conv");
+  EXPECT_EQ(conv_kernel({32, 144, 56, 56}, {144, 1, 3, 3}, {32, 144, 28, 28}, {2, 2}, {1, 1}, 144),
+            "depthwise_conv");
+  EXPECT_EQ(conv_kernel({16, 240, 28, 28}, {480, 1, 5, 5}, {16, 480, 28, 28}, {1, 1}, {2, 2}, 240),
+            "depthwise_conv");
+  EXPECT_EQ(conv_kernel({8, 64, 1000}, {64, 1, 5}, {8, 64, 1000}, {1}, {2}, 64), "depthwise_conv");
+  EXPECT_EQ(conv_kernel({32, 96, 56, 56}, {96, 1, 3, 3}, {32, 96, 56, 56}, {1, 1}, {1, 1}, 96,
+                        false, TensorMath::tf32),
+            "depthwise_conv");  // exact FP32 on every track
+  // A 31x31 window: ~1900 FLOPs per output, compute-bound, cuDNN's arithmetic wins.
+  EXPECT_EQ(conv_kernel({8, 64, 64, 64}, {64, 1, 31, 31}, {8, 64, 64, 64}, {1, 1}, {15, 15}, 64),
+            "cudnn_conv");
+  EXPECT_EQ(conv_kernel({8, 64, 32, 32}, {64, 32, 3, 3}, {8, 64, 32, 32}, {1, 1}, {1, 1}, 2),
+            "cudnn_conv");  // grouped, not depthwise
+  EXPECT_EQ(conv_kernel({8, 64, 16, 16}, {64, 1, 3, 3}, {8, 64, 33, 33}, {2, 2}, {0, 0}, 64, true),
+            "cudnn_conv");  // transposed
+}
+
+TEST(ConvCost, DepthwiseEstimateFollowsTheBandwidthRatio) {
+  GraphBuilder b;
+  auto x = b.input("x", {32, 96, 56, 56});
+  auto w = b.param("w", {96, 1, 3, 3});
+  b.output(conv(b, "c", x, w, std::nullopt, {32, 96, 56, 56}, {1, 1}, {1, 1}, {1, 1}, false,
+                {0, 0}, 96));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const DepthwiseEstimate estimate = estimate_depthwise_conv(only_conv(*plan), h200_peaks());
+  ASSERT_TRUE(estimate.eligible);
+  // Memory-bound on both: the times (less the launch) are in the ratio of the efficiencies.
+  EXPECT_NEAR((estimate.cudnn_s - kLaunchSeconds) / (estimate.kernel_s - kLaunchSeconds),
+              kDepthwiseKernelMemory / kCudnnDepthwiseMemory, 1e-9);
+}
+
+}  // namespace
+}  // namespace stitch::plan
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+// conv → BatchNorm (training-mode capture) → relu, the BatchNorm's running statistics given.
+GraphBuilder conv_bn_relu(bool conv_output_also_returned) {
+  GraphBuilder b;
+  auto x = b.input("x", {8, 16, 32, 32});
+  auto w = b.param("w", {32, 16, 3, 3});
+  auto bias = b.param("b", {32});
+  auto gamma = b.param("gamma", {32});
+  auto beta = b.param("beta", {32});
+  auto mean = b.param("rm", {32});
+  auto var = b.param("rv", {32});
+  auto c = conv(b, "c", x, w, bias, {8, 32, 32, 32}, {1, 1}, {1, 1});
+  auto bn = b.multi(
+      "bn", Op::batch_norm_functional,
+      {ref(c), ref(gamma), ref(beta), ref(mean), ref(var), flag(true), num(0.1), num(1e-5)},
+      {{8, 32, 32, 32}, {32}, {32}, {32}, {32}});
+  b.output(b.node("r", Op::relu, {ref(bn)}, {8, 32, 32, 32}));
+  if (conv_output_also_returned) b.output(c);
+  return b;
+}
+
+// --inference folds the BatchNorm into the convolution's weight and bias (computed at init): the
+// forward is the convolution with its bias + relu epilogue, nothing else; where the convolution's
+// own output is needed too, nothing folds.
+TEST(ConvPlan, InferenceFoldsBatchNormIntoTheConvolution) {
+  PlanOptions inference;
+  inference.inference = true;
+  GraphBuilder b = conv_bn_relu(false);
+  auto plan = make_plan(b.graph(), inference);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  std::vector<const Subtask*> forward;
+  for (const Subtask& subtask : plan->subtasks)
+    if (!subtask.at_init) forward.push_back(&subtask);
+  ASSERT_EQ(forward.size(), 1u);
+  const auto* spec = std::get_if<ConvSpec>(&forward[0]->spec);
+  ASSERT_NE(spec, nullptr);
+  ASSERT_TRUE(spec->epilogue.has_value());
+  EXPECT_EQ(spec->epilogue->steps.size(), 2u);  // + folded bias, relu
+  EXPECT_EQ(spec->w.base.kind, ir::ValueRef::Kind::node);  // the folded weight, made at init
+  EXPECT_EQ(count_op(plan->graph, Op::batch_norm_functional), 0);
+  EXPECT_EQ(count_op(plan->graph, Op::rsqrt), 1);
+
+  GraphBuilder kept = conv_bn_relu(true);
+  auto unfolded = make_plan(kept.graph(), inference);
+  ASSERT_TRUE(unfolded.ok()) << unfolded.error().message;
+  for (const Subtask& subtask : unfolded->subtasks)
+    if (const auto* conv_spec = std::get_if<ConvSpec>(&subtask.spec))
+      EXPECT_EQ(conv_spec->w.base.kind, ir::ValueRef::Kind::param);
+  // Training semantics (the default) never fold: batch statistics.
+  auto training = make_plan(conv_bn_relu(false).graph(), PlanOptions{});
+  ASSERT_TRUE(training.ok());
+  EXPECT_GT(training->subtasks.size(), 1u);
+}
+
+}  // namespace
+}  // namespace stitch::plan

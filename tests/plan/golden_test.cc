@@ -37,6 +37,7 @@ const char* const kTasks[] = {
     "plan_conv3d",             "plan_conv_padded_dilated",
     "plan_conv_grouped",       "plan_conv_transpose2d",
     "plan_conv1x1",            "plan_conv_residual",
+    "plan_bn_running_stats",   "plan_conv_bn_eval",
 };
 
 // Tasks the Planner refuses (their golden text is the refusal).

@@ -207,18 +207,37 @@ TEST(Lowering, TilingPoolsAreViewsAndReductions) {
   EXPECT_FALSE(check_coverage(bad.graph()).ok());
 }
 
-TEST(Lowering, BatchNormRunningStatsUseIsRefused) {
+// The running statistics after the call (outputs 3 and 4, graph state updates): running ·
+// (1 - momentum) + batch statistic · momentum, the variance unbiased (n = 8 rows: × 8/7).
+TEST(Lowering, BatchNormRunningStatsBlendTheUnbiasedBatchStatistics) {
   GraphBuilder b;
   auto x = b.input("x", {8, 4});
-  auto p = b.param("p", {4});
+  auto w = b.param("w", {4});
+  auto mean = b.param("rm", {4});
+  auto var = b.param("rv", {4});
   auto bn = b.multi("bn", Op::batch_norm_functional,
-                    {ref(x), ref(p), ref(p), ref(p), ref(p), flag(true), num(0.1), num(1e-5)},
+                    {ref(x), ref(w), ref(w), ref(mean), ref(var), flag(true), num(0.3), num(1e-5)},
                     {{8, 4}, {4}, {4}, {4}, {4}});
   b.output(bn);
   b.output(ir::ValueRef{ir::ValueRef::Kind::node, bn.index, 3});
-  auto lowered = lower_composites(b.graph(), {});
-  ASSERT_FALSE(lowered.ok());
-  EXPECT_NE(lowered.error().message.find("node 'bn'"), std::string::npos);
+  b.output(ir::ValueRef{ir::ValueRef::Kind::node, bn.index, 4});
+  const ir::Graph g = lower(b.graph());
+  EXPECT_EQ(count_op(g, Op::var_mean_correction), 1);  // one statistics pass serves both
+  auto scalar_of = [&](const std::string& suffix) {
+    for (const ir::Node& node : g.nodes)
+      if (node.id.ends_with(suffix)) return node.args.at(1).as_double().value_or(-1);
+    ADD_FAILURE() << "no node " << suffix;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(scalar_of("running_mean_kept"), 0.7);
+  EXPECT_DOUBLE_EQ(scalar_of("running_mean_added"), 0.3);
+  EXPECT_DOUBLE_EQ(scalar_of("running_var_kept"), 0.7);
+  EXPECT_DOUBLE_EQ(scalar_of("running_var_added"), 0.3 * 8.0 / 7.0);
+  EXPECT_TRUE(g.nodes[g.outputs[1].index].id.ends_with("running_mean"));
+  EXPECT_TRUE(g.nodes[g.outputs[2].index].id.ends_with("running_var"));
+  PlanOptions inference;
+  inference.inference = true;
+  EXPECT_FALSE(lower_composites(b.graph(), inference).ok());  // eval semantics update nothing
 }
 
 }  // namespace

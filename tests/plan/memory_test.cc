@@ -2,8 +2,11 @@
 // fit the target GPU, and the big tiling pool that used to materialise an input-sized copy.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
+#include "plan/subtasks.h"
 #include "plan_test_graphs.h"
 
 namespace stitch::plan {
@@ -93,6 +96,40 @@ TEST(DeviceMemory, TheLimitComesFromThePeakTableByDefault) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("of NVIDIA H200"), std::string::npos)
       << refused.error().message;
+}
+
+}  // namespace
+}  // namespace stitch::plan
+
+namespace stitch::plan {
+namespace {
+
+// Training-mode BatchNorms with their state updates (tests/tasks/plan_bn_running_stats.py): the
+// plan keeps the buffers' new values as outputs after the user output, and no subtask that reads a
+// buffer forward updates runs at init (the buffer changes between calls: not a constant).
+TEST(StateUpdates, PlanKeepsThemAsOutputsAndNeverHoistsTheirReaders) {
+  auto graph = ir::load_graph(data_path("plan_bn_running_stats.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = make_plan(*graph, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->graph.state_params, graph->state_params);
+  EXPECT_EQ(plan->graph.outputs.size(), 7u);
+  std::set<int32_t> state;
+  for (size_t p = 0; p < plan->graph.params.size(); ++p)
+    if (plan->graph.params[p].name.find("running_") != std::string::npos ||
+        plan->graph.params[p].name.find("num_batches") != std::string::npos)
+      state.insert(static_cast<int32_t>(p));
+  ASSERT_EQ(state.size(), 6u);
+  for (const Subtask& subtask : plan->subtasks)
+    for (const Access& read : subtask_reads(subtask))
+      if (read.base.kind == ir::ValueRef::Kind::param && state.count(read.base.index))
+        EXPECT_FALSE(subtask.at_init) << subtask.id;
+  PlanOptions inference;
+  inference.inference = true;
+  auto eval = make_plan(*graph, inference);
+  ASSERT_TRUE(eval.ok()) << eval.error().message;
+  EXPECT_TRUE(eval->graph.state_params.empty());
+  EXPECT_EQ(eval->graph.outputs.size(), 1u);
 }
 
 }  // namespace

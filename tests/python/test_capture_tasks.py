@@ -91,8 +91,22 @@ def test_conv_bn_relu_training_uses_batch_statistics(batch):
     kinds = {param["name"]: param["kind"] for param in graph["params"]}
     assert kinds["bn.running_mean"] == kinds["bn.running_var"] == "buffer"
     assert kinds["conv.weight"] == "parameter"
-    notes = batch.capture_json("conv_bn_relu")["notes"]
-    assert any("bn.running_mean" in note for note in notes)
+    # The buffers forward updates are state updates: the running statistics are outputs 3 and 4
+    # of the batch norm, the batch counter one add.
+    updates = {u["param"]: u["value"] for u in graph["state_updates"]}
+    assert updates["bn.running_mean"] == {"node": bn[0]["id"], "out": 3}
+    assert updates["bn.running_var"] == {"node": bn[0]["id"], "out": 4}
+    counter = next(n for n in graph["nodes"] if n["id"] == updates["bn.num_batches_tracked"]["node"])
+    assert counter["op"] == "aten.add.Tensor" and counter["args"] == [
+        {"param": "bn.num_batches_tracked"}, 1]
+
+
+def test_cumulative_batch_norm_exports_its_first_call_momentum(batch):
+    graph = batch.graph("plan_bn_running_stats")
+    momenta = [node["args"][6] for node in graph["nodes"] if "batch_norm" in node["op"]]
+    assert momenta == [0.3, 1.0]
+    assert len(graph["state_updates"]) == 6
+    assert any("momentum=None" in note for note in batch.capture_json("plan_bn_running_stats")["notes"])
 
 
 def test_sdpa_is_kept_whole(batch):

@@ -151,20 +151,88 @@ def test_modified_inputs_are_detected(ssr_dir):
     assert result["check_sets"][0]["inputs_unchanged"] is False and not result["passed"]
 
 
-def test_training_mode_batchnorm_reference(tmp_path):
-    import torch.nn.functional as F
+class BatchNormProgram:
+    """conv → BatchNorm (training) → relu written independently of the judge, keeping its own
+    running statistics across calls as a generated program does (docs/verify-protocol.md, "State
+    updates"): each call writes the output, then the buffers' values after the call."""
 
+    def __init__(self, exporter, slots, momentum=0.1, unbiased=True):
+        self.exporter = exporter
+        self.params = {p["name"]: exporter.find(p["ipc_handle"]).clone() for p in slots["params"]}
+        self.momentum, self.unbiased = momentum, unbiased
+        self.state = [entry["state"] for entry in slots["outputs"][1:]]
+
+    def __call__(self, check_set):
+        import torch.nn.functional as F
+
+        p = self.params
+        x = self.exporter.find(check_set["inputs"][0]["ipc_handle"])
+        conv = F.conv2d(x, p["conv.weight"], p["conv.bias"], padding=1)
+        y = F.batch_norm(conv, None, None, p["bn.weight"], p["bn.bias"], training=True)
+        outputs = [self.exporter.find(e["ipc_handle"]) for e in check_set["outputs"]]
+        outputs[0].copy_(torch.relu(y))
+        m = self.momentum
+        var = conv.var(dim=(0, 2, 3), unbiased=self.unbiased)
+        p["bn.running_mean"].mul_(1 - m).add_(m * conv.mean(dim=(0, 2, 3)))
+        p["bn.running_var"].mul_(1 - m).add_(m * var)
+        p["bn.num_batches_tracked"].add_(1)
+        for name, out in zip(self.state, outputs[1:]):
+            out.copy_(p[name])
+
+
+def test_training_mode_batchnorm_reference_and_running_statistics(tmp_path):
     graph_dir = capture_task("conv_bn_relu.py", str(tmp_path / "captures"))
     session, exporter, slots = make_session(graph_dir, sets=2, spot=0)
-    params = {p["name"]: exporter.find(p["ipc_handle"]) for p in slots["params"]}
+    assert [o.get("state") for o in slots["outputs"]] == [
+        None, "bn.running_mean", "bn.running_var", "bn.num_batches_tracked"]
+    assert slots["outputs"][3]["dtype"] == "int64" and slots["outputs"][3]["shape"] == []
+    program = BatchNormProgram(exporter, slots)
     for check_set in slots["check_sets"]:
-        x = exporter.find(check_set["inputs"][0]["ipc_handle"])
-        conv = F.conv2d(x, params["conv.weight"], params["conv.bias"], padding=1)
-        # Training mode: batch statistics, whatever the running buffers hold.
-        y = F.batch_norm(conv, None, None, params["bn.weight"], params["bn.bias"], training=True)
-        exporter.find(check_set["outputs"][0]["ipc_handle"]).copy_(torch.relu(y))
+        program(check_set)
     result = session.compare()
     assert result["passed"], result["check_sets"]
+    # Set 0 (the first call) is checked with its state; set 1's state has moved on, not checked.
+    assert [len(s["outputs"]) for s in result["check_sets"]] == [4, 1]
+
+
+def running_statistics_program(unbiased=True, momentum_2d=0.3, cumulative=True):
+    """plan_bn_running_stats.py written independently of the judge, one call from the captured state:
+    (output, then each buffer after the call); the arguments make it wrong on purpose."""
+    import torch.nn.functional as F
+
+    def run(p, x):
+        bn2d = F.batch_norm(x, None, None, p["bn2d.weight"], p["bn2d.bias"], training=True)
+        h = F.linear(torch.relu(bn2d).flatten(1), p["linear.weight"], p["linear.bias"])
+        y = F.batch_norm(h, None, None, p["bn1d.weight"], p["bn1d.bias"], training=True)
+        state = {}
+        for name, value, dims, m in (("bn2d", x, (0, 2, 3), momentum_2d),
+                                     ("bn1d", h, (0,), 1.0 if cumulative else 0.1)):
+            var = value.var(dim=dims, unbiased=unbiased)
+            state[f"{name}.running_mean"] = (1 - m) * p[f"{name}.running_mean"] + m * value.mean(dims)
+            state[f"{name}.running_var"] = (1 - m) * p[f"{name}.running_var"] + m * var
+            state[f"{name}.num_batches_tracked"] = p[f"{name}.num_batches_tracked"] + 1
+        return y, state
+    return run
+
+
+@pytest.mark.parametrize("wrong", [None, "biased_variance", "momentum", "cumulative"])
+def test_running_statistics_are_checked_after_the_first_call(tmp_path, wrong):
+    graph_dir = capture_task("plan_bn_running_stats.py", str(tmp_path / "captures"))
+    session, exporter, slots = make_session(graph_dir, sets=1, spot=0)
+    program = running_statistics_program(unbiased=wrong != "biased_variance",
+                                         momentum_2d=0.5 if wrong == "momentum" else 0.3,
+                                         cumulative=wrong != "cumulative")
+    params = {p["name"]: exporter.find(p["ipc_handle"]) for p in slots["params"]}
+    check_set = slots["check_sets"][0]
+    y, state = program(params, exporter.find(check_set["inputs"][0]["ipc_handle"]))
+    outputs = [exporter.find(e["ipc_handle"]) for e in check_set["outputs"]]
+    outputs[0].copy_(y)
+    for entry, out in zip(slots["outputs"][1:], outputs[1:]):
+        out.copy_(state[entry["state"]])
+    result = session.compare()
+    checks = result["check_sets"][0]["outputs"]
+    assert len(checks) == 7 and checks[0]["passed"]
+    assert result["passed"] == (wrong is None), checks
 
 
 def test_fingerprint_sees_a_single_byte():

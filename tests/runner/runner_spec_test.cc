@@ -51,6 +51,19 @@ TEST(RunnerSpec, ParsesSlots) {
   EXPECT_EQ(abi.strides[1], 2);
 }
 
+// A state output (a buffer's value after the call, docs/verify-protocol.md) names its buffer; the
+// runner leaves it out of the determinism check by that mark.
+TEST(RunnerSpec, StateOutputsNameTheirBuffer) {
+  auto spec = parse_slots(R"({"version": 1,
+      "outputs": [{"dtype": "float32", "shape": [2, 4]},
+                  {"dtype": "float32", "shape": [4], "state": "bn.running_mean"}]})",
+                          true, 1);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_EQ(spec->outputs.size(), 2u);
+  EXPECT_EQ(spec->outputs[0].state, "");
+  EXPECT_EQ(spec->outputs[1].state, "bn.running_mean");
+}
+
 TEST(RunnerSpec, SelfTestIgnoresHandlesAndMakesSets) {
   auto spec = parse_slots(slots_json("not-a-handle"), true, 3);
   ASSERT_TRUE(spec.ok()) << spec.error().message;

@@ -338,6 +338,11 @@ class ModelNew(torch.nn.Module):
                                     for spec in manifest["inputs"]]
         self._stitch_output_types = [(tuple(spec["shape"]), _DTYPES[spec["dtype"]])
                                      for spec in manifest["outputs"]]
+        # Outputs after the user's: buffers forward updates (BatchNorm's running statistics),
+        # copied into this module's buffers after each call, as the reference's forward does.
+        self._stitch_state = [(index, spec["state"]) for index, spec in
+                              enumerate(manifest["outputs"]) if spec.get("state")]
+        self._stitch_user_outputs = len(manifest["outputs"]) - len(self._stitch_state)
         self._stitch_specialized = {int(s["position"]): s
                                     for s in manifest.get("specialized_inputs", [])}
         self._stitch_program = _program(best, os.path.join(best, manifest["program"]))
@@ -385,7 +390,7 @@ class ModelNew(torch.nn.Module):
                     f"ModelNew: param '{self._stitch_manifest['params'][index]['name']}' is on "
                     f"{param.device} but the inputs are on {device}: move the model with "
                     f".to({str(device)!r})")
-        key = (str(device),) + tuple((p.data_ptr(), p._version) for p in params)
+        key = self._stitch_params_key(device, params)
         if key != self._stitch_key:
             prepared = [p.detach() if p.is_contiguous() else p.detach().contiguous() for p in params]
             self._stitch_key = None
@@ -393,6 +398,10 @@ class ModelNew(torch.nn.Module):
             self._stitch_params = prepared
             self._stitch_key = key
         return self._stitch_program
+
+    @staticmethod
+    def _stitch_params_key(device: torch.device, params) -> tuple:
+        return (str(device),) + tuple((p.data_ptr(), p._version) for p in params)
 
     def _stitch_inputs(self, args) -> list:
         manifest = self._stitch_manifest
@@ -446,6 +455,14 @@ class ModelNew(torch.nn.Module):
                    for shape, dtype in self._stitch_output_types]
         stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
         program.forward(tensors, outputs, stream)
+        if self._stitch_state:
+            with torch.no_grad():
+                for index, name in self._stitch_state:
+                    self._stitch_lookup(name).copy_(outputs[index])
+            # The program already holds these values: copying them is no change of params.
+            params = [self._stitch_param(i) for i in range(len(self._stitch_manifest["params"]))]
+            self._stitch_key = self._stitch_params_key(device, params)
+            outputs = outputs[:self._stitch_user_outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def stitch_release(self) -> None:
