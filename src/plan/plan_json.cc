@@ -25,7 +25,6 @@ constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
 constexpr const char* kKinds[] = {"matmul", "reduction", "row", "elementwise",
                                   "copy",   "pool",      "conv"};
-constexpr const char* kPoolOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
 
 json number(double value) {
   if (std::isnan(value)) return json{{"float", "nan"}};
@@ -167,7 +166,7 @@ class Writer {
 
   json pool(const PoolSpec& s) const {
     json o{{"node", node(s.node)},
-           {"op", kPoolOps[static_cast<int>(s.op)]},
+           {"op", kPoolOpNames[static_cast<int>(s.op)]},
            {"input", access(s.input)},
            {"out", s.out},
            {"kernel", s.kernel},
@@ -176,6 +175,10 @@ class Writer {
            {"dilation", s.dilation},
            {"count_include_pad", s.count_include_pad},
            {"divisor", s.divisor}};
+    if (s.op == PoolOp::nearest || s.op == PoolOp::bilinear) {
+      o["scale"] = s.scale;
+      o["align_corners"] = s.align_corners;
+    }
     optional_body(o, "epilogue", s.epilogue);
     o["stores"] = stores(s.stores);
     return o;
@@ -377,7 +380,7 @@ class Reader {
   PoolSpec pool(const json& o) const {
     PoolSpec s;
     s.node = node(o.at("node"));
-    s.op = static_cast<PoolOp>(read_enum(o.at("op"), kPoolOps, "pool op"));
+    s.op = static_cast<PoolOp>(read_enum(o.at("op"), kPoolOpNames, "pool op"));
     s.input = access(o.at("input"));
     s.out = o.at("out").get<std::vector<int64_t>>();
     s.kernel = o.at("kernel").get<std::vector<int64_t>>();
@@ -386,6 +389,8 @@ class Reader {
     s.dilation = o.at("dilation").get<std::vector<int64_t>>();
     s.count_include_pad = o.at("count_include_pad").get<bool>();
     s.divisor = o.at("divisor").get<int64_t>();
+    if (o.contains("scale")) s.scale = o.at("scale").get<std::vector<double>>();
+    if (o.contains("align_corners")) s.align_corners = o.at("align_corners").get<bool>();
     s.epilogue = optional_body(o, "epilogue");
     s.stores = stores(o.at("stores"));
     return s;

@@ -33,6 +33,8 @@ const char* const kTasks[] = {
     "plan_batchnorm_train1d", "plan_conv2d_bias_relu",  "plan_conv1d_transpose",
     "plan_conv3d",            "plan_conv_padded_dilated", "plan_conv_grouped",
     "plan_conv_transpose2d",  "plan_conv1x1",           "plan_conv_residual",
+    "plan_cat_dense_block",   "plan_cat_fire",          "plan_cat_inception",
+    "plan_cat_unet",          "plan_channel_shuffle",
 };
 
 Result<EmittedProgram> emit_for(const std::string& task,

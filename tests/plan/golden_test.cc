@@ -37,6 +37,9 @@ const char* const kTasks[] = {
     "plan_conv3d",             "plan_conv_padded_dilated",
     "plan_conv_grouped",       "plan_conv_transpose2d",
     "plan_conv1x1",            "plan_conv_residual",
+    "plan_cat_dense_block",    "plan_cat_fire",
+    "plan_cat_inception",      "plan_cat_unet",
+    "plan_channel_shuffle",
 };
 
 // Tasks the Planner refuses (their golden text is the refusal).
