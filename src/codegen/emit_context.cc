@@ -162,8 +162,14 @@ Result<std::vector<std::string>> EmitContext::emit_steps(
       STITCH_ASSIGN_OR_RETURN(std::string text, operand_expr(operand, loads, steps, index_values));
       operands.push_back(text);
     }
-    STITCH_ASSIGN_OR_RETURN(std::string expr,
-                            render_elementwise(plan_.graph.nodes[step.node], operands));
+    const ir::Node& node = plan_.graph.nodes[step.node];
+    std::string expr;
+    if (node.op == ir::Op::full && operands.empty() && node.args.size() > 1 &&
+        node.args[1].as_double()) {
+      expr = float_literal(*node.args[1].as_double());  // a fill (a constant pad's border)
+    } else {
+      STITCH_ASSIGN_OR_RETURN(expr, render_elementwise(node, operands));
+    }
     std::string name = fmt::format("{}{}", prefix, k);
     w.line("const float {} = {};  // {}", name, expr, plan_.graph.nodes[step.node].id);
     steps.push_back(name);
