@@ -12,6 +12,11 @@
 // input index (d·H + h)·W + w, as PyTorch's max_pool*_with_indices and adaptive_max_pool* return
 // it (-1 for average pools). NaN wins a max, as in PyTorch (the last NaN of the window).
 //
+// Upsampling runs through the same launch (issue 13): nearest (PyTorch's upsample_nearest*:
+// source = min(floor(dst * scale), in - 1)) and bilinear over h and w (upsample_bilinear2d,
+// align_corners either way), with `scale` the source step per output position exactly as PyTorch
+// computes it in float (the planner passes it); the store gets index -1.
+//
 // One thread per output element, grid-stride; every window is read straight from the input, so
 // the input is read once from DRAM (overlapping windows share their reads through L1/L2) and
 // nothing is allocated: CUDA-graph capturable.
@@ -25,7 +30,7 @@
 
 namespace stitch::kernels {
 
-enum class PoolKind { max, avg, adaptive_max, adaptive_avg };
+enum class PoolKind { max, avg, adaptive_max, adaptive_avg, nearest, bilinear };
 
 struct PoolShape {
   int64_t outer = 1;
@@ -37,6 +42,8 @@ struct PoolShape {
   int64_t dilation[3] = {1, 1, 1};
   bool count_include_pad = true;  // avg
   int64_t divisor = 0;            // avg: divisor_override; 0 = none
+  float scale[3] = {1, 1, 1};     // nearest, bilinear: source positions per output position
+  bool align_corners = false;     // bilinear
 };
 
 namespace detail {
@@ -73,6 +80,39 @@ __host__ __device__ inline PoolWindow pool_window(const PoolShape& s, int dim, i
   return {start, end, 1, cells};
 }
 
+__device__ inline int64_t nearest_source(const PoolShape& s, int dim, int64_t o) {
+  const auto source = static_cast<int64_t>(floorf(static_cast<float>(o) * s.scale[dim]));
+  return source < s.in[dim] - 1 ? source : s.in[dim] - 1;
+}
+
+// The two source positions of output position `o` along `dim` and their weights (PyTorch's
+// area_pixel_compute_source_index, not cubic).
+struct LinearTaps {
+  int64_t i0, i1;
+  float w0, w1;
+};
+
+__device__ inline LinearTaps linear_taps(const PoolShape& s, int dim, int64_t o) {
+  const float position = static_cast<float>(o);
+  float source = s.align_corners ? s.scale[dim] * position : s.scale[dim] * (position + 0.5f) - 0.5f;
+  if (source < 0.0f) source = 0.0f;
+  const auto i0 = static_cast<int64_t>(source);
+  const float w1 = source - static_cast<float>(i0);
+  return {i0, i0 < s.in[dim] - 1 ? i0 + 1 : i0, 1.0f - w1, w1};
+}
+
+template <PoolKind Kind, class Load>
+__device__ inline float resample(const PoolShape& s, const Load& load, int64_t o,
+                                 const int64_t (&position)[3]) {
+  if (Kind == PoolKind::nearest)
+    return load(o, nearest_source(s, 0, position[0]), nearest_source(s, 1, position[1]),
+                nearest_source(s, 2, position[2]));
+  const int64_t d = position[0];  // bilinear: the depth dim is a unit dim
+  const LinearTaps h = linear_taps(s, 1, position[1]), w = linear_taps(s, 2, position[2]);
+  return h.w0 * (w.w0 * load(o, d, h.i0, w.i0) + w.w1 * load(o, d, h.i0, w.i1)) +
+         h.w1 * (w.w0 * load(o, d, h.i1, w.i0) + w.w1 * load(o, d, h.i1, w.i1));
+}
+
 // Index: uint32_t when every output index fits (the unravel divides by runtime sizes, several
 // times cheaper in 32 bits), else int64_t.
 template <PoolKind Kind, class Index, class Load, class Store>
@@ -91,6 +131,10 @@ __global__ void pool_kernel(PoolShape s, Index total, Load load, Store store) {
     position[0] = static_cast<int64_t>(rest % out_d);
     rest /= out_d;
     const int64_t o = static_cast<int64_t>(rest);
+    if constexpr (Kind == PoolKind::nearest || Kind == PoolKind::bilinear) {
+      store(e, resample<Kind>(s, load, o, position), -1);
+      continue;
+    }
     const PoolWindow wd = pool_window<Kind>(s, 0, position[0]);
     const PoolWindow wh = pool_window<Kind>(s, 1, position[1]);
     const PoolWindow ww = pool_window<Kind>(s, 2, position[2]);
@@ -144,6 +188,7 @@ int launch_pool(const PoolShape& shape, Load load, Store store, cudaStream_t str
     total *= shape.out[dim];
   }
   if (shape.outer < 0) return cudaErrorInvalidValue;
+  if (Kind == PoolKind::bilinear && shape.in[0] != shape.out[0]) return cudaErrorInvalidValue;
   if (total == 0) return cudaSuccess;
   int64_t grid = 0;
   const cudaError_t e = grid_stride_blocks(total, block, grid);

@@ -142,6 +142,13 @@ Result<std::string> EmitContext::access_pointer(const Access& access) const {
   return fmt::format("{} + {}", base, access.offset);
 }
 
+Access EmitContext::store_access(const ir::ValueRef& value) const {
+  const auto found = plan_.values.find(plan_.graph.name_of(value));
+  if (found != plan_.values.end()) return found->second;
+  Access whole{value, 0, type_of(value).shape, ir::contiguous_strides(type_of(value).shape)};
+  return whole;
+}
+
 Result<std::vector<std::string>> EmitContext::emit_steps(
     CodeWriter& w, const Body& body, const std::vector<std::string>& loads,
     const std::vector<std::string>& index_values, const std::string& prefix) const {
@@ -155,8 +162,14 @@ Result<std::vector<std::string>> EmitContext::emit_steps(
       STITCH_ASSIGN_OR_RETURN(std::string text, operand_expr(operand, loads, steps, index_values));
       operands.push_back(text);
     }
-    STITCH_ASSIGN_OR_RETURN(std::string expr,
-                            render_elementwise(plan_.graph.nodes[step.node], operands));
+    const ir::Node& node = plan_.graph.nodes[step.node];
+    std::string expr;
+    if (node.op == ir::Op::full && operands.empty() && node.args.size() > 1 &&
+        node.args[1].as_double()) {
+      expr = float_literal(*node.args[1].as_double());  // a fill (a constant pad's border)
+    } else {
+      STITCH_ASSIGN_OR_RETURN(expr, render_elementwise(node, operands));
+    }
     std::string name = fmt::format("{}{}", prefix, k);
     w.line("const float {} = {};  // {}", name, expr, plan_.graph.nodes[step.node].id);
     steps.push_back(name);
@@ -189,6 +202,21 @@ Result<std::string> EmitContext::operand_expr(const Operand& operand,
 Result<std::string> EmitContext::store_statement(const Store& store, const std::string& member,
                                                  const std::string& linear,
                                                  const std::string& value) const {
+  return store_statement_at(store, member, store_index(store.value, linear), value);
+}
+
+std::string EmitContext::store_index(const ir::ValueRef& value, const std::string& linear) const {
+  // A window of a cat's buffer: the member points at its first element (store_members), the
+  // strides apply to the value's own coordinates, unravelled from the linear index.
+  Access window = store_access(value);
+  if (window.is_contiguous()) return linear;
+  window.offset = 0;
+  return index_expr(window, {}, {}, linear);
+}
+
+Result<std::string> EmitContext::store_statement_at(const Store& store, const std::string& member,
+                                                    const std::string& linear,
+                                                    const std::string& value) const {
   ir::DType dtype = type_of(store.value).dtype;
   if (dtype == ir::DType::boolean)
     return fmt::format("{}[{}] = ({} != 0.0f);", member, linear, value);
@@ -221,7 +249,9 @@ Result<Members> EmitContext::pointer_members(const std::vector<Access>& accesses
 Result<Members> EmitContext::store_members(const std::vector<Store>& stores) const {
   Members members;
   for (size_t j = 0; j < stores.size(); ++j) {
-    STITCH_ASSIGN_OR_RETURN(std::string init, typed_base(stores[j].value, true));
+    const Access window = store_access(stores[j].value);
+    STITCH_ASSIGN_OR_RETURN(std::string init, typed_base(window.base, true));
+    if (window.offset != 0) init += fmt::format(" + {}", window.offset);
     members.push_back({fmt::format("{}* out{};", c_type(type_of(stores[j].value).dtype), j), init});
   }
   return members;

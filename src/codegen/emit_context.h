@@ -71,6 +71,11 @@ class EmitContext {
   Result<std::string> typed_base(const ir::ValueRef& ref, bool writable = false) const;
   // "<typed base> + <offset>" of an access.
   Result<std::string> access_pointer(const plan::Access& access) const;
+  // Where a stored value's elements go: its own buffer, contiguous, or its window of a cat's
+  // buffer (plan/cat_placement.h), offset and strides in elements of that buffer.
+  plan::Access store_access(const ir::ValueRef& value) const;
+  // The element index in a store member (store_members) of the value's element `linear`.
+  std::string store_index(const ir::ValueRef& value, const std::string& linear) const;
 
   // Renders body steps into `w` as `const float <prefix>N = ...;` given the load expressions;
   // returns every step's variable name.
@@ -101,6 +106,10 @@ class EmitContext {
   static std::string functor_name(const plan::Subtask& subtask, std::string_view role);
 
  private:
+  // store_statement at an element index already in the store's buffer.
+  Result<std::string> store_statement_at(const plan::Store& store, const std::string& member,
+                                         const std::string& index, const std::string& value) const;
+
   const plan::Plan& plan_;
   const EmitOptions& options_;
   ProgramPieces pieces_;

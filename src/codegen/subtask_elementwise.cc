@@ -1,6 +1,7 @@
 // Elementwise and copy subtasks (and a GEMM's epilogue pass): one functor over float registers and
 // one launch_elementwise (kernels/elementwise.cuh) with the loads as TensorOperands.
 #include "codegen/emit_context.h"
+#include "plan/access.h"
 
 namespace stitch::codegen {
 namespace {
@@ -46,10 +47,33 @@ Status emit_body_functor(EmitContext& ctx, const std::string& name, const Body& 
   return {};
 }
 
-// The operands: loads as TensorOperands (their shapes equal `shape`), stores as contiguous
-// OutOperands.
+// Store j's OutOperand over the index space `shape`: its window (EmitContext::store_access, or a
+// cat piece's destination) with strides over `shape`.
+Result<std::string> out_operand(const EmitContext& ctx, const std::vector<int64_t>& shape,
+                                const Store& store, const Access& window, size_t j) {
+  const ir::TensorType& type = ctx.type_of(store.value);
+  if (numel(window.shape) != numel(shape))
+    return make_error("store {} holds {} elements, the index space {}", j, numel(window.shape),
+                      numel(shape));
+  std::vector<int64_t> strides = ir::contiguous_strides(shape);
+  if (!window.is_contiguous()) {
+    const auto over = window.shape == shape ? window : plan::reshape_access(window, shape);
+    if (!over)
+      return make_error("store {}: its window {} has no strides over [{}]", j,
+                        int_list(window.strides), int_list(shape));
+    strides = over->strides;
+  }
+  STITCH_ASSIGN_OR_RETURN(std::string base, ctx.buffer_base(window.base));
+  return fmt::format("const OutOperand out{}{{{}, {}, {}, {{{}}}}};", j, base,
+                     static_cast<int>(type.dtype), window.offset,
+                     shape.empty() ? "1" : int_list(strides));
+}
+
+// The operands: loads as TensorOperands (their shapes equal `shape`), stores as OutOperands into
+// their windows.
 Status emit_operands(const EmitContext& ctx, const std::vector<int64_t>& shape, const Body& body,
-                     const std::vector<Store>& stores, CodeWriter& w) {
+                     const std::vector<Store>& stores, const std::vector<Access>& windows,
+                     CodeWriter& w) {
   const int rank = static_cast<int>(shape.size());
   w.line("const int64_t shape[{}] = {{{}}};", std::max(rank, 1), rank ? int_list(shape) : "1");
   for (size_t j = 0; j < body.loads.size(); ++j) {
@@ -63,27 +87,22 @@ Status emit_operands(const EmitContext& ctx, const std::vector<int64_t>& shape, 
            rank ? int_list(load.strides) : "0");
   }
   for (size_t j = 0; j < stores.size(); ++j) {
-    const ir::TensorType& type = ctx.type_of(stores[j].value);
-    if (numel(type.shape) != numel(shape))
-      return make_error("store {} holds {} elements, the index space {}", j, numel(type.shape),
-                        numel(shape));
-    STITCH_ASSIGN_OR_RETURN(std::string base, ctx.buffer_base(stores[j].value));
-    w.line("const OutOperand out{}{{{}, {}, 0, {{{}}}}};", j, base, static_cast<int>(type.dtype),
-           rank ? int_list(ir::contiguous_strides(shape)) : "1");
+    STITCH_ASSIGN_OR_RETURN(std::string line, out_operand(ctx, shape, stores[j], windows[j], j));
+    w.line("{}", line);
   }
   return {};
 }
 
-}  // namespace
-
-Status emit_library_elementwise(EmitContext& ctx, const Subtask& subtask, const std::string& role,
-                                const std::vector<int64_t>& shape, const Body& body,
-                                const std::vector<Store>& stores, CodeWriter& w) {
+// emit_library_elementwise with the stores' windows given.
+Status emit_elementwise_into(EmitContext& ctx, const Subtask& subtask, const std::string& role,
+                             const std::vector<int64_t>& shape, const Body& body,
+                             const std::vector<Store>& stores, const std::vector<Access>& windows,
+                             CodeWriter& w) {
   const size_t n_in = body.loads.size(), n_out = stores.size();
   if (n_out == 0) return make_error("an elementwise body with nothing to store");
   const std::string name = EmitContext::functor_name(subtask, role);
   STITCH_TRY(emit_body_functor(ctx, name, body, stores));
-  STITCH_TRY(emit_operands(ctx, shape, body, stores, w));
+  STITCH_TRY(emit_operands(ctx, shape, body, stores, windows, w));
   const int padded_rank = std::max(static_cast<int>(shape.size()), 1);
   std::string in_list, out_list;
   for (size_t j = 0; j < n_in; ++j) in_list += (j ? ", " : "") + fmt::format("in{}", j);
@@ -105,6 +124,17 @@ Status emit_library_elementwise(EmitContext& ctx, const Subtask& subtask, const 
   return {};
 }
 
+}  // namespace
+
+Status emit_library_elementwise(EmitContext& ctx, const Subtask& subtask, const std::string& role,
+                                const std::vector<int64_t>& shape, const Body& body,
+                                const std::vector<Store>& stores, CodeWriter& w) {
+  std::vector<Access> windows;
+  for (const Store& store : stores)
+    windows.push_back(ctx.store_access(store.value));
+  return emit_elementwise_into(ctx, subtask, role, shape, body, stores, windows, w);
+}
+
 Status emit_spec(EmitContext& ctx, const Subtask& subtask,
                                 const plan::ElementwiseSpec& spec, CodeWriter& w) {
   return emit_library_elementwise(ctx, subtask, "body", spec.shape, spec.body, spec.stores, w);
@@ -115,8 +145,13 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const plan::CopySpec&
   Body body;
   body.loads.push_back(spec.source);
   Store store{spec.target, Operand{Operand::Kind::load, 0, 0}};
-  if (spec.destination) return make_error("copies into part of a buffer (cat) are not emitted yet");
-  return emit_library_elementwise(ctx, subtask, "copy", spec.source.shape, body, {store}, w);
+  // A cat piece lands in its destination window; a whole copy in the target's buffer.
+  const Access window = spec.destination ? *spec.destination : ctx.store_access(spec.target);
+  if (window.shape != spec.source.shape && spec.destination)
+    return make_error("a cat piece [{}] copied into a window [{}]", int_list(spec.source.shape),
+                      int_list(window.shape));
+  return emit_elementwise_into(ctx, subtask, "copy", spec.source.shape, body, {store}, {window},
+                               w);
 }
 
 }  // namespace stitch::codegen

@@ -15,7 +15,6 @@ using plan::PoolSpec;
 using plan::Store;
 using plan::Subtask;
 
-constexpr const char* kKinds[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
 
 // Input element (o, d, h, w): the plane's offset from `o` (one stride when the leading dims merge,
 // else unravelled), plus the spatial strides (missing leading spatial dims are size 1).
@@ -75,7 +74,7 @@ Result<Members> emit_store(EmitContext& ctx, const std::string& name, const Pool
     // Indices are stored exactly, not through float.
     if (store.from.kind == Operand::Kind::load && store.from.index == 1 &&
         ctx.type_of(store.value).dtype == ir::DType::int64) {
-      f.line("out{}[e] = index;", j);
+      f.line("out{}[{}] = index;", j, ctx.store_index(store.value, "e"));
       continue;
     }
     STITCH_TRY(ctx.emit_store_line(f, store, j, loads, steps, {}));
@@ -122,10 +121,14 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const PoolSpec& spec,
     w.line("shape.count_include_pad = {};", spec.count_include_pad ? "true" : "false");
     w.line("shape.divisor = {};", spec.divisor);
   }
+  const size_t pad = 3 - spec.scale.size();  // leading unit dims
+  for (size_t k = 0; k < spec.scale.size() && spec.scale.size() <= 3; ++k)
+    w.line("shape.scale[{}] = {};", pad + k, float_literal(spec.scale[k]));
+  if (spec.align_corners) w.line("shape.align_corners = true;");
   w.line("const {} load{{{}}};", load, load_init);
   w.line("const {} store{{{}}};", store, store_init);
   w.line("STITCH_CHECK_CUDA((launch_pool<PoolKind::{}>(shape, load, store, stream, {})));",
-         kKinds[static_cast<int>(spec.op)],
+         plan::kPoolOpNames[static_cast<int>(spec.op)],
          subtask.tunables.count("block") ? subtask.tunables.at("block") : int64_t{256});
   return {};
 }

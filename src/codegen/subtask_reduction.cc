@@ -73,7 +73,7 @@ Result<Members> emit_epilogue_functor(EmitContext& ctx, const std::string& name,
                              store.from.index == static_cast<int>(n_results) - 1 &&
                              ctx.type_of(store.value).dtype == ir::DType::int64;
     if (index_store) {
-      f.line("out{}[e] = result.index;", j);
+      f.line("out{}[{}] = result.index;", j, ctx.store_index(store.value, "e"));
       continue;
     }
     STITCH_TRY(ctx.emit_store_line(f, store, j, epi_loads, steps, index_values));

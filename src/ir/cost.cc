@@ -129,6 +129,9 @@ double convolution_flops(const Graph& graph, const Node& node) {
 }
 
 double pooling_flops(const Graph& graph, const Node& node) {
+  // Bilinear upsampling blends 4 neighbours per output element; nearest does no math.
+  if (node.op == Op::upsample_bilinear2d_vec) return 8 * first_output_numel(node);
+  if (node.op == Op::upsample_nearest2d_vec) return 0;
   const TensorType* input = tensor_arg(graph, node, 0, "self");
   if (node.op == Op::adaptive_avg_pool2d || node.op == Op::adaptive_avg_pool3d ||
       node.op == Op::adaptive_max_pool2d)
@@ -235,8 +238,7 @@ NodeCost estimate_node_cost(const Graph& graph, const Node& node) {
       cost.flops = n_out;
       break;
     case OpCategory::copy:
-      // Bilinear upsampling blends 4 neighbours per output element; other copies do no math.
-      cost.flops = node.op == Op::upsample_bilinear2d_vec ? 8 * n_out : 0;
+      cost.flops = 0;
       break;
     case OpCategory::view:
     case OpCategory::creation:

@@ -30,7 +30,9 @@ double pool_flops(const PoolSpec& s) {
     const size_t k = d + s.out.size() - s.input.shape.size();
     const int64_t out = s.out[k];
     outputs *= static_cast<double>(out);
-    if (!s.kernel.empty())
+    if (s.op == PoolOp::nearest || s.op == PoolOp::bilinear)
+      window *= s.op == PoolOp::bilinear && k + 2 >= s.out.size() ? 2 : 1;  // taps per dim
+    else if (!s.kernel.empty())
       window *= static_cast<double>(s.kernel[k]);
     else if (out > 0)
       window *= static_cast<double>((s.input.shape[d] + out - 1) / out);

@@ -5,8 +5,13 @@
 // views, no copies: y[n] = W[K, C] · x[n][C, S] with W broadcast over the batch (stride 0) — on
 // the fp32 track it can then run as split-precision 3xTF32 on tensor cores instead of
 // strict-FP32 cuDNN.
+// A constant pad no convolution absorbs is a cat of fills around its input, one dim at a time
+// (negative pads crop: a slice); cat_placement puts the nested cats, and the input when its
+// producer can store there, in the one padded buffer.
 #include "plan/conv_geometry.h"
+#include "plan/graph_edit.h"
 #include "plan/lowering.h"
+#include "plan/op_traits.h"
 
 namespace stitch::plan::lowering {
 
@@ -71,6 +76,50 @@ Result<bool> lower_convolution(Lowerer& lowerer) {
     result = lowerer.binary("bias", ir::Op::add_tensor, result, ref_arg(channel_bias));
   }
   lowerer.map_output(0, result);
+  return true;
+}
+
+Result<bool> lower_constant_pad(Lowerer& lowerer) {
+  const ir::Node& node = lowerer.origin();
+  if (pad_folds_into_conv(lowerer.source(), lowerer.uses(), lowerer.origin_index())) return false;
+  const auto input = lowerer.tensor_arg(0, "self");
+  const ir::Arg* pad_arg = node.arg_or_kwarg(1, "pad");
+  const auto pads = pad_arg ? pad_arg->as_int_list() : std::nullopt;
+  if (!input || !pads || pads->size() % 2 != 0) return make_error("pad arguments not understood");
+  const double value = double_arg(node, 2, "value", 0);
+  const ir::DType dtype = node.outputs[0].dtype;
+  ir::ValueRef current = *input;
+  const auto rank = static_cast<int64_t>(lowerer.type(current).shape.size());
+  if (static_cast<int64_t>(pads->size()) > 2 * rank) return make_error("more pads than dims");
+  for (size_t k = 0; 2 * k < pads->size(); ++k) {  // pairs from the last dim
+    const int64_t dim = rank - 1 - static_cast<int64_t>(k);
+    int64_t before = (*pads)[2 * k], after = (*pads)[2 * k + 1];
+    std::vector<int64_t> shape = lowerer.type(current).shape;
+    if (before < 0 || after < 0) {
+      const int64_t start = std::max<int64_t>(-before, 0);
+      const int64_t end = shape[dim] - std::max<int64_t>(-after, 0);
+      shape[dim] = end - start;
+      current = lowerer.emit(fmt::format("crop{}", dim), ir::Op::slice_tensor,
+                             {ref_arg(current), ir::Arg{dim}, ir::Arg{start}, ir::Arg{end}},
+                             {contiguous_type(shape, dtype)});
+      before = std::max<int64_t>(before, 0), after = std::max<int64_t>(after, 0);
+    }
+    if (before == 0 && after == 0) continue;
+    ir::ArgList pieces;
+    for (const int64_t width : {before, int64_t{-1}, after}) {
+      if (width == 0) continue;
+      std::vector<int64_t> fill_shape = shape;
+      fill_shape[dim] = width;
+      pieces.push_back(ref_arg(width < 0 ? current
+                                         : lowerer.full(fmt::format("fill{}", dim), fill_shape,
+                                                        value, dtype)));
+    }
+    shape[dim] += before + after;
+    current = lowerer.emit(fmt::format("pad{}", dim), ir::Op::cat,
+                           {ir::Arg{std::move(pieces)}, ir::Arg{dim}},
+                           {contiguous_type(shape, dtype)});
+  }
+  lowerer.map_output(0, current);
   return true;
 }
 

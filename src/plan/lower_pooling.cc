@@ -42,6 +42,32 @@ int spatial_rank(ir::Op op) {
   }
 }
 
+// upsample_nearest2d.vec(input, output_size, scale_factors) and
+// upsample_bilinear2d.vec(input, output_size, align_corners, scale_factors): the source step per
+// output position as PyTorch computes it in float — (in - 1) / (out - 1) with align_corners
+// (0 for one output), else 1 / scale_factor when given, else in / out.
+bool upsample_params(const ir::Node& node, PoolParams& p) {
+  const bool bilinear = node.op == ir::Op::upsample_bilinear2d_vec;
+  p.op = bilinear ? PoolOp::bilinear : PoolOp::nearest;
+  p.align_corners = bilinear && bool_arg(node, 2, "align_corners", false);
+  const ir::Arg* factors = node.arg_or_kwarg(bilinear ? 3 : 2, "scale_factors");
+  std::vector<double> given;
+  if (factors != nullptr && factors->is_list())
+    for (const ir::Arg& item : *factors->list())
+      given.push_back(item.as_double().value_or(0));
+  if (!given.empty() && given.size() != p.in.size()) return false;
+  for (size_t d = 0; d < p.in.size(); ++d) {
+    const auto in = static_cast<float>(p.in[d]), out = static_cast<float>(p.out[d]);
+    float scale = 0;
+    if (p.align_corners)
+      scale = p.out[d] > 1 ? (in - 1) / (out - 1) : 0.0f;
+    else
+      scale = !given.empty() && given[d] > 0 ? static_cast<float>(1.0 / given[d]) : in / out;
+    p.scale.push_back(scale);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<PoolParams> pool_params(const ir::Graph& graph, const ir::Node& node) {
@@ -58,6 +84,10 @@ std::optional<PoolParams> pool_params(const ir::Graph& graph, const ir::Node& no
   p.in.assign(in_shape.end() - p.spatial, in_shape.end());
   p.out.assign(out_shape.end() - p.spatial, out_shape.end());
   switch (node.op) {
+    case Op::upsample_nearest2d_vec:
+    case Op::upsample_bilinear2d_vec:
+      if (!upsample_params(node, p)) return std::nullopt;
+      return p;
     case Op::adaptive_avg_pool2d:
     case Op::adaptive_avg_pool3d:
       p.op = PoolOp::adaptive_avg;

@@ -100,4 +100,6 @@ namespace stitch::plan::lowering {
 Result<bool> lower_pool(Lowerer& lowerer);
 // convolution with a bias: the convolution without it, then an add of the bias (lower_conv.cc).
 Result<bool> lower_convolution(Lowerer& lowerer);
+// constant_pad_nd that does not fold into a convolution: cats of fills (lower_conv.cc).
+Result<bool> lower_constant_pad(Lowerer& lowerer);
 }  // namespace stitch::plan::lowering

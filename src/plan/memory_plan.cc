@@ -9,6 +9,7 @@
 
 #include "ir/print.h"
 #include "plan/access.h"
+#include "plan/cat_placement.h"
 #include "plan/graph_edit.h"
 #include "plan/kernel_choice.h"
 #include "plan/subtasks.h"
@@ -41,7 +42,8 @@ void mark_init_subtasks(const ir::Graph& graph, const ValueMap& values,
   for (Subtask& subtask : subtasks) {
     bool init = true;
     for (const ir::ValueRef& value : subtask_writes(subtask))
-      if (outputs.count(value_key(value))) init = false;
+      if (outputs.count(value_key(value)) || stored_buffer(values, value) != value)
+        init = false;  // a graph output, or a piece in a cat's buffer (cat_placement.h)
     for (const Access& read : subtask_reads(subtask)) {
       if (read.base.kind == ir::ValueRef::Kind::param && !state.count(read.base.index)) continue;
       if (read.base.kind == ir::ValueRef::Kind::node && persistent.count(value_key(read.base)))
@@ -73,7 +75,8 @@ MemoryPlan plan_memory(const ir::Graph& graph, const ValueMap& values,
   std::vector<Lifetime> arena;
   for (size_t i = 0; i < subtasks.size(); ++i) {
     const Subtask& subtask = subtasks[i];
-    for (const ir::ValueRef& value : subtask_writes(subtask)) {
+    for (const ir::ValueRef& written : subtask_writes(subtask)) {
+      const ir::ValueRef value = stored_buffer(values, written);  // a cat piece: the cat's
       const std::string key = value_key(value);
       if (!placed.insert(key).second) continue;
       BufferSlot slot;

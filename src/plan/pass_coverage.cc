@@ -3,10 +3,10 @@
 //
 // Covered: elementwise ops (clamp.Tensor with both bounds), creation ops with defined contents,
 // views, clone/copy/cat/stack, mm/addmm/bmm/baddbmm, the reductions (not any/nll_loss), softmax,
-// layer/batch/group norm, max/avg/adaptive pools (plan/pooling.h), convolutions (1-3 spatial dims,
-// transposed and grouped included) and a zero pad of the spatial dims folded into one. Not
-// covered: scans (cumsum), gathers/scatters, other padding, flips, sorting, random ops left in the
-// graph, recurrent layers, attention.
+// layer/batch/group norm, max/avg/adaptive pools and nearest/bilinear upsampling (plan/pooling.h),
+// convolutions (1-3 spatial dims, transposed and grouped included), constant pads (folded into a
+// convolution, or cats of fills). Not covered: scans (cumsum), gathers/scatters, reflect/replicate
+// padding, flips, sorting, random ops left in the graph, recurrent layers, attention.
 #include <fmt/format.h>
 
 #include "plan/conv_geometry.h"
@@ -18,16 +18,6 @@
 
 namespace stitch::plan {
 
-namespace {
-
-// A zero pad of the spatial dims that only a convolution reads becomes that convolution's padding.
-bool folds_into_conv(const ir::Graph& graph, const ir::Node& node) {
-  const auto index = static_cast<int>(&node - graph.nodes.data());
-  const bool in_graph = index >= 0 && static_cast<size_t>(index) < graph.nodes.size();
-  return in_graph && pad_folds_into_conv(graph, Uses(graph), index);
-}
-
-}  // namespace
 
 std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
   using ir::Op;
@@ -55,7 +45,7 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
     case ir::OpCategory::copy:
       if (node.op == Op::clone || node.op == Op::copy || node.op == Op::cat || node.op == Op::stack)
         return "";
-      if (node.op == Op::constant_pad_nd && folds_into_conv(graph, node)) return "";
+      if (node.op == Op::constant_pad_nd) return "";  // folds into a conv, or cats of fills
       return fmt::format("{} is not covered by the built-in Coder yet", name);
     case ir::OpCategory::creation:
       if (node.op == Op::empty_memory_format || node.op == Op::empty_strided)

@@ -32,6 +32,8 @@
 //   tile the input (stride = kernel,     the window dims, read in place (lower_pooling.cc); other
 //   no padding)                          pools stay whole: a direct pooling kernel (PoolSpec)
 //   adaptive avg pool to size 1          sum over the spatial dims + div
+//   constant_pad_nd no convolution       cats of fills around the input, a dim at a time; negative
+//   absorbs                              pads a slice (lower_conv.cc)
 //   convolution with a bias              convolution without it + add of the bias viewed [C, 1, ...]
 //                                        (fused into its epilogue; lower_conv.cc)
 //   pointwise convolution (1x1..., stride bmm(W viewed [1,K,C] expanded over N, x viewed [N,C,S])
@@ -512,6 +514,8 @@ Result<bool> lower_node(Lowerer& lowerer) {
       return lowering::lower_pool(lowerer);
     case Op::convolution:
       return lowering::lower_convolution(lowerer);
+    case Op::constant_pad_nd:
+      return lowering::lower_constant_pad(lowerer);
     default:
       return false;
   }

@@ -217,7 +217,8 @@ Result<std::optional<Access>> view_access(const ir::Graph& graph, const ir::Node
   }
 }
 
-Result<std::map<std::string, Access>> fold_views(const ir::Graph& graph) {
+Result<std::map<std::string, Access>> fold_views(const ir::Graph& graph,
+                                                 const std::map<std::string, Access>* homes) {
   std::map<std::string, Access> values = arrival_accesses(graph);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = graph.nodes[i];
@@ -225,7 +226,10 @@ Result<std::map<std::string, Access>> fold_views(const ir::Graph& graph) {
       const ir::ValueRef ref{ir::ValueRef::Kind::node, static_cast<int32_t>(i),
                              static_cast<int32_t>(out)};
       if (!ir::is_view(node.op)) {
-        values[value_key(ref)] = contiguous_access(ref, node.outputs[out].shape);
+        const auto home = homes ? homes->find(value_key(ref)) : decltype(homes->end()){};
+        const bool placed = homes && home != homes->end();
+        values[value_key(ref)] =
+            placed ? home->second : contiguous_access(ref, node.outputs[out].shape);
         continue;
       }
       const ir::Arg* self = node.arg_or_kwarg(0, "self");

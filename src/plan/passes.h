@@ -85,8 +85,10 @@ ir::Graph fold_batch_norm_into_conv(const ir::Graph& graph, const PlanOptions& o
 Result<ir::Graph> materialize_layouts(const ir::Graph& graph, const PlanOptions& options);
 
 // views (an analysis, not a rewrite): the Access of every value, views folded. Keys: value_key().
-// Fails when a view cannot be expressed (materialize guarantees it can).
-Result<std::map<std::string, Access>> fold_views(const ir::Graph& graph);
+// Fails when a view cannot be expressed (materialize guarantees it can). `homes`: node values that
+// live in a window of another buffer (a cat's, cat_placement.h) instead of their own.
+Result<std::map<std::string, Access>> fold_views(
+    const ir::Graph& graph, const std::map<std::string, Access>* homes = nullptr);
 // The Access one view node's output `out` has, given its input's Access; nullopt when strides
 // cannot express it; an Error for malformed args.
 Result<std::optional<Access>> view_access(const ir::Graph& graph, const ir::Node& node, int out,

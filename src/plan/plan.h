@@ -199,7 +199,11 @@ struct CopySpec {
 // empty). kernels/pooling.cuh reads `input` through its strides, once. Epilogue body over the
 // output's shape: load 0 is the pooled value, load 1 (max with indices) the maximum's flat spatial
 // input index, both register values of `node`; stores from load k store output k.
-enum class PoolOp : uint8_t { max, avg, adaptive_max, adaptive_avg };
+// Upsampling is a PoolSpec too (`nearest`, `bilinear` over the last two dims): `scale` holds the
+// source step per output position of each spatial dim, as PyTorch computes it in float.
+enum class PoolOp : uint8_t { max, avg, adaptive_max, adaptive_avg, nearest, bilinear };
+inline constexpr const char* kPoolOpNames[] = {"max",          "avg",     "adaptive_max",
+                                               "adaptive_avg", "nearest", "bilinear"};
 struct PoolSpec {
   int node = -1;  // the pooling node
   PoolOp op = PoolOp::max;
@@ -208,6 +212,8 @@ struct PoolSpec {
   std::vector<int64_t> kernel, stride, padding, dilation;
   bool count_include_pad = true;  // avg
   int64_t divisor = 0;            // avg divisor_override; 0: none
+  std::vector<double> scale;      // nearest, bilinear (float values)
+  bool align_corners = false;     // bilinear
   std::optional<Body> epilogue;
   std::vector<Store> stores;
   bool operator==(const PoolSpec&) const = default;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "plan/access.h"
+#include "plan/cat_placement.h"
 #include "plan/graph_edit.h"
 #include "plan/op_traits.h"
 #include "plan/subtasks.h"
@@ -105,16 +106,18 @@ Status check_plan(const Plan& plan) {
         subtask.spec);
     if (!bodies.ok()) return fail(bodies.error());
     for (const ir::ValueRef& value : subtask_writes(subtask))
-      stored.insert(value_key(value));
+      stored.insert(value_key(stored_buffer_by_name(plan.graph, plan.values, value)));
   }
   std::set<std::string> slots;
   for (const BufferSlot& slot : plan.buffers)
     slots.insert(slot.value);
   for (const Subtask& subtask : plan.subtasks)
-    for (const ir::ValueRef& value : subtask_writes(subtask))
-      if (!slots.count(plan.graph.name_of(value)))
+    for (const ir::ValueRef& value : subtask_writes(subtask)) {
+      const ir::ValueRef buffer = stored_buffer_by_name(plan.graph, plan.values, value);
+      if (!slots.count(plan.graph.name_of(buffer)))
         return make_error("subtask {}: stored value '{}' has no buffer", subtask.id,
                           plan.graph.name_of(value));
+    }
   for (size_t k = 0; k < plan.graph.outputs.size(); ++k) {
     const auto it = plan.values.find(plan.graph.name_of(plan.graph.outputs[k]));
     if (it == plan.values.end() || !stored.count(value_key(it->second.base)))

@@ -25,7 +25,6 @@ constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
 constexpr const char* kKinds[] = {"matmul", "reduction", "row",  "elementwise",
                                   "copy",   "pool",      "conv", "opaque"};
-constexpr const char* kPoolOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
 
 json number(double value) {
   if (std::isnan(value)) return json{{"float", "nan"}};
@@ -175,7 +174,7 @@ class Writer {
 
   json pool(const PoolSpec& s) const {
     json o{{"node", node(s.node)},
-           {"op", kPoolOps[static_cast<int>(s.op)]},
+           {"op", kPoolOpNames[static_cast<int>(s.op)]},
            {"input", access(s.input)},
            {"out", s.out},
            {"kernel", s.kernel},
@@ -184,6 +183,10 @@ class Writer {
            {"dilation", s.dilation},
            {"count_include_pad", s.count_include_pad},
            {"divisor", s.divisor}};
+    if (s.op == PoolOp::nearest || s.op == PoolOp::bilinear) {
+      o["scale"] = s.scale;
+      o["align_corners"] = s.align_corners;
+    }
     optional_body(o, "epilogue", s.epilogue);
     o["stores"] = stores(s.stores);
     return o;
@@ -310,9 +313,12 @@ class Reader {
     s.node = node(o.at("node"));
     s.batch = o.at("batch"), s.in_channels = o.at("in_channels");
     s.out_channels = o.at("out_channels"), s.groups = o.at("groups");
-    for (auto [field, key] : {std::pair{&s.input, "input"}, {&s.output, "output"},
-                              {&s.kernel, "kernel"}, {&s.stride, "stride"},
-                              {&s.pad_before, "pad_before"}, {&s.pad_after, "pad_after"},
+    for (auto [field, key] : {std::pair{&s.input, "input"},
+                              {&s.output, "output"},
+                              {&s.kernel, "kernel"},
+                              {&s.stride, "stride"},
+                              {&s.pad_before, "pad_before"},
+                              {&s.pad_after, "pad_after"},
                               {&s.dilation, "dilation"}}) {
       *field = o.at(key).get<std::vector<int64_t>>();
       if (field->size() != s.input.size() || field->empty() || field->size() > 3)
@@ -394,7 +400,7 @@ class Reader {
   PoolSpec pool(const json& o) const {
     PoolSpec s;
     s.node = node(o.at("node"));
-    s.op = static_cast<PoolOp>(read_enum(o.at("op"), kPoolOps, "pool op"));
+    s.op = static_cast<PoolOp>(read_enum(o.at("op"), kPoolOpNames, "pool op"));
     s.input = access(o.at("input"));
     s.out = o.at("out").get<std::vector<int64_t>>();
     s.kernel = o.at("kernel").get<std::vector<int64_t>>();
@@ -403,6 +409,8 @@ class Reader {
     s.dilation = o.at("dilation").get<std::vector<int64_t>>();
     s.count_include_pad = o.at("count_include_pad").get<bool>();
     s.divisor = o.at("divisor").get<int64_t>();
+    if (o.contains("scale")) s.scale = o.at("scale").get<std::vector<double>>();
+    if (o.contains("align_corners")) s.align_corners = o.at("align_corners").get<bool>();
     s.epilogue = optional_body(o, "epilogue");
     s.stores = stores(o.at("stores"));
     return s;

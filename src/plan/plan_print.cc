@@ -224,8 +224,7 @@ std::string format_plan_details(const Plan& plan) {
             append_body(text, plan, "body", spec.body);
             append_stores(text, plan, spec.stores);
           } else if constexpr (std::is_same_v<T, PoolSpec>) {
-            static constexpr const char* kOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
-            text += fmt::format("    {} to [{}], input = {}\n", kOps[static_cast<int>(spec.op)],
+            text += fmt::format("    {} to [{}], input = {}\n", kPoolOpNames[static_cast<int>(spec.op)],
                                 fmt::join(spec.out, ", "), format_access(spec.input, plan.graph));
             if (!spec.kernel.empty())
               text += fmt::format(
@@ -234,6 +233,9 @@ std::string format_plan_details(const Plan& plan) {
                   fmt::join(spec.padding, ", "), fmt::join(spec.dilation, ", "),
                   spec.op == PoolOp::avg && !spec.count_include_pad ? " exclude_pad" : "",
                   spec.divisor != 0 ? fmt::format(" divisor {}", spec.divisor) : "");
+            if (!spec.scale.empty())
+              text += fmt::format("    scale [{}]{}\n", fmt::join(spec.scale, ", "),
+                                  spec.align_corners ? " align_corners" : "");
             if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
             append_stores(text, plan, spec.stores);
           } else if constexpr (std::is_same_v<T, ConvSpec>) {

@@ -9,6 +9,7 @@
 
 #include "ir/print.h"
 #include "plan/access.h"
+#include "plan/cat_placement.h"
 #include "plan/cost_model.h"
 #include "plan/fusion.h"
 #include "plan/graph_edit.h"
@@ -30,6 +31,7 @@ constexpr PassInfo kPasses[] = {
     {"fold-batchnorm", "fold an eval-mode BatchNorm into the convolution before it"},
     {"lower", "rewrite composite ops into primitives"},
     {"materialize", "insert copies where strides cannot give a kernel what it needs"},
+    {"cats", "nest a cat in the later cat that repeats its pieces (DenseNet's growing cat)"},
     {"views", "the Access of every value, views folded (analysis)"},
     {"fuse", "group nodes into subtasks by the fusion rules (analysis)"},
     {"subtasks", "specs, kernels, tunables, costs and memory (the plan)"},
@@ -161,6 +163,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
                                  [&](const ir::Graph& g) { return lower_composites(g, options); }));
   STITCH_TRY(pipeline.graph_step(
       "materialize", graph, [&](const ir::Graph& g) { return materialize_layouts(g, options); }));
+  STITCH_TRY(pipeline.graph_step("cats", graph, nest_cats));
 
   STITCH_ASSIGN_OR_RETURN(ValueMap values, fold_views(graph));
   pipeline.dump("views", [&] { return format_values(graph, values); });
@@ -169,6 +172,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
   pipeline.dump("fuse", [&] { return format_groups(graph, fusion); });
 
   STITCH_ASSIGN_OR_RETURN(plan.subtasks, build_subtasks(graph, values, fusion));
+  STITCH_TRY(place_cat_pieces(graph, values, plan.subtasks));
   mark_init_subtasks(graph, values, plan.subtasks);
   GpuPeaks choice_peaks = options.peaks;
   if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs only

@@ -18,10 +18,12 @@ struct PoolParams {
   bool ceil_mode = false;
   bool count_include_pad = true;
   int64_t divisor = 0;  // avg divisor_override; 0: none
+  std::vector<double> scale;   // nearest, bilinear: PyTorch's float source step per output position
+  bool align_corners = false;  // bilinear
 };
 
 // The params of a pooling node (max_pool2d/3d_with_indices, avg_pool1d/2d/3d,
-// _adaptive_avg_pool2d/3d, adaptive_max_pool2d); nullopt for another node or malformed args.
+// _adaptive_avg_pool2d/3d, adaptive_max_pool2d, upsample_nearest2d/bilinear2d.vec); nullopt for another node or malformed args.
 std::optional<PoolParams> pool_params(const ir::Graph& graph, const ir::Node& node);
 
 }  // namespace stitch::plan

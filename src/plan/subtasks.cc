@@ -368,9 +368,11 @@ class SpecBuilder {
       push(group, std::move(spec), "copy_" + dims_text(node.outputs[0].shape));
       return {};
     }
-    // cat: one copy per piece into its window of the output.
+    // cat: one copy per piece into its window of the output (the output's buffer, or its window
+    // of an outer cat's: cat_placement.h), but for pieces their producers already stored there.
     const auto& shape = node.outputs[0].shape;
     const int64_t dim = *wrap_dim(int_arg(node, 1, "dim", 0), static_cast<int64_t>(shape.size()));
+    const Access& whole = values_.at(value_key(target));
     int64_t offset = 0;
     int piece = 0;
     for (const ir::Arg& item : *node.args.at(0).list()) {
@@ -380,9 +382,10 @@ class SpecBuilder {
         continue;  // torch skips these
       const int64_t size = source_shape.at(dim);
       CopySpec spec{values_.at(value_key(source)), target,
-                    slice_access(contiguous_access(target, shape), dim, offset, offset + size, 1)};
+                    slice_access(whole, dim, offset, offset + size, 1)};
       offset += size;
-      push(group, std::move(spec), fmt::format("copy_cat{}_{}", piece++, dims_text(source_shape)));
+      const std::string id = fmt::format("copy_cat{}_{}", piece++, dims_text(source_shape));
+      if (spec.source != *spec.destination) push(group, std::move(spec), id);
     }
     return {};
   }
@@ -402,10 +405,11 @@ class SpecBuilder {
     }
     spec.count_include_pad = params->count_include_pad;
     spec.divisor = params->divisor;
+    spec.scale = params->scale;
+    spec.align_corners = params->align_corners;
     spec.epilogue = register_epilogue(group, node.outputs[0].shape, spec.stores);
-    static constexpr const char* kOps[] = {"max", "avg", "adaptive_max", "adaptive_avg"};
     push(group, std::move(spec),
-         fmt::format("pool_{}{}d_{}", kOps[static_cast<int>(params->op)], params->spatial,
+         fmt::format("pool_{}{}d_{}", kPoolOpNames[static_cast<int>(params->op)], params->spatial,
                      dims_text(node.outputs[0].shape)));
     return {};
   }

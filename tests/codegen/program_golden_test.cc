@@ -25,23 +25,44 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kTasks[] = {
-    "plan_gemm_bias_relu", "plan_linear_gelu_residual", "plan_broadcast_chain",
-    "plan_softmax_last",   "plan_layernorm_relu",       "plan_rmsnorm_features",
-    "plan_rmsnorm_last",   "plan_reduce_middle",        "plan_bmm_scale",
-    "plan_linear_batchnorm", "plan_logsumexp",          "plan_gemm_tf32x3",
+    "plan_gemm_bias_relu",
+    "plan_linear_gelu_residual",
+    "plan_broadcast_chain",
+    "plan_softmax_last",
+    "plan_layernorm_relu",
+    "plan_rmsnorm_features",
+    "plan_rmsnorm_last",
+    "plan_reduce_middle",
+    "plan_bmm_scale",
+    "plan_linear_batchnorm",
+    "plan_logsumexp",
+    "plan_gemm_tf32x3",
     "plan_gemm_sum",
-    "plan_triangular_matmul", "plan_pooling",           "plan_batchnorm_train2d",
-    "plan_batchnorm_train1d", "plan_conv2d_bias_relu",  "plan_conv1d_transpose",
-    "plan_conv3d",            "plan_conv_padded_dilated", "plan_conv_grouped",
-    "plan_conv_transpose2d",  "plan_conv1x1",           "plan_conv_residual",
-    "plan_bn_running_stats",  "plan_conv_bn_eval",
+    "plan_triangular_matmul",
+    "plan_pooling",
+    "plan_batchnorm_train2d",
+    "plan_batchnorm_train1d",
+    "plan_conv2d_bias_relu",
+    "plan_conv1d_transpose",
+    "plan_conv3d",
+    "plan_conv_padded_dilated",
+    "plan_conv_grouped",
+    "plan_conv_transpose2d",
+    "plan_conv1x1",
+    "plan_conv_residual",
+    "plan_bn_running_stats",
+    "plan_conv_bn_eval",
+    "plan_cat_dense_block",
+    "plan_cat_fire",
+    "plan_cat_inception",
+    "plan_cat_unet",
+    "plan_channel_shuffle",
 };
 
 Result<EmittedProgram> emit_for(const std::string& task,
                                 plan::TensorMath math = plan::TensorMath::fp32) {
-  STITCH_ASSIGN_OR_RETURN(ir::Graph graph,
-                          ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/" + task +
-                                         ".graph.json"));
+  STITCH_ASSIGN_OR_RETURN(ir::Graph graph, ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/" +
+                                                          task + ".graph.json"));
   plan::PlanOptions options;
   options.tensor_math = math;
   STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::make_plan(graph, options));
@@ -70,8 +91,8 @@ INSTANTIATE_TEST_SUITE_P(OwnTasks, EmittedProgramTest, ::testing::ValuesIn(kTask
 // Portability (issue 13 item 9): every golden program, built above for the H200's sm_90a, also
 // builds for an A100 (sm_80: no wgmma, no TMA) and a B200 (sm_100a), so a user of either gets a
 // program that compiles.
-class PortableProgramTest
-    : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+class PortableProgramTest : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {
+};
 
 TEST_P(PortableProgramTest, CompilesForOtherArchitectures) {
   const auto [task, arch] = GetParam();
@@ -114,8 +135,8 @@ TEST_P(TensorMathEmittedProgramTest, GemmsUseTheTrackMathAndCompile) {
 INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathEmittedProgramTest,
                          ::testing::Values(plan::TensorMath::tf32, plan::TensorMath::bf16),
                          [](const auto& info) {
-                           return std::string(plan::tensor_math_name(
-                               static_cast<int64_t>(info.param)));
+                           return std::string(
+                               plan::tensor_math_name(static_cast<int64_t>(info.param)));
                          });
 
 // Convolutions on the tracks (issue 13 item 6): strict-FP32 cuDNN engines on fp32, TF32 tensor
@@ -143,8 +164,8 @@ INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathConvProgramTest,
                          ::testing::Values(plan::TensorMath::fp32, plan::TensorMath::tf32,
                                            plan::TensorMath::bf16),
                          [](const auto& info) {
-                           return std::string(plan::tensor_math_name(
-                               static_cast<int64_t>(info.param)));
+                           return std::string(
+                               plan::tensor_math_name(static_cast<int64_t>(info.param)));
                          });
 
 // The one-kernel 3xTF32 GEMM (tunable tf32x3_kernel, kernels/gemm_tf32x3.cuh) in place of the
@@ -181,8 +202,7 @@ TEST(EmitProgram, Tf32x3KernelGemmMatchesGoldenAndBuildsEverywhere) {
       if (kernel.name.find("gemm_tf32x3_wgmma_kernel") != std::string::npos) {
         wgmma_registers = std::max(wgmma_registers, kernel.registers);
         EXPECT_EQ(kernel.spill_store_bytes, 0) << arch << ": the wgmma kernel spills";
-      }
-      else if (kernel.name.find("gemm_tf32x3_kernel") != std::string::npos)
+      } else if (kernel.name.find("gemm_tf32x3_kernel") != std::string::npos)
         mma_sync_registers = std::max(mma_sync_registers, kernel.registers);
     }
     const bool hopper = arch == "sm_90a";
