@@ -51,10 +51,10 @@ ldd "$build/stitchcuda" | grep -E "not found" && row "missing libraries" "see lo
 if want tests; then
 echo "== gpu tests"
 # STITCH_CTEST_EXCLUDE: a ctest -E regex of gpu tests to leave out (e.g. python_harness_gpu, ~3 min)
-# STITCH_CTEST_ONLY: a ctest -R regex (only those gpu tests)
+# STITCH_CTEST_ONLY: a ctest -R regex (only those gpu tests); STITCH_CTEST_JOBS: at once (default 4)
 if ctest --test-dir "$build" -L gpu ${STITCH_CTEST_EXCLUDE:+-E "$STITCH_CTEST_EXCLUDE"} \
     ${STITCH_CTEST_ONLY:+-R "$STITCH_CTEST_ONLY"} \
-    --output-on-failure -j 4 > "$out/ctest-gpu.log" 2>&1; then
+    --output-on-failure -j "${STITCH_CTEST_JOBS:-4}" > "$out/ctest-gpu.log" 2>&1; then
   row "ctest -L gpu" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
 else
   row "ctest -L gpu" "FAILED: $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"

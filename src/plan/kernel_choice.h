@@ -93,22 +93,19 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
                            int64_t b_elements, bool b_constant, const GpuPeaks& peaks,
                            bool kernel_available = true);
 
-// The time model behind depthwise_conv (a first guess, to be measured on the H200: kernels/
-// README.md gives the bench command). A depthwise convolution does kernel-size multiply-adds per
+// The time model behind depthwise_conv. A depthwise convolution does kernel-size multiply-adds per
 // output, a few FLOPs per byte: both engines are estimated as max(bytes / (DRAM · memory
-// efficiency), FLOPs / (FP32 peak · compute efficiency)) plus a launch. The direct kernel reads
-// coalesced rows and writes each output once (memory efficiency kDepthwiseKernelMemory) but
-// spends integer index and bounds work on every product (kDepthwiseKernelCompute); cuDNN's FP32
-// NCHW grouped-convolution engines run one group of one channel at a time at a fraction of the
-// bandwidth (kCudnnDepthwiseMemory) with better arithmetic (kCudnnDepthwiseCompute). The basis:
-// PyTorch routes FP32 NCHW depthwise convolutions to its own direct kernel, not to cuDNN
-// (at::native::ConvParams::use_cudnn_depthwise takes cuDNN only for FP16, or channels-last), and
-// the direct kernel is chosen where it is estimated faster: small windows (3x3, 5x5 of MobileNet
-// and EfficientNet); cuDNN keeps the large, compute-heavier ones.
-inline constexpr double kDepthwiseKernelMemory = 0.6;
-inline constexpr double kDepthwiseKernelCompute = 0.25;
-inline constexpr double kCudnnDepthwiseMemory = 0.3;
-inline constexpr double kCudnnDepthwiseCompute = 0.5;
+// efficiency), FLOPs / (FP32 peak · compute efficiency)) plus a launch. The efficiencies are the
+// medians measured on the H200 (2026-12-02, tests/kernels/conv_depthwise_bench.cu over
+// MobileNetV2, EfficientNet-B0, a channel multiplier of 2, 1-d and a 31x31 window, cuDNN tuned with
+// the fp32 track's engines): the direct kernel reached 0.03-0.12 of DRAM bandwidth, cuDNN
+// 0.07-0.36, and cuDNN was 1.6-4.8x faster on every shape. So cuDNN runs depthwise convolutions
+// until the kernel improves; the model and the kernel stay, for the kernel's next version to be
+// measured.
+inline constexpr double kDepthwiseKernelMemory = 0.05;
+inline constexpr double kDepthwiseKernelCompute = 0.033;
+inline constexpr double kCudnnDepthwiseMemory = 0.17;
+inline constexpr double kCudnnDepthwiseCompute = 0.064;
 struct DepthwiseEstimate {
   double kernel_s = 0, cudnn_s = 0;
   bool eligible = false;       // the direct kernel can run it (depthwise_conv_eligible)

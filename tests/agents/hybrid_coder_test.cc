@@ -86,21 +86,11 @@ class HybridCoderTest : public ::testing::Test {
     return HybridCoder(
         options,
         [this](const llm::Endpoint&, const fs::path&) -> Result<std::unique_ptr<llm::ChatClient>> {
-          return std::unique_ptr<llm::ChatClient>(std::make_unique<Forwarding>(*scripted_));
+          return std::unique_ptr<llm::ChatClient>(
+              std::make_unique<llm::testing::ForwardingChatClient>(*scripted_));
         },
         checker);
   }
-
-  class Forwarding final : public llm::ChatClient {
-   public:
-    explicit Forwarding(llm::ChatClient& target) : target_(target) {}
-    Result<llm::ChatReply> complete(const llm::ChatRequest& request) override {
-      return target_.complete(request);
-    }
-
-   private:
-    llm::ChatClient& target_;
-  };
 
   json record(int attempt) const {
     auto text = read_file(run_dir_ / "attempts" / fmt::format("{:02d}", attempt) / "hybrid.json");

@@ -69,27 +69,15 @@ class LlmCoderTest : public ::testing::Test {
     options.role.temperature = 0.2;
     options.prices["coder-model"] = {1.0, 4.0};
     options.arch = "sm_90";
-    return LlmCoder(
-        options,
-        [this](const llm::Endpoint& endpoint,
-               const fs::path& dir) -> Result<std::unique_ptr<llm::ChatClient>> {
-          transcripts.push_back(dir);
-          EXPECT_EQ(endpoint.api_base, "http://127.0.0.1:9/v1");
-          return std::unique_ptr<llm::ChatClient>(std::make_unique<Forwarding>(*scripted_));
-        });
+    return LlmCoder(options,
+                    [this](const llm::Endpoint& endpoint,
+                           const fs::path& dir) -> Result<std::unique_ptr<llm::ChatClient>> {
+                      transcripts.push_back(dir);
+                      EXPECT_EQ(endpoint.api_base, "http://127.0.0.1:9/v1");
+                      return std::unique_ptr<llm::ChatClient>(
+                          std::make_unique<llm::testing::ForwardingChatClient>(*scripted_));
+                    });
   }
-
-  // The client the Coder owns for one write, answering from the fixture's script.
-  class Forwarding final : public llm::ChatClient {
-   public:
-    explicit Forwarding(llm::ChatClient& target) : target_(target) {}
-    Result<llm::ChatReply> complete(const llm::ChatRequest& request) override {
-      return target_.complete(request);
-    }
-
-   private:
-    llm::ChatClient& target_;
-  };
 
   fs::path run_dir_;
   std::unique_ptr<ScriptedChatClient> scripted_;
@@ -274,7 +262,8 @@ TEST_F(LlmCoderTest, SamplesGoOutTogetherAndComeBackInSampleOrder) {
       [&](const llm::Endpoint&, const fs::path& dir) -> Result<std::unique_ptr<llm::ChatClient>> {
         std::lock_guard lock(mutex);
         dirs.push_back(dir);
-        return std::unique_ptr<llm::ChatClient>(std::make_unique<Forwarding>(seeded));
+        return std::unique_ptr<llm::ChatClient>(
+            std::make_unique<llm::testing::ForwardingChatClient>(seeded));
       });
   EXPECT_EQ(llm_coder.samples_per_step(), 3);
   std::vector<CodeRequest> requests = {request(1), request(2), request(3)};

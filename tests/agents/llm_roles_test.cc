@@ -37,18 +37,6 @@ const json kPlanAnswer = {{"summary", "GEMM with bias and ReLU in one kernel"},
                           {"host_strategy", "one stream"},
                           {"changes_from_previous", ""}};
 
-// Forwards to a client the fixture keeps, so its requests can be read afterwards.
-class Forwarding final : public llm::ChatClient {
- public:
-  explicit Forwarding(llm::ChatClient& target) : target_(target) {}
-  Result<llm::ChatReply> complete(const llm::ChatRequest& request) override {
-    return target_.complete(request);
-  }
-
- private:
-  llm::ChatClient& target_;
-};
-
 class LlmRolesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -64,7 +52,8 @@ class LlmRolesTest : public ::testing::Test {
     return [this](const llm::Endpoint&,
                   const fs::path& dir) -> Result<std::unique_ptr<llm::ChatClient>> {
       transcripts_.push_back(dir);
-      return std::unique_ptr<llm::ChatClient>(std::make_unique<Forwarding>(*client_));
+      return std::unique_ptr<llm::ChatClient>(
+          std::make_unique<llm::testing::ForwardingChatClient>(*client_));
     };
   }
   template <class Options>

@@ -6,8 +6,11 @@
 # built-in program, and the whole program verified. Each case is one run with one attempt:
 #   correct     → passed (alone and whole)
 #   torch       → hacked, calls_torch (HACKS.md row 1)
-#   hardcoded   → wrong (rows 10/11)
-#   side_stream → hacked, side_stream (row 2)
+#   hardcoded   → hacked, output_cache (rows 10/11: outputs bit-identical across input sets; seen
+#                 on the H200 2026-12-02)
+#   side_stream → hacked, with a side_stream finding among the verdict's findings (row 2; on the
+#                 H200 the first reason was output_cache: the unjoined stream's late writes made a
+#                 timed call differ from one on fresh buffers)
 # Without a GPU a verification stops after the static checks (no_gpu): the torch case is still
 # rejected, the others end no_gpu; MODE gpu skips (exit 77) instead.
 # Usage: hybrid_run_test.sh STITCHCUDA TESTS_DIR MODE(any|gpu) CASE...
@@ -49,7 +52,7 @@ expected() {
   case "$1:$gpu" in
     correct:1) echo "passed|" ;;
     torch:*) echo "hacked|calls_torch" ;;
-    hardcoded:1) echo "wrong|" ;;
+    hardcoded:1) echo "hacked|output_cache" ;;
     side_stream:1) echo "hacked|side_stream" ;;
     *) echo "no_gpu|" ;;
   esac
@@ -69,7 +72,9 @@ for case in "${cases[@]}"; do
   whole=$(field "$attempt/verify.json" 'd.get("outcome") or d.get("state")')
   why=$(field "$attempt/verify.json" 'd.get("reason", "")')
   check '[ "$whole" = "$verdict" ]' "$case: the whole program is $verdict (got $whole: $why)"
-  check '[ -z "$reason" ] || [[ "$why" == *"$reason"* ]]' "$case: the reason names $reason"
+  kinds=$(field "$attempt/verify.json" '" ".join(f.get("kind", "") for f in d.get("findings", []))')
+  check '[ -z "$reason" ] || [[ "$why $kinds" == *"$reason"* ]]' \
+    "$case: the reason or a finding names $reason (reason: $why; findings: $kinds)"
   alone=$(field "$attempt/hybrid.json" '[s for s in d["subtasks"] if s["from"] == "llm"][0]["alone"]["verdict"]')
   check '[ "$alone" = "$verdict" ]' "$case: the fragment alone is $verdict (got $alone)"
   sources=$(field "$attempt/hybrid.json" '",".join(s["from"] for s in d["subtasks"])')

@@ -9,12 +9,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <vector>
 
 #include "build_program.h"
 #include "codegen/program_emitter.h"
 #include "plan/kernel_choice.h"
 #include "plan/planner.h"
 #include "support/golden_file.h"
+#include "support/plan_fixtures.h"
 #include "util/fs.h"
 #include "util/process.h"
 #include "verify/build/compiler.h"
@@ -24,40 +26,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kTasks[] = {
-    "plan_gemm_bias_relu",
-    "plan_linear_gelu_residual",
-    "plan_broadcast_chain",
-    "plan_softmax_last",
-    "plan_layernorm_relu",
-    "plan_rmsnorm_features",
-    "plan_rmsnorm_last",
-    "plan_reduce_middle",
-    "plan_bmm_scale",
-    "plan_linear_batchnorm",
-    "plan_logsumexp",
-    "plan_gemm_tf32x3",
-    "plan_gemm_sum",
-    "plan_triangular_matmul",
-    "plan_pooling",
-    "plan_batchnorm_train2d",
-    "plan_batchnorm_train1d",
-    "plan_conv2d_bias_relu",
-    "plan_conv1d_transpose",
-    "plan_conv3d",
-    "plan_conv_padded_dilated",
-    "plan_conv_grouped",
-    "plan_conv_transpose2d",
-    "plan_conv1x1",
-    "plan_conv_residual",
-    "plan_bn_running_stats",
-    "plan_conv_bn_eval",
-    "plan_cat_dense_block",
-    "plan_cat_fire",
-    "plan_cat_inception",
-    "plan_cat_unet",
-    "plan_channel_shuffle",
-};
+// The fixtures with a golden program: every plan fixture the Planner does not refuse.
+std::vector<const char*> emitted_fixtures() {
+  std::vector<const char*> names;
+  for (const char* name : stitch::testing::kPlanFixtures)
+    if (!stitch::testing::plan_fixture_refused(name)) names.push_back(name);
+  return names;
+}
+const std::vector<const char*> kTasks = emitted_fixtures();
 
 Result<EmittedProgram> emit_for(const std::string& task,
                                 plan::TensorMath math = plan::TensorMath::fp32) {

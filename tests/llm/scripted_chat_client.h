@@ -40,4 +40,17 @@ class ScriptedChatClient final : public ChatClient {
   std::deque<Result<ChatReply>> script_;
 };
 
+// Forwards to a client the fixture keeps (a Coder owns the clients it makes), so the fixture can
+// read the requests afterwards.
+class ForwardingChatClient final : public ChatClient {
+ public:
+  explicit ForwardingChatClient(ChatClient& target) : target_(target) {}
+  Result<ChatReply> complete(const ChatRequest& request) override {
+    return target_.complete(request);
+  }
+
+ private:
+  ChatClient& target_;
+};
+
 }  // namespace stitch::llm::testing

@@ -264,33 +264,42 @@ std::string conv_kernel(std::vector<int64_t> x_shape, std::vector<int64_t> w_sha
   return plan.ok() ? plan->subtasks.at(0).kernel : "";
 }
 
-TEST(ConvPlan, DepthwiseConvolutionRunsOnTheDirectKernelWhereEstimatedFaster) {
-  // MobileNetV2 3x3 (stride 1 and 2), EfficientNet 5x5 with a channel multiplier of 2, 1-d.
+TEST(ConvPlan, DepthwiseConvolutionStaysOnCudnnWhereMeasuredFaster) {
+  // The H200's measured efficiencies (kernel_choice.h): cuDNN beat the direct kernel on MobileNetV2
+  // 3x3 (stride 1 and 2), EfficientNet 5x5 with a channel multiplier of 2, 1-d and a 31x31 window.
   EXPECT_EQ(conv_kernel({32, 96, 56, 56}, {96, 1, 3, 3}, {32, 96, 56, 56}, {1, 1}, {1, 1}, 96),
-            "depthwise_conv");
+            "cudnn_conv");
   EXPECT_EQ(conv_kernel({32, 144, 56, 56}, {144, 1, 3, 3}, {32, 144, 28, 28}, {2, 2}, {1, 1}, 144),
-            "depthwise_conv");
+            "cudnn_conv");
   EXPECT_EQ(conv_kernel({16, 240, 28, 28}, {480, 1, 5, 5}, {16, 480, 28, 28}, {1, 1}, {2, 2}, 240),
-            "depthwise_conv");
-  EXPECT_EQ(conv_kernel({8, 64, 1000}, {64, 1, 5}, {8, 64, 1000}, {1}, {2}, 64), "depthwise_conv");
-  EXPECT_EQ(conv_kernel({32, 96, 56, 56}, {96, 1, 3, 3}, {32, 96, 56, 56}, {1, 1}, {1, 1}, 96,
-                        false, TensorMath::tf32),
-            "depthwise_conv");  // exact FP32 on every track
-  // A 31x31 window: ~1900 FLOPs per output, compute-bound, cuDNN's arithmetic wins.
+            "cudnn_conv");
+  EXPECT_EQ(conv_kernel({8, 64, 1000}, {64, 1, 5}, {8, 64, 1000}, {1}, {2}, 64), "cudnn_conv");
   EXPECT_EQ(conv_kernel({8, 64, 64, 64}, {64, 1, 31, 31}, {8, 64, 64, 64}, {1, 1}, {15, 15}, 64),
             "cudnn_conv");
   EXPECT_EQ(conv_kernel({8, 64, 32, 32}, {64, 32, 3, 3}, {8, 64, 32, 32}, {1, 1}, {1, 1}, 2),
             "cudnn_conv");  // grouped, not depthwise
-  EXPECT_EQ(conv_kernel({8, 64, 16, 16}, {64, 1, 3, 3}, {8, 64, 33, 33}, {2, 2}, {0, 0}, 64, true),
-            "cudnn_conv");  // transposed
+}
+
+TEST(ConvCost, DepthwiseKernelIsEstimatedSlowerOnMeasuredShapes) {
+  GraphBuilder b;
+  auto x = b.input("x", {32, 96, 56, 56});
+  auto w = b.param("w", {96, 1, 3, 3});
+  b.output(conv(b, "c", x, w, std::nullopt, {32, 96, 56, 56}, {1, 1}, {1, 1}, {1, 1}, false, {0, 0},
+                96));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const DepthwiseEstimate estimate = estimate_depthwise_conv(only_conv(*plan), h200_peaks());
+  EXPECT_TRUE(estimate.eligible);        // the kernel could run it ...
+  EXPECT_FALSE(estimate.prefer_kernel);  // ... but is estimated slower, as measured
+  EXPECT_GT(estimate.kernel_s, estimate.cudnn_s);
 }
 
 TEST(ConvCost, DepthwiseEstimateFollowsTheBandwidthRatio) {
   GraphBuilder b;
   auto x = b.input("x", {32, 96, 56, 56});
   auto w = b.param("w", {96, 1, 3, 3});
-  b.output(conv(b, "c", x, w, std::nullopt, {32, 96, 56, 56}, {1, 1}, {1, 1}, {1, 1}, false,
-                {0, 0}, 96));
+  b.output(conv(b, "c", x, w, std::nullopt, {32, 96, 56, 56}, {1, 1}, {1, 1}, {1, 1}, false, {0, 0},
+                96));
   auto plan = plan_graph(b);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const DepthwiseEstimate estimate = estimate_depthwise_conv(only_conv(*plan), h200_peaks());
@@ -320,10 +329,10 @@ GraphBuilder conv_bn_relu(bool conv_output_also_returned) {
   auto mean = b.param("rm", {32});
   auto var = b.param("rv", {32});
   auto c = conv(b, "c", x, w, bias, {8, 32, 32, 32}, {1, 1}, {1, 1});
-  auto bn = b.multi(
-      "bn", Op::batch_norm_functional,
-      {ref(c), ref(gamma), ref(beta), ref(mean), ref(var), flag(true), num(0.1), num(1e-5)},
-      {{8, 32, 32, 32}, {32}, {32}, {32}, {32}});
+  auto bn =
+      b.multi("bn", Op::batch_norm_functional,
+              {ref(c), ref(gamma), ref(beta), ref(mean), ref(var), flag(true), num(0.1), num(1e-5)},
+              {{8, 32, 32, 32}, {32}, {32}, {32}, {32}});
   b.output(b.node("r", Op::relu, {ref(bn)}, {8, 32, 32, 32}));
   if (conv_output_also_returned) b.output(c);
   return b;
@@ -345,7 +354,7 @@ TEST(ConvPlan, InferenceFoldsBatchNormIntoTheConvolution) {
   const auto* spec = std::get_if<ConvSpec>(&forward[0]->spec);
   ASSERT_NE(spec, nullptr);
   ASSERT_TRUE(spec->epilogue.has_value());
-  EXPECT_EQ(spec->epilogue->steps.size(), 2u);  // + folded bias, relu
+  EXPECT_EQ(spec->epilogue->steps.size(), 2u);             // + folded bias, relu
   EXPECT_EQ(spec->w.base.kind, ir::ValueRef::Kind::node);  // the folded weight, made at init
   EXPECT_EQ(count_op(plan->graph, Op::batch_norm_functional), 0);
   EXPECT_EQ(count_op(plan->graph, Op::rsqrt), 1);

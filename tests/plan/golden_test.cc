@@ -16,6 +16,7 @@
 #include "plan/planner.h"
 #include "plan_test_graphs.h"
 #include "support/golden_file.h"
+#include "support/plan_fixtures.h"
 #include "util/fs.h"
 
 namespace stitch::plan {
@@ -23,45 +24,8 @@ namespace {
 
 using namespace testing;  // NOLINT: test helpers
 
-const char* const kTasks[] = {
-    "plan_gemm_bias_relu",
-    "plan_linear_gelu_residual",
-    "plan_broadcast_chain",
-    "plan_softmax_last",
-    "plan_layernorm_relu",
-    "plan_rmsnorm_features",
-    "plan_rmsnorm_last",
-    "plan_reduce_middle",
-    "plan_bmm_scale",
-    "plan_linear_batchnorm",
-    "plan_logsumexp",
-    "plan_scan_refused",
-    "plan_gemm_tf32x3",
-    "plan_gemm_sum",
-    "plan_triangular_matmul",
-    "plan_pooling",
-    "plan_batchnorm_train2d",
-    "plan_batchnorm_train1d",
-    "plan_conv2d_bias_relu",
-    "plan_conv1d_transpose",
-    "plan_conv3d",
-    "plan_conv_padded_dilated",
-    "plan_conv_grouped",
-    "plan_conv_transpose2d",
-    "plan_conv1x1",
-    "plan_conv_residual",
-    "plan_bn_running_stats",
-    "plan_conv_bn_eval",
-    "plan_cat_dense_block",
-    "plan_cat_fire",
-    "plan_cat_inception",
-    "plan_cat_unet",
-    "plan_channel_shuffle",
-};
-
-// Tasks the Planner refuses (their golden text is the refusal).
 bool refused(const std::string& task) {
-  return task == "plan_scan_refused";
+  return stitch::testing::plan_fixture_refused(task);
 }
 
 // The plan's text, or the refusal; H200 peaks regardless of the machine.
@@ -88,7 +52,9 @@ TEST_P(GoldenPlan, JsonRoundTrips) {
   ASSERT_TRUE(graph.ok());
   auto plan = make_plan(*graph, PlanOptions{});
   if (refused(task)) {
-    EXPECT_FALSE(plan.ok()) << task << " is planned now: move it out of refused()";
+    EXPECT_FALSE(plan.ok())
+        << task
+        << " is planned now: move it out of plan_fixture_refused() (tests/support/plan_fixtures.h)";
     return;
   }
   ASSERT_TRUE(plan.ok()) << plan.error().message;
@@ -99,7 +65,7 @@ TEST_P(GoldenPlan, JsonRoundTrips) {
   EXPECT_EQ(serialize_plan(*parsed), text);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tasks, GoldenPlan, ::testing::ValuesIn(kTasks),
+INSTANTIATE_TEST_SUITE_P(Tasks, GoldenPlan, ::testing::ValuesIn(stitch::testing::kPlanFixtures),
                          [](const auto& info) { return std::string(info.param); });
 
 TEST(GoldenPlan, ScanIsRefusedByName) {

@@ -1,0 +1,51 @@
+// The plan fixtures (tests/plan/data/<name>.graph.json, captured from tests/tasks/<name>.py) that
+// the golden tests walk: the plan goldens (tests/plan/golden) and the program goldens
+// (tests/codegen/golden). A new fixture goes here, with its goldens.
+#pragma once
+
+#include <string_view>
+
+namespace stitch::testing {
+
+inline constexpr const char* kPlanFixtures[] = {
+    "plan_gemm_bias_relu",
+    "plan_linear_gelu_residual",
+    "plan_broadcast_chain",
+    "plan_softmax_last",
+    "plan_layernorm_relu",
+    "plan_rmsnorm_features",
+    "plan_rmsnorm_last",
+    "plan_reduce_middle",
+    "plan_bmm_scale",
+    "plan_linear_batchnorm",
+    "plan_logsumexp",
+    "plan_scan_refused",
+    "plan_gemm_tf32x3",
+    "plan_gemm_sum",
+    "plan_triangular_matmul",
+    "plan_pooling",
+    "plan_batchnorm_train2d",
+    "plan_batchnorm_train1d",
+    "plan_conv2d_bias_relu",
+    "plan_conv1d_transpose",
+    "plan_conv3d",
+    "plan_conv_padded_dilated",
+    "plan_conv_grouped",
+    "plan_conv_transpose2d",
+    "plan_conv1x1",
+    "plan_conv_residual",
+    "plan_bn_running_stats",
+    "plan_conv_bn_eval",
+    "plan_cat_dense_block",
+    "plan_cat_fire",
+    "plan_cat_inception",
+    "plan_cat_unet",
+    "plan_channel_shuffle",
+};
+
+// The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).
+inline bool plan_fixture_refused(std::string_view name) {
+  return name == "plan_scan_refused";
+}
+
+}  // namespace stitch::testing
