@@ -45,6 +45,17 @@ def secret_seed() -> int:
     return int.from_bytes(os.urandom(8), "little")
 
 
+def _state_value(model, name):
+    """The value after a call of the state `name` names: a registered buffer, or a plain tensor
+    attribute (capture registers those as buffers to export them; a fresh model holds them as
+    attributes, which forward may rebind)."""
+    buffers = dict(model.named_buffers())
+    if name in buffers:
+        return buffers[name]
+    owner, _, attribute = name.rpartition(".")
+    return getattr(model.get_submodule(owner) if owner else model, attribute)
+
+
 def _restore_buffers(model: torch.nn.Module, snapshot: dict) -> None:
     with torch.no_grad():
         for name, buffer in model.named_buffers():
@@ -340,8 +351,8 @@ class JudgeTask:
                 result = model(*self.call_args(user))
                 outputs = [leaf for leaf in tree_flatten(result)[0]
                            if isinstance(leaf, torch.Tensor)]
-                buffers = dict(model.named_buffers())
-                outputs += [buffers[update["param"]].clone() for update in self.state_updates]
+                outputs += [_state_value(model, update["param"]).clone()
+                            for update in self.state_updates]
         return [output.detach() for output in outputs]
 
     def forward_eager(self, user_tensors: list[torch.Tensor]) -> Any:

@@ -36,9 +36,9 @@ Status check_runnable_roles(const llm::LlmConfig& config) {
   if (config.role(LoopRole::planner).uses_llm() &&
       config.role(LoopRole::coder).kind != llm::RoleKind::llm)
     return make_error(ErrorKind::bad_input,
-                      "--planner llm needs --coder llm: the built-in and hybrid Coders implement "
-                      "only the built-in Planner's plans (its kernel-library subtasks), not an "
-                      "LLM's plan");
+                      "--planner llm needs --coder llm: the built-in Coder implements only the "
+                      "built-in Planner's plans (its kernel-library subtasks), not an LLM's plan, "
+                      "and the hybrid Coder starts from the built-in plan");
   return {};
 }
 

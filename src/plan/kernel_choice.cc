@@ -4,6 +4,7 @@
 #include "plan/kernel_choice.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -138,12 +139,12 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 std::string_view reduce_strategy_name(int64_t strategy) {
   static constexpr std::string_view kNames[] = {"row_per_warp", "row_per_block", "columns",
                                                 "row_per_thread"};
-  return strategy >= 0 && strategy < 3 ? kNames[strategy] : "unknown";
+  return strategy >= 0 && strategy < std::ssize(kNames) ? kNames[strategy] : "unknown";
 }
 
 std::string_view row_strategy_name(int64_t strategy) {
   static constexpr std::string_view kNames[] = {"warp", "block", "loop"};
-  return strategy >= 0 && strategy < 3 ? kNames[strategy] : "unknown";
+  return strategy >= 0 && strategy < std::ssize(kNames) ? kNames[strategy] : "unknown";
 }
 
 std::string_view tensor_math_name(int64_t math) {

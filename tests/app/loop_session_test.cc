@@ -156,6 +156,9 @@ TEST(LoopSettingsLlm, LlmRolesAreCheckedAndCarried) {
   options.llm.coder = "builtin";
   EXPECT_TRUE(is_error(loop_settings(options), ErrorKind::bad_input,
                        "--planner llm needs --coder llm: the built-in Coder implements only"));
+  options.llm.coder = "hybrid";
+  EXPECT_TRUE(is_error(loop_settings(options), ErrorKind::bad_input,
+                       "the hybrid Coder starts from the built-in plan"));
   options.llm.planner = "builtin";
   options.llm.coder = "hybrid";
   options.hybrid_hot = 2;

@@ -148,6 +148,9 @@ TEST(KernelChoice, ReduceLaunchMirrorsTheLibrary) {
     EXPECT_EQ(launch.splits, c.splits);
     EXPECT_EQ(launch.workspace_bytes, c.workspace);
   }
+  EXPECT_EQ(reduce_strategy_name(static_cast<int64_t>(ReduceStrategy::row_per_thread)),
+            "row_per_thread");
+  EXPECT_EQ(reduce_strategy_name(4), "unknown");
 }
 
 TEST(KernelChoice, SplitReductionWorkspaceSizesTheArena) {

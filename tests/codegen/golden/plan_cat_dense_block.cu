@@ -199,8 +199,8 @@ struct Program {
   }};
   static constexpr ProgramLayout kLayout = {
     9216,  // persistent_bytes
-    67128576,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268455168,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     19712,  // lt_workspace_offset
     true,  // cuda_graph
   };

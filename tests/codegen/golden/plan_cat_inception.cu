@@ -112,8 +112,8 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     3840,  // persistent_bytes
-    67118592,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268445184,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     9728,  // lt_workspace_offset
     true,  // cuda_graph
   };

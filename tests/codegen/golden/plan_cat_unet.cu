@@ -165,8 +165,8 @@ struct Program {
   }};
   static constexpr ProgramLayout kLayout = {
     4352,  // persistent_bytes
-    67147264,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268473856,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     38400,  // lt_workspace_offset
     true,  // cuda_graph
   };

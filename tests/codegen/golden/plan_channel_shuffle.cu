@@ -64,8 +64,8 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     11520,  // persistent_bytes
-    67119616,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    268446208,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     10752,  // lt_workspace_offset
     true,  // cuda_graph
   };

@@ -74,8 +74,8 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     38912,  // persistent_bytes
-    68157440,  // arena_bytes
-    67108864,  // lt_workspace_bytes
+    269484032,  // arena_bytes
+    268435456,  // lt_workspace_bytes
     1048576,  // lt_workspace_offset
     true,  // cuda_graph
   };
