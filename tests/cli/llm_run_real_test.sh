@@ -4,8 +4,8 @@
 # serving SmolLM2-135M-Instruct on a free loopback port. Such a small model rarely writes a usable
 # program: the test pins the protocol and the failure routing, not the model's skill. The run ends
 # with a clear outcome (passed, or failed with its reason; a Coder step without a usable program is
-# no_usable_output with its reason); the Coder's requests were streamed; the exchange record has
-# token counts; the transcripts are in the run directory; the API key is written nowhere.
+# no_usable_output with its reason, and so is a run whose model never wrote one); the Coder's
+# requests were streamed; the exchange record has token counts; the transcripts are in the run directory; the API key is written nowhere.
 # Needs no GPU; the capture uses the PyTorch harness (.venv). Skips (exit 77) when .venv-llm or the
 # model is absent: scripts/setup_llm_server.sh installs both.
 # Usage: llm_run_real_test.sh STITCHCUDA SOURCE_DIR
@@ -111,7 +111,8 @@ if what == "describe":
 elif what == "outcome":  # a verdict with its reason (a program the Coder wrote may also be
     # wrong within the attempt budget, or built but unverifiable here); the Coder's step named
     end = summary.get("end")
-    ended = end == "succeeded" or (end in ("failed", "budget_exhausted", "no_gpu") and summary.get("end_reason"))
+    ended = end == "succeeded" or (end in ("failed", "budget_exhausted", "no_gpu", "no_usable_output")
+                                   and summary.get("end_reason"))
     named = record["outcome"] == "usable" or (record["outcome"] == "no_usable_output" and record.get("reason"))
     sys.exit(not (ended and named))
 elif what == "tokens":
@@ -124,7 +125,7 @@ PY
 checks() { python3 "$tmp/checks.py" "$1" "$run_dir" "$exchange"; }
 echo "  outcome: $(checks describe)"
 check 'checks outcome' \
-  "a clear outcome: succeeded, or failed with its reason; the Coder's step usable or no_usable_output with its reason"
+  "a clear outcome: succeeded, or failed / no_usable_output with its reason; the Coder's step usable or no_usable_output with its reason"
 check 'checks tokens' "the record counts tokens for every reply"
 check 'ls "$exchange"/llm/*.request.json "$exchange"/llm/*.reply.json "$exchange"/llm/*.raw.txt >/dev/null' \
   "the transcripts (request, reply, raw stream) are beside the record"
