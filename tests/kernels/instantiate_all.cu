@@ -3,6 +3,7 @@
 // without a GPU. Not linked into any binary.
 #include <string>
 
+#include "kernels/conv_igemm_tf32x3.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/gemm_tf32x3.cuh"
@@ -123,6 +124,10 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
                           error));
   STITCH_CHECK(gemm3.prepare_b(a, stream, error));
   STITCH_CHECK(gemm3.run(a, nullptr, y, y, a, 1.0f, 1.0f, stream, error));
+  ConvIgemmShape conv_shape;
+  conv_shape.in_channels = conv_shape.out_channels = 4;
+  STITCH_CHECK_CUDA(launch_conv_igemm_tf32x3(a, a, a, y, conv_shape, MatmulEpilogue::bias_relu,
+                                             stream));
 
   Arena arena;
   ArenaLayout layout;

@@ -1,0 +1,98 @@
+// The convolution shapes kernels/conv_igemm_tf32x3.cuh is tested on, shared by the CPU test of its
+// gathers and output addressing (conv_igemm_plan_test.cu, label unit) and the GPU test against a
+// double reference (conv_igemm_tf32x3_test.cu, label gpu): so every shape the GPU checks by value
+// has its addressing checked without a GPU too.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kernels/conv_igemm_tf32x3.cuh"
+
+namespace stitch::kernels::testing {
+
+struct ConvIgemmCase {
+  std::string name;
+  ConvIgemmShape shape;
+  MatmulEpilogue epilogue = MatmulEpilogue::none;
+};
+
+// gtest prints a case by its name.
+inline void PrintTo(const ConvIgemmCase& c, std::ostream* os) { *os << c.name; }
+
+// The shape with its output sizes computed as PyTorch does. A list of one value holds for every
+// spatial dim; empty lists: stride and dilation 1, padding 0 (pad_after: pad_before).
+inline ConvIgemmShape conv_case_shape(int64_t batch, int64_t in_channels, int64_t out_channels,
+                                      int64_t groups, const std::vector<int64_t>& input,
+                                      const std::vector<int64_t>& kernel,
+                                      const std::vector<int64_t>& stride = {},
+                                      const std::vector<int64_t>& pad_before = {},
+                                      const std::vector<int64_t>& pad_after = {},
+                                      const std::vector<int64_t>& dilation = {}) {
+  ConvIgemmShape s;
+  s.spatial = static_cast<int>(input.size());
+  s.batch = batch, s.in_channels = in_channels, s.out_channels = out_channels, s.groups = groups;
+  auto at = [](const std::vector<int64_t>& v, size_t i, int64_t otherwise) {
+    return v.empty() ? otherwise : v.size() == 1 ? v[0] : v[i];
+  };
+  for (size_t i = 0; i < input.size(); ++i) {
+    s.input[i] = input[i];
+    s.kernel[i] = at(kernel, i, 1);
+    s.stride[i] = at(stride, i, 1);
+    s.pad_before[i] = at(pad_before, i, 0);
+    s.pad_after[i] = at(pad_after, i, s.pad_before[i]);
+    s.dilation[i] = at(dilation, i, 1);
+    s.output[i] = (s.input[i] + s.pad_before[i] + s.pad_after[i] -
+                   s.dilation[i] * (s.kernel[i] - 1) - 1) / s.stride[i] + 1;
+  }
+  return s;
+}
+
+inline int64_t conv_input_elements(const ConvIgemmShape& s) {
+  int64_t n = s.batch * s.in_channels;
+  for (int i = 0; i < s.spatial; ++i)
+    n *= s.input[i];
+  return n;
+}
+inline int64_t conv_weight_elements(const ConvIgemmShape& s) {
+  int64_t n = s.out_channels * (s.in_channels / s.groups);
+  for (int i = 0; i < s.spatial; ++i)
+    n *= s.kernel[i];
+  return n;
+}
+inline int64_t conv_output_elements(const ConvIgemmShape& s) {
+  int64_t n = s.batch * s.out_channels;
+  for (int i = 0; i < s.spatial; ++i)
+    n *= s.output[i];
+  return n;
+}
+
+// 1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem, dilation, asymmetric padding, channel counts
+// that are not multiples of the tile (K not a multiple of 4: the 4-byte weight loads), more than
+// one channel tile, a 1x1 output, batch 8, 1-d, 3-d, groups, long K, the fused epilogues.
+inline std::vector<ConvIgemmCase> conv_igemm_cases() {
+  using E = MatmulEpilogue;
+  return {
+      {"k1x1", conv_case_shape(2, 64, 96, 1, {14, 14}, {1})},
+      {"k3_stride1_pad1", conv_case_shape(1, 32, 64, 1, {20, 20}, {3}, {1}, {1})},
+      {"k3_stride2_pad1", conv_case_shape(2, 24, 48, 1, {17, 17}, {3}, {2}, {1})},
+      {"k5_pad2", conv_case_shape(1, 8, 16, 1, {12, 12}, {5}, {1}, {2})},
+      {"resnet_stem_k7_stride2_pad3", conv_case_shape(1, 3, 64, 1, {64, 64}, {7}, {2}, {3})},
+      {"k3_dilation2", conv_case_shape(1, 16, 32, 1, {15, 15}, {3}, {1}, {2}, {2}, {2})},
+      {"asymmetric_padding",
+       conv_case_shape(2, 6, 10, 1, {11, 13}, {3, 2}, {1, 2}, {0, 1}, {2, 1})},
+      {"odd_channels_two_channel_tiles", conv_case_shape(1, 5, 130, 1, {9, 9}, {3}, {1}, {1})},
+      {"output_1x1", conv_case_shape(3, 7, 9, 1, {3, 3}, {3})},
+      {"batch8", conv_case_shape(8, 16, 32, 1, {16, 16}, {3}, {1}, {1})},
+      {"conv1d_k5_stride2", conv_case_shape(2, 12, 20, 1, {50}, {5}, {2}, {2})},
+      {"conv3d_k3", conv_case_shape(1, 4, 8, 1, {6, 7, 8}, {3}, {1, 2, 1}, {1})},
+      {"groups4", conv_case_shape(2, 16, 32, 4, {10, 10}, {3}, {1}, {1})},
+      {"long_k_2304", conv_case_shape(1, 256, 128, 1, {8, 8}, {3}, {1}, {1})},
+      {"bias_relu", conv_case_shape(2, 16, 24, 1, {9, 9}, {3}, {1}, {1}), E::bias_relu},
+      {"bias_gelu_1x1", conv_case_shape(1, 32, 40, 1, {7, 7}, {1}), E::bias_gelu},
+  };
+}
+
+}  // namespace stitch::kernels::testing

@@ -1,0 +1,221 @@
+// Bench of kernels/conv_igemm_tf32x3.cuh (implicit-GEMM 3xTF32 convolution, FP32-accurate)
+// against cuDNN's tuned engine in strict FP32 (what the fp32 track runs today) and in TF32 (the
+// tf32 track; not FP32-accurate), on AlexNet / VGG16 / ResNet-50 layers at KernelBench level 3's
+// batch sizes. Not a test: built on demand (target conv_igemm_tf32x3_bench) and run on a GPU by
+// hand; its "igemm eff" and "strict eff" columns are what the planner's kConvIgemmEfficiency and
+// kCudnnStrictConvEfficiency (src/plan/kernel_choice.h) should take (medians over the layers).
+//
+//   conv_igemm_tf32x3_bench [NAME_SUBSTRING]   only the layers whose name contains it
+//
+// Per layer: the igemm output compared with cuDNN strict FP32 (relative error norm), then each
+// engine timed with CUDA events, L2 flushed before every run, the median of kIterations after
+// warm-ups. "%floor": the 3xTF32 roofline floor — 3 x 2·M·N·K at the dense TF32 peak, or reading x
+// and w and writing y at the DRAM bandwidth, the larger — over igemm's time. "igemm eff": 3 x
+// 2·M·N·K over the time, as a fraction of the TF32 peak (the planner's model of this kernel);
+// "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/conv.cuh"
+#include "kernels/conv_igemm_tf32x3.cuh"
+
+namespace {
+
+using namespace stitch::kernels;
+
+constexpr double kDramGbps = 4800.0;        // src/util/gpu_peaks.cc, H200
+constexpr double kFp32PeakTflops = 67.0;    // ... FP32 without tensor cores
+constexpr double kTf32PeakTflops = 494.7;   // ... dense TF32
+constexpr int kIterations = 15, kWarmups = 3;
+constexpr size_t kWorkspaceBytes = 256u << 20, kFlushBytes = 256u << 20;  // the planner's 256 MiB
+
+#define CHECK_CUDA(x)                                                                      \
+  do {                                                                                     \
+    cudaError_t e_ = static_cast<cudaError_t>(x);                                          \
+    if (e_ != cudaSuccess) {                                                               \
+      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+struct Layer {
+  const char* name;
+  int64_t batch, in_channels, out_channels, size, kernel, stride, pad;  // square 2-d
+};
+
+ConvIgemmShape igemm_shape(const Layer& l) {
+  ConvIgemmShape s;
+  s.spatial = 2, s.batch = l.batch, s.in_channels = l.in_channels;
+  s.out_channels = l.out_channels;
+  for (int i = 0; i < 2; ++i) {
+    s.input[i] = l.size, s.kernel[i] = l.kernel, s.stride[i] = l.stride;
+    s.pad_before[i] = s.pad_after[i] = l.pad;
+    s.output[i] = (l.size + 2 * l.pad - l.kernel) / l.stride + 1;
+  }
+  return s;
+}
+
+ConvShape cudnn_shape(const ConvIgemmShape& g) {
+  ConvShape s;
+  s.spatial = 2, s.batch = g.batch, s.in_channels = g.in_channels;
+  s.out_channels = g.out_channels;
+  for (int i = 0; i < 2; ++i) {
+    s.input[i] = g.input[i], s.output[i] = g.output[i], s.kernel[i] = g.kernel[i];
+    s.stride[i] = g.stride[i], s.pad_before[i] = g.pad_before[i], s.pad_after[i] = g.pad_after[i];
+  }
+  s.alignment = 16;
+  return s;
+}
+
+template <class Run>
+double median_ms(Run run, void* flush) {
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  std::vector<float> times;
+  for (int i = 0; i < kWarmups + kIterations; ++i) {
+    CHECK_CUDA(cudaMemsetAsync(flush, i, kFlushBytes));
+    CHECK_CUDA(cudaEventRecord(start));
+    run();
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    if (i >= kWarmups) times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  CHECK_CUDA(cudaEventDestroy(start));
+  CHECK_CUDA(cudaEventDestroy(stop));
+  return times[times.size() / 2];
+}
+
+float* device_random(size_t count, unsigned seed) {
+  std::vector<float> host(count);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : host) v = dist(rng);
+  float* data = nullptr;
+  CHECK_CUDA(cudaMalloc(&data, count * sizeof(float)));
+  CHECK_CUDA(cudaMemcpy(data, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  return data;
+}
+
+// A tuned cuDNN convolution under `math`; false (reason printed) when cuDNN has no engine.
+bool cudnn_ready(CudnnConv& conv, const ConvShape& shape, ConvMath math, CudnnHandle& cudnn,
+                 void* workspace, const char* name) {
+  std::string error;
+  if (conv.init(cudnn.get(), shape, math, kWorkspaceBytes, error) != STITCH_OK ||
+      tune_conv_on_scratch(conv, shape, workspace, nullptr, error) != STITCH_OK) {
+    std::printf("%-26s cuDNN %s: %s\n", name, math == ConvMath::tf32 ? "tf32" : "strict",
+                error.c_str());
+    return false;
+  }
+  return true;
+}
+
+double relative_norm(const float* got, const float* want, size_t count) {
+  std::vector<float> a(count), b(count);
+  CHECK_CUDA(cudaMemcpy(a.data(), got, count * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(b.data(), want, count * sizeof(float), cudaMemcpyDeviceToHost));
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < count; ++i) {
+    diff += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
+    norm += double{b[i]} * b[i];
+  }
+  return std::sqrt(diff / std::max(norm, 1e-300));
+}
+
+void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush) {
+  const ConvIgemmShape s = igemm_shape(l);
+  const ConvShape shape = cudnn_shape(s);
+  const size_t xs = l.batch * l.in_channels * l.size * l.size;
+  const size_t ws = l.out_channels * l.in_channels * l.kernel * l.kernel;
+  const size_t ys = l.batch * l.out_channels * s.output[0] * s.output[1];
+  float* x = device_random(xs, 1);
+  float* w = device_random(ws, 2);
+  float *y_igemm = nullptr, *y_cudnn = nullptr;
+  CHECK_CUDA(cudaMalloc(&y_igemm, ys * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&y_cudnn, ys * sizeof(float)));
+  CudnnConv strict, tf32;
+  const bool have_strict = cudnn_ready(strict, shape, ConvMath::strict_fp32, cudnn, workspace, l.name);
+  const bool have_tf32 = cudnn_ready(tf32, shape, ConvMath::tf32, cudnn, workspace, l.name);
+  std::string error;
+  auto run_igemm = [&] {
+    CHECK_CUDA(launch_conv_igemm_tf32x3(x, w, nullptr, y_igemm, s, MatmulEpilogue::none, nullptr));
+  };
+  auto run_cudnn = [&](CudnnConv& conv) {
+    if (conv.run(x, w, y_cudnn, workspace, nullptr, error) != STITCH_OK) {
+      std::printf("%s: cuDNN run: %s\n", l.name, error.c_str());
+      std::exit(1);
+    }
+  };
+  run_igemm();
+  double norm = NAN;
+  if (have_strict) {
+    run_cudnn(strict);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    norm = relative_norm(y_igemm, y_cudnn, ys);
+  }
+  const double igemm_ms = median_ms(run_igemm, flush);
+  const double strict_ms = have_strict ? median_ms([&] { run_cudnn(strict); }, flush) : NAN;
+  const double tf32_ms = have_tf32 ? median_ms([&] { run_cudnn(tf32); }, flush) : NAN;
+  const double flops = 2.0 * static_cast<double>(ys) * l.in_channels * l.kernel * l.kernel;
+  const double floor_ms = std::max(3.0 * flops / (kTf32PeakTflops * 1e9),
+                                   4.0 * static_cast<double>(xs + ws + ys) / (kDramGbps * 1e6));
+  std::printf("%-26s %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e\n", l.name, igemm_ms, strict_ms,
+              tf32_ms, 100.0 * floor_ms / igemm_ms,
+              3.0 * flops / (igemm_ms * 1e9) / kTf32PeakTflops,
+              flops / (strict_ms * 1e9) / kFp32PeakTflops, norm);
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(w));
+  CHECK_CUDA(cudaFree(y_igemm));
+  CHECK_CUDA(cudaFree(y_cudnn));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string only = argc > 1 ? argv[1] : "";
+  const Layer layers[] = {
+      // AlexNet (KernelBench level 3: batch 1024, 224 x 224).
+      {"alexnet_conv1_k11_s4", 1024, 3, 96, 224, 11, 4, 2},
+      {"alexnet_conv2_k5", 1024, 96, 256, 27, 5, 1, 2},
+      {"alexnet_conv3_k3", 1024, 256, 384, 13, 3, 1, 1},
+      {"alexnet_conv5_k3", 1024, 384, 256, 13, 3, 1, 1},
+      // VGG16 (batch 10).
+      {"vgg16_conv1_2_64x224", 10, 64, 64, 224, 3, 1, 1},
+      {"vgg16_conv2_2_128x112", 10, 128, 128, 112, 3, 1, 1},
+      {"vgg16_conv3_3_256x56", 10, 256, 256, 56, 3, 1, 1},
+      {"vgg16_conv4_3_512x28", 10, 512, 512, 28, 3, 1, 1},
+      {"vgg16_conv5_3_512x14", 10, 512, 512, 14, 3, 1, 1},
+      // ResNet-50 (batch 10).
+      {"resnet_stem_k7_s2", 10, 3, 64, 224, 7, 2, 3},
+      {"resnet_1x1_256to64_56", 10, 256, 64, 56, 1, 1, 0},
+      {"resnet_3x3_64_56", 10, 64, 64, 56, 3, 1, 1},
+      {"resnet_1x1_64to256_56", 10, 64, 256, 56, 1, 1, 0},
+      {"resnet_3x3_128_s2", 10, 128, 128, 56, 3, 2, 1},
+      {"resnet_1x1_1024to256_14", 10, 1024, 256, 14, 1, 1, 0},
+      {"resnet_3x3_512_7", 10, 512, 512, 7, 3, 1, 1},
+  };
+  CudnnHandle cudnn;
+  std::string error;
+  if (cudnn.create(error) != STITCH_OK) {
+    std::printf("cuDNN: %s\n", error.c_str());
+    return 1;
+  }
+  void *workspace = nullptr, *flush = nullptr;
+  CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
+  CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
+  std::printf("%-26s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "igemm ms", "strict", "tf32",
+              "%floor", "igemm eff", "strict eff", "rel_norm");
+  for (const Layer& l : layers)
+    if (only.empty() || std::string(l.name).find(only) != std::string::npos)
+      bench(l, cudnn, workspace, flush);
+  return 0;
+}
