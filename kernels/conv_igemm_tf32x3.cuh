@@ -16,8 +16,8 @@
 // Arithmetic and tiling are the mma.sync GEMM's, reused from gemm_tf32x3.cuh and
 // gemm_tf32x3_common.cuh: 128 x 128 output tiles (positions x channels), 8 warps of 64 x 32, K
 // tiles of 32 in a 4-stage cp.async ring, each element split where it is used (big = tf32(x),
-// small = tf32(x - big); small·big + big·small + big·big on the tensor cores, multiply_tile), each K
-// tile's tensor-core sum added to the FP32 accumulator with round-to-nearest on the CUDA cores.
+// small = tf32(x - big); small·big + big·small + big·big on the tensor cores, multiply_tile), each
+// K tile's tensor-core sum added to the FP32 accumulator with round-to-nearest on the CUDA cores.
 // So the error is the GEMM kernel's: FP32 level, judged by the fp32 track's error norm.
 //
 // The gather: a thread owns two tile rows (r and r + 64, with its position's image base pointer
@@ -46,7 +46,7 @@
 #include "matmul.cuh"
 #include "runtime.cuh"
 
-// Loop unrolling in the functions the CPU tests also run (the host compiler does not know the pragma).
+// Unrolling in the functions the CPU tests also run (host compilers do not know the pragma).
 #if defined(__CUDA_ARCH__)
 #define STITCH_CONV_IGEMM_UNROLL _Pragma("unroll")
 #else
@@ -98,7 +98,7 @@ struct ConvIgemmParams {
   int channels = 0;         // input channels per group
   int in[3] = {}, out_hw = 0, out_w = 0, kernel[3] = {}, stride[3] = {}, pad[3] = {},
       dilation[3] = {};
-  int in_plane = 0, out_plane = 0;  // positions per channel
+  int in_plane = 0, out_plane = 0;   // positions per channel
   int64_t x_image = 0, y_image = 0;  // floats per image
   int tiles_m = 0, tiles_n = 0;
   MatmulEpilogue epilogue = MatmulEpilogue::none;
@@ -160,13 +160,13 @@ __host__ __device__ __forceinline__ void gather_conv_tile(const ConvIgemmParams&
                                                           int first_column, int k0, Sink&& sink) {
   ConvKCursor cursor;
   cursor.start(p, k0 + first_column);
-STITCH_CONV_IGEMM_UNROLL
+  STITCH_CONV_IGEMM_UNROLL
   for (int j = 0; j < kGemmBK / kConvIgemmColumnsPerPass; ++j) {
     const int column = first_column + j * kConvIgemmColumnsPerPass;
     const bool k_valid = cursor.channel < p.channels;
     const int dd = cursor.kd * p.dilation[0], dh = cursor.kh * p.dilation[1],
               dw = cursor.kw * p.dilation[2];
-STITCH_CONV_IGEMM_UNROLL
+    STITCH_CONV_IGEMM_UNROLL
     for (int half = 0; half < 2; ++half) {
       const ConvIgemmRow& r = rows[half];
       const int id = r.d0 + dd, ih = r.h0 + dh, iw = r.w0 + dw;
@@ -177,7 +177,7 @@ STITCH_CONV_IGEMM_UNROLL
           ok ? r.image + cursor.channel * p.in_plane + (id * p.in[1] + ih) * p.in[2] + iw : p.x;
       sink(row + half * 64, column, src, ok);
     }
-STITCH_CONV_IGEMM_UNROLL
+    STITCH_CONV_IGEMM_UNROLL
     for (int step = 0; step < kConvIgemmColumnsPerPass; ++step)
       cursor.advance(p);
   }
@@ -283,8 +283,8 @@ inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
     if (s.input[i] <= 0 || s.output[i] <= 0 || s.kernel[i] <= 0 || s.stride[i] <= 0 ||
         s.dilation[i] <= 0 || s.pad_before[i] < 0 || s.pad_after[i] < 0)
       return "sizes, strides and dilations must be positive, paddings non-negative";
-    const int64_t span = s.input[i] + s.pad_before[i] + s.pad_after[i] -
-                         s.dilation[i] * (s.kernel[i] - 1) - 1;
+    const int64_t span =
+        s.input[i] + s.pad_before[i] + s.pad_after[i] - s.dilation[i] * (s.kernel[i] - 1) - 1;
     if (span < 0 || span / s.stride[i] + 1 != s.output[i])
       return "output size does not follow from input, kernel, stride, padding and dilation";
     if (s.pad_before[i] > INT32_MAX / 4 || s.stride[i] * s.output[i] > INT32_MAX / 4 ||
@@ -356,13 +356,12 @@ inline int launch_conv_igemm_tf32x3(const float* x, const float* w, const float*
   const bool vec4 = p.k % 4 == 0 && detail::is_aligned(w, 16);
   const size_t smem = detail::kGemmSmemBytes;
   // Setting the attribute is not a stream operation: allowed while a graph is being captured.
-  cudaError_t status =
-      vec4 ? cudaFuncSetAttribute(detail::conv_igemm_tf32x3_kernel<true>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(smem))
-           : cudaFuncSetAttribute(detail::conv_igemm_tf32x3_kernel<false>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(smem));
+  cudaError_t status = vec4 ? cudaFuncSetAttribute(detail::conv_igemm_tf32x3_kernel<true>,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(smem))
+                            : cudaFuncSetAttribute(detail::conv_igemm_tf32x3_kernel<false>,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(smem));
   if (status != cudaSuccess) return status;
   if (vec4)
     detail::conv_igemm_tf32x3_kernel<true><<<grid, detail::kGemmThreads, smem, stream>>>(p);

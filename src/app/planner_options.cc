@@ -1,7 +1,27 @@
 // The Planner's options from a command's choices (planner_options.h).
 #include "app/planner_options.h"
 
+#include <cstdlib>
+
+#include <fmt/format.h>
+
 namespace stitch::app {
+
+namespace {
+
+// STITCH_CONV_ENGINE=cudnn|igemm_tf32x3 forces the convolution engine of every command's plans
+// (measuring both on a GPU); unset or automatic: the time model. A bad value is reported and
+// ignored.
+plan::ConvEngine conv_engine_from_environment() {
+  const char* value = std::getenv("STITCH_CONV_ENGINE");
+  if (value == nullptr || *value == '\0') return plan::ConvEngine::automatic;
+  if (auto engine = enum_from_name<plan::ConvEngine>(value)) return *engine;
+  fmt::print(stderr, "warning: STITCH_CONV_ENGINE={} is not automatic, cudnn or igemm_tf32x3: "
+             "ignored\n", value);
+  return plan::ConvEngine::automatic;
+}
+
+}  // namespace
 
 plan::TensorMath tensor_math_for(Track track) {
   switch (track) {
@@ -26,6 +46,7 @@ plan::PlanOptions planner_options(const PlannerChoice& choice,
   }
   options.tensor_math = tensor_math_for(choice.track);
   options.allow_tf32x3 = !choice.strict_fp32_gemm;
+  options.conv_engine = conv_engine_from_environment();
   options.inference = choice.inference;
   return options;
 }

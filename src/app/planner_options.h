@@ -1,7 +1,8 @@
 // The built-in Planner's options as every command sets them — plan, generate, run and bench's
 // prepare step — so that one task gets one plan whichever command made it: the peaks of the named
-// GPU, else of the local one, else H200's; the tensor-core math the precision track allows; and
-// --strict-fp32-gemm.
+// GPU, else of the local one, else H200's; the tensor-core math the precision track allows;
+// --strict-fp32-gemm (no 3xTF32 GEMMs or convolutions); and the environment's STITCH_CONV_ENGINE
+// (cudnn | igemm_tf32x3: forces the convolution engine, for measurements).
 #pragma once
 
 #include <optional>

@@ -47,6 +47,7 @@ struct ProgramPieces {
   bool uses_pool = false;
   bool uses_conv = false;         // cuDNN convolutions
   bool uses_depthwise = false;    // kernels/conv_depthwise.cuh
+  bool uses_conv_igemm = false;   // kernels/conv_igemm_tf32x3.cuh
   bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
   int matmul_count = 0;
   std::vector<std::string> llm_includes;  // #include lines of LLM-written subtasks, hoisted

@@ -24,6 +24,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_pool) out.line("#include \"kernels/pooling.cuh\"");
   if (pieces.uses_conv) out.line("#include \"kernels/conv.cuh\"");
   if (pieces.uses_depthwise) out.line("#include \"kernels/conv_depthwise.cuh\"");
+  if (pieces.uses_conv_igemm) out.line("#include \"kernels/conv_igemm_tf32x3.cuh\"");
   if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
   for (const std::string& include : pieces.llm_includes)
     out.line("{}", include);

@@ -1,8 +1,9 @@
 // Convolution subtasks: a CudnnConv (kernels/conv.cuh) member of Program::Convs, described and
 // its engine chosen in Program::init_convs (heuristics, then a short timing on scratch buffers),
 // run in run_subtasks on the arena's library workspace; or, where the plan chose the kernel
-// `depthwise_conv`, one launch of kernels/conv_depthwise.cuh. The epilogue (bias, activations,
-// residual adds, scale/shift) runs as one elementwise pass after.
+// `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, one
+// launch of kernels/conv_igemm_tf32x3.cuh (no init, no workspace). The epilogue (bias,
+// activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
 
@@ -90,17 +91,43 @@ void emit_depthwise_run(const ConvSpec& spec, const std::string& x, const std::s
   w.close();
 }
 
+// The implicit-GEMM 3xTF32 kernel: the shape as ConvShape's fields, one launch. Its own fused
+// bias / activation stays unused: the plan's epilogue pass does them, as after cuDNN.
+void emit_conv_igemm_run(const ConvSpec& spec, const std::string& x, const std::string& weight,
+                         const std::string& y, CodeWriter& w) {
+  w.open("{{");
+  w.line("ConvIgemmShape shape;");
+  w.line("shape.spatial = {}; shape.batch = {}; shape.groups = {};", spec.input.size(), spec.batch,
+         spec.groups);
+  w.line("shape.in_channels = {}; shape.out_channels = {};", spec.in_channels, spec.out_channels);
+  for (const auto& [field, values] :
+       {std::pair{"input", &spec.input}, {"output", &spec.output}, {"kernel", &spec.kernel},
+        {"stride", &spec.stride}, {"pad_before", &spec.pad_before}, {"pad_after", &spec.pad_after},
+        {"dilation", &spec.dilation}})
+    w.line("{}", array_fields(field, *values));
+  w.line(
+      "STITCH_CHECK_CUDA(launch_conv_igemm_tf32x3({}, {}, nullptr, {}, shape, "
+      "MatmulEpilogue::none, stream));",
+      x, weight, y);
+  w.close();
+}
+
 }  // namespace
 
 Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec, CodeWriter& w) {
   STITCH_TRY(check_conv(spec));
   ProgramPieces& pieces = ctx.pieces();
   const bool depthwise = subtask.kernel == "depthwise_conv";
+  const bool igemm = subtask.kernel == "igemm_tf32x3_conv";
   if (depthwise && !plan::depthwise_conv_eligible(spec))
     return make_error("the depthwise kernel cannot run this convolution");
+  if (igemm && !plan::conv_igemm_eligible(spec))
+    return make_error("the implicit-GEMM 3xTF32 kernel cannot run this convolution");
   std::string member;
   if (depthwise) {
     pieces.uses_depthwise = true;
+  } else if (igemm) {
+    pieces.uses_conv_igemm = true;
   } else {
     pieces.uses_conv = true;
     member = fmt::format("conv{}", pieces.conv_members.size());
@@ -120,6 +147,8 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     const auto block = subtask.tunables.find("block");
     emit_depthwise_run(spec, x, weight, y, block == subtask.tunables.end() ? 256 : block->second,
                        w);
+  } else if (igemm) {
+    emit_conv_igemm_run(spec, x, weight, y, w);
   } else {
     w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member,
            x, weight, y);

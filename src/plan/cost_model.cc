@@ -107,8 +107,9 @@ double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks) {
     if (subtask_tensor_math(subtask) == TensorMath::bf16) return bf16_tflops(peaks);
   }
   const auto split = subtask.tunables.find("split_tf32x3");
-  if (split != subtask.tunables.end() && split->second == 1 && peaks.tf32_tflops > 0)
-    return tf32x3_tflops(peaks);
+  const bool tf32x3 = (split != subtask.tunables.end() && split->second == 1) ||
+                      subtask.kernel == "igemm_tf32x3_conv";
+  if (tf32x3 && peaks.tf32_tflops > 0) return tf32x3_tflops(peaks);
   return peaks.fp32_tflops;
 }
 

@@ -40,7 +40,7 @@ inline double tf32x3_tflops(const GpuPeaks& peaks) { return peaks.tf32_tflops / 
 inline double bf16_tflops(const GpuPeaks& peaks) { return 2 * peaks.tf32_tflops; }
 
 // The compute peak behind a subtask's floor (TFLOP/s): tf32x3_tflops for a 3xTF32 GEMM (tunable
-// split_tf32x3 = 1), the TF32 or BF16 peak for a GEMM or convolution with that tensor_math (a
+// split_tf32x3 = 1) or convolution (kernel igemm_tf32x3_conv), the TF32 or BF16 peak for a GEMM or convolution with that tensor_math (a
 // convolution's is TF32 on the bf16 track too), fp32_tflops otherwise (strict-FP32 cuDNN).
 double compute_peak_tflops(const Subtask& subtask, const GpuPeaks& peaks);
 

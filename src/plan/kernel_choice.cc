@@ -4,6 +4,7 @@
 #include "plan/kernel_choice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -51,10 +52,26 @@ void choose_reduction(Subtask& subtask, const ReductionSpec& spec) {
   tunables["vector_width"] = vector ? 4 : 1;
 }
 
+// The implicit-GEMM 3xTF32 kernel where the time model prefers it on the fp32 track (or the
+// override forces it), its estimates kept as the choice's reason.
+bool choose_conv_igemm(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks,
+                       TensorMath math, ConvEngine engine) {
+  if (engine == ConvEngine::cudnn || !conv_igemm_eligible(spec)) return false;
+  const ConvIgemmEstimate estimate = estimate_conv_igemm(spec, peaks);
+  const bool forced = engine == ConvEngine::igemm_tf32x3;
+  if (!forced && (math != TensorMath::fp32 || !estimate.prefer_kernel)) return false;
+  subtask.kernel = "igemm_tf32x3_conv";
+  subtask.tunables["estimate_us"] = std::llround(estimate.kernel_s * 1e6);
+  subtask.tunables["cudnn_estimate_us"] = std::llround(estimate.cudnn_s * 1e6);
+  if (forced) subtask.tunables["forced"] = 1;
+  return true;
+}
+
 // cuDNN picks the engine at init (heuristics, then timing); the plan fixes its math and the
 // workspace it may use. No cuDNN convolution engine computes in BF16 on FP32 data, so the bf16
 // track's convolutions use TF32 tensor cores as the tf32 track's do.
-void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math) {
+void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math,
+                 ConvEngine engine) {
   if (spec.epilogue) {
     subtask.tunables["block"] = 256;
     subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
@@ -64,6 +81,7 @@ void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, 
     subtask.tunables["block"] = 256;
     return;
   }
+  if (choose_conv_igemm(subtask, spec, peaks, math, engine)) return;
   subtask.kernel = "cudnn_conv";
   subtask.tunables["algo_candidates"] = kConvCandidates;
   subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;
@@ -133,6 +151,61 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
   estimate.kernel_s = seconds(kDepthwiseKernelMemory, kDepthwiseKernelCompute);
   estimate.cudnn_s = seconds(kCudnnDepthwiseMemory, kCudnnDepthwiseCompute);
   estimate.prefer_kernel = estimate.kernel_s < estimate.cudnn_s;
+  return estimate;
+}
+
+bool conv_igemm_eligible(const ConvSpec& spec) {
+  const size_t spatial = spec.input.size();
+  if (spec.transposed || spatial < 1 || spatial > 3 || spec.groups < 1 ||
+      spec.groups > kConvIgemmMaxGroups || spec.in_channels % spec.groups != 0 ||
+      (spec.groups > 1 && spec.in_channels == spec.groups) || !spec.x.is_contiguous() ||
+      !spec.w.is_contiguous())
+    return false;
+  int64_t in_plane = 1, out_plane = 1, volume = 1;
+  for (size_t i = 0; i < spatial; ++i) {
+    in_plane *= spec.input[i];
+    out_plane *= spec.output[i];
+    volume *= spec.kernel[i];
+  }
+  // kernels/conv_igemm_tf32x3.cuh indexes one image and the GEMM's M and K in int32.
+  constexpr int64_t kInt32Max = 2147483647;
+  return spec.in_channels * in_plane <= kInt32Max && spec.out_channels * out_plane <= kInt32Max &&
+         spec.batch * out_plane <= kInt32Max && spec.in_channels / spec.groups * volume <= kInt32Max;
+}
+
+ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks) {
+  ConvIgemmEstimate estimate;
+  estimate.eligible = conv_igemm_eligible(spec);
+  if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
+  auto product = [](const std::vector<int64_t>& sizes) {
+    double result = 1;
+    for (int64_t size : sizes)
+      result *= static_cast<double>(size);
+    return result;
+  };
+  auto tiled = [](double extent) {
+    const double tile = static_cast<double>(kConvIgemmTile);
+    return std::ceil(extent / tile) * tile;
+  };
+  const double m = static_cast<double>(spec.batch) * product(spec.output);
+  const double n = static_cast<double>(spec.out_channels / spec.groups);
+  const double k = static_cast<double>(spec.in_channels / spec.groups) * product(spec.kernel);
+  const double groups = static_cast<double>(spec.groups);
+  const double flops = 2.0 * groups * m * n * k;
+  const double bytes = 4.0 * (static_cast<double>(spec.batch * spec.in_channels) *
+                                  product(spec.input) +
+                              static_cast<double>(spec.out_channels) * k + groups * m * n);
+  const double bandwidth = peaks.dram_gbps * 1e9;
+  estimate.cudnn_s = std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency),
+                              bytes / bandwidth) +
+                     kLaunchSeconds;
+  if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
+  const double tile_flops = 2.0 * groups * tiled(m) * tiled(n) * k;
+  estimate.kernel_s =
+      std::max(3.0 * tile_flops / (peaks.tf32_tflops * 1e12 * kConvIgemmEfficiency),
+               bytes / bandwidth) +
+      kLaunchSeconds;
+  estimate.prefer_kernel = estimate.kernel_s <= kTf32x3Margin * estimate.cudnn_s;
   return estimate;
 }
 
@@ -260,7 +333,7 @@ std::string format_tunable(const std::string& key, int64_t value) {
 }
 
 void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks,
-                   TensorMath math) {
+                   TensorMath math, ConvEngine conv_engine) {
   subtask.tunables.clear();
   std::visit(
       [&](const auto& spec) {
@@ -289,7 +362,7 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
             subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
           }
         } else if constexpr (std::is_same_v<T, ConvSpec>) {
-          choose_conv(subtask, spec, peaks, math);
+          choose_conv(subtask, spec, peaks, math, conv_engine);
         } else if constexpr (std::is_same_v<T, ReductionSpec>) {
           choose_reduction(subtask, spec);
         } else if constexpr (std::is_same_v<T, RowSpec>) {

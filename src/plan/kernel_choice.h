@@ -14,6 +14,11 @@
 //                       tensor_math (tf32 on the tf32 and bf16 tracks; absent: strict FP32)
 //   depthwise_conv      a depthwise 1-d/2-d convolution on the direct FP32 kernel
 //                       (kernels/conv_depthwise.cuh), chosen by estimate_depthwise_conv; block
+//   igemm_tf32x3_conv   a forward convolution as an implicit GEMM in split-precision 3xTF32
+//                       (kernels/conv_igemm_tf32x3.cuh, FP32-accurate), chosen on the fp32 track
+//                       by estimate_conv_igemm or forced (PlanOptions::conv_engine);
+//                       estimate_us / cudnn_estimate_us (the time model's two sides, whole
+//                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine)
 //   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
 //                       one output), workspace_bytes (the split partials)
 //   row_*               row_strategy (RowStrategy), per_thread (values kept in registers)
@@ -22,11 +27,13 @@
 // sizes the reduction workspace exactly. Keep them in sync (tests/plan/cost_test.cc pins cases).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "plan/plan.h"
+#include "util/enum_names.h"
 
 namespace stitch::plan {
 
@@ -115,9 +122,46 @@ struct DepthwiseEstimate {
 bool depthwise_conv_eligible(const ConvSpec& spec);
 DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& peaks);
 
+// The time model behind igemm_tf32x3_conv, on the fp32 track. cuDNN in strict FP32 (no tensor
+// cores) against the implicit-GEMM 3xTF32 kernel: cuDNN at kCudnnStrictConvEfficiency of the FP32
+// peak (direct FLOPs; its Winograd / FFT engines count as faster direct ones), the kernel three
+// times the FLOPs of its 128 x 128 tiles (positions and output channels per group rounded up) at
+// kConvIgemmEfficiency of the TF32 peak; each also at least its bytes at the DRAM bandwidth, plus
+// a launch. The kernel is chosen when estimated at most kTf32x3Margin of cuDNN's time.
+// kCudnnStrictConvEfficiency: AlexNet's whole forward (KernelBench level 3, batch 1024) ran 47.8 ms
+// with strict-FP32 cuDNN on the H200, about 1.35 TFLOP of convolution: 0.42 of the FP32 peak.
+// kConvIgemmEfficiency is a guess NOT YET MEASURED: below the mma.sync GEMM kernel's measured 0.31
+// (kTf32x3KernelEfficiency) for the gather's cost. Measure both with
+// tests/kernels/conv_igemm_tf32x3_bench.cu on an H200 ("igemm eff", "strict eff") and put the
+// medians here.
+inline constexpr double kCudnnStrictConvEfficiency = 0.45;
+inline constexpr double kConvIgemmEfficiency = 0.25;
+inline constexpr int64_t kConvIgemmTile = 128;
+inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
+struct ConvIgemmEstimate {
+  double kernel_s = 0, cudnn_s = 0;
+  bool eligible = false;       // the kernel can run it (conv_igemm_eligible)
+  bool prefer_kernel = false;  // ... and is estimated faster (needs TF32 tensor cores)
+};
+// Forward (not transposed), 1 to 3 spatial dims, contiguous x and w, not depthwise (one input
+// channel per group: those stay on cuDNN, measured faster there than a direct kernel),
+// indices within the kernel's int32 limits (kernels/conv_igemm_tf32x3.cuh).
+bool conv_igemm_eligible(const ConvSpec& spec);
+ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks);
+
+// Which engine runs the fp32 track's convolutions that conv_igemm_eligible accepts: the time
+// model's pick, or one forced (measurement on a GPU: STITCH_CONV_ENGINE, app/planner_options.h).
+enum class ConvEngine : uint8_t { automatic, cudnn, igemm_tf32x3 };
+inline constexpr std::array<std::string_view, 3> kConvEngineNames = {"automatic", "cudnn",
+                                                                     "igemm_tf32x3"};
+constexpr const auto& enum_names(ConvEngine) { return kConvEngineNames; }
+static_assert(names_every_enumerator(ConvEngine::igemm_tf32x3));
+
 // `math`: what GEMMs compute with; fp32 leaves the strict / split-3xTF32 choice to the time model.
+// `conv_engine`: forces the convolution engine where the kernel can run (any track).
 void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks,
-                   TensorMath math = TensorMath::fp32);
+                   TensorMath math = TensorMath::fp32,
+                   ConvEngine conv_engine = ConvEngine::automatic);
 
 // "strategy=block_per_row" for enum-valued tunables, "block=256" otherwise.
 std::string format_tunable(const std::string& key, int64_t value);

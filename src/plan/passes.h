@@ -37,6 +37,10 @@ struct PlanOptions {
   // What every GEMM computes with (the app maps the precision track to it: tf32 → tf32, bf16 →
   // bf16); fp32 leaves each GEMM's strict / 3xTF32 choice to the time model.
   TensorMath tensor_math = TensorMath::fp32;
+  // Which engine runs the convolutions the implicit-GEMM 3xTF32 kernel can run: automatic (the
+  // time model, fp32 track only), or forced for measurement (STITCH_CONV_ENGINE). allow_tf32x3 =
+  // false keeps the automatic choice on cuDNN.
+  ConvEngine conv_engine = ConvEngine::automatic;
   // A sum over a GEMM's output features (through scalar scales) becomes a matrix-vector product
   // with the weight summed first (pass "lower", lower_gemm_sum).
   bool reassociate_gemm_sums = true;

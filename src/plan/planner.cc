@@ -175,9 +175,9 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
   STITCH_TRY(place_cat_pieces(graph, values, plan.subtasks));
   mark_init_subtasks(graph, values, plan.subtasks);
   GpuPeaks choice_peaks = options.peaks;
-  if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs only
+  if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs and convs only
   for (Subtask& subtask : plan.subtasks) {
-    choose_kernel(subtask, graph, choice_peaks, options.tensor_math);
+    choose_kernel(subtask, graph, choice_peaks, options.tensor_math, options.conv_engine);
     const SubtaskCost cost = estimate_subtask_cost(graph, subtask, options.peaks);
     subtask.flops = cost.flops;
     subtask.bytes = cost.bytes;

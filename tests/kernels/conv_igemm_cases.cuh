@@ -20,7 +20,9 @@ struct ConvIgemmCase {
 };
 
 // gtest prints a case by its name.
-inline void PrintTo(const ConvIgemmCase& c, std::ostream* os) { *os << c.name; }
+inline void PrintTo(const ConvIgemmCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 // The shape with its output sizes computed as PyTorch does. A list of one value holds for every
 // spatial dim; empty lists: stride and dilation 1, padding 0 (pad_after: pad_before).
@@ -44,8 +46,10 @@ inline ConvIgemmShape conv_case_shape(int64_t batch, int64_t in_channels, int64_
     s.pad_before[i] = at(pad_before, i, 0);
     s.pad_after[i] = at(pad_after, i, s.pad_before[i]);
     s.dilation[i] = at(dilation, i, 1);
-    s.output[i] = (s.input[i] + s.pad_before[i] + s.pad_after[i] -
-                   s.dilation[i] * (s.kernel[i] - 1) - 1) / s.stride[i] + 1;
+    s.output[i] =
+        (s.input[i] + s.pad_before[i] + s.pad_after[i] - s.dilation[i] * (s.kernel[i] - 1) - 1) /
+            s.stride[i] +
+        1;
   }
   return s;
 }

@@ -29,9 +29,9 @@ namespace {
 
 using namespace stitch::kernels;
 
-constexpr double kDramGbps = 4800.0;        // src/util/gpu_peaks.cc, H200
-constexpr double kFp32PeakTflops = 67.0;    // ... FP32 without tensor cores
-constexpr double kTf32PeakTflops = 494.7;   // ... dense TF32
+constexpr double kDramGbps = 4800.0;       // src/util/gpu_peaks.cc, H200
+constexpr double kFp32PeakTflops = 67.0;   // ... FP32 without tensor cores
+constexpr double kTf32PeakTflops = 494.7;  // ... dense TF32
 constexpr int kIterations = 15, kWarmups = 3;
 constexpr size_t kWorkspaceBytes = 256u << 20, kFlushBytes = 256u << 20;  // the planner's 256 MiB
 
@@ -99,7 +99,8 @@ float* device_random(size_t count, unsigned seed) {
   std::vector<float> host(count);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& v : host) v = dist(rng);
+  for (float& v : host)
+    v = dist(rng);
   float* data = nullptr;
   CHECK_CUDA(cudaMalloc(&data, count * sizeof(float)));
   CHECK_CUDA(cudaMemcpy(data, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
@@ -143,7 +144,8 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush) {
   CHECK_CUDA(cudaMalloc(&y_igemm, ys * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&y_cudnn, ys * sizeof(float)));
   CudnnConv strict, tf32;
-  const bool have_strict = cudnn_ready(strict, shape, ConvMath::strict_fp32, cudnn, workspace, l.name);
+  const bool have_strict =
+      cudnn_ready(strict, shape, ConvMath::strict_fp32, cudnn, workspace, l.name);
   const bool have_tf32 = cudnn_ready(tf32, shape, ConvMath::tf32, cudnn, workspace, l.name);
   std::string error;
   auto run_igemm = [&] {

@@ -105,8 +105,8 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<float> y = dy.download();
   const bool gelu = c.epilogue == MatmulEpilogue::bias_gelu;
-  EXPECT_TRUE(all_close(y, expected, gelu ? Tolerance{1e-5, 5e-5, 2e-5} : Tolerance{1e-6, 0, 2e-5},
-                        &scale))
+  EXPECT_TRUE(
+      all_close(y, expected, gelu ? Tolerance{1e-5, 5e-5, 2e-5} : Tolerance{1e-6, 0, 2e-5}, &scale))
       << c.name;
   double diff = 0.0, norm = 0.0, max_abs = 0.0;
   for (size_t i = 0; i < y.size(); ++i) {
@@ -138,8 +138,8 @@ TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {
   ASSERT_CUDA(dx.upload(x));
   ASSERT_CUDA(dw.upload(w));
   ASSERT_CUDA(dw_shifted.upload(shifted));
-  ASSERT_CUDA(launch_conv_igemm_tf32x3(dx.data(), dw_shifted.data() + 1, nullptr,
-                                       dy_shifted.data(), s, MatmulEpilogue::none, nullptr));
+  ASSERT_CUDA(launch_conv_igemm_tf32x3(dx.data(), dw_shifted.data() + 1, nullptr, dy_shifted.data(),
+                                       s, MatmulEpilogue::none, nullptr));
   ASSERT_CUDA(launch_conv_igemm_tf32x3(dx.data(), dw.data(), nullptr, dy.data(), s,
                                        MatmulEpilogue::none, nullptr));
   ASSERT_CUDA(cudaDeviceSynchronize());

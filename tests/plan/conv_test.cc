@@ -373,3 +373,138 @@ TEST(ConvPlan, InferenceFoldsBatchNormIntoTheConvolution) {
 
 }  // namespace
 }  // namespace stitch::plan
+
+namespace stitch::plan {
+namespace {
+
+using namespace testing;  // NOLINT: test helpers
+
+// The implicit-GEMM 3xTF32 convolution (kernels/conv_igemm_tf32x3.cuh, issue 13 item 2): chosen
+// on the fp32 track where the time model (estimate_conv_igemm) says it beats strict-FP32 cuDNN,
+// never on the tf32 / bf16 tracks (cuDNN's TF32 engines), forced either way by
+// PlanOptions::conv_engine.
+Result<Plan> single_conv_plan(std::vector<int64_t> x_shape, std::vector<int64_t> w_shape,
+                              std::vector<int64_t> out, std::vector<int64_t> stride,
+                              std::vector<int64_t> padding, int64_t groups,
+                              const PlanOptions& options, bool transposed = false) {
+  GraphBuilder b;
+  auto x = b.input("x", x_shape);
+  auto w = b.param("w", w_shape);
+  const std::vector<int64_t> ones(stride.size(), 1), zeros(stride.size(), 0);
+  b.output(conv(b, "c", x, w, std::nullopt, out, stride, padding, ones, transposed, zeros, groups));
+  return make_plan(b.graph(), options);
+}
+
+PlanOptions with_math(TensorMath math, ConvEngine engine = ConvEngine::automatic) {
+  PlanOptions options;
+  options.tensor_math = math;
+  options.conv_engine = engine;
+  return options;
+}
+
+// VGG16's conv3 block at KernelBench level 3's batch: 256 -> 256 channels, 3x3, 56 x 56.
+Result<Plan> vgg_conv(const PlanOptions& options) {
+  return single_conv_plan({10, 256, 56, 56}, {256, 256, 3, 3}, {10, 256, 56, 56}, {1, 1}, {1, 1}, 1,
+                          options);
+}
+
+TEST(ConvIgemmPlan, Fp32TrackRunsALevel3ConvolutionOnTheKernel) {
+  auto plan = vgg_conv(with_math(TensorMath::fp32));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const Subtask& subtask = plan->subtasks.at(0);
+  EXPECT_EQ(subtask.kernel, "igemm_tf32x3_conv");
+  // The reason, in the plan: both sides of the time model.
+  ASSERT_EQ(subtask.tunables.count("estimate_us"), 1u);
+  ASSERT_EQ(subtask.tunables.count("cudnn_estimate_us"), 1u);
+  EXPECT_LT(subtask.tunables.at("estimate_us"), subtask.tunables.at("cudnn_estimate_us"));
+  EXPECT_EQ(subtask.tunables.count("forced"), 0u);
+  EXPECT_EQ(subtask.tunables.count("workspace_bytes"), 0u);  // none
+  // Its floor is at the FP32-accurate 3xTF32 rate.
+  const GpuPeaks h200 = h200_peaks();
+  EXPECT_DOUBLE_EQ(compute_peak_tflops(subtask, h200), tf32x3_tflops(h200));
+  EXPECT_NEAR(subtask.floor_us, subtask.flops / (tf32x3_tflops(h200) * 1e6), 1e-6);
+}
+
+TEST(ConvIgemmPlan, TensorCoreTracksKeepCudnnTf32) {
+  for (TensorMath math : {TensorMath::tf32, TensorMath::bf16}) {
+    auto plan = vgg_conv(with_math(math));
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(plan->subtasks.at(0).kernel, "cudnn_conv");
+    EXPECT_EQ(subtask_tensor_math(plan->subtasks.at(0)), TensorMath::tf32);
+  }
+}
+
+TEST(ConvIgemmPlan, StrictFp32GemmOptionKeepsCudnn) {
+  PlanOptions strict = with_math(TensorMath::fp32);
+  strict.allow_tf32x3 = false;
+  auto plan = vgg_conv(strict);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->subtasks.at(0).kernel, "cudnn_conv");
+  EXPECT_EQ(plan->subtasks.at(0).tunables.count("tensor_math"), 0u);  // strict FP32
+}
+
+TEST(ConvIgemmPlan, SmallOrNarrowConvolutionsStayOnCudnn) {
+  const PlanOptions fp32 = with_math(TensorMath::fp32);
+  auto kernel_of = [](const Result<Plan>& plan) {
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    return plan.ok() ? plan->subtasks.at(0).kernel : "";
+  };
+  // Launch bound: a tiny convolution.
+  EXPECT_EQ(kernel_of(single_conv_plan({2, 3, 8, 8}, {4, 3, 3, 3}, {2, 4, 8, 8}, {1, 1}, {1, 1}, 1,
+                                       fp32)),
+            "cudnn_conv");
+  // 64 output channels fill half of the 128-channel tile: estimated slower than cuDNN.
+  EXPECT_EQ(kernel_of(single_conv_plan({10, 64, 56, 56}, {64, 64, 3, 3}, {10, 64, 56, 56}, {1, 1},
+                                       {1, 1}, 1, fp32)),
+            "cudnn_conv");
+  // Depthwise: cuDNN (measured faster than direct kernels), even when the kernel is forced.
+  EXPECT_EQ(kernel_of(single_conv_plan({10, 256, 56, 56}, {256, 1, 3, 3}, {10, 256, 56, 56}, {1, 1},
+                                       {1, 1}, 256, with_math(TensorMath::fp32,
+                                                              ConvEngine::igemm_tf32x3))),
+            "cudnn_conv");
+  // Transposed: not a forward convolution. (28 - 1) * 2 - 2 + 3 = 55.
+  EXPECT_EQ(kernel_of(single_conv_plan({10, 256, 28, 28}, {256, 256, 3, 3}, {10, 256, 55, 55},
+                                       {2, 2}, {1, 1}, 1,
+                                       with_math(TensorMath::fp32, ConvEngine::igemm_tf32x3), true)),
+            "cudnn_conv");
+}
+
+TEST(ConvIgemmPlan, TheOverrideForcesEitherEngine) {
+  auto cudnn = vgg_conv(with_math(TensorMath::fp32, ConvEngine::cudnn));
+  ASSERT_TRUE(cudnn.ok()) << cudnn.error().message;
+  EXPECT_EQ(cudnn->subtasks.at(0).kernel, "cudnn_conv");
+  auto small = single_conv_plan({2, 3, 8, 8}, {4, 3, 3, 3}, {2, 4, 8, 8}, {1, 1}, {1, 1}, 1,
+                                with_math(TensorMath::fp32, ConvEngine::igemm_tf32x3));
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  EXPECT_EQ(small->subtasks.at(0).kernel, "igemm_tf32x3_conv");
+  EXPECT_EQ(small->subtasks.at(0).tunables.at("forced"), 1);
+  // Forced on the tf32 track too (an FP32-accurate kernel is never wrong there).
+  auto tf32 = vgg_conv(with_math(TensorMath::tf32, ConvEngine::igemm_tf32x3));
+  ASSERT_TRUE(tf32.ok());
+  EXPECT_EQ(tf32->subtasks.at(0).kernel, "igemm_tf32x3_conv");
+  EXPECT_EQ(enum_from_name<ConvEngine>("igemm_tf32x3"), ConvEngine::igemm_tf32x3);
+  EXPECT_EQ(enum_name(ConvEngine::cudnn), "cudnn");
+  EXPECT_FALSE(enum_from_name<ConvEngine>("fast").has_value());
+}
+
+TEST(ConvIgemmCost, ComputeBoundTimesFollowTheEfficiencies) {
+  auto plan = vgg_conv(with_math(TensorMath::fp32, ConvEngine::cudnn));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const GpuPeaks h200 = h200_peaks();
+  const ConvIgemmEstimate estimate = estimate_conv_igemm(only_conv(*plan), h200);
+  ASSERT_TRUE(estimate.eligible);
+  EXPECT_TRUE(estimate.prefer_kernel);
+  // M = 10·56·56 = 31360 (245 tiles exactly), N = 256: no tile waste; both compute bound.
+  const double flops = 2.0 * 31360 * 256 * (256 * 9);
+  EXPECT_NEAR(estimate.cudnn_s - kLaunchSeconds,
+              flops / (h200.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), 1e-12);
+  EXPECT_NEAR(estimate.kernel_s - kLaunchSeconds,
+              3 * flops / (h200.tf32_tflops * 1e12 * kConvIgemmEfficiency), 1e-12);
+  // Without TF32 tensor cores the kernel has nothing to run on.
+  GpuPeaks no_tensor_cores = h200;
+  no_tensor_cores.tf32_tflops = 0;
+  EXPECT_FALSE(estimate_conv_igemm(only_conv(*plan), no_tensor_cores).prefer_kernel);
+}
+
+}  // namespace
+}  // namespace stitch::plan

@@ -34,6 +34,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_conv_transpose2d",
     "plan_conv1x1",
     "plan_conv_residual",
+    "plan_conv_igemm",
     "plan_bn_running_stats",
     "plan_conv_bn_eval",
     "plan_cat_dense_block",
