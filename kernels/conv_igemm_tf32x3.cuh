@@ -33,7 +33,8 @@
 // H200; the planner's kConvIgemmEfficiency (src/plan/kernel_choice.h) is to take the figure.
 //
 // Built for sm_80 and later (mma.sync m16n8k8 TF32), sm_90a included: it needs no wgmma.
-// launch_conv_igemm_tf32x3 allocates and synchronises nothing (CUDA-graph capturable).
+// prepare_conv_igemm_tf32x3 (once, at init) allows the shared memory; launch_conv_igemm_tf32x3
+// then allocates and synchronises nothing (CUDA-graph capturable).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -104,7 +105,7 @@ struct ConvIgemmParams {
   MatmulEpilogue epilogue = MatmulEpilogue::none;
 };
 
-// Which kernel position and input channel a K column is; `valid` false past K.
+// Which input channel and kernel position a K column is; channel >= channels past K.
 struct ConvKCursor {
   int channel, kd, kh, kw;
   __host__ __device__ __forceinline__ void start(const ConvIgemmParams& p, int k) {
@@ -339,10 +340,24 @@ inline ConvIgemmParams conv_igemm_params(const float* x, const float* w, const f
 
 }  // namespace detail
 
-// y = act(conv(x, w) + bias), FP32-accurate (3xTF32). x [batch, in_channels, input...], w
-// [out_channels, in_channels / groups, kernel...], y [batch, out_channels, output...], all
-// contiguous; bias [out_channels] when `epilogue` has one (else ignored). cudaErrorInvalidValue for
-// a shape conv_igemm_shape_problem refuses or a missing pointer; else the launch's status.
+// Lets the kernels use their 160 KiB of dynamic shared memory on the current device. Once per
+// device before the first launch, outside any graph capture (a generated program calls it at
+// init); the launch fails without it.
+inline cudaError_t prepare_conv_igemm_tf32x3() {
+  const int smem = static_cast<int>(detail::kGemmSmemBytes);
+  cudaError_t status = cudaFuncSetAttribute(detail::conv_igemm_tf32x3_kernel<true>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (status == cudaSuccess)
+    status = cudaFuncSetAttribute(detail::conv_igemm_tf32x3_kernel<false>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  return status;
+}
+
+// y = act(conv(x, w) + bias), FP32-accurate (3xTF32), after prepare_conv_igemm_tf32x3. x [batch,
+// in_channels, input...], w [out_channels, in_channels / groups, kernel...], y [batch,
+// out_channels, output...], all contiguous; bias [out_channels] when `epilogue` has one (else
+// ignored). cudaErrorInvalidValue for a shape conv_igemm_shape_problem refuses or a missing
+// pointer; else the launch's status.
 inline int launch_conv_igemm_tf32x3(const float* x, const float* w, const float* bias, float* y,
                                     const ConvIgemmShape& s, MatmulEpilogue epilogue,
                                     cudaStream_t stream) {
@@ -355,14 +370,6 @@ inline int launch_conv_igemm_tf32x3(const float* x, const float* w, const float*
   // 16-byte weight loads: every weight row (K floats) starts 16-byte aligned.
   const bool vec4 = p.k % 4 == 0 && detail::is_aligned(w, 16);
   const size_t smem = detail::kGemmSmemBytes;
-  // Setting the attribute is not a stream operation: allowed while a graph is being captured.
-  cudaError_t status = vec4 ? cudaFuncSetAttribute(detail::conv_igemm_tf32x3_kernel<true>,
-                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(smem))
-                            : cudaFuncSetAttribute(detail::conv_igemm_tf32x3_kernel<false>,
-                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(smem));
-  if (status != cudaSuccess) return status;
   if (vec4)
     detail::conv_igemm_tf32x3_kernel<true><<<grid, detail::kGemmThreads, smem, stream>>>(p);
   else

@@ -213,6 +213,7 @@ int main(int argc, char** argv) {
   }
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
+  CHECK_CUDA(prepare_conv_igemm_tf32x3());
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
   std::printf("%-26s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "igemm ms", "strict", "tf32",
               "%floor", "igemm eff", "strict eff", "rel_norm");

@@ -100,6 +100,7 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   ASSERT_CUDA(dw.upload(w));
   ASSERT_CUDA(db.upload(bias));
   ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  ASSERT_CUDA(prepare_conv_igemm_tf32x3());
   ASSERT_CUDA(
       launch_conv_igemm_tf32x3(dx.data(), dw.data(), db.data(), dy.data(), s, c.epilogue, nullptr));
   ASSERT_CUDA(cudaDeviceSynchronize());
@@ -138,6 +139,7 @@ TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {
   ASSERT_CUDA(dx.upload(x));
   ASSERT_CUDA(dw.upload(w));
   ASSERT_CUDA(dw_shifted.upload(shifted));
+  ASSERT_CUDA(prepare_conv_igemm_tf32x3());
   ASSERT_CUDA(launch_conv_igemm_tf32x3(dx.data(), dw_shifted.data() + 1, nullptr, dy_shifted.data(),
                                        s, MatmulEpilogue::none, nullptr));
   ASSERT_CUDA(launch_conv_igemm_tf32x3(dx.data(), dw.data(), nullptr, dy.data(), s,

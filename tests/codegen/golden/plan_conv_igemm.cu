@@ -94,6 +94,7 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
+  STITCH_CHECK_CUDA(prepare_conv_igemm_tf32x3());
   return STITCH_OK;
 }
 
