@@ -2,8 +2,9 @@
 // its engine chosen in Program::init_convs (heuristics, then a short timing on scratch buffers),
 // run in run_subtasks on the arena's library workspace; or, where the plan chose the kernel
 // `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, one
-// launch of kernels/conv_igemm_tf32x3.cuh (no init, no workspace). The epilogue (bias,
-// activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
+// launch of kernels/conv_igemm_tf32x3.cuh (no workspace; its shared memory allowed once in
+// run_init_subtasks). The epilogue (bias, activations, residual adds, scale/shift) runs as one
+// elementwise pass after, whichever engine.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
 
