@@ -129,7 +129,8 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 // kConvIgemmEfficiency of the TF32 peak; each also at least its bytes at the DRAM bandwidth, plus
 // a launch. The kernel is chosen when estimated at most kTf32x3Margin of cuDNN's time.
 // kCudnnStrictConvEfficiency: AlexNet's whole forward (KernelBench level 3, batch 1024) ran 47.8 ms
-// with strict-FP32 cuDNN on the H200, about 1.35 TFLOP of convolution: 0.42 of the FP32 peak.
+// with strict-FP32 cuDNN on the H200, about 1.35 TFLOP of convolution: 0.42 of the FP32 peak for
+// the whole forward (pooling and classifier included), so 0.45 for the convolutions.
 // kConvIgemmEfficiency is a guess NOT YET MEASURED: below the mma.sync GEMM kernel's measured 0.31
 // (kTf32x3KernelEfficiency) for the gather's cost. Measure both with
 // tests/kernels/conv_igemm_tf32x3_bench.cu on an H200 ("igemm eff", "strict eff") and put the
