@@ -35,11 +35,11 @@ std::string host_name() {
 
 // Replaces the lock file's content with this process's record (for the next one's message).
 void write_holder(int fd) {
-  const std::string text = nlohmann::json{{"pid", static_cast<long>(::getpid())},
-                                          {"host", host_name()},
-                                          {"since", iso_time_now()}}
-                               .dump() +
-                           "\n";
+  const std::string text =
+      nlohmann::json{
+          {"pid", static_cast<long>(::getpid())}, {"host", host_name()}, {"since", iso_time_now()}}
+          .dump() +
+      "\n";
   if (::ftruncate(fd, 0) != 0) return;
   (void)::pwrite(fd, text.data(), text.size(), 0);
 }

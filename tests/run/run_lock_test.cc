@@ -34,7 +34,8 @@ pid_t hold_in_child(const fs::path& root) {
     auto run = RunDir::open(root);
     const char byte = run.ok() ? 'y' : 'n';
     (void)!::write(ready[1], &byte, 1);
-    for (;;) ::pause();
+    for (;;)
+      ::pause();
   }
   ::close(ready[1]);
   char byte = 0;
