@@ -301,7 +301,9 @@ Result<RunState> run_state_from_json(const json& doc) {
   for (const auto& candidate : refine.value("queue", json::array())) {
     if (!candidate.is_object() || !candidate.contains("label") || !candidate.contains("change"))
       return make_error("refine queue: an entry without label and change");
-    state.refine.queue.push_back({candidate.value("label", ""), candidate["change"]});
+    RefineCandidate entry{"", candidate["change"]};
+    STITCH_TRY(read_field(candidate, "label", entry.label));
+    state.refine.queue.push_back(std::move(entry));
   }
   STITCH_TRY(read_field(refine, "tried", state.refine.tried));
   STITCH_TRY(read_field(refine, "without_gain", state.refine.without_gain));
