@@ -1,7 +1,7 @@
 // Fuzz target for state.json (agents/run_state.h), the file `run --resume` reads back first: any
 // input must parse or fail with a message, and a state that parses must satisfy what the loop
-// indexes by (checked by the reader) and round-trip through its writer unchanged. Also result.json's
-// attempt result. Replayed over tests/fuzz/corpus/run_state/ on every build.
+// indexes by (checked by the reader) and round-trip through its writer unchanged. Also
+// result.json's attempt result. Replayed over tests/fuzz/corpus/run_state/ on every build.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
