@@ -167,6 +167,9 @@ void route_after_attempt(RunState& state, int attempt_number, const Budgets& bud
   const AttemptResult& result = *attempt->result;
 
   if (result.state == VerifyState::infrastructure_error) {
+    // The machine failed (a full disk, the judge): not the program's attempt, no budget spent;
+    // --resume goes on with the same scope once the machine is fixed (Workflow::resume).
+    state.used.attempts = std::max(0, state.used.attempts - 1);
     finish_run(state, RunEnd::infrastructure_error,
                fmt::format("attempt {}: the verification itself failed: {}", attempt->number,
                            result.reason));

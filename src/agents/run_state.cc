@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <set>
 
 #include "util/fs.h"
 #include "util/json_fields.h"
@@ -218,8 +219,46 @@ json run_state_to_json(const RunState& state) {
             {"tokens", state.used.tokens}}}};
 }
 
+namespace {
+
+// What the loop indexes by without checking again: plan files inside plans/, attempt directories
+// named by their numbers, subtask indices in range, the best attempt among the attempts.
+Status check_run_state(const RunState& state) {
+  for (const PlanVersion& plan : state.plans)
+    if (!plan.file.starts_with("plans/") || plan.file.find("..") != std::string::npos)
+      return make_error("plan v{}: file \"{}\" is not under plans/", plan.version, plan.file);
+  const int subtasks = static_cast<int>(state.subtasks.size());
+  if (state.current_subtask < 0 || state.current_subtask > subtasks)
+    return make_error("current_subtask {} out of range ({} subtasks)", state.current_subtask,
+                      subtasks);
+  if (state.phase != Phase::planning && state.phase != Phase::finished && state.plans.empty())
+    return make_error("phase {} without a plan", phase_name(state.phase));
+  if (state.phase == Phase::coding && state.current_subtask == subtasks)
+    return make_error("phase coding past the last subtask");
+  const int latest = state.plans.empty() ? 0 : state.plans.back().version;
+  std::set<int> numbers;
+  for (const AttemptRecord& attempt : state.attempts) {
+    if (attempt.number < 1 || !numbers.insert(attempt.number).second ||
+        attempt.dir != fmt::format("attempts/{:02}", attempt.number))
+      return make_error("attempt {} (\"{}\"): not numbered as its directory", attempt.number,
+                        attempt.dir);
+    const bool current = attempt.plan_version == latest;
+    if (attempt.kind == AttemptKind::subtask &&
+        (attempt.subtask < 0 || (current && attempt.subtask >= subtasks)))
+      return make_error("attempt {}: subtask {} out of range", attempt.number, attempt.subtask);
+    if (attempt.kind != AttemptKind::subtask && attempt.subtask != -1)
+      return make_error("attempt {}: a {} attempt names subtask {}", attempt.number,
+                        attempt_kind_name(attempt.kind), attempt.subtask);
+  }
+  if (state.best_attempt && !numbers.count(*state.best_attempt))
+    return make_error("best_attempt {} is not an attempt", *state.best_attempt);
+  return {};
+}
+
+}  // namespace
+
 Result<RunState> run_state_from_json(const json& doc) {
-  if (!doc.is_object() || doc.value("format", "") != "stitchcuda.run_state")
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "stitchcuda.run_state")
     return make_error("not a stitchcuda run state (format \"stitchcuda.run_state\")");
   RunState state;
   STITCH_TRY(read_field(doc, "version", state.format));
@@ -262,7 +301,9 @@ Result<RunState> run_state_from_json(const json& doc) {
   for (const auto& candidate : refine.value("queue", json::array())) {
     if (!candidate.is_object() || !candidate.contains("label") || !candidate.contains("change"))
       return make_error("refine queue: an entry without label and change");
-    state.refine.queue.push_back({candidate.value("label", ""), candidate["change"]});
+    RefineCandidate entry{"", candidate["change"]};
+    STITCH_TRY(read_field(candidate, "label", entry.label));
+    state.refine.queue.push_back(std::move(entry));
   }
   STITCH_TRY(read_field(refine, "tried", state.refine.tried));
   STITCH_TRY(read_field(refine, "without_gain", state.refine.without_gain));
@@ -271,6 +312,7 @@ Result<RunState> run_state_from_json(const json& doc) {
   STITCH_TRY(read_field(used, "attempts", state.used.attempts));
   STITCH_TRY(read_field(used, "wall_s", state.used.wall_s));
   STITCH_TRY(read_field(used, "tokens", state.used.tokens));
+  STITCH_TRY(check_run_state(state));
   return state;
 }
 
@@ -279,10 +321,17 @@ Status save_run_state(const std::filesystem::path& run_dir, const RunState& stat
 }
 
 Result<RunState> load_run_state(const std::filesystem::path& run_dir) {
+  // A state.json that does not read back is a corrupt input (exit 2), named with what is wrong.
   const auto path = run_dir / "state.json";
-  STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(path));
+  STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded())
+    return make_error(ErrorKind::bad_input, "{}: corrupt: not valid JSON ({} bytes{})",
+                      path.string(), text.size(), text.empty() ? ", empty" : "");
   auto state = run_state_from_json(doc);
-  if (!state.ok()) return make_error("{}: {}", path.string(), state.error().message);
+  if (!state.ok())
+    return make_error(ErrorKind::bad_input, "{}: corrupt: {}", path.string(),
+                      state.error().message);
   return state;
 }
 

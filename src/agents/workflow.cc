@@ -37,6 +37,21 @@ void requeue_refine(RunState& state, const AttemptRecord& record) {
   state.refine.queue.insert(state.refine.queue.begin(), {label, record.variant});
 }
 
+// A run the machinery stopped (infrastructure_error) goes on where it stopped: the scope of its
+// last attempt again, a refine candidate back at the front of the queue.
+void reopen_after_infrastructure_error(RunState& state) {
+  const AttemptRecord* last = state.attempts.empty() ? nullptr : &state.attempts.back();
+  if (last == nullptr || state.plans.empty())
+    state.phase = Phase::planning;
+  else if (last->kind == AttemptKind::refine)
+    state.phase = Phase::refining;
+  else
+    state.phase = last->kind == AttemptKind::subtask ? Phase::coding : Phase::integrating;
+  if (last != nullptr && last->kind == AttemptKind::refine) requeue_refine(state, *last);
+  state.end = RunEnd::none;
+  state.end_reason.clear();
+}
+
 // A stagnant attempt is no attempt, but what its Coder left (an LLM Coder's transcripts and
 // llm_coder.json: why nothing was usable) moves with its attempt.json to
 // <run>/stagnant/v<plan>-NN/; a directory with nothing else goes.
@@ -97,6 +112,11 @@ Result<RunState> Workflow::resume() {
     state.end = RunEnd::none;
     state.end_reason.clear();
     emit("run.reopen", "a GPU is here now: verifying the program the run built without one");
+  }
+  if (state.phase == Phase::finished && state.end == RunEnd::infrastructure_error) {
+    emit("run.reopen", fmt::format("the verification machinery failed last time ({}): going on",
+                                   state.end_reason));
+    reopen_after_infrastructure_error(state);
   }
   if (state.phase == Phase::finished) return state;
   emit("run.resume",
@@ -299,7 +319,8 @@ std::optional<fs::path> Workflow::feedback_for(const RunState& state, AttemptKin
   for (auto it = state.attempts.rbegin(); it != state.attempts.rend() && last == nullptr; ++it)
     if (it->status == AttemptStatus::finished && it->carried && it->kind == kind &&
         it->subtask == subtask && plan && it->plan_version == plan->version && it->result &&
-        !it->result->no_usable_output)
+        !it->result->no_usable_output &&
+        it->result->state != VerifyState::infrastructure_error)  // says nothing of the program
       last = &*it;
   if (last == nullptr || attempt_passes(*last)) return std::nullopt;
   fs::path feedback = run_.root() / last->dir / "feedback.json";
@@ -315,8 +336,10 @@ std::vector<json> Workflow::tried_variants(const RunState& state, AttemptKind ki
     if (record.status == AttemptStatus::finished && record.kind == kind &&
         record.subtask == subtask && plan && record.plan_version == plan->version &&
         !(record.result && record.result->state == VerifyState::no_gpu &&
-          kind != AttemptKind::subtask))
-      tried.push_back(record.variant);  // a program built where nothing could run was not judged
+          kind != AttemptKind::subtask) &&
+        !(record.result && record.result->state == VerifyState::infrastructure_error))
+      // Not judged: a program built where nothing could run, or one the machine failed.
+      tried.push_back(record.variant);
   return tried;
 }
 

@@ -89,7 +89,7 @@ Result<CapturedTask> capture_task(const CaptureOptions& options,
   (void)run.events().append("capture.start", {{"task_file", fs::absolute(task_file).string()}});
   say(options.progress, fmt::format("capturing {} → {}", task_file.string(), run.root().string()));
   harness::CaptureOutcome outcome =
-      torch_harness.capture(capture_request(options, task_file, run.root()));
+      capture_into_run(torch_harness, capture_request(options, task_file, run.root()));
   check_with_ir(outcome);
   if (!outcome.captured) {
     record_capture_failure(run, outcome);

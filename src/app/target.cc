@@ -70,8 +70,10 @@ Result<ResolvedTarget> resolve_target(const fs::path& target, const TargetRules&
       if (rules.adopt_bare_capture) {
         STITCH_ASSIGN_OR_RETURN(run::RunDir run, run::RunDir::open_or_adopt(target));
         resolved.run.emplace(std::move(run));
-      } else if (auto opened = run::RunDir::open(target); opened.ok()) {
-        resolved.run.emplace(std::move(*opened));
+      } else if (std::error_code ec; fs::exists(target / "summary.json", ec)) {
+        // A run directory: refused while another process has it open (run_lock.h).
+        STITCH_ASSIGN_OR_RETURN(run::RunDir run, run::RunDir::open(target));
+        resolved.run.emplace(std::move(run));
       }
       break;
     }

@@ -11,7 +11,6 @@
 #include "util/fs.h"
 
 namespace stitch::run {
-namespace {
 
 std::string iso_time_now() {
   auto now = std::chrono::system_clock::now();
@@ -24,8 +23,6 @@ std::string iso_time_now() {
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
   return fmt::format("{}.{:03}Z", text, millis);
 }
-
-}  // namespace
 
 EventLog::EventLog(EventLog&& other) noexcept
     : path_(std::move(other.path_)), fd_(other.fd_), next_seq_(other.next_seq_) {

@@ -38,6 +38,9 @@ class EventLog {
   int64_t next_seq_ = 0;
 };
 
+// Now in UTC, ISO-8601 with milliseconds: "2026-11-30T02:15:00.123Z".
+std::string iso_time_now();
+
 // Every complete, parseable line of an events file, in order; torn or corrupt lines are skipped.
 Result<std::vector<nlohmann::json>> read_events(const std::filesystem::path& path);
 

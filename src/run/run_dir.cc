@@ -43,8 +43,9 @@ Result<RunDir> RunDir::create(const fs::path& runs_root, std::string_view task_n
   for (int suffix = 1; suffix < 10000; ++suffix) {
     fs::path root = runs_root / (suffix == 1 ? base : fmt::format("{}-{}", base, suffix));
     if (::mkdir(root.c_str(), 0755) == 0) {
+      STITCH_ASSIGN_OR_RETURN(auto lock, RunLock::acquire(root));
       STITCH_ASSIGN_OR_RETURN(auto events, EventLog::open(root / "events.jsonl"));
-      RunDir dir(root, std::move(events));
+      RunDir dir(root, std::move(lock), std::move(events));
       STITCH_TRY(dir.set_status(RunStatus::running, {{"task", std::string(task_name)}}));
       return dir;
     }
@@ -58,15 +59,17 @@ Result<RunDir> RunDir::open(const fs::path& root) {
   if (!fs::is_directory(root)) return make_error("{}: not a run directory", root.string());
   if (!fs::exists(root / "summary.json"))
     return make_error("{}: not a run directory (no summary.json)", root.string());
+  STITCH_ASSIGN_OR_RETURN(auto lock, RunLock::acquire(root));
   STITCH_ASSIGN_OR_RETURN(auto events, EventLog::open(root / "events.jsonl"));
-  return RunDir(root, std::move(events));
+  return RunDir(root, std::move(lock), std::move(events));
 }
 
 Result<RunDir> RunDir::open_or_adopt(const fs::path& root) {
   if (fs::is_directory(root) && !fs::exists(root / "summary.json") &&
       fs::exists(root / "graph.json")) {
+    STITCH_ASSIGN_OR_RETURN(auto lock, RunLock::acquire(root));
     STITCH_ASSIGN_OR_RETURN(auto events, EventLog::open(root / "events.jsonl"));
-    RunDir dir(root, std::move(events));
+    RunDir dir(root, std::move(lock), std::move(events));
     std::string task = root.filename().string();
     if (task.empty()) task = root.parent_path().filename().string();
     STITCH_TRY(dir.set_status(RunStatus::running, {{"task", task}, {"adopted_capture", true}}));

@@ -1,6 +1,7 @@
 // The run directory (DESIGN.md §5): runs/<task>-<timestamp>/ with task.py, graph.json, weights,
 // reference/, plan.json, attempts/NN/, best/, events.jsonl and summary.json. Every file is written
-// atomically; summary.json says "running" until the run really is complete.
+// atomically; summary.json says "running" until the run really is complete. Creating or opening
+// one takes its exclusive lock (run_lock.h) for as long as the RunDir lives.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/events.h"
+#include "run/run_lock.h"
 #include "util/result.h"
 
 namespace stitch::run {
@@ -28,7 +30,8 @@ class RunDir {
   // started twice gets two directories. Writes summary.json {"status": "running"} and opens the log.
   static Result<RunDir> create(const fs::path& runs_root, std::string_view task_name,
                                WallClock clock = std::chrono::system_clock::now);
-  // Opens an existing run directory (to resume or to report on it).
+  // Opens an existing run directory (to resume or to add to it). Refuses (bad_input, naming the
+  // holder) a directory another live process has open.
   static Result<RunDir> open(const fs::path& root);
   // Opens `root` as a run directory, first making one of a bare capture directory (graph.json
   // without summary.json, as `capture --all` and `capture-batch` leave them): summary.json is
@@ -53,9 +56,11 @@ class RunDir {
   Status set_status(RunStatus status, const nlohmann::json& fields = nlohmann::json::object());
 
  private:
-  RunDir(fs::path root, EventLog events) : root_(std::move(root)), events_(std::move(events)) {}
+  RunDir(fs::path root, std::shared_ptr<RunLock> lock, EventLog events)
+      : root_(std::move(root)), lock_(std::move(lock)), events_(std::move(events)) {}
 
   fs::path root_;
+  std::shared_ptr<RunLock> lock_;
   EventLog events_;
 };
 

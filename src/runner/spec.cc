@@ -53,6 +53,11 @@ Result<TensorSpec> parse_tensor(const json& entry, bool is_input, std::string_vi
   }
   if (tensor.shape.size() > STITCH_MAX_RANK)
     return make_error("{}: rank {} exceeds {}", where, tensor.shape.size(), STITCH_MAX_RANK);
+  // Sizes and contiguous strides are products of the dimensions: they must fit in 64 bits.
+  int64_t span = 1;
+  for (int64_t dim : tensor.shape)
+    if (__builtin_mul_overflow(span, std::max<int64_t>(dim, 1), &span))
+      return make_error("{}: shape too large (its size overflows 64 bits)", where);
   if (entry.contains("strides") && entry["strides"].is_array()) {
     for (const auto& stride : entry["strides"]) {
       if (!stride.is_number_integer() || stride.get<int64_t>() < 0)

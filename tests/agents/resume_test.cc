@@ -92,9 +92,13 @@ TEST_P(ResumeTest, SigkillAtEveryPointOfAnAttemptThenResume) {
   ASSERT_EQ(reference->end, RunEnd::succeeded);
   ASSERT_GE(static_cast<int>(reference->attempts.size()), victim);
 
-  auto run = run::RunDir::create(root_, "killed");
-  ASSERT_TRUE(run.ok());
-  const fs::path run_root = run->root();
+  fs::path run_root;
+  {
+    // Released before the fork: the child takes the run directory's lock (run_lock.h).
+    auto run = run::RunDir::create(root_, "killed");
+    ASSERT_TRUE(run.ok());
+    run_root = run->root();
+  }
   const fs::path log = root_ / "killed.log";
   const fs::path marker = root_ / "child_reached_point";
   const pid_t child = ::fork();

@@ -283,6 +283,39 @@ TEST_F(WorkflowTest, BudgetsEndTheRun) {
   }
 }
 
+// The machine failing a verification (a full disk in the build: build_failure.h) spends no attempt
+// and abandons no plan; the run stops, and --resume goes on with the same scope.
+TEST_F(WorkflowTest, AMachineFailureSpendsNoAttemptAndResumeGoesOn) {
+  verifier_.script["integration try 1"] = testing::ends(
+      VerifyState::infrastructure_error, "build: the machine failed the build: No space left");
+  auto run = run::RunDir::create(root_, "full_disk");
+  ASSERT_TRUE(run.ok());
+  auto stopped = Workflow(*run, {planner_, coder_, verifier_, nullptr, nullptr}, {}).start("t");
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->end, RunEnd::infrastructure_error);
+  EXPECT_EQ(stopped->used.attempts, 0);
+  EXPECT_EQ(stopped->replans, 0);
+  EXPECT_EQ(stopped->plans.size(), 1u);
+  EXPECT_EQ(stopped->failures_in_row, 0);
+
+  verifier_.script.erase("integration try 1");  // the disk freed: the same program now passes
+  const size_t requests_before = coder_.requests.size();
+  std::vector<std::string> events;
+  WorkflowOptions options;
+  options.on_event = [&](const WorkflowEvent& event) { events.push_back(event.name); };
+  auto resumed = Workflow(*run, {planner_, coder_, verifier_, nullptr, nullptr}, options).resume();
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  EXPECT_EQ(resumed->end, RunEnd::succeeded) << resumed->end_reason;
+  EXPECT_EQ(resumed->plans.size(), 1u);
+  EXPECT_EQ(resumed->replans, 0);
+  EXPECT_EQ(resumed->used.attempts, 1);
+  EXPECT_NE(std::find(events.begin(), events.end(), "run.reopen"), events.end());
+  // The same program again: the failed attempt's variant counts as untried, its feedback unused.
+  ASSERT_GT(coder_.requests.size(), requests_before);
+  EXPECT_TRUE(coder_.requests[requests_before].tried_variants.empty());
+  EXPECT_FALSE(coder_.requests[requests_before].feedback.has_value());
+}
+
 TEST_F(WorkflowTest, MachineryFailureStopsNoGpuStopsRefusalStops) {
   verifier_.script["integration try 1"] =
       testing::ends(VerifyState::infrastructure_error, "judge did not start");

@@ -25,7 +25,15 @@ class FakeHarness final : public harness::TorchHarness {
     outcome.captured = category_.empty();
     outcome.category = harness::capture_category_from_name(category_);
     outcome.message = category_.empty() ? "" : "it failed: " + category_;
-    if (outcome.captured) std::ofstream(request.out_dir / "graph.json") << "{}";
+    // What the harness writes: the artefacts of a capture, its record in either case.
+    if (outcome.captured) {
+      fs::create_directories(request.out_dir / "reference");
+      std::ofstream(request.out_dir / "reference" / "reference.json") << "{}";
+      std::ofstream(request.out_dir / "weights.safetensors") << "weights";
+      std::ofstream(request.out_dir / "graph.json") << "{}";
+    }
+    std::ofstream(request.out_dir / "capture.json") << "{\"status\": \"" << category_ << "\"}";
+    seen_in_run.push_back(fs::exists(request.out_dir.parent_path() / "graph.json"));
     requests.push_back(request);
     return outcome;
   }
@@ -35,6 +43,7 @@ class FakeHarness final : public harness::TorchHarness {
     return {};
   }
   std::vector<harness::CaptureRequest> requests;
+  std::vector<bool> seen_in_run;  // whether the run held a graph.json while capturing
 
  private:
   std::string category_;
@@ -54,6 +63,12 @@ TEST(TaskCapture, CapturesIntoANewRunWithTheTaskAndEvents) {
   EXPECT_TRUE(fs::exists(run->path("graph.json")));
   ASSERT_EQ(harness.requests.size(), 1u);
   EXPECT_FALSE(harness.requests[0].reference);  // graph and weights only
+  // Written aside, moved in once complete.
+  EXPECT_EQ(harness.requests[0].out_dir, run->path(std::string(kCapturePartialDir)));
+  EXPECT_FALSE(fs::exists(run->path(std::string(kCapturePartialDir))));
+  EXPECT_TRUE(fs::exists(run->path("weights.safetensors")));
+  EXPECT_TRUE(fs::exists(run->path("reference/reference.json")));
+  EXPECT_TRUE(capture_complete(run->root()));
   auto events = read_file(run->path("events.jsonl"));
   ASSERT_TRUE(events.ok());
   EXPECT_NE(events->find("capture.done"), std::string::npos);
@@ -83,7 +98,38 @@ TEST(TaskCapture, NotATaskIsBadInputAndOtherFailuresAreNot) {
     EXPECT_NE(summary->find("\"failed\""), std::string::npos);
     EXPECT_NE(summary->find("\"category\": \"" + category + "\""), std::string::npos) << *summary;
     EXPECT_NE(read_file(runs[0] / "events.jsonl")->find("capture.failed"), std::string::npos);
+    // Its record moved in, no artefact.
+    EXPECT_TRUE(fs::exists(runs[0] / "capture.json"));
+    EXPECT_FALSE(capture_complete(runs[0]));
+    EXPECT_FALSE(fs::exists(runs[0] / std::string(kCapturePartialDir)));
   }
+}
+
+// What an orchestrator killed during a capture leaves (files in capture.partial, a reference/
+// moved in before graph.json) is replaced by the next capture, which the run holds only once it
+// is complete.
+TEST(TaskCapture, ACaptureAfterAnInterruptedOneReplacesWhatItLeft) {
+  TempDir dir("capture_again");
+  std::ofstream(dir.path() / "t.py") << "class Model: pass\n";
+  FakeHarness failing("export_failed");
+  ASSERT_FALSE(capture_task_into_new_run(dir.path() / "t.py", dir.path() / "runs", failing, {}).ok());
+  const fs::path root = fs::directory_iterator(dir.path() / "runs")->path();
+  fs::create_directories(root / std::string(kCapturePartialDir));
+  std::ofstream(root / std::string(kCapturePartialDir) / "graph.json") << "{\"torn";
+  fs::create_directories(root / "reference");
+  std::ofstream(root / "reference" / "stale.json") << "{}";
+  EXPECT_FALSE(capture_complete(root));
+
+  auto run = run::RunDir::open(root);
+  ASSERT_TRUE(run.ok());
+  FakeHarness harness("");
+  ASSERT_TRUE(capture_run_task(*run, run->path("task.py"), harness, {}).ok());
+  ASSERT_EQ(harness.seen_in_run.size(), 1u);
+  EXPECT_FALSE(harness.seen_in_run[0]);  // no graph.json in the run while capturing
+  EXPECT_EQ(*read_file(root / "graph.json"), "{}");
+  EXPECT_FALSE(fs::exists(root / "reference" / "stale.json"));
+  EXPECT_TRUE(fs::exists(root / "reference" / "reference.json"));
+  EXPECT_FALSE(fs::exists(root / std::string(kCapturePartialDir)));
 }
 
 }  // namespace

@@ -136,6 +136,21 @@ TEST_F(VerifierTest, CompileErrorKeepsDiagnosticsAndStartsNothing) {
   EXPECT_EQ(doc["build"]["ok"], false);
 }
 
+// A full disk during the build is the machine's failure, never the program's compile_error
+// (build_failure.h): nothing of the program is judged.
+TEST_F(VerifierTest, AFullDiskDuringTheBuildIsAnInfrastructureErrorNotACompileError) {
+  compiler_.script.ok = false;
+  compiler_.script.log =
+      "nvcc fatal   : Could not write to file 'program.o': No space left on device\n";
+  VerifyReport report = verify();
+  EXPECT_EQ(report.state, VerifyState::infrastructure_error);
+  EXPECT_FALSE(report.outcome.has_value());
+  EXPECT_NE(report.reason.find("No space left on device"), std::string::npos) << report.reason;
+  EXPECT_EQ(judge_.starts, 0);
+  EXPECT_TRUE(runner_.invocations.empty());
+  EXPECT_EQ(verify_json()["state"], "infrastructure_error");
+}
+
 TEST_F(VerifierTest, StaticFatalFindingIsHackedAndTheRunnerNeverStarts) {
   ASSERT_TRUE(write_file_atomic(source_, read_text(fs::path(STITCH_TEST_DATA_DIR) /
                                                    "adversarial/a03_std_thread.cu"))

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "verify/build/build_failure.h"
 
 namespace stitch {
 namespace {
@@ -60,7 +61,11 @@ std::filesystem::path default_build_cache_dir() {
 Result<BuildResult> build_maybe_cached(Compiler& compiler, const BuildRequest& request,
                                        const std::filesystem::path& cache_dir,
                                        const std::string& worker_id) {
-  if (cache_dir.empty()) return compiler.build(request);
+  if (cache_dir.empty()) {
+    STITCH_ASSIGN_OR_RETURN(BuildResult result, compiler.build(request));
+    STITCH_TRY(check_machine_build_failure(result));
+    return result;
+  }
   STITCH_ASSIGN_OR_RETURN(BuildCache cache, BuildCache::open(cache_dir, worker_id, compiler));
   return cache.build(request);
 }
@@ -226,6 +231,10 @@ Result<BuildResult> BuildCache::build(const BuildRequest& request) {
     return built.error();
   }
   BuildResult result = std::move(built).value();
+  if (Status machine = check_machine_build_failure(result); !machine.ok()) {
+    std::filesystem::remove_all(build_dir, ec);
+    return machine.error();  // says nothing about the source: not cached
+  }
   if (!result.reproducible) {
     std::filesystem::remove_all(build_dir, ec);
     result.library_path.clear();
