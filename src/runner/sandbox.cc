@@ -199,7 +199,7 @@ Result<SandboxReport> enter_sandbox(const SandboxOptions& options, int argc, cha
   // Under a profiler they include its own channel, opened before main.
   if (options.under_profiler)
     report.notes.push_back("inherited descriptors kept: running under a profiler");
-  else if (close_range(3, ~0u, 0) != 0)
+  else if (close_range(options.keep_fd == 3 ? 4 : 3, ~0u, 0) != 0)
     report.notes.push_back(fmt::format("close_range: {}", std::strerror(errno)));
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0 && null_fd != 0) {

@@ -25,6 +25,9 @@ struct SandboxOptions {
   bool under_profiler = false;
   // Values containing one of these paths are removed from the environment.
   std::vector<std::string> private_paths;
+  // The channel to the supervisor (runner/supervisor.h): left open. Only 3 is supported (the
+  // worker puts it there), so one close_range still closes everything above it.
+  int keep_fd = -1;
 };
 
 struct SandboxReport {
