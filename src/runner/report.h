@@ -8,7 +8,9 @@
 //   stopped), nonce (echoed from --nonce-stdin by the supervisor), self_test, program,
 //   device {index, name, l2_bytes, sm_count},
 //   sandbox {work_dir, network_namespace, network_detail, seccomp, seccomp_detail,
-//            removed_environment [names], notes [..]},
+//            removed_environment [names], notes [..], layers [{name, set_up, detail}]},
+//   supervisor {..} (written by the supervisor only, with `nonce` and the layers `pid_namespace`
+//            and `supervisor`: runner/supervisor.h),
 //   threads {before_dlopen, after_dlopen, after_init, max_after_forward},
 //   init_ms, init_launches,
 //   findings [{kind (HackKind name), detail, fatal}],

@@ -17,6 +17,8 @@
 #include <map>
 #include <sstream>
 
+#include "util/pid_namespace.h"
+
 extern char** environ;
 
 namespace stitch::runner {
@@ -217,7 +219,7 @@ void leave_sandbox(const SandboxReport& report) {
 
 std::vector<int> list_child_processes() {
   std::vector<int> children;
-  pid_t self = getpid();
+  pid_t self = proc_self_pid();  // /proc's numbering, like the ppids below
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -237,9 +239,12 @@ std::vector<int> list_child_processes() {
 }
 
 void kill_processes(const std::vector<int>& pids) {
+  std::vector<pid_t> ours;  // /proc may number them otherwise than kill() does here
   for (int pid : pids)
+    if (pid_t own = pid_in_own_namespace(pid); own > 0) ours.push_back(own);
+  for (pid_t pid : ours)
     kill(pid, SIGKILL);
-  for (int pid : pids)
+  for (pid_t pid : ours)
     waitpid(pid, nullptr, 0);
 }
 

@@ -45,9 +45,11 @@ Result<SandboxReport> enter_sandbox(const SandboxOptions& options, int argc, cha
 // Removes the working directory if the runner created it.
 void leave_sandbox(const SandboxReport& report);
 
-// Children (and, through the subreaper flag, orphaned descendants) of this process.
+// Children (and, through the subreaper flag, orphaned descendants) of this process, as /proc
+// numbers them (the host's numbers when /proc belongs to an ancestor PID namespace).
 std::vector<int> list_child_processes();
-// Kills the given processes (our own descendants) with SIGKILL and reaps them.
+// Kills the given processes (our own descendants, as list_child_processes numbers them) with
+// SIGKILL and reaps them.
 void kill_processes(const std::vector<int>& pids);
 
 // Thread ids of this process (/proc/self/task) and a thread's name.

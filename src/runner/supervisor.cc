@@ -58,7 +58,7 @@ struct WorkerProcess {
   int fd = -1;                    // the supervisor's end of the channel
   bool own_namespace = false;     // the worker is PID 1 of a namespace of its own
   std::string namespace_problem;  // why it is not, when it was asked to be
-  std::string namespace_id;       // the worker's PID namespace, read while it runs
+  std::string namespace_id;       // the worker's PID namespace
 };
 
 // The forked child: nothing of the supervisor's but the channel (fd 3) and the standard streams.
@@ -89,9 +89,13 @@ Result<WorkerProcess> fork_worker(const SupervisorOptions& options, SecretNonce&
   WorkerProcess worker;
   if (options.worker_pid_namespace == WorkerPidNamespace::own) {
     // Only the next child enters it (and becomes its PID 1): the supervisor forks once.
-    if (unshare(CLONE_NEWPID) == 0)
+    if (unshare(CLONE_NEWPID) == 0) {
       worker.own_namespace = true;
-    else
+      // Not /proc/<worker>: /proc may number processes otherwise than fork() returns them.
+      char target[64];
+      ssize_t length = readlink("/proc/self/ns/pid_for_children", target, sizeof target - 1);
+      if (length > 0) worker.namespace_id.assign(target, static_cast<size_t>(length));
+    } else
       worker.namespace_problem = fmt::format("unshare(CLONE_NEWPID): {}", std::strerror(errno));
   }
   std::fflush(stdout);
@@ -110,7 +114,6 @@ Result<WorkerProcess> fork_worker(const SupervisorOptions& options, SecretNonce&
   }
   worker.pid = pid;
   worker.fd = ends[0];
-  worker.namespace_id = pid_namespace_id(pid);
   return worker;
 }
 

@@ -10,8 +10,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
+#include <sstream>
+#include <vector>
 
 namespace stitch {
 namespace {
@@ -61,6 +65,39 @@ bool can_create_pid_namespace() {
     permitted = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   });
   return permitted;
+}
+
+namespace {
+
+// The NSpid line of /proc/PID/status (PID as /proc numbers it; "self" for us): outermost first.
+std::vector<pid_t> namespace_pids(const std::string& pid) {
+  std::ifstream status("/proc/" + pid + "/status");
+  std::vector<pid_t> pids;
+  for (std::string line; std::getline(status, line);) {
+    if (!line.starts_with("NSpid:")) continue;
+    std::istringstream fields(line.substr(6));
+    for (pid_t value; fields >> value;) pids.push_back(value);
+    break;
+  }
+  return pids;
+}
+
+}  // namespace
+
+pid_t proc_self_pid() {
+  char target[32];
+  ssize_t length = readlink("/proc/self", target, sizeof target - 1);
+  if (length <= 0) return getpid();
+  target[length] = '\0';
+  return static_cast<pid_t>(std::atoi(target));
+}
+
+pid_t pid_in_own_namespace(pid_t proc_pid) {
+  std::vector<pid_t> ours = namespace_pids("self");
+  if (ours.empty()) return proc_pid;  // a kernel without NSpid: one namespace as far as we know
+  std::vector<pid_t> theirs = namespace_pids(std::to_string(proc_pid));
+  if (theirs.size() < ours.size()) return -1;
+  return theirs[ours.size() - 1];
 }
 
 Result<int> open_pid_namespace(const PidNamespace& pid_namespace) {

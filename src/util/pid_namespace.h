@@ -62,6 +62,14 @@ std::string pid_namespace_id(pid_t pid = 0);
 // Whether this process may create PID namespaces (asked once, by a throwaway child; cached).
 bool can_create_pid_namespace();
 
+// /proc may belong to an ancestor namespace (the runner joins the judge's namespace but keeps the
+// host's /proc): its pids are not the ones kill() and waitpid() take here.
+// Our own pid as /proc numbers it (readlink /proc/self); getpid() when that fails.
+pid_t proc_self_pid();
+// A process /proc calls `proc_pid` (ours or deeper in our namespace), as this process's namespace
+// numbers it (the NSpid entry at our depth); -1 when it is gone or outside our namespace.
+pid_t pid_in_own_namespace(pid_t proc_pid);
+
 // ---- used by spawn_child (util/spawn.cc) ------------------------------------------------------
 
 // Before fork: for `join`, a close-on-exec descriptor of the target's namespace (/proc/PID/ns/pid);

@@ -4,6 +4,7 @@
 // abort, a worker that reports after the candidate loaded that the machine failed, forged timings;
 // a worker with no trace of the nonce; a deadline; the worker dies with its supervisor.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/report.h"
+#include "runner/sandbox.h"
 #include "runner/supervisor.h"
 #include "util/fs.h"
 #include "util/pid_namespace.h"
@@ -478,6 +480,38 @@ TEST_F(SupervisorTest, KillingTheSupervisorKillsTheWorker) {
   ASSERT_GT(worker, 0);
   EXPECT_TRUE(worker_gone) << "worker " << worker << " outlived its supervisor";
   EXPECT_TRUE(run.doc.is_null());  // nothing written: the orchestrator classifies the kill
+}
+
+// The runner lives in the judge's namespace but sees the host's /proc: its children must still be
+// found (hidden_work) and killed. Here: PID 1 of a fresh namespace with one child.
+TEST(ChildProcessesInANamespace, AreFoundAndKilledWhateverProcNumbersThem) {
+  if (!can_create_pid_namespace()) GTEST_SKIP() << "no permission to create PID namespaces";
+  pid_t outer = fork();
+  if (outer == 0) {
+    if (unshare(CLONE_NEWPID) != 0) _exit(10);
+    pid_t init = fork();
+    if (init == 0) {  // PID 1 of the namespace
+      pid_t child = fork();
+      if (child == 0) {
+        pause();
+        _exit(0);
+      }
+      std::vector<int> found = list_child_processes();
+      if (found.size() != 1) _exit(11);
+      if (found[0] == child) _exit(12);  // /proc's number, not ours: the test would be empty
+      if (pid_in_own_namespace(found[0]) != child) _exit(13);
+      kill_processes(found);
+      if (kill(child, 0) == 0 || errno != ESRCH) _exit(14);  // killed and reaped
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(init, &status, 0);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 20);
+  }
+  int status = 0;
+  waitpid(outer, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "step that failed (see the test)";
 }
 
 }  // namespace
