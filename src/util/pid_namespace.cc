@@ -76,7 +76,8 @@ std::vector<pid_t> namespace_pids(const std::string& pid) {
   for (std::string line; std::getline(status, line);) {
     if (!line.starts_with("NSpid:")) continue;
     std::istringstream fields(line.substr(6));
-    for (pid_t value; fields >> value;) pids.push_back(value);
+    for (pid_t value; fields >> value;)
+      pids.push_back(value);
     break;
   }
   return pids;
