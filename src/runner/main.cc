@@ -1,11 +1,11 @@
 // stitch-runner: the sandbox for one candidate program (DESIGN.md §4, docs/verify-protocol.md).
-// Parses the command line, reads slots.json, enters the sandbox, then hands over to Session for
-// the phases; writes runner.json and turns the status into the exit code (only main does that).
+// Parses the command line and reads the nonce; the supervisor (supervisor.h) then forks the worker,
+// which reads slots.json, enters the sandbox and hands over to Session for the phases, sending its
+// report over the channel; the supervisor writes runner.json and its status becomes the exit code.
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
-#include <iostream>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +16,7 @@
 #include "runner/sandbox.h"
 #include "runner/session.h"
 #include "runner/spec.h"
+#include "runner/supervisor.h"
 #include "runner/watchdog.h"
 
 namespace {
@@ -35,13 +36,15 @@ constexpr const char* kFooter =
     "Exit codes:\n"
     "  0  runner.json written, status ok (findings, if any, are in the file)\n"
     "  1  runner.json written, the candidate failed: init_failed, forward_failed, cuda_error,\n"
-    "     abi_mismatch or dlopen_failed\n"
+    "     abi_mismatch, dlopen_failed, or crashed (the worker died without a valid report)\n"
     "  2  usage error (bad or missing flags); nothing written\n"
     "  3  no CUDA device visible (status no_device); prints 'no CUDA device: ...'\n"
     "  4  setup failed (slots.json, sandbox, IPC handles, runner memory; status setup_failed)\n"
-    "  5  a call, init or device idle check exceeded its limit (status timeout)\n"
+    "  5  a call, init or device idle check exceeded its limit, or the worker the supervisor's\n"
+    "     --deadline-s (status timeout)\n"
     "  6  runner.json could not be written\n"
-    "A crash of the candidate kills the runner with its signal; the orchestrator classifies it.";
+    "The candidate runs in a forked worker; runner.json is written by the supervisor, which never\n"
+    "loads it (docs/verify-protocol.md, \"Supervisor and worker\").";
 
 // What the watchdog thread needs to finish the process when the main thread is stuck.
 struct ExitContext {
@@ -81,13 +84,6 @@ void write_or_complain(ReportBuilder& report) {
   _exit(kExitTimeout);  // no destructors: the main thread is inside the driver or the program
 }
 
-std::string read_nonce() {
-  std::string nonce;
-  std::getline(std::cin, nonce);
-  if (nonce.size() > 256) nonce.resize(256);
-  return nonce;
-}
-
 int fail_setup(ReportBuilder& report, const std::string& message) {
   report.set_status(RunStatus::setup_failed, message);
   write_or_complain(report);
@@ -98,6 +94,7 @@ int fail_setup(ReportBuilder& report, const std::string& message) {
 // Flags that main turns into RunnerOptions fields after parsing.
 struct RawFlags {
   std::string counting = "untimed";
+  std::string worker_pid_namespace = "auto";
   bool no_network_isolation = false, no_seccomp = false;
   uint64_t seed = 0;
   CLI::Option* seed_option = nullptr;
@@ -173,7 +170,22 @@ void add_sandbox_options(CLI::App& app, RunnerOptions& options, RawFlags& raw) {
                "(profiling a verified program only; implies nothing about its verdict)");
   app.add_flag("--nonce-stdin", options.nonce_stdin,
                "Read one line from stdin before loading anything and echo it in runner.json "
-               "(lets the orchestrator tell the runner's file from a forged one)");
+               "(lets the orchestrator tell the runner's file from a forged one; the supervisor "
+               "keeps it, the worker never holds it)");
+  app.add_option("--deadline-s", options.deadline_s,
+                 "The supervisor's limit for the whole worker: killed after it, status timeout "
+                 "(0: none)")
+      ->capture_default_str();
+  app.add_option("--worker-pid-namespace", raw.worker_pid_namespace,
+                 "Fork the worker as PID 1 of its own PID namespace: on, off, or auto (on with "
+                 "--self-test unless --under-profiler; off with a judge: its CUDA IPC handles "
+                 "open only within one PID namespace, which the orchestrator gives the judge and "
+                 "the runner together)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  app.add_option("--orchestrator-pid-namespace", options.orchestrator_pid_namespace,
+                 "The orchestrator's PID namespace (\"pid:[N]\"), so runner.json can say whether "
+                 "the runner lives in another one");
   raw.seed_option =
       app.add_option("--seed", raw.seed,
                      "Fixed seed for the runner's generator (debugging; default /dev/urandom)");
@@ -205,6 +217,10 @@ std::optional<int> parse_command_line(int argc, char** argv, RunnerOptions& opti
                             : raw.counting == "all" ? LaunchCounting::all
                                                     : LaunchCounting::untimed;
   options.isolate_network = !raw.no_network_isolation;
+  // Without a judge's handles to open (self-test) and without a profiler to follow the worker.
+  options.worker_pid_namespace =
+      raw.worker_pid_namespace == "on" ||
+      (raw.worker_pid_namespace == "auto" && options.self_test && !options.under_profiler);
   options.seccomp = !raw.no_seccomp;
   if (raw.seed_option->count() > 0) options.seed = raw.seed;
   // The sandbox changes directory: every path the runner needs later is made absolute now.
@@ -222,6 +238,7 @@ SandboxOptions sandbox_options(const RunnerOptions& options) {
   sandbox.max_open_files = options.max_open_files;
   sandbox.isolate_network = options.isolate_network;
   sandbox.under_profiler = options.under_profiler;
+  sandbox.keep_fd = 3;  // the channel to the supervisor
   for (const fs::path& path : {options.slots, options.result, options.program, options.profile})
     if (!path.empty()) sandbox.private_paths.push_back(path.parent_path().string());
   return sandbox;
@@ -268,17 +285,13 @@ void record_sandbox(ReportBuilder& report, const SandboxReport& sandbox) {
   _exit(code);  // skips the program's static destructors and atexit handlers
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  RunnerOptions options;
-  if (std::optional<int> code = parse_command_line(argc, argv, options)) return *code;
-
-  std::string nonce = options.nonce_stdin ? read_nonce() : "";
+// The worker's body (runs in the forked child; never sees the nonce): slots.json, the sandbox,
+// the session; the report goes to the supervisor over `channel`.
+int run_worker(const RunnerOptions& options, WorkerChannel& channel, int argc, char** argv) {
   ReportBuilder report(options.result);
+  report.send_through(&channel);
   exit_context.report = &report;
   report.update([&](nlohmann::json& doc) {
-    doc["nonce"] = nonce;
     doc["self_test"] = options.self_test;
     doc["program"] = options.program.string();
   });
@@ -293,4 +306,29 @@ int main(int argc, char** argv) {
   exit_context.sandbox = &*sandbox;
   record_sandbox(report, *sandbox);
   run_and_exit(options, std::move(*spec), report, *sandbox);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RunnerOptions options;
+  if (std::optional<int> code = parse_command_line(argc, argv, options)) return *code;
+
+  SecretNonce nonce;
+  if (options.nonce_stdin) {
+    if (stitch::Status read = nonce.read_line(0); !read) {
+      std::fprintf(stderr, "stitch-runner: %s\n", read.error().message.c_str());
+      return kExitSetupFailed;
+    }
+  }
+  SupervisorOptions supervisor;
+  supervisor.result = options.result;
+  supervisor.deadline_s = options.deadline_s;
+  supervisor.worker_pid_namespace =
+      options.worker_pid_namespace ? WorkerPidNamespace::own : WorkerPidNamespace::inherit;
+  supervisor.orchestrator_pid_namespace = options.orchestrator_pid_namespace;
+  supervisor.verification = options.profile.empty();
+  return supervise(supervisor, nonce, [&](WorkerChannel& channel) {
+    return run_worker(options, channel, argc, argv);
+  });
 }

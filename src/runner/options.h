@@ -36,6 +36,9 @@ struct RunnerOptions {
   bool seccomp = true;
   bool under_profiler = false;  // Nsight Compute injected itself: keep its descriptors and preload
   bool nonce_stdin = false;
+  double deadline_s = 0;                   // the supervisor's limit for the whole worker; 0: none
+  bool worker_pid_namespace = false;       // the worker is PID 1 of its own PID namespace
+  std::string orchestrator_pid_namespace;  // "pid:[N]"; empty: not given
   uint64_t max_file_mb = 256;
   uint64_t max_open_files = 1024;
   std::optional<uint64_t> seed;  // fixed RNG seed (debugging only; default: /dev/urandom)

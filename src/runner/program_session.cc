@@ -126,6 +126,7 @@ Status ProgramSession::fill_param(void* data, size_t index, bool generate) {
 
 Result<Flow> ProgramSession::load_candidate(const std::function<void()>& after_dlopen) {
   report_.set_phase("load");
+  report_.mark(MarkKind::candidate_loading);  // from here on the supervisor trusts less
   auto library = [&] {
     WatchdogScope scope(watchdog_, {"dlopen of the program", options_.init_timeout_s});
     return load_program(options_.program);

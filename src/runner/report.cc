@@ -72,6 +72,12 @@ void ReportBuilder::set_phase(std::string phase) {
   doc_["phase"] = std::move(phase);
 }
 
+void ReportBuilder::mark(MarkKind kind, int iteration) {
+  if (!channel_) return;
+  Status sent = channel_->send_mark({kind, iteration});
+  if (!sent) std::fprintf(stderr, "stitch-runner: %s\n", sent.error().message.c_str());
+}
+
 Status ReportBuilder::write() {
   std::string text;
   {
@@ -79,6 +85,7 @@ Status ReportBuilder::write() {
     // Program-supplied text (stitch_last_error, kernel names) may hold invalid UTF-8.
     text = doc_.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
+  if (channel_) return channel_->send_report(text);
   if (path_.empty()) {  // --self-test without --result: the document goes to stdout
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fputc('\n', stdout);

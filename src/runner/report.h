@@ -1,13 +1,16 @@
 // runner.json: what the runner hands back (docs/verify-protocol.md, "Runner phases" step 5). Built
 // up under a mutex, because the watchdog thread may have to write it while the main thread is
-// stuck in the driver. Written atomically (temporary + rename).
+// stuck in the driver. The worker sends it to the supervisor, which adds its own fields (nonce,
+// supervisor, sandbox.layers: supervisor.h) and writes it atomically (temporary + rename).
 //
 // Format (version 1; runner_report.h is its typed reader):
 //   format "stitchcuda.runner", version 1, status (RunStatus names), message, phase (where it
-//   stopped), nonce (echoed from --nonce-stdin), self_test, program,
+//   stopped), nonce (echoed from --nonce-stdin by the supervisor), self_test, program,
 //   device {index, name, l2_bytes, sm_count},
 //   sandbox {work_dir, network_namespace, network_detail, seccomp, seccomp_detail,
-//            removed_environment [names], notes [..]},
+//            removed_environment [names], notes [..], layers [{name, set_up, detail}]},
+//   supervisor {..} (written by the supervisor only, with `nonce` and the layers `pid_namespace`
+//            and `supervisor`: runner/supervisor.h),
 //   threads {before_dlopen, after_dlopen, after_init, max_after_forward},
 //   init_ms, init_launches,
 //   findings [{kind (HackKind name), detail, fatal}],
@@ -31,6 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/channel.h"
 #include "runner/run_status.h"
 #include "util/result.h"
 
@@ -64,10 +68,17 @@ class ReportBuilder {
   RunStatus status() const;
   void set_phase(std::string phase);
 
+  // In the worker (supervisor.h): write() sends the document to the supervisor instead of writing
+  // the file, and mark() sends timing marks. Without a channel (the supervisor's own builder,
+  // tests) write() writes the file and mark() does nothing.
+  void send_through(WorkerChannel* channel) { channel_ = channel; }
+  void mark(MarkKind kind, int iteration = 0);
+
   Status write();
 
  private:
   mutable std::mutex mutex_;
+  WorkerChannel* channel_ = nullptr;
   std::filesystem::path path_;
   nlohmann::json doc_;
   RunStatus status_ = RunStatus::ok;

@@ -22,11 +22,15 @@ enum class RunStatus : uint8_t {
   timeout,         // the runner's own watchdog fired (hang, persistent kernel)
   no_device,       // no CUDA device visible: not the candidate's fault
   setup_failed,    // the runner could not set up (slots.json, IPC, memory): not the candidate's
+  // Written by the supervisor only (runner/supervisor.h): the worker died without a valid report
+  // (exit_group, a signal, abort), broke the channel protocol, or blamed the machine after the
+  // candidate had been loaded. The candidate's fault: runtime_error, never infrastructure_error.
+  crashed,
 };
-inline constexpr std::array<std::string_view, 9> kRunStatusNames = {
+inline constexpr std::array<std::string_view, 10> kRunStatusNames = {
     "ok",      "init_failed", "forward_failed", "cuda_error", "abi_mismatch", "dlopen_failed",
-    "timeout", "no_device",   "setup_failed"};
+    "timeout", "no_device",   "setup_failed",   "crashed"};
 constexpr const auto& enum_names(RunStatus) { return kRunStatusNames; }
-static_assert(names_every_enumerator(RunStatus::setup_failed));
+static_assert(names_every_enumerator(RunStatus::crashed));
 
 }  // namespace stitch::runner

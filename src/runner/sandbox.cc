@@ -17,6 +17,8 @@
 #include <map>
 #include <sstream>
 
+#include "util/pid_namespace.h"
+
 extern char** environ;
 
 namespace stitch::runner {
@@ -199,7 +201,7 @@ Result<SandboxReport> enter_sandbox(const SandboxOptions& options, int argc, cha
   // Under a profiler they include its own channel, opened before main.
   if (options.under_profiler)
     report.notes.push_back("inherited descriptors kept: running under a profiler");
-  else if (close_range(3, ~0u, 0) != 0)
+  else if (close_range(options.keep_fd == 3 ? 4 : 3, ~0u, 0) != 0)
     report.notes.push_back(fmt::format("close_range: {}", std::strerror(errno)));
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0 && null_fd != 0) {
@@ -217,7 +219,7 @@ void leave_sandbox(const SandboxReport& report) {
 
 std::vector<int> list_child_processes() {
   std::vector<int> children;
-  pid_t self = getpid();
+  pid_t self = proc_self_pid();  // /proc's numbering, like the ppids below
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -237,9 +239,12 @@ std::vector<int> list_child_processes() {
 }
 
 void kill_processes(const std::vector<int>& pids) {
+  std::vector<pid_t> ours;  // /proc may number them otherwise than kill() does here
   for (int pid : pids)
+    if (pid_t own = pid_in_own_namespace(pid); own > 0) ours.push_back(own);
+  for (pid_t pid : ours)
     kill(pid, SIGKILL);
-  for (int pid : pids)
+  for (pid_t pid : ours)
     waitpid(pid, nullptr, 0);
 }
 

@@ -25,6 +25,9 @@ struct SandboxOptions {
   bool under_profiler = false;
   // Values containing one of these paths are removed from the environment.
   std::vector<std::string> private_paths;
+  // The channel to the supervisor (runner/supervisor.h): left open. Only 3 is supported (the
+  // worker puts it there), so one close_range still closes everything above it.
+  int keep_fd = -1;
 };
 
 struct SandboxReport {
@@ -42,9 +45,11 @@ Result<SandboxReport> enter_sandbox(const SandboxOptions& options, int argc, cha
 // Removes the working directory if the runner created it.
 void leave_sandbox(const SandboxReport& report);
 
-// Children (and, through the subreaper flag, orphaned descendants) of this process.
+// Children (and, through the subreaper flag, orphaned descendants) of this process, as /proc
+// numbers them (the host's numbers when /proc belongs to an ancestor PID namespace).
 std::vector<int> list_child_processes();
-// Kills the given processes (our own descendants) with SIGKILL and reaps them.
+// Kills the given processes (our own descendants, as list_child_processes numbers them) with
+// SIGKILL and reaps them.
 void kill_processes(const std::vector<int>& pids);
 
 // Thread ids of this process (/proc/self/task) and a thread's name.

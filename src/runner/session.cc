@@ -215,6 +215,9 @@ Result<Flow> Session::call_forward(IoSet& io, const CallOptions& call, CallRecor
   int code = 0;
   cudaError_t sync_status = cudaSuccess;
   Clock::time_point wall_start, wall_end;
+  // The supervisor's interval must contain the whole call: begin before the start event, end
+  // after the synchronize of the end event (channel.h).
+  if (call.timed_iteration >= 0) report_.mark(MarkKind::call_begin, call.timed_iteration);
   {
     WatchdogScope scope(watchdog_,
                         {"stitch_forward (" + call.label + ")", options_.call_timeout_s});
@@ -238,6 +241,7 @@ Result<Flow> Session::call_forward(IoSet& io, const CallOptions& call, CallRecor
       sync_status = cudaEventSynchronize(end_event_);
     }
   }
+  if (call.timed_iteration >= 0) report_.mark(MarkKind::call_end, call.timed_iteration);
   STITCH_FLOW(check_forward(code, sync_status, call.label));
   record.wall_ms = std::chrono::duration<double, std::milli>(wall_end - wall_start).count();
   record.gpu_ms = event_ms(start_event_, stream_end_event_);

@@ -30,8 +30,9 @@ struct IoSet {
 };
 
 struct CallOptions {
-  std::string label;      // "check set 0", "timing iteration 12"
-  bool snapshot = false;  // copy the outputs on the caller's stream right after the call returns
+  std::string label;         // "check set 0", "timing iteration 12"
+  bool snapshot = false;     // copy the outputs on the caller's stream right after the call returns
+  int timed_iteration = -1;  // >= 0: a timed call, marked to the supervisor (timing_check.h)
 };
 
 struct CallRecord {

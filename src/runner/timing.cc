@@ -78,10 +78,12 @@ Result<Flow> Session::time_forward() {
     bool timed = it >= warmup;
     if (timed && it == warmup && options_.launch_counting == LaunchCounting::untimed)
       launches_.set_enabled(false);
+    if (timed && it == warmup) report_.mark(MarkKind::timed_loop_begin);
     auto found = timed ? spot_index.find(it - warmup) : spot_index.end();
     STITCH_FLOW(timed_iteration(it, timed, found != spot_index.end(),
                                 found != spot_index.end() ? found->second : -1));
   }
+  if (iterations > 0) report_.mark(MarkKind::timed_loop_end);
 
   // Unjoined side-stream work makes the caller's stream finish early; the synchronized time
   // still counts it. A large gap is worth a warning even when the snapshot check missed it.
@@ -116,7 +118,7 @@ Result<Flow> Session::timed_iteration(int iteration, bool timed, bool spot, int 
   STITCH_TRY(reset_caches(iteration));
 
   CallRecord record;
-  STITCH_FLOW(call_forward(set, {label}, record));
+  STITCH_FLOW(call_forward(set, {label, false, timed ? iteration - options_.warmup : -1}, record));
 
   STITCH_ASSIGN_OR_RETURN(uint64_t damage, canary_damage(set));
   if (damage > 0) {

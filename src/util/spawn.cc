@@ -21,7 +21,7 @@ namespace {
 
 // What the child writes to the exec pipe when it cannot start.
 struct StartFailure {
-  enum Stage : int { chdir_failed, exec_failed } stage;
+  enum Stage : int { chdir_failed, pid_namespace_failed, exec_failed } stage;
   int error;
 };
 
@@ -64,11 +64,14 @@ void use_as(int fd, int target) {
 // blocked them around fork), so our handler, copied with the registry, can never run here.
 [[noreturn]] void exec_child(const CommandSpec& command, const ChildStreams& streams,
                              char* const* argv, char* const* envp, const sigset_t& caller_mask,
-                             pid_t parent, int report_fd) {
+                             pid_t parent, int report_fd, int namespace_fd) {
   reset_child_group_handlers();
   setpgid(0, 0);
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != parent) _exit(127);  // the parent died before the line above
+  // PID 1 of its own namespace ignores SIGTERM without a handler, and sees its parent as pid 0
+  // (outside the namespace), so the check below cannot apply to it.
+  bool namespace_init = command.pid_namespace.mode == PidNamespaceMode::own;
+  prctl(PR_SET_PDEATHSIG, namespace_init ? SIGKILL : SIGTERM);
+  if (!namespace_init && getppid() != parent) _exit(127);  // the parent died before the line above
   use_as(streams.in, 0);
   use_as(streams.out, 1);
   use_as(streams.err, 2);
@@ -81,10 +84,15 @@ void use_as(int fd, int target) {
     set_limit(RLIMIT_FSIZE, command.limits.file_size_bytes);
     set_limit(RLIMIT_NOFILE, command.limits.open_files);
     if (command.limits.no_core_dumps) set_limit(RLIMIT_CORE, 0);
-    signal(SIGPIPE, SIG_DFL);  // the parent may ignore it; the child gets the default
-    pthread_sigmask(SIG_SETMASK, &caller_mask, nullptr);
-    execvpe(argv[0], argv, envp);
-    failure = {StartFailure::exec_failed, errno};
+    int namespace_error = namespace_fd >= 0 ? enter_pid_namespace(namespace_fd, report_fd) : 0;
+    if (namespace_error != 0) {
+      failure = {StartFailure::pid_namespace_failed, namespace_error};
+    } else {
+      signal(SIGPIPE, SIG_DFL);  // the parent may ignore it; the child gets the default
+      pthread_sigmask(SIG_SETMASK, &caller_mask, nullptr);
+      execvpe(argv[0], argv, envp);
+      failure = {StartFailure::exec_failed, errno};
+    }
   }
   ssize_t ignored = write(report_fd, &failure, sizeof failure);
   (void)ignored;
@@ -96,6 +104,9 @@ Error start_error(const CommandSpec& command, const StartFailure& failure) {
   if (failure.stage == StartFailure::chdir_failed)
     return make_error(ErrorKind::machine, "cannot run {}: working directory {}: {}", name,
                       command.cwd.string(), std::strerror(failure.error));
+  if (failure.stage == StartFailure::pid_namespace_failed)
+    return make_error(ErrorKind::machine, "cannot run {}: joining PID namespace of {}: {}", name,
+                      command.pid_namespace.target, std::strerror(failure.error));
   if (failure.error == ENOENT) return make_error(ErrorKind::machine, "{}: command not found", name);
   return make_error(ErrorKind::machine, "cannot run {}: {}", name, std::strerror(failure.error));
 }
@@ -138,6 +149,8 @@ Result<pid_t> spawn_child(const CommandSpec& command, const ChildStreams& stream
   std::vector<char*> envp = pointers_to(env_strings);
   std::vector<char*> argv = pointers_to(argv_strings);
   STITCH_ASSIGN_OR_RETURN(Pipe report, make_pipe());
+  STITCH_ASSIGN_OR_RETURN(int namespace_fd_number, open_pid_namespace(command.pid_namespace));
+  UniqueFd namespace_fd(namespace_fd_number);
   install_child_group_handlers();
 
   // Blocked from fork until the group is registered: our handler sees the group, or the signal
@@ -147,10 +160,10 @@ Result<pid_t> spawn_child(const CommandSpec& command, const ChildStreams& stream
   child_group_signals(fatal);
   pthread_sigmask(SIG_BLOCK, &fatal, &caller_mask);
   pid_t parent = getpid();
-  pid_t pid = fork();
+  pid_t pid = fork_into(command.pid_namespace);  // fork(), or a clone into a new PID namespace
   if (pid == 0)
-    exec_child(command, streams, argv.data(), envp.data(), caller_mask, parent,
-               report.write.get());
+    exec_child(command, streams, argv.data(), envp.data(), caller_mask, parent, report.write.get(),
+               namespace_fd.get());
   int fork_errno = errno;
   if (pid > 0) {
     setpgid(pid, pid);  // also from the parent, so a kill right after fork reaches the group
@@ -158,7 +171,10 @@ Result<pid_t> spawn_child(const CommandSpec& command, const ChildStreams& stream
   }
   pthread_sigmask(SIG_SETMASK, &caller_mask, nullptr);
   if (pid < 0)
-    return make_error(ErrorKind::machine, "process: fork failed: {}", std::strerror(fork_errno));
+    return make_error(
+        ErrorKind::machine, "process: {} failed: {}",
+        command.pid_namespace.mode == PidNamespaceMode::own ? "clone(CLONE_NEWPID)" : "fork",
+        std::strerror(fork_errno));
 
   report.write.reset();
   StartFailure failure{};

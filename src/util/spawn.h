@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/pid_namespace.h"
 #include "util/result.h"
 
 namespace stitch {
@@ -35,6 +36,9 @@ struct CommandSpec {
   std::vector<std::string> env_remove;     // removed from the inherited environment
   std::filesystem::path cwd;               // empty: inherit
   ResourceLimits limits;
+  // inherit, own (PID 1 of a new namespace) or join(pid); util/pid_namespace.h says what each
+  // implies for signals, exit status and the child's death.
+  PidNamespace pid_namespace;
 };
 
 // A file descriptor closed when it goes out of scope.
@@ -77,8 +81,8 @@ struct ChildStreams {
 // can reach us; the caller unregisters it (unregister_child_group) once the group is killed and the
 // child reaped — util/child_process.h does both. PR_SET_PDEATHSIG sends the child SIGTERM when the
 // thread that started it dies, so start long-lived children from a thread that outlives them.
-// An Error (ErrorKind::machine) when it cannot be started: fork failed, the cwd is missing, or exec
-// failed (the child reports errno through a close-on-exec pipe; "X: command not found" when argv[0]
+// An Error (ErrorKind::machine) when it cannot be started: fork failed, the cwd is missing, the PID
+// namespace cannot be created or joined, or exec failed (the child reports errno through a close-on-exec pipe; "X: command not found" when argv[0]
 // does not exist).
 Result<pid_t> spawn_child(const CommandSpec& command, const ChildStreams& streams);
 

@@ -60,6 +60,9 @@ constexpr std::pair<HackKind, std::string_view> kHackAdvice[] = {
      "Do not touch the timer, the process (exit, signals, device reset) or the result files."},
     {HackKind::init_side_effect,
      "Do no work at load time and start nothing in stitch_init that outlives it."},
+    {HackKind::timing_forged,
+     "Do not touch the runner's memory or its timing: the runner's supervisor times every call "
+     "itself."},
     {HackKind::l2_persistence, "Do not set persisting-L2 windows or limits."},
     {HackKind::persistent_kernel,
      "Let every kernel finish within the call: no persistent kernels polling for work."},

@@ -65,15 +65,16 @@ enum class HackKind : uint8_t {
   guard_band,             // 24: writes outside its buffers
   decoy_kernel,           // 25: real work done elsewhere
   init_side_effect,       // 27: work started at load/init that outlives it
+  timing_forged,          // 13: reported times the runner's supervisor did not see happen
 };
-inline constexpr std::array<std::string_view, 19> kHackKindNames = {
+inline constexpr std::array<std::string_view, 20> kHackKindNames = {
     "calls_torch",         "side_stream",         "host_thread",     "lazy_result",
     "output_cache",        "stale_output",        "reads_answer",    "mutates_inputs",
     "trivial_output",      "precision_downgrade", "tampers_judge",   "l2_persistence",
     "undefined_behaviour", "skipped_calls",       "hidden_work",     "persistent_kernel",
-    "guard_band",          "decoy_kernel",        "init_side_effect"};
+    "guard_band",          "decoy_kernel",        "init_side_effect", "timing_forged"};
 constexpr const auto& enum_names(HackKind) { return kHackKindNames; }
-static_assert(names_every_enumerator(HackKind::init_side_effect));
+static_assert(names_every_enumerator(HackKind::timing_forged));
 
 struct HackFinding {
   HackKind kind;

@@ -268,6 +268,7 @@ bool Verifier::start_judge(Context& context) {
   request.log_path = context.request.attempt_dir / "judge.log";
   request.ready_timeout_s = options_.judge_ready_timeout_s;
   request.extra_args = options_.judge_extra_args;
+  request.own_pid_namespace = use_verification_pid_namespace();
   begin_step(options_, "harness_start");
   double started = now_s();
   auto ready = deps_.judge.start(request);
@@ -380,6 +381,7 @@ bool Verifier::run_runner_step(Context& context) {
   const fs::path& attempt = context.request.attempt_dir;
   RunnerInvocation invocation =
       runner_invocation(options_, attempt, context.library, *context.ready);
+  invocation.judge_pid = deps_.judge.namespace_pid();  // the verification's PID namespace
   begin_step(options_, "runner");
   double started = now_s();
   auto run = deps_.runner.run(invocation);

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "util/fs.h"
+#include "util/pid_namespace.h"
 
 namespace stitch {
 namespace {
@@ -260,6 +261,31 @@ TEST(RunnerSpec, BuildsTheSandboxedCommand) {
             spec.env_remove.end());
   EXPECT_EQ(make_nonce().size(), 32u);
   EXPECT_NE(make_nonce(), make_nonce());
+  // The supervisor's deadline comes before the wall-clock kill; the runner is told our namespace.
+  EXPECT_TRUE(has("--deadline-s", fmt::format("{}", supervisor_deadline_s(77))));
+  EXPECT_LT(supervisor_deadline_s(77), 77);
+  EXPECT_GE(supervisor_deadline_s(600), 590);
+  EXPECT_TRUE(has("--orchestrator-pid-namespace", pid_namespace_id()));
+  EXPECT_EQ(spec.pid_namespace.mode, PidNamespaceMode::inherit);
+  invocation.judge_pid = 4242;  // the judge's namespace, when it has one of its own
+  ProcessSpec joined = build_runner_spec(invocation, "nonce42");
+  EXPECT_EQ(joined.pid_namespace.mode, PidNamespaceMode::join);
+  EXPECT_EQ(joined.pid_namespace.target, 4242);
+}
+
+TEST(RunnerClassify, CrashedIsTheCandidatesRuntimeErrorNeverTheMachines) {
+  std::string text = kGoodReport;
+  text.replace(text.find(R"("status": "ok")"), 14, R"("status": "crashed")");
+  text.replace(text.find(R"("message": "")"), 13,
+               R"("message": "the worker exited with code 0 without a report")");
+  auto report = parse_runner_report(text);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ProcessResult process;
+  process.exit_code = 1;
+  RunnerVerdict verdict = classify_runner_run(process, report, "abc123");
+  EXPECT_EQ(verdict.outcome, Outcome::runtime_error);
+  EXPECT_FALSE(verdict.runner_fault);
+  EXPECT_NE(verdict.reason.find("without a report"), std::string::npos) << verdict.reason;
 }
 
 // Fake runners: shell scripts standing in for stitch-runner, to exercise the client end to end.

@@ -219,6 +219,14 @@ TEST_F(RunnerGpu, OutputCacheKeyedOnPointerIsFound) {
   expect_hacked(self_test(build("output_cache")), HackKind::output_cache);
 }
 
+TEST_F(RunnerGpu, TimesPatchedInTheRunnersMemoryAreForged) {
+  REQUIRE_GPU();
+  // The program rewrites the runner's GOT entry of cudaEventElapsedTime (every event time / 10);
+  // the supervisor's own clock between the call marks disagrees.
+  RunnerRun run = self_test(build("forged_timing"));
+  expect_hacked(run, HackKind::timing_forged);
+}
+
 TEST_F(RunnerGpu, ForkAttemptIsHiddenWork) {
   REQUIRE_GPU();
   expect_hacked(self_test(build("spawns_process")), HackKind::hidden_work);
@@ -272,11 +280,14 @@ TEST_F(RunnerGpu, HugeAllocationIsARuntimeErrorAndTheGpuStaysUsable) {
 
 TEST_F(RunnerGpu, HostSegfaultIsARuntimeErrorAndTheGpuStaysUsable) {
   REQUIRE_GPU();
-  // A crash in host code kills the runner before it can write runner.json: the verdict comes from
-  // the signal.
+  // A crash in host code kills the worker before it can report: its supervisor writes runner.json
+  // (status crashed, with the signal), never blamed on the machine.
   RunnerRun run = self_test(build("host_segfault"), {}, 30, 10, /*expect_report=*/false);
   EXPECT_EQ(run.verdict.outcome, Outcome::runtime_error) << describe(run);
   EXPECT_NE(run.verdict.reason.find("SIGSEGV"), std::string::npos) << describe(run);
+  EXPECT_FALSE(run.verdict.runner_fault);
+  ASSERT_TRUE(run.report.has_value()) << describe(run);
+  EXPECT_EQ(run.report->status, RunnerStatus::crashed);
   expect_clean(self_test(STITCH_SCALE_SHIFT_RELU_SO));
 }
 

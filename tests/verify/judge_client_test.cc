@@ -16,6 +16,7 @@
 
 #include "../util/process_test_support.h"
 #include "util/fs.h"
+#include "util/pid_namespace.h"
 #include "util/process.h"
 #include "verify/judge/judge_client.h"
 
@@ -256,6 +257,58 @@ TEST_F(FakeJudgeProcess, JudgeThatIgnoresExitIsKilledWithItsGroup) {
   expect_all_gone(pid);
 }
 
+// The fake judge's background sleep as we see it (its grandchild.pid holds the namespace's view).
+pid_t child_in_namespace(pid_t judge) {
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", judge, judge));
+  pid_t child = -1;
+  children >> child;
+  return child;
+}
+
+TEST_F(FakeJudgeProcess, InItsOwnPidNamespaceARunnerCanJoinIt) {
+  if (!can_create_pid_namespace()) GTEST_SKIP() << "no permission to create PID namespaces";
+  request_.own_pid_namespace = true;
+  PythonJudgeSession judge(location_);
+  ASSERT_TRUE(judge.start(request_).ok());
+  pid_t pid = judge.pid();
+  EXPECT_EQ(judge.namespace_pid(), pid);
+  std::string judge_namespace = pid_namespace_id(pid);
+  EXPECT_NE(judge_namespace, pid_namespace_id());
+  ProcessSpec runner;
+  runner.argv = {"readlink", "/proc/self/ns/pid"};
+  runner.pid_namespace = PidNamespace::join(judge.namespace_pid());
+  runner.timeout_s = 10;
+  SystemProcessRunner processes;
+  auto joined = processes.run(runner);
+  ASSERT_TRUE(joined.ok()) << joined.error().message;
+  EXPECT_EQ(joined->stdout_text, judge_namespace + "\n");
+  pid_t background = child_in_namespace(pid);
+  judge.stop();  // the exit command works for PID 1 as for any judge
+  EXPECT_EQ(judge.exit_result().exit_code, 0);
+  EXPECT_FALSE(judge.exit_result().timed_out);
+  EXPECT_EQ(judge.namespace_pid(), -1);
+  EXPECT_TRUE(process_gone(pid));
+  ASSERT_GT(background, 0);
+  EXPECT_TRUE(process_gone(background)) << "its background sleep outlived the namespace";
+}
+
+TEST_F(FakeJudgeProcess, AStubbornJudgeAsPid1IsStillKilled) {
+  if (!can_create_pid_namespace()) GTEST_SKIP() << "no permission to create PID namespaces";
+  setenv("FAKE_JUDGE_MODE", "stubborn", 1);
+  request_.own_pid_namespace = true;
+  PythonJudgeSession judge(location_);
+  judge.set_stop_grace(0.5);
+  ASSERT_TRUE(judge.start(request_).ok());
+  pid_t pid = judge.pid();
+  pid_t background = child_in_namespace(pid);
+  judge.stop();  // SIGTERM means nothing to PID 1 without a handler: SIGKILL after the grace
+  EXPECT_TRUE(judge.exit_result().timed_out);
+  EXPECT_EQ(judge.exit_result().term_signal, SIGKILL);
+  EXPECT_TRUE(process_gone(pid));
+  ASSERT_GT(background, 0);
+  EXPECT_TRUE(process_gone(background));
+}
+
 TEST_F(FakeJudgeProcess, DestructorStopsTheJudge) {
   pid_t pid = -1;
   {
@@ -301,6 +354,7 @@ TEST(RealJudgeOnCpu, ServesSlotsAndComparesPoisonedOutputsAsWrong) {
   request.device = "cpu";
   request.extra_args = {"--fake-ipc"};
   request.ready_timeout_s = 300;
+  request.own_pid_namespace = use_verification_pid_namespace();  // as verify starts it: PID 1
   auto ready = judge.start(request);
   ASSERT_TRUE(ready.ok()) << ready.error().message;
   EXPECT_EQ(ready->sets, 2);

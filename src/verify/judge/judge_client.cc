@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "util/pid_namespace.h"
 #include "verify/judge/runner_client.h"
 
 namespace stitch {
@@ -198,6 +200,12 @@ Result<json> PythonJudgeSession::next_event(double timeout_s, const std::string&
   }
 }
 
+bool use_verification_pid_namespace() {
+  const char* setting = std::getenv("STITCH_VERIFY_PID_NAMESPACE");
+  if (setting && std::string_view(setting) == "0") return false;
+  return can_create_pid_namespace();
+}
+
 Result<JudgeReady> PythonJudgeSession::start(const JudgeServeRequest& request) {
   stop();
   double started = now_s();
@@ -212,6 +220,8 @@ Result<JudgeReady> PythonJudgeSession::start(const JudgeServeRequest& request) {
   spec.argv = serve_command(request);
   spec.env = command.env;
   spec.stderr_path = request.log_path;
+  own_pid_namespace_ = request.own_pid_namespace;
+  if (own_pid_namespace_) spec.pid_namespace = PidNamespace::own();
   log_path_ = request.log_path;
   STITCH_ASSIGN_OR_RETURN(child_, LineChild::spawn(spec));
 

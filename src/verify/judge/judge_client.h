@@ -35,6 +35,9 @@ struct JudgeServeRequest {
   std::string device = "cuda";
   std::filesystem::path log_path;  // the judge's stderr
   double ready_timeout_s = 900;    // loading the model and computing the references
+  // Start the judge as PID 1 of a PID namespace of its own, which the runner then joins
+  // (namespace_pid()): the verification's namespace (docs/verify-protocol.md "Process layout").
+  bool own_pid_namespace = false;
   std::vector<std::string> extra_args;  // tests: --fake-ipc
 };
 
@@ -87,6 +90,12 @@ struct JudgeComparison {
 // and become +inf. A malformed document is an Error.
 Result<JudgeComparison> parse_judge_comparison(const nlohmann::json& result);
 
+// Whether a verification's judge (and with it the runner) gets a PID namespace of its own: where
+// the OS permits one (root), unless the environment says STITCH_VERIFY_PID_NAMESPACE=0 — the
+// escape hatch should the shared namespace ever break CUDA IPC on a machine. Without it the
+// runner's `pid_namespace` layer reports set_up false.
+bool use_verification_pid_namespace();
+
 class JudgeSession {
  public:
   virtual ~JudgeSession() = default;
@@ -98,6 +107,9 @@ class JudgeSession {
   // Ends the judge: {"cmd":"exit"}, then its process group is killed. Never fails; idempotent;
   // safe to call when start() failed or was never called.
   virtual void stop() = 0;
+  // While the judge runs in a PID namespace of its own: its pid, for the runner to join that
+  // namespace (util/pid_namespace.h); -1 otherwise.
+  virtual pid_t namespace_pid() const { return -1; }
 };
 
 class PythonJudgeSession final : public JudgeSession {
@@ -108,6 +120,7 @@ class PythonJudgeSession final : public JudgeSession {
   Result<JudgeReady> start(const JudgeServeRequest& request) override;
   Result<JudgeComparison> compare(double timeout_s) override;
   void stop() override;
+  pid_t namespace_pid() const override { return child_ && own_pid_namespace_ ? child_->pid() : -1; }
 
   // The judge's process id while it runs (tests check that it is gone after stop()).
   pid_t pid() const { return child_ ? child_->pid() : -1; }
@@ -130,6 +143,7 @@ class PythonJudgeSession final : public JudgeSession {
   std::filesystem::path log_path_;
   ProcessResult exit_result_;
   double stop_grace_s_ = 10.0;
+  bool own_pid_namespace_ = false;
 };
 
 // ---- judge baseline ----------------------------------------------------------------------------

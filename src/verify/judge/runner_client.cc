@@ -5,10 +5,12 @@
 #include <signal.h>
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
 #include "util/fs.h"
+#include "util/pid_namespace.h"
 
 extern char** environ;
 
@@ -29,6 +31,10 @@ std::string signal_name(int signal_number) {
 
 }  // namespace
 
+double supervisor_deadline_s(double timeout_s) {
+  return timeout_s > 0 ? std::max(0.9 * timeout_s, timeout_s - 10) : 0;
+}
+
 ProcessSpec build_runner_spec(const RunnerInvocation& invocation, const std::string& nonce) {
   ProcessSpec spec;
   auto number = [](double value) { return fmt::format("{}", value); };
@@ -45,7 +51,8 @@ ProcessSpec build_runner_spec(const RunnerInvocation& invocation, const std::str
            {"--timing-sets", std::to_string(invocation.timing_sets)},
            {"--call-timeout-s", number(invocation.call_timeout_s)},
            {"--init-timeout-s", number(invocation.init_timeout_s)},
-           {"--idle-timeout-s", number(invocation.idle_timeout_s)}}) {
+           {"--idle-timeout-s", number(invocation.idle_timeout_s)},
+           {"--deadline-s", number(supervisor_deadline_s(invocation.timeout_s))}}) {
     spec.argv.push_back(flag);
     spec.argv.push_back(value);
   }
@@ -54,6 +61,11 @@ ProcessSpec build_runner_spec(const RunnerInvocation& invocation, const std::str
     spec.argv.push_back(invocation.work_dir.string());
     spec.cwd = invocation.work_dir;
   }
+  if (std::string ours = pid_namespace_id(); !ours.empty()) {
+    spec.argv.push_back("--orchestrator-pid-namespace");
+    spec.argv.push_back(ours);
+  }
+  if (invocation.judge_pid > 0) spec.pid_namespace = PidNamespace::join(invocation.judge_pid);
   spec.argv.push_back("--nonce-stdin");
   spec.stdin_text = nonce + "\n";
   spec.argv.insert(spec.argv.end(), invocation.extra_args.begin(), invocation.extra_args.end());
@@ -118,6 +130,10 @@ RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<Run
     case RunnerStatus::timeout:
       verdict.outcome = Outcome::timeout;
       verdict.reason = report->message;
+      return verdict;
+    case RunnerStatus::crashed:  // the supervisor saw the worker die or cheat: the candidate's doing
+      verdict.outcome = Outcome::runtime_error;
+      verdict.reason = fmt::format("crashed: {}", report->message);
       return verdict;
     case RunnerStatus::no_device:
     case RunnerStatus::setup_failed:

@@ -1,5 +1,6 @@
 // The orchestrator's side of stitch-runner (docs/verify-protocol.md): builds the sandboxed command
-// (wall-clock limit, process group killed on timeout, scrubbed environment, a nonce on stdin),
+// (wall-clock limit, process group killed on timeout, scrubbed environment, a nonce on stdin, the
+// verification's PID namespace),
 // reads runner.json into a typed RunnerReport (runner/runner_report.h), and classifies the run —
 // crash signals, timeouts, candidate failures, dynamic hack findings — into an Outcome. The judge's
 // comparison comes after; a RunnerVerdict of `passed` means only that the runner saw nothing wrong.
@@ -35,8 +36,15 @@ struct RunnerInvocation {
   double init_timeout_s = 300;
   double idle_timeout_s = 10;
   std::string nonce;  // empty: run_runner draws one
+  // > 0: the runner joins this process's PID namespace — the judge's, made for this verification
+  // (JudgeSession::namespace_pid) — so it can open the judge's CUDA IPC handles.
+  pid_t judge_pid = -1;
   std::vector<std::string> extra_args;
 };
+
+// The supervisor's own deadline for the worker (--deadline-s): a little before the wall-clock
+// kill, so a hang still ends with runner.json (status timeout) rather than only with the kill.
+double supervisor_deadline_s(double timeout_s);
 
 ProcessSpec build_runner_spec(const RunnerInvocation& invocation, const std::string& nonce);
 

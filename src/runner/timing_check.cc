@@ -1,0 +1,102 @@
+// The supervisor's timing cross-check; see timing_check.h.
+#include "runner/timing_check.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+namespace stitch::runner {
+namespace {
+
+double sum(const std::vector<double>& values) {
+  return std::accumulate(values.begin(), values.end(), 0.0);
+}
+
+// The first call whose reported `what` exceeds the supervisor's interval, as a violation line.
+std::string first_overlong(const char* what, const std::vector<double>& reported,
+                           const CallIntervals& seen, const TimingCheckLimits& limits) {
+  for (size_t i = 0; i < reported.size() && i < seen.ms.size(); ++i) {
+    double allowed = seen.ms[i] * (1 + limits.relative_slack) + limits.absolute_slack_ms;
+    if (reported[i] > allowed)
+      return fmt::format(
+          "timed call {}: {} {:.4f} ms, but the supervisor saw the call take "
+          "{:.4f} ms",
+          seen.iterations[i], what, reported[i], seen.ms[i]);
+  }
+  return "";
+}
+
+std::string underreported(const char* what, const std::vector<double>& reported,
+                          const CallIntervals& seen, const TimingCheckLimits& limits) {
+  double claimed = sum(reported), measured = sum(seen.ms);
+  double allowed = limits.underreport_factor * claimed +
+                   limits.underreport_slack_ms * static_cast<double>(seen.ms.size());
+  if (measured <= allowed) return "";
+  return fmt::format(
+      "{} sums to {:.3f} ms over {} timed calls, but the supervisor measured "
+      "{:.3f} ms between their marks ({:.1f}x)",
+      what, claimed, seen.ms.size(), measured, claimed > 0 ? measured / claimed : 0.0);
+}
+
+}  // namespace
+
+CallIntervals call_intervals(const std::vector<TimedMark>& marks) {
+  CallIntervals seen;
+  const TimedMark* open = nullptr;
+  for (const TimedMark& entry : marks) {
+    if (entry.mark.kind == MarkKind::call_begin) {
+      if (open && seen.problem.empty())
+        seen.problem = fmt::format("call {} began before call {} ended", entry.mark.iteration,
+                                   open->mark.iteration);
+      open = &entry;
+    } else if (entry.mark.kind == MarkKind::call_end) {
+      if (!open || open->mark.iteration != entry.mark.iteration) {
+        if (seen.problem.empty())
+          seen.problem = fmt::format("call {} ended without beginning", entry.mark.iteration);
+        open = nullptr;
+        continue;
+      }
+      seen.iterations.push_back(entry.mark.iteration);
+      seen.ms.push_back(entry.at_ms - open->at_ms);
+      open = nullptr;
+    }
+  }
+  if (open && seen.problem.empty())
+    seen.problem = fmt::format("call {} never ended", open->mark.iteration);
+  return seen;
+}
+
+std::vector<std::string> cross_check_timing(const CallIntervals& seen,
+                                            const ReportedTimes& reported,
+                                            const TimingCheckLimits& limits) {
+  std::vector<std::string> violations;
+  if (!seen.problem.empty()) violations.push_back("timing marks: " + seen.problem);
+  size_t n = seen.ms.size();
+  if (reported.gpu_ms.size() != n || reported.synced_ms.size() != n ||
+      reported.wall_ms.size() != n) {
+    violations.push_back(fmt::format(
+        "the report has {} timed calls (gpu_ms; {} synced_ms, {} wall_ms), the supervisor saw {}",
+        reported.gpu_ms.size(), reported.synced_ms.size(), reported.wall_ms.size(), n));
+    return violations;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (seen.iterations[i] != static_cast<int>(i)) {
+      violations.push_back(
+          fmt::format("timed call {} was marked as call {}", i, seen.iterations[i]));
+      return violations;
+    }
+  for (const auto& [what, values] :
+       {std::pair<const char*, const std::vector<double>*>{"gpu_ms", &reported.gpu_ms},
+        {"synced_ms", &reported.synced_ms},
+        {"wall_ms", &reported.wall_ms}})
+    if (std::string line = first_overlong(what, *values, seen, limits); !line.empty())
+      violations.push_back(std::move(line));
+  for (const auto& [what, values] :
+       {std::pair<const char*, const std::vector<double>*>{"wall_ms", &reported.wall_ms},
+        {"synced_ms", &reported.synced_ms}})
+    if (std::string line = underreported(what, *values, seen, limits); !line.empty())
+      violations.push_back(std::move(line));
+  return violations;
+}
+
+}  // namespace stitch::runner
