@@ -62,6 +62,8 @@ LayerReport close_descriptors(const std::vector<int>& keep_fds) {
 // The parent of a new PID namespace: waits for its only child (the caller's continuation) and
 // ends the way it ended, so whoever waits for us sees the child's status.
 [[noreturn]] void wait_and_mirror(pid_t child) {
+  // Our copies of the caller's pipes (a spawner's exec report) must not outlive the child's use.
+  close_range(3, ~0u, 0);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
@@ -121,7 +123,10 @@ const LayerReport* find_layer(const std::vector<LayerReport>& reports, Layer whi
 
 std::vector<LayerReport> apply_isolation(const IsolationConfig& config) {
   std::vector<LayerReport> reports;
-  reports.push_back(close_descriptors(config.keep_fds));
+  if (config.close_descriptors)
+    reports.push_back(close_descriptors(config.keep_fds));
+  else
+    reports.push_back(layer(Layer::descriptors, false, "left to close-on-exec (configuration)"));
   bool root = geteuid() == 0;
   std::string user_namespace_error;
   bool in_user_namespace = false;

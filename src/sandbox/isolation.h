@@ -57,6 +57,9 @@ struct IsolationConfig {
   gid_t gid = 65534;
   bool landlock = true;
   bool no_new_privs = true;
+  // Close every descriptor above 2 but keep_fds. Off for a child about to exec (a spawner's own
+  // close-on-exec pipes must stay open until exec).
+  bool close_descriptors = true;
   std::vector<int> keep_fds;  // kept open besides 0, 1, 2 (a pipe to the supervisor)
 };
 

@@ -66,10 +66,14 @@ std::string incomplete_reason(const LayerGaps& gaps, const std::vector<LayerRepo
                      scope, scope.empty() ? "" : ": ", names, why);
 }
 
+nlohmann::json layer_to_json(const LayerReport& layer) {
+  return {{"name", layer.name}, {"set_up", layer.set_up}, {"detail", layer.detail}};
+}
+
 nlohmann::json layers_to_json(const std::vector<LayerReport>& layers) {
   nlohmann::json array = nlohmann::json::array();
   for (const auto& layer : layers)
-    array.push_back({{"name", layer.name}, {"set_up", layer.set_up}, {"detail", layer.detail}});
+    array.push_back(layer_to_json(layer));
   return array;
 }
 

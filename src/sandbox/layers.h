@@ -89,7 +89,8 @@ LayerGaps find_layer_gaps(const std::vector<LayerReport>& reports,
 std::string incomplete_reason(const LayerGaps& gaps, const std::vector<LayerReport>& reports,
                               std::string_view scope = "");
 
-// [{name, set_up, detail}], and back (entries that are not objects are skipped).
+// {name, set_up, detail}; a list of them, and back (entries that are not objects are skipped).
+nlohmann::json layer_to_json(const LayerReport& layer);
 nlohmann::json layers_to_json(const std::vector<LayerReport>& layers);
 std::vector<LayerReport> layers_from_json(const nlohmann::json& array);
 

@@ -88,24 +88,26 @@ std::string mount_tmpfs(const fs::path& target, const char* options) {
 std::string populate_root(const IsolationConfig& config, const fs::path& root,
                           std::vector<std::string>& notes) {
   if (std::string error = mount_tmpfs(root, "mode=0755,size=16m"); !error.empty()) return error;
-  // Parents before children: a later bind inside an earlier one stays visible, never the reverse.
   if (config.tmp_tmpfs) {
     if (std::string error = mount_tmpfs(root / "tmp", "mode=1777,size=4g"); !error.empty())
       return error;
   }
-  std::vector<fs::path> read_only = config.read_only_paths;
-  std::sort(read_only.begin(), read_only.end(), [](const fs::path& a, const fs::path& b) {
-    return a.string().size() < b.string().size();
+  // Every bind, parents before children: a later bind inside an earlier one stays visible.
+  std::vector<std::pair<fs::path, bool>> binds;  // path, writable
+  for (const auto& path : config.read_only_paths)
+    binds.emplace_back(path, false);
+  binds.emplace_back(config.writable_dir, true);
+  std::stable_sort(binds.begin(), binds.end(), [](const auto& a, const auto& b) {
+    return a.first.string().size() < b.first.string().size();
   });
   std::error_code ec;
-  for (const auto& path : read_only) {
+  for (const auto& [path, writable] : binds) {
     if (!fs::exists(path, ec)) {
       notes.push_back(fmt::format("{} missing", path.string()));
       continue;
     }
-    if (std::string error = bind(root, path, false); !error.empty()) return error;
+    if (std::string error = bind(root, path, writable); !error.empty()) return error;
   }
-  if (std::string error = bind(root, config.writable_dir, true); !error.empty()) return error;
   for (const auto& device : config.devices) {
     if (!fs::exists(device, ec)) continue;
     fs::path target = root / device.relative_path();

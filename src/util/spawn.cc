@@ -21,7 +21,7 @@ namespace {
 
 // What the child writes to the exec pipe when it cannot start.
 struct StartFailure {
-  enum Stage : int { chdir_failed, exec_failed } stage;
+  enum Stage : int { chdir_failed, exec_failed, setup_failed } stage;
   int error;
 };
 
@@ -83,8 +83,12 @@ void use_as(int fd, int target) {
     if (command.limits.no_core_dumps) set_limit(RLIMIT_CORE, 0);
     signal(SIGPIPE, SIG_DFL);  // the parent may ignore it; the child gets the default
     pthread_sigmask(SIG_SETMASK, &caller_mask, nullptr);
-    execvpe(argv[0], argv, envp);
-    failure = {StartFailure::exec_failed, errno};
+    if (command.child_setup && !command.child_setup()) {
+      failure = {StartFailure::setup_failed, errno};
+    } else {
+      execvpe(argv[0], argv, envp);
+      failure = {StartFailure::exec_failed, errno};
+    }
   }
   ssize_t ignored = write(report_fd, &failure, sizeof failure);
   (void)ignored;
@@ -96,6 +100,9 @@ Error start_error(const CommandSpec& command, const StartFailure& failure) {
   if (failure.stage == StartFailure::chdir_failed)
     return make_error(ErrorKind::machine, "cannot run {}: working directory {}: {}", name,
                       command.cwd.string(), std::strerror(failure.error));
+  if (failure.stage == StartFailure::setup_failed)
+    return make_error(ErrorKind::machine, "cannot run {}: its sandbox set-up failed: {}", name,
+                      std::strerror(failure.error));
   if (failure.error == ENOENT) return make_error(ErrorKind::machine, "{}: command not found", name);
   return make_error(ErrorKind::machine, "cannot run {}: {}", name, std::strerror(failure.error));
 }

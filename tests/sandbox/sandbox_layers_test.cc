@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "sandbox/layers.h"
+#include "sandbox/runner_view.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/syscall_table.h"
 
@@ -144,6 +145,21 @@ TEST(SeccompFilter, AllowlistModeRefusesUnlistedCallsWithEperm) {
     return 5;
   });
   EXPECT_EQ(code, 0);
+}
+
+TEST(RunnerView, HoldsTheProgramTheLibrariesAndTheDevices) {
+  IsolationConfig config = runner_isolation({"/tmp/work", "/tmp/build/program.so", {}, {7}});
+  auto has = [](const std::vector<std::filesystem::path>& paths, const char* path) {
+    return std::find(paths.begin(), paths.end(), std::filesystem::path(path)) != paths.end();
+  };
+  EXPECT_EQ(config.writable_dir, "/tmp/work");
+  EXPECT_TRUE(has(config.read_only_paths, "/tmp/build/program.so"));
+  EXPECT_TRUE(has(config.read_only_paths, "/usr"));
+  EXPECT_TRUE(has(config.read_only_paths, "/etc/ld.so.cache"));
+  EXPECT_FALSE(has(config.read_only_paths, "/tmp/build"));  // the program, not its directory
+  EXPECT_TRUE(has(config.devices, "/dev/null"));
+  EXPECT_TRUE(config.new_pid_namespace && config.sys_read_only && config.mount_proc);
+  EXPECT_EQ(config.keep_fds, std::vector<int>{7});
 }
 
 }  // namespace
