@@ -113,6 +113,13 @@ bool enter_namespaces(const IsolationConfig& config, std::vector<LayerReport>& r
   return error.empty();
 }
 
+// The writable dir belongs to the ids we drop to (as root; in a user namespace it is ours already).
+// A failed chown shows as the honest writes failing, not as a missing layer.
+void hand_over_writable_dir(const IsolationConfig& config) {
+  if (config.writable_dir.empty()) return;
+  if (chown(config.writable_dir.c_str(), config.uid, config.gid) != 0) return;
+}
+
 }  // namespace
 
 const LayerReport* find_layer(const std::vector<LayerReport>& reports, Layer which) {
@@ -134,10 +141,7 @@ std::vector<LayerReport> apply_isolation(const IsolationConfig& config) {
     user_namespace_error = detail::enter_user_namespace();
     in_user_namespace = user_namespace_error.empty();
   }
-  // The writable dir belongs to the ids we drop to (root only: in a user namespace it is ours).
-  // A failed chown shows as the honest writes failing, not as a missing layer.
-  if (root && config.drop_privileges && !config.writable_dir.empty()) [[maybe_unused]]
-    int ignored = chown(config.writable_dir.c_str(), config.uid, config.gid);
+  if (root && config.drop_privileges) hand_over_writable_dir(config);
   std::string mount_error;
   enter_namespaces(config, reports, mount_error);
   if (mount_error.empty())
