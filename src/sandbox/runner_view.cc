@@ -50,10 +50,12 @@ IsolationConfig runner_isolation(const RunnerView& view) {
       if (end > start && list[start] == '/') read_only.insert(list.substr(start, end - start));
     }
   }
-  for (const auto& path : view.extra_read_only) read_only.insert(fs::absolute(path));
+  for (const auto& path : view.extra_read_only)
+    read_only.insert(fs::absolute(path));
   config.read_only_paths.assign(read_only.begin(), read_only.end());
   config.devices = {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"};
-  for (const auto& device : nvidia_devices()) config.devices.push_back(device);
+  for (const auto& device : nvidia_devices())
+    config.devices.push_back(device);
   config.sys_read_only = true;
   config.new_pid_namespace = true;
   config.keep_fds = view.keep_fds;

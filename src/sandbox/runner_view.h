@@ -10,8 +10,8 @@
 namespace stitch::sandbox {
 
 struct RunnerView {
-  std::filesystem::path work_dir;  // the attempt's temp dir: writable, the cwd
-  std::filesystem::path program;   // the candidate .so: read-only
+  std::filesystem::path work_dir;                      // the attempt's temp dir: writable, the cwd
+  std::filesystem::path program;                       // the candidate .so: read-only
   std::vector<std::filesystem::path> extra_read_only;  // the CUDA toolkit's lib dir if elsewhere
   std::vector<int> keep_fds;                           // the supervisor's channel
 };
