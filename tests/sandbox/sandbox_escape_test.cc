@@ -202,6 +202,13 @@ void honest_work(Probe& probe, const Target& target) {
   config.new_pid_namespace = true;
   config.keep_fds = {report_fd};
   std::vector<LayerReport> layers = apply_isolation(config);
+  const LayerReport* user = find_layer(layers, Layer::user);
+  if (as_unprivileged && user && !user->set_up &&
+      user->detail.find("CLONE_NEWUSER") != std::string::npos) {
+    // A kernel that refuses unprivileged user namespaces leaves nothing to isolate with here.
+    probe.line("SKIP", "this kernel refuses user namespaces to uid 65534: " + user->detail);
+    _exit(0);
+  }
   for (const auto& layer : layers) {
     std::string text = fmt::format("layer {}: {} ({})", layer.name,
                                    layer.set_up ? "set up" : "NOT set up", layer.detail);
@@ -292,6 +299,7 @@ class SandboxEscape : public ::testing::TestWithParam<bool> {
 TEST_P(SandboxEscape, EveryEscapeFailsAndHonestWorkRuns) {
   std::string lines = run_child();
   std::cout << (GetParam() ? "[as uid 65534, user namespace]\n" : "[as the test's uid]\n") << lines;
+  if (lines.find("SKIP ") != std::string::npos) GTEST_SKIP() << lines;
   std::istringstream stream(lines);
   int checks = 0;
   for (std::string line; std::getline(stream, line);) {
