@@ -15,6 +15,7 @@
 #include "verify/build/gpu_info.h"
 #include "verify/feedback.h"
 #include "verify/judge/judge_client.h"
+#include "verify/verify_report.h"
 
 namespace stitch::app {
 
@@ -63,6 +64,8 @@ void add_best_times(bench::BenchRecord& record, const fs::path& run_dir,
   record.ours_p90_ms = best->result->timing->p90_ms;
   for (const auto& [mode, ms] : best->result->baselines_ms)
     record.baselines.push_back({mode, ms});
+  if (auto verified = read_verify_report(run_dir / best->dir / "verify.json"); verified.ok())
+    record.insecure_sandbox = verified->insecure_sandbox;
   for (const auto& attempt : state.attempts)
     if (auto profile = read_profile_summary(run_dir / attempt.dir / "profile.json"); profile.ok()) {
       for (const auto& kernel : profile->kernels)

@@ -58,6 +58,8 @@ Result<LoopSettings> loop_settings(const LoopOptions& options) {
   settings.sets = options.sets;
   settings.iters = options.iters;
   settings.runner_timeout_s = options.timeout_s;
+  STITCH_ASSIGN_OR_RETURN(settings.insecure_sandbox,
+                          sandbox::parse_insecure_layers(options.insecure_sandbox));
   settings.hybrid_hot = options.hybrid_hot;
   STITCH_ASSIGN_OR_RETURN(settings.llm, llm::resolve_llm_config(options.llm, fs::current_path()));
   STITCH_TRY(check_runnable_roles(settings.llm));
@@ -128,6 +130,7 @@ Result<agents::SystemVerifierConfig> verifier_config(
   config.options.sets = settings.sets;
   config.options.timing_iters = settings.iters;
   config.options.runner_timeout_s = settings.runner_timeout_s;
+  config.options.insecure_sandbox = settings.insecure_sandbox;
   config.options.build_cache_dir = settings.build_cache;
   config.options.worker_id = settings.worker_id;
   run::EventLog* events = &run.events();

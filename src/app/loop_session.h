@@ -19,6 +19,7 @@
 #include "harness/harness.h"
 #include "llm/config.h"
 #include "run/run_dir.h"
+#include "sandbox/layers.h"
 #include "util/result.h"
 #include "verify/track.h"
 
@@ -32,6 +33,7 @@ struct LoopSettings {
   int sets = 3;
   int iters = 50;
   double runner_timeout_s = 120;
+  sandbox::InsecureLayers insecure_sandbox;
   std::filesystem::path build_cache;  // empty: no cache
   std::string worker_id = "gpu0";
   bool export_main = true;  // build best/main (the standalone adapter)
@@ -56,6 +58,7 @@ struct LoopOptions {
   double timeout_s = 120;
   llm::LlmFlags llm;  // over the config file (llm/config.h)
   int hybrid_hot = 1;  // --hybrid-hot
+  std::vector<std::string> insecure_sandbox;  // --insecure-sandbox (sandbox/layers.h names)
 };
 
 // The settings they make; a bad_input Error for an unknown track, a bad LLM configuration (the

@@ -138,6 +138,9 @@ VerifyRequest make_request(const VerifyProgramOptions& options, const run::RunDi
 VerifyOptions make_verify_options(const VerifyProgramOptions& options, const VerifyRequest& request,
                                   const VerifyTools& tools, run::EventLog& events) {
   VerifyOptions verify_options = options.verify;
+  // The command line checked the names; an unknown one waives nothing (fails closed).
+  if (auto insecure = sandbox::parse_insecure_layers(options.insecure_sandbox); insecure.ok())
+    verify_options.insecure_sandbox = *insecure;
   verify_options.runner_path = tools.runner_path;
   verify_options.worker_id = fmt::format("gpu{}", request.gpu ? request.gpu->device : 0);
   verify_options.on_step = [&events, on_step = options.verify.on_step](const VerifyStep& step) {

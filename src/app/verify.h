@@ -32,6 +32,7 @@ struct VerifyProgramOptions {
   std::vector<std::string> include_dirs;  // -I: where the program's other headers live
   std::vector<std::string> libraries;
   std::string profile;  // a profile.json for the feedback
+  std::vector<std::string> insecure_sandbox;  // --insecure-sandbox names → verify.insecure_sandbox
   ProgressSink progress;
 };
 

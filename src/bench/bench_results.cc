@@ -119,6 +119,7 @@ json record_to_json(const BenchRecord& r) {
     doc[key] = r.*field;
   for (const auto& [key, field] : kTimeFields)
     doc[key] = finite_or_null(r.*field);
+  if (!r.insecure_sandbox.empty()) doc["insecure_sandbox"] = r.insecure_sandbox;
   return doc;
 }
 
@@ -146,6 +147,7 @@ Result<BenchRecord> record_from_json(const json& doc) {
                             read_timed_list(doc, "baselines", "mode", &BaselineTime::mode));
     STITCH_ASSIGN_OR_RETURN(r.top_kernels,
                             read_timed_list(doc, "top_kernels", "name", &KernelTime::name));
+    STITCH_TRY(read_field(doc, "insecure_sandbox", r.insecure_sandbox));
     return {};
   }();
   if (!status.ok())

@@ -7,7 +7,8 @@
 // One line (keys sorted; absent numbers are null):
 //   {"task", "level", "task_file", "run_dir", "outcome", "reason", "track", "gpu",
 //    "ours_ms", "ours_p10_ms", "ours_p90_ms", "baselines": [{"mode", "ms"}], "attempts", "wall_s",
-//    "top_kernels": [{"name", "ms"}], "refine_before_ms", "floor_ms", "finished_at"}
+//    "top_kernels": [{"name", "ms"}], "refine_before_ms", "floor_ms", "finished_at",
+//    "insecure_sandbox": [layer names] (absent: none)}
 #pragma once
 
 #include <filesystem>
@@ -52,6 +53,9 @@ struct BenchRecord {
   std::optional<double> refine_before_ms;  // the first passing program's median, before refine
   std::optional<double> floor_ms;          // the plan's roofline floor (cost model), when planned
   std::string finished_at;                 // UTC ISO-8601
+  // Sandbox layers its passing verification ran without (--insecure-sandbox; verify.json's
+  // insecure_sandbox); empty when every layer held. The report marks such a row.
+  std::vector<std::string> insecure_sandbox;
 
   bool passed() const { return outcome == BenchOutcome::passed; }
   // level + "/" + task: the identity of a task within a bench.

@@ -27,6 +27,8 @@ td.num { text-align: right; white-space: nowrap; }
 td.reason { max-width: 360px; color: #59636e; font-size: 12px; }
 .outcome-passed td.outcome { color: #1a7f37; font-weight: 600; }
 tr:not(.outcome-passed) td.outcome { color: #cf222e; font-weight: 600; }
+tr.insecure-sandbox td { background: #fff1e5; }
+tr.insecure-sandbox td.reason { color: #bc4c00; font-weight: 600; }
 .chart { display: block; max-width: 100%; height: auto; }
 .chart text { font: 12px system-ui, sans-serif; fill: #1f2328; }
 .chart .tick, .chart .task-gap { fill: #59636e; }
@@ -139,9 +141,17 @@ std::string render_task_table(const std::vector<BenchRecord>& records) {
       header_row(names);
   for (const auto& r : records) {
     const std::string outcome(bench_outcome_name(r.outcome));
-    out += fmt::format("<tr class=\"outcome-{}\" data-key=\"{}\">", outcome, html_escape(r.key()));
+    // A pass without every sandbox layer (--insecure-sandbox) is marked, never silent.
+    std::string insecure = r.insecure_sandbox.empty()
+                               ? ""
+                               : fmt::format("INSECURE SANDBOX: ran without {}",
+                                             fmt::join(r.insecure_sandbox, ", "));
+    out += fmt::format("<tr class=\"outcome-{}{}\" data-key=\"{}\">", outcome,
+                       insecure.empty() ? "" : " insecure-sandbox", html_escape(r.key()));
     out += fmt::format("<td title=\"{}\">{}</td>", html_escape(r.task_file), html_escape(r.task));
-    out += cell(r.level) + cell(outcome, "outcome") + cell(r.reason, "reason");
+    out += cell(r.level) + cell(outcome, "outcome") +
+           cell(insecure.empty() ? r.reason : insecure + (r.reason.empty() ? "" : "; " + r.reason),
+                "reason");
     for (const auto& ms : {r.ours_ms, r.ours_p10_ms, r.ours_p90_ms})
       out += cell(format_ms(ms), "num");
     for (const auto& mode : modes)

@@ -1,6 +1,8 @@
 // The options several subcommands take (common_options.h).
 #include "cli/common_options.h"
 
+#include "sandbox/layers.h"
+
 namespace stitch::cli {
 
 void add_target_argument(CLI::App& app, std::string& target, TargetKinds kinds) {
@@ -31,6 +33,17 @@ void add_verification_options(CLI::App& app, int& sets, int& iters, double& time
   app.add_option("--timeout", timeout_s, "Seconds allowed for each runner")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+}
+
+void add_insecure_sandbox_option(CLI::App& app, std::vector<std::string>& layers) {
+  std::vector<std::string> names = {"all"};
+  for (auto name : sandbox::kLayerNames) names.emplace_back(name);
+  app.add_option("--insecure-sandbox", layers,
+                 "Accept a verification without this sandbox layer (repeatable; `all`): the "
+                 "verdict then still passes, and verify.json, the printed verdict and the bench "
+                 "report say it ran without it. Without it, a missing layer fails closed")
+      ->check(CLI::IsMember(names))
+      ->allow_extra_args(false);  // one layer per flag: never eats the target argument
 }
 
 }  // namespace stitch::cli

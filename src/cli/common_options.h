@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -25,5 +26,9 @@ void add_track_option(CLI::App& app, std::string& track);
 
 // --sets, --iters and --timeout of a verification (verify, and each of the loop's).
 void add_verification_options(CLI::App& app, int& sets, int& iters, double& timeout_s);
+
+// --insecure-sandbox LAYER (repeatable; a sandbox::Layer name or `all`, checked at parse time):
+// layers a verification may pass without, flagged in verify.json (sandbox/layers.h).
+void add_insecure_sandbox_option(CLI::App& app, std::vector<std::string>& layers);
 
 }  // namespace stitch::cli

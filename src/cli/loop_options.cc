@@ -25,6 +25,7 @@ void add_loop_options(CLI::App& app, app::LoopOptions& options) {
   app.add_flag("--strict-fp32-gemm", options.strict_fp32_gemm,
                "Plan every GEMM in strict FP32 from the start (no split-precision 3xTF32)");
   add_verification_options(app, options.sets, options.iters, options.timeout_s);
+  add_insecure_sandbox_option(app, options.insecure_sandbox);
   app.add_option("--hybrid-hot", options.hybrid_hot,
                  "--coder hybrid: how many of the slowest built-in subtasks (by the profile of an "
                  "earlier attempt) the LLM rewrites besides the ones the built-in Coder refuses")

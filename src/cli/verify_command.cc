@@ -51,6 +51,7 @@ CommandAction setup_verify(CLI::App& app) {
   add_runs_dir_option(app, options->runs_dir);
   add_verification_options(app, options->verify.sets, options->verify.timing_iters,
                            options->verify.runner_timeout_s);
+  add_insecure_sandbox_option(app, options->insecure_sandbox);
   app.add_flag("--json", printing->json, "Print verify.json instead of the summary");
   app.add_flag("!--no-baselines", options->verify.baselines,
                "Skip the eager / torch.compile baseline timings (no speedups)");

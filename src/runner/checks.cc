@@ -171,14 +171,13 @@ void Session::inspect_processes(const std::string& label) {
   std::string calls;
   for (const auto& refusal : seccomp_refusals()) {
     refused += refusal.count;
-    calls += fmt::format("{}syscall {} x{}", calls.empty() ? "" : ", ", refusal.syscall_number,
-                         refusal.count);
+    calls += fmt::format("{}{} x{}", calls.empty() ? "" : ", ", refusal.name, refusal.count);
   }
   if (refused > seccomp_refusals_seen_) {
     seccomp_refusals_seen_ = refused;
     report_.add_finding("hidden_work",
-                        fmt::format("{}: the program tried to start a process or exec ({}); "
-                                    "refused by the sandbox",
+                        fmt::format("{}: the program made system calls the sandbox refuses "
+                                    "(a process, exec, or a call outside the allowlist: {})",
                                     label, calls));
   }
 }

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "sandbox/seccomp_filter.h"
+
 namespace stitch::runner {
 
 enum class LaunchCounting { off, untimed, all };
@@ -34,6 +36,9 @@ struct RunnerOptions {
   LaunchCounting launch_counting = LaunchCounting::untimed;
   bool isolate_network = true;
   bool seccomp = true;
+  // allowlist (default) or denylist: the fallback while CUDA on some machine needs a call the
+  // allowlist lacks (the refusal names it in runner.json's findings).
+  sandbox::SeccompMode seccomp_mode = sandbox::SeccompMode::allowlist;
   bool under_profiler = false;  // Nsight Compute injected itself: keep its descriptors and preload
   bool nonce_stdin = false;
   double deadline_s = 0;                   // the supervisor's limit for the whole worker; 0: none

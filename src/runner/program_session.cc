@@ -101,10 +101,14 @@ json ProgramSession::device_json(int index, const cudaDeviceProp& props) {
 
 void ProgramSession::install_seccomp() {
   if (!options_.seccomp) return;
-  SeccompReport seccomp = install_process_filter();
+  SeccompReport seccomp = install_process_filter(options_.seccomp_mode);
   report_.update([&](json& doc) {
     doc["sandbox"]["seccomp"] = seccomp.installed;
     doc["sandbox"]["seccomp_detail"] = seccomp.detail;
+    // The layer list the orchestrator checks (runner_report.h); the worker's isolation adds the
+    // others once it runs src/sandbox/isolation.h.
+    doc["sandbox"]["layers"].push_back(
+        sandbox::layer_to_json({"seccomp", seccomp.installed, seccomp.detail}));
   });
 }
 

@@ -25,6 +25,30 @@ const json& child(const json& parent, const char* key) {
   return empty;
 }
 
+// sandbox: the booleans and the layer list; the layers a runner reported only as booleans
+// (network_namespace, seccomp) are added to the list unless it names them.
+Status read_sandbox(const json& sandbox, RunnerReport& report) {
+  report.network_namespace = sandbox.value("network_namespace", false);
+  report.seccomp = sandbox.value("seccomp", false);
+  if (sandbox.contains("layers")) {
+    if (!sandbox["layers"].is_array())
+      return make_error("runner.json: sandbox.layers is not an array");
+    report.sandbox_layers = sandbox::layers_from_json(sandbox["layers"]);
+  }
+  auto listed = [&](std::string_view name) {
+    for (const auto& layer : report.sandbox_layers)
+      if (layer.name == name) return true;
+    return false;
+  };
+  if (sandbox.contains("network_namespace") && !listed("network_namespace"))
+    report.sandbox_layers.push_back({"network_namespace", report.network_namespace,
+                                     sandbox.value("network_detail", std::string())});
+  if (sandbox.contains("seccomp") && !listed("seccomp"))
+    report.sandbox_layers.push_back(
+        {"seccomp", report.seccomp, sandbox.value("seccomp_detail", std::string())});
+  return {};
+}
+
 Result<RunnerReport> parse_document(const json& doc) {
   if (!doc.is_object()) return make_error("runner.json: not a JSON object");
   if (doc.value("format", std::string()) != "stitchcuda.runner")
@@ -94,9 +118,7 @@ Result<RunnerReport> parse_document(const json& doc) {
   const json& names = child(launches, "kernel_names");
   for (const auto& [name, count] : names.items())
     if (count.is_number_integer()) report.kernel_names.emplace_back(name, count.get<int>());
-  const json& sandbox = child(doc, "sandbox");
-  report.network_namespace = sandbox.value("network_namespace", false);
-  report.seccomp = sandbox.value("seccomp", false);
+  STITCH_TRY(read_sandbox(child(doc, "sandbox"), report));
   const json& threads = child(doc, "threads");
   report.threads_before_dlopen = threads.value("before_dlopen", 0);
   report.threads_after_init = threads.value("after_init", 0);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runner/run_status.h"
+#include "sandbox/layers.h"
 #include "util/result.h"
 #include "verify/verdict.h"
 
@@ -66,8 +67,12 @@ struct RunnerReport {
   std::string launches_detail;
   std::vector<int> launches_per_forward;
   std::vector<std::pair<std::string, int>> kernel_names;  // name, launches seen
-  bool network_namespace = false;
-  bool seccomp = false;
+  bool network_namespace = false;  // sandbox.network_namespace (also a layer below)
+  bool seccomp = false;            // sandbox.seccomp (also a layer below)
+  // sandbox.layers: what each isolation layer reported. A file from before the list (or a runner
+  // that reports only some) gets network_namespace and seccomp from the two booleans above; every
+  // other layer is then absent, which fails the verification closed (sandbox/layers.h).
+  std::vector<sandbox::LayerReport> sandbox_layers;
   int threads_before_dlopen = 0;
   int threads_after_init = 0;
 

@@ -1,7 +1,8 @@
 // The runner's sandbox, set up before the candidate is loaded (HACKS.md rows 8, 20, 21, 27): an
 // own empty working directory, resource limits, death with the parent, a network namespace where
 // the OS permits one, an environment without the judge's traces, and (after CUDA is initialised)
-// a seccomp filter that refuses fork and exec while letting threads start.
+// a seccomp filter (src/sandbox/seccomp_filter.h: an allowlist by default) that lets threads
+// start.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/seccomp_filter.h"
 #include "util/result.h"
 
 namespace stitch::runner {
@@ -64,12 +66,16 @@ struct SeccompReport {
   bool installed = false;
   std::string detail;
 };
-// Refuses execve/execveat/fork/vfork and clone without CLONE_THREAD for every thread, present and
-// future (TSYNC). Refused calls return EPERM and are counted (seccomp_refusals).
-SeccompReport install_process_filter();
+// The filter of src/sandbox/seccomp_filter.h for every thread, present and future (TSYNC): in
+// allowlist mode only what a CUDA program needs passes; in both modes exec, process clones and the
+// denylist (ptrace, setns, mount, bpf, ...) are refused. Refused calls return EPERM and are counted
+// (seccomp_refusals); the detail names the mode.
+SeccompReport install_process_filter(
+    sandbox::SeccompMode mode = sandbox::SeccompMode::allowlist);
 
 struct SeccompRefusal {
   long syscall_number;
+  std::string name;  // "ptrace", "syscall 123" for one in neither table
   uint64_t count;
 };
 std::vector<SeccompRefusal> seccomp_refusals();

@@ -21,7 +21,7 @@ namespace {
 
 // What the child writes to the exec pipe when it cannot start.
 struct StartFailure {
-  enum Stage : int { chdir_failed, pid_namespace_failed, exec_failed } stage;
+  enum Stage : int { chdir_failed, pid_namespace_failed, setup_failed, exec_failed } stage;
   int error;
 };
 
@@ -90,8 +90,12 @@ void use_as(int fd, int target) {
     } else {
       signal(SIGPIPE, SIG_DFL);  // the parent may ignore it; the child gets the default
       pthread_sigmask(SIG_SETMASK, &caller_mask, nullptr);
-      execvpe(argv[0], argv, envp);
-      failure = {StartFailure::exec_failed, errno};
+      if (command.child_setup && !command.child_setup()) {
+        failure = {StartFailure::setup_failed, errno};
+      } else {
+        execvpe(argv[0], argv, envp);
+        failure = {StartFailure::exec_failed, errno};
+      }
     }
   }
   ssize_t ignored = write(report_fd, &failure, sizeof failure);
@@ -107,6 +111,9 @@ Error start_error(const CommandSpec& command, const StartFailure& failure) {
   if (failure.stage == StartFailure::pid_namespace_failed)
     return make_error(ErrorKind::machine, "cannot run {}: joining PID namespace of {}: {}", name,
                       command.pid_namespace.target, std::strerror(failure.error));
+  if (failure.stage == StartFailure::setup_failed)
+    return make_error(ErrorKind::machine, "cannot run {}: its sandbox set-up failed: {}", name,
+                      std::strerror(failure.error));
   if (failure.error == ENOENT) return make_error(ErrorKind::machine, "{}: command not found", name);
   return make_error(ErrorKind::machine, "cannot run {}: {}", name, std::strerror(failure.error));
 }

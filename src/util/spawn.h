@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,12 @@ struct CommandSpec {
   // inherit, own (PID 1 of a new namespace) or join(pid); util/pid_namespace.h says what each
   // implies for signals, exit status and the child's death.
   PidNamespace pid_namespace;
+  // Run in the child after the streams, working directory and limits are set, right before exec
+  // (isolation: namespaces, mounts; verify/build/compiler_sandbox.h). False: the child does not
+  // exec, and spawn_child reports "sandbox set-up failed" with the errno it left. The child of a
+  // multi-threaded parent may allocate here (glibc's malloc is usable after fork) but must not
+  // take other locks a parent thread could hold.
+  std::function<bool()> child_setup;
 };
 
 // A file descriptor closed when it goes out of scope.

@@ -115,6 +115,8 @@ bool Verifier::build(Context& context) {
   build_request.libraries = request.libraries;
   build_request.include_dirs = request.include_dirs;
   build_request.timeout_s = options_.build_timeout_s;
+  build_request.allow_incomplete_sandbox =
+      options_.insecure_sandbox.waives(sandbox::Layer::compiler);
   build_request.output_path = request.attempt_dir / "build" / "program.so";
 
   Result<BuildResult> built = build_maybe_cached(deps_.compiler, build_request,
@@ -133,6 +135,12 @@ bool Verifier::build(Context& context) {
   report.library_path = built->library_path.string();
   report.build_failure = built->failure;
   report.build_command = built->command;
+  report.build_sandbox = built->sandbox_layers;
+  if (!built->sandbox_layers.empty())  // a compile that ran without a layer only when waived
+    for (const auto& name : sandbox::find_layer_gaps(built->sandbox_layers,
+                                                     sandbox::kRequiredCompilerLayers, {})
+                                .missing)
+      report.insecure_sandbox.push_back("compiler." + name);
   report.diagnostics = built->diagnostics;
   report.kernels = built->kernels;
   if (!built->ok) {
@@ -303,6 +311,7 @@ RunnerInvocation runner_invocation(const VerifyOptions& options, const fs::path&
   if (mkdtemp(sandbox_template.data()) != nullptr) invocation.work_dir = sandbox_template;
   invocation.timing_iters = options.timing_iters;
   invocation.warmup = options.warmup;
+  invocation.insecure_sandbox = options.insecure_sandbox;
   // The judge may have sized the sets down to the GPU's memory (large tensors): the runner's
   // timing sets follow.
   invocation.timing_sets = ready.timing_sets > 0 ? std::min(ready.timing_sets, options.timing_sets)
@@ -321,6 +330,7 @@ RunnerInvocation runner_invocation(const VerifyOptions& options, const fs::path&
 // timing_basis.h picks; a synced basis caused by off-stream work is also a note).
 void take_runner_report(const RunnerReport& runner, VerifyReport& report) {
   report.runner_status = std::string(enum_name(runner.status));
+  report.runner_sandbox = runner.sandbox_layers;
   report.init_ms = runner.init_ms;
   if (runner.launches_available && !runner.launches_per_forward.empty())
     report.launches_per_forward = median_of(runner.launches_per_forward);
@@ -396,6 +406,7 @@ bool Verifier::run_runner_step(Context& context) {
                           run->process.stdout_text + run->process.stderr_text);
   report.runner_ran = true;
   report.runner_reason = run->verdict.reason;
+  for (const auto& layer : run->verdict.insecure_layers) report.insecure_sandbox.push_back(layer);
   if (run->report)
     take_runner_report(*run->report, report);
   else

@@ -99,6 +99,10 @@ struct VerifyOptions {
   std::filesystem::path runner_path;          // stitch-runner
   std::filesystem::path build_cache_dir;      // empty: build into the attempt directory
   std::string worker_id = "verify";
+  // Sandbox layers the user accepted running without (--insecure-sandbox): a verdict that would
+  // otherwise fail closed (infrastructure_error "sandbox_incomplete: ...") stands, and
+  // verify.json's insecure_sandbox names the missing layers.
+  sandbox::InsecureLayers insecure_sandbox;
   // Called after every step (progress, events.jsonl).
   std::function<void(const VerifyStep&)> on_step;
   // Called as a step starts, with the name on_step will report it under ("harness_start" covers

@@ -182,6 +182,10 @@ std::vector<std::string> summarize(const VerifyReport& report) {
       lines.push_back(fmt::format("not verified ({}): {}", where, report.reason));
       break;
   }
+  // Right under the verdict: a pass without every sandbox layer is not a pass to trust blindly.
+  if (!report.insecure_sandbox.empty())
+    lines.push_back(fmt::format("INSECURE SANDBOX: ran without {} (--insecure-sandbox)",
+                                fmt::join(report.insecure_sandbox, ", ")));
   for (const std::string& line : {build_line(report), findings_line(report), outputs_line(report),
                                   timing_line(report), speedup_line(report)}) {
     if (!line.empty() && lines.size() < 6) lines.push_back(line);

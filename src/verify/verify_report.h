@@ -11,13 +11,17 @@
 //   reason       one line: why this outcome ("" when passed)
 //   summary      3-6 human lines (the same text `stitchcuda verify` prints)
 //   track, tolerance {atol, rtol, rel_err_norm_max}, arch, gpu, capture_dir, sources [..]
+//   insecure_sandbox  [layer names]: required sandbox layers that were missing and waived by
+//                --insecure-sandbox ("compiler.<layer>" for the nvcc sandbox's); empty normally
 //   build        {ok, cache_hit, seconds, library, failure, command,
+//                 sandbox [{name, set_up, detail}] (the nvcc sandbox's layers; empty on a hit),
 //                 diagnostics [{file, line, severity, message, snippet}],
 //                 kernels [{name, arch, registers, spill_store_bytes, spill_load_bytes,
 //                           stack_frame_bytes, shared_bytes, barriers}]}
 //   findings     [{origin ("source" | "library" | "runner" | "judge"), kind, detail, fatal}]
 //   runner       {ran, status, reason, init_ms, launches_per_forward (median, null: not counted),
-//                 kernel_launches {name: count}, deterministic}
+//                 kernel_launches {name: count}, deterministic,
+//                 sandbox [{name, set_up, detail}] (runner.json's layers, sandbox/layers.h)}
 //   timing       {protocol, synced, wall: {median_ms, p10_ms, p90_ms, min_ms, iterations} | null,
 //                 speedup_basis: "stream" | "synced", basis_detail}. protocol: CUDA events on the
 //                caller's stream around stitch_forward (the runner's gpu_ms); synced: start event
@@ -45,6 +49,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sandbox/layers.h"
 #include "util/result.h"
 #include "verify/build/diagnostics.h"
 #include "verify/judge/judge_client.h"
@@ -96,6 +101,9 @@ struct VerifyReport {
   std::string gpu_name;
   std::string capture_dir;
   std::vector<std::string> sources;
+  // Required sandbox layers that were missing and waived (--insecure-sandbox): the verdict stands,
+  // flagged. Empty when every layer was set up.
+  std::vector<std::string> insecure_sandbox;
 
   // Build.
   bool built = false;
@@ -106,6 +114,7 @@ struct VerifyReport {
   std::vector<std::string> build_command;
   std::vector<Diagnostic> diagnostics;
   std::vector<PtxasKernelReport> kernels;
+  std::vector<sandbox::LayerReport> build_sandbox;  // the nvcc sandbox's layers
 
   std::vector<FindingRecord> findings;
 
@@ -117,6 +126,7 @@ struct VerifyReport {
   std::optional<double> launches_per_forward;
   std::vector<std::pair<std::string, int>> kernel_launches;
   bool deterministic = true;
+  std::vector<sandbox::LayerReport> runner_sandbox;  // the runner's isolation layers
   std::optional<TimingStats> timing;         // protocol time (gpu_ms)
   std::optional<TimingStats> synced_timing;  // to device idle (synced_ms)
   std::optional<TimingStats> wall_timing;

@@ -23,7 +23,8 @@ constexpr std::tuple kHeaderFields = {JsonField{"state", &VerifyReport::state},
                                       JsonField{"arch", &VerifyReport::arch},
                                       JsonField{"gpu", &VerifyReport::gpu_name},
                                       JsonField{"capture_dir", &VerifyReport::capture_dir},
-                                      JsonField{"sources", &VerifyReport::sources}};
+                                      JsonField{"sources", &VerifyReport::sources},
+                                      JsonField{"insecure_sandbox", &VerifyReport::insecure_sandbox}};
 constexpr std::tuple kBuildFields = {JsonField{"ok", &VerifyReport::built},
                                      JsonField{"cache_hit", &VerifyReport::build_cache_hit},
                                      JsonField{"seconds", &VerifyReport::build_seconds},
@@ -66,6 +67,7 @@ json build_to_json(const VerifyReport& report) {
   json doc = fields_to_json(report, kBuildFields);
   doc["diagnostics"] = json_array(report.diagnostics, diagnostic_to_json);
   doc["kernels"] = json_array(report.kernels, kernel_to_json);
+  doc["sandbox"] = sandbox::layers_to_json(report.build_sandbox);
   return doc;
 }
 
@@ -75,6 +77,7 @@ Status build_from_json(const json& doc, VerifyReport& report) {
                           read_array<Diagnostic>(doc, "diagnostics", diagnostic_from_json));
   STITCH_ASSIGN_OR_RETURN(report.kernels,
                           read_array<PtxasKernelReport>(doc, "kernels", ptxas_kernel_from_json));
+  report.build_sandbox = sandbox::layers_from_json(doc.value("sandbox", json::array()));
   return {};
 }
 
@@ -96,6 +99,7 @@ json runner_to_json(const VerifyReport& report) {
   json& launches = doc["kernel_launches"] = json::object();
   for (const auto& [name, count] : report.kernel_launches)
     launches[name] = count;
+  doc["sandbox"] = sandbox::layers_to_json(report.runner_sandbox);
   return doc;
 }
 
@@ -104,6 +108,7 @@ Status runner_from_json(const json& doc, VerifyReport& report) {
   if (auto found = doc.find("kernel_launches"); found != doc.end() && found->is_object())
     for (const auto& [name, count] : found->items())
       if (count.is_number_integer()) report.kernel_launches.emplace_back(name, count.get<int>());
+  report.runner_sandbox = sandbox::layers_from_json(doc.value("sandbox", json::array()));
   return {};
 }
 

@@ -33,6 +33,15 @@ TEST(BenchResults, JsonRoundTripKeepsEveryField) {
   }
 }
 
+TEST(BenchResults, InsecureSandboxRoundTripsAndIsAbsentWhenEmpty) {
+  BenchRecord record = rich_records()[0];
+  EXPECT_FALSE(record_to_json(record).contains("insecure_sandbox"));
+  record.insecure_sandbox = {"user", "compiler.network_namespace"};
+  auto back = record_from_json(record_to_json(record));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->insecure_sandbox, record.insecure_sandbox);
+}
+
 TEST(BenchResults, FileRoundTripInOrder) {
   fs::path path = fresh_file("round_trip");
   auto records = rich_records();

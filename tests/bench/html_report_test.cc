@@ -48,6 +48,16 @@ TEST(HtmlReport, EscapesEveryText) {
   EXPECT_EQ(count(html, "</script>"), 1u);
 }
 
+// A pass without every sandbox layer (--insecure-sandbox) is marked on its row, and only there.
+TEST(HtmlReport, InsecureSandboxRowIsMarked) {
+  std::vector<BenchRecord> records = rich_records();
+  records[0].insecure_sandbox = {"seccomp", "compiler.mount_namespace"};
+  std::string html = render(records);
+  EXPECT_EQ(count(html, "INSECURE SANDBOX: ran without seccomp, compiler.mount_namespace"), 1u);
+  EXPECT_EQ(count(html, " insecure-sandbox\""), 1u);
+  EXPECT_EQ(count(render(rich_records()), "INSECURE SANDBOX"), 0u);
+}
+
 TEST(HtmlReport, SelfContained) {
   std::string html = render(rich_records());
   for (const char* external : {"http://", "https://", "src=\"", "<link", "@import", "url("}) {

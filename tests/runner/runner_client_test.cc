@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/sandbox_layers.h"
 #include "util/fs.h"
 #include "util/pid_namespace.h"
 
@@ -142,8 +143,8 @@ Result<RunnerReport> report_with(const std::string& status, const std::string& f
                                  const std::string& nonce = "n1") {
   return parse_runner_report(fmt::format(
       R"({{"format": "stitchcuda.runner", "version": 1, "status": "{}", "message": "msg",
-          "nonce": "{}", "findings": {}}})",
-      status, nonce, findings));
+          "nonce": "{}", "findings": {}, "sandbox": {}}})",
+      status, nonce, findings, test_support::complete_sandbox_json()));
 }
 
 ProcessResult exited(int code) {
@@ -155,6 +156,57 @@ ProcessResult exited(int code) {
 TEST(RunnerClassify, CleanRunPasses) {
   auto verdict = classify_runner_run(exited(0), report_with("ok"), "n1");
   EXPECT_EQ(verdict.outcome, Outcome::passed);
+}
+
+// Fail closed (sandbox/layers.h): a clean run whose runner does not report every required layer
+// is not `passed`, and says which; --insecure-sandbox waives the named layers and is recorded.
+TEST(RunnerClassify, MissingSandboxLayersRefusePassed) {
+  auto report = parse_runner_report(R"({"format": "stitchcuda.runner", "version": 1,
+      "status": "ok", "nonce": "n1", "sandbox": {"network_namespace": true, "seccomp": true,
+      "layers": [{"name": "user", "set_up": false, "detail": "setresuid: EPERM"}]}})");
+  ASSERT_TRUE(report.ok());
+  auto verdict = classify_runner_run(exited(0), report, "n1");
+  EXPECT_EQ(verdict.outcome, Outcome::runtime_error);
+  EXPECT_TRUE(verdict.runner_fault);
+  EXPECT_TRUE(verdict.reason.starts_with(
+      "sandbox_incomplete: user, no_new_privs, pid_namespace, mount_namespace, ipc_namespace, "
+      "descriptors (user: setresuid: EPERM)"))
+      << verdict.reason;
+
+  auto waived = sandbox::parse_insecure_layers(
+      {"user", "no_new_privs", "pid_namespace", "mount_namespace", "ipc_namespace"});
+  ASSERT_TRUE(waived.ok());
+  verdict = classify_runner_run(exited(0), report, "n1", *waived);
+  EXPECT_EQ(verdict.outcome, Outcome::runtime_error);
+  EXPECT_NE(verdict.reason.find("sandbox_incomplete: descriptors"), std::string::npos)
+      << verdict.reason;
+
+  auto all = sandbox::parse_insecure_layers({"all"});
+  ASSERT_TRUE(all.ok());
+  verdict = classify_runner_run(exited(0), report, "n1", *all);
+  EXPECT_EQ(verdict.outcome, Outcome::passed);
+  EXPECT_EQ(verdict.insecure_layers.size(), 6u);
+}
+
+TEST(RunnerClassify, CompleteLayersPassWithNothingInsecure) {
+  auto verdict = classify_runner_run(exited(0), report_with("ok"), "n1");
+  EXPECT_EQ(verdict.outcome, Outcome::passed);
+  EXPECT_TRUE(verdict.insecure_layers.empty());
+}
+
+TEST(RunnerReportParse, LegacySandboxBooleansBecomeLayers) {
+  auto report = parse_runner_report(R"({"format": "stitchcuda.runner", "version": 1,
+      "status": "ok", "sandbox": {"network_namespace": true, "network_detail": "unshare",
+      "seccomp": false, "seccomp_detail": "disabled"}})");
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->sandbox_layers.size(), 2u);
+  EXPECT_EQ(report->sandbox_layers[0].name, "network_namespace");
+  EXPECT_TRUE(report->sandbox_layers[0].set_up);
+  EXPECT_EQ(report->sandbox_layers[1].name, "seccomp");
+  EXPECT_FALSE(report->sandbox_layers[1].set_up);
+  EXPECT_FALSE(parse_runner_report(R"({"format": "stitchcuda.runner", "version": 1,
+      "status": "ok", "sandbox": {"layers": 3}})")
+                   .ok());
 }
 
 TEST(RunnerClassify, FatalFindingIsHacked) {
@@ -329,8 +381,9 @@ class FakeRunner : public ::testing::Test {
 TEST_F(FakeRunner, EchoedNoncePasses) {
   fs::path runner = script(
       "read nonce\n"
-      "printf '{\"format\":\"stitchcuda.runner\",\"version\":1,\"status\":\"ok\",\"nonce\":\"%s\"}'"
-      " \"$nonce\" > \"$result\"\n");
+      "printf '{\"format\":\"stitchcuda.runner\",\"version\":1,\"status\":\"ok\",\"nonce\":\"%s\","
+      "\"sandbox\":%s}' \"$nonce\" '" +
+      test_support::complete_sandbox_json() + "' > \"$result\"\n");
   SystemProcessRunner processes;
   auto run = run_runner(processes, invocation(runner));
   ASSERT_TRUE(run.ok()) << run.error().message;

@@ -77,6 +77,11 @@ TEST_F(ProgramsCompile, EveryProgramBuildsWithAKernelReport) {
     ASSERT_TRUE(result.ok()) << result.error().message;
     ASSERT_TRUE(result->ok) << result->log;
     EXPECT_FALSE(result->cache_hit);
+    // nvcc ran in its sandbox (verify/build/compiler_sandbox.h), every required layer set up.
+    EXPECT_TRUE(sandbox::find_layer_gaps(result->sandbox_layers, sandbox::kRequiredCompilerLayers,
+                                         {})
+                    .missing.empty())
+        << "compiled outside its sandbox (" << result->sandbox_layers.size() << " layers)";
     EXPECT_TRUE(std::filesystem::is_regular_file(result->library_path));
     EXPECT_NE(result->log.find("ptxas info"), std::string::npos) << "-Xptxas -v missing";
     for (const Diagnostic& d : result->diagnostics)

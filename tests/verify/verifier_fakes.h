@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "support/sandbox_layers.h"
 #include "verify/verifier.h"
 
 namespace stitch::verify_fakes {
@@ -66,7 +67,7 @@ class FakeRunner final : public RunnerLauncher {
     Result<RunnerReport> report = runner_json ? parse_runner_report(*runner_json)
                                               : Result<RunnerReport>(make_error("missing"));
     if (report.ok()) run.report = *report;
-    run.verdict = classify_runner_run(process, report, "fakenonce");
+    run.verdict = classify_runner_run(process, report, "fakenonce", invocation.insecure_sandbox);
     return run;
   }
 
@@ -161,9 +162,10 @@ inline std::string runner_json(const std::string& status = "ok", const std::stri
     "determinism": {{"checked": true, "identical": true, "outputs": []}},
     "timing": {{"gpu_ms": [0.40, 0.50, 0.45, 0.42, 0.48], "synced_ms": [0.5, 0.5, 0.5, 0.5, 0.5],
                "wall_ms": [0.6, 0.6, 0.6, 0.6, 0.6], "empty_sync_gap_ms": {}}},
-    "launches": {{"available": true, "per_forward": [2, 2, 3], "kernel_names": {{"k": 7}}}}
+    "launches": {{"available": true, "per_forward": [2, 2, 3], "kernel_names": {{"k": 7}}}},
+    "sandbox": {}
   }})",
-                     status, status, findings, empty_gaps);
+                     status, status, findings, empty_gaps, test_support::complete_sandbox_json());
 }
 
 inline JudgeComparison passing_comparison() {

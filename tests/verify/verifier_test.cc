@@ -226,6 +226,39 @@ TEST_F(VerifierTest, RunnerWithoutADeviceIsNotTheProgramsFault) {
   EXPECT_EQ(verify_json()["outcome"], nullptr);
 }
 
+// Fail closed: a runner that does not report every required sandbox layer never gives `passed`;
+// --insecure-sandbox lets it pass, flagged in verify.json and the summary.
+TEST_F(VerifierTest, MissingSandboxLayerIsAnInfrastructureErrorUnlessWaived) {
+  std::string without_layers = runner_json();
+  without_layers.replace(without_layers.find(R"("layers")"), 8, R"("old_layers")");
+  runner_.runner_json = without_layers;
+  VerifyReport report = verify();
+  EXPECT_EQ(report.state, VerifyState::infrastructure_error);
+  EXPECT_NE(report.reason.find("sandbox_incomplete: user, no_new_privs, pid_namespace"),
+            std::string::npos)
+      << report.reason;
+  EXPECT_EQ(judge_.compares, 0);
+
+  options_.insecure_sandbox = *sandbox::parse_insecure_layers({"all"});
+  report = verify();
+  EXPECT_TRUE(report.passed()) << report.reason;
+  EXPECT_EQ(report.insecure_sandbox.size(), sandbox::kRequiredRunnerLayers.size());
+  EXPECT_EQ(verify_json()["insecure_sandbox"].size(), sandbox::kRequiredRunnerLayers.size());
+  EXPECT_NE(report.summary.at(1).find("INSECURE SANDBOX: ran without user"), std::string::npos)
+      << report.summary.at(1);
+  auto back = read_verify_report(attempt_ / "verify.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->insecure_sandbox, report.insecure_sandbox);
+}
+
+TEST_F(VerifierTest, CompleteSandboxPassesWithNothingInsecure) {
+  VerifyReport report = verify();
+  EXPECT_TRUE(report.passed()) << report.reason;
+  EXPECT_TRUE(report.insecure_sandbox.empty());
+  EXPECT_EQ(report.runner_sandbox.size(), sandbox::kRequiredRunnerLayers.size());
+  EXPECT_EQ(verify_json()["runner"]["sandbox"].size(), sandbox::kRequiredRunnerLayers.size());
+}
+
 TEST_F(VerifierTest, RunnerFatalFindingIsHacked) {
   runner_.runner_json =
       runner_json("ok", R"([{"kind": "stale_output", "detail": "poison survived", "fatal": true}])");

@@ -15,6 +15,7 @@
 #include "util/enum_names.h"
 #include "util/fs.h"
 #include "util/json_fields.h"
+#include "verify/build/compiler_sandbox.h"
 #include "verify/verdict_json.h"
 
 #ifndef STITCH_INCLUDE_DIR
@@ -85,6 +86,7 @@ nlohmann::json build_result_to_json(const BuildResult& result) {
   nlohmann::json doc = fields_to_json(result, kBuildResultFields);
   doc["diagnostics"] = json_array(result.diagnostics, diagnostic_to_json);
   doc["kernels"] = json_array(result.kernels, ptxas_kernel_to_json);
+  doc["sandbox"] = sandbox::layers_to_json(result.sandbox_layers);
   return doc;
 }
 
@@ -96,6 +98,7 @@ Result<BuildResult> build_result_from_json(const nlohmann::json& json) {
                           read_array<Diagnostic>(json, "diagnostics", diagnostic_from_json));
   STITCH_ASSIGN_OR_RETURN(result.kernels,
                           read_array<PtxasKernelReport>(json, "kernels", ptxas_kernel_from_json));
+  result.sandbox_layers = sandbox::layers_from_json(json.value("sandbox", nlohmann::json::array()));
   return result;
 }
 
@@ -210,6 +213,29 @@ Result<std::vector<std::string>> NvccCompiler::command_for(const BuildRequest& r
   return argv;
 }
 
+Result<ProcessResult> NvccCompiler::run_compile(const BuildRequest& request, ProcessSpec spec,
+                                                std::vector<sandbox::LayerReport>& layers) {
+  if (!options_.sandbox) return runner_.run(spec);
+  CompilerSandboxPaths paths{spec.cwd, project_header_dirs()};
+  for (const auto& source : request.sources)
+    paths.read_only.push_back(std::filesystem::absolute(source).parent_path());
+  for (const auto& dir : request.include_dirs) paths.read_only.push_back(dir);
+  STITCH_ASSIGN_OR_RETURN(auto nvcc, nvcc_path());
+  std::error_code ec;
+  std::filesystem::path toolkit = std::filesystem::canonical(nvcc, ec).parent_path().parent_path();
+  if (!ec) paths.read_only.push_back(toolkit);
+  CompilerSandbox sandbox(compiler_isolation(paths), request.allow_incomplete_sandbox);
+  STITCH_TRY(sandbox.install(spec));
+  Result<ProcessResult> process = runner_.run(spec);
+  layers = sandbox.layers();
+  sandbox::LayerGaps gaps =
+      sandbox::find_layer_gaps(layers, sandbox::kRequiredCompilerLayers, {});
+  if (!process.ok() && !gaps.missing.empty())  // the child refused to exec nvcc: fail closed
+    return make_error(ErrorKind::machine, "{}",
+                      sandbox::incomplete_reason(gaps, layers, "compiler"));
+  return process;
+}
+
 Result<BuildResult> NvccCompiler::build(const BuildRequest& request) {
   STITCH_ASSIGN_OR_RETURN(auto argv, command_for(request));
   std::filesystem::path output = std::filesystem::absolute(request.output_path);
@@ -224,9 +250,11 @@ Result<BuildResult> NvccCompiler::build(const BuildRequest& request) {
   spec.cwd = output.parent_path();
   spec.env["TMPDIR"] = output.parent_path().string();
   spec.timeout_s = request.timeout_s;
-  STITCH_ASSIGN_OR_RETURN(ProcessResult process, runner_.run(spec));
+  std::vector<sandbox::LayerReport> layers;
+  STITCH_ASSIGN_OR_RETURN(ProcessResult process, run_compile(request, std::move(spec), layers));
 
   BuildResult result;
+  result.sandbox_layers = std::move(layers);
   result.command = argv;
   result.seconds = process.wall_s;
   result.log = process.stdout_text;

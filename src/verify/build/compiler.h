@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/process.h"
+#include "sandbox/layers.h"
 #include "util/result.h"
 #include "verify/build/diagnostics.h"
 #include "verify/verdict.h"
@@ -35,6 +36,9 @@ struct BuildRequest {
   OutputKind output_kind = OutputKind::shared_library;
   std::filesystem::path output_path;  // where the library goes (BuildCache chooses it)
   double timeout_s = 300;
+  // Compile even when a layer of the nvcc sandbox is missing (--insecure-sandbox compiler); the
+  // layers are recorded either way (BuildResult::sandbox_layers). Not part of the cache key.
+  bool allow_incomplete_sandbox = false;
 };
 
 struct BuildResult {
@@ -51,6 +55,8 @@ struct BuildResult {
   bool reproducible = true;
   std::string failure;               // one line when !ok: "nvcc: exit code 2"
   std::vector<std::string> command;  // argv that ran
+  // The nvcc sandbox's layers (compiler_sandbox.h); empty for an unsandboxed compile or a hit.
+  std::vector<sandbox::LayerReport> sandbox_layers;
 };
 
 // {name, mangled_name, arch, registers, barriers, spill_store_bytes, spill_load_bytes,
@@ -93,6 +99,9 @@ Result<std::vector<std::string>> nvcc_arch_flags(const std::string& arch);
 struct NvccOptions {
   std::filesystem::path nvcc;                // empty: locate_nvcc() on first use
   std::filesystem::path stitch_include_dir;  // empty: default_stitch_include_dir()
+  // Compile in the sandbox of compiler_sandbox.h. A required layer that cannot be set up makes
+  // build() an Error ("sandbox_incomplete: compiler: ...") unless the request allows it.
+  bool sandbox = true;
 };
 
 class NvccCompiler final : public Compiler {
@@ -114,6 +123,9 @@ class NvccCompiler final : public Compiler {
 
  private:
   Result<std::filesystem::path> nvcc_path();
+  // Runs the compile, in its sandbox when options_.sandbox; the layers land in `layers`.
+  Result<ProcessResult> run_compile(const BuildRequest& request, ProcessSpec spec,
+                                    std::vector<sandbox::LayerReport>& layers);
 
   ProcessRunner& runner_;
   NvccOptions options_;

@@ -83,7 +83,8 @@ ProcessSpec build_runner_spec(const RunnerInvocation& invocation, const std::str
 }
 
 RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<RunnerReport>& report,
-                                  std::string_view expected_nonce) {
+                                  std::string_view expected_nonce,
+                                  const sandbox::InsecureLayers& insecure) {
   RunnerVerdict verdict;
   if (report.ok()) {
     verdict.findings = report->findings;
@@ -152,6 +153,15 @@ RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<Run
                                  signal_name(process.term_signal));
     return verdict;
   }
+  sandbox::LayerGaps gaps =
+      sandbox::find_layer_gaps(report->sandbox_layers, sandbox::kRequiredRunnerLayers, insecure);
+  if (!gaps.missing.empty()) {  // fail closed: nothing the candidate did is trusted
+    verdict.outcome = Outcome::runtime_error;
+    verdict.runner_fault = true;
+    verdict.reason = sandbox::incomplete_reason(gaps, report->sandbox_layers);
+    return verdict;
+  }
+  verdict.insecure_layers = gaps.waived;
   verdict.outcome = Outcome::passed;
   return verdict;
 }
@@ -182,7 +192,7 @@ Result<RunnerRun> run_runner(ProcessRunner& process_runner, const RunnerInvocati
     run.report = *report;
   else
     run.report_error = report.error().message;
-  run.verdict = classify_runner_run(run.process, report, nonce);
+  run.verdict = classify_runner_run(run.process, report, nonce, invocation.insecure_sandbox);
   return run;
 }
 

@@ -40,6 +40,9 @@ struct RunnerInvocation {
   // (JudgeSession::namespace_pid) — so it can open the judge's CUDA IPC handles.
   pid_t judge_pid = -1;
   std::vector<std::string> extra_args;
+  // Layers the user accepted running without (--insecure-sandbox); any other required layer the
+  // runner does not report set up refuses `passed` (classify_runner_run).
+  sandbox::InsecureLayers insecure_sandbox;
 };
 
 // The supervisor's own deadline for the worker (--deadline-s): a little before the wall-clock
@@ -53,10 +56,18 @@ struct RunnerVerdict {
   std::string reason;
   std::vector<HackFinding> findings;  // fatal and non-fatal, including the client's own
   bool runner_fault = false;          // no device, setup failure, usage: not the candidate's doing
+  // Required layers the runner did not set up that `insecure_sandbox` waived: the run passed
+  // without them, and verify.json says so.
+  std::vector<std::string> insecure_layers;
 };
 
+// A run that would pass but whose runner.json does not show every layer of
+// sandbox::kRequiredRunnerLayers set up fails closed: runtime_error with runner_fault (the
+// Verifier's infrastructure_error), reason "sandbox_incomplete: <layers> (...)", unless
+// `insecure` waives each missing layer.
 RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<RunnerReport>& report,
-                                  std::string_view expected_nonce);
+                                  std::string_view expected_nonce,
+                                  const sandbox::InsecureLayers& insecure = {});
 
 struct RunnerRun {
   ProcessResult process;

@@ -1,0 +1,128 @@
+// The nvcc sandbox (src/verify/build/compiler_sandbox.h) through the real spawn path: a probe
+// command in the compiler's sandbox must not read /etc/shadow, write beside its output dir, nor
+// reach a listener in the host's network namespace, while writing its output works; a sandbox
+// that cannot be set up stops the child before exec (fail closed) unless the caller allows it.
+#include "verify/build/compiler_sandbox.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "util/process.h"
+
+namespace stitch {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CompilerSandboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Not under /tmp: the sandbox's /tmp is a private tmpfs, where a write "outside" would land
+    // harmlessly and prove nothing.
+    base_ = fs::absolute(fmt::format("compiler_sandbox_test_{}", getpid()));
+    fs::remove_all(base_);
+    fs::create_directories(base_ / "sources");
+    fs::create_directories(base_ / "build");
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::listen(listener_, 4), 0);
+    socklen_t length = sizeof address;
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+  }
+  void TearDown() override {
+    ::close(listener_);
+    fs::remove_all(base_);
+  }
+
+  // A probe that prints what it managed; "CONTAINED" when nothing.
+  ProcessSpec probe() const {
+    std::string script = fmt::format(R"(
+import socket
+got = []
+try:
+    open('/etc/shadow').read(); got.append('read /etc/shadow')
+except Exception: pass
+try:
+    open('{0}/escaped.txt', 'w').write('x'); got.append('wrote outside')
+except Exception: pass
+try:
+    socket.create_connection(('127.0.0.1', {1}), timeout=2); got.append('connected')
+except Exception: pass
+open('{0}/build/inside.txt', 'w').write('ok')
+print(', '.join(got) or 'CONTAINED')
+)",
+                                     base_.string(), port_);
+    ProcessSpec spec;
+    spec.argv = {"/usr/bin/python3", "-c", script};
+    spec.cwd = base_ / "build";
+    spec.timeout_s = 60;
+    return spec;
+  }
+
+  CompilerSandboxPaths paths() const { return {base_ / "build", {base_ / "sources"}}; }
+
+  fs::path base_;
+  int listener_ = -1;
+  int port_ = 0;
+};
+
+TEST_F(CompilerSandboxTest, ProbeIsContainedAndWritesItsOutput) {
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 for the probe";
+  ProcessSpec spec = probe();
+  CompilerSandbox sandbox(compiler_isolation(paths()), /*allow_incomplete=*/false);
+  ASSERT_TRUE(sandbox.install(spec).ok());
+  SystemProcessRunner runner;
+  auto result = runner.run(spec);
+  std::vector<sandbox::LayerReport> layers = sandbox.layers();
+  std::string described;
+  for (const auto& layer : layers)
+    described += fmt::format("{} {} ({})\n", layer.name, layer.set_up, layer.detail);
+  ASSERT_TRUE(result.ok()) << result.error().message << "\n" << described;
+  EXPECT_EQ(result->stdout_text, "CONTAINED\n") << result->stderr_text << described;
+  EXPECT_TRUE(fs::exists(base_ / "build" / "inside.txt"));
+  EXPECT_FALSE(fs::exists(base_ / "escaped.txt"));
+  EXPECT_TRUE(
+      sandbox::find_layer_gaps(layers, sandbox::kRequiredCompilerLayers, {}).missing.empty())
+      << described;
+}
+
+TEST_F(CompilerSandboxTest, IncompleteSandboxStopsTheChildUnlessAllowed) {
+  sandbox::IsolationConfig broken = compiler_isolation(paths());
+  broken.writable_dir = "relative/dir";  // the mount view refuses it
+  for (bool allowed : {false, true}) {
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "echo ran"};
+    spec.timeout_s = 30;
+    CompilerSandbox sandbox(broken, allowed);
+    ASSERT_TRUE(sandbox.install(spec).ok());
+    SystemProcessRunner runner;
+    auto result = runner.run(spec);
+    std::vector<sandbox::LayerReport> layers = sandbox.layers();
+    const sandbox::LayerReport* mount =
+        sandbox::find_layer(layers, sandbox::Layer::mount_namespace);
+    ASSERT_NE(mount, nullptr);
+    EXPECT_FALSE(mount->set_up);
+    if (allowed) {
+      ASSERT_TRUE(result.ok()) << result.error().message;
+      EXPECT_EQ(result->stdout_text, "ran\n");
+    } else {
+      ASSERT_FALSE(result.ok());
+      EXPECT_NE(result.error().message.find("sandbox set-up failed"), std::string::npos)
+          << result.error().message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stitch
