@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "verify/checks/include_policy.h"  // path_inside
 
 namespace stitch {
 namespace {
@@ -95,13 +96,18 @@ std::vector<std::filesystem::path> local_includes(
     std::smatch m;
     while (std::getline(lines, line)) {
       if (!std::regex_search(line, m, include_line)) continue;
-      std::vector<std::filesystem::path> candidates = {file.parent_path() / m[1].str()};
-      for (const auto& dir : include_dirs)
-        candidates.push_back(dir / m[1].str());
-      for (const auto& candidate : candidates) {
+      // Only headers inside the folder they are searched in: an absolute or climbing path, or a
+      // link out, is the include check's to refuse (include_policy.h), never a header to read.
+      const std::filesystem::path written = m[1].str();
+      if (written.is_absolute()) continue;
+      std::vector<std::filesystem::path> dirs = {file.parent_path()};
+      dirs.insert(dirs.end(), include_dirs.begin(), include_dirs.end());
+      for (const auto& dir : dirs) {
+        const std::filesystem::path candidate = dir / written;
         std::error_code ec;
         if (!std::filesystem::is_regular_file(candidate, ec)) continue;
         std::filesystem::path resolved = std::filesystem::weakly_canonical(candidate, ec);
+        if (!path_inside(resolved, {std::filesystem::weakly_canonical(dir, ec)})) continue;
         if (visited.insert(resolved).second) {
           found.push_back(resolved);
           here.push_back(resolved);
