@@ -1,6 +1,8 @@
 // The options several subcommands take (common_options.h).
 #include "cli/common_options.h"
 
+#include "util/task_limits.h"
+
 namespace stitch::cli {
 
 void add_target_argument(CLI::App& app, std::string& target, TargetKinds kinds) {
@@ -31,6 +33,25 @@ void add_verification_options(CLI::App& app, int& sets, int& iters, double& time
   app.add_option("--timeout", timeout_s, "Seconds allowed for each runner")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+}
+
+void add_task_limit_options(CLI::App& app, TaskLimitOptions& options) {
+  app.add_option("--task-timeout", options.timeout_s,
+                 "Seconds any process running task code (capture, reference, judge, baselines) "
+                 "may run; 0: each one's own limit")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--task-memory", options.memory_gib,
+                 "GiB of private memory (RLIMIT_DATA) for each process running task code; "
+                 "0: no limit (default: 3/4 of this machine's memory)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+void apply_task_limit_options(const TaskLimitOptions& options) {
+  TaskLimits limits;
+  limits.timeout_s = options.timeout_s;
+  if (options.memory_gib >= 0)
+    limits.memory_bytes = static_cast<uint64_t>(options.memory_gib * double(uint64_t{1} << 30));
+  set_task_limits(limits);
 }
 
 }  // namespace stitch::cli
