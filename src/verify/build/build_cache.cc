@@ -85,6 +85,15 @@ std::vector<std::filesystem::path> local_includes(
   std::vector<std::filesystem::path> found;
   std::set<std::filesystem::path> visited;
   std::vector<std::filesystem::path> pending = {std::filesystem::absolute(source)};
+  std::vector<std::filesystem::path> roots;
+  for (const auto& dir : include_dirs) {
+    std::error_code ec;
+    roots.push_back(std::filesystem::weakly_canonical(std::filesystem::absolute(dir), ec));
+  }
+  {
+    std::error_code ec;
+    roots.push_back(std::filesystem::weakly_canonical(pending.front().parent_path(), ec));
+  }
   while (!pending.empty() && found.size() < kMaxLocalIncludes) {
     std::filesystem::path file = pending.back();
     pending.pop_back();
@@ -96,8 +105,9 @@ std::vector<std::filesystem::path> local_includes(
     std::smatch m;
     while (std::getline(lines, line)) {
       if (!std::regex_search(line, m, include_line)) continue;
-      // Only headers inside the folder they are searched in: an absolute or climbing path, or a
-      // link out, is the include check's to refuse (include_policy.h), never a header to read.
+      // Only headers inside the source's folder or an include folder: an absolute path, or one
+      // that climbs or links out of them, is the include check's to refuse (include_policy.h),
+      // never a header to read.
       const std::filesystem::path written = m[1].str();
       if (written.is_absolute()) continue;
       std::vector<std::filesystem::path> dirs = {file.parent_path()};
@@ -107,7 +117,7 @@ std::vector<std::filesystem::path> local_includes(
         std::error_code ec;
         if (!std::filesystem::is_regular_file(candidate, ec)) continue;
         std::filesystem::path resolved = std::filesystem::weakly_canonical(candidate, ec);
-        if (!path_inside(resolved, {std::filesystem::weakly_canonical(dir, ec)})) continue;
+        if (!path_inside(resolved, roots)) continue;
         if (visited.insert(resolved).second) {
           found.push_back(resolved);
           here.push_back(resolved);
