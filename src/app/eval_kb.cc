@@ -61,7 +61,7 @@ Result<harness::EvalKbReport> PythonKernelBenchJudge::evaluate(const EvalKbReque
        fmt::format("{}", judging.timeout_s)});
   // The candidate's limit is enforced inside; this one covers the reference and the eager
   // baseline too, and catches a judge that hangs.
-  spec.timeout_s = judging.timeout_s + 1800;
+  spec.timeout_s = task_timeout_s(judging.timeout_s + 1800);
   STITCH_ASSIGN_OR_RETURN(ProcessResult process, runner_.run(spec));
   if (!request.log.empty())
     (void)write_file_atomic(request.log, process.stdout_text + process.stderr_text);

@@ -205,7 +205,7 @@ class SystemProfilers final : public Profilers {
         {harness_->python, harness_->python_dir}, "stitch_harness.profile_reference",
         {"--task", request.task.string(), "--out", request.out.string(), "--warmup",
          std::to_string(request.warmup), "--track", request.track});
-    spec.timeout_s = request.timeout_s;
+    spec.timeout_s = task_timeout_s(request.timeout_s);
     STITCH_ASSIGN_OR_RETURN(ProcessResult process, process_runner_.run(spec));
     if (!process.succeeded())
       return make_error("profile_reference {}: {}", process.describe(), process.stderr_text);

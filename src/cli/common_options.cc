@@ -2,6 +2,7 @@
 #include "cli/common_options.h"
 
 #include "sandbox/layers.h"
+#include "util/task_limits.h"
 
 namespace stitch::cli {
 
@@ -44,6 +45,23 @@ void add_insecure_sandbox_option(CLI::App& app, std::vector<std::string>& layers
                  "report say it ran without it. Without it, a missing layer fails closed")
       ->check(CLI::IsMember(names))
       ->allow_extra_args(false);  // one layer per flag: never eats the target argument
+void add_task_limit_options(CLI::App& app, TaskLimitOptions& options) {
+  app.add_option("--task-timeout", options.timeout_s,
+                 "Seconds any process running task code (capture, reference, judge, baselines) "
+                 "may run; 0: each one's own limit")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--task-memory", options.memory_gib,
+                 "GiB of private memory (RLIMIT_DATA) for each process running task code; "
+                 "0: no limit (default: 3/4 of this machine's memory)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+void apply_task_limit_options(const TaskLimitOptions& options) {
+  TaskLimits limits;
+  limits.timeout_s = options.timeout_s;
+  if (options.memory_gib >= 0)
+    limits.memory_bytes = static_cast<uint64_t>(options.memory_gib * double(uint64_t{1} << 30));
+  set_task_limits(limits);
 }
 
 }  // namespace stitch::cli

@@ -1,6 +1,6 @@
 // The options several subcommands take, declared once so that each is named, explained and checked
 // the same way everywhere: the target a use resolves (app/target.h), --runs-dir, --track, and a
-// verification's --sets, --iters and --timeout.
+// verification's --sets, --iters and --timeout, and the task-process limits.
 #pragma once
 
 #include <cstdint>
@@ -30,5 +30,13 @@ void add_verification_options(CLI::App& app, int& sets, int& iters, double& time
 // --insecure-sandbox LAYER (repeatable; a sandbox::Layer name or `all`, checked at parse time):
 // layers a verification may pass without, flagged in verify.json (sandbox/layers.h).
 void add_insecure_sandbox_option(CLI::App& app, std::vector<std::string>& layers);
+// --task-timeout and --task-memory: the limits of every process that runs task code
+// (util/task_limits.h). main.cc adds them to every subcommand and applies them after parsing.
+struct TaskLimitOptions {
+  double timeout_s = 0;    // 0: each use's own limit
+  double memory_gib = -1;  // < 0: the default (3/4 of the machine's memory); 0: no limit
+};
+void add_task_limit_options(CLI::App& app, TaskLimitOptions& options);
+void apply_task_limit_options(const TaskLimitOptions& options);
 
 }  // namespace stitch::cli

@@ -100,7 +100,7 @@ CaptureOutcome PythonHarness::capture(const CaptureRequest& request) {
   if (request.inference) args.push_back("--inference");
   if (!request.reference) args.push_back("--no-reference");
   ProcessSpec spec = module_command(args);
-  spec.timeout_s = request.timeout_s;
+  spec.timeout_s = task_timeout_s(request.timeout_s);
   auto process = runner_.run(spec);
   if (!process.ok()) {
     CaptureOutcome outcome;

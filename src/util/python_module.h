@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "util/process.h"
+#include "util/task_limits.h"
 
 namespace stitch {
 
@@ -16,7 +17,9 @@ struct PythonLocation {
   std::filesystem::path python_dir;  // directory holding stitch_harness/
 };
 
-// `python -m <module> args...` with PYTHONPATH pointing at the harness and unbuffered output.
+// `python -m <module> args...` with PYTHONPATH pointing at the harness and unbuffered output, and
+// the task limits of util/task_limits.h: a caller that sets its own timeout_s caps it with
+// task_timeout_s.
 ProcessSpec python_module_spec(const PythonLocation& location, const std::string& module,
                                const std::vector<std::string>& args);
 

@@ -172,6 +172,10 @@ void Verifier::check_statically(Context& context) {
     files.push_back({display_path(path, request.attempt_dir), std::move(*text)});
   }
   size_t before = report.findings.size();
+  const auto shown = [&](const fs::path& path) { return display_path(path, request.attempt_dir); };
+  for (auto& finding : check_include_directives(
+           paths, build_include_roots(deps_.compiler, request.sources, request.include_dirs), shown))
+    report.findings.push_back({"source", std::move(finding)});
   for (auto& finding : check_sources(files, request.track))
     report.findings.push_back({"source", std::move(finding)});
   record_step(report, options_, "static_checks", now_s() - started, "ok",

@@ -75,6 +75,22 @@ TEST_F(BuildCacheTest, LocalIncludesAreFollowedTransitively) {
   EXPECT_EQ(headers[1].filename(), "inner.h");
 }
 
+// A host file named by a program is the include check's to refuse, never a header to read (its
+// text would reach the static checks' findings): absolute paths, paths that climb out of the
+// source's folder and links out of it are not followed; climbing inside the folder is.
+TEST_F(BuildCacheTest, LocalIncludesStayInsideTheSourcesFolders) {
+  write("secret.h", "int secret;\n");
+  write("src/nested/up.h", "#include \"../unrelated.h\"\n");
+  std::filesystem::create_symlink(dir_ / "secret.h", dir_ / "src" / "link.h");
+  write("src/program.cu", "#include \"" + (dir_ / "secret.h").string() +
+                              "\"\n#include \"../secret.h\"\n#include \"link.h\"\n"
+                              "#include \"nested/up.h\"\n");
+  auto headers = local_includes(request_.sources[0], {});
+  ASSERT_EQ(headers.size(), 2u);
+  EXPECT_EQ(headers[0].filename(), "up.h");
+  EXPECT_EQ(headers[1].filename(), "unrelated.h");
+}
+
 TEST_F(BuildCacheTest, KeyDependsOnEveryInput) {
   FakeCompiler compiler;
   BuildCache cache = open_cache(compiler);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "util/fs.h"
 
@@ -213,6 +214,52 @@ TEST(Snippet, EdgesOfTheFile) {
   EXPECT_EQ(read_snippet(file, 1000), "");
   EXPECT_EQ(read_snippet(kData / "no_such_file.cu", 3), "");
   EXPECT_EQ(read_snippet(file, 0), "");
+}
+
+// A host file quoted into diagnostics (issue 15 item 5): only location and severity remain, for a
+// file outside the quotable folders (a host file, a toolkit header, a link out of the sources);
+// the program's own files keep their text and snippet.
+TEST(WithholdForeignText, DiagnosticsOutsideTheSourcesKeepOnlyTheirLocation) {
+  const auto dir = std::filesystem::temp_directory_path() / "withhold-diagnostics-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "src");
+  { std::ofstream(dir / "secret.txt") << "SECRET-LINE-ONE\nSECRET-LINE-TWO\n"; }
+  { std::ofstream(dir / "src" / "prog.cu") << "int main() {\n  broken\n}\n"; }
+  std::filesystem::create_symlink(dir / "secret.txt", dir / "src" / "link.h");
+  const std::string secret = (dir / "secret.txt").string();
+  const std::string log = secret +
+                          "(1): error: identifier \"SECRET\" is undefined\n"
+                          "  SECRET-LINE-ONE\n  ^\n\n"
+                          "prog.cu(2): error: identifier \"broken\" is undefined\n"
+                          "    broken\n    ^\n\n"
+                          "link.h:2:1: error: 'SECRET' does not name a type\n"
+                          "    2 | SECRET-LINE-TWO\n      | ^~~~~~\n"
+                          "/usr/local/cuda/include/cuda_fp16.hpp(10): warning: toolkit text here\n";
+  auto diagnostics = parse_diagnostics(log, dir / "src");
+  ASSERT_EQ(diagnostics.size(), 4u);
+  EXPECT_NE(diagnostics[0].snippet.find("SECRET-LINE-ONE"), std::string::npos) << "read first";
+  withhold_foreign_text(diagnostics, dir / "src", {dir / "src"});
+  for (const Diagnostic& d : diagnostics)
+    if (d.file != "prog.cu") {
+      EXPECT_EQ(d.message.find("SECRET"), std::string::npos) << d.message;
+      EXPECT_EQ(d.message.find("toolkit text"), std::string::npos) << d.message;
+      EXPECT_NE(d.message.find("withheld"), std::string::npos);
+      EXPECT_EQ(d.snippet, "");
+      EXPECT_GT(d.line, 0);
+      EXPECT_FALSE(d.severity.empty());
+    }
+  EXPECT_EQ(diagnostics[1].message, "identifier \"broken\" is undefined");
+  EXPECT_NE(diagnostics[1].snippet.find("broken"), std::string::npos);
+  EXPECT_EQ(diagnostics[2].file, "link.h");
+
+  const std::string kept = withhold_foreign_log_text(log, dir / "src", {dir / "src"});
+  EXPECT_EQ(kept.find("SECRET"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("toolkit text"), std::string::npos) << kept;
+  EXPECT_NE(kept.find(secret + ":1: error"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("prog.cu(2): error: identifier \"broken\" is undefined\n    broken"),
+            std::string::npos)
+      << kept;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Demangle, PassesThroughWhatIsNotMangled) {

@@ -414,6 +414,72 @@ TEST(StaticChecks, EachRuleAndItsNearMiss) {
   }
 }
 
+// Issue 15 item 6: the holes HACKS.md row 29 names, each with an honest near-miss.
+TEST(StaticChecks, RawSyscallsLoadHooksFileWritesAndTimers) {
+  const RuleCase cases[] = {
+      // Raw system calls: the libc wrapper in any spelling, the instructions in host asm.
+      {"long f() { return syscall(SYS_getpid); }", {"hidden_work"}},
+      {"long f() { return ::syscall(39); }", {"hidden_work"}},
+      {"auto p = &syscall;", {"hidden_work"}},
+      {"long f() { return g(__NR_rename); }", {"hidden_work"}},
+      {"void f() { asm volatile(\"mov $39, %%eax\\n\\tsyscall\" ::: \"rax\"); }",
+       {"hidden_work"}},
+      {"void f() { __asm__(\"int $0x80\"); }", {"hidden_work"}},
+      {"void f() { asm(\"sys\" \"enter\"); }", {"hidden_work"}},
+      {"void f() { asm volatile(\"svc #0\"); }", {"hidden_work"}},
+      {"void f() { asm(\".byte 0x0f, 0x05\"); }", {"hidden_work"}},
+      {"#define RAW \"syscall\"\nvoid f() { asm(RAW); }", {"hidden_work"}},
+      {"__global__ void syscall_free(float* x) { x[0] = 1; }", {}},
+      {"__device__ int f(int a) { int r; asm(\"add.s32 %0, %1, 1;\" : \"=r\"(r) : \"r\"(a)); "
+       "return r; }",
+       {}},
+      {"void f() { printf(\"no syscall here\\n\"); }", {}},
+      // Load-time hooks by any spelling.
+      {"[[using gnu: constructor]] void at_load() {}", {"init_side_effect"}},
+      {"__attribute__((__constructor__(101))) static void at_load() {}", {"init_side_effect"}},
+      {"#define AT_LOAD __attribute__((constructor))\nAT_LOAD void f() {}", {"init_side_effect"}},
+      {"__attribute__((section(\".\" \"init_array\"))) void (*p)() = g;", {"init_side_effect"}},
+      {"__attribute__((section(\".ctors.65535\"))) void (*p)() = g;", {"init_side_effect"}},
+      {"#define S(x) #x\n__attribute__((section(S(.init_array)))) void (*p)() = g;",
+       {"init_side_effect"}},
+      {"#define SEC \".init\" \"_array\"\n__attribute__((section(SEC))) void (*p)() = g;",
+       {"init_side_effect"}},
+      {"asm(\".pushsection .init_array,\\\"aw\\\"\\n.quad g\\n.popsection\");",
+       {"init_side_effect", "hidden_work"}},
+      {"void* r(); void f() __attribute__((ifunc(\"r\")));", {"init_side_effect"}},
+      {"__attribute__((section(\".data.tables\"))) int table[4];", {}},
+      {"void f() { printf(\"the loader runs .init_array entries\\n\"); }", {}},
+      {"int constructor = 3; void destructor(int);", {}},
+      {"void f() { __cudaRegisterFatBinary(p); }", {"init_side_effect"}},
+      // The file system written, other processes, namespaces, code patching.
+      {"void f() { rename(\"a\", \"b\"); }", {"tampers_judge"}},
+      {"void f() { unlink(\"verify.json\"); }", {"tampers_judge"}},
+      {"void f() { ::remove(\"x\"); }", {"tampers_judge"}},
+      {"void f() { truncate(\"x\", 0); ftruncate(3, 0); }", {"tampers_judge"}},
+      {"void f() { mkdir(\"d\", 0700); symlink(\"a\", \"b\"); link(\"a\", \"c\"); }",
+       {"tampers_judge"}},
+      {"int flags = O_WRONLY | O_CREAT;", {"tampers_judge"}},
+      {"void f() { write(1, \"x\", 1); }", {"tampers_judge"}},
+      {"void f() { process_vm_readv(pid, a, 1, b, 1, 0); }", {"tampers_judge"}},
+      {"void f() { unshare(0); setns(fd, 0); }", {"tampers_judge"}},
+      {"void f() { mprotect(p, 4096, 7); }", {"tampers_judge"}},
+      {"void f(std::vector<int>& v) { v.erase(std::remove(v.begin(), v.end(), 0), v.end()); }", {}},
+      {"void f(Log& log) { log.write(\"x\"); log.rename(\"y\"); }", {}},
+      {"void f() { FILE* p = fopen(\"in.bin\", \"r\"); }", {"reads_answer"}},
+      // Timers (and threads, unchanged: flagged in code, nothing in a comment).
+      {"void f() { timer_create(CLOCK_REALTIME, &ev, &t); }", {"host_thread"}},
+      {"void f() { setitimer(ITIMER_REAL, &v, nullptr); }", {"host_thread"}},
+      {"void f() { alarm(1); }", {"host_thread"}},
+      {"// std::thread t(g);\nint x;", {}},
+      {"void f() { std::thread t(g); }", {"host_thread"}},
+  };
+  for (const RuleCase& c : cases) {
+    SCOPED_TRACE(std::string(c.code));
+    const auto findings = check(c.code, c.track);
+    EXPECT_EQ(fatal_kinds(findings), c.fatal) << test::describe(findings);
+  }
+}
+
 TEST(StaticChecks, FindingsNameFileLineAndMatch) {
   const auto findings = check_sources(
       {SourceFile{"dir/kernel.cu", "int a;\n\nvoid f() { std::thread t(g); }\n"}}, Track::fp32);

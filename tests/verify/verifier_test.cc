@@ -454,6 +454,26 @@ TEST_F(VerifierTest, HackThatAlsoFailsToCompileIsReportedAsTheHack) {
   EXPECT_FALSE(report.diagnostics.empty()) << "the compile errors are kept for the feedback";
 }
 
+// Issue 15 item 5: a directive naming a host file is refused as reads_answer, and nothing the
+// compiler quoted of that file reaches verify.json.
+TEST_F(VerifierTest, IncludeOfAHostFileIsHackedAndItsTextStaysOut) {
+  const std::string marker = "SECRET-HOST-LINE-7d2e";
+  ASSERT_TRUE(write_file_atomic(dir_ / "secret.txt", marker + "\n").ok());
+  ASSERT_TRUE(write_file_atomic(source_, "#include \"" + (dir_ / "secret.txt").string() +
+                                             "\"\nextern \"C\" int stitch_abi_version(void);\n")
+                  .ok());
+  compiler_.script.ok = false;
+  compiler_.script.log = (dir_ / "secret.txt").string() + "(1): error: identifier \"" + marker +
+                         "\" is undefined\n  " + marker + "\n  ^\n\n";
+  VerifyReport report = verify();
+  ASSERT_TRUE(report.outcome);
+  EXPECT_EQ(*report.outcome, Outcome::hacked) << report.reason;
+  EXPECT_NE(report.reason.find("reads_answer"), std::string::npos) << report.reason;
+  EXPECT_NE(report.reason.find("program.cu:1: #include"), std::string::npos) << report.reason;
+  EXPECT_EQ(judge_.starts, 0);
+  EXPECT_EQ(read_text(attempt_ / "verify.json").find(marker), std::string::npos);
+}
+
 TEST_F(VerifierTest, BaselineFailureStillPassesWithoutSpeedups) {
   baselines_.fail = true;
   VerifyReport report = verify();
@@ -641,6 +661,58 @@ TEST(VerifyCommand, StdThreadProgramIsHackedWithoutAGpu) {
   EXPECT_EQ(doc["outcome"], "hacked") << doc.dump(2);
   EXPECT_EQ(doc["findings"][0]["kind"], "host_thread");
   fs::remove_all(runs);
+}
+
+// Every file under `dir` that holds `marker`: none may, after a program tried to read it.
+std::vector<std::string> files_holding(const fs::path& dir, const std::string& marker) {
+  std::vector<std::string> holding;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && read_text(entry.path()).find(marker) != std::string::npos)
+      holding.push_back(entry.path().string());
+  return holding;
+}
+
+// Issue 15 item 5 with the real nvcc: `#include` of a host file is refused before compiling
+// (hacked, reads_answer) and `#line` naming it leaves diagnostics without its text; no byte of it
+// lands in the run directory (verify.json, feedback.json, build.log, build.json).
+TEST(VerifyCommand, HostFilesNeverReachTheRunDirectory) {
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc";
+  const fs::path dir = make_temp_dir("verify-host-file");
+  const std::string marker = "SECRET-HOST-LINE-91b3";
+  const fs::path secret = dir / "secret.txt";
+  ASSERT_TRUE(write_file_atomic(secret, marker + " = 1;\n" + marker + " x;\n").ok());
+  // Self-contained (tests/programs/ include a helper header that would not be beside the copy).
+  const std::string honest = "extern \"C\" int stitch_abi_version(void) { return 1; }\n";
+  const std::string task = std::string(STITCH_TEST_DATA_DIR) + "/tasks/scale_shift_relu.py";
+  const fs::path included = dir / "included.cu", relined = dir / "relined.cu";
+  ASSERT_TRUE(write_file_atomic(included, "#include \"" + secret.string() + "\"\n" + honest).ok());
+  // The snippet of a diagnostic "in" the secret file would quote its first line.
+  ASSERT_TRUE(
+      write_file_atomic(relined, honest + "#line 1 \"" + secret.string() + "\"\nbroken x;\n").ok());
+  const fs::path runs = dir / "runs";
+  ProcessResult result =
+      run_stitchcuda({"verify", task, included.string(), "--runs-dir", runs.string(),
+                      "--no-build-cache"},
+                     600, {{"CUDA_VISIBLE_DEVICES", ""}});
+  EXPECT_EQ(result.exit_code, 1) << result.stdout_text << result.stderr_text;
+  json doc = newest_verify_json(runs);
+  EXPECT_EQ(doc["outcome"], "hacked") << doc.dump(2);
+  EXPECT_EQ(doc["findings"][0]["kind"], "reads_answer") << doc.dump(2);
+  EXPECT_EQ(files_holding(runs, marker), std::vector<std::string>{});
+  EXPECT_EQ((result.stdout_text + result.stderr_text).find(marker), std::string::npos);
+
+  result = run_stitchcuda({"verify", task, relined.string(), "--runs-dir", runs.string(),
+                           "--no-build-cache"},
+                          600, {{"CUDA_VISIBLE_DEVICES", ""}});
+  EXPECT_EQ(result.exit_code, 1) << result.stdout_text << result.stderr_text;
+  doc = newest_verify_json(runs);
+  EXPECT_EQ(doc["outcome"], "compile_error") << doc.dump(2);
+  ASSERT_FALSE(doc["build"]["diagnostics"].empty()) << doc.dump(2);
+  EXPECT_EQ(doc["build"]["diagnostics"][0]["file"], secret.string()) << doc.dump(2);
+  EXPECT_EQ(doc["build"]["diagnostics"][0]["snippet"], "") << doc.dump(2);
+  EXPECT_EQ(files_holding(runs, marker), std::vector<std::string>{});
+  EXPECT_EQ((result.stdout_text + result.stderr_text).find(marker), std::string::npos);
+  fs::remove_all(dir);
 }
 
 // With no visible device the program is still built and checked, and the command says so.

@@ -17,6 +17,7 @@
 
 #include "util/fs.h"
 #include "verify/build/build_failure.h"
+#include "verify/checks/include_policy.h"  // path_inside
 
 namespace stitch {
 namespace {
@@ -89,6 +90,15 @@ std::vector<std::filesystem::path> local_includes(
   std::vector<std::filesystem::path> found;
   std::set<std::filesystem::path> visited;
   std::vector<std::filesystem::path> pending = {std::filesystem::absolute(source)};
+  std::vector<std::filesystem::path> roots;
+  for (const auto& dir : include_dirs) {
+    std::error_code ec;
+    roots.push_back(std::filesystem::weakly_canonical(std::filesystem::absolute(dir), ec));
+  }
+  {
+    std::error_code ec;
+    roots.push_back(std::filesystem::weakly_canonical(pending.front().parent_path(), ec));
+  }
   while (!pending.empty() && found.size() < kMaxLocalIncludes) {
     std::filesystem::path file = pending.back();
     pending.pop_back();
@@ -100,13 +110,19 @@ std::vector<std::filesystem::path> local_includes(
     std::smatch m;
     while (std::getline(lines, line)) {
       if (!std::regex_search(line, m, include_line)) continue;
-      std::vector<std::filesystem::path> candidates = {file.parent_path() / m[1].str()};
-      for (const auto& dir : include_dirs)
-        candidates.push_back(dir / m[1].str());
-      for (const auto& candidate : candidates) {
+      // Only headers inside the source's folder or an include folder: an absolute path, or one
+      // that climbs or links out of them, is the include check's to refuse (include_policy.h),
+      // never a header to read.
+      const std::filesystem::path written = m[1].str();
+      if (written.is_absolute()) continue;
+      std::vector<std::filesystem::path> dirs = {file.parent_path()};
+      dirs.insert(dirs.end(), include_dirs.begin(), include_dirs.end());
+      for (const auto& dir : dirs) {
+        const std::filesystem::path candidate = dir / written;
         std::error_code ec;
         if (!std::filesystem::is_regular_file(candidate, ec)) continue;
         std::filesystem::path resolved = std::filesystem::weakly_canonical(candidate, ec);
+        if (!path_inside(resolved, roots)) continue;
         if (visited.insert(resolved).second) {
           found.push_back(resolved);
           here.push_back(resolved);

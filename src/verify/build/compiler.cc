@@ -87,6 +87,7 @@ nlohmann::json build_result_to_json(const BuildResult& result) {
   doc["diagnostics"] = json_array(result.diagnostics, diagnostic_to_json);
   doc["kernels"] = json_array(result.kernels, ptxas_kernel_to_json);
   doc["sandbox"] = sandbox::layers_to_json(result.sandbox_layers);
+  doc["refused"] = result.refused;  // optional on reading: cache entries from before it existed
   return doc;
 }
 
@@ -94,6 +95,10 @@ Result<BuildResult> build_result_from_json(const nlohmann::json& json) {
   BuildResult result;
   Status fields = read_fields(json, result, kBuildResultFields, FieldPresence::required);
   if (!fields.ok()) return fields.error().with_context("build result JSON");
+  if (const auto refused = json.find("refused"); refused != json.end()) {
+    if (!refused->is_boolean()) return make_error("build result JSON: 'refused' is not a boolean");
+    result.refused = refused->get<bool>();
+  }
   STITCH_ASSIGN_OR_RETURN(result.diagnostics,
                           read_array<Diagnostic>(json, "diagnostics", diagnostic_from_json));
   STITCH_ASSIGN_OR_RETURN(result.kernels,
@@ -236,8 +241,54 @@ Result<ProcessResult> NvccCompiler::run_compile(const BuildRequest& request, Pro
   return process;
 }
 
+IncludeRoots build_include_roots(const Compiler& compiler,
+                                 const std::vector<std::filesystem::path>& sources,
+                                 const std::vector<std::filesystem::path>& include_dirs) {
+  IncludeRoots roots;
+  roots.search = compiler.include_dirs();
+  roots.search.insert(roots.search.end(), include_dirs.begin(), include_dirs.end());
+  for (const auto& source : sources)
+    roots.program.push_back(std::filesystem::absolute(source).parent_path());
+  roots.program.insert(roots.program.end(), include_dirs.begin(), include_dirs.end());
+  roots.project = compiler.project_header_dirs();
+  auto nvcc = locate_nvcc();
+  roots.system = system_include_dirs(nvcc.ok() ? *nvcc : std::filesystem::path());
+  return roots;
+}
+
+std::vector<std::filesystem::path> quotable_dirs(const Compiler& compiler,
+                                                 const BuildRequest& request) {
+  std::vector<std::filesystem::path> dirs = compiler.project_header_dirs();
+  for (const auto& source : request.sources)
+    dirs.push_back(std::filesystem::absolute(source).parent_path());
+  for (const auto& dir : request.include_dirs)
+    dirs.push_back(std::filesystem::absolute(dir));
+  return dirs;
+}
+
+namespace {
+
+// What a build refused by the include policy reports: where and why, never the named file's text.
+BuildResult refused_build(const std::vector<std::string>& argv,
+                          const std::vector<HackFinding>& findings) {
+  BuildResult result;
+  result.command = argv;
+  result.refused = true;
+  result.failure = "refused before compiling: " + findings.front().detail;
+  for (const HackFinding& finding : findings) {
+    result.diagnostics.push_back(Diagnostic{"", 0, "error", finding.detail, ""});
+    result.log += finding.detail + "\n";
+  }
+  return result;
+}
+
+}  // namespace
+
 Result<BuildResult> NvccCompiler::build(const BuildRequest& request) {
   STITCH_ASSIGN_OR_RETURN(auto argv, command_for(request));
+  const std::vector<HackFinding> refusals = check_include_directives(
+      request.sources, build_include_roots(*this, request.sources, request.include_dirs));
+  if (!refusals.empty()) return refused_build(argv, refusals);
   std::filesystem::path output = std::filesystem::absolute(request.output_path);
   STITCH_TRY(make_dirs(output.parent_path()));
   std::error_code ec;
@@ -261,9 +312,12 @@ Result<BuildResult> NvccCompiler::build(const BuildRequest& request) {
   if (!result.log.empty() && result.log.back() != '\n' && !process.stderr_text.empty())
     result.log += '\n';
   result.log += process.stderr_text;
-  result.diagnostics = parse_diagnostics(
-      result.log, std::filesystem::absolute(request.sources.front()).parent_path());
+  const auto source_dir = std::filesystem::absolute(request.sources.front()).parent_path();
+  const auto quotable = quotable_dirs(*this, request);
+  result.diagnostics = parse_diagnostics(result.log, source_dir);
+  withhold_foreign_text(result.diagnostics, source_dir, quotable);
   result.kernels = parse_ptxas_report(result.log);
+  result.log = withhold_foreign_log_text(result.log, source_dir, quotable);
   result.timed_out = process.timed_out;
   result.reproducible = !process.timed_out && process.term_signal == 0;
   result.ok = process.succeeded() && std::filesystem::exists(output, ec);
@@ -291,6 +345,7 @@ Result<BuildResult> FakeCompiler::build(const BuildRequest& request) {
   std::filesystem::path source_dir =
       request.sources.empty() ? std::filesystem::path() : request.sources.front().parent_path();
   result.diagnostics = parse_diagnostics(script.log, source_dir);
+  withhold_foreign_text(result.diagnostics, source_dir, quotable_dirs(*this, request));
   result.kernels = parse_ptxas_report(script.log);
   result.seconds = script.seconds;
   result.timed_out = script.timed_out;

@@ -17,6 +17,7 @@
 #include "sandbox/layers.h"
 #include "util/result.h"
 #include "verify/build/diagnostics.h"
+#include "verify/checks/include_policy.h"
 #include "verify/verdict.h"
 
 namespace stitch {
@@ -54,6 +55,9 @@ struct BuildResult {
   // says nothing about the source and is never cached.
   bool reproducible = true;
   std::string failure;               // one line when !ok: "nvcc: exit code 2"
+  // The build was refused before the compiler ran: a directive names a file the program may not
+  // read (include_policy.h); `diagnostics` says which, at which line.
+  bool refused = false;
   std::vector<std::string> command;  // argv that ran
   // The nvcc sandbox's layers (compiler_sandbox.h); empty for an unsandboxed compile or a hit.
   std::vector<sandbox::LayerReport> sandbox_layers;
@@ -84,6 +88,17 @@ class Compiler {
   // found there are neither copied into its attempt nor statically checked as its code.
   virtual std::vector<std::filesystem::path> project_header_dirs() const { return include_dirs(); }
 };
+
+// The folders a build of `sources` with `include_dirs` may make the compiler read
+// (verify/checks/include_policy.h): the sources' folders and `include_dirs` (the program's), the
+// compiler's project headers, the toolkit's and the system's header folders.
+IncludeRoots build_include_roots(const Compiler& compiler,
+                                 const std::vector<std::filesystem::path>& sources,
+                                 const std::vector<std::filesystem::path>& include_dirs);
+
+// The folders whose files a diagnostic may quote: the program's and the project's headers.
+std::vector<std::filesystem::path> quotable_dirs(const Compiler& compiler,
+                                                 const BuildRequest& request);
 
 // nvcc, in order: $NVCC, $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, PATH.
 Result<std::filesystem::path> locate_nvcc();

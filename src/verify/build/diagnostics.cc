@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.h"
+#include "verify/checks/include_policy.h"  // path_inside
 
 namespace stitch {
 namespace {
@@ -194,6 +195,60 @@ std::vector<Diagnostic> parse_diagnostics(std::string_view log,
     }
   }
   return diagnostics;
+}
+
+namespace {
+
+constexpr std::string_view kWithheld = "(text withheld: the file is outside the program's sources)";
+
+bool quotable(const std::string& file, const std::filesystem::path& source_dir,
+              const std::vector<std::filesystem::path>& quotable_dirs) {
+  std::filesystem::path path = file;
+  if (path.is_relative() && !source_dir.empty()) path = source_dir / path;
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& dir : quotable_dirs) {
+    std::error_code ec;
+    if (!dir.empty()) dirs.push_back(std::filesystem::weakly_canonical(dir, ec));
+  }
+  return path_inside(path, dirs);
+}
+
+}  // namespace
+
+void withhold_foreign_text(std::vector<Diagnostic>& diagnostics,
+                           const std::filesystem::path& source_dir,
+                           const std::vector<std::filesystem::path>& quotable_dirs) {
+  for (Diagnostic& d : diagnostics) {
+    if (d.file.empty() || quotable(d.file, source_dir, quotable_dirs)) continue;
+    d.message = std::string(kWithheld);
+    d.snippet.clear();
+  }
+}
+
+std::string withhold_foreign_log_text(std::string_view log, const std::filesystem::path& source_dir,
+                                      const std::vector<std::filesystem::path>& quotable_dirs) {
+  std::string out;
+  bool dropping = false;  // inside the echo of a withheld message
+  std::smatch m;
+  for (std::string_view view : split_lines(log)) {
+    std::string text(view);
+    if (dropping && !text.empty() && (text[0] == ' ' || text[0] == '\t')) continue;
+    dropping = false;
+    std::string file, line, severity;
+    if (std::regex_match(text, m, message_patterns().edg_line)) {
+      std::tie(file, line, severity) = std::make_tuple(m[1].str(), m[2].str(), m[3].str());
+    } else if (std::regex_match(text, m, message_patterns().gcc_line)) {
+      std::tie(file, line, severity) = std::make_tuple(m[1].str(), m[2].str(), m[4].str());
+    }
+    if (!file.empty() && !quotable(file, source_dir, quotable_dirs)) {
+      out += fmt::format("{}:{}: {} {}\n", file, line, severity, kWithheld);
+      dropping = true;
+      continue;
+    }
+    out += text;
+    out += '\n';
+  }
+  return out;
 }
 
 namespace {

@@ -38,6 +38,20 @@ std::vector<Diagnostic> parse_diagnostics(std::string_view log,
                                           const std::filesystem::path& source_dir = {},
                                           int context_lines = 2);
 
+// Diagnostics never quote a file outside the program's sources (HACKS.md row 31): the text of one
+// whose file (resolved against `source_dir`, symbolic links followed) lies outside `quotable_dirs`
+// (the program's folders and the project's public headers) is withheld: its location and severity
+// stay, its message and snippet do not. That covers a host file a directive or `#line` named and
+// the toolkit's and system's headers alike. Diagnostics with no file (ptxas, nvlink, ld) stay.
+void withhold_foreign_text(std::vector<Diagnostic>& diagnostics,
+                           const std::filesystem::path& source_dir,
+                           const std::vector<std::filesystem::path>& quotable_dirs);
+
+// The same for a raw compiler log: a message line about such a file becomes `file(line): severity`
+// and the indented source echo and caret lines after it are dropped.
+std::string withhold_foreign_log_text(std::string_view log, const std::filesystem::path& source_dir,
+                                      const std::vector<std::filesystem::path>& quotable_dirs);
+
 // Parses the `ptxas info` lines of a log, in the order the kernels were compiled.
 std::vector<PtxasKernelReport> parse_ptxas_report(std::string_view log);
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -56,6 +57,32 @@ struct ElfTypes {
   using Word = std::conditional_t<Is64, uint64_t, uint32_t>;  // GNU hash bloom word
   static unsigned char bind(unsigned char info) { return ELF64_ST_BIND(info); }
   static unsigned char visibility(unsigned char other) { return ELF64_ST_VISIBILITY(other); }
+  static unsigned char type(unsigned char info) { return ELF64_ST_TYPE(info); }
+  using Rela = std::conditional_t<Is64, Elf64_Rela, Elf32_Rela>;
+  using Rel = std::conditional_t<Is64, Elf64_Rel, Elf32_Rel>;
+  static uint64_t rel_symbol(uint64_t info) { return Is64 ? info >> 32 : info >> 8; }
+  static uint32_t rel_type(uint64_t info) {
+    return static_cast<uint32_t>(Is64 ? info & 0xffffffffu : info & 0xffu);
+  }
+};
+
+constexpr uint64_t kMaxRelocations = 1u << 22;
+constexpr uint64_t kMaxHookSlots = 1u << 12;
+
+// Relocations that run an ifunc resolver at load: x86-64, i386 and AArch64 R_*_IRELATIVE.
+bool is_irelative(uint16_t machine, uint32_t type) {
+  return (machine == EM_X86_64 && type == R_X86_64_IRELATIVE) ||
+         (machine == EM_386 && type == R_386_IRELATIVE) ||
+         (machine == EM_AARCH64 && type == R_AARCH64_IRELATIVE);
+}
+
+// One relocation as the loader applies it: where, which symbol (0: none) and the addend (for REL,
+// what the slot holds).
+struct Relocation {
+  uint32_t type = 0;
+  uint64_t symbol = 0;
+  uint64_t addend = 0;
+  bool explicit_addend = false;
 };
 
 struct Segment {
@@ -74,6 +101,7 @@ class ElfParser {
     if (!v_.read(0, eh)) return make_error("truncated ELF header");
     if (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)
       return make_error("not a shared library (e_type {})", eh.e_type);
+    machine_ = eh.e_machine;
     STITCH_TRY(read_segments(eh));
     if (!dynamic_) return make_error("no PT_DYNAMIC segment: not dynamically linked");
     STITCH_TRY(read_dynamic());
@@ -94,6 +122,9 @@ class ElfParser {
     read_section_dynsym(eh, imported, exported);
     info.imported_symbols.assign(imported.begin(), imported.end());
     info.exported_symbols.assign(exported.begin(), exported.end());
+    info.exported_functions.assign(exported_functions_.begin(), exported_functions_.end());
+    read_function_names(eh);
+    read_load_hooks(info.load_hooks);
     return info;
   }
 
@@ -160,6 +191,20 @@ class ElfParser {
           break;
         case DT_GNU_HASH:
           gnu_hash_ = value;
+          break;
+        case DT_INIT:
+        case DT_FINI:
+        case DT_INIT_ARRAY:
+        case DT_INIT_ARRAYSZ:
+        case DT_FINI_ARRAY:
+        case DT_FINI_ARRAYSZ:
+        case DT_PREINIT_ARRAY:
+        case DT_PREINIT_ARRAYSZ:
+        case DT_RELA:
+        case DT_RELASZ:
+        case DT_REL:
+        case DT_RELSZ:
+          tags_[d.d_tag] = value;
           break;
         default:
           break;
@@ -231,7 +276,7 @@ class ElfParser {
   }
 
   Status read_symbols(uint64_t offset, uint64_t count, uint64_t str_begin, uint64_t str_end,
-                      std::set<std::string>& imported, std::set<std::string>& exported) const {
+                      std::set<std::string>& imported, std::set<std::string>& exported) {
     for (uint64_t i = 1; i < count; ++i) {  // entry 0 is the null symbol
       typename T::Sym sym;
       if (!v_.read(offset + i * sizeof(sym), sym)) return make_error("symbol {} out of bounds", i);
@@ -244,14 +289,16 @@ class ElfParser {
         imported.insert(std::move(*name));
       } else {
         const unsigned char vis = T::visibility(sym.st_other);
-        if (vis == STV_DEFAULT || vis == STV_PROTECTED) exported.insert(std::move(*name));
+        if (vis != STV_DEFAULT && vis != STV_PROTECTED) continue;
+        if (bind == STB_GLOBAL && T::type(sym.st_info) == STT_FUNC) exported_functions_.insert(*name);
+        exported.insert(std::move(*name));
       }
     }
     return {};
   }
 
   void read_section_dynsym(const typename T::Ehdr& eh, std::set<std::string>& imported,
-                           std::set<std::string>& exported) const {
+                           std::set<std::string>& exported) {
     if (eh.e_shnum == 0 || eh.e_shentsize < sizeof(typename T::Shdr)) return;
     for (uint64_t i = 0; i < eh.e_shnum; ++i) {
       typename T::Shdr sh;
@@ -269,7 +316,119 @@ class ElfParser {
     }
   }
 
+  std::optional<uint64_t> tag(int64_t key) const {
+    auto it = tags_.find(key);
+    return it == tags_.end() ? std::nullopt : std::optional<uint64_t>(it->second);
+  }
+
+  // Address -> name of every defined function, from .symtab first (local functions such as
+  // frame_dummy live only there), then .dynsym.
+  void read_function_names(const typename T::Ehdr& eh) {
+    if (eh.e_shnum == 0 || eh.e_shentsize < sizeof(typename T::Shdr)) return;
+    for (uint32_t kind : {uint32_t{SHT_SYMTAB}, uint32_t{SHT_DYNSYM}}) {
+      for (uint64_t i = 0; i < eh.e_shnum; ++i) {
+        typename T::Shdr sh, strings;
+        if (!v_.read(eh.e_shoff + i * eh.e_shentsize, sh)) return;
+        if (sh.sh_type != kind || sh.sh_entsize != sizeof(typename T::Sym)) continue;
+        if (sh.sh_link >= eh.e_shnum ||
+            !v_.read(eh.e_shoff + uint64_t{sh.sh_link} * eh.e_shentsize, strings) ||
+            !v_.has(sh.sh_offset, sh.sh_size) || !v_.has(strings.sh_offset, strings.sh_size))
+          continue;
+        const uint64_t count = std::min<uint64_t>(sh.sh_size / sizeof(typename T::Sym), kMaxSymbols);
+        for (uint64_t k = 1; k < count; ++k) {
+          typename T::Sym sym;
+          if (!v_.read(sh.sh_offset + k * sizeof(sym), sym)) break;
+          const unsigned char type = T::type(sym.st_info);
+          if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
+              (type != STT_FUNC && type != STT_GNU_IFUNC))
+            continue;
+          auto name = v_.c_string(strings.sh_offset + sym.st_name,
+                                  strings.sh_offset + strings.sh_size);
+          if (name && !name->empty()) function_names_.emplace(sym.st_value, std::move(*name));
+        }
+      }
+    }
+  }
+
+  std::string dynamic_symbol_name(uint64_t index) const {
+    if (!symtab_ || index == 0 || index >= kMaxSymbols) return {};
+    typename T::Sym sym;
+    if (!v_.read(*symtab_ + index * sizeof(sym), sym)) return {};
+    auto name = v_.c_string(strtab_off_ + sym.st_name, strtab_off_ + strsz_);
+    return name ? *name : std::string();
+  }
+
+  template <typename Entry>
+  void read_relocation_table(int64_t address_tag, int64_t size_tag, bool explicit_addend,
+                             std::map<uint64_t, Relocation>& out) const {
+    auto address = tag(address_tag), size = tag(size_tag);
+    if (!address || !size) return;
+    auto offset = to_offset(*address);
+    if (!offset) return;
+    const uint64_t count = std::min<uint64_t>(*size / sizeof(Entry), kMaxRelocations);
+    for (uint64_t i = 0; i < count; ++i) {
+      Entry e;
+      if (!v_.read(*offset + i * sizeof(e), e)) return;
+      Relocation r{T::rel_type(e.r_info), T::rel_symbol(e.r_info), 0, explicit_addend};
+      if constexpr (std::is_same_v<Entry, typename T::Rela>)
+        r.addend = static_cast<uint64_t>(e.r_addend);
+      out.emplace(e.r_offset, r);
+    }
+  }
+
+  std::string function_at(uint64_t address) const {
+    auto it = function_names_.find(address);
+    return it == function_names_.end() ? std::string() : it->second;
+  }
+
+  // The function an init/fini slot at `slot` calls: through its relocation when it has one.
+  ElfLoadHook slot_hook(const std::string& table, uint64_t slot,
+                        const std::map<uint64_t, Relocation>& relocations) const {
+    ElfLoadHook hook{table, 0, {}};
+    typename T::Word in_file = 0;
+    if (auto off = to_offset(slot)) v_.read(*off, in_file);
+    hook.address = in_file;
+    if (auto it = relocations.find(slot); it != relocations.end()) {
+      const Relocation& r = it->second;
+      if (r.symbol != 0) {
+        hook.symbol = dynamic_symbol_name(r.symbol);
+        return hook;
+      }
+      if (r.explicit_addend) hook.address = r.addend;
+    }
+    hook.symbol = function_at(hook.address);
+    return hook;
+  }
+
+  void read_load_hooks(std::vector<ElfLoadHook>& hooks) const {
+    std::map<uint64_t, Relocation> relocations;
+    read_relocation_table<typename T::Rela>(DT_RELA, DT_RELASZ, true, relocations);
+    read_relocation_table<typename T::Rel>(DT_REL, DT_RELSZ, false, relocations);
+    if (auto init = tag(DT_INIT)) hooks.push_back({"DT_INIT", *init, function_at(*init)});
+    struct Table {
+      const char* name;
+      int64_t address, size;
+    };
+    for (const Table& table : {Table{"DT_PREINIT_ARRAY", DT_PREINIT_ARRAY, DT_PREINIT_ARRAYSZ},
+                               Table{"DT_INIT_ARRAY", DT_INIT_ARRAY, DT_INIT_ARRAYSZ},
+                               Table{"DT_FINI_ARRAY", DT_FINI_ARRAY, DT_FINI_ARRAYSZ}}) {
+      auto address = tag(table.address), size = tag(table.size);
+      if (!address || !size) continue;
+      const uint64_t slots = std::min<uint64_t>(*size / sizeof(typename T::Word), kMaxHookSlots);
+      for (uint64_t k = 0; k < slots; ++k)
+        hooks.push_back(slot_hook(table.name, *address + k * sizeof(typename T::Word), relocations));
+    }
+    if (auto fini = tag(DT_FINI)) hooks.push_back({"DT_FINI", *fini, function_at(*fini)});
+    for (const auto& [slot, r] : relocations)
+      if (is_irelative(machine_, r.type))
+        hooks.push_back({"IRELATIVE", r.addend, function_at(r.addend)});
+  }
+
   ByteView v_;
+  uint16_t machine_ = 0;
+  std::map<int64_t, uint64_t> tags_;
+  std::set<std::string> exported_functions_;
+  std::map<uint64_t, std::string> function_names_;
   std::vector<Segment> segments_;
   std::optional<Segment> dynamic_;
   std::vector<uint64_t> needed_offsets_;

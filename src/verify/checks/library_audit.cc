@@ -150,6 +150,56 @@ constexpr ImportRule kImportRules[] = {
      "destroys the runner's CUDA context"},
     {"cuDevicePrimaryCtxReset", Match::prefix, HackKind::tampers_judge, true,
      "destroys the runner's CUDA context"},
+    // Row 29: the file system written, other processes' memory, namespaces, code patching.
+    {"rename", Match::prefix, HackKind::tampers_judge, true, "renames files"},
+    {"unlink", Match::prefix, HackKind::tampers_judge, true, "deletes files"},
+    {"remove", Match::exact, HackKind::tampers_judge, true, "deletes files"},
+    {"rmdir", Match::exact, HackKind::tampers_judge, true, "deletes directories"},
+    {"truncate", Match::prefix, HackKind::tampers_judge, true, "truncates files"},
+    {"ftruncate", Match::prefix, HackKind::tampers_judge, true, "truncates files"},
+    {"mkdir", Match::prefix, HackKind::tampers_judge, true, "creates directories"},
+    {"symlink", Match::prefix, HackKind::tampers_judge, true, "creates links"},
+    {"link", Match::exact, HackKind::tampers_judge, true, "creates links"},
+    {"linkat", Match::exact, HackKind::tampers_judge, true, "creates links"},
+    {"chmod", Match::exact, HackKind::tampers_judge, true, "changes file permissions"},
+    {"fchmod", Match::prefix, HackKind::tampers_judge, true, "changes file permissions"},
+    {"chown", Match::exact, HackKind::tampers_judge, true, "changes file owners"},
+    {"fchown", Match::prefix, HackKind::tampers_judge, true, "changes file owners"},
+    {"lchown", Match::exact, HackKind::tampers_judge, true, "changes file owners"},
+    {"mknod", Match::prefix, HackKind::tampers_judge, true, "creates device files"},
+    {"__xmknod", Match::prefix, HackKind::tampers_judge, true, "creates device files"},
+    {"mkfifo", Match::prefix, HackKind::tampers_judge, true, "creates pipes"},
+    {"memfd_create", Match::exact, HackKind::tampers_judge, true, "creates in-memory files"},
+    {"write", Match::exact, HackKind::tampers_judge, true,
+     "writes to a file descriptor (the runner's pipes are file descriptors)"},
+    {"pwrite", Match::prefix, HackKind::tampers_judge, true, "writes to a file descriptor"},
+    {"writev", Match::exact, HackKind::tampers_judge, true, "writes to a file descriptor"},
+    {"dup2", Match::exact, HackKind::tampers_judge, true, "duplicates file descriptors"},
+    {"dup3", Match::exact, HackKind::tampers_judge, true, "duplicates file descriptors"},
+    {"sendfile", Match::prefix, HackKind::tampers_judge, true, "copies between file descriptors"},
+    {"splice", Match::exact, HackKind::tampers_judge, true, "copies between file descriptors"},
+    {"process_vm_", Match::prefix, HackKind::tampers_judge, true,
+     "reads or writes another process's memory"},
+    {"process_madvise", Match::exact, HackKind::tampers_judge, true,
+     "acts on another process's memory"},
+    {"pidfd_", Match::prefix, HackKind::tampers_judge, true, "reaches into another process"},
+    {"setns", Match::exact, HackKind::tampers_judge, true, "enters another namespace"},
+    {"unshare", Match::exact, HackKind::tampers_judge, true, "leaves the runner's namespaces"},
+    {"mount", Match::exact, HackKind::tampers_judge, true, "mounts file systems"},
+    {"umount", Match::prefix, HackKind::tampers_judge, true, "unmounts file systems"},
+    {"pivot_root", Match::exact, HackKind::tampers_judge, true, "changes the root file system"},
+    {"chroot", Match::exact, HackKind::tampers_judge, true, "changes the root directory"},
+    {"mprotect", Match::exact, HackKind::tampers_judge, true,
+     "changes memory protection (patches code)"},
+    {"pkey_mprotect", Match::exact, HackKind::tampers_judge, true,
+     "changes memory protection (patches code)"},
+    // Rows 3 / 21: code run by a timer, outside the call that is timed.
+    {"timer_create", Match::exact, HackKind::host_thread, true, "runs code on a timer"},
+    {"timer_settime", Match::exact, HackKind::host_thread, true, "runs code on a timer"},
+    {"setitimer", Match::exact, HackKind::host_thread, true, "runs code on a timer"},
+    {"timerfd_", Match::prefix, HackKind::host_thread, true, "runs code on a timer"},
+    {"alarm", Match::exact, HackKind::host_thread, true, "runs code on a timer"},
+    {"ualarm", Match::exact, HackKind::host_thread, true, "runs code on a timer"},
     {"atexit", Match::exact, HackKind::init_side_effect, true, "registers code to run at unload"},
     {"at_quick_exit", Match::exact, HackKind::init_side_effect, true,
      "registers code to run at exit"},
@@ -193,6 +243,63 @@ bool is_torch_symbol(std::string_view s) {
 
 void add(std::vector<HackFinding>& out, HackKind kind, bool fatal, std::string detail) {
   out.push_back(HackFinding{kind, std::move(detail), fatal});
+}
+
+// What the toolchain itself puts in the load and unload tables of an `nvcc -shared` library
+// (measured on nvcc 13 / GCC 12 builds of the project's programs): crti's _init/_fini, crtbegin's
+// frame_dummy and __do_global_dtors_aux, one CUDA fatbin registration per translation unit, and
+// the compiler's per-unit static initialiser (which also holds <iostream>'s ios_base::Init under
+// GCC 12; what the program's own namespace-scope objects add to it is the source checks' to see).
+bool toolchain_hook(const ElfLoadHook& hook) {
+  const std::string& s = hook.symbol;
+  if (hook.table == "DT_INIT") return s == "_init";
+  if (hook.table == "DT_FINI") return s == "_fini";
+  if (hook.table == "DT_INIT_ARRAY")
+    return s == "frame_dummy" || s == "_ZL24__sti____cudaRegisterAllv" ||
+           s == "__sti____cudaRegisterAll" || starts_with(s, "_GLOBAL__sub_I_");
+  if (hook.table == "DT_FINI_ARRAY")
+    return s == "__do_global_dtors_aux" || starts_with(s, "_GLOBAL__sub_D_");
+  return false;  // DT_PREINIT_ARRAY, IRELATIVE: never from the toolchain in a program
+}
+
+// The program ABI (include/stitch/program.h).
+constexpr std::string_view kAbiSymbols[] = {"stitch_abi_version", "stitch_init", "stitch_forward",
+                                            "stitch_destroy", "stitch_last_error"};
+
+void classify_load_hooks(const ElfDynamicInfo& info, std::vector<HackFinding>& out) {
+  std::string hooks;
+  int count = 0;
+  for (const ElfLoadHook& hook : info.load_hooks) {
+    if (toolchain_hook(hook)) continue;
+    if (++count <= 4)
+      hooks += fmt::format("{}{} ({})", hooks.empty() ? "" : ", ",
+                           hook.symbol.empty() ? fmt::format("{:#x}", hook.address) : hook.symbol,
+                           hook.table);
+  }
+  std::string others;
+  for (const std::string& name : info.exported_functions)
+    if (std::find(std::begin(kAbiSymbols), std::end(kAbiSymbols), name) == std::end(kAbiSymbols))
+      others += (others.empty() ? "" : ", ") + name;
+  if (count > 0)
+    add(out, HackKind::init_side_effect, true,
+        fmt::format("runs {}{} when loaded or unloaded: only the toolchain's own entries and "
+                    "CUDA's registration may{}",
+                    hooks, count > 4 ? fmt::format(" (and {} more)", count - 4) : "",
+                    others.empty() ? "" : "; exports besides the ABI: " + others));
+  // A library that exports part of the ABI is a program missing the rest (others, as the synthetic
+  // ones of tests, are not programs at all; the runner refuses them as it loads them).
+  const bool program = std::any_of(info.exported_symbols.begin(), info.exported_symbols.end(),
+                                   [](const std::string& s) { return starts_with(s, "stitch_"); });
+  std::string missing;
+  for (std::string_view name : kAbiSymbols)
+    if (program &&
+        !std::binary_search(info.exported_symbols.begin(), info.exported_symbols.end(), name))
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", name);
+  if (!missing.empty())
+    add(out, HackKind::tampers_judge, false,
+        fmt::format("does not export the program ABI's {} (include/stitch/program.h): the runner "
+                    "cannot call it",
+                    missing));
 }
 
 }  // namespace
@@ -283,6 +390,7 @@ std::vector<HackFinding> classify_library(const ElfDynamicInfo& info) {
   for (const std::string& symbol : info.imported_symbols)
     if (is_torch_symbol(symbol)) torch_symbols.push_back(symbol);
   report(HackKind::calls_torch, true, "ATen/c10/torch/Python symbols", torch_symbols);
+  classify_load_hooks(info, out);
   for (const std::string& symbol : info.exported_symbols)
     if (shadows_runtime_function(symbol))
       add(out, HackKind::tampers_judge, true,

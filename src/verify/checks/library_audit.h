@@ -13,7 +13,10 @@
 // module loading (hidden_work), file, environment and socket access (reads_answer),
 // exit/setenv/signal handlers/device reset (tampers_judge), persisting-L2 reset (l2_persistence),
 // ATen/c10/Python symbols (calls_torch); exports that shadow a timing, synchronisation or libc
-// function the runner relies on (tampers_judge). Non-fatal notes (the source checks or the runner
+// function the runner relies on (tampers_judge); file writes, other processes' memory, namespaces,
+// mprotect (tampers_judge) and timers (host_thread); any function in the load and unload tables
+// (DT_INIT*, DT_PREINIT_ARRAY, DT_FINI*, IRELATIVE) that the toolchain does not put there
+// (init_side_effect). A note when the library exports part of the program ABI but not all of it. Non-fatal notes (the source checks or the runner
 // decide): stream creation, math-mode setters, half-precision cuBLAS entry points, stream
 // attributes and limits, host callbacks in a stream.
 #pragma once

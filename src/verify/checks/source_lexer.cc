@@ -101,11 +101,13 @@ class Lexer {
     }
     if (c == '/' && at(pos_ + 1) == '/') return line_comment();
     if (c == '/' && at(pos_ + 1) == '*') return block_comment();
-    if (c == '#' && at_line_start_) {
+    // `%:` is the digraph of `#`: `%:include "x"` is a directive too.
+    const size_t hash = c == '#' ? 1 : (c == '%' && at(pos_ + 1) == ':') ? 2 : 0;
+    if (hash != 0 && at_line_start_) {
       in_directive_ = true;
-      push(TokenKind::punct, pos_, pos_ + 1);
+      push(TokenKind::punct, pos_, pos_ + hash);
       out_.tokens.back().directive_start = true;
-      ++pos_;
+      pos_ += hash;
       directive_ = DirectiveState::expect_word;
       return;
     }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "verify/checks/library_audit.h"
+#include "verify/checks/source_hooks.h"
 #include "verify/checks/source_lexer.h"
 #include "verify/checks/source_rules.h"
 #include "verify/checks/source_structure.h"
@@ -139,8 +140,9 @@ bool form_matches(const FileScan& f, size_t i, Form form, std::string& matched) 
       matched = name;
       return true;
     case Form::call:
+    case Form::c_call:
       matched = std::string(std_scope ? "std::" : "") + std::string(name) + "()";
-      if (!f.is(i + 1, "(") || member) return false;
+      if (!f.is(i + 1, "(") || member || (form == Form::c_call && std_scope)) return false;
       // `int system(int);` declares a function of that name; it calls nothing.
       if (i > 0 && f.ident(i - 1) &&
           !in_list(f.text(i - 1), {"return", "co_return", "throw", "else", "do", "case"}))
@@ -271,9 +273,6 @@ void check_strings(const FileScan& f, Collector& out) {
       {"runner.json", HackKind::tampers_judge, "names a runner file"},
       {"verify.json", HackKind::tampers_judge, "names a verdict file"},
       {"LD_PRELOAD", HackKind::tampers_judge, "names LD_PRELOAD"},
-      {".init_array", HackKind::init_side_effect, "places code in a load-time section"},
-      {".preinit_array", HackKind::init_side_effect, "places code in a load-time section"},
-      {".ctors", HackKind::init_side_effect, "places code in a load-time section"},
   };
   for (size_t i = 0; i < f.lexed.tokens.size(); ++i) {
     const Token& token = f.lexed.tokens[i];
@@ -310,17 +309,11 @@ void check_attributes_and_pragmas(const FileScan& f, Collector& out) {
         (f.is(i + 2, "omp") || f.is(i + 2, "acc")))
       out.add(HackKind::host_thread, true, f, f.line(i), fmt::format("#pragma {}", f.text(i + 2)),
               "runs host threads");
-    if (f.ident(i) &&
-        in_list(f.text(i), {"constructor", "destructor", "__constructor__", "__destructor__"})) {
-      // Inside __attribute__((...)) or [[gnu::...]].
-      bool attribute = i > 0 && f.is(i - 1, "::") && i > 1 && f.is(i - 2, "gnu");
-      for (size_t k = i; k-- > 0 && i - k < 8 && !attribute;)
-        if (f.is(k, "__attribute__")) attribute = true;
-      if (attribute)
-        out.add(HackKind::init_side_effect, true, f, f.line(i), f.text(i),
-                "runs code when the library is loaded or unloaded");
-    }
   }
+  for (const HookFinding& hook : find_load_hooks(f.lexed, f.asm_statements))
+    out.add(hook.kind, true, f, f.line(hook.token), hook.matched, hook.why);
+  for (const HookFinding& hook : find_raw_syscalls(f.lexed, f.asm_statements))
+    out.add(hook.kind, true, f, f.line(hook.token), hook.matched, hook.why);
   for (const DynamicInit& init : f.structure.dynamic_inits)
     out.add(HackKind::init_side_effect, true, f, f.line(init.token),
             init.name.empty() ? "namespace-scope object" : init.name,

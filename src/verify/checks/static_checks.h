@@ -1,5 +1,6 @@
 // Static hack checks on a candidate program's sources (HACKS.md rows 1, 2, 3, 8, 12, 13/20, 14, 21,
-// 22, 27). Sources are lexed first (verify/checks/source_lexer.h), so comments and string literals
+// 22, 27, 29; load-time hooks and raw system calls in verify/checks/source_hooks.h). What a program
+// may make the compiler read (row 31) is verify/checks/include_policy.h, run before the build. Sources are lexed first (verify/checks/source_lexer.h), so comments and string literals
 // neither trip nor hide a check; strings are read only where they matter (inline PTX in asm
 // statements, library names, paths of the judge's files). The checks are a first layer: the library
 // audit (verify/checks/library_audit.h) reads what the built program really imports, and the runner

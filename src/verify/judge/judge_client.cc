@@ -229,7 +229,7 @@ Result<JudgeReady> PythonJudgeSession::start(const JudgeServeRequest& request) {
     stop();
     return error.with_context("judge serve");
   };
-  auto event = next_event(request.ready_timeout_s, "ready");
+  auto event = next_event(task_timeout_s(request.ready_timeout_s), "ready");
   if (!event.ok()) return fail(event.error());
   std::string name = (*event)["event"].get<std::string>();
   if (name == "error") return fail(make_error("{}", event->value("message", std::string("error"))));
@@ -250,7 +250,7 @@ Result<JudgeReady> PythonJudgeSession::start(const JudgeServeRequest& request) {
 Result<JudgeComparison> PythonJudgeSession::compare(double timeout_s) {
   if (!child_) return make_error("judge compare: the judge is not running");
   STITCH_TRY(child_->write_line(R"({"cmd": "compare"})"));
-  double deadline = now_s() + timeout_s;
+  double deadline = now_s() + task_timeout_s(timeout_s);
   while (true) {
     STITCH_ASSIGN_OR_RETURN(json event,
                             next_event(std::max(0.0, deadline - now_s()), "compared"));
@@ -328,7 +328,7 @@ Result<BaselineReport> PythonBaselineSource::baseline(const BaselineRequest& req
        std::to_string(request.iters), "--warmup", std::to_string(request.warmup),
        "--timing-sets", std::to_string(request.timing_sets), "--device", request.device});
   if (request.cache_only) spec.argv.push_back("--cache-only");
-  spec.timeout_s = request.timeout_s;
+  spec.timeout_s = task_timeout_s(request.timeout_s);
   STITCH_ASSIGN_OR_RETURN(ProcessResult process, runner_.run(spec));
   if (!request.log_path.empty())
     (void)write_file_atomic(request.log_path, process.stdout_text + process.stderr_text);
