@@ -38,13 +38,16 @@ void add_verification_options(CLI::App& app, int& sets, int& iters, double& time
 
 void add_insecure_sandbox_option(CLI::App& app, std::vector<std::string>& layers) {
   std::vector<std::string> names = {"all"};
-  for (auto name : sandbox::kLayerNames) names.emplace_back(name);
+  for (auto name : sandbox::kLayerNames)
+    names.emplace_back(name);
   app.add_option("--insecure-sandbox", layers,
                  "Accept a verification without this sandbox layer (repeatable; `all`): the "
                  "verdict then still passes, and verify.json, the printed verdict and the bench "
                  "report say it ran without it. Without it, a missing layer fails closed")
       ->check(CLI::IsMember(names))
       ->allow_extra_args(false);  // one layer per flag: never eats the target argument
+}
+
 void add_task_limit_options(CLI::App& app, TaskLimitOptions& options) {
   app.add_option("--task-timeout", options.timeout_s,
                  "Seconds any process running task code (capture, reference, judge, baselines) "

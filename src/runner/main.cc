@@ -18,6 +18,7 @@
 #include "runner/spec.h"
 #include "runner/supervisor.h"
 #include "runner/watchdog.h"
+#include "runner/worker_isolation.h"
 
 namespace {
 
@@ -95,6 +96,8 @@ int fail_setup(ReportBuilder& report, const std::string& message) {
 struct RawFlags {
   std::string counting = "untimed";
   std::string worker_pid_namespace = "auto";
+  std::string seccomp_mode = "allowlist";
+  std::vector<std::string> insecure_sandbox;
   bool no_network_isolation = false, no_seccomp = false;
   uint64_t seed = 0;
   CLI::Option* seed_option = nullptr;
@@ -165,6 +168,16 @@ void add_sandbox_options(CLI::App& app, RunnerOptions& options, RawFlags& raw) {
                "Do not unshare the network namespace");
   app.add_flag("--no-seccomp", raw.no_seccomp,
                "Do not install the seccomp filter refusing fork/exec after CUDA is initialised");
+  app.add_option("--seccomp-mode", raw.seccomp_mode,
+                 "allowlist: only the calls a CUDA program needs pass; denylist: only the "
+                 "dangerous ones and process clones are refused (a fallback while CUDA on some "
+                 "machine needs a call the allowlist lacks; runner.json's findings name it)")
+      ->check(CLI::IsMember({"allowlist", "denylist"}))
+      ->capture_default_str();
+  app.add_option("--insecure-sandbox", raw.insecure_sandbox,
+                 "Do not set up this isolation layer of the worker (repeatable; a layer name of "
+                 "src/sandbox/layers.h, or all): the orchestrator's --insecure-sandbox, passed on")
+      ->allow_extra_args(false);
   app.add_flag("--under-profiler", options.under_profiler,
                "Nsight Compute started this runner: keep inherited descriptors and LD_PRELOAD "
                "(profiling a verified program only; implies nothing about its verdict)");
@@ -221,7 +234,17 @@ std::optional<int> parse_command_line(int argc, char** argv, RunnerOptions& opti
   options.worker_pid_namespace =
       raw.worker_pid_namespace == "on" ||
       (raw.worker_pid_namespace == "auto" && options.self_test && !options.under_profiler);
-  options.seccomp = !raw.no_seccomp;
+  auto insecure = stitch::sandbox::parse_insecure_layers(raw.insecure_sandbox);
+  if (!insecure) {
+    std::fprintf(stderr, "stitch-runner: %s\n", insecure.error().message.c_str());
+    return kExitUsage;
+  }
+  options.insecure_sandbox = *insecure;
+  options.seccomp = !raw.no_seccomp && !insecure->waives(stitch::sandbox::Layer::seccomp);
+  options.seccomp_mode = raw.seccomp_mode == "denylist" ? stitch::sandbox::SeccompMode::denylist
+                                                        : stitch::sandbox::SeccompMode::allowlist;
+  if (raw.no_network_isolation)
+    options.insecure_sandbox.layers.push_back(stitch::sandbox::Layer::network_namespace);
   if (raw.seed_option->count() > 0) options.seed = raw.seed;
   // The sandbox changes directory: every path the runner needs later is made absolute now.
   options.program = fs::absolute(options.program);
@@ -231,12 +254,19 @@ std::optional<int> parse_command_line(int argc, char** argv, RunnerOptions& opti
   return std::nullopt;
 }
 
+// A verification (or self-test) isolates the worker with src/sandbox's layers; a profile run, of
+// a program verified already and under a profiler that must follow it, keeps only enter_sandbox's.
+bool isolates_worker(const RunnerOptions& options) {
+  return options.profile.empty();
+}
+
 SandboxOptions sandbox_options(const RunnerOptions& options) {
   SandboxOptions sandbox;
   sandbox.work_dir = options.work_dir;
   sandbox.max_file_bytes = options.max_file_mb << 20;
   sandbox.max_open_files = options.max_open_files;
-  sandbox.isolate_network = options.isolate_network;
+  // The isolation makes the network namespace itself, with the others.
+  sandbox.isolate_network = options.isolate_network && !isolates_worker(options);
   sandbox.under_profiler = options.under_profiler;
   sandbox.keep_fd = 3;  // the channel to the supervisor
   for (const fs::path& path : {options.slots, options.result, options.program, options.profile})
@@ -305,6 +335,15 @@ int run_worker(const RunnerOptions& options, WorkerChannel& channel, int argc, c
   if (!sandbox) return fail_setup(report, sandbox.error().message);
   exit_context.sandbox = &*sandbox;
   record_sandbox(report, *sandbox);
+  if (isolates_worker(options)) {
+    // Before CUDA and the watchdog thread: the isolation needs a single-threaded process.
+    auto layers = stitch::sandbox::apply_isolation(worker_isolation(
+        sandbox->work_dir, options.program, channel.fd(), options.insecure_sandbox));
+    report.update([&](nlohmann::json& doc) {
+      for (const auto& layer : layers)
+        doc["sandbox"]["layers"].push_back(stitch::sandbox::layer_to_json(layer));
+    });
+  }
   run_and_exit(options, std::move(*spec), report, *sandbox);
 }
 
@@ -328,7 +367,21 @@ int main(int argc, char** argv) {
       options.worker_pid_namespace ? WorkerPidNamespace::own : WorkerPidNamespace::inherit;
   supervisor.orchestrator_pid_namespace = options.orchestrator_pid_namespace;
   supervisor.verification = options.profile.empty();
-  return supervise(supervisor, nonce, [&](WorkerChannel& channel) {
+  // The default working directory is the supervisor's to make and remove: an isolated worker
+  // sees it only as a mount point of its own view, which it cannot remove.
+  std::filesystem::path made_work_dir;
+  if (options.work_dir.empty()) {
+    auto made = create_temp_work_dir();
+    if (!made) {
+      std::fprintf(stderr, "stitch-runner: %s\n", made.error().message.c_str());
+      return kExitSetupFailed;
+    }
+    options.work_dir = made_work_dir = *made;
+  }
+  int code = supervise(supervisor, nonce, [&](WorkerChannel& channel) {
     return run_worker(options, channel, argc, argv);
   });
+  std::error_code ec;
+  if (!made_work_dir.empty()) std::filesystem::remove_all(made_work_dir, ec);
+  return code;
 }

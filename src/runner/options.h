@@ -39,6 +39,8 @@ struct RunnerOptions {
   // allowlist (default) or denylist: the fallback while CUDA on some machine needs a call the
   // allowlist lacks (the refusal names it in runner.json's findings).
   sandbox::SeccompMode seccomp_mode = sandbox::SeccompMode::allowlist;
+  // Layers the orchestrator waived (--insecure-sandbox): not set up at all.
+  sandbox::InsecureLayers insecure_sandbox;
   bool under_profiler = false;  // Nsight Compute injected itself: keep its descriptors and preload
   bool nonce_stdin = false;
   double deadline_s = 0;                   // the supervisor's limit for the whole worker; 0: none

@@ -105,8 +105,8 @@ void ProgramSession::install_seccomp() {
   report_.update([&](json& doc) {
     doc["sandbox"]["seccomp"] = seccomp.installed;
     doc["sandbox"]["seccomp_detail"] = seccomp.detail;
-    // The layer list the orchestrator checks (runner_report.h); the worker's isolation adds the
-    // others once it runs src/sandbox/isolation.h.
+    // The layer list the orchestrator checks (runner_report.h), beside those the worker's
+    // isolation reported before CUDA started (main.cc, worker_isolation.h).
     doc["sandbox"]["layers"].push_back(
         sandbox::layer_to_json({"seccomp", seccomp.installed, seccomp.detail}));
   });
@@ -122,9 +122,9 @@ Status ProgramSession::fill_param(void* data, size_t index, bool generate) {
     return {};
   }
   STITCH_ASSIGN_OR_RETURN(void* source, ipc_.map(spec_.param_refs[index]));
-  STITCH_CUDA_TRY(cudaMemcpyAsync(data, source, tensor.storage_bytes(), cudaMemcpyDeviceToDevice,
-                                  stream_),
-                  fmt::format("copying param {}", tensor.name));
+  STITCH_CUDA_TRY(
+      cudaMemcpyAsync(data, source, tensor.storage_bytes(), cudaMemcpyDeviceToDevice, stream_),
+      fmt::format("copying param {}", tensor.name));
   return {};
 }
 

@@ -159,17 +159,22 @@ Result<fs::path> prepare_work_dir(const SandboxOptions& options, bool& created) 
     if (ec) return make_error("{}: cannot clear: {}", options.work_dir.string(), ec.message());
     return fs::absolute(options.work_dir);
   }
+  STITCH_ASSIGN_OR_RETURN(fs::path made, create_temp_work_dir());
+  created = true;
+  return made;
+}
+
+}  // namespace
+
+Result<fs::path> create_temp_work_dir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = fmt::format("{}/stitch-runner-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (!mkdtemp(buffer.data()))
     return make_error("{}: mkdtemp failed: {}", pattern, std::strerror(errno));
-  created = true;
   return fs::path(buffer.data());
 }
-
-}  // namespace
 
 Result<SandboxReport> enter_sandbox(const SandboxOptions& options, int argc, char** argv) {
   SandboxReport report;

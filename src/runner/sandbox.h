@@ -47,6 +47,9 @@ Result<SandboxReport> enter_sandbox(const SandboxOptions& options, int argc, cha
 // Removes the working directory if the runner created it.
 void leave_sandbox(const SandboxReport& report);
 
+// A fresh directory under $TMPDIR or /tmp (the default working directory).
+Result<std::filesystem::path> create_temp_work_dir();
+
 // Children (and, through the subreaper flag, orphaned descendants) of this process, as /proc
 // numbers them (the host's numbers when /proc belongs to an ancestor PID namespace).
 std::vector<int> list_child_processes();
@@ -70,8 +73,7 @@ struct SeccompReport {
 // allowlist mode only what a CUDA program needs passes; in both modes exec, process clones and the
 // denylist (ptrace, setns, mount, bpf, ...) are refused. Refused calls return EPERM and are counted
 // (seccomp_refusals); the detail names the mode.
-SeccompReport install_process_filter(
-    sandbox::SeccompMode mode = sandbox::SeccompMode::allowlist);
+SeccompReport install_process_filter(sandbox::SeccompMode mode = sandbox::SeccompMode::allowlist);
 
 struct SeccompRefusal {
   long syscall_number;

@@ -32,16 +32,20 @@ std::vector<std::string> child_environment(const CommandSpec& command) {
     size_t eq = text.find('=');
     if (eq != std::string::npos) merged[text.substr(0, eq)] = text.substr(eq + 1);
   }
-  for (const auto& name : command.env_remove) merged.erase(name);
-  for (const auto& [name, value] : command.env) merged[name] = value;
+  for (const auto& name : command.env_remove)
+    merged.erase(name);
+  for (const auto& [name, value] : command.env)
+    merged[name] = value;
   std::vector<std::string> result;
-  for (const auto& [name, value] : merged) result.push_back(name + "=" + value);
+  for (const auto& [name, value] : merged)
+    result.push_back(name + "=" + value);
   return result;
 }
 
 std::vector<char*> pointers_to(std::vector<std::string>& strings) {
   std::vector<char*> pointers;
-  for (auto& text : strings) pointers.push_back(text.data());
+  for (auto& text : strings)
+    pointers.push_back(text.data());
   pointers.push_back(nullptr);
   return pointers;
 }

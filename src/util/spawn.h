@@ -1,9 +1,9 @@
 // The one way this project starts a child process: fork and exec with the command's environment,
 // working directory and resource limits, the standard streams the caller chose, its own process
 // group (registered in util/child_groups.h, so a signal that ends the orchestrator ends the group),
-// and PR_SET_PDEATHSIG as the second layer for when the orchestrator is SIGKILLed. Run to completion
-// (util/process.h), the started-child handle (util/child_process.h) and the line-protocol child
-// (util/line_child.h) are all built on spawn_child.
+// and PR_SET_PDEATHSIG as the second layer for when the orchestrator is SIGKILLed. Run to
+// completion (util/process.h), the started-child handle (util/child_process.h) and the
+// line-protocol child (util/line_child.h) are all built on spawn_child.
 #pragma once
 
 #include <sys/types.h>
@@ -89,8 +89,8 @@ struct ChildStreams {
 // child reaped — util/child_process.h does both. PR_SET_PDEATHSIG sends the child SIGTERM when the
 // thread that started it dies, so start long-lived children from a thread that outlives them.
 // An Error (ErrorKind::machine) when it cannot be started: fork failed, the cwd is missing, the PID
-// namespace cannot be created or joined, or exec failed (the child reports errno through a close-on-exec pipe; "X: command not found" when argv[0]
-// does not exist).
+// namespace cannot be created or joined, or exec failed (the child reports errno through a
+// close-on-exec pipe; "X: command not found" when argv[0] does not exist).
 Result<pid_t> spawn_child(const CommandSpec& command, const ChildStreams& streams);
 
 // Searches PATH for an executable; empty when not found.

@@ -61,16 +61,15 @@ constexpr std::tuple kPtxasKernelFields = {
 
 // Every field but the lists is required: the build cache wrote the file whole, so a missing field
 // means a damaged entry.
-constexpr std::tuple kBuildResultFields = {
-    JsonField{"ok", &BuildResult::ok},
-    JsonField{"library_path", &BuildResult::library_path},
-    JsonField{"log", &BuildResult::log},
-    JsonField{"seconds", &BuildResult::seconds},
-    JsonField{"cache_hit", &BuildResult::cache_hit},
-    JsonField{"timed_out", &BuildResult::timed_out},
-    JsonField{"reproducible", &BuildResult::reproducible},
-    JsonField{"failure", &BuildResult::failure},
-    JsonField{"command", &BuildResult::command}};
+constexpr std::tuple kBuildResultFields = {JsonField{"ok", &BuildResult::ok},
+                                           JsonField{"library_path", &BuildResult::library_path},
+                                           JsonField{"log", &BuildResult::log},
+                                           JsonField{"seconds", &BuildResult::seconds},
+                                           JsonField{"cache_hit", &BuildResult::cache_hit},
+                                           JsonField{"timed_out", &BuildResult::timed_out},
+                                           JsonField{"reproducible", &BuildResult::reproducible},
+                                           JsonField{"failure", &BuildResult::failure},
+                                           JsonField{"command", &BuildResult::command}};
 
 }  // namespace
 
@@ -205,7 +204,8 @@ Result<std::vector<std::string>> NvccCompiler::command_for(const BuildRequest& r
   if (request.output_kind == OutputKind::shared_library) argv.push_back("-shared");
   argv.insert(argv.end(), standard_flags().begin(), standard_flags().end());
   argv.insert(argv.end(), arch_flags.begin(), arch_flags.end());
-  for (const auto& dir : include_dirs()) argv.push_back("-I" + dir.string());
+  for (const auto& dir : include_dirs())
+    argv.push_back("-I" + dir.string());
   for (const auto& dir : request.include_dirs)
     argv.push_back("-I" + std::filesystem::absolute(dir).string());
   argv.insert(argv.end(), request.extra_flags.begin(), request.extra_flags.end());
@@ -224,7 +224,17 @@ Result<ProcessResult> NvccCompiler::run_compile(const BuildRequest& request, Pro
   CompilerSandboxPaths paths{spec.cwd, project_header_dirs()};
   for (const auto& source : request.sources)
     paths.read_only.push_back(std::filesystem::absolute(source).parent_path());
-  for (const auto& dir : request.include_dirs) paths.read_only.push_back(dir);
+  for (const auto& dir : request.include_dirs)
+    paths.read_only.push_back(dir);
+  // Folders the orchestrator's own flags name (-I, -L: a library the program links, e.g. torch's).
+  for (size_t i = 0; i < request.extra_flags.size(); ++i) {
+    const std::string& flag = request.extra_flags[i];
+    if (flag.size() < 2 || flag[0] != '-' || (flag[1] != 'I' && flag[1] != 'L')) continue;
+    std::string dir = flag.size() > 2                      ? flag.substr(2)
+                      : i + 1 < request.extra_flags.size() ? request.extra_flags[++i]
+                                                           : "";
+    if (!dir.empty()) paths.read_only.push_back(std::filesystem::absolute(dir));
+  }
   STITCH_ASSIGN_OR_RETURN(auto nvcc, nvcc_path());
   std::error_code ec;
   std::filesystem::path toolkit = std::filesystem::canonical(nvcc, ec).parent_path().parent_path();
@@ -233,8 +243,7 @@ Result<ProcessResult> NvccCompiler::run_compile(const BuildRequest& request, Pro
   STITCH_TRY(sandbox.install(spec));
   Result<ProcessResult> process = runner_.run(spec);
   layers = sandbox.layers();
-  sandbox::LayerGaps gaps =
-      sandbox::find_layer_gaps(layers, sandbox::kRequiredCompilerLayers, {});
+  sandbox::LayerGaps gaps = sandbox::find_layer_gaps(layers, sandbox::kRequiredCompilerLayers, {});
   if (!process.ok() && !gaps.missing.empty())  // the child refused to exec nvcc: fail closed
     return make_error(ErrorKind::machine, "{}",
                       sandbox::incomplete_reason(gaps, layers, "compiler"));

@@ -67,6 +67,11 @@ ProcessSpec build_runner_spec(const RunnerInvocation& invocation, const std::str
   }
   if (invocation.judge_pid > 0) spec.pid_namespace = PidNamespace::join(invocation.judge_pid);
   spec.argv.push_back("--nonce-stdin");
+  // A waived layer is not set up at all: the escape hatch for a machine where one breaks CUDA.
+  for (const std::string& layer : sandbox::insecure_layer_names(invocation.insecure_sandbox)) {
+    spec.argv.push_back("--insecure-sandbox");
+    spec.argv.push_back(layer);
+  }
   spec.stdin_text = nonce + "\n";
   spec.argv.insert(spec.argv.end(), invocation.extra_args.begin(), invocation.extra_args.end());
   spec.timeout_s = invocation.timeout_s;
@@ -81,6 +86,27 @@ ProcessSpec build_runner_spec(const RunnerInvocation& invocation, const std::str
   }
   return spec;
 }
+
+namespace {
+
+// The runner ended without a runner.json that reads back.
+RunnerVerdict verdict_without_report(const ProcessResult& process, const Error& report_error) {
+  RunnerVerdict verdict;
+  verdict.outcome = Outcome::runtime_error;
+  if (process.term_signal != 0) {
+    verdict.reason = fmt::format("the runner died of {} (the candidate crashed it)",
+                                 signal_name(process.term_signal));
+  } else if (process.exit_code == 2) {
+    verdict.runner_fault = true;
+    verdict.reason = "stitch-runner rejected its command line: " + process.stderr_text;
+  } else {
+    verdict.reason = fmt::format("the runner exited with code {} without a valid runner.json ({})",
+                                 process.exit_code, report_error.message);
+  }
+  return verdict;
+}
+
+}  // namespace
 
 RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<RunnerReport>& report,
                                   std::string_view expected_nonce,
@@ -109,22 +135,7 @@ RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<Run
     verdict.reason = fmt::format("runner killed after {:.1f} s (wall-clock limit)", process.wall_s);
     return verdict;
   }
-  if (!report.ok()) {
-    verdict.outcome = Outcome::runtime_error;
-    if (process.term_signal != 0) {
-      verdict.reason = fmt::format("the runner died of {} (the candidate crashed it)",
-                                   signal_name(process.term_signal));
-    } else if (process.exit_code == 2) {
-      verdict.runner_fault = true;
-      verdict.reason = "stitch-runner rejected its command line: " + process.stderr_text;
-    } else {
-      verdict.reason = fmt::format(
-          "the runner exited with code {} without a valid runner.json "
-          "({})",
-          process.exit_code, report.error().message);
-    }
-    return verdict;
-  }
+  if (!report.ok()) return verdict_without_report(process, report.error());
   switch (report->status) {
     case RunnerStatus::ok:
       break;
@@ -132,7 +143,8 @@ RunnerVerdict classify_runner_run(const ProcessResult& process, const Result<Run
       verdict.outcome = Outcome::timeout;
       verdict.reason = report->message;
       return verdict;
-    case RunnerStatus::crashed:  // the supervisor saw the worker die or cheat: the candidate's doing
+    case RunnerStatus::crashed:  // the supervisor saw the worker die or cheat: the candidate's
+                                 // doing
       verdict.outcome = Outcome::runtime_error;
       verdict.reason = fmt::format("crashed: {}", report->message);
       return verdict;
