@@ -9,6 +9,8 @@ build=${1:-build-device}
 # Sections to run (default all but kb and loop): STITCH_GPU_CHECK="tests bench sweep profile generated kb loop"
 #   kb: scripts/kb_coverage.sh over $STITCH_KB_DIRS (default ".kb/level2 .kb/level3_mlp"; stage
 #   them with scripts/stage_kernelbench.sh and carry .kb)
+# STITCH_VERIFY_ARGS: extra `verify` flags of the generated section (STITCH_KB_VERIFY_ARGS for kb),
+#   e.g. --insecure-sandbox LAYER on a machine where a sandbox layer breaks CUDA
 sections=" ${STITCH_GPU_CHECK:-tests bench sweep profile generated} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 # Logs go to a scratch directory, packed into $OUT/gpu-logs.tgz at the end (the device tool
@@ -99,7 +101,7 @@ generate_and_verify() {
     printf '%-34s %s\n' "$name" "refused: $(tail -1 "$out/gen-$name.txt" | cut -c1-100)" > "$out/gen-$name.line"; return
   fi
   local program; program=$(sed -n 's/^generated \(.*program.cu\).*/\1/p' "$out/gen-$name.txt")
-  "$build/stitchcuda" verify "$task" "$program" --runs-dir "$gen_runs" --json ${STITCH_GENERATED_TRACK:+--track "$STITCH_GENERATED_TRACK"} \
+  "$build/stitchcuda" verify "$task" "$program" --runs-dir "$gen_runs" --json ${STITCH_VERIFY_ARGS:-} ${STITCH_GENERATED_TRACK:+--track "$STITCH_GENERATED_TRACK"} \
     ${STITCH_GENERATED_BASELINES:---no-baselines} > "$out/gen-$name.json" 2> "$out/gen-$name.err"
   python3 - "$name" "$out/gen-$name.json" > "$out/gen-$name.line" <<'PY'
 import json, sys

@@ -18,6 +18,8 @@
 #                         are reported as not run
 #      STITCH_KB_TRACK    precision track of programs, baselines and verification (default fp32)
 #      STITCH_KB_GENERATE_ARGS  extra `generate` flags (e.g. --strict-fp32-gemm)
+#      STITCH_KB_VERIFY_ARGS    extra `verify` flags (e.g. --insecure-sandbox LAYER on a machine
+#                         where a sandbox layer breaks CUDA; every verdict then says so)
 #      STITCH_KB_ONLY     comma-separated substrings: only tasks whose names contain one
 #      STITCH_KB_SHARD    "i/n": only every n-th task of each folder starting at the i-th (0-based),
 #                         to spread one level over several device calls
@@ -27,7 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 if [ $# -lt 3 ]; then
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2
+  sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2
 fi
 build=$(realpath "$1"); out=$(realpath -m "$2"); shift 2
 mkdir -p "$out"
@@ -114,7 +116,8 @@ verify_one() {  # DIR [--no-baselines]
   local dir=$1; shift
   [ "$(cat "$dir/generate.rc" 2>/dev/null)" = 0 ] || return 0
   if (( $(date +%s) > stop_at )); then echo "deadline" > "$dir/verify.skipped"; return 0; fi
-  "$stitch" verify "$dir" "$dir/generated/program.cu" --json --track "$track" "$@" > "$dir/verify.json" \
+  "$stitch" verify "$dir" "$dir/generated/program.cu" --json --track "$track" ${STITCH_KB_VERIFY_ARGS:-} "$@" \
+    > "$dir/verify.json" \
     2> "$dir/verify.err"
   printf '[%4ss] %s: %s\n' "$(( $(date +%s) - started ))" "$(basename "$dir")" \
     "$("$python" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r.get("outcome") or r.get("state"), (r.get("reason") or "")[:100])' "$dir/verify.json" 2>/dev/null || echo "no report")" >&2
