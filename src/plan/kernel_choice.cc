@@ -119,6 +119,14 @@ void choose_row(Subtask& subtask, const RowSpec& spec) {
   tunables["vector_width"] = vector ? 4 : 1;
 }
 
+// The product of a shape's sizes, as a double (spatial volumes of a convolution).
+double product(const std::vector<int64_t>& sizes) {
+  double result = 1;
+  for (int64_t size : sizes)
+    result *= static_cast<double>(size);
+  return result;
+}
+
 }  // namespace
 
 bool depthwise_conv_eligible(const ConvSpec& spec) {
@@ -132,12 +140,6 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
   DepthwiseEstimate estimate;
   estimate.eligible = depthwise_conv_eligible(spec);
   if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
-  auto product = [](const std::vector<int64_t>& sizes) {
-    double result = 1;
-    for (int64_t size : sizes)
-      result *= static_cast<double>(size);
-    return result;
-  };
   const double outputs = static_cast<double>(spec.batch * spec.out_channels) * product(spec.output);
   const double inputs = static_cast<double>(spec.batch * spec.in_channels) * product(spec.input);
   const double weights = static_cast<double>(spec.out_channels) * product(spec.kernel);
@@ -170,19 +172,14 @@ bool conv_igemm_eligible(const ConvSpec& spec) {
   // kernels/conv_igemm_tf32x3.cuh indexes one image and the GEMM's M and K in int32.
   constexpr int64_t kInt32Max = 2147483647;
   return spec.in_channels * in_plane <= kInt32Max && spec.out_channels * out_plane <= kInt32Max &&
-         spec.batch * out_plane <= kInt32Max && spec.in_channels / spec.groups * volume <= kInt32Max;
+         spec.batch * out_plane <= kInt32Max &&
+         spec.in_channels / spec.groups * volume <= kInt32Max;
 }
 
 ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks) {
   ConvIgemmEstimate estimate;
   estimate.eligible = conv_igemm_eligible(spec);
   if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
-  auto product = [](const std::vector<int64_t>& sizes) {
-    double result = 1;
-    for (int64_t size : sizes)
-      result *= static_cast<double>(size);
-    return result;
-  };
   auto tiled = [](double extent) {
     const double tile = static_cast<double>(kConvIgemmTile);
     return std::ceil(extent / tile) * tile;
@@ -192,19 +189,18 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double k = static_cast<double>(spec.in_channels / spec.groups) * product(spec.kernel);
   const double groups = static_cast<double>(spec.groups);
   const double flops = 2.0 * groups * m * n * k;
-  const double bytes = 4.0 * (static_cast<double>(spec.batch * spec.in_channels) *
-                                  product(spec.input) +
-                              static_cast<double>(spec.out_channels) * k + groups * m * n);
+  const double bytes =
+      4.0 * (static_cast<double>(spec.batch * spec.in_channels) * product(spec.input) +
+             static_cast<double>(spec.out_channels) * k + groups * m * n);
   const double bandwidth = peaks.dram_gbps * 1e9;
-  estimate.cudnn_s = std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency),
-                              bytes / bandwidth) +
-                     kLaunchSeconds;
+  estimate.cudnn_s =
+      std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), bytes / bandwidth) +
+      kLaunchSeconds;
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
   const double tile_flops = 2.0 * groups * tiled(m) * tiled(n) * k;
-  estimate.kernel_s =
-      std::max(3.0 * tile_flops / (peaks.tf32_tflops * 1e12 * kConvIgemmEfficiency),
-               bytes / bandwidth) +
-      kLaunchSeconds;
+  estimate.kernel_s = std::max(3.0 * tile_flops / (peaks.tf32_tflops * 1e12 * kConvIgemmEfficiency),
+                               bytes / bandwidth) +
+                      kLaunchSeconds;
   estimate.prefer_kernel = estimate.kernel_s <= kTf32x3Margin * estimate.cudnn_s;
   return estimate;
 }
@@ -332,8 +328,8 @@ std::string format_tunable(const std::string& key, int64_t value) {
   return fmt::format("{}={}", key, value);
 }
 
-void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks,
-                   TensorMath math, ConvEngine conv_engine) {
+void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks, TensorMath math,
+                   ConvEngine conv_engine) {
   subtask.tunables.clear();
   std::visit(
       [&](const auto& spec) {

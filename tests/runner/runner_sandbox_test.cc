@@ -3,6 +3,7 @@
 // environment scrub and command-line wipe. Everything that changes the process runs in a forked
 // child, which reports through its exit code.
 #include "runner/sandbox.h"
+#include "support/in_child.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -21,15 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs `body` in a child process; returns its exit code (-1 if it died of a signal).
-template <typename Body>
-int in_child(Body body) {
-  pid_t pid = fork();
-  if (pid == 0) _exit(body());
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using test_support::in_child;
 
 TEST(RunnerSandbox, ListsThreads) {
   std::vector<int> before = list_threads();

@@ -35,6 +35,7 @@
 #include "sandbox/escape_probe.h"  // tests/sandbox
 #include "sandbox/isolation.h"
 #include "sandbox/seccomp_filter.h"
+#include "support/loopback_listener.h"
 
 namespace stitch::sandbox {
 namespace {
@@ -253,18 +254,10 @@ class SandboxEscape : public ::testing::TestWithParam<bool> {
     target_.library = libc_path();
     target_.parent = getpid();
     target_.parent_fd = ::open((target_.outside / "victim").c_str(), O_RDONLY);
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    ASSERT_EQ(::listen(listener_, 4), 0);
-    socklen_t length = sizeof address;
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    target_.port = ntohs(address.sin_port);
+    ASSERT_NE(listener_.port(), 0);
+    target_.port = listener_.port();
   }
   void TearDown() override {
-    ::close(listener_);
     ::close(target_.parent_fd);
     std::error_code ec;
     fs::remove_all(base_, ec);
@@ -293,7 +286,7 @@ class SandboxEscape : public ::testing::TestWithParam<bool> {
 
   fs::path base_;
   Target target_;
-  int listener_ = -1;
+  test_support::LoopbackListener listener_;
 };
 
 TEST_P(SandboxEscape, EveryEscapeFailsAndHonestWorkRuns) {

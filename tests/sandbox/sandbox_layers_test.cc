@@ -12,6 +12,7 @@
 #include "sandbox/runner_view.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/syscall_table.h"
+#include "support/in_child.h"
 
 namespace stitch::sandbox {
 namespace {
@@ -102,15 +103,7 @@ TEST(SeccompTables, DenylistHoldsTheIssuesCallsAndNeverMeetsTheAllowlist) {
       EXPECT_NE(allowed.nr, denied.nr) << allowed.name;
 }
 
-// Runs `body` in a forked child; its exit code (-1: killed by a signal).
-template <typename Body>
-int in_child(Body body) {
-  pid_t pid = fork();
-  if (pid == 0) _exit(body());
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using test_support::in_child;
 
 TEST(SeccompFilter, DenylistModeRefusesTheDenylistAndAllowsTheRest) {
   int code = in_child([] {

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/loopback_listener.h"
 #include "util/process.h"
 
 namespace stitch {
@@ -30,20 +31,9 @@ class CompilerSandboxTest : public ::testing::Test {
     fs::remove_all(base_);
     fs::create_directories(base_ / "sources");
     fs::create_directories(base_ / "build");
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    ASSERT_EQ(::listen(listener_, 4), 0);
-    socklen_t length = sizeof address;
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
+    ASSERT_NE(listener_.port(), 0);
   }
-  void TearDown() override {
-    ::close(listener_);
-    fs::remove_all(base_);
-  }
+  void TearDown() override { fs::remove_all(base_); }
 
   // A probe that prints what it managed; "CONTAINED" when nothing.
   ProcessSpec probe() const {
@@ -62,7 +52,7 @@ except Exception: pass
 open('{0}/build/inside.txt', 'w').write('ok')
 print(', '.join(got) or 'CONTAINED')
 )",
-                                     base_.string(), port_);
+                                     base_.string(), listener_.port());
     ProcessSpec spec;
     spec.argv = {"/usr/bin/python3", "-c", script};
     spec.cwd = base_ / "build";
@@ -73,8 +63,7 @@ print(', '.join(got) or 'CONTAINED')
   CompilerSandboxPaths paths() const { return {base_ / "build", {base_ / "sources"}}; }
 
   fs::path base_;
-  int listener_ = -1;
-  int port_ = 0;
+  test_support::LoopbackListener listener_;
 };
 
 TEST_F(CompilerSandboxTest, ProbeIsContainedAndWritesItsOutput) {
