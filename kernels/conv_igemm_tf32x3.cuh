@@ -232,30 +232,8 @@ __global__ void __launch_bounds__(kGemmThreads, 1) conv_igemm_tf32x3_kernel(Conv
                      });
     load_k_contiguous<kVec4Weights>(stage + kGemmTileFloats, w, p.k, cols_b, k0, p.k, tid);
   };
-#pragma unroll
-  for (int s = 0; s < kGemmStages - 1; ++s) {
-    if (s < k_tiles) load(s);
-    cp_async_commit();
-  }
-  float acc[4][4][4] = {}, part[4][4][4] = {};
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<kGemmStages - 2>();
-    __syncthreads();  // tile kt landed for every thread; tile kt - 1's slot is free
-    if (kt + kGemmStages - 1 < k_tiles) load(kt + kGemmStages - 1);
-    cp_async_commit();
-    const float* stage = smem + (kt % kGemmStages) * kGemmStageFloats;
-    multiply_tile<true>(stage, stage + kGemmTileFloats, wm, wn, g, t, part);
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          acc[i][j][r] += part[i][j][r];  // round to nearest, on the CUDA cores
-          part[i][j][r] = 0.0f;
-        }
-  }
-  cp_async_wait<0>();
+  float acc[4][4][4] = {};
+  multiply_tiles<true>(smem, k_tiles, load, wm, wn, g, t, acc);
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll

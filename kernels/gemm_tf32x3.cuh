@@ -175,6 +175,40 @@ __device__ __forceinline__ void multiply_tile(const float* sa, const float* sb, 
   }
 }
 
+// The pipelined main loop over `k_tiles` tiles of kGemmBK: `load(kt)` issues tile kt's cp.async
+// copies into its stage, kGemmStages - 1 tiles ahead; each tile's 3xTF32 products (multiply_tile)
+// are summed into `acc` in FP32 on the CUDA cores, so accumulation across tiles stays exact to
+// FP32 rounding. Returns with every copy landed. The GEMM and the implicit-GEMM convolution
+// (conv_igemm_tf32x3.cuh) share it; they differ only in how a tile is loaded.
+template <bool kTransB, typename Load>
+__device__ __forceinline__ void multiply_tiles(const float* smem, int k_tiles, Load& load, int wm,
+                                               int wn, int g, int t, float (&acc)[4][4][4]) {
+#pragma unroll
+  for (int s = 0; s < kGemmStages - 1; ++s) {
+    if (s < k_tiles) load(s);
+    cp_async_commit();
+  }
+  float part[4][4][4] = {};
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<kGemmStages - 2>();
+    __syncthreads();  // tile kt landed for every thread; tile kt - 1's slot is free
+    if (kt + kGemmStages - 1 < k_tiles) load(kt + kGemmStages - 1);
+    cp_async_commit();
+    const float* stage = smem + (kt % kGemmStages) * kGemmStageFloats;
+    multiply_tile<kTransB>(stage, stage + kGemmTileFloats, wm, wn, g, t, part);
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          acc[i][j][r] += part[i][j][r];  // round to nearest, on the CUDA cores
+          part[i][j][r] = 0.0f;
+        }
+  }
+  cp_async_wait<0>();
+}
+
 template <bool kTransB, bool kVec4>
 __global__ void __launch_bounds__(kGemmThreads, 1) gemm_tf32x3_kernel(GemmTf32x3Args p) {
 #if defined(STITCH_GEMM_MMA_SYNC)
@@ -199,30 +233,8 @@ __global__ void __launch_bounds__(kGemmThreads, 1) gemm_tf32x3_kernel(GemmTf32x3
     else
       load_n_contiguous<kVec4>(stage + kGemmTileFloats, b, p.ldb, cols_b, k0, k_end, tid);
   };
-#pragma unroll
-  for (int s = 0; s < kGemmStages - 1; ++s) {
-    if (s < k_tiles) load(s);
-    cp_async_commit();
-  }
-  float acc[4][4][4] = {}, part[4][4][4] = {};
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<kGemmStages - 2>();
-    __syncthreads();  // tile kt landed for every thread; tile kt - 1's slot is free
-    if (kt + kGemmStages - 1 < k_tiles) load(kt + kGemmStages - 1);
-    cp_async_commit();
-    const float* stage = smem + (kt % kGemmStages) * kGemmStageFloats;
-    multiply_tile<kTransB>(stage, stage + kGemmTileFloats, wm, wn, g, t, part);
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          acc[i][j][r] += part[i][j][r];  // round to nearest, on the CUDA cores
-          part[i][j][r] = 0.0f;
-        }
-  }
-  cp_async_wait<0>();
+  float acc[4][4][4] = {};
+  multiply_tiles<kTransB>(smem, k_tiles, load, wm, wn, g, t, acc);
   if (p.splits > 1) {
     const int64_t tile = (int64_t{batch} * p.tiles_m + tm) * p.tiles_n + tn;
     if (!reduce_splits(p, tile, split,
