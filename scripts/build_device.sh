@@ -19,12 +19,18 @@ else
   cmake -S . -B build-device-work -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTITCH_PYTHON:STRING=python3 >/dev/null
   ninja -C build-device-work
 fi
-# Test executables of directories with no gpu-labelled test stay behind too (their ctest files
-# travel, so ctest -L gpu still reads the tree).
+# Test executables that no gpu-labelled test runs stay behind (their ctest files travel, so
+# ctest -L gpu still reads the tree); the hand-run benches (*_bench) and helper programs travel.
 cpu_only=()
-for dir in agents bench adapters plan ir io util run fuzz cli app; do
-  cpu_only+=(--exclude "/tests/$dir/*_test")
-done
+gpu_executables=$(ctest --test-dir "$source_build" -L gpu --show-only=json-v1 | python3 -c '
+import json, sys
+for test in json.load(sys.stdin)["tests"]:
+    for word in test.get("command") or []:
+        print(word)' | sort -u)
+while IFS= read -r executable; do
+  relative=${executable#"$(realpath "$source_build")"/}
+  grep -qxF "$executable" <<< "$gpu_executables" || cpu_only+=(--exclude "/$relative")
+done < <(find "$(realpath "$source_build")/tests" -type f -perm -u+x \( -name '*_test' -o -name 'fuzz_*' \))
 rsync -a --delete --delete-excluded --exclude '*.o' --exclude '*.a' --exclude 'CheckCUDA/' --exclude '.ninja_*' \
   --exclude '/CMakeFiles/*/CompilerId*' "${cpu_only[@]}" \
   "$source_build/" build-device/

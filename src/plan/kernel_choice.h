@@ -128,15 +128,14 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 // times the FLOPs of its 128 x 128 tiles (positions and output channels per group rounded up) at
 // kConvIgemmEfficiency of the TF32 peak; each also at least its bytes at the DRAM bandwidth, plus
 // a launch. The kernel is chosen when estimated at most kTf32x3Margin of cuDNN's time.
-// kCudnnStrictConvEfficiency: AlexNet's whole forward (KernelBench level 3, batch 1024) ran 47.8 ms
-// with strict-FP32 cuDNN on the H200, about 1.35 TFLOP of convolution: 0.42 of the FP32 peak for
-// the whole forward (pooling and classifier included), so 0.45 for the convolutions.
-// kConvIgemmEfficiency is a guess NOT YET MEASURED: below the mma.sync GEMM kernel's measured 0.31
-// (kTf32x3KernelEfficiency) for the gather's cost. Measure both with
-// tests/kernels/conv_igemm_tf32x3_bench.cu on an H200 ("igemm eff", "strict eff") and put the
-// medians here.
-inline constexpr double kCudnnStrictConvEfficiency = 0.45;
-inline constexpr double kConvIgemmEfficiency = 0.25;
+// Both efficiencies are the medians over the 16 AlexNet / VGG16 / ResNet-50 layers of
+// tests/kernels/conv_igemm_tf32x3_bench.cu on the H200 (2026-12-02, docs/bench-history/
+// 2026-12-02-h200-conv-igemm): cuDNN strict FP32 0.22-0.66 (median 0.41), the 3xTF32 kernel
+// 0.02-0.17 (median 0.07; at best 0.17 on AlexNet's 5x5 layer, worst on ResNet's 7x7 maps). With
+// these the kernel is not chosen for any shape: it stays for STITCH_CONV_ENGINE=igemm_tf32x3 and
+// as the start of a faster one (larger tiles per position block, a warp-specialised TMA gather).
+inline constexpr double kCudnnStrictConvEfficiency = 0.41;
+inline constexpr double kConvIgemmEfficiency = 0.07;
 inline constexpr int64_t kConvIgemmTile = 128;
 inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 struct ConvIgemmEstimate {

@@ -1,8 +1,9 @@
 // The `landlock` layer (isolation.h step 5): defence in depth under the mount view. Writes only
-// under the writable dir, reads only the allowed paths, devices read-write (with ioctl), /proc and
-// /sys readable; from ABI 4 no TCP bind or connect; from ABI 6 no signals to, nor abstract unix
-// sockets of, processes outside the domain. The ABI is detected at run time; the kernel headers
-// here may be older than the kernel, so the structure and the newer rights are spelled out.
+// under the writable dir and to this process's own /proc files, reads only the allowed paths,
+// devices read-write (with ioctl), /proc and /sys readable; from ABI 4 no TCP bind or connect; from
+// ABI 6 no signals to, nor abstract unix sockets of, processes outside the domain. The ABI is
+// detected at run time; the kernel headers here may be older than the kernel, so the structure and
+// the newer rights are spelled out.
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <sys/prctl.h>
@@ -72,7 +73,14 @@ std::string add_rules(int ruleset, int abi, const IsolationConfig& config) {
     rules.emplace_back(path, read);
   for (const auto& path : config.devices)
     rules.emplace_back(path, device);
-  if (config.mount_proc) rules.emplace_back("/proc", kFsRead);
+  if (config.mount_proc) {
+    rules.emplace_back("/proc", kFsRead);
+    // The CUDA driver opens files of its own process for writing, with O_TRUNC (cuInit fails with
+    // cudaErrorOperatingSystem without both rights; measured on the H200 machine). /proc/self
+    // resolves here, so the rule covers this process and its threads only.
+    rules.emplace_back("/proc/self",
+                       kFsRead | LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? kFsTruncate : 0));
+  }
   if (config.sys_read_only) rules.emplace_back("/sys", kFsRead);
   if (config.tmp_tmpfs) rules.emplace_back("/tmp", all);
   for (const auto& [path, rights] : rules)

@@ -51,17 +51,42 @@ bool make_mount_point(const fs::path& source, const fs::path& target) {
   return true;
 }
 
-// Binds `source` at root + source; read-only unless `writable`. Empty on success.
-std::string bind(const fs::path& root, const fs::path& source, bool writable) {
-  fs::path target = root / source.relative_path();
-  if (!make_mount_point(source, target)) return fmt::format("{}: no mount point", source.string());
-  if (mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
-    return fmt::format("bind {}: {}", source.string(), errno_text(errno));
+// Makes the bind at `target` and every mount below it read-only (unless `writable`), nosuid and,
+// read-only, nodev. Recursively where the kernel has mount_setattr (5.12); otherwise the top mount
+// only, which is all a non-recursive bind holds.
+std::string restrict_bind(const fs::path& target, bool writable, bool recursive) {
+  if (recursive) {
+    mount_attr attributes{};
+    attributes.attr_set = MOUNT_ATTR_NOSUID | (writable ? 0 : MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV);
+    if (mount_setattr(AT_FDCWD, target.c_str(), AT_RECURSIVE, &attributes, sizeof attributes) != 0)
+      return fmt::format("mount_setattr {}: {}", target.string(), errno_text(errno));
+    return "";
+  }
   unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | locked_flags(target);
   if (!writable) flags |= MS_RDONLY | MS_NODEV;
   if (mount(nullptr, target.c_str(), nullptr, flags, nullptr) != 0)
-    return fmt::format("remount {}: {}", source.string(), errno_text(errno));
+    return fmt::format("remount {}: {}", target.string(), errno_text(errno));
   return "";
+}
+
+// Whether mount_setattr exists: then binds are recursive, so a mount below an allowed path (the
+// driver libraries a container runtime mounts at /usr/local/nvidia, say) stays visible in the view.
+bool kernel_has_mount_setattr() {
+  mount_attr none{};
+  return mount_setattr(-1, "", 0, &none, sizeof none) == 0 || errno != ENOSYS;
+}
+
+// Binds `source` at root + source; read-only unless `writable`. Empty on success. The writable
+// dir's bind is never recursive: the tmpfs root is mounted inside it and must stay out of the view.
+std::string bind(const fs::path& root, const fs::path& source, bool writable) {
+  static const bool can_recurse = kernel_has_mount_setattr();
+  const bool recursive = can_recurse && !writable;
+  fs::path target = root / source.relative_path();
+  if (!make_mount_point(source, target)) return fmt::format("{}: no mount point", source.string());
+  if (mount(source.c_str(), target.c_str(), nullptr, MS_BIND | (recursive ? MS_REC : 0), nullptr) !=
+      0)
+    return fmt::format("bind {}: {}", source.string(), errno_text(errno));
+  return restrict_bind(target, writable, recursive);
 }
 
 // A fresh procfs: other uids' processes invisible where the kernel knows hidepid=invisible (5.8).

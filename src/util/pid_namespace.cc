@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -56,8 +57,9 @@ bool can_create_pid_namespace() {
   static std::once_flag asked;
   static bool permitted = false;
   std::call_once(asked, [] {
-    pid_t child = raw_fork(0);
-    if (child == 0) _exit(unshare(CLONE_NEWPID) == 0 ? 0 : 1);
+    // The namespace's first process must also be able to mount its /proc (mount_own_proc).
+    pid_t child = raw_fork(CLONE_NEWPID);
+    if (child == 0) _exit(mount_own_proc() == 0 ? 0 : 1);
     if (child < 0) return;
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -131,6 +133,13 @@ int enter_pid_namespace(int namespace_fd, int report_fd) {
   close(namespace_fd);
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // SIGTERM stays blocked here: only SIGKILL would end us
   end_like(grandchild);
+}
+
+int mount_own_proc() {
+  if (unshare(CLONE_NEWNS) != 0) return errno;
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) return errno;
+  return 0;
 }
 
 }  // namespace stitch

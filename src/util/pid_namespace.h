@@ -59,7 +59,8 @@ struct PidNamespace {
 // cannot be read. Equal strings mean the same namespace.
 std::string pid_namespace_id(pid_t pid = 0);
 
-// Whether this process may create PID namespaces (asked once, by a throwaway child; cached).
+// Whether this process may create PID namespaces and mount their /proc (asked once, by a
+// throwaway child; cached).
 bool can_create_pid_namespace();
 
 // /proc may belong to an ancestor namespace (the runner joins the judge's namespace but keeps the
@@ -86,5 +87,12 @@ pid_t fork_into(const PidNamespace& pid_namespace);
 // it closes `report_fd`, waits for the grandchild and ends as it did. Returns an errno value when
 // setns or fork failed (nothing was forked).
 int enter_pid_namespace(int namespace_fd, int report_fd);
+
+// In a child that is in a PID namespace other than its parent's (after fork_into for `own`, after
+// enter_pid_namespace for `join`), before exec: a private mount namespace whose /proc is that PID
+// namespace's own. With the parent's /proc, /proc/<getpid()> names another process and the CUDA
+// driver's cuInit fails (cudaErrorOperatingSystem; seen on the H200 machine). Returns an errno
+// value on failure.
+int mount_own_proc();
 
 }  // namespace stitch

@@ -89,6 +89,8 @@ void use_as(int fd, int target) {
     set_limit(RLIMIT_NOFILE, command.limits.open_files);
     if (command.limits.no_core_dumps) set_limit(RLIMIT_CORE, 0);
     int namespace_error = namespace_fd >= 0 ? enter_pid_namespace(namespace_fd, report_fd) : 0;
+    if (namespace_error == 0 && command.pid_namespace.mode != PidNamespaceMode::inherit)
+      namespace_error = mount_own_proc();
     if (namespace_error != 0) {
       failure = {StartFailure::pid_namespace_failed, namespace_error};
     } else {

@@ -39,7 +39,7 @@ Result<EmittedProgram> emit_for(const std::string& task,
                                 plan::TensorMath math = plan::TensorMath::fp32) {
   STITCH_ASSIGN_OR_RETURN(ir::Graph graph, ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/" +
                                                           task + ".graph.json"));
-  plan::PlanOptions options;
+  plan::PlanOptions options = stitch::testing::plan_fixture_options(task);
   options.tensor_math = math;
   STITCH_ASSIGN_OR_RETURN(plan::Plan plan, plan::make_plan(graph, options));
   return emit_program(plan);

@@ -32,7 +32,7 @@ bool refused(const std::string& task) {
 std::string plan_text(const std::string& task) {
   auto graph = ir::load_graph(data_path(task + ".graph.json"));
   if (!graph.ok()) return "load error: " + graph.error().message + "\n";
-  auto plan = make_plan(*graph, PlanOptions{});
+  auto plan = make_plan(*graph, stitch::testing::plan_fixture_options(task));
   if (!plan.ok()) return "refused: " + plan.error().message + "\n";
   return format_plan(*plan) + format_plan_details(*plan);
 }
@@ -50,7 +50,7 @@ TEST_P(GoldenPlan, JsonRoundTrips) {
   const std::string task = GetParam();
   auto graph = ir::load_graph(data_path(task + ".graph.json"));
   ASSERT_TRUE(graph.ok());
-  auto plan = make_plan(*graph, PlanOptions{});
+  auto plan = make_plan(*graph, stitch::testing::plan_fixture_options(task));
   if (refused(task)) {
     EXPECT_FALSE(plan.ok())
         << task

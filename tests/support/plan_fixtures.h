@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "plan/passes.h"
+
 namespace stitch::testing {
 
 inline constexpr const char* kPlanFixtures[] = {
@@ -47,6 +49,16 @@ inline constexpr const char* kPlanFixtures[] = {
 // The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).
 inline bool plan_fixture_refused(std::string_view name) {
   return name == "plan_scan_refused";
+}
+
+// The options a fixture is planned with (its goldens and round trips): the defaults, but for
+// plan_conv_igemm, which forces the implicit-GEMM 3xTF32 convolution. At the efficiencies
+// measured on the H200 the automatic choice keeps cuDNN, and the fixture covers the kernel's plan
+// and program.
+inline plan::PlanOptions plan_fixture_options(std::string_view name) {
+  plan::PlanOptions options;
+  if (name == "plan_conv_igemm") options.conv_engine = plan::ConvEngine::igemm_tf32x3;
+  return options;
 }
 
 }  // namespace stitch::testing

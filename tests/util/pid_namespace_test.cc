@@ -1,6 +1,7 @@
 // PID namespaces of spawned children (util/pid_namespace.h): a long-lived fake judge as PID 1 of a
 // namespace of its own, a second process joining it (same namespace, not ours), exit codes and
-// signals carried through the joining child, and the joined process dying with the namespace.
+// signals carried through the joining child, the joined process dying with the namespace, and both
+// seeing the namespace's own /proc.
 // Skips visibly where this process may not create PID namespaces (not root).
 #include "util/pid_namespace.h"
 
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <iterator>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -83,6 +85,30 @@ TEST_F(PidNamespaceTest, AJoinedProcessSharesTheJudgesNamespaceAndNotOurs) {
 
   ProcessResult stopped = judge.stop(0, 0.5);  // PID 1 ignores SIGTERM: SIGKILL ends it
   EXPECT_EQ(stopped.term_signal, SIGKILL);
+}
+
+// The CUDA driver reads /proc/<getpid()>: both the namespace's init and a joined process must see
+// the namespace's own /proc (one NSpid level, /proc/self their own pid), not ours.
+TEST_F(PidNamespaceTest, OwnAndJoinedProcessesSeeTheNamespacesProc) {
+  ChildProcess judge = start_judge();
+  ProcessResult joined = run_joined(
+      judge.pid(),
+      "echo $$; readlink /proc/self; grep NSpid /proc/self/status; ls /proc | grep -c '^[0-9]'");
+  ASSERT_EQ(joined.exit_code, 0) << joined.stderr_text;
+  std::istringstream text(joined.stdout_text);
+  std::string shell_pid, proc_self, nspid, processes;
+  std::getline(text, shell_pid);
+  std::getline(text, proc_self);
+  std::getline(text, nspid);
+  std::getline(text, processes);
+  EXPECT_LT(std::stoi(shell_pid), 100) << joined.stdout_text;
+  // readlink is a child of the shell: its /proc/self is its own pid of the namespace.
+  EXPECT_LT(std::stoi(proc_self), 100) << joined.stdout_text;
+  std::istringstream levels(nspid.substr(nspid.find(':') + 1));
+  std::vector<int> pids{std::istream_iterator<int>(levels), std::istream_iterator<int>()};
+  EXPECT_EQ(pids.size(), 1u) << "one pid level: " << nspid;
+  EXPECT_LT(std::stoi(processes), 10) << "only the namespace's processes: " << joined.stdout_text;
+  judge.stop(0, 0.5);
 }
 
 TEST_F(PidNamespaceTest, TheJoinedCommandsExitCodeAndSignalComeThrough) {
