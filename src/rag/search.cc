@@ -1,0 +1,89 @@
+// Documentation search (search.h): BM25, and reciprocal rank fusion with embeddings when present.
+#include "rag/search.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "rag/doc_index.h"
+#include "rag/embeddings.h"
+#include "rag/text_terms.h"
+
+namespace stitch::rag {
+namespace {
+
+// Reciprocal rank fusion's constant (Cormack et al. 2009): a document's fused score is the sum
+// over rankings of 1 / (kRrf + rank).
+constexpr double kRrf = 60;
+
+Result<std::vector<RankedChunk>> fuse(const DocIndex& index, std::string_view query,
+                                      const std::vector<RankedChunk>& lexical,
+                                      const SearchOptions& options) {
+  STITCH_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vectors,
+                          options.embedder->embed({std::string(query)}));
+  STITCH_ASSIGN_OR_RETURN(std::vector<RankedChunk> dense,
+                          index.nearest(vectors.front(), options.candidates));
+  std::map<int64_t, double> fused;
+  for (const std::vector<RankedChunk>* ranking :
+       std::initializer_list<const std::vector<RankedChunk>*>{&lexical, &dense})
+    for (size_t rank = 0; rank < ranking->size(); ++rank)
+      fused[(*ranking)[rank].id] += 1.0 / (kRrf + static_cast<double>(rank + 1));
+  std::vector<RankedChunk> out;
+  for (const auto& [id, score] : fused)
+    out.push_back({id, score});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RankedChunk& a, const RankedChunk& b) { return a.score > b.score; });
+  return out;
+}
+
+}  // namespace
+
+std::string citation(const DocHit& hit) {
+  if (hit.line_begin == hit.line_end) return fmt::format("{}:{}", hit.path, hit.line_begin);
+  return fmt::format("{}:{}-{}", hit.path, hit.line_begin, hit.line_end);
+}
+
+Result<std::vector<DocHit>> search(const DocIndex& index, std::string_view query, int k) {
+  SearchOptions options;
+  options.k = k;
+  return search(index, query, options);
+}
+
+Result<std::vector<DocHit>> search(const DocIndex& index, std::string_view query,
+                                   const SearchOptions& options) {
+  const std::string terms = fts_query(query);
+  if (terms.empty())
+    return make_error(ErrorKind::bad_input, "the query '{}' has no searchable word", query);
+  const int depth = std::max(options.k, options.candidates);
+  STITCH_ASSIGN_OR_RETURN(std::vector<RankedChunk> ranked, index.bm25(terms, depth));
+  if (options.embedder != nullptr) {
+    STITCH_ASSIGN_OR_RETURN(IndexCounts counts, index.counts());
+    if (counts.embedded_chunks > 0) {
+      STITCH_ASSIGN_OR_RETURN(ranked, fuse(index, query, ranked, options));
+    }
+  }
+  std::vector<DocHit> hits;
+  for (const RankedChunk& r : ranked) {
+    if (static_cast<int>(hits.size()) >= options.k) break;
+    STITCH_ASSIGN_OR_RETURN(ChunkRecord chunk, index.chunk(r.id));
+    hits.push_back({chunk.path, chunk.line_begin, chunk.line_end, r.score, chunk.text});
+  }
+  return hits;
+}
+
+std::filesystem::path default_index_path() {
+  if (const char* path = std::getenv("STITCH_RAG_INDEX"); path && *path) return path;
+  if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache && *cache)
+    return std::filesystem::path(cache) / "stitchcuda" / "rag.sqlite";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache" / "stitchcuda" / "rag.sqlite";
+  return std::filesystem::path(".stitchcuda-rag.sqlite");
+}
+
+Result<std::unique_ptr<DocIndex>> open_index_for_search(const std::filesystem::path& path) {
+  return DocIndex::open(path.empty() ? default_index_path() : path, DocIndex::Access::read_only);
+}
+
+}  // namespace stitch::rag
