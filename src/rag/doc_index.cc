@@ -219,6 +219,19 @@ Result<ChunkRecord> DocIndex::chunk(int64_t id) const {
                      static_cast<int>(s.column_int(2)), s.column_text(3)};
 }
 
+Result<std::optional<int64_t>> DocIndex::chunk_holding(const StoredDeclaration& stored) const {
+  STITCH_ASSIGN_OR_RETURN(
+      Statement s,
+      db_->prepare("SELECT c.id FROM chunks c JOIN files f ON c.file_id = f.id WHERE f.path = ? "
+                   "AND c.line_begin <= ? AND c.line_end >= ? ORDER BY (c.line_end >= ?) DESC, "
+                   "c.line_begin LIMIT 1"));
+  s.bind(1, stored.path).bind(2, int64_t{stored.declaration.line_begin});
+  s.bind(3, int64_t{stored.declaration.line_begin}).bind(4, int64_t{stored.declaration.line_end});
+  STITCH_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return std::optional<int64_t>();
+  return std::optional<int64_t>(s.column_int(0));
+}
+
 Result<std::vector<ChunkRecord>> DocIndex::chunks_without_embedding(int limit) const {
   STITCH_ASSIGN_OR_RETURN(
       Statement s,

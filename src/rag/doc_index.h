@@ -74,6 +74,9 @@ class DocIndex {
   // The FTS5 query (text_terms.h fts_query) ranked by BM25, best first.
   Result<std::vector<RankedChunk>> bm25(std::string_view fts_query, int limit) const;
   Result<ChunkRecord> chunk(int64_t id) const;
+  // The chunk that holds a stored declaration (the first one holding all its lines, else the one
+  // holding its first line); nullopt when none.
+  Result<std::optional<int64_t>> chunk_holding(const StoredDeclaration& stored) const;
 
   // Embeddings (cosine similarity; vectors are normalised when stored).
   Result<std::vector<ChunkRecord>> chunks_without_embedding(int limit) const;

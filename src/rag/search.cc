@@ -2,6 +2,7 @@
 #include "rag/search.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 
@@ -17,6 +18,9 @@ namespace {
 // Reciprocal rank fusion's constant (Cormack et al. 2009): a document's fused score is the sum
 // over rankings of 1 / (kRrf + rank).
 constexpr double kRrf = 60;
+
+// At most this many chunks lead the ranking for the declarations of one query (overloads).
+constexpr size_t kDeclaredChunksPerName = 3;
 
 Result<std::vector<RankedChunk>> fuse(const DocIndex& index, std::string_view query,
                                       const std::vector<RankedChunk>& lexical,
@@ -36,6 +40,48 @@ Result<std::vector<RankedChunk>> fuse(const DocIndex& index, std::string_view qu
   std::stable_sort(out.begin(), out.end(),
                    [](const RankedChunk& a, const RankedChunk& b) { return a.score > b.score; });
   return out;
+}
+
+// Whether a query word looks like an API name (cudaMalloc, CUDNN_DATA_FLOAT, curand_init, fp16)
+// rather than an English word: only those are looked up among the declarations.
+bool api_like(std::string_view word) {
+  if (word.size() < 4) return false;
+  bool lower_seen = false;
+  for (char c : word) {
+    if (c == '_' || std::isdigit(static_cast<unsigned char>(c))) return true;
+    if (std::islower(static_cast<unsigned char>(c))) lower_seen = true;
+    if (lower_seen && std::isupper(static_cast<unsigned char>(c))) return true;
+  }
+  return !lower_seen;  // ALLCAPS
+}
+
+// Chunks that declare a name the query spells out come first (in the query's order), then the
+// ranking as it was: someone who names cublasLtMatmul wants its prototype, not the fifty comments
+// that mention it.
+Result<std::vector<RankedChunk>> declarations_first(const DocIndex& index, std::string_view query,
+                                                    std::vector<RankedChunk> ranked) {
+  std::vector<RankedChunk> first;
+  auto listed = [&](int64_t id) {
+    return std::any_of(first.begin(), first.end(),
+                       [&](const RankedChunk& r) { return r.id == id; });
+  };
+  for (std::string_view word : identifiers(query)) {
+    if (!api_like(word)) continue;
+    STITCH_ASSIGN_OR_RETURN(std::vector<StoredDeclaration> declared,
+                            index.declarations_named(word));
+    for (const StoredDeclaration& stored : declared) {
+      STITCH_ASSIGN_OR_RETURN(std::optional<int64_t> id, index.chunk_holding(stored));
+      if (id && !listed(*id)) first.push_back({*id, 0});
+      if (first.size() >= kDeclaredChunksPerName) break;
+    }
+  }
+  if (first.empty()) return ranked;
+  double top = ranked.empty() ? 1.0 : ranked.front().score;
+  for (size_t i = 0; i < first.size(); ++i)
+    first[i].score = top + static_cast<double>(first.size() - i);
+  for (const RankedChunk& r : ranked)
+    if (!listed(r.id)) first.push_back(r);
+  return first;
 }
 
 }  // namespace
@@ -63,6 +109,9 @@ Result<std::vector<DocHit>> search(const DocIndex& index, std::string_view query
     if (counts.embedded_chunks > 0) {
       STITCH_ASSIGN_OR_RETURN(ranked, fuse(index, query, ranked, options));
     }
+  }
+  if (options.declarations_first) {
+    STITCH_ASSIGN_OR_RETURN(ranked, declarations_first(index, query, std::move(ranked)));
   }
   std::vector<DocHit> hits;
   for (const RankedChunk& r : ranked) {

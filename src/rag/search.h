@@ -40,6 +40,9 @@ struct SearchOptions {
   // Embeds the query for hybrid ranking; nullptr (or an index without embeddings): BM25 only.
   Embedder* embedder = nullptr;
   int candidates = 50;  // how deep each ranking goes before fusion
+  // Chunks declaring an API name the query spells out (cudaMallocAsync, CUDNN_DATA_FLOAT) lead
+  // the ranking; false: the BM25 (or fused) ranking alone.
+  bool declarations_first = true;
 };
 Result<std::vector<DocHit>> search(const DocIndex& index, std::string_view query,
                                    const SearchOptions& options);
