@@ -15,6 +15,7 @@
 #include "agents/refine.h"
 #include "agents/system_roles.h"
 #include "app/chat_clients.h"
+#include "app/doc_declarations.h"
 #include "app/planner_options.h"
 #include "app/subtask_checker.h"
 #include "app/verify.h"
@@ -134,6 +135,10 @@ Result<agents::SystemVerifierConfig> verifier_config(
   config.options.build_cache_dir = settings.build_cache;
   config.options.worker_id = settings.worker_id;
   run::EventLog* events = &run.events();
+  config.declarations = std::make_shared<IndexDeclarationSource>(
+      fs::path(), [events](const std::string& note) {
+        (void)events->append("verify.declarations", {{"note", note}});
+      });
   // The live view: the step running now, and the last one finished.
   auto last_finished = std::make_shared<std::string>();
   config.options.on_step_start = [=](const std::string& name) {
