@@ -6,6 +6,13 @@
 
 namespace stitch::app {
 
+agents::DocSearch documentation_search(const std::filesystem::path& index) {
+  auto opened = rag::open_index_for_search(index);
+  if (!opened.ok()) return {};
+  std::shared_ptr<const rag::DocIndex> shared = std::move(*opened);
+  return [shared](std::string_view query, int k) { return rag::search(*shared, query, k); };
+}
+
 bool IndexDeclarationSource::ensure_open() {
   if (tried_) return index_ != nullptr;
   tried_ = true;

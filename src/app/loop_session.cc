@@ -210,6 +210,7 @@ std::unique_ptr<agents::Coder> make_coder(const LoopSettings& settings,
   if (!role.uses_llm()) return std::make_unique<agents::BuiltinCoder>(include_dirs);
   auto options = llm_role_options<agents::LlmCoderOptions>(settings, llm::LoopRole::coder, gpu);
   options.include_dirs = include_dirs;
+  options.search_docs = documentation_search();
   if (role.kind == llm::RoleKind::hybrid)
     return std::make_unique<agents::HybridCoder>(
         agents::HybridCoderOptions{std::move(options), settings.hybrid_hot, include_dirs},

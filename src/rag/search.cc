@@ -11,6 +11,7 @@
 #include "rag/doc_index.h"
 #include "rag/embeddings.h"
 #include "rag/text_terms.h"
+#include "util/text.h"
 
 namespace stitch::rag {
 namespace {
@@ -120,6 +121,31 @@ Result<std::vector<DocHit>> search(const DocIndex& index, std::string_view query
     hits.push_back({chunk.path, chunk.line_begin, chunk.line_end, r.score, chunk.text});
   }
   return hits;
+}
+
+DocHit focus_hit(const DocHit& hit, std::string_view query, int radius) {
+  std::vector<std::string> words;
+  for (std::string_view word : identifiers(query))
+    if (word.size() > 2) words.push_back(lower(word));
+  std::vector<std::string_view> lines = lines_of(hit.text);
+  int center = -1;
+  for (size_t i = 0; i < lines.size() && center < 0; ++i) {
+    std::string low = lower(lines[i]);
+    for (const std::string& word : words)
+      if (low.find(word) != std::string::npos) center = static_cast<int>(i);
+  }
+  if (center < 0) return hit;
+  int first = std::max(0, center - radius);
+  int last = std::min(static_cast<int>(lines.size()) - 1, center + radius);
+  DocHit focused = hit;
+  focused.line_begin = hit.line_begin + first;
+  focused.line_end = hit.line_begin + last;
+  focused.text.clear();
+  for (int i = first; i <= last; ++i) {
+    focused.text += lines[static_cast<size_t>(i)];
+    focused.text += '\n';
+  }
+  return focused;
 }
 
 std::filesystem::path default_index_path() {

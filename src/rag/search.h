@@ -47,6 +47,10 @@ struct SearchOptions {
 Result<std::vector<DocHit>> search(const DocIndex& index, std::string_view query,
                                    const SearchOptions& options);
 
+// The part of a hit around its first line that names a word of `query` (case-insensitive): at most
+// 2 * radius + 1 lines, with the line range narrowed to match (the whole hit when none matches).
+DocHit focus_hit(const DocHit& hit, std::string_view query, int radius);
+
 // $STITCH_RAG_INDEX, else $XDG_CACHE_HOME/stitchcuda/rag.sqlite, else
 // ~/.cache/stitchcuda/rag.sqlite.
 std::filesystem::path default_index_path();
