@@ -49,6 +49,8 @@ struct IndexCounts {
   int64_t declarations = 0;
 };
 
+// One SQLite connection in serialized mode: the search functions may be called from several
+// threads at once.
 class DocIndex {
  public:
   enum class Access { read_only, read_write };
@@ -87,7 +89,8 @@ class DocIndex {
 
   // Declarations.
   Result<std::vector<StoredDeclaration>> declarations_named(std::string_view name) const;
-  // Every distinct declared name (read once, then kept).
+  // Every distinct declared name (read once, then kept; not for concurrent first calls — the
+  // search functions never call it, find_declaration does).
   Result<const std::vector<std::string>*> declaration_names() const;
 
  private:

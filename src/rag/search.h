@@ -18,8 +18,9 @@ namespace stitch::rag {
 class DocIndex;
 class Embedder;
 
-// One chunk that matched a query. score: higher is better (BM25 negated; with hybrid ranking,
-// the fused reciprocal-rank score).
+// One chunk that matched a query. score: higher is better — BM25 negated, or the fused
+// reciprocal-rank score with hybrid ranking; chunks put first for declaring a name the query
+// spells out score just above the best of the rest.
 struct DocHit {
   std::string path;    // the source file as it was indexed (absolute)
   int line_begin = 0;  // 1-based, inclusive
