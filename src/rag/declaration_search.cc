@@ -35,10 +35,15 @@ Result<std::optional<DeclarationMatch>> match_named(const DocIndex& index, std::
                                                     const std::string& name, int distance) {
   STITCH_ASSIGN_OR_RETURN(std::vector<StoredDeclaration> found, index.declarations_named(name));
   if (found.empty()) return std::optional<DeclarationMatch>();
-  std::stable_sort(found.begin(), found.end(),
-                   [](const StoredDeclaration& a, const StoredDeclaration& b) {
-                     return kind_rank(a.declaration.kind) < kind_rank(b.declaration.kind);
-                   });
+  // A prototype (ends in ';') before an inline definition of the same name (cuda_runtime.h's
+  // template overloads of the runtime API).
+  auto rank = [](const StoredDeclaration& d) {
+    std::string_view text = trim(d.declaration.text);
+    return 2 * kind_rank(d.declaration.kind) + (!text.empty() && text.back() == ';' ? 0 : 1);
+  };
+  std::stable_sort(
+      found.begin(), found.end(),
+      [&](const StoredDeclaration& a, const StoredDeclaration& b) { return rank(a) < rank(b); });
   if (found.size() > kMaxDeclarationsPerMatch) found.resize(kMaxDeclarationsPerMatch);
   return std::optional<DeclarationMatch>(
       DeclarationMatch{std::string(asked), distance, std::move(found)});

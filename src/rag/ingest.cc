@@ -66,17 +66,20 @@ std::vector<fs::path> toolkit_sources(const fs::path& cuda_include_dir) {
 
 std::vector<fs::path> collect_files(const std::vector<fs::path>& roots) {
   std::set<fs::path> files;
-  std::error_code ec;
   for (const fs::path& root : roots) {
+    std::error_code ec;
     fs::path absolute = fs::absolute(root, ec).lexically_normal();
     if (fs::is_regular_file(absolute, ec)) {
       if (source_kind(absolute)) files.insert(absolute);
       continue;
     }
+    // An unreadable folder or entry is skipped, not the rest of the walk.
     for (auto it = fs::recursive_directory_iterator(
              absolute, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_regular_file(ec) && source_kind(it->path())) files.insert(it->path());
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code entry_ec;
+      if (it->is_regular_file(entry_ec) && source_kind(it->path())) files.insert(it->path());
+    }
   }
   return {files.begin(), files.end()};
 }
