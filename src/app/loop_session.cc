@@ -135,8 +135,8 @@ Result<agents::SystemVerifierConfig> verifier_config(
   config.options.build_cache_dir = settings.build_cache;
   config.options.worker_id = settings.worker_id;
   run::EventLog* events = &run.events();
-  config.declarations = std::make_shared<IndexDeclarationSource>(
-      fs::path(), [events](const std::string& note) {
+  config.declarations =
+      std::make_shared<IndexDeclarationSource>(fs::path(), [events](const std::string& note) {
         (void)events->append("verify.declarations", {{"note", note}});
       });
   // The live view: the step running now, and the last one finished.
@@ -288,11 +288,12 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
   const std::unique_ptr<agents::Coder> coder =
       make_coder(settings, gpu, include_dirs, hybrid ? &checker : nullptr);
   std::optional<agents::LlmAnalysingVerifier> analysing;
-  if (settings.llm.role(llm::LoopRole::verifier).uses_llm())
-    analysing.emplace(
-        verifier,
-        llm_role_options<agents::LlmVerifierOptions>(settings, llm::LoopRole::verifier, gpu),
-        chat_clients(settings));
+  if (settings.llm.role(llm::LoopRole::verifier).uses_llm()) {
+    auto options =
+        llm_role_options<agents::LlmVerifierOptions>(settings, llm::LoopRole::verifier, gpu);
+    options.search_docs = documentation_search();
+    analysing.emplace(verifier, std::move(options), chat_clients(settings));
+  }
   if (std::any_of(settings.llm.roles.begin(), settings.llm.roles.end(),
                   [](const llm::RoleConfig& role) { return role.uses_llm(); }))
     (void)run.events().append("loop.llm_config", llm::llm_config_to_json(settings.llm));
