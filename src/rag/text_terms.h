@@ -1,14 +1,14 @@
-// How text becomes search terms and how its length is counted (docs/rag.md "Tokens").
+// How text becomes search terms and how its length is counted (docs/rag.md "Chunks and tokens").
 //
 // Token count (for chunk sizes): an approximation, not a model's tokenizer. A token is a run of
 // ASCII letters and digits, or one other non-space character; "cublasLtMatmul(handle, 0);" is 7
-// tokens. On C headers this comes within ~25% of BPE tokenizers' counts (it overcounts runs of
-// punctuation, undercounts long identifiers).
+// tokens. Against BPE tokenizers it overcounts runs of punctuation and undercounts long
+// identifiers (not measured against any particular model's tokenizer).
 //
 // Search terms: identifiers are kept whole (FTS5 treats '_' as part of a word, so
 // CUDNN_ATTR_OPERATION_MATMUL_ADESC is one term) and also split into their camelCase and
 // underscore parts (cublasLtMatmulDescCreate → cublas lt matmul desc create), which the index
-// stores in a second column. A query is split the same way, so "matmul descriptor create" finds
+// stores in a second column. A query is split the same way, so "matmul desc create" finds
 // cublasLtMatmulDescCreate and "cublasLtMatmul" matches the name exactly.
 #pragma once
 
