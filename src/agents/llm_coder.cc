@@ -1,14 +1,17 @@
 // The LLM Coder, whole-program mode (llm_coder.h).
 #include "agents/llm_coder.h"
 
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "agents/doc_context.h"
 #include "agents/llm_context.h"
 #include "agents/llm_verifier.h"
 #include "llm/program_reply.h"
 #include "llm/prompt_template.h"
+#include "llm/tool_loop.h"
 #include "util/fs.h"
 #include "verify/verifier.h"
 
@@ -43,13 +46,22 @@ std::optional<PreviousAttempt> previous_attempt(const CodeRequest& request) {
 }
 
 Result<llm::RenderedPrompt> coder_prompt(const PromptTask& task,
-                                         const std::optional<PreviousAttempt>& previous) {
+                                         const std::optional<PreviousAttempt>& previous,
+                                         const DocSearch& search_docs) {
   const int subtask = -1;  // whole-program mode: every prompt asks for the whole file
   if (!previous) return llm::render_prompt("coder_generate", coder_generate_values(task, subtask));
   llm::PromptValues values =
       coder_revise_values(task, subtask, previous->program, previous->feedback);
   if (previous->analysis) values["feedback"] += "\n\n" + describe_analysis(*previous->analysis);
+  if (search_docs) values["feedback"] += prefetched_documentation(search_docs, previous->feedback);
   return llm::render_prompt("coder_revise", values);
+}
+
+json tool_calls_json(const std::vector<llm::ToolCallRecord>& calls) {
+  json out = json::array();
+  for (const llm::ToolCallRecord& call : calls)
+    out.push_back({{"name", call.name}, {"arguments", call.arguments}, {"answer", call.answer}});
+  return out;
 }
 
 // What the model is told when its last reply on this scope held no usable program.
@@ -88,7 +100,8 @@ Result<CodeOutcome> LlmCoder::write_sample(const CodeRequest& request, int sampl
       load_prompt_task(request.run_dir, plan_file, options_.gpu, options_.arch, options_.track));
   const std::optional<PreviousAttempt> previous = previous_attempt(request);
   const CoderSkill skill = previous ? CoderSkill::revise : CoderSkill::generate;
-  STITCH_ASSIGN_OR_RETURN(llm::RenderedPrompt prompt, coder_prompt(task, previous));
+  STITCH_ASSIGN_OR_RETURN(llm::RenderedPrompt prompt,
+                          coder_prompt(task, previous, options_.search_docs));
 
   llm::ChatRequest chat = llm::request_for_role(options_.role);
   chat.messages = llm::prompt_messages(prompt);
@@ -102,10 +115,16 @@ Result<CodeOutcome> LlmCoder::write_sample(const CodeRequest& request, int sampl
   STITCH_TRY(make_dirs(request.out_dir));
   STITCH_ASSIGN_OR_RETURN(std::unique_ptr<llm::ChatClient> client,
                           make_client_(options_.role.endpoint, attempt_dir));
+  // With a documentation index the model may look things up (search_cuda_docs) before answering.
+  std::optional<llm::ToolLoopClient> with_docs;
+  if (options_.search_docs)
+    with_docs.emplace(*client, std::vector{documentation_tool(options_.search_docs)});
+  llm::ChatClient& asked = with_docs ? static_cast<llm::ChatClient&>(*with_docs) : *client;
   STITCH_ASSIGN_OR_RETURN(llm::ProgramExchange exchange,
-                          llm::ask_for_program(*client, std::move(chat)));
-  const json record =
+                          llm::ask_for_program(asked, std::move(chat)));
+  json record =
       llm::program_exchange_record(exchange, enum_name(skill), options_.role, options_.prices);
+  if (with_docs) record["tool_calls"] = tool_calls_json(with_docs->calls());
   STITCH_TRY(write_file_atomic(attempt_dir / kLlmCoderRecord, record.dump(2) + "\n"));
 
   const llm::Usage usage = exchange.usage();

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agents/doc_context.h"
 #include "agents/roles.h"
 #include "llm/chat.h"
 #include "llm/config.h"
@@ -51,6 +52,9 @@ struct LlmCoderOptions {
   std::string arch;
   Track track = Track::fp32;
   std::vector<std::filesystem::path> include_dirs;  // for the libraries the program's headers need
+  // The documentation index (doc_context.h): offered as the search_cuda_docs tool, and searched
+  // for what a revised attempt's compile errors name. Empty: no index.
+  DocSearch search_docs;
 };
 
 class LlmCoder final : public Coder {

@@ -185,6 +185,20 @@ void add_compile_errors(std::string& text, const Feedback& feedback) {
   }
 }
 
+void add_declarations(std::string& text, const Feedback& feedback) {
+  if (feedback.declarations.empty()) return;
+  text += "\n## Declarations the errors are about (from the documentation index)\n";
+  for (const DeclarationNote& note : feedback.declarations) {
+    text += note.name == note.identifier
+                ? fmt::format("\n`{}` ({}:{}-{}):\n", note.name, note.path, note.line_begin,
+                              note.line_end)
+                : fmt::format("\n`{}` is unknown; the nearest declared name is `{}` ({}:{}-{}):\n",
+                              note.identifier, note.name, note.path, note.line_begin,
+                              note.line_end);
+    text += "\n```\n" + note.text + "```\n";
+  }
+}
+
 void add_wrong_outputs(std::string& text, const Feedback& feedback) {
   if (feedback.wrong_outputs.empty()) return;
   text +=
@@ -234,6 +248,7 @@ std::string describe_feedback(const Feedback& feedback) {
   if (!feedback.reason.empty()) text += " — " + feedback.reason;
   text += "\n";
   add_compile_errors(text, feedback);
+  add_declarations(text, feedback);
   add_wrong_outputs(text, feedback);
   if (!feedback.findings.empty()) {
     text += "\n## Findings of the hacking checks\n\n";

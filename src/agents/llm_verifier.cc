@@ -42,9 +42,11 @@ Status LlmAnalysingVerifier::analyse(const VerifyJob& job) {
     }
   STITCH_ASSIGN_OR_RETURN(PromptTask task, load_prompt_task(job.run_dir, std::nullopt, options_.gpu,
                                                             options_.arch, options_.track));
-  STITCH_ASSIGN_OR_RETURN(
-      llm::RenderedPrompt prompt,
-      llm::render_prompt("verifier_analysis", verifier_analysis_values(task, program, feedback)));
+  llm::PromptValues values = verifier_analysis_values(task, program, feedback);
+  if (options_.search_docs)
+    values["feedback"] += prefetched_documentation(options_.search_docs, feedback);
+  STITCH_ASSIGN_OR_RETURN(llm::RenderedPrompt prompt,
+                          llm::render_prompt("verifier_analysis", values));
   llm::ChatRequest chat = llm::request_for_role(options_.role);
   chat.messages = llm::prompt_messages(prompt);
   chat.response_schema = llm::verifier_analysis_schema();

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "agents/doc_context.h"
 #include "agents/llm_coder.h"
 #include "agents/roles.h"
 #include "llm/answers.h"
@@ -28,6 +29,10 @@ struct LlmVerifierOptions {
   const GpuPeakRow* gpu = nullptr;  // nullptr: the H200's facts
   std::string arch;
   Track track = Track::fp32;
+  // The documentation index (doc_context.h): the passages a compile error names join the
+  // feedback the analysis reads. (No tool here: the analysis asks for a JSON schema, which some
+  // servers refuse alongside tools.) Empty: no index.
+  DocSearch search_docs;
 };
 
 // Whether an attempt gets an analysis: verified and failed, or passed slower than a baseline.

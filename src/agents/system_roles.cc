@@ -34,7 +34,9 @@ Result<AttemptResult> VerifierRole::verify(const VerifyJob& job) {
   std::optional<ProfileSummary> profile;
   if (auto read = read_profile_summary(job.attempt_dir / "profile.json"); read.ok())
     profile = *read;
-  STITCH_TRY(write_feedback(job.attempt_dir / "feedback.json", build_feedback(report, profile)));
+  Feedback feedback = build_feedback(report, profile);
+  if (config_.declarations) attach_declarations(feedback, *config_.declarations);
+  STITCH_TRY(write_feedback(job.attempt_dir / "feedback.json", feedback));
   return read_attempt_result(job.attempt_dir);
 }
 

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "agents/roles.h"
 #include "util/process.h"
 #include "verify/build/compiler.h"
 #include "verify/build/gpu_info.h"
+#include "verify/declaration_notes.h"
 #include "verify/judge/judge_client.h"
 #include "verify/track.h"
 #include "verify/verifier.h"
@@ -24,6 +26,8 @@ struct SystemVerifierConfig {
   std::optional<GpuInfo>
       gpu;                // nullopt: no GPU here (every attempt ends no_gpu after static checks)
   VerifyOptions options;  // runner_path, build cache, worker id, sets, iterations, on_step
+  // Declarations for compile errors' feedback (declaration_notes.h); nullptr: none attached.
+  std::shared_ptr<DeclarationSource> declarations;
 };
 
 // The Verifier (verify/verifier.h) as the loop's role, over whatever side effects it is given:

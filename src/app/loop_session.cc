@@ -15,6 +15,7 @@
 #include "agents/refine.h"
 #include "agents/system_roles.h"
 #include "app/chat_clients.h"
+#include "app/doc_declarations.h"
 #include "app/planner_options.h"
 #include "app/subtask_checker.h"
 #include "app/verify.h"
@@ -134,6 +135,10 @@ Result<agents::SystemVerifierConfig> verifier_config(
   config.options.build_cache_dir = settings.build_cache;
   config.options.worker_id = settings.worker_id;
   run::EventLog* events = &run.events();
+  config.declarations =
+      std::make_shared<IndexDeclarationSource>(fs::path(), [events](const std::string& note) {
+        (void)events->append("verify.declarations", {{"note", note}});
+      });
   // The live view: the step running now, and the last one finished.
   auto last_finished = std::make_shared<std::string>();
   config.options.on_step_start = [=](const std::string& name) {
@@ -205,6 +210,7 @@ std::unique_ptr<agents::Coder> make_coder(const LoopSettings& settings,
   if (!role.uses_llm()) return std::make_unique<agents::BuiltinCoder>(include_dirs);
   auto options = llm_role_options<agents::LlmCoderOptions>(settings, llm::LoopRole::coder, gpu);
   options.include_dirs = include_dirs;
+  options.search_docs = documentation_search();
   if (role.kind == llm::RoleKind::hybrid)
     return std::make_unique<agents::HybridCoder>(
         agents::HybridCoderOptions{std::move(options), settings.hybrid_hot, include_dirs},
@@ -282,11 +288,12 @@ Result<LoopOutcome> run_loop(run::RunDir& run, const LoopSettings& settings, boo
   const std::unique_ptr<agents::Coder> coder =
       make_coder(settings, gpu, include_dirs, hybrid ? &checker : nullptr);
   std::optional<agents::LlmAnalysingVerifier> analysing;
-  if (settings.llm.role(llm::LoopRole::verifier).uses_llm())
-    analysing.emplace(
-        verifier,
-        llm_role_options<agents::LlmVerifierOptions>(settings, llm::LoopRole::verifier, gpu),
-        chat_clients(settings));
+  if (settings.llm.role(llm::LoopRole::verifier).uses_llm()) {
+    auto options =
+        llm_role_options<agents::LlmVerifierOptions>(settings, llm::LoopRole::verifier, gpu);
+    options.search_docs = documentation_search();
+    analysing.emplace(verifier, std::move(options), chat_clients(settings));
+  }
   if (std::any_of(settings.llm.roles.begin(), settings.llm.roles.end(),
                   [](const llm::RoleConfig& role) { return role.uses_llm(); }))
     (void)run.events().append("loop.llm_config", llm::llm_config_to_json(settings.llm));

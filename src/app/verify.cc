@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "agents/system_roles.h"
+#include "app/doc_declarations.h"
 #include "app/target.h"
 #include "harness/harness.h"
 #include "run/run_dir.h"
@@ -162,6 +163,8 @@ Feedback record_verdict(const VerifyProgramOptions& options, run::RunDir& run,
       say(options.progress, "warning: ignoring the profile: " + read.error().message);
   }
   Feedback feedback = build_feedback(report, profile);
+  IndexDeclarationSource declarations({}, options.progress);
+  attach_declarations(feedback, declarations);
   (void)write_feedback(attempt / "feedback.json", feedback);
   nlohmann::json outcome =
       report.outcome ? nlohmann::json(enum_name(*report.outcome)) : nlohmann::json(nullptr);

@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
      setup_run},
     {"bench", "The loop over many tasks, one worker per GPU: results.jsonl, table and HTML report",
      setup_bench},
+    {"rag", "Documentation index over CUDA headers and docs: index, query (path:lines), eval",
+     setup_rag},
 };
 }  // namespace
 

@@ -7,6 +7,9 @@
 // feedback.json (format "stitchcuda.feedback", version 1):
 //   state, outcome (or null), reason
 //   compile_errors  [{file, line, message, snippet}]             (first few)
+//   declarations    [{identifier, name, path, line_begin, line_end, text}]  the declarations the
+//                   compile errors are about, from the documentation index (declaration_notes.h);
+//                   absent or [] when there were none or no index
 //   wrong_outputs   [{where, output_index, max_abs_error, max_abs_error_index, relative_error_norm,
 //                     mismatches, first_mismatch_index, nan_or_inf, elements, message}]  (first few)
 //   findings        ["kind (origin): detail"]                     (fatal first)
@@ -101,11 +104,23 @@ struct KernelResources {
   int64_t shared_bytes = 0;
 };
 
+// The declaration a compile error is about (an unknown, perhaps misspelled, identifier or a
+// function called with the wrong arguments), as the documentation index holds it.
+struct DeclarationNote {
+  std::string identifier;  // as the compiler's message or the failing line named it
+  std::string name;        // the declared name (differs when the identifier was misspelled)
+  std::string path;
+  int line_begin = 0;
+  int line_end = 0;
+  std::string text;  // the declaration's lines
+};
+
 struct Feedback {
   VerifyState state = VerifyState::verified;
   std::optional<Outcome> outcome;
   std::string reason;
   std::vector<Diagnostic> compile_errors;
+  std::vector<DeclarationNote> declarations;  // attach_declarations (declaration_notes.h)
   std::vector<WrongOutput> wrong_outputs;
   std::vector<std::string> findings;
   bool timed = false;

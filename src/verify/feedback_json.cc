@@ -34,6 +34,11 @@ constexpr std::tuple kTimingFields = {
 constexpr std::tuple kBaselineFields = {JsonField{"mode", &Speedup::mode},
                                         JsonField{"baseline_ms", &Speedup::baseline_ms},
                                         JsonField{"speedup", &Speedup::speedup}};
+constexpr std::tuple kDeclarationNoteFields = {
+    JsonField{"identifier", &DeclarationNote::identifier},
+    JsonField{"name", &DeclarationNote::name}, JsonField{"path", &DeclarationNote::path},
+    JsonField{"line_begin", &DeclarationNote::line_begin},
+    JsonField{"line_end", &DeclarationNote::line_end}, JsonField{"text", &DeclarationNote::text}};
 constexpr std::tuple kHeaderFields = {
     JsonField{"state", &Feedback::state}, JsonField{"outcome", &Feedback::outcome},
     JsonField{"reason", &Feedback::reason}, JsonField{"findings", &Feedback::findings}};
@@ -111,6 +116,7 @@ json feedback_to_json(const Feedback& feedback) {
   doc.update({{"format", "stitchcuda.feedback"},
               {"version", 1},
               {"compile_errors", json_array(feedback.compile_errors, compile_error_to_json)},
+              {"declarations", records_to_json(feedback.declarations, kDeclarationNoteFields)},
               {"wrong_outputs", json_array(feedback.wrong_outputs, wrong_output_to_json)},
               {"timing", timing_to_json(feedback)},
               {"kernels", records_to_json(feedback.kernels, kKernelResourcesFields)},
@@ -125,6 +131,9 @@ Result<Feedback> feedback_from_json(const json& doc) {
   STITCH_TRY(read_fields(doc, feedback, kHeaderFields));
   STITCH_ASSIGN_OR_RETURN(feedback.compile_errors,
                           read_array<Diagnostic>(doc, "compile_errors", compile_error_from_json));
+  STITCH_ASSIGN_OR_RETURN(
+      feedback.declarations,
+      read_records<DeclarationNote>(doc, "declarations", kDeclarationNoteFields));
   STITCH_ASSIGN_OR_RETURN(feedback.wrong_outputs,
                           read_array<WrongOutput>(doc, "wrong_outputs", wrong_output_from_json));
   STITCH_TRY(timing_from_json(doc.value("timing", json()), feedback));

@@ -59,7 +59,7 @@ class LlmCoderTest : public ::testing::Test {
   // An LLM Coder whose clients answer from `script` (one scripted conversation the fixture keeps,
   // so the requests can be read after the Coder's own client is gone); `transcripts` collects the
   // directories the factory was asked to save into.
-  LlmCoder coder(std::vector<Result<llm::ChatReply>> script) {
+  LlmCoder coder(std::vector<Result<llm::ChatReply>> script, DocSearch search_docs = {}) {
     scripted_ = std::make_unique<ScriptedChatClient>(std::move(script));
     client = scripted_.get();
     LlmCoderOptions options;
@@ -69,6 +69,7 @@ class LlmCoderTest : public ::testing::Test {
     options.role.temperature = 0.2;
     options.prices["coder-model"] = {1.0, 4.0};
     options.arch = "sm_90";
+    options.search_docs = std::move(search_docs);
     return LlmCoder(options,
                     [this](const llm::Endpoint& endpoint,
                            const fs::path& dir) -> Result<std::unique_ptr<llm::ChatClient>> {
@@ -115,6 +116,56 @@ TEST_F(LlmCoderTest, FirstAttemptWritesTheProgramFromSkillOne) {
   EXPECT_EQ(doc["skill"], "generate");
   EXPECT_EQ(doc["outcome"], "usable");
   EXPECT_DOUBLE_EQ(doc["cost_usd"].get<double>(), (100 * 1.0 + 50 * 4.0) / 1e6);
+}
+
+// With a documentation index: the compile error's names are looked up before the request, and the
+// model may call search_cuda_docs, whose answers go back to it; the record keeps the calls.
+TEST_F(LlmCoderTest, TheDocumentationIsPrefetchedForErrorsAndOfferedAsATool) {
+  const fs::path first = run_dir_ / "attempts" / "01";
+  ASSERT_TRUE(make_dirs(first / "src").ok());
+  ASSERT_TRUE(write_file_atomic(first / "src" / "program.cu", "cublasLtMatmulX();\n").ok());
+  Feedback feedback;
+  feedback.outcome = Outcome::compile_error;
+  feedback.compile_errors = {
+      {"program.cu", 1, "error", R"(identifier "cublasLtMatmulX" is undefined)", ""}};
+  ASSERT_TRUE(write_feedback(first / "feedback.json", feedback).ok());
+  std::vector<std::string> queries;
+  std::mutex mutex;
+  DocSearch search = [&](std::string_view query, int k) -> Result<std::vector<rag::DocHit>> {
+    std::lock_guard lock(mutex);
+    queries.emplace_back(query);
+    return std::vector<rag::DocHit>{
+        {"/cuda/include/cublasLt.h", 10, 12, 1.0, "cublasStatus_t cublasLtMatmul(int x);\n"}};
+  };
+  llm::ChatReply call = text_reply("", llm::FinishReason::tool_calls);
+  call.tool_calls = {{"call-1", "search_cuda_docs", R"({"query": "cublasLtMatmulDescCreate"})"}};
+  LlmCoder llm_coder = coder({call, text_reply(fenced(kProgram))}, search);
+  CodeRequest code_request = request(2);
+  code_request.feedback = first / "feedback.json";
+  auto outcome = llm_coder.write(code_request);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  ASSERT_TRUE(outcome->draft) << outcome->why_not;
+
+  ASSERT_EQ(client->requests.size(), 2u);
+  const llm::ChatRequest& sent = client->requests[0];
+  ASSERT_EQ(sent.tools.size(), 1u);
+  EXPECT_EQ(sent.tools[0].name, "search_cuda_docs");
+  const std::string& user = sent.messages.at(1).content;
+  EXPECT_NE(user.find("## CUDA documentation for the errors"), std::string::npos) << user;
+  EXPECT_NE(user.find("### /cuda/include/cublasLt.h:10-12"), std::string::npos) << user;
+  ASSERT_GE(queries.size(), 2u);
+  EXPECT_EQ(queries[0], "cublasLtMatmulX ");
+  EXPECT_EQ(queries[1], "cublasLtMatmulDescCreate");
+  const llm::ChatMessage& answer = client->requests[1].messages.back();
+  EXPECT_EQ(answer.role, llm::Role::tool);
+  EXPECT_EQ(answer.tool_call_id, "call-1");
+  EXPECT_NE(answer.content.find("cublasStatus_t cublasLtMatmul(int x);"), std::string::npos);
+
+  auto record = read_file(code_request.out_dir.parent_path() / kLlmCoderRecord);
+  ASSERT_TRUE(record.ok());
+  const json doc = json::parse(*record);
+  ASSERT_EQ(doc["tool_calls"].size(), 1u);
+  EXPECT_EQ(doc["tool_calls"][0]["name"], "search_cuda_docs");
 }
 
 TEST_F(LlmCoderTest, RetryRevisesTheLastProgramFromItsFeedback) {

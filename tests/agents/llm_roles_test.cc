@@ -144,10 +144,12 @@ TEST_F(LlmRolesTest, APlannerThatNeverAnswersInJsonGivesNoUsableOutput) {
 class StubVerifier final : public CandidateVerifier {
  public:
   AttemptResult result;
+  std::vector<Diagnostic> compile_errors;
   Result<AttemptResult> verify(const VerifyJob& job) override {
     Feedback feedback;
     feedback.outcome = result.outcome;
     feedback.reason = result.reason;
+    feedback.compile_errors = compile_errors;
     feedback.profile = {{"gemm_kernel", 0.8, "memory", 91.0, 12.0}};
     STITCH_TRY(write_feedback(job.attempt_dir / "feedback.json", feedback));
     return result;
@@ -195,6 +197,37 @@ TEST_F(LlmRolesTest, AFailedAttemptGetsTheVerifiersAnalysis) {
   const std::string& revise = client_->requests.at(0).messages.at(1).content;
   EXPECT_NE(revise.find("Outcome: **wrong** — output 0 mismatches"), std::string::npos) << revise;
   EXPECT_NE(revise.find("- Optimisation: fix the index"), std::string::npos) << revise;
+}
+
+// With a documentation index, the analysis of a compile error reads the passages the error names.
+TEST_F(LlmRolesTest, TheAnalysisOfACompileErrorReadsTheDocumentationItNames) {
+  const fs::path attempt = run_dir_ / "attempts" / "01";
+  ASSERT_TRUE(make_dirs(attempt / "src").ok());
+  ASSERT_TRUE(write_file_atomic(attempt / "src" / "program.cu", "// the program\n").ok());
+  StubVerifier stub;
+  stub.result.outcome = Outcome::compile_error;
+  stub.compile_errors = {
+      {"program.cu", 3, "error", R"(identifier "cudaMallocAsyncc" is undefined)", ""}};
+  auto options = role_options<LlmVerifierOptions>("verifier-model");
+  std::vector<std::string> queries;
+  options.search_docs = [&](std::string_view query, int) -> Result<std::vector<rag::DocHit>> {
+    queries.emplace_back(query);
+    return std::vector<rag::DocHit>{{"/cuda/include/cuda_runtime_api.h", 7, 7, 1.0,
+                                     "cudaError_t cudaMallocAsync(void** p, size_t n);\n"}};
+  };
+  const json analysis = {{"bottleneck", "library"}, {"kernel", ""},
+                         {"evidence", {"typo"}},    {"optimisation", "none"},
+                         {"change", "spell it"},    {"next_step", "optimise"}};
+  LlmAnalysingVerifier verifier(stub, options, factory({text_reply(analysis.dump())}));
+  CodeDraft draft;
+  draft.sources = {attempt / "src" / "program.cu"};
+  VerifyJob job{run_dir_, attempt, &draft, -1};
+  ASSERT_TRUE(verifier.verify(job).ok());
+  ASSERT_EQ(queries, std::vector<std::string>{"cudaMallocAsyncc "});
+  EXPECT_TRUE(read_verifier_analysis(attempt / kAnalysisFile).ok());
+  const std::string& user = client_->requests.at(0).messages.at(1).content;
+  EXPECT_NE(user.find("### /cuda/include/cuda_runtime_api.h:7"), std::string::npos) << user;
+  EXPECT_NE(user.find("cudaError_t cudaMallocAsync(void** p, size_t n);"), std::string::npos);
 }
 
 TEST_F(LlmRolesTest, AFastPassingAttemptIsNotAnalysed) {

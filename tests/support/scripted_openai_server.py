@@ -27,6 +27,10 @@ REPLY is an object with a "kind" (default "reply"):
                 connection mid-body.
   stall        {"stall_s", "after_chunks" (default 0)} — send the headers (and that many chunks),
                 then nothing for stall_s seconds before closing.
+/v1/embeddings is answered when the script has "embeddings": {"dims" (default 16), "per_token"
+(default false)}: each input's vector counts its words (lower-case runs of [a-z0-9_]) hashed into
+dims buckets; with per_token, an input gets one one-hot vector per word instead (as llama.cpp's
+server answers with pooling "none"), whose mean points the same way.
 Each log line: {"index": request number, "reply": the script index used (or null), "method",
 "path", "headers": {...} without Authorization's value, "authorization": {"present", "sha256"},
 "body": parsed JSON or null}.
@@ -35,10 +39,33 @@ Each log line: {"index": request number, "reply": the script index used (or null
 import argparse
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def word_vectors(text, dims):
+    """One one-hot vector per word of text, by a stable hash of the word."""
+    vectors = []
+    for word in re.findall(r"[a-z0-9_]+", text.lower()):
+        bucket = hashlib.sha256(word.encode()).digest()[0] % dims
+        vectors.append([1.0 if i == bucket else 0.0 for i in range(dims)])
+    return vectors or [[0.0] * (dims - 1) + [1.0]]
+
+
+def embeddings_response(config, body):
+    dims = config.get("dims", 16)
+    inputs = body.get("input", [])
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    data = []
+    for index, text in enumerate(inputs):
+        vectors = word_vectors(text, dims)
+        embedding = vectors if config.get("per_token") else [sum(c) for c in zip(*vectors)]
+        data.append({"object": "embedding", "index": index, "embedding": embedding})
+    return {"object": "list", "data": data, "model": body.get("model", "scripted-embed")}
 
 
 class Script:
@@ -47,6 +74,7 @@ class Script:
             doc = json.load(f)
         self.models = doc.get("models", ["scripted-model"])
         self.replies = doc.get("replies", [])
+        self.embeddings = doc.get("embeddings")
         self.used = [False] * len(self.replies)
         self.lock = threading.Lock()
         self.log_path = log_path
@@ -196,6 +224,10 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = None
+        if self.path.rstrip("/") == "/v1/embeddings" and self.script.embeddings is not None:
+            self.script.log(self, body, None)
+            self.send_json(200, embeddings_response(self.script.embeddings, body or {}))
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self.script.log(self, body, None)
             self.send_json(404, {"error": {"message": f"no route {self.path}"}})
