@@ -1,0 +1,70 @@
+#include "mcp/stdio_server.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "mcp/call_log.h"
+
+namespace stitch::mcp {
+
+void ThreadCallRunner::run(std::function<void()> job) {
+  std::lock_guard lock(mutex_);
+  threads_.emplace_back(std::move(job));
+}
+
+void ThreadCallRunner::wait() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mutex_);
+    threads.swap(threads_);
+  }
+  for (auto& thread : threads)
+    thread.join();
+}
+
+void LineWriter::write(const nlohmann::json& message) {
+  const std::string line = dump_line(message) + "\n";
+  std::lock_guard lock(mutex_);
+  size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the client went away; the call log still has the reply
+    written += static_cast<size_t>(n);
+  }
+}
+
+void serve_lines(std::istream& in, Server& server, ThreadCallRunner& runner) {
+  std::string line;
+  while (std::getline(in, line))
+    server.handle_line(line);
+  runner.wait();
+}
+
+Status serve_stdio(std::vector<std::unique_ptr<Tool>> tools, const StdioServeOptions& options) {
+  STITCH_ASSIGN_OR_RETURN(std::unique_ptr<FileCallLog> log, FileCallLog::open(options.record_dir));
+  std::cout.flush();
+  const int protocol_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (protocol_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+    return make_error(ErrorKind::machine, "cannot keep stdout for the protocol: {}",
+                      std::strerror(errno));
+  fmt::print(stderr, "stitchcuda mcp: serving on stdio; calls recorded in {}\n",
+             log->path().string());
+  LineWriter writer(protocol_fd);
+  ThreadCallRunner runner;
+  Server server(
+      options.info, std::move(tools), *log,
+      [&writer](const nlohmann::json& message) { writer.write(message); }, runner);
+  serve_lines(std::cin, server, runner);
+  ::close(protocol_fd);
+  return {};
+}
+
+}  // namespace stitch::mcp
