@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
      setup_run},
     {"bench", "The loop over many tasks, one worker per GPU: results.jsonl, table and HTML report",
      setup_bench},
+    {"mcp", "Serve capture, verify, profile, docs and run state to coding agents (MCP on stdio)",
+     setup_mcp},
 };
 }  // namespace
 
