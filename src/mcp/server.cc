@@ -46,6 +46,13 @@ std::optional<RpcError> check_modern_envelope(const json& id, const json& params
   return std::nullopt;
 }
 
+// The 2026-07-28 revision's caching hint on cacheable results (server/discover, tools/list): the
+// tool list never changes while the server runs and names nothing of any user.
+void add_cache_hint(json& result) {
+  result["ttlMs"] = 3600000;
+  result["cacheScope"] = "public";
+}
+
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -164,10 +171,13 @@ void Server::dispatch(const Request& request) {
                             method, kLatestHandshakeVersion, kMetaVersionKey, kModernVersion));
     return;
   }
-  if (method == "tools/list")
-    reply(request, tools_list());
-  else
+  if (method == "tools/list") {
+    json list = tools_list();
+    if (request.modern) add_cache_hint(list);
+    reply(request, std::move(list));
+  } else {
     call_tool(request);
+  }
 }
 
 json Server::initialize_result(const json& params) {
@@ -196,6 +206,7 @@ json Server::discover_result() const {
       {"capabilities", {{"tools", json::object()}}},
       {"serverInfo", {{"name", info_.name}, {"title", info_.title}, {"version", info_.version}}}};
   if (!info_.instructions.empty()) result["instructions"] = info_.instructions;
+  add_cache_hint(result);
   return result;
 }
 

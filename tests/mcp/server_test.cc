@@ -73,6 +73,7 @@ TEST(HandshakeEra, InitializeNegotiatesTheVersionAndListsTools) {
   ASSERT_EQ(list["result"]["tools"].size(), 2u);
   EXPECT_EQ(list["result"]["tools"][0]["name"], "echo");
   EXPECT_EQ(list["result"]["tools"][0]["inputSchema"]["required"][0], "text");
+  EXPECT_FALSE(list["result"].contains("ttlMs"));
   EXPECT_EQ(h.server.era(), "handshake");
 }
 
@@ -146,10 +147,13 @@ TEST(StatelessEra, DiscoverAndCallsWithoutAHandshake) {
   EXPECT_EQ(discover["result"]["supportedVersions"], json::array({"2026-07-28"}));
   EXPECT_TRUE(discover["result"]["capabilities"].contains("tools"));
   EXPECT_EQ(discover["result"]["serverInfo"]["version"], "0.1.0");
+  EXPECT_EQ(discover["result"]["cacheScope"], "public");
+  EXPECT_GT(discover["result"]["ttlMs"], 0);
 
   json list = h.request(2, "tools/list", {{"_meta", modern_meta()}});
   EXPECT_EQ(list["result"]["resultType"], "complete");
   EXPECT_EQ(list["result"]["tools"].size(), 2u);
+  EXPECT_EQ(list["result"]["cacheScope"], "public");  // cacheable in this era
   json call = h.request(3, "tools/call", call_params("echo", {{"text", "x"}}, modern_meta()));
   EXPECT_EQ(call["result"]["resultType"], "complete");
   EXPECT_EQ(call["result"]["structuredContent"]["echo"], "x");
