@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -55,6 +56,8 @@ Status serve_stdio(std::vector<std::unique_ptr<Tool>> tools, const StdioServeOpt
   if (protocol_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
     return make_error(ErrorKind::machine, "cannot keep stdout for the protocol: {}",
                       std::strerror(errno));
+  // A client that goes away makes writes fail with EPIPE instead of killing the server mid-call.
+  std::signal(SIGPIPE, SIG_IGN);
   fmt::print(stderr, "stitchcuda mcp: serving on stdio; calls recorded in {}\n",
              log->path().string());
   LineWriter writer(protocol_fd);
