@@ -112,8 +112,10 @@ void Server::handle_notification(const Incoming& message) {
     era_ = "handshake";
   } else if (message.method == "notifications/cancelled" && message.params.contains("requestId")) {
     // A running tool cannot be stopped halfway (a build, a judge); its reply is dropped instead.
+    // Only a call under way: a stale cancellation must not drop a later reply that reuses the id.
     std::lock_guard lock(mutex_);
-    cancelled_.insert(message.params["requestId"].dump());
+    const std::string id = message.params["requestId"].dump();
+    if (in_flight_.count(id)) cancelled_.insert(id);
   }
 }
 
@@ -126,6 +128,10 @@ void Server::handle_request(const Incoming& message) {
                {"method", request.method},
                {"params", request.params},
                {"era", request.modern ? "modern" : "handshake"}});
+  {
+    std::lock_guard lock(mutex_);
+    in_flight_.insert(request.id.dump());
+  }
   if (request.modern) {
     if (auto error = check_modern_envelope(request.id, request.params)) {
       finish(request, make_error_response(*error));
@@ -305,6 +311,7 @@ void Server::finish(const Request& request, const json& response) {
   bool cancelled = false;
   {
     std::lock_guard lock(mutex_);
+    in_flight_.erase(request.id.dump());
     cancelled = cancelled_.erase(request.id.dump()) > 0;
     if (request.modern) era_ = "modern";
   }

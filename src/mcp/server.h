@@ -95,7 +95,8 @@ class Server {
   mutable std::mutex mutex_;  // guards the fields below
   bool initialized_ = false;  // handshake era: initialize answered
   std::string era_;
-  std::set<std::string> cancelled_;  // ids (as JSON) whose reply the client no longer wants
+  std::set<std::string> in_flight_;  // ids (as JSON) of requests not yet answered
+  std::set<std::string> cancelled_;  // ids of those whose reply the client no longer wants
 };
 
 }  // namespace stitch::mcp
