@@ -16,18 +16,29 @@
 namespace stitch::mcp {
 
 void ThreadCallRunner::run(std::function<void()> job) {
+  auto done = std::make_shared<std::atomic<bool>>(false);
   std::lock_guard lock(mutex_);
-  threads_.emplace_back(std::move(job));
+  // A long session makes many calls: join the finished ones rather than keep them all.
+  std::erase_if(calls_, [](Call& call) {
+    if (!call.done->load()) return false;
+    call.thread.join();
+    return true;
+  });
+  calls_.push_back({std::thread([job = std::move(job), done] {
+                      job();
+                      done->store(true);
+                    }),
+                    done});
 }
 
 void ThreadCallRunner::wait() {
-  std::vector<std::thread> threads;
+  std::vector<Call> calls;
   {
     std::lock_guard lock(mutex_);
-    threads.swap(threads_);
+    calls.swap(calls_);
   }
-  for (auto& thread : threads)
-    thread.join();
+  for (auto& call : calls)
+    call.thread.join();
 }
 
 void LineWriter::write(const nlohmann::json& message) {

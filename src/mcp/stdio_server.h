@@ -5,6 +5,7 @@
 // input the server waits for the calls under way, answers them, and returns.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <istream>
@@ -18,7 +19,7 @@
 
 namespace stitch::mcp {
 
-// One thread per tool call; wait() joins them all.
+// One thread per tool call; finished ones are joined as new ones start, wait() joins them all.
 class ThreadCallRunner : public CallRunner {
  public:
   ~ThreadCallRunner() override { wait(); }
@@ -26,8 +27,12 @@ class ThreadCallRunner : public CallRunner {
   void wait();
 
  private:
+  struct Call {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
   std::mutex mutex_;
-  std::vector<std::thread> threads_;
+  std::vector<Call> calls_;
 };
 
 // Writes each message as one line to `fd` and flushes; safe from several threads.
