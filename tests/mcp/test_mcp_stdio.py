@@ -9,7 +9,8 @@
 - With raw JSON lines: malformed and invalid requests get JSON-RPC errors, stdout carries nothing
   but protocol messages, every exchange is in calls.jsonl.
 - On a GPU (marker gpu; raw lines, so the device machine needs no `mcp` package): the hand-written
-  tests/programs/scale_shift_relu.cu verifies to `passed` with its time and speedups.
+  tests/programs/scale_shift_relu.cu verifies to `passed` with its time and speedups, and profiles
+  (timeline only) to a profile.json.
 The binary is $STITCHCUDA; $STITCH_MCP_ARGS adds server flags (e.g. --insecure-sandbox LAYER on
 a machine where a sandbox layer breaks CUDA).
 """
@@ -237,9 +238,15 @@ def test_a_correct_program_verifies_to_passed_over_the_protocol(tmp_path):
         request(2, "tools/call", {"name": "verify_program", "arguments": {
             "target": run_dir, "program": str(PROGRAMS / "scale_shift_relu.cu"),
             "include_dirs": [str(PROGRAMS)]}, "_meta": {"progressToken": "v"}}),
-    ], tmp_path, timeout=900)
-    result = by_id(messages)[2]["result"]
-    out = result["structuredContent"]
+        request(3, "tools/call", {"name": "profile_program", "arguments": {
+            "target": run_dir, "program": str(PROGRAMS / "scale_shift_relu.cu"),
+            "no_ncu": True}}),
+    ], tmp_path, timeout=1200)
+    replies = by_id(messages)
+    out = replies[2]["result"]["structuredContent"]
     assert out["outcome"] == "passed", (out["summary"], stderr[-3000:])
     assert out["time_ms"] > 0 and out["speedups"].get("eager", 0) > 0, out
     assert any(m.get("method") == "notifications/progress" for m in messages)
+    profile = replies[3]["result"]
+    assert not profile["isError"], (profile["content"], stderr[-3000:])
+    assert (tmp_path / profile["structuredContent"]["profile_json"]).is_file()
