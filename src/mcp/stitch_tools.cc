@@ -28,15 +28,6 @@ json object_schema(json properties, json required) {
               {"additionalProperties", false}};
 }
 
-// An Error from the work as the tool's error: the model reads it and can fix its call.
-ToolOutput error_output(const Error& error) {
-  return tool_error(error.message);
-}
-
-std::string path_text(const std::filesystem::path& path) {
-  return path.string();
-}
-
 std::unique_ptr<Tool> capture_tool(StitchOps& ops) {
   ToolSpec spec{
       "capture_task", "Capture a task",
@@ -63,9 +54,9 @@ std::unique_ptr<Tool> capture_tool(StitchOps& ops) {
         request.inference = args.value("inference", false);
         request.seed = args.value("seed", 42);
         auto reply = ops.capture(request, progress);
-        if (!reply.ok()) return error_output(reply.error());
-        return ToolOutput{json{{"run_dir", path_text(reply->run_dir)},
-                               {"graph_json", path_text(reply->run_dir / "graph.json")},
+        if (!reply.ok()) return tool_error(reply.error().message);
+        return ToolOutput{json{{"run_dir", reply->run_dir.string()},
+                               {"graph_json", (reply->run_dir / "graph.json").string()},
                                {"nodes", reply->nodes},
                                {"seconds", reply->seconds},
                                {"graph_summary", reply->graph_summary}},
@@ -130,7 +121,7 @@ std::unique_ptr<Tool> verify_tool(StitchOps& ops) {
   return std::make_unique<FunctionTool>(
       std::move(spec), [&ops](const json& args, const ProgressReport& progress) -> ToolOutput {
         auto reply = ops.verify(verify_request_from(args), progress);
-        if (!reply.ok()) return error_output(reply.error());
+        if (!reply.ok()) return tool_error(reply.error().message);
         return ToolOutput{verify_reply_to_json(*reply), "", false};
       });
 }
@@ -171,9 +162,9 @@ std::unique_ptr<Tool> profile_tool(StitchOps& ops) {
         request.track = args.value("track", "fp32");
         request.runs_dir = args.value("runs_dir", "");
         auto reply = ops.profile(request, progress);
-        if (!reply.ok()) return error_output(reply.error());
+        if (!reply.ok()) return tool_error(reply.error().message);
         return ToolOutput{
-            json{{"profile_json", path_text(reply->written)}, {"profile", reply->document}}, "",
+            json{{"profile_json", reply->written.string()}, {"profile", reply->document}}, "",
             false};
       });
 }
@@ -208,7 +199,7 @@ std::unique_ptr<Tool> docs_tool(DocsSearch* docs) {
               "no documentation index is available to this server: build one with "
               "`stitchcuda rag index` and restart `stitchcuda mcp`");
         auto hits = docs->query(args["query"].get<std::string>(), args.value("k", 5));
-        if (!hits.ok()) return error_output(hits.error());
+        if (!hits.ok()) return tool_error(hits.error().message);
         json list = json::array();
         for (const auto& hit : *hits)
           list.push_back(
@@ -232,7 +223,7 @@ std::unique_ptr<Tool> run_state_tool(StitchOps& ops) {
   return std::make_unique<FunctionTool>(
       std::move(spec), [&ops](const json& args, const ProgressReport&) -> ToolOutput {
         auto state = ops.run_state(args["run_dir"].get<std::string>());
-        if (!state.ok()) return error_output(state.error());
+        if (!state.ok()) return tool_error(state.error().message);
         return ToolOutput{*state, "", false};
       });
 }
@@ -253,9 +244,9 @@ json verify_reply_to_json(const VerifyReply& reply) {
               {"summary", report.summary},
               {"time_ms", time_ms},
               {"speedups", speedups},
-              {"attempt", path_text(reply.attempt)},
-              {"verify_json", path_text(reply.attempt / "verify.json")},
-              {"feedback_json", path_text(reply.attempt / "feedback.json")},
+              {"attempt", reply.attempt.string()},
+              {"verify_json", (reply.attempt / "verify.json").string()},
+              {"feedback_json", (reply.attempt / "feedback.json").string()},
               {"feedback", feedback_to_json(reply.feedback)}};
 }
 
