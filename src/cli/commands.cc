@@ -30,6 +30,8 @@ constexpr Command kCommands[] = {
      setup_bench},
     {"rag", "Documentation index over CUDA headers and docs: index, query (path:lines), eval",
      setup_rag},
+    {"mcp", "Serve capture, verify, profile, docs and run state to coding agents (MCP on stdio)",
+     setup_mcp},
 };
 }  // namespace
 

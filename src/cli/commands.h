@@ -39,6 +39,7 @@ CommandAction setup_generate(CLI::App& app);
 CommandAction setup_run(CLI::App& app);
 CommandAction setup_bench(CLI::App& app);
 CommandAction setup_rag(CLI::App& app);
+CommandAction setup_mcp(CLI::App& app);
 
 // Exit codes shared by all subcommands (README "Exit codes").
 inline constexpr int kExitOk = 0;
