@@ -9,6 +9,8 @@
 #include "app/profile.h"
 #include "app/verify.h"
 #include "ir/print.h"
+#include "rag/doc_index.h"
+#include "rag/search.h"
 #include "util/enum_names.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -135,6 +137,24 @@ Result<json> read_run_overview(const fs::path& run_dir) {
   for (const auto& attempt : attempts)
     overview["attempts"].push_back(attempt_overview(attempt));
   return overview;
+}
+
+RagDocsSearch::RagDocsSearch(std::filesystem::path index_path)
+    : index_path_(std::move(index_path)) {}
+RagDocsSearch::~RagDocsSearch() = default;
+
+Result<std::vector<mcp::DocsHit>> RagDocsSearch::query(std::string_view query, int k) {
+  std::lock_guard lock(mutex_);
+  if (!index_) {
+    STITCH_ASSIGN_OR_RETURN(index_, rag::open_index_for_search(index_path_));
+  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<rag::DocHit> hits, rag::search(*index_, query, k));
+  std::vector<mcp::DocsHit> answer;
+  answer.reserve(hits.size());
+  for (auto& hit : hits)
+    answer.push_back(
+        {std::move(hit.path), hit.line_begin, hit.line_end, hit.score, std::move(hit.text)});
+  return answer;
 }
 
 }  // namespace stitch::app

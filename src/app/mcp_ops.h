@@ -8,12 +8,17 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "mcp/stitch_tools.h"
 #include "util/result.h"
+
+namespace stitch::rag {
+class DocIndex;
+}
 
 namespace stitch::app {
 
@@ -47,6 +52,21 @@ class SystemStitchOps : public mcp::StitchOps {
 
   McpOpsOptions options_;
   std::mutex gpu_work_;  // one capture / verification / profile at a time
+};
+
+// query_docs over the documentation index (src/rag): opened on the first query, so a server
+// started before `stitchcuda rag index` finds the index once it exists. `index_path` empty: the
+// default index (rag::default_index_path()). Queries may come from several tool-call threads.
+class RagDocsSearch : public mcp::DocsSearch {
+ public:
+  explicit RagDocsSearch(std::filesystem::path index_path);
+  ~RagDocsSearch() override;
+  Result<std::vector<mcp::DocsHit>> query(std::string_view query, int k) override;
+
+ private:
+  std::filesystem::path index_path_;
+  std::mutex mutex_;
+  std::unique_ptr<rag::DocIndex> index_;
 };
 
 // A run directory as read_run_state answers it: {run_dir, state (state.json through its reader,

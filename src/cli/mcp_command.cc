@@ -17,6 +17,7 @@ namespace {
 struct McpCommandOptions {
   bool skill = false;
   std::string record_dir;
+  std::string docs_index;
   std::string runs_dir = "runs";
   std::vector<std::string> insecure_sandbox;
   BuildCacheOption build_cache;
@@ -33,9 +34,9 @@ Result<CommandEnd> run_mcp(const McpCommandOptions& options) {
   ops_options.insecure_sandbox = options.insecure_sandbox;
   ops_options.log = print_progress;
   app::SystemStitchOps ops(ops_options);
-  // The documentation search (issue 17 items 1-3, src/rag): none yet, so query_docs answers a
-  // tool error saying how to build an index.
-  mcp::DocsSearch* docs = nullptr;
+  // query_docs: the documentation index (src/rag); without one it answers a tool error naming
+  // `stitchcuda rag index`.
+  app::RagDocsSearch docs(options.docs_index);
 
   mcp::StdioServeOptions serve;
   serve.info.version = "0.1.0";
@@ -44,7 +45,7 @@ Result<CommandEnd> run_mcp(const McpCommandOptions& options) {
                          ? std::filesystem::path(options.runs_dir) /
                                ("mcp-" + run::format_timestamp(std::chrono::system_clock::now()))
                          : std::filesystem::path(options.record_dir);
-  STITCH_TRY(mcp::serve_stdio(mcp::make_stitch_tools(ops, docs), serve));
+  STITCH_TRY(mcp::serve_stdio(mcp::make_stitch_tools(ops, &docs), serve));
   return CommandEnd::succeeded;
 }
 
@@ -58,6 +59,9 @@ CommandAction setup_mcp(CLI::App& app) {
   app.add_option("--record-dir", options->record_dir,
                  "Where calls.jsonl records every request and response (default "
                  "RUNS_DIR/mcp-<time>)");
+  app.add_option("--docs-index", options->docs_index,
+                 "The documentation index query_docs searches (default: the one `stitchcuda rag "
+                 "index` builds)");
   add_runs_dir_option(app, options->runs_dir);
   add_insecure_sandbox_option(app, options->insecure_sandbox);
   options->build_cache.add_to(

@@ -38,9 +38,18 @@ extern "C" int stitch_init(const stitch_tensor* params, int n_params, void** sta
 """
 
 
-def server_args(record_dir):
-    return ["mcp", "--record-dir", str(record_dir), "--no-build-cache",
+def server_args(record_dir, docs_index=None):
+    docs = ["--docs-index", str(docs_index)] if docs_index else []
+    return ["mcp", "--record-dir", str(record_dir), "--no-build-cache", *docs,
             *shlex.split(os.environ.get("STITCH_MCP_ARGS", ""))]
+
+
+def index_docs(workdir):
+    """A documentation index of tests/rag/corpus alone (no toolkit headers): the file's path."""
+    index = workdir / "docs.sqlite"
+    subprocess.run([STITCHCUDA, "rag", "index", "--no-defaults", "--index", str(index),
+                    str(REPO / "tests" / "rag" / "corpus")], check=True, capture_output=True)
+    return index
 
 
 def server_env():
@@ -61,7 +70,10 @@ async def drive_with_official_client(mode, workdir):
     from mcp.client.stdio import StdioServerParameters
 
     (workdir / "broken.cu").write_text(BROKEN)
-    params = StdioServerParameters(command=STITCHCUDA, args=server_args(workdir / "record"),
+    # The legacy run has no index (query_docs answers a tool error), the others a small one.
+    docs_index = workdir / "missing.sqlite" if mode == "legacy" else index_docs(workdir)
+    params = StdioServerParameters(command=STITCHCUDA,
+                                   args=server_args(workdir / "record", docs_index),
                                    cwd=str(workdir), env=server_env())
     seen = {}
     async with Client(params, mode=mode) as client:
@@ -80,7 +92,7 @@ async def drive_with_official_client(mode, workdir):
             "verify_program", {"target": run_dir, "program": "broken.cu"},
             progress_callback=on_progress)
         seen["progress"] = progress
-        seen["docs"] = await client.call_tool("query_docs", {"query": "cublasLtMatmulDescCreate"})
+        seen["docs"] = await client.call_tool("query_docs", {"query": "miniblasMatmul"})
         seen["invalid"] = await client.call_tool("verify_program", {"target": run_dir})
         seen["state"] = await client.call_tool("read_run_state", {"run_dir": run_dir})
     return seen
@@ -110,7 +122,14 @@ def test_official_client_drives_every_tool(mode, tmp_path):
     assert (tmp_path / out["verify_json"]).is_file() and (tmp_path / out["feedback_json"]).is_file()
     assert any("build failed" in line for line in seen["progress"]), seen["progress"]
 
-    assert seen["docs"].is_error and "stitchcuda rag index" in seen["docs"].content[0].text
+    docs = seen["docs"]
+    if mode == "legacy":
+        assert docs.is_error and "stitchcuda rag index" in docs.content[0].text, docs.content
+    else:
+        assert not docs.is_error, docs.content
+        hits = docs.structured_content["hits"]
+        assert hits and hits[0]["path"].endswith("mini_blas.h"), hits
+        assert "miniblasMatmul" in hits[0]["text"] and hits[0]["line_begin"] >= 1, hits[0]
     invalid = seen["invalid"]
     assert invalid.is_error and 'missing required property "program"' in invalid.content[0].text
 
