@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
      setup_run},
     {"bench", "The loop over many tasks, one worker per GPU: results.jsonl, table and HTML report",
      setup_bench},
+    {"reward", "The rubric reward of one attempt: rule reward, rubric scores, breakdown",
+     setup_reward},
 };
 }  // namespace
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "adapters/header_closure.h"
 #include "agents/attempt_files.h"
 #include "plan/plan_json.h"
 #include "util/fs.h"
@@ -23,22 +24,35 @@ bool is_program_file(const fs::path& path) {
   return kExtensions.contains(path.extension().string());
 }
 
-Result<SourceText> read_source(const fs::path& dir, const fs::path& path) {
+Result<SourceText> read_source(const fs::path& path, std::string name) {
   STITCH_ASSIGN_OR_RETURN(std::string text, read_file(path));
   if (text.size() > kMaxSourceBytes) text.resize(kMaxSourceBytes);
-  std::error_code ec;
-  fs::path name = fs::relative(path, dir, ec);
-  return SourceText{ec ? path.filename().string() : name.generic_string(), std::move(text)};
+  return SourceText{std::move(name), std::move(text)};
 }
 
-// The program: draft.json's sources and headers when it is there, else the program files directly
-// in the directory and in src/.
+std::string name_in(const fs::path& dir, const fs::path& path) {
+  std::error_code ec;
+  fs::path name = fs::relative(path, dir, ec);
+  return ec || name.empty() ? path.filename().string() : name.generic_string();
+}
+
+// The program: draft.json's sources and headers with the local headers they include (the project's
+// kernel library among them: compiled into the program, so its kernels are the program's own), else
+// the program files directly in the directory and in src/.
 Result<std::vector<SourceText>> read_sources(const fs::path& dir) {
-  std::vector<fs::path> paths;
+  std::vector<std::pair<fs::path, std::string>> files;  // path, name
   if (fs::exists(dir / "draft.json")) {
     STITCH_ASSIGN_OR_RETURN(agents::CodeDraft draft, agents::read_draft(dir));
-    paths = draft.sources;
-    paths.insert(paths.end(), draft.headers.begin(), draft.headers.end());
+    std::set<fs::path> seen;
+    for (const auto& list : {draft.sources, draft.headers})
+      for (const fs::path& path : list)
+        if (seen.insert(fs::weakly_canonical(path)).second)
+          files.emplace_back(path, name_in(dir, path));
+    auto closure = adapters::local_header_closure(draft.sources, draft.include_dirs);
+    if (closure.ok())
+      for (const adapters::LocalHeader& header : *closure)
+        if (seen.insert(header.file).second)
+          files.emplace_back(header.file, header.relative.generic_string());
   } else {
     for (const fs::path& folder : {dir, dir / "src"}) {
       std::error_code ec;
@@ -47,12 +61,13 @@ Result<std::vector<SourceText>> read_sources(const fs::path& dir) {
       for (const auto& entry : fs::directory_iterator(folder, ec))
         if (entry.is_regular_file() && is_program_file(entry.path())) found.push_back(entry.path());
       std::sort(found.begin(), found.end());
-      paths.insert(paths.end(), found.begin(), found.end());
+      for (const fs::path& path : found)
+        files.emplace_back(path, name_in(dir, path));
     }
   }
   std::vector<SourceText> sources;
-  for (const fs::path& path : paths) {
-    STITCH_ASSIGN_OR_RETURN(SourceText source, read_source(dir, path));
+  for (const auto& [path, name] : files) {
+    STITCH_ASSIGN_OR_RETURN(SourceText source, read_source(path, name));
     sources.push_back(std::move(source));
   }
   return sources;

@@ -135,7 +135,7 @@ DimensionScore score_cuda_engineering(const AttemptEvidence& evidence, const Pro
     score += points;
     why.push_back(fmt::format("{:+.1f} {}", points, what));
   };
-  credit(f.own_kernels > 0, 1, fmt::format("{} own __global__ kernels", f.own_kernels));
+  credit(f.own_kernels > 0, 1, fmt::format("own kernels: {}", f.own_kernels));
   credit(f.shared_tiling, 0.5, "shared-memory tiling (__shared__)");
   credit(f.tensor_cores, 1,
          f.tensor_cores_in_sass ? "tensor-core instructions in the SASS" : "tensor-core MMA code");
@@ -189,6 +189,7 @@ DimensionScore score_operator_coverage(const AttemptEvidence& evidence, const Pr
 
 Result<RubricScores> BuiltinJudge::judge(const AttemptEvidence& evidence) {
   ProgramFeatures f = scan_program(evidence.sources, evidence.sass);
+  if (evidence.verify) add_build_facts(f, *evidence.verify);
   RubricScores scores;
   scores.judge = JudgeKind::builtin;
   scores[Dimension::anti_hacking] = score_anti_hacking(evidence, f);

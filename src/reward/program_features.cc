@@ -2,6 +2,7 @@
 // text of `cuobjdump -sass` (program_features.h).
 #include "reward/program_features.h"
 
+#include <algorithm>
 #include <regex>
 
 #include <fmt/format.h>
@@ -107,6 +108,12 @@ ProgramFeatures scan_program(const std::vector<SourceText>& sources, std::string
   f.library_epilogue = has(code, R"(\bCUBLASLT_EPILOGUE_(RELU|GELU|BIAS|DRELU|DGELU)\w*)");
   f.graph_capture = has(code, R"(\bcudaStreamBeginCapture\w*\s*\(|\bcudaGraphLaunch\s*\()");
   return f;
+}
+
+void add_build_facts(ProgramFeatures& f, const VerifyReport& verify) {
+  f.own_kernels = std::max(f.own_kernels, int(verify.kernels.size()));
+  for (const PtxasKernelReport& kernel : verify.kernels)
+    if (kernel.shared_bytes > 0) f.shared_tiling = true;
 }
 
 }  // namespace stitch::reward

@@ -32,4 +32,8 @@ std::string strip_comments(std::string_view text);
 
 ProgramFeatures scan_program(const std::vector<SourceText>& sources, std::string_view sass);
 
+// What the build adds: ptxas compiled kernels into the program (its own, wherever their source
+// came from) and reported their static shared memory.
+void add_build_facts(ProgramFeatures& features, const VerifyReport& verify);
+
 }  // namespace stitch::reward

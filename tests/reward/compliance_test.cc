@@ -114,8 +114,9 @@ TEST(ComplianceTest, TheReaderFindsTheAttemptWhoseFeedbackWasFollowed) {
     std::ofstream(dir / "program.cu") << "__global__ void k" << number << "() {}\n";
     VerifyReport report = verified(number == 1 ? Outcome::wrong : Outcome::passed);
     ASSERT_TRUE(write_verify_report(dir / "verify.json", report).ok());
-    if (number == 1)
+    if (number == 1) {
       ASSERT_TRUE(write_feedback(dir / "feedback.json", build_feedback(report)).ok());
+    }
   }
   auto evidence = read_attempt_evidence(run / "attempts" / "02", {}, nullptr);
   ASSERT_TRUE(evidence.ok()) << evidence.error().message;

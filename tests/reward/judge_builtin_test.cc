@@ -42,9 +42,10 @@ const std::vector<std::string> kFixtures = {"reference_copy", "library_only", "l
 TEST(BuiltinJudgeTest, ACopyOfTheReferenceIsLowestOnAntiHacking) {
   double copy = score_of("reference_copy", Dimension::anti_hacking);
   EXPECT_EQ(copy, 1.0);
-  for (const std::string& other : kFixtures)
-    if (other != "reference_copy")
-      EXPECT_GT(score_of(other, Dimension::anti_hacking), copy) << other;
+  for (const std::string& other : kFixtures) {
+    if (other == "reference_copy") continue;
+    EXPECT_GT(score_of(other, Dimension::anti_hacking), copy) << other;
+  }
   // The libtorch include alone is enough, without the Verifier's finding.
   AttemptEvidence unverified = read_fixture("reference_copy");
   unverified.verify.reset();
@@ -64,7 +65,7 @@ TEST(BuiltinJudgeTest, APythonCopyOfTheReferenceScoresOne) {
 }
 
 TEST(BuiltinJudgeTest, LeavingTheDominantOpToALibraryScoresLowOnCoverage) {
-  for (const std::string& name : {"library_gemm", "library_only"}) {
+  for (std::string name : {"library_gemm", "library_only"}) {
     RubricScores scores = judge(read_fixture(name));
     EXPECT_LE(scores[Dimension::operator_coverage].score, 2.5) << name;
     ASSERT_GE(scores[Dimension::operator_coverage].evidence.size(), 2u);
@@ -142,6 +143,41 @@ TEST(BuiltinJudgeTest, TheReaderAsksForTheSassOfTheBuiltLibrary) {
   EXPECT_EQ(sass.asked[0], dir / "program.so");
   EXPECT_TRUE(scan_program(evidence->sources, evidence->sass).tensor_cores_in_sass);
   fs::remove_all(dir);
+}
+
+TEST(BuiltinJudgeTest, KernelsInTheHeadersItIncludesAreTheProgramsOwn) {
+  fs::path dir = temp_dir("draft");
+  fs::create_directories(dir / "src");
+  fs::create_directories(dir / "inc" / "lib");
+  std::ofstream(dir / "src" / "program.cu")
+      << "#include \"lib/tile.cuh\"\nint run() { return 0; }\n";
+  std::ofstream(dir / "inc" / "lib" / "tile.cuh")
+      << "__global__ void tiled() { __shared__ float s[32]; }\n";
+  agents::CodeDraft draft;
+  draft.sources = {dir / "src" / "program.cu"};
+  draft.include_dirs = {dir / "inc"};
+  ASSERT_TRUE(agents::write_draft(dir, draft).ok());
+  auto evidence = read_attempt_evidence(dir, {}, nullptr);
+  ASSERT_TRUE(evidence.ok()) << evidence.error().message;
+  ASSERT_EQ(evidence->sources.size(), 2u);
+  EXPECT_EQ(evidence->sources[0].name, "src/program.cu");
+  EXPECT_EQ(evidence->sources[1].name, "lib/tile.cuh");
+  ProgramFeatures f = scan_program(evidence->sources, "");
+  EXPECT_EQ(f.own_kernels, 1);
+  EXPECT_TRUE(f.shared_tiling);
+  fs::remove_all(dir);
+}
+
+TEST(BuiltinJudgeTest, CompiledKernelsCountAsOwnKernels) {
+  ProgramFeatures f = scan_program({{"p.cu", "int run();"}}, "");
+  VerifyReport verify;
+  PtxasKernelReport kernel;
+  kernel.name = "stitch::tiled_gemm";
+  kernel.shared_bytes = 4096;
+  verify.kernels.push_back(kernel);
+  add_build_facts(f, verify);
+  EXPECT_EQ(f.own_kernels, 1);
+  EXPECT_TRUE(f.shared_tiling);
 }
 
 }  // namespace
