@@ -12,6 +12,7 @@
 #include "agents/attempt_files.h"
 #include "plan/plan_json.h"
 #include "util/fs.h"
+#include "verify/build/compiler.h"
 
 namespace stitch::reward {
 namespace {
@@ -37,8 +38,8 @@ std::string name_in(const fs::path& dir, const fs::path& path) {
 }
 
 // The program: draft.json's sources and headers with the local headers they include (the project's
-// kernel library among them: compiled into the program, so its kernels are the program's own), else
-// the program files directly in the directory and in src/.
+// kernel library among them, found where the compiler finds it: compiled into the program, so its
+// kernels are the program's own), else the program files directly in the directory and in src/.
 Result<std::vector<SourceText>> read_sources(const fs::path& dir) {
   std::vector<std::pair<fs::path, std::string>> files;  // path, name
   if (fs::exists(dir / "draft.json")) {
@@ -48,7 +49,10 @@ Result<std::vector<SourceText>> read_sources(const fs::path& dir) {
       for (const fs::path& path : list)
         if (seen.insert(fs::weakly_canonical(path)).second)
           files.emplace_back(path, name_in(dir, path));
-    auto closure = adapters::local_header_closure(draft.sources, draft.include_dirs);
+    std::vector<fs::path> include_dirs = draft.include_dirs;
+    fs::path stitch_include = default_stitch_include_dir();
+    include_dirs.insert(include_dirs.end(), {stitch_include, stitch_include.parent_path()});
+    auto closure = adapters::local_header_closure(draft.sources, include_dirs);
     if (closure.ok())
       for (const adapters::LocalHeader& header : *closure)
         if (seen.insert(header.file).second)
@@ -159,8 +163,12 @@ Status read_context(const fs::path& dir, const EvidenceSources& given, AttemptEv
 }  // namespace
 
 Result<std::string> CuobjdumpInspector::disassemble(const fs::path& library) {
+  // Beside nvcc (the toolkit's bin/ need not be on PATH), else from PATH.
+  std::string tool = "cuobjdump";
+  if (auto nvcc = locate_nvcc(); nvcc.ok() && fs::exists(nvcc->parent_path() / tool))
+    tool = (nvcc->parent_path() / tool).string();
   ProcessSpec spec;
-  spec.argv = {"cuobjdump", "-sass", library.string()};
+  spec.argv = {tool, "-sass", library.string()};
   spec.timeout_s = 60;
   STITCH_ASSIGN_OR_RETURN(ProcessResult result, runner_.run(spec));
   if (!result.succeeded())

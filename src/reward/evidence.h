@@ -56,7 +56,7 @@ class SassInspector {
   virtual Result<std::string> disassemble(const fs::path& library) = 0;
 };
 
-// `cuobjdump -sass LIBRARY` through a ProcessRunner (the tool on PATH).
+// `cuobjdump -sass LIBRARY` through a ProcessRunner (the toolkit's, beside nvcc, else PATH's).
 class CuobjdumpInspector final : public SassInspector {
  public:
   explicit CuobjdumpInspector(ProcessRunner& runner) : runner_(runner) {}
