@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "reward/judge_builtin.h"
+#include "reward/program_features.h"
 
 namespace stitch::reward {
 
@@ -22,12 +23,13 @@ Status check_baseline_name(std::string_view baseline) {
 
 namespace {
 
-// Whether the evidence says the attempt is hacked: the Verifier's verdict or a fatal finding, or a
-// 1 on anti-hacking (the built-in judge gives 1 only for a hack or PyTorch in the program).
-bool is_hacked(const AttemptEvidence& evidence, const RubricScores& rubric) {
+// Whether the attempt is hacked, whichever judge scored the rubric: the Verifier's verdict or a
+// fatal finding, or PyTorch / Python in the program (a copy of the reference; program_features.h).
+bool is_hacked(const AttemptEvidence& evidence) {
   const std::optional<VerifyReport>& verify = evidence.verify;
   if (verify && (verify->outcome == Outcome::hacked || verify->has_fatal_finding())) return true;
-  return rubric.judge == JudgeKind::builtin && rubric[Dimension::anti_hacking].score <= 1.0;
+  ProgramFeatures features = scan_program(evidence.sources, "");
+  return features.python || !features.torch_uses.empty();
 }
 
 void set_verdict(const AttemptEvidence& evidence, RewardBreakdown& out) {
@@ -51,7 +53,7 @@ RewardBreakdown combine_reward(const AttemptEvidence& evidence, const RubricScor
   out.rubric = rubric;
   out.baseline = options.baseline;
   set_verdict(evidence, out);
-  out.hacked = is_hacked(evidence, rubric);
+  out.hacked = is_hacked(evidence);
   if (out.correct) {
     out.speedup = evidence.verify->speedup_vs(options.baseline);
     if (!out.speedup)

@@ -45,10 +45,14 @@ TEST(RewardTest, FatalFindingIsZeroEvenWhenOutputsMatched) {
   EXPECT_GT(combine_reward(evidence, all_scores(5), {}).reward, 0.0);
 }
 
-TEST(RewardTest, BuiltinAntiHackingOfOneIsZero) {
-  RubricScores rubric = all_scores(5, JudgeKind::builtin);
-  rubric[Dimension::anti_hacking].score = 1;
-  EXPECT_EQ(combine_reward(passed_with(2.0), rubric, {}).reward, 0.0);
+TEST(RewardTest, PyTorchInTheProgramIsZeroWhateverTheJudgeSays) {
+  AttemptEvidence evidence = passed_with(2.0);
+  evidence.sources = {{"program.cu", "#include <torch/extension.h>\n__global__ void k() {}\n"}};
+  RewardBreakdown b = combine_reward(evidence, all_scores(5, JudgeKind::llm), {});
+  EXPECT_TRUE(b.hacked);
+  EXPECT_EQ(b.reward, 0.0);
+  evidence.sources = {{"model_new.py", "import torch\n"}};
+  EXPECT_EQ(combine_reward(evidence, all_scores(5), {}).reward, 0.0);
 }
 
 TEST(RewardTest, ClipsAtRmax) {
