@@ -177,11 +177,14 @@ Result<std::string> CuobjdumpInspector::disassemble(const fs::path& library) {
   return std::move(result.stdout_text);
 }
 
-Result<AttemptEvidence> read_attempt_evidence(const fs::path& attempt_dir,
+Result<AttemptEvidence> read_attempt_evidence(const fs::path& given_dir,
                                               const EvidenceSources& sources, SassInspector* sass) {
+  // Absolute and without a trailing separator, so "." and "attempts/03/" find their run directory.
   std::error_code ec;
+  fs::path attempt_dir = fs::absolute(given_dir, ec).lexically_normal();
+  if (attempt_dir.filename().empty()) attempt_dir = attempt_dir.parent_path();
   if (!fs::is_directory(attempt_dir, ec))
-    return make_error(ErrorKind::bad_input, "{}: not an attempt directory", attempt_dir.string());
+    return make_error(ErrorKind::bad_input, "{}: not an attempt directory", given_dir.string());
   AttemptEvidence evidence;
   evidence.attempt_dir = attempt_dir.string();
   if (fs::exists(attempt_dir / "verify.json")) {

@@ -124,6 +124,9 @@ TEST(ComplianceTest, TheReaderFindsTheAttemptWhoseFeedbackWasFollowed) {
   EXPECT_EQ(fs::path(evidence->followed->dir).filename(), "01");
   EXPECT_TRUE(evidence->reference);
   EXPECT_EQ(compliance(*evidence), 5.0);  // wrong → passed
+  auto slash = read_attempt_evidence((run / "attempts" / "02").string() + "/", {}, nullptr);
+  ASSERT_TRUE(slash.ok());
+  EXPECT_TRUE(slash->followed && slash->reference) << "a trailing separator finds the run too";
   auto first = read_attempt_evidence(run / "attempts" / "01", {}, nullptr);
   ASSERT_TRUE(first.ok());
   EXPECT_FALSE(first->followed);
