@@ -111,7 +111,16 @@ ProgramFeatures scan_program(const std::vector<SourceText>& sources, std::string
 }
 
 void add_build_facts(ProgramFeatures& f, const VerifyReport& verify) {
-  f.own_kernels = std::max(f.own_kernels, int(verify.kernels.size()));
+  if (!verify.built) return;
+  // nvcc always runs with -Xptxas -v: its kernel list is every kernel the program instantiated.
+  // Text in headers the program includes but never instantiates (a kernel library's other
+  // families) says nothing about it.
+  f.own_kernels = int(verify.kernels.size());
+  if (f.own_kernels == 0) {
+    f.shared_tiling = f.vectorised = false;
+    f.tensor_cores = f.tensor_cores_in_sass;
+    return;
+  }
   for (const PtxasKernelReport& kernel : verify.kernels)
     if (kernel.shared_bytes > 0) f.shared_tiling = true;
 }

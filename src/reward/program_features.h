@@ -32,8 +32,9 @@ std::string strip_comments(std::string_view text);
 
 ProgramFeatures scan_program(const std::vector<SourceText>& sources, std::string_view sass);
 
-// What the build adds: ptxas compiled kernels into the program (its own, wherever their source
-// came from) and reported their static shared memory.
+// What the build says, over what the text suggests: the kernels ptxas compiled are the program's
+// own (wherever their source came from), with their static shared memory; a built program with
+// none has no own kernels, whatever its included headers define.
 void add_build_facts(ProgramFeatures& features, const VerifyReport& verify);
 
 }  // namespace stitch::reward

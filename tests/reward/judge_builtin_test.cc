@@ -168,16 +168,26 @@ TEST(BuiltinJudgeTest, KernelsInTheHeadersItIncludesAreTheProgramsOwn) {
   fs::remove_all(dir);
 }
 
-TEST(BuiltinJudgeTest, CompiledKernelsCountAsOwnKernels) {
+TEST(BuiltinJudgeTest, TheKernelsPtxasCompiledAreTheOwnKernels) {
   ProgramFeatures f = scan_program({{"p.cu", "int run();"}}, "");
   VerifyReport verify;
   PtxasKernelReport kernel;
   kernel.name = "stitch::tiled_gemm";
   kernel.shared_bytes = 4096;
   verify.kernels.push_back(kernel);
+  verify.built = true;
   add_build_facts(f, verify);
   EXPECT_EQ(f.own_kernels, 1);
   EXPECT_TRUE(f.shared_tiling);
+  // Headers full of kernels the program never instantiates.
+  ProgramFeatures library =
+      scan_program({{"kernels/gemm.cuh", "__global__ void g() { __shared__ float4 s[8]; }"}}, "");
+  VerifyReport none;
+  none.built = true;
+  add_build_facts(library, none);
+  EXPECT_EQ(library.own_kernels, 0);
+  EXPECT_FALSE(library.shared_tiling);
+  EXPECT_FALSE(library.vectorised);
 }
 
 }  // namespace
