@@ -29,4 +29,7 @@ expect 2 "no such directory" -- "$bin" reward "$tmp/none"
 mkdir "$tmp/corrupt" && echo '{"format": "stitchcuda.verify", "version": 1, "findings": 3}' > "$tmp/corrupt/verify.json"
 expect 2 "corrupt verify.json" -- "$bin" reward "$tmp/corrupt"
 grep -q "verify.json" "$tmp/err" || { echo "FAIL corrupt: the message does not name verify.json"; fail=1; }
+cd "$tmp"  # no stitchcuda.toml here
+expect 2 "llm judge without an endpoint" -- "$bin" reward "$data/fused_own" --judge llm
+grep -q "verifier" "$tmp/err" || { echo "FAIL llm judge: the message does not name the role"; cat "$tmp/err"; fail=1; }
 exit $fail
