@@ -32,6 +32,8 @@ constexpr Command kCommands[] = {
      setup_rag},
     {"mcp", "Serve capture, verify, profile, docs and run state to coding agents (MCP on stdio)",
      setup_mcp},
+    {"reward", "The rubric reward of one attempt: rule reward, rubric scores, breakdown",
+     setup_reward},
 };
 }  // namespace
 

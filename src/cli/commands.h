@@ -40,6 +40,7 @@ CommandAction setup_run(CLI::App& app);
 CommandAction setup_bench(CLI::App& app);
 CommandAction setup_rag(CLI::App& app);
 CommandAction setup_mcp(CLI::App& app);
+CommandAction setup_reward(CLI::App& app);
 
 // Exit codes shared by all subcommands (README "Exit codes").
 inline constexpr int kExitOk = 0;
