@@ -28,6 +28,10 @@ constexpr Command kCommands[] = {
      setup_run},
     {"bench", "The loop over many tasks, one worker per GPU: results.jsonl, table and HTML report",
      setup_bench},
+#ifdef STITCH_HAVE_SERVE
+    {"serve", "The reward service: HTTP, candidates verified on a GPU worker pool, durable queue",
+     setup_serve},
+#endif
 };
 }  // namespace
 

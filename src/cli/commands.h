@@ -38,6 +38,7 @@ CommandAction setup_plan(CLI::App& app);
 CommandAction setup_generate(CLI::App& app);
 CommandAction setup_run(CLI::App& app);
 CommandAction setup_bench(CLI::App& app);
+CommandAction setup_serve(CLI::App& app);  // built with cpp-httplib and SQLite only
 
 // Exit codes shared by all subcommands (README "Exit codes").
 inline constexpr int kExitOk = 0;
