@@ -71,7 +71,7 @@ def percentile(values, q):
 
 def poll_final(client, request_id, deadline):
     while time.time() < deadline:
-        status, _, reply = client.request("GET", "/v1/requests/" + urllib.parse.quote(request_id))
+        status, _, reply = client.request("GET", "/v1/requests/" + urllib.parse.quote(request_id, safe=""))
         if status == 200 and reply.get("status") in FINAL:
             return reply
         time.sleep(0.05)

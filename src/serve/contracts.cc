@@ -101,6 +101,11 @@ Result<Candidate> candidate_from_json(const nlohmann::json& doc) {
   }
   if (candidate.request_id.size() > 200)
     return make_error(ErrorKind::bad_input, "'request_id' is longer than 200 characters");
+  // It is a path segment of GET /v1/requests/{id}: no '/', no blanks or control characters.
+  for (unsigned char c : candidate.request_id)
+    if (c == '/' || c <= ' ' || c == 0x7f)
+      return make_error(ErrorKind::bad_input,
+                        "'request_id' may not hold '/', blanks or control characters");
   if (doc.contains("timeout_s")) {
     if (!doc["timeout_s"].is_number() || doc["timeout_s"].get<double>() < 0)
       return make_error(ErrorKind::bad_input, "'timeout_s' must be a number >= 0");

@@ -37,6 +37,13 @@ Result<ScoredCandidate> FakeScorer::score(const Candidate& candidate, const Scor
   if (candidate.task == "unknown")
     return make_error(ErrorKind::bad_input, "unknown task '{}'", candidate.task);
   if (has(source, "FAKE_INFRA")) return make_error(ErrorKind::machine, "fake machinery failure");
+  if (has(source, "FAKE_NO_GPU")) {
+    RuleVerdict built;
+    built.compiled = true;
+    built.error = ErrorCode::no_gpu;
+    built.message = "fake: no GPU";
+    return rule_reward(built, RuleRewardOptions{});
+  }
 
   RuleVerdict verdict;
   verdict.compiled = !has(source, "FAKE_COMPILE_ERROR");

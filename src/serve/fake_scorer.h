@@ -3,6 +3,7 @@
 //   FAKE_SLEEP_MS=<n>    takes n milliseconds (interruptible by the cancel token)
 //   FAKE_COMPILE_ERROR   does not compile       FAKE_WRONG    wrong outputs
 //   FAKE_HACKED          a hack was found       FAKE_INFRA    the machinery failed (an Error)
+//   FAKE_NO_GPU          built, nothing ran (a verdict that is no score)
 //   FAKE_SPEEDUP=<x>     correct with this speedup (default 1.5)
 // Task "unknown" is an unknown task. Every scoring is counted, so tests see that a repeated request
 // id was not scored twice.

@@ -183,7 +183,10 @@ ScoreReply ScoreService::score(const Queued& queued, const CancelToken& cancel, 
   reply.scoring_s = clock_.now_s() - started_s;
   if (scored.ok()) {
     reply.scored = std::move(*scored);
-    reply.status = RequestStatus::done;
+    // A verification that says nothing about the program is no score, whatever its reward field.
+    const bool verdict = reply.scored.error != ErrorCode::no_gpu &&
+                         reply.scored.error != ErrorCode::infrastructure_error;
+    reply.status = verdict ? RequestStatus::done : RequestStatus::error;
     return reply;
   }
   if (cancel.cancelled.load()) {

@@ -81,7 +81,11 @@ TEST(ServeCandidateContract, RefusesMissingFieldsAndBadTimeouts) {
   EXPECT_FALSE(
       candidate_from_json({{"request_id", "r"}, {"task", "t"}, {"source", "s"}, {"timeout_s", "x"}})
           .ok());
-  auto ok = candidate_from_json({{"request_id", "r"}, {"task", "t"}, {"source", "s"}});
+  for (const char* id : {"a/b", "a b", "a\tb"})
+    EXPECT_FALSE(candidate_from_json({{"request_id", id}, {"task", "t"}, {"source", "s"}}).ok())
+        << id;
+  auto ok =
+      candidate_from_json({{"request_id", "step-12:sample.3"}, {"task", "t"}, {"source", "s"}});
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->timeout_s, 0);
 }

@@ -69,6 +69,11 @@ TEST(ServeScoreService, ScorerErrorsAreFinalErrorsWithTheirCode) {
   rig.service.submit(Candidate{"u", "unknown", "// ok", 0});
   rig.service.submit(candidate("i", "FAKE_INFRA"));
   rig.service.submit(candidate("h", "FAKE_HACKED FAKE_SPEEDUP=4"));
+  rig.service.submit(candidate("n", "FAKE_NO_GPU"));
+  auto no_gpu = rig.service.wait("n", 5);
+  EXPECT_EQ(no_gpu->status, RequestStatus::error);
+  EXPECT_EQ(no_gpu->scored.error, ErrorCode::no_gpu);
+  EXPECT_TRUE(no_gpu->scored.compiled);
   EXPECT_EQ(rig.service.wait("u", 5)->scored.error, ErrorCode::unknown_task);
   EXPECT_EQ(rig.service.wait("i", 5)->scored.error, ErrorCode::infrastructure_error);
   auto hacked = rig.service.wait("h", 5);

@@ -94,6 +94,13 @@ TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheRuleReward) {
   EXPECT_EQ(launcher.last.run_dir, fs::path("/runs/t"));
   EXPECT_EQ(*read_file(launcher.last.program), "__global__ void k() {}");
 
+  launcher.report.state = VerifyState::no_gpu;
+  launcher.report.outcome.reset();
+  auto no_gpu = scorer.score({"req/n", "t", "x", 0}, {0, cancel, clock});
+  ASSERT_TRUE(no_gpu.ok());
+  EXPECT_EQ(no_gpu->error, ErrorCode::no_gpu);
+  EXPECT_EQ(no_gpu->reward, 0);
+
   launcher.report.state = VerifyState::infrastructure_error;
   launcher.report.outcome.reset();
   EXPECT_EQ(scorer.score({"req/2", "t", "x", 0}, {0, cancel, clock}).error().kind,
