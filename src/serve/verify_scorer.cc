@@ -106,6 +106,25 @@ Result<VerifyReport> ChildVerifyLauncher::verify(const VerifyJob& job, const Can
   return verify_report_from_json(doc);
 }
 
+Result<fs::path> worker_run_dir(const fs::path& run_dir, int worker) {
+  const fs::path own = run_dir.string() + fmt::format("-gpu{}", worker);
+  std::error_code error;
+  if (fs::exists(own / "graph.json", error)) return own;
+  STITCH_TRY(make_dirs(own));
+  // What the judge reads of a capture (python/stitch_harness/judge_task.py); graph.json last.
+  for (const char* name : {"task.py", "capture.json", "weights.safetensors", "graph.json"}) {
+    const fs::path from = run_dir / name;
+    if (!fs::exists(from, error)) continue;
+    fs::remove(own / name, error);
+    fs::create_hard_link(from, own / name, error);
+    if (error) fs::copy_file(from, own / name, fs::copy_options::overwrite_existing, error);
+    if (error)
+      return make_error(ErrorKind::machine, "{}: cannot link or copy {}: {}", own.string(), name,
+                        error.message());
+  }
+  return own;
+}
+
 std::string request_folder_name(const std::string& request_id) {
   std::string safe;
   for (char c : request_id.substr(0, 64))
@@ -117,7 +136,8 @@ std::string request_folder_name(const std::string& request_id) {
 Result<ScoredCandidate> VerifyingScorer::score(const Candidate& candidate,
                                                const ScoreContext& context) {
   STITCH_ASSIGN_OR_RETURN(fs::path task, tasks_.resolve(candidate.task));
-  STITCH_ASSIGN_OR_RETURN(fs::path run_dir, cache_.run_dir(task));
+  STITCH_ASSIGN_OR_RETURN(fs::path captured, cache_.run_dir(task));
+  STITCH_ASSIGN_OR_RETURN(fs::path run_dir, worker_run_dir(captured, context.worker));
   const fs::path work = options_.work_dir / request_folder_name(candidate.request_id);
   STITCH_TRY(make_dirs(work));
   STITCH_TRY(write_file_atomic(work / "program.cu", candidate.source));

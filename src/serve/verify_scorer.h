@@ -102,6 +102,12 @@ class VerifyingScorer final : public CandidateScorer {
   VerifyingScorerOptions options_;
 };
 
+// Worker `worker`'s own run directory of a captured task: `verify RUN_DIR` takes the run
+// directory's exclusive lock (run/run_lock.h), so workers verifying one task at once each need
+// their own. `<run_dir>-gpu<worker>`, made once from the capture's files (hard links where the file
+// system allows, else copies; graph.json last, so a half-made one is made again).
+Result<std::filesystem::path> worker_run_dir(const std::filesystem::path& run_dir, int worker);
+
 // A request id as a folder name: safe characters kept, the rest '_', plus a hash of the whole id.
 std::string request_folder_name(const std::string& request_id);
 

@@ -79,7 +79,8 @@ TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheRuleReward) {
   touch(dir.path() / "tasks" / "t.py");
   TaskRegistry registry;
   registry.folders.push_back(dir.path() / "tasks");
-  TaskCache cache([](const fs::path&) -> Result<fs::path> { return fs::path("/runs/t"); });
+  touch(dir.path() / "runs" / "t" / "graph.json");
+  TaskCache cache([&](const fs::path&) -> Result<fs::path> { return dir.path() / "runs" / "t"; });
   FakeLauncher launcher;
   launcher.report.built = true;
   launcher.report.outcome = Outcome::passed;
@@ -91,7 +92,7 @@ TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheRuleReward) {
   ASSERT_TRUE(scored.ok()) << scored.error().message;
   EXPECT_DOUBLE_EQ(scored->reward, 3.0);
   EXPECT_EQ(launcher.last.gpu, 3);
-  EXPECT_EQ(launcher.last.run_dir, fs::path("/runs/t"));
+  EXPECT_EQ(launcher.last.run_dir, dir.path() / "runs" / "t-gpu3");
   EXPECT_EQ(*read_file(launcher.last.program), "__global__ void k() {}");
 
   launcher.report.state = VerifyState::no_gpu;
@@ -107,6 +108,21 @@ TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheRuleReward) {
             ErrorKind::machine);
   EXPECT_EQ(scorer.score({"req/3", "elsewhere", "x", 0}, {0, cancel, clock}).error().kind,
             ErrorKind::bad_input);
+}
+
+TEST(ServeWorkerRunDir, EachWorkerGetsItsOwnCopyOfTheCapture) {
+  test::TempDir dir;
+  const fs::path run = dir.path() / "runs" / "t-1";
+  for (const char* name : {"graph.json", "task.py", "weights.safetensors", "summary.json"})
+    touch(run / name);
+  auto zero = worker_run_dir(run, 0);
+  auto one = worker_run_dir(run, 1);
+  ASSERT_TRUE(zero.ok() && one.ok());
+  EXPECT_EQ(*one, dir.path() / "runs" / "t-1-gpu1");
+  EXPECT_TRUE(fs::exists(*zero / "weights.safetensors"));
+  EXPECT_TRUE(fs::exists(*one / "graph.json"));
+  EXPECT_FALSE(fs::exists(*one / "summary.json"));  // a bare capture: verify adopts it
+  EXPECT_EQ(*worker_run_dir(run, 1), *one);
 }
 
 TEST(ServeRequestFolderName, KeepsSafeCharactersAndTellsIdsApart) {
