@@ -1,7 +1,5 @@
 #include "cli/commands.h"
 
-#include <fmt/format.h>
-
 namespace stitch::cli {
 
 namespace {
@@ -30,23 +28,13 @@ constexpr Command kCommands[] = {
      setup_bench},
 #ifdef STITCH_HAVE_SERVE
     {"serve", "The reward service: HTTP, candidates verified on a GPU worker pool, durable queue",
-     setup_serve},
+     setup_serve},  // runs stitchcuda-serve (serve_proxy.cc)
 #endif
 };
 }  // namespace
 
 std::span<const Command> commands() {
   return kCommands;
-}
-
-void print_progress(const std::string& line) {
-  fmt::print(stderr, "{}\n", line);
-}
-
-int exit_code(const Result<CommandEnd>& end) {
-  if (end.ok()) return *end == CommandEnd::succeeded ? kExitOk : kExitFailure;
-  fmt::print(stderr, "error: {}\n", end.error().message);
-  return end.error().kind == ErrorKind::bad_input ? kExitBadInput : kExitFailure;
 }
 
 }  // namespace stitch::cli

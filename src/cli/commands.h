@@ -38,7 +38,9 @@ CommandAction setup_plan(CLI::App& app);
 CommandAction setup_generate(CLI::App& app);
 CommandAction setup_run(CLI::App& app);
 CommandAction setup_bench(CLI::App& app);
-CommandAction setup_serve(CLI::App& app);  // built with cpp-httplib and SQLite only
+// stitchcuda: runs stitchcuda-serve (serve_proxy.cc); stitchcuda-serve: its options
+// (serve_command.cc). Both only where cpp-httplib and SQLite are installed.
+CommandAction setup_serve(CLI::App& app);
 
 // Exit codes shared by all subcommands (README "Exit codes").
 inline constexpr int kExitOk = 0;
