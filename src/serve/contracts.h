@@ -113,7 +113,7 @@ Result<Candidate> candidate_from_json(const nlohmann::json& doc);
 nlohmann::json candidate_to_json(const Candidate& candidate);
 
 // Stops a scoring: set by the service on its request timeout or at shutdown's end; the deadline
-// (steady seconds, the Clock of scorer.h) is the request's.
+// (steady seconds, the Clock of interfaces.h) is the request's.
 struct CancelToken {
   std::atomic<bool> cancelled{false};
   double deadline_s = 0;  // 0: none
