@@ -8,7 +8,8 @@ and any request lost (no final reply) or carrying other keys than the reply cont
   scripts/serve_load.py --url http://127.0.0.1:8421 --clients 8 --requests 200 \\
       --task 19_ReLU --source program.cu            # token from $STITCH_SERVE_TOKEN
 
-Crash test (ctest serve_crash_restart): starts `stitchcuda serve --fake-scorer`, loads it, kills it
+Crash test (ctest serve_crash_restart): starts `stitchcuda serve --fake-scorer` (or the real scorer
+with --serve-arg ARGS, --task, --source), loads it, kills it
 with SIGKILL mid-load, restarts it on the same state folder and checks that every request it had
 accepted reaches a final reply; then that SIGTERM lets an in-flight request finish:
 
@@ -139,14 +140,14 @@ def load(args):
 
 # --- crash test -------------------------------------------------------------------------------
 
-def start_server(stitchcuda, state, token, extra=()):
+def start_server(stitchcuda, state, token, scorer_args):
     port_file = os.path.join(state, "port")
     if os.path.exists(port_file):
         os.remove(port_file)
     log = open(os.path.join(state, "serve.log"), "a")
     server = subprocess.Popen(
-        [stitchcuda, "serve", "--fake-scorer", "--workers", "2", "--port", "0", "--port-file",
-         port_file, "--state-dir", state, "--grace", "10", *extra],
+        [stitchcuda, "serve", "--port", "0", "--port-file", port_file, "--state-dir", state,
+         "--grace", "300", *scorer_args],
         env={**os.environ, "STITCH_SERVE_TOKEN": token}, stdout=log, stderr=log)
     deadline = time.time() + 30
     while not os.path.exists(port_file):
@@ -157,9 +158,16 @@ def start_server(stitchcuda, state, token, extra=()):
 
 
 def crash_test(args):
+    """--serve-arg given: the real scorer with those arguments (--source, --task name the program);
+    else the fake scorer, 2 workers, 20 ms a request."""
     token = "crash-test-token"
+    real = bool(args.serve_arg)
+    source = open(args.source).read() if args.source else "// fake"
+    slow = source if real else "// FAKE_SLEEP_MS=800"
     with tempfile.TemporaryDirectory(prefix="stitch_serve_crash_") as state:
-        server, url = start_server(args.stitchcuda, state, token, ["--fake-sleep-ms", "20"])
+        scorer = (lambda sleep_ms: args.serve_arg) if real else (
+            lambda sleep_ms: ["--fake-scorer", "--workers", "2", "--fake-sleep-ms", str(sleep_ms)])
+        server, url = start_server(args.stitchcuda, state, token, scorer(20))
         accepted, lock, stop = [], threading.Lock(), threading.Event()
 
         def submitter(index):
@@ -170,8 +178,8 @@ def crash_test(args):
                 request_id = f"crash-c{index}-r{number}"
                 try:
                     status, _, reply = client.request(
-                        "POST", "/v1/submit", {"request_id": request_id, "task": "t",
-                                               "source": "// fake"})
+                        "POST", "/v1/submit", {"request_id": request_id, "task": args.task,
+                                               "source": source})
                 except (OSError, http.client.HTTPException):
                     return  # the server is gone
                 if status in (200, 202):
@@ -184,7 +192,7 @@ def crash_test(args):
             thread.start()
         while True:
             with lock:
-                if len(accepted) >= 200:
+                if len(accepted) >= args.crash_after:
                     break
             time.sleep(0.01)
         server.send_signal(signal.SIGKILL)  # mid-load: clients are still submitting
@@ -192,13 +200,20 @@ def crash_test(args):
         stop.set()
         for thread in threads:
             thread.join()
-        server, url = start_server(args.stitchcuda, state, token, ["--fake-sleep-ms", "1"])
+        server, url = start_server(args.stitchcuda, state, token, scorer(1))
         client = Client(url, token)
-        lost = [i for i in accepted if poll_final(client, i, time.time() + 60) is None]
+        deadline = time.time() + args.final_timeout
+        finals = {i: poll_final(client, i, deadline) for i in accepted}
+        lost = [i for i, reply in finals.items() if reply is None]
+        statuses = {}
+        for reply in finals.values():
+            if reply:
+                key = reply["status"] + "/" + reply["error_code"]
+                statuses[key] = statuses.get(key, 0) + 1
         log = open(os.path.join(state, "serve.log")).read()
         requeued = [line for line in log.splitlines() if "re-queued" in line]
         print(f"accepted before SIGKILL: {len(accepted)}; lost after restart: {len(lost)}; "
-              f"{requeued[-1] if requeued else ''}")
+              f"{requeued[-1] if requeued else ''}; final replies: {statuses}")
         if lost:
             print("lost:", lost[:10])
             server.kill()
@@ -206,19 +221,19 @@ def crash_test(args):
 
         # Graceful: SIGTERM while a request is being scored; it finishes within the grace.
         client.request("POST", "/v1/submit",
-                       {"request_id": "graceful", "task": "t", "source": "// FAKE_SLEEP_MS=800"})
+                       {"request_id": "graceful", "task": args.task, "source": slow + "\n// graceful"})
         deadline = time.time() + 10
         while client.request("GET", "/v1/requests/graceful")[2]["status"] != "running":
             assert time.time() < deadline, "the graceful request never started"
             time.sleep(0.01)
         server.send_signal(signal.SIGTERM)
-        code = server.wait(timeout=30)
-        server, url = start_server(args.stitchcuda, state, token)
+        code = server.wait(timeout=400)
+        server, url = start_server(args.stitchcuda, state, token, scorer(1))
         reply = Client(url, token).request("GET", "/v1/requests/graceful")[2]
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         print(f"SIGTERM: exit code {code}; the in-flight request ended {reply['status']}")
-        return 0 if code == 0 and reply["status"] == "done" else 1
+        return 0 if code == 0 and reply["status"] in FINAL else 1
 
 
 def main():
@@ -238,6 +253,13 @@ def main():
     parser.add_argument("--run-id", default=f"load{int(time.time())}",
                         help="request id prefix (a new one per run, or the replies are repeats)")
     parser.add_argument("--crash-test", action="store_true")
+    parser.add_argument("--crash-after", type=int, default=200,
+                        help="crash test: SIGKILL once this many requests were accepted")
+    parser.add_argument("--final-timeout", type=float, default=60,
+                        help="crash test: how long the restarted service may take to finish them")
+    parser.add_argument("--serve-arg", action="append", default=[],
+                        help="crash test: serve with the real scorer and these arguments "
+                             "(--serve-arg=--tasks-dir --serve-arg=tests/tasks)")
     parser.add_argument("--stitchcuda", default="build/stitchcuda")
     args = parser.parse_args()
     return crash_test(args) if args.crash_test else load(args)
