@@ -21,10 +21,12 @@ log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 # libtomlplusplus-dev: the LLM roles' config file (stitchcuda.toml), read header-only;
 # libcurl4-openssl-dev: the LLM client (src/llm/) speaks HTTP through libcurl;
 # libsqlite3-dev: the documentation index (src/rag/) is SQLite with FTS5;
+# libcpp-httplib-dev, libsqlite3-dev: `stitchcuda serve`'s HTTP server and durable queue (src/serve/;
+#   left out of the build without them);
 # clang: the libFuzzer build of tests/fuzz/ (-DSTITCH_FUZZ=ON; the corpora replay in every build).
 packages=(build-essential cmake ninja-build ccache pkg-config rsync nlohmann-json3-dev libcli11-dev
           libfmt-dev libgtest-dev libgmock-dev libssl-dev libtomlplusplus-dev libcurl4-openssl-dev
-          libsqlite3-dev python3-venv python3-dev chromium clang)
+          libcpp-httplib-dev libsqlite3-dev python3-venv python3-dev chromium clang)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -1,7 +1,5 @@
 #include "cli/commands.h"
 
-#include <fmt/format.h>
-
 namespace stitch::cli {
 
 namespace {
@@ -34,21 +32,15 @@ constexpr Command kCommands[] = {
      setup_mcp},
     {"reward", "The rubric reward of one attempt: rule reward, rubric scores, breakdown",
      setup_reward},
+#ifdef STITCH_HAVE_SERVE
+    {"serve", "The reward service: HTTP, candidates verified on a GPU worker pool, durable queue",
+     setup_serve},  // runs stitchcuda-serve (serve_proxy.cc)
+#endif
 };
 }  // namespace
 
 std::span<const Command> commands() {
   return kCommands;
-}
-
-void print_progress(const std::string& line) {
-  fmt::print(stderr, "{}\n", line);
-}
-
-int exit_code(const Result<CommandEnd>& end) {
-  if (end.ok()) return *end == CommandEnd::succeeded ? kExitOk : kExitFailure;
-  fmt::print(stderr, "error: {}\n", end.error().message);
-  return end.error().kind == ErrorKind::bad_input ? kExitBadInput : kExitFailure;
 }
 
 }  // namespace stitch::cli

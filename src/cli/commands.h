@@ -41,6 +41,9 @@ CommandAction setup_bench(CLI::App& app);
 CommandAction setup_rag(CLI::App& app);
 CommandAction setup_mcp(CLI::App& app);
 CommandAction setup_reward(CLI::App& app);
+// stitchcuda: runs stitchcuda-serve (serve_proxy.cc); stitchcuda-serve: its options
+// (serve_command.cc). Both only where cpp-httplib and SQLite are installed.
+CommandAction setup_serve(CLI::App& app);
 
 // Exit codes shared by all subcommands (README "Exit codes").
 inline constexpr int kExitOk = 0;
