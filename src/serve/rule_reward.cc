@@ -1,4 +1,4 @@
-// The interim rule reward (rule_reward.h).
+// The rule reward (rule_reward.h).
 #include "serve/rule_reward.h"
 
 #include <algorithm>
@@ -68,7 +68,7 @@ ScoredCandidate rule_reward(const RuleVerdict& verdict, const RuleRewardOptions&
                       {"r_max", options.r_max},
                       {"clipped", raw > options.r_max},
                       {"hacked_forced_zero", verdict.hacked},
-                      {"source", "serve/rule_reward (interim until src/reward)"}};
+                      {"source", "serve/rule_reward"}};
   return scored;
 }
 

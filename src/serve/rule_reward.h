@@ -1,6 +1,6 @@
-// The rule part of the reward, computed here until the reward module (src/reward, issue 18 items
-// 1-2) is merged; the lead swaps VerifyingScorer's call for src/reward's score there. Formula
-// (docs/serve.md "Reward"): a hacked or incorrect program scores 0; a correct one scores
+// A verification's verdict keys and the rule reward: what the fake scorer answers, and what the
+// real one answers where src/reward's rubric cannot be scored (docs/serve.md "Reward"). A hacked or
+// incorrect program scores 0; a correct one scores
 //   min(r_max, correctness + speedup)   with correctness = 1 and speedup vs the named baseline
 // (0 when the baseline was not timed), so the reward is monotone in speedup and clipped at Rmax
 // = 5.

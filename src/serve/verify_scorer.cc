@@ -9,6 +9,8 @@
 #include <chrono>
 #include <thread>
 
+#include "ir/ir.h"
+#include "reward/reward.h"
 #include "util/child_process.h"
 #include "util/fs.h"
 
@@ -146,10 +148,36 @@ Result<ScoredCandidate> VerifyingScorer::score(const Candidate& candidate,
                                            context.cancel, context.clock));
   if (report.state == VerifyState::infrastructure_error)
     return make_error(ErrorKind::machine, "verification failed: {}", report.reason);
-  // Swap point for src/reward: the combined reward of this verification replaces the rule part.
   ScoredCandidate scored =
-      rule_reward(rule_verdict(report, options_.reward.baseline), options_.reward);
+      combined_reward(report, candidate.source, captured / "graph.json", work, options_.reward);
   scored.breakdown["work_dir"] = work.string();
+  return scored;
+}
+
+ScoredCandidate combined_reward(const VerifyReport& report, const std::string& source,
+                                const fs::path& reference_graph, const fs::path& work,
+                                const RuleRewardOptions& options) {
+  // The reply's verdict keys (compiled, correct, speedup, runtimes, error) from the verification.
+  ScoredCandidate scored = rule_reward(rule_verdict(report, options.baseline), options);
+  reward::AttemptEvidence evidence;
+  evidence.attempt_dir = work.string();
+  evidence.verify = report;
+  evidence.sources = {{"program.cu", source}};
+  if (auto graph = ir::load_graph(reference_graph.string()); graph.ok())
+    evidence.reference = std::move(*graph);
+  else
+    evidence.notes.push_back("reference graph: " + graph.error().message);
+  reward::RewardOptions reward_options;
+  reward_options.baseline = options.baseline;
+  reward_options.max_reward = options.r_max;
+  auto breakdown = reward::score_attempt(evidence, reward_options);
+  if (!breakdown.ok()) {  // the rule reward stands; the reply says why there is no rubric
+    scored.breakdown["rubric_error"] = breakdown.error().message;
+    return scored;
+  }
+  scored.reward = breakdown->reward;
+  scored.hacked = scored.hacked || breakdown->hacked;
+  scored.breakdown = reward::breakdown_to_json(*breakdown);
   return scored;
 }
 

@@ -4,9 +4,8 @@
 // (a task file is trusted code, so a client may not name an arbitrary path) and captured once per
 // task per service run (TaskCache).
 //
-// The reward here is rule_reward.h's interim rule part; when src/reward lands, VerifyingScorer::
-// score swaps its rule_reward(rule_verdict(...)) call for src/reward's computation on the attempt
-// directory (verify.json, the sources), keeping ScoredCandidate as the contract.
+// The reward is src/reward's combined reward (docs/rubric.md: the rule reward plus the built-in
+// judge's rubric shaping) of the verification, the program and the captured reference graph.
 #pragma once
 
 #include <filesystem>
@@ -107,6 +106,14 @@ class VerifyingScorer final : public CandidateScorer {
 // their own. `<run_dir>-gpu<worker>`, made once from the capture's files (hard links where the file
 // system allows, else copies; graph.json last, so a half-made one is made again).
 Result<std::filesystem::path> worker_run_dir(const std::filesystem::path& run_dir, int worker);
+
+// The reply of one verification: the verdict's keys (rule_reward.h) and src/reward's combined
+// reward with its breakdown. Where the rubric cannot be scored, the rule reward stands and
+// breakdown.rubric_error says why.
+ScoredCandidate combined_reward(const VerifyReport& report, const std::string& source,
+                                const std::filesystem::path& reference_graph,
+                                const std::filesystem::path& work,
+                                const RuleRewardOptions& options);
 
 // A request id as a folder name: safe characters kept, the rest '_', plus a hash of the whole id.
 std::string request_folder_name(const std::string& request_id);

@@ -71,7 +71,9 @@ TEST(RewardTest, MonotoneInSpeedup) {
       double reward = combine_reward(passed_with(speedup), all_scores(score), {}).reward;
       double faster = combine_reward(passed_with(speedup * 1.1), all_scores(score), {}).reward;
       EXPECT_GE(faster, reward) << "speedup " << speedup << " score " << score;
-      if (faster < 5.0) EXPECT_GT(faster, reward) << "below the clip it strictly grows";
+      if (faster < 5.0) {
+        EXPECT_GT(faster, reward) << "below the clip it strictly grows";
+      }
     }
     double reward = combine_reward(passed_with(speedup), all_scores(3), {}).reward;
     EXPECT_GE(reward, previous);

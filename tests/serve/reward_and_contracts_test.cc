@@ -1,4 +1,4 @@
-// The interim rule reward and the reply contract: every reply carries the same keys.
+// The rule reward and the reply contract: every reply carries the same keys.
 #include <gtest/gtest.h>
 
 #include "serve/contracts.h"

@@ -1,5 +1,7 @@
 // The real scorer's parts over fakes: which tasks a client may name, one capture per task, the
 // reward of a verification, and the child launcher on a stand-in `stitchcuda`.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -74,7 +76,7 @@ class FakeLauncher final : public VerifyLauncher {
   VerifyJob last;
 };
 
-TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheRuleReward) {
+TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheCombinedReward) {
   test::TempDir dir;
   touch(dir.path() / "tasks" / "t.py");
   TaskRegistry registry;
@@ -90,7 +92,13 @@ TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheRuleReward) {
   CancelToken cancel;
   auto scored = scorer.score({"req/1", "t", "__global__ void k() {}", 0}, {3, cancel, clock});
   ASSERT_TRUE(scored.ok()) << scored.error().message;
-  EXPECT_DOUBLE_EQ(scored->reward, 3.0);
+  // src/reward's breakdown: the rule reward 1 + speedup 2.0, plus the built-in rubric's shaping.
+  const auto& breakdown = scored->breakdown;
+  EXPECT_EQ(breakdown.value("format", ""), "stitchcuda.reward") << breakdown.dump();
+  EXPECT_DOUBLE_EQ(breakdown.value("rule_reward", 0.0), 3.0) << breakdown.dump();
+  EXPECT_NEAR(scored->reward, std::clamp(3.0 + breakdown.value("shaping", 0.0), 0.0, 5.0), 1e-9);
+  EXPECT_TRUE(scored->correct && scored->compiled && !scored->hacked);
+  EXPECT_EQ(breakdown["rubric"]["scores"].size(), 4u) << breakdown.dump();
   EXPECT_EQ(launcher.last.gpu, 3);
   EXPECT_EQ(launcher.last.run_dir, dir.path() / "runs" / "t-gpu3");
   EXPECT_EQ(*read_file(launcher.last.program), "__global__ void k() {}");
