@@ -1,7 +1,9 @@
-// What the escape suite's child reports to the test: one line per check, "OK", "FAIL" or "NOTE"
+// What the sandbox suites' child reports to the test: one line per check, "OK", "FAIL" or "NOTE"
 // (a check the kernel here cannot run, said visibly), written to a pipe the isolation keeps open.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,5 +35,32 @@ class Probe {
  private:
   int fd_;
 };
+
+// Forks a child that runs `body(report_fd)` (which ends with _exit) and reads what it reported
+// until it ends. `status` is its wait status.
+struct ProbeRun {
+  std::string lines;
+  int status = 0;
+  bool exited_cleanly() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+};
+template <class Body>
+ProbeRun run_probe_child(Body body) {
+  ProbeRun run;
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return {"FAIL pipe2: " + std::string(strerror(errno)), -1};
+  pid_t pid = fork();
+  if (pid == 0) {
+    ::close(ends[0]);
+    body(ends[1]);
+    _exit(0);
+  }
+  ::close(ends[1]);
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(ends[0], buffer, sizeof buffer)) > 0;)
+    run.lines.append(buffer, got);
+  ::close(ends[0]);
+  waitpid(pid, &run.status, 0);
+  return run;
+}
 
 }  // namespace stitch::sandbox::testing

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -72,26 +71,14 @@ TEST(SandboxMountView, MountsBelowAllowedPathsAreVisibleReadOnly) {
   fs::create_directories(base / "work");
   fs::permissions(base, fs::perms::all);  // the uid drop must not be what stops a read
   if (geteuid() == 0) (void)chown((base / "work").c_str(), 65534, 65534);
-  int ends[2];
-  ASSERT_EQ(pipe2(ends, O_CLOEXEC), 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    ::close(ends[0]);
-    child_main(base, ends[1]);
-  }
-  ::close(ends[1]);
-  std::string lines;
-  char buffer[4096];
-  for (ssize_t got; (got = ::read(ends[0], buffer, sizeof buffer)) > 0;)
-    lines.append(buffer, got);
-  ::close(ends[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  testing::ProbeRun run =
+      testing::run_probe_child([&](int report_fd) { child_main(base, report_fd); });
+  const std::string& lines = run.lines;
   std::error_code ec;
   fs::remove_all(base, ec);
   std::cout << lines;
   if (lines.find("SKIP ") != std::string::npos) GTEST_SKIP() << lines;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_TRUE(run.exited_cleanly()) << "child status " << run.status;
   std::istringstream stream(lines);
   int checks = 0;
   for (std::string line; std::getline(stream, line);) {

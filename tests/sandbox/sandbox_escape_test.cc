@@ -265,23 +265,10 @@ class SandboxEscape : public ::testing::TestWithParam<bool> {
 
   // Runs the child; returns its report lines.
   std::string run_child() {
-    int ends[2];
-    EXPECT_EQ(pipe2(ends, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-      ::close(ends[0]);
-      child_main(target_, ends[1], GetParam());
-    }
-    ::close(ends[1]);
-    std::string lines;
-    char buffer[4096];
-    for (ssize_t got; (got = ::read(ends[0], buffer, sizeof buffer)) > 0;)
-      lines.append(buffer, got);
-    ::close(ends[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
-    return lines;
+    testing::ProbeRun run = testing::run_probe_child(
+        [this](int report_fd) { child_main(target_, report_fd, GetParam()); });
+    EXPECT_TRUE(run.exited_cleanly()) << "child status " << run.status;
+    return run.lines;
   }
 
   fs::path base_;
