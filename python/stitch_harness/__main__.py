@@ -17,6 +17,8 @@ SUBCOMMANDS = (
      "capture many task files in forked children, one JSON line per task on stdout"),
     ("subgraph", "stitch_harness.subgraph",
      "evaluate a subtask's subgraph (graph.json) on given inputs (subtask-level coding)"),
+    ("dataset-parquet", "stitch_harness.dataset_parquet",
+     "convert `stitchcuda dataset` JSONL records to Parquet in verl's nested columns (pyarrow)"),
 )
 
 

@@ -32,6 +32,8 @@ constexpr Command kCommands[] = {
      setup_mcp},
     {"reward", "The rubric reward of one attempt: rule reward, rubric scores, breakdown",
      setup_reward},
+    {"dataset", "Single-turn RL samples (task+plan→code, code+feedback→code) of run dirs as Parquet",
+     setup_dataset},
 #ifdef STITCH_HAVE_SERVE
     {"serve", "The reward service: HTTP, candidates verified on a GPU worker pool, durable queue",
      setup_serve},  // runs stitchcuda-serve (serve_proxy.cc)

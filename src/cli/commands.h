@@ -38,6 +38,7 @@ CommandAction setup_plan(CLI::App& app);
 CommandAction setup_generate(CLI::App& app);
 CommandAction setup_run(CLI::App& app);
 CommandAction setup_bench(CLI::App& app);
+CommandAction setup_dataset(CLI::App& app);
 CommandAction setup_rag(CLI::App& app);
 CommandAction setup_mcp(CLI::App& app);
 CommandAction setup_reward(CLI::App& app);

@@ -1,0 +1,1 @@
+__global__ void mm(float* c) { c[0] = undeclared; }

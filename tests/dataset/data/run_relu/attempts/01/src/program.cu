@@ -1,0 +1,1 @@
+__global__ void relu(float* y, const float* x) { y[0] = x[0]; }

@@ -1,0 +1,1 @@
+// refine candidate
