@@ -30,9 +30,10 @@ CommandAction setup_dataset(CLI::App& app) {
     }
     SystemProcessRunner runner;
     STITCH_ASSIGN_OR_RETURN(dataset::ExportSummary s, dataset::export_dataset(*o, runner, python));
-    fmt::print("{} runs → {} samples ({} skill 1 generate, {} skill 2 improve; {} duplicates "
-               "dropped)\n",
-               s.runs, s.samples, s.skill_generate, s.skill_improve, s.duplicates);
+    fmt::print(
+        "{} runs → {} samples ({} skill 1 generate, {} skill 2 improve; {} duplicates "
+        "dropped)\n",
+        s.runs, s.samples, s.skill_generate, s.skill_improve, s.duplicates);
     fmt::print("train {} samples / {} tasks, val {} samples / {} tasks → {}\n", s.train,
                s.train_tasks, s.val, s.val_tasks, o->out_dir.string());
     return CommandEnd::succeeded;

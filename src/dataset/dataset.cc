@@ -60,8 +60,8 @@ Result<std::string> program_text(const fs::path& attempt_dir) {
 Result<AttemptInfo> read_attempt(const fs::path& dir) {
   AttemptInfo info;
   info.dir = dir;
-  STITCH_ASSIGN_OR_RETURN(info.record,
-                          read_json_file_as(dir / "attempt.json", agents::attempt_intent_from_json));
+  STITCH_ASSIGN_OR_RETURN(
+      info.record, read_json_file_as(dir / "attempt.json", agents::attempt_intent_from_json));
   if (fs::exists(dir / "draft.json")) {
     STITCH_ASSIGN_OR_RETURN(info.program, program_text(dir));
   }
@@ -70,8 +70,9 @@ Result<AttemptInfo> read_attempt(const fs::path& dir) {
     info.feedback = agents::describe_feedback(feedback);
   }
   if (fs::exists(dir / "result.json")) {
-    STITCH_ASSIGN_OR_RETURN(agents::FinishedAttempt finished,
-                            read_json_file_as(dir / "result.json", agents::finished_attempt_from_json));
+    STITCH_ASSIGN_OR_RETURN(
+        agents::FinishedAttempt finished,
+        read_json_file_as(dir / "result.json", agents::finished_attempt_from_json));
     info.outcome = std::string(finished.result.verdict_name());
   }
   return info;
@@ -79,7 +80,7 @@ Result<AttemptInfo> read_attempt(const fs::path& dir) {
 
 std::string scope_line(const agents::AttemptRecord& record) {
   if (record.kind == agents::AttemptKind::subtask)
-    return fmt::format("Write the program for subtask {} of the plan (index from 0), alone.",
+    return fmt::format("Write the program for subtask {} of the plan (index from 0) alone.",
                        record.subtask);
   return "Write the whole program: every subtask of the plan, integrated.";
 }
@@ -93,8 +94,12 @@ std::string generate_prompt(const std::string& task_source, const std::string& p
 
 std::string improve_prompt(const std::string& task_source, const AttemptInfo& previous) {
   return fmt::format(
-      "## Task (PyTorch)\n```python\n{}```\n\n## Program\n```cuda\n{}```\n\n## Feedback\n{}\n\n{}\n",
-      task_source, *previous.program, *previous.feedback, scope_line(previous.record));
+      "## Task (PyTorch)\n```python\n{}```\n\n## Program\n```cuda\n{}```\n\n## "
+      "Feedback\n{}\n\n{}\n",
+      task_source, *previous.program, *previous.feedback,
+      previous.record.kind == agents::AttemptKind::subtask
+          ? fmt::format("Write the improved program for subtask {}.", previous.record.subtask)
+          : std::string("Write the improved whole program."));
 }
 
 Result<std::vector<AttemptInfo>> read_attempts(const fs::path& run_dir) {
@@ -105,7 +110,8 @@ Result<std::vector<AttemptInfo>> read_attempts(const fs::path& run_dir) {
     if (!entry.is_directory() || !fs::exists(entry.path() / "attempt.json")) continue;
     auto info = read_attempt(entry.path());
     if (!info.ok())
-      return make_error(ErrorKind::bad_input, "{}: {}", entry.path().string(), info.error().message);
+      return make_error(ErrorKind::bad_input, "{}: {}", entry.path().string(),
+                        info.error().message);
     attempts.push_back(std::move(*info));
   }
   std::ranges::sort(attempts, {}, [](const AttemptInfo& a) { return a.record.number; });
@@ -130,7 +136,8 @@ Result<std::vector<Sample>> samples_from_run(const fs::path& run_dir) {
   const fs::path task_file = run_dir / "task.py";
   auto task_source = read_file(task_file);
   if (!task_source.ok())
-    return make_error(ErrorKind::bad_input, "{}: not a run directory (no task.py)", run_dir.string());
+    return make_error(ErrorKind::bad_input, "{}: not a run directory (no task.py)",
+                      run_dir.string());
   std::string plan;
   if (fs::exists(run_dir / "plan.json")) {
     STITCH_ASSIGN_OR_RETURN(json doc, read_json_file(run_dir / "plan.json"));
@@ -192,13 +199,12 @@ json sample_to_record(const Sample& sample) {
                 {"skill", skill},
                 {"attempt", sample.attempt},
                 {"run_dir", sample.run_dir},
-                {"reference_outcome", sample.reference_outcome ? json(*sample.reference_outcome)
-                                                               : json(nullptr)},
+                {"reference_outcome",
+                 sample.reference_outcome ? json(*sample.reference_outcome) : json(nullptr)},
                 {"prompt_hash", prompt_hash(sample)}};
   return {{"data_source", "stitchcuda/" + skill},
-          {"prompt",
-           json::array({{{"role", "system"}, {"content", sample.system}},
-                        {{"role", "user"}, {"content", sample.user}}})},
+          {"prompt", json::array({{{"role", "system"}, {"content", sample.system}},
+                                  {{"role", "user"}, {"content", sample.user}}})},
           {"ability", "cuda"},
           {"reward_model", {{"style", "rule"}, {"ground_truth", sample.task_id}}},
           {"extra_info", std::move(extra)}};

@@ -34,9 +34,9 @@ struct Sample {
 };
 
 // Every sample of one run directory: for each subtask or integration attempt (in number order),
-// skill 2 when an earlier attempt of the same scope (plan version, kind, subtask) left a program and
-// a feedback.json — the prompt is the latest such program and its feedback — else skill 1. Refine
-// candidates are left out (each changes the best program, not the attempt before it).
+// skill 2 when an earlier attempt of the same scope (plan version, kind, subtask) left a program
+// and a feedback.json — the prompt is the latest such program and its feedback — else skill 1.
+// Refine candidates are left out (each changes the best program, not the attempt before it).
 Result<std::vector<Sample>> samples_from_run(const std::filesystem::path& run_dir);
 
 // SHA-256 (hex) over the skill and the prompt's messages.

@@ -22,7 +22,8 @@ Status write_jsonl(const fs::path& path, const std::vector<Sample>& samples) {
 
 // The last non-empty line of a child's stderr (a Python traceback's exception line).
 std::string last_line(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+    text.remove_suffix(1);
   const size_t start = text.rfind('\n');
   return std::string(start == std::string_view::npos ? text : text.substr(start + 1));
 }
@@ -30,12 +31,12 @@ std::string last_line(std::string_view text) {
 Status write_parquet(const fs::path& jsonl, ProcessRunner& runner, const PythonLocation& python) {
   fs::path parquet = jsonl;
   parquet.replace_extension(".parquet");
-  ProcessSpec spec =
-      python_module_spec(python, "stitch_harness", {"dataset-parquet", jsonl.string(), parquet.string()});
+  ProcessSpec spec = python_module_spec(python, "stitch_harness",
+                                        {"dataset-parquet", jsonl.string(), parquet.string()});
   STITCH_ASSIGN_OR_RETURN(ProcessResult process, runner.run(spec));
   if (!process.succeeded())
-    return make_error(ErrorKind::machine, "the Parquet writer failed on {} (exit {}): {}", jsonl.string(),
-                                  process.exit_code, last_line(process.stderr_text));
+    return make_error(ErrorKind::machine, "the Parquet writer failed on {} (exit {}): {}",
+                      jsonl.string(), process.exit_code, last_line(process.stderr_text));
   return {};
 }
 
@@ -64,7 +65,8 @@ Result<ExportSummary> export_dataset(const ExportOptions& options, ProcessRunner
   std::vector<Sample> train, val;
   for (Sample& sample : all) {
     (sample.skill == Skill::generate ? summary.skill_generate : summary.skill_improve)++;
-    (in_validation(sample.task_id, options.val_fraction) ? val : train).push_back(std::move(sample));
+    (in_validation(sample.task_id, options.val_fraction) ? val : train)
+        .push_back(std::move(sample));
   }
   summary.samples = static_cast<int>(train.size() + val.size());
   summary.train = static_cast<int>(train.size());
@@ -73,8 +75,7 @@ Result<ExportSummary> export_dataset(const ExportOptions& options, ProcessRunner
   summary.val_tasks = count_tasks(val);
   std::error_code ec;
   fs::create_directories(options.out_dir, ec);
-  if (ec)
-    return make_error(ErrorKind::machine, "{}: {}", options.out_dir.string(), ec.message());
+  if (ec) return make_error(ErrorKind::machine, "{}: {}", options.out_dir.string(), ec.message());
   for (const auto& [name, samples] : {std::pair{"train", &train}, std::pair{"val", &val}}) {
     const fs::path jsonl = options.out_dir / (std::string(name) + ".jsonl");
     STITCH_TRY(write_jsonl(jsonl, *samples));

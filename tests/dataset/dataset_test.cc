@@ -31,9 +31,9 @@ TEST(DatasetTest, SkillsFollowTheAttempts) {
   EXPECT_EQ(second.skill, Skill::improve);
   EXPECT_EQ(second.attempt, 2);
   EXPECT_EQ(second.reference_outcome, "passed");
-  EXPECT_NE(second.user.find("y[0] = x[0]"), std::string::npos);  // attempt 1's program
+  EXPECT_NE(second.user.find("y[0] = x[0]"), std::string::npos);         // attempt 1's program
   EXPECT_NE(second.user.find("not just the first"), std::string::npos);  // its feedback
-  EXPECT_EQ(second.user.find("fmaxf"), std::string::npos);  // not its own answer
+  EXPECT_EQ(second.user.find("fmaxf"), std::string::npos);               // not its own answer
 }
 
 TEST(DatasetTest, AnAttemptWithoutProgramStillGetsTheFeedbackPrompt) {
