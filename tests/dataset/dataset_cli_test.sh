@@ -5,7 +5,7 @@
 set -u
 bin=$1; data=$2
 py=${STITCH_PYTHON:-$(dirname "$bin")/../.venv/bin/python}
-[ -x "$py" ] || py=python3
+command -v "$py" >/dev/null || py=python3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
 "$bin" dataset "$data/run_relu" "$data/run_gemm" "$data/run_relu" --out "$tmp/ds" --val-fraction 0.5 \
