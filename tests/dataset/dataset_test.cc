@@ -79,7 +79,9 @@ TEST(DatasetTest, SplitIsByTaskAndDeterministic) {
     const std::string task = "task_" + std::to_string(i);
     EXPECT_EQ(in_validation(task, 0.1), in_validation(task, 0.1));
     val += in_validation(task, 0.1);
-    if (in_validation(task, 0.1)) EXPECT_TRUE(in_validation(task, 0.5));  // monotone in fraction
+    if (in_validation(task, 0.1)) {
+      EXPECT_TRUE(in_validation(task, 0.5));  // monotone in fraction
+    }
   }
   EXPECT_GT(val, 60);
   EXPECT_LT(val, 140);
