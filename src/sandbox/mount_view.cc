@@ -51,13 +51,13 @@ bool make_mount_point(const fs::path& source, const fs::path& target) {
   return true;
 }
 
-// Makes the bind at `target` and every mount below it read-only (unless `writable`), nosuid and,
-// read-only, nodev. Recursively where the kernel has mount_setattr (5.12); otherwise the top mount
-// only, which is all a non-recursive bind holds.
+// Makes the bind at `target` nosuid and, unless `writable`, read-only and nodev. A recursive bind
+// (read-only ones, where the kernel has mount_setattr, 5.12) gets it on every mount below too;
+// otherwise the top mount, which is all a non-recursive bind holds.
 std::string restrict_bind(const fs::path& target, bool writable, bool recursive) {
   if (recursive) {
     mount_attr attributes{};
-    attributes.attr_set = MOUNT_ATTR_NOSUID | (writable ? 0 : MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV);
+    attributes.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV;
     if (mount_setattr(AT_FDCWD, target.c_str(), AT_RECURSIVE, &attributes, sizeof attributes) != 0)
       return fmt::format("mount_setattr {}: {}", target.string(), errno_text(errno));
     return "";

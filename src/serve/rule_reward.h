@@ -1,5 +1,5 @@
-// A verification's verdict keys and the rule reward: what the fake scorer answers, and what the
-// real one answers where src/reward's rubric cannot be scored (docs/serve.md "Reward"). A hacked or
+// A verification's verdict keys (the real scorer's reply takes them from here, its reward from
+// src/reward) and the rule reward the fake scorer answers (docs/serve.md "Reward"). A hacked or
 // incorrect program scores 0; a correct one scores
 //   min(r_max, correctness + speedup)   with correctness = 1 and speedup vs the named baseline
 // (0 when the baseline was not timed), so the reward is monotone in speedup and clipped at Rmax

@@ -171,9 +171,12 @@ ScoredCandidate combined_reward(const VerifyReport& report, const std::string& s
   reward_options.baseline = options.baseline;
   reward_options.max_reward = options.r_max;
   auto breakdown = reward::score_attempt(evidence, reward_options);
-  if (!breakdown.ok()) {  // the rule reward stands; the reply says why there is no rubric
-    scored.breakdown["rubric_error"] = breakdown.error().message;
-    return scored;
+  if (!breakdown.ok()) {  // the same formula with a neutral rubric (no shaping), saying why
+    reward::RubricScores neutral;
+    for (size_t d = 0; d < neutral.dimensions.size(); ++d)
+      neutral.dimensions[d].dimension = reward::Dimension(d);
+    neutral.notes.push_back("rubric not scored: " + breakdown.error().message);
+    breakdown = reward::combine_reward(evidence, neutral, reward_options);
   }
   scored.reward = breakdown->reward;
   scored.hacked = scored.hacked || breakdown->hacked;

@@ -108,8 +108,8 @@ class VerifyingScorer final : public CandidateScorer {
 Result<std::filesystem::path> worker_run_dir(const std::filesystem::path& run_dir, int worker);
 
 // The reply of one verification: the verdict's keys (rule_reward.h) and src/reward's combined
-// reward with its breakdown. Where the rubric cannot be scored, the rule reward stands and
-// breakdown.rubric_error says why.
+// reward with its breakdown. Where the rubric cannot be scored, the same formula with a neutral
+// rubric (no shaping), its notes saying why.
 ScoredCandidate combined_reward(const VerifyReport& report, const std::string& source,
                                 const std::filesystem::path& reference_graph,
                                 const std::filesystem::path& work,
