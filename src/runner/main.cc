@@ -191,7 +191,8 @@ void add_sandbox_options(CLI::App& app, RunnerOptions& options, RawFlags& raw) {
       ->capture_default_str();
   app.add_option("--worker-pid-namespace", raw.worker_pid_namespace,
                  "Fork the worker as PID 1 of its own PID namespace: on, off, or auto (on with "
-                 "--self-test unless --under-profiler; off with a judge: its CUDA IPC handles "
+                 "--self-test unless --under-profiler or --profile, whose worker keeps the host's /proc, "
+                 "in which CUDA does not start; off with a judge: its CUDA IPC handles "
                  "open only within one PID namespace, which the orchestrator gives the judge and "
                  "the runner together)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
@@ -230,10 +231,12 @@ std::optional<int> parse_command_line(int argc, char** argv, RunnerOptions& opti
                             : raw.counting == "all" ? LaunchCounting::all
                                                     : LaunchCounting::untimed;
   options.isolate_network = !raw.no_network_isolation;
-  // Without a judge's handles to open (self-test) and without a profiler to follow the worker.
+  // Without a judge's handles to open (self-test), without a profiler to follow the worker, and
+  // only where the worker gets its sandbox's mount view: CUDA needs the namespace's own /proc.
   options.worker_pid_namespace =
       raw.worker_pid_namespace == "on" ||
-      (raw.worker_pid_namespace == "auto" && options.self_test && !options.under_profiler);
+      (raw.worker_pid_namespace == "auto" && options.self_test && !options.under_profiler &&
+       options.profile.empty());
   auto insecure = stitch::sandbox::parse_insecure_layers(raw.insecure_sandbox);
   if (!insecure) {
     std::fprintf(stderr, "stitch-runner: %s\n", insecure.error().message.c_str());

@@ -407,10 +407,15 @@ TEST_F(RunnerGpu, JudgeProtocolThroughIpcHandles) {
   invocation.warmup = 3;
   invocation.timing_sets = 2;
   invocation.timeout_s = 180;
+  // This test is the judge: its process exported the handles from the host's PID namespace, so
+  // the runner cannot be in a verification namespace with it (VerifyCommandGpu covers that
+  // layer). The waiver is recorded, not silent.
+  invocation.insecure_sandbox.layers = {sandbox::Layer::pid_namespace};
   SystemProcessRunner processes;
   auto run = run_runner(processes, invocation);
   ASSERT_TRUE(run.ok()) << run.error().message;
   expect_clean(*run);
+  EXPECT_EQ(run->verdict.insecure_layers, std::vector<std::string>{"pid_namespace"});
 
   auto expected = [&](const std::vector<float>& x) {
     std::vector<float> y(x.size());

@@ -4,7 +4,11 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -153,6 +157,53 @@ TEST(RunnerView, HoldsTheProgramTheLibrariesAndTheDevices) {
   EXPECT_TRUE(has(config.devices, "/dev/null"));
   EXPECT_TRUE(config.new_pid_namespace && config.sys_read_only && config.mount_proc);
   EXPECT_EQ(config.keep_fds, std::vector<int>{7});
+}
+
+// The H200 machine's layout: the loader's cache names /usr/local/cuda/..., a link through
+// /etc/alternatives, outside a view of /usr.
+TEST(RunnerView, LinksThatLeaveTheViewAreFollowedToTheirTargets) {
+  namespace fs = std::filesystem;
+  char pattern[] = "/tmp/stitch-links-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path base = pattern;
+  fs::create_directories(base / "usr/local/cuda-13.0/targets/lib");
+  fs::create_directories(base / "etc/alternatives");
+  fs::create_directory_symlink(base / "usr/local/cuda-13.0", base / "etc/alternatives/cuda");
+  fs::create_directory_symlink(base / "etc/alternatives/cuda", base / "usr/local/cuda");
+  fs::create_directory_symlink("targets/lib", base / "usr/local/cuda-13.0/lib64");  // relative
+  fs::create_directory_symlink("loop_b", base / "usr/loop_a");
+  fs::create_directory_symlink("loop_a", base / "usr/loop_b");
+  const std::vector<fs::path> roots = {base / "usr"};
+
+  EXPECT_EQ(link_targets_outside(base / "usr/local/cuda/lib64", roots),
+            std::vector<fs::path>{base / "etc/alternatives/cuda"});
+  // Links that stay inside the roots, paths without links, and loops add nothing.
+  EXPECT_TRUE(link_targets_outside(base / "usr/local/cuda-13.0/lib64", roots).empty());
+  EXPECT_TRUE(link_targets_outside(base / "usr/local/cuda-13.0/targets/lib", roots).empty());
+  EXPECT_TRUE(link_targets_outside(base / "usr/loop_a/x", roots).empty());
+  // With the alternatives folder allowed too, nothing is missing.
+  EXPECT_TRUE(link_targets_outside(base / "usr/local/cuda/lib64",
+                                   {base / "usr", base / "etc/alternatives"})
+                  .empty());
+  std::error_code ec;
+  fs::remove_all(base, ec);
+}
+
+TEST(RunnerView, LoaderConfigDirsFollowIncludes) {
+  namespace fs = std::filesystem;
+  char pattern[] = "/tmp/stitch-ldconf-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path base = pattern;
+  fs::create_directories(base / "ld.so.conf.d");
+  std::ofstream(base / "ld.so.conf") << "# libc default\ninclude ld.so.conf.d/*.conf\n/opt/lib \n";
+  std::ofstream(base / "ld.so.conf.d/a-cuda.conf") << "/usr/local/cuda/lib64\n\n/opt/lib\n";
+  std::ofstream(base / "ld.so.conf.d/b-nvidia.conf") << "  /usr/local/nvidia/lib64  # driver\n";
+  std::ofstream(base / "ld.so.conf.d/ignored.txt") << "/not/included\n";
+  EXPECT_EQ(loader_config_dirs(base / "ld.so.conf"),
+            (std::vector<fs::path>{"/usr/local/cuda/lib64", "/opt/lib", "/usr/local/nvidia/lib64"}));
+  EXPECT_TRUE(loader_config_dirs(base / "missing.conf").empty());
+  std::error_code ec;
+  fs::remove_all(base, ec);
 }
 
 }  // namespace
