@@ -145,7 +145,7 @@ Status WorkerChannel::send_report(std::string_view json_text) {
 
 Status WorkerChannel::send_mark(const Mark& mark, double ack_timeout_s) {
   STITCH_TRY(send_frame(FrameType::mark, encode_mark(mark)));
-  if (mark.kind != MarkKind::call_begin) return {};
+  if (mark.kind != MarkKind::call_begin && mark.kind != MarkKind::probe_begin) return {};
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                       std::chrono::duration<double>(ack_timeout_s));

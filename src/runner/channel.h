@@ -11,7 +11,9 @@
 //           it before it starts the call, so the supervisor's timestamp is never later than the
 //           call's start; `call_end` is sent after the call's device synchronize, so its receipt is
 //           never earlier than the call's end. Each supervisor interval therefore contains the
-//           call whatever the scheduler does.
+//           call whatever the scheduler does. `probe_begin` / `probe_end` pairs do the same around
+//           no work, before the timed loop: what an interval holds besides the call, at the
+//           machine's present load (timing_check.h).
 // Anything else — a bad magic, an unknown type, an oversized or short payload — is a protocol
 // violation: the supervisor stops listening, kills the worker and reports it (status crashed).
 #pragma once
@@ -41,13 +43,16 @@ enum class MarkKind : uint8_t {
   timed_loop_end,     // after the last one
   call_begin,         // a timed call is about to start (acknowledged)
   call_end,           // a timed call and its device synchronize have finished
+  probe_begin,        // as call_begin (acknowledged), around no work: the channel's own latency
+  probe_end,          // as call_end, right after its probe_begin was acknowledged
 };
-inline constexpr std::array<std::string_view, 5> kMarkKindNames = {
-    "candidate_loading", "timed_loop_begin", "timed_loop_end", "call_begin", "call_end"};
+inline constexpr std::array<std::string_view, 7> kMarkKindNames = {
+    "candidate_loading", "timed_loop_begin", "timed_loop_end", "call_begin", "call_end",
+    "probe_begin",       "probe_end"};
 constexpr const auto& enum_names(MarkKind) {
   return kMarkKindNames;
 }
-static_assert(names_every_enumerator(MarkKind::call_end));
+static_assert(names_every_enumerator(MarkKind::probe_end));
 
 struct Mark {
   MarkKind kind = MarkKind::call_begin;

@@ -153,7 +153,8 @@ bool take_bytes(FrameDecoder& decoder, std::string_view bytes, double at_ms, int
     }
     if (mark->kind == MarkKind::candidate_loading) relay.candidate_loaded = true;
     relay.marks.push_back({*mark, at_ms});
-    if (mark->kind == MarkKind::call_begin) (void)send_all(fd, encode_frame(FrameType::ack, ""));
+    if (mark->kind == MarkKind::call_begin || mark->kind == MarkKind::probe_begin)
+      (void)send_all(fd, encode_frame(FrameType::ack, ""));
   }
 }
 
@@ -312,6 +313,7 @@ std::optional<json> validated_report(Relay& relay, std::optional<RunnerReport>& 
 json timing_check_json(const SupervisorOptions& options, const Relay& relay,
                        const RunnerReport* report, std::vector<std::string>& violations) {
   CallIntervals seen = call_intervals(relay.marks);
+  CallIntervals probes = call_intervals(relay.marks, MarkKind::probe_begin, MarkKind::probe_end);
   double loop_begin = -1, loop_end = -1;
   for (const TimedMark& entry : relay.marks) {
     if (entry.mark.kind == MarkKind::timed_loop_begin) loop_begin = entry.at_ms;
@@ -320,10 +322,12 @@ json timing_check_json(const SupervisorOptions& options, const Relay& relay,
   bool checked = report && options.verification && report->status == RunStatus::ok;
   if (checked)
     violations = cross_check_timing(seen, {report->gpu_ms, report->synced_ms, report->wall_ms},
-                                    options.timing);
+                                    options.timing, probes);
   return {{"checked", checked},
           {"calls", seen.ms.size()},
           {"call_ms", seen.ms},
+          {"probe_ms", probes.ms},
+          {"underreport_slack_ms", underreport_slack_ms(options.timing, probes)},
           {"loop_ms", loop_begin >= 0 && loop_end >= loop_begin ? loop_end - loop_begin : 0.0},
           {"passed", violations.empty()},
           {"violations", violations}};

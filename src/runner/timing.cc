@@ -79,6 +79,10 @@ Result<Flow> Session::time_forward() {
     if (timed && it == warmup && options_.launch_counting == LaunchCounting::untimed)
       launches_.set_enabled(false);
     if (timed && it == warmup) report_.mark(MarkKind::timed_loop_begin);
+    if (timed) {  // the channel's latency now, for the supervisor's cross-check (timing_check.h)
+      report_.mark(MarkKind::probe_begin, it - warmup);
+      report_.mark(MarkKind::probe_end, it - warmup);
+    }
     auto found = timed ? spot_index.find(it - warmup) : spot_index.end();
     STITCH_FLOW(timed_iteration(it, timed, found != spot_index.end(),
                                 found != spot_index.end() ? found->second : -1));

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 namespace stitch::runner {
@@ -27,29 +28,36 @@ std::string first_overlong(const char* what, const std::vector<double>& reported
 }
 
 std::string underreported(const char* what, const std::vector<double>& reported,
-                          const CallIntervals& seen, const TimingCheckLimits& limits) {
+                          const CallIntervals& seen, double slack_ms, double factor) {
   double claimed = sum(reported), measured = sum(seen.ms);
-  double allowed = limits.underreport_factor * claimed +
-                   limits.underreport_slack_ms * static_cast<double>(seen.ms.size());
+  double allowed = factor * claimed + slack_ms * static_cast<double>(seen.ms.size());
   if (measured <= allowed) return "";
   return fmt::format(
       "{} sums to {:.3f} ms over {} timed calls, but the supervisor measured "
-      "{:.3f} ms between their marks ({:.1f}x)",
-      what, claimed, seen.ms.size(), measured, claimed > 0 ? measured / claimed : 0.0);
+      "{:.3f} ms between their marks ({:.1f}x; {:.3f} ms a call allowed for the channel)",
+      what, claimed, seen.ms.size(), measured, claimed > 0 ? measured / claimed : 0.0, slack_ms);
 }
 
 }  // namespace
 
-CallIntervals call_intervals(const std::vector<TimedMark>& marks) {
+double underreport_slack_ms(const TimingCheckLimits& limits, const CallIntervals& probes) {
+  if (probes.ms.empty() || !probes.problem.empty()) return limits.underreport_slack_ms;
+  std::vector<double> sorted = probes.ms;
+  auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+  std::nth_element(sorted.begin(), middle, sorted.end());
+  return std::max(limits.underreport_slack_ms, limits.probe_factor * *middle);
+}
+
+CallIntervals call_intervals(const std::vector<TimedMark>& marks, MarkKind begin, MarkKind end) {
   CallIntervals seen;
   const TimedMark* open = nullptr;
   for (const TimedMark& entry : marks) {
-    if (entry.mark.kind == MarkKind::call_begin) {
+    if (entry.mark.kind == begin) {
       if (open && seen.problem.empty())
         seen.problem = fmt::format("call {} began before call {} ended", entry.mark.iteration,
                                    open->mark.iteration);
       open = &entry;
-    } else if (entry.mark.kind == MarkKind::call_end) {
+    } else if (entry.mark.kind == end) {
       if (!open || open->mark.iteration != entry.mark.iteration) {
         if (seen.problem.empty())
           seen.problem = fmt::format("call {} ended without beginning", entry.mark.iteration);
@@ -68,7 +76,8 @@ CallIntervals call_intervals(const std::vector<TimedMark>& marks) {
 
 std::vector<std::string> cross_check_timing(const CallIntervals& seen,
                                             const ReportedTimes& reported,
-                                            const TimingCheckLimits& limits) {
+                                            const TimingCheckLimits& limits,
+                                            const CallIntervals& probes) {
   std::vector<std::string> violations;
   if (!seen.problem.empty()) violations.push_back("timing marks: " + seen.problem);
   size_t n = seen.ms.size();
@@ -91,10 +100,13 @@ std::vector<std::string> cross_check_timing(const CallIntervals& seen,
         {"wall_ms", &reported.wall_ms}})
     if (std::string line = first_overlong(what, *values, seen, limits); !line.empty())
       violations.push_back(std::move(line));
+  const double slack_ms = underreport_slack_ms(limits, probes);
   for (const auto& [what, values] :
        {std::pair<const char*, const std::vector<double>*>{"wall_ms", &reported.wall_ms},
         {"synced_ms", &reported.synced_ms}})
-    if (std::string line = underreported(what, *values, seen, limits); !line.empty())
+    if (std::string line =
+            underreported(what, *values, seen, slack_ms, limits.underreport_factor);
+        !line.empty())
       violations.push_back(std::move(line));
   return violations;
 }

@@ -5,8 +5,12 @@
 //   - no reported time of a call (gpu_ms, synced_ms, wall_ms) may exceed the supervisor's
 //     interval for it (plus a small slack for the two clocks);
 //   - the worker's wall_ms and synced_ms, summed, may not fall short of what the supervisor
-//     measured by more than `underreport_factor` times plus `underreport_slack_ms` per call
-//     (honest gaps: the two messages, a wake-up of the supervisor);
+//     measured by more than `underreport_factor` times plus a slack per call for the honest gaps
+//     (the two messages, a wake-up of the supervisor): `underreport_slack_ms`, or more on a loaded
+//     machine, where those gaps grow — `probe_factor` times the median of the probe intervals, the
+//     same two messages around no work that the runner's loop sends before each timed call (on the
+//     H200 machine, with eight verifications and their builds sharing 16 cores, honest calls
+//     measured 2.5x their reported sum, 3.4 ms a call more);
 //   - the reported calls and the marked calls must agree in number and order.
 // What it catches: a candidate that changes the numbers while the runner's own code still runs its
 // loop — a patched timing array, an interposed cudaEventElapsedTime or clock, events recorded
@@ -30,6 +34,7 @@ struct TimingCheckLimits {
   double absolute_slack_ms = 0.05;
   double underreport_factor = 2.0;  // Σ interval ≤ factor × Σ reported + n × slack
   double underreport_slack_ms = 0.5;
+  double probe_factor = 2.0;  // per-call slack ≥ this × the median probe interval
 };
 
 // The timed calls as the supervisor saw them: call_begin / call_end pairs, in order.
@@ -44,15 +49,25 @@ struct TimedMark {
   double at_ms = 0;  // supervisor's CLOCK_MONOTONIC
 };
 
-CallIntervals call_intervals(const std::vector<TimedMark>& marks);
+// The intervals between `begin` and `end` marks (by default the timed calls; probe_begin /
+// probe_end for the probes).
+CallIntervals call_intervals(const std::vector<TimedMark>& marks,
+                             MarkKind begin = MarkKind::call_begin,
+                             MarkKind end = MarkKind::call_end);
 
 struct ReportedTimes {
   std::vector<double> gpu_ms, synced_ms, wall_ms;
 };
 
-// Every violation, one line each; empty when the reported times are possible.
+// The per-call slack of the underreport check: underreport_slack_ms, or probe_factor times the
+// median probe interval when that is larger.
+double underreport_slack_ms(const TimingCheckLimits& limits, const CallIntervals& probes);
+
+// Every violation, one line each; empty when the reported times are possible. `probes`: the
+// probe intervals (none: the fixed slack alone).
 std::vector<std::string> cross_check_timing(const CallIntervals& seen,
                                             const ReportedTimes& reported,
-                                            const TimingCheckLimits& limits = {});
+                                            const TimingCheckLimits& limits = {},
+                                            const CallIntervals& probes = {});
 
 }  // namespace stitch::runner

@@ -98,6 +98,47 @@ TEST(TimingCheck, TenTimesLessThanHappenedIsCaught) {
       << violations.front();
 }
 
+std::vector<TimedMark> probes(const std::vector<double>& durations_ms) {
+  std::vector<TimedMark> marks;
+  double at = 500;
+  for (size_t i = 0; i < durations_ms.size(); ++i) {
+    marks.push_back({{MarkKind::probe_begin, static_cast<int32_t>(i)}, at});
+    at += durations_ms[i];
+    marks.push_back({{MarkKind::probe_end, static_cast<int32_t>(i)}, at});
+  }
+  return marks;
+}
+
+// As the H200 machine measured an honest program with eight verifications sharing its cores:
+// 2.2 ms a call reported, 5.6 ms between the marks.
+TEST(TimingCheck, ALoadedMachinesSlowChannelIsAllowedForByTheProbes) {
+  CallIntervals seen = call_intervals(calls(std::vector<double>(10, 5.6)));
+  ReportedTimes honest{std::vector<double>(10, 2.2), std::vector<double>(10, 2.5),
+                       std::vector<double>(10, 2.2)};
+  EXPECT_FALSE(cross_check_timing(seen, honest).empty());  // the fixed slack alone: flagged
+  CallIntervals loaded = call_intervals(probes({3.1, 2.9, 3.4, 3.0, 40.0}),
+                                        MarkKind::probe_begin, MarkKind::probe_end);
+  ASSERT_TRUE(loaded.problem.empty());
+  EXPECT_NEAR(underreport_slack_ms({}, loaded), 2 * 3.1, 1e-9);  // the median, not the outlier
+  EXPECT_TRUE(cross_check_timing(seen, honest, {}, loaded).empty());
+
+  // Ten times less than happened is still caught on the loaded machine...
+  CallIntervals long_calls = call_intervals(calls(std::vector<double>(10, 23.4)));
+  ReportedTimes forged{std::vector<double>(10, 2), std::vector<double>(10, 2),
+                       std::vector<double>(10, 2)};
+  EXPECT_FALSE(cross_check_timing(long_calls, forged, {}, loaded).empty());
+  // ... and a quiet machine's probes leave the fixed slack as it was.
+  CallIntervals quiet = call_intervals(probes({0.04, 0.05, 0.06}), MarkKind::probe_begin,
+                                       MarkKind::probe_end);
+  EXPECT_DOUBLE_EQ(underreport_slack_ms({}, quiet), 0.5);
+  EXPECT_FALSE(cross_check_timing(seen, honest, {}, quiet).empty());
+  // The call marks ignore probe marks between them.
+  std::vector<TimedMark> mixed = calls({1, 1});
+  std::vector<TimedMark> probe_marks = probes({0.1});
+  mixed.insert(mixed.begin() + 2, probe_marks.begin(), probe_marks.end());
+  EXPECT_EQ(call_intervals(mixed).ms.size(), 2u);
+}
+
 TEST(TimingCheck, MoreThanTheSupervisorSawIsCaught) {
   CallIntervals seen = call_intervals(calls({1, 1}));
   std::vector<std::string> violations =
