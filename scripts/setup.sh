@@ -8,9 +8,10 @@
 #      cached). STITCH_SETUP_LLM=1 (default) builds it if it is not cached, =cached installs it only
 #      from the cache (CI), =0 leaves it out; without it the test cli_llm_run_real skips.
 #   5. verl 0.9.1 for the verl integration's tests (integrations/verl/setup.sh: .venv-verl, layered
-#      on .venv; its wheels, ~200 MB, are fetched once into the wheel cache, ~5 min on 2 cores with
-#      the network, under a minute from the cache). STITCH_SETUP_VERL=1 (default) fetches them when
-#      missing, =cached installs only from the cache (CI), =0 leaves it out; the verl_* tests skip.
+#      on .venv; its wheels, ~125 MB, are fetched once into the wheel cache: ~5 min on 2 cores with
+#      the network; from the cache ~1.5 min of CPU, more wall time on a busy machine).
+#      STITCH_SETUP_VERL=1 (default) fetches them when missing, =cached installs only from the
+#      cache (CI), =0 leaves it out; without it the verl_* tests skip.
 # Idempotent: a second run only rebuilds what changed. The CUDA toolkit (nvcc) is not a Debian
 # package at the version we need; its absence is reported, and everything that needs no nvcc works.
 set -euo pipefail

@@ -52,7 +52,7 @@ cache_complete() {
 if ! cache_complete; then
   if [ "$mode" = cached ]; then
     log "skipped: the verl wheels are not all in $cache (--cached-only); the verl integration"
-    log "tests will skip. integrations/verl/setup.sh downloads them (~1 min, ~200 MB)."
+    log "tests will skip. integrations/verl/setup.sh downloads them (~2 min, ~125 MB)."
     exit 0
   fi
   log "downloading the pinned wheels into $cache"
