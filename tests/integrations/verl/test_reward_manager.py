@@ -3,7 +3,7 @@ it (`load_reward_manager` over `reward.custom_reward_function.{path,name}`), aga
 `stitchcuda-serve --fake-scorer`: the scores land in the reward tensor at each response's last
 token, the service's verdict comes back per key, every result has the same keys (verl builds its
 columns from the first sample's keys), and the no-program, failover, no-healthy-endpoint, 429 and
-retry cases. Also the extraction and the request id on their own.
+retry cases. Also the extraction, the request id and the own-node-first order on their own.
 """
 
 import asyncio
@@ -21,6 +21,7 @@ from verl.utils.ray_utils import get_event_loop
 
 from conftest import INTEGRATION_DIR, free_port
 from stitchcuda_verl import compute_score
+from stitchcuda_verl.endpoints import prefer_local
 from stitchcuda_verl.extract import extract_program
 from stitchcuda_verl.reply import RESULT_KEYS
 from stitchcuda_verl.request_id import derive_request_id
@@ -112,6 +113,14 @@ def test_request_id_is_deterministic_and_names_the_sample():
     assert one != derive_request_id("relu", "src", {"prompt_hash": "a"}, run_id="run2")
     assert one != derive_request_id("relu", "src", {"prompt_hash": "a", "global_step": 3})
     assert len(one) <= 200 and "/" not in one and " " not in one
+
+
+def test_the_nodes_own_instance_comes_first():
+    # Address literals only: nothing is resolved over the network, nothing is sent.
+    remote, other = "http://10.255.255.1:8421", "http://10.255.255.2:8421"
+    urls = (remote, "http://127.0.0.1:8421", other, "http://localhost:9")
+    assert prefer_local(urls) == ["http://127.0.0.1:8421", "http://localhost:9", remote, other]
+    assert prefer_local((remote, other), node_host="10.255.255.2") == [other, remote]
 
 
 def test_scores_land_in_the_reward_tensor(start_serve, token_file, tokenizer):
