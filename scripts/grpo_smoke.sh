@@ -60,18 +60,6 @@ fi
 # Shared libraries the machine lacks (cpp-httplib, ...), carried by build_device.sh.
 [ -d "$build/carried-libs" ] && export LD_LIBRARY_PATH=$(realpath "$build/carried-libs")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-python=${STITCH_TRL_PYTHON:-python3}
-if ! "$python" -c "import trl, datasets" 2>/dev/null; then
-  ls .whl/*.whl >/dev/null 2>&1 || die "$python lacks trl/datasets and .whl/ holds no wheels (prepare_smoke.sh)"
-  echo "== installing $(ls .whl/*.whl | wc -l) carried wheels (--no-deps, into a scratch folder)"
-  "$python" -m pip install -q --no-index --no-deps --target "$scratch/site" .whl/*.whl ||
-    die "installing the carried wheels failed"
-  export PYTHONPATH=$scratch/site${PYTHONPATH:+:$PYTHONPATH}
-fi
-"$python" -c 'import torch, transformers, trl, datasets
-print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "| transformers", transformers.__version__,
-      "| trl", trl.__version__, "| datasets", datasets.__version__)' || die "trl/datasets do not import"
-
 echo "== stitchcuda serve ($([ $fake = 1 ] && echo fake scorer || echo real verifier))"
 export STITCH_SERVE_TOKEN=grpo-smoke-$$
 serve_args=(--tasks-dir tests/tasks --port 0 --port-file "$scratch/port" --state-dir "$scratch/state"
@@ -84,24 +72,39 @@ for _ in $(seq 300); do [ -s "$scratch/port" ] && break; sleep 0.1; done
 [ -s "$scratch/port" ] || { tail -20 "$scratch/serve.log"; die "serve did not start"; }
 url=http://127.0.0.1:$(cat "$scratch/port")
 
+python=${STITCH_TRL_PYTHON:-python3}
+# The wheels go on the trainer's PYTHONPATH only: the service's harness keeps the machine's packages.
+trainer_path=${PYTHONPATH:-}
+if ! "$python" -c "import trl, datasets" 2>/dev/null; then
+  ls .whl/*.whl >/dev/null 2>&1 || die "$python lacks trl/datasets and .whl/ holds no wheels (prepare_smoke.sh)"
+  echo "== installing $(ls .whl/*.whl | wc -l) carried wheels (--no-deps, into a scratch folder)"
+  "$python" -m pip install -q --no-index --no-deps --target "$scratch/site" .whl/*.whl ||
+    die "installing the carried wheels failed"
+  trainer_path=$scratch/site${trainer_path:+:$trainer_path}
+fi
+PYTHONPATH=$trainer_path "$python" -c 'import torch, transformers, trl, datasets
+print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "| transformers", transformers.__version__,
+      "| trl", trl.__version__, "| datasets", datasets.__version__)' || die "trl/datasets do not import"
+
 echo "== GRPO: $steps steps x $prompts prompts x $generations generations"
 left=$(( budget - ($(date +%s) - started) ))
+[ "$left" -gt 60 ] || die "no time left for training (STITCH_BUDGET_S=$budget)"
 train_args=(--dataset .smoke/ds --model .smoke/policy --serve-url "$url" --output-dir "$scratch/grpo"
             --run-id "smoke-$$" --num-generations "$generations" --prompts-per-step "$prompts"
-            --max-steps "$steps" --repeat-dataset "$(( (steps * prompts + 1) / 2 + 1 ))"
+            --max-steps "$steps" --repeat-dataset "$(( steps * prompts ))"
             --max-completion-length "${MAX_COMPLETION:-900}" --learning-rate "${LR:-1e-4}"
             --temperature "${TEMPERATURE:-1.0}" --dtype float32 --share-identical
             --request-timeout 300 --no-save --metrics-file "$logs/metrics.jsonl")
 [ $cpu = 1 ] && train_args+=(--cpu)
 rm -f "$logs/metrics.jsonl"
-timeout "$left" "$python" integrations/trl/train_grpo.py "${train_args[@]}" >"$logs/train.log" 2>&1
+PYTHONPATH=$trainer_path timeout "$left" "$python" integrations/trl/train_grpo.py "${train_args[@]}" >"$logs/train.log" 2>&1
 rc=$?
 grep -E "^step [0-9]+:|^done" "$logs/train.log"
 [ $rc = 0 ] || { tail -25 "$logs/train.log"; echo "grpo-smoke: training exit $rc (124: over the budget)"; }
 curl -s "$url/metrics" >"$logs/serve-metrics.txt" 2>/dev/null
 
 echo "== summary"
-"$python" - "$logs/metrics.jsonl" "$logs/serve-metrics.txt" "$generations" <<'PY'
+python3 - "$logs/metrics.jsonl" "$logs/serve-metrics.txt" "$generations" <<'PY'
 import json, os, re, sys
 path, metrics_path, group = sys.argv[1], sys.argv[2], int(sys.argv[3])
 lines = [json.loads(l) for l in open(path)] if os.path.exists(path) else []

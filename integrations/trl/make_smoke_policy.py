@@ -42,6 +42,8 @@ def parse_args(argv=None):
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--tokenizer-gguf", help="a GGUF whose tokenizer and config the policy takes")
     source.add_argument("--bpe-vocab", type=int, help="train a byte-level BPE of this size on the text")
+    parser.add_argument("--train-prompts", type=int, default=1,
+                        help="train on the first N prompts (0: all); prompts of one task differ little")
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--heads", type=int, default=4)
@@ -234,7 +236,7 @@ def main(argv=None) -> int:
     corpus += [reply_text(program) for program in programs]
     tokenizer = load_tokenizer(args, corpus)
     model = build_model(args, tokenizer)
-    examples = training_examples(tokenizer, prompts, programs)
+    examples = training_examples(tokenizer, prompts[:args.train_prompts or len(prompts)], programs)
     parameters = sum(p.numel() for p in model.parameters())
     print(f"policy: {args.layers} layers, hidden {args.hidden}, vocabulary {len(tokenizer)}, "
           f"{parameters / 1e6:.2f} M parameters; {len(examples)} examples "

@@ -91,8 +91,11 @@ def load_train_dataset(args, tokenizer):
         dataset = concatenate_datasets([dataset] * args.repeat_dataset)
     if args.max_prompt_tokens > 0:
         before = len(dataset)
-        dataset = dataset.filter(lambda row: len(tokenizer.apply_chat_template(
-            row["prompt"], add_generation_prompt=True, tokenize=True)) <= args.max_prompt_tokens)
+        def prompt_tokens(row) -> int:
+            text = tokenizer.apply_chat_template(row["prompt"], add_generation_prompt=True, tokenize=False)
+            return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+        dataset = dataset.filter(lambda row: prompt_tokens(row) <= args.max_prompt_tokens)
         print(f"kept {len(dataset)} of {before} prompts within {args.max_prompt_tokens} tokens", flush=True)
         if len(dataset) == 0:
             raise SystemExit("error: no prompt fits --max-prompt-tokens")
@@ -142,10 +145,11 @@ def main(argv=None) -> int:
     started = time.monotonic()
 
     class StepMetrics(TrainerCallback):
-        """One line per logged step: TRL's values, and the reward statistics of that step's scores."""
+        """One line per logged step: TRL's values (over all processes), and the reward statistics
+        of the main process's scores of that step."""
 
         def on_log(self, _args, state, _control, logs=None, **_kwargs):
-            if not logs or "loss" not in logs or not reward.history:
+            if not state.is_world_process_zero or not logs or "loss" not in logs or not reward.history:
                 return
             scores = reward.history[-1]
             rewards = [s.reward for s in scores]

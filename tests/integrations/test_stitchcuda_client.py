@@ -271,3 +271,15 @@ def test_reward_function_scores_logs_and_names_itself(serve):
                        trainer_state=types.SimpleNamespace(global_step=7)))
     again = [body["request_id"] for route, _, body in server.received[3:] if route == "POST /v1/score"]
     assert again == ids
+
+
+def test_shared_identical_programs_use_one_id(serve):
+    server = serve({"POST /v1/score": [(200, {}, lambda body: reply(body["request_id"]))]})
+    reward = StitchcudaReward(server.url, "tok", run_id="s", share_identical=True)
+    completion = f"```cuda\n{PROGRAM}```"
+    for step in (1, 2):
+        rewards = asyncio.run(reward(prompts=[None] * 2, completions=[completion, completion],
+                                     reward_model=[{"ground_truth": "relu"}] * 2,
+                                     trainer_state=types.SimpleNamespace(global_step=step)))
+        assert rewards == [2.5, 2.5]
+    assert len({body["request_id"] for _, _, body in server.received}) == 1
