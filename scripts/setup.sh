@@ -7,6 +7,9 @@
 #      SmolLM2-135M in .venv-llm; its wheel is built once per machine, ~14 min on 2 cores, and
 #      cached). STITCH_SETUP_LLM=1 (default) builds it if it is not cached, =cached installs it only
 #      from the cache (CI), =0 leaves it out; without it the test cli_llm_run_real skips.
+#   5. TRL for the trainer-integration test (integrations/trl/setup.sh: .venv-trl over .venv, ~2.5 min
+#      from PyPI the first time, its wheels then cached). STITCH_SETUP_TRL=1 (default) installs it,
+#      =cached only from the cache (CI), =0 leaves it out; without it integrations_trl_grpo_cpu skips.
 # Idempotent: a second run only rebuilds what changed. The CUDA toolkit (nvcc) is not a Debian
 # package at the version we need; its absence is reported, and everything that needs no nvcc works.
 set -euo pipefail
@@ -66,5 +69,12 @@ case "${STITCH_SETUP_LLM:-1}" in
   cached) scripts/setup_llm_server.sh --cached-only ;;
   0) log "STITCH_SETUP_LLM=0: the real-model LLM test server is left out (cli_llm_run_real skips)" ;;
   *) log "STITCH_SETUP_LLM must be 1, cached or 0, not '$STITCH_SETUP_LLM'"; exit 2 ;;
+esac
+case "${STITCH_SETUP_TRL:-1}" in
+  1) integrations/trl/setup.sh ||
+       { log "TRL did not install (above); STITCH_SETUP_TRL=0 leaves it out"; exit 1; } ;;
+  cached) integrations/trl/setup.sh --cached-only ;;
+  0) log "STITCH_SETUP_TRL=0: TRL is left out (integrations_trl_grpo_cpu skips)" ;;
+  *) log "STITCH_SETUP_TRL must be 1, cached or 0, not '$STITCH_SETUP_TRL'"; exit 2 ;;
 esac
 log "done: build/stitchcuda"
