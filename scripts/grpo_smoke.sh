@@ -99,7 +99,7 @@ train_args=(--dataset .smoke/ds --model .smoke/policy --serve-url "$url" --outpu
 rm -f "$logs/metrics.jsonl"
 PYTHONPATH=$trainer_path timeout "$left" "$python" integrations/trl/train_grpo.py "${train_args[@]}" >"$logs/train.log" 2>&1
 rc=$?
-grep -E "^step [0-9]+:|^done" "$logs/train.log"
+tr "\r" "\n" < "$logs/train.log" | grep -aE "^step [0-9]+:|^done"
 [ $rc = 0 ] || { tail -25 "$logs/train.log"; echo "grpo-smoke: training exit $rc (124: over the budget)"; }
 curl -s "$url/metrics" >"$logs/serve-metrics.txt" 2>/dev/null
 

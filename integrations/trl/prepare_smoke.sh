@@ -12,7 +12,7 @@
 # wheels and the GGUF (cached in $STITCH_WHEEL_CACHE, default ~/.cache/stitchcuda/wheels).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=build force=0 minutes=5
+build=build force=0 minutes=7
 while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=1 ;;
@@ -48,17 +48,17 @@ if [ ! -f .smoke/policy/policy.json ]; then
   for program in integrations/trl/smoke/*.cu; do programs+=(--program "$program"); done
   "$py" integrations/trl/make_smoke_policy.py --dataset .smoke/ds --out .smoke/policy.tmp \
     --tokenizer-gguf "$gguf" "${programs[@]}" --layers 2 --hidden 64 --heads 4 --kv-heads 1 \
-    --intermediate 256 --lr 1e-2 --steps 400 --max-minutes "$minutes" --target-loss 0.02 --samples 12
+    --intermediate 256 --lr 1e-2 --steps 300 --max-minutes "$minutes" --target-loss 0.004 --samples 12
   rm -rf .smoke/policy && mv .smoke/policy.tmp .smoke/policy
 fi
 
 if [ ! -f .whl/.complete ]; then
   rm -rf .whl && mkdir -p .whl
-  # The GPU machine's interpreter and platform, so binary wheels match it there.
+  # The GPU machine's interpreter and platform (gpu-python.txt), so wheels match it there.
   read -r pyver platform < integrations/trl/gpu-python.txt
   grep -E '^[A-Za-z]' integrations/trl/gpu-wheels.txt | while read -r requirement; do
     .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" \
-      --platform "$platform" --platform manylinux2014_x86_64 --platform any -d .whl "$requirement" ||
+      --platform "$platform" -d .whl "$requirement" ||
       die "cannot download $requirement for python $pyver ($platform)"
   done
   touch .whl/.complete

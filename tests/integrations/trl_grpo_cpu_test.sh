@@ -45,9 +45,9 @@ tail -2 "$tmp/policy.log"
 
 "$root/integrations/trl/train_grpo.sh" --dataset "$tmp/ds" --model "$tmp/policy" --serve-url "$url" \
   --output-dir "$tmp/grpo" --cpu --no-save --num-generations 4 --prompts-per-step 2 --max-steps 2 \
-  --max-completion-length 48 --learning-rate 1e-4 --seed 1 >"$tmp/train.log" 2>&1 \
+  --max-completion-length 64 --learning-rate 1e-4 --seed 1 >"$tmp/train.log" 2>&1 \
   || { tail -40 "$tmp/train.log"; fail "train_grpo"; }
-grep -E "^step |^done" "$tmp/train.log"
+tr "\r" "\n" < "$tmp/train.log" | grep -aE "^step |^done"
 
 curl -s "$url/metrics" >"$tmp/metrics.txt" || fail "no /metrics"
 "$py" - "$tmp/grpo/metrics.jsonl" "$tmp/metrics.txt" <<'PY' || { tail -20 "$tmp/train.log"; exit 1; }
