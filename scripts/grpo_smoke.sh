@@ -10,8 +10,9 @@
 # Rehearsal on the CPU: scripts/grpo_smoke.sh build --fake-scorer --cpu
 #
 # Knobs (environment): STEPS (4), PROMPTS per step (2), GENERATIONS per prompt (4),
-# MAX_COMPLETION (900 tokens), LR (1e-4), TEMPERATURE (1.0), STITCH_BUDGET_S (450: the training
-# is stopped past it), STITCH_VERIFY_ARGS (extra `verify` flags, e.g. "--insecure-sandbox LAYER").
+# MAX_COMPLETION (900 tokens), LR (1e-4), TEMPERATURE (1.0), POLICY (.smoke/policy), DATASET
+# (.smoke/ds), STITCH_BUDGET_S (450: the training is stopped past it), STITCH_VERIFY_ARGS (extra
+# `verify` flags, e.g. "--insecure-sandbox LAYER"), STITCH_TRL_PYTHON (default python3).
 # Wheels in .whl/ are installed with --no-deps into a scratch folder on PYTHONPATH (the
 # machine's packages stay as they are); python3 is the machine's (torch with CUDA).
 # Logs (serve, training, metrics) go to $OUT/grpo-smoke/ when OUT is set.
@@ -29,6 +30,7 @@ for arg in "$@"; do
   esac
 done
 steps=${STEPS:-4} prompts=${PROMPTS:-2} generations=${GENERATIONS:-4}
+policy=${POLICY:-.smoke/policy} dataset=${DATASET:-.smoke/ds}
 started=$(date +%s)
 budget=${STITCH_BUDGET_S:-450}
 logs=${OUT:+$OUT/grpo-smoke}
@@ -46,8 +48,8 @@ die() { echo "grpo-smoke: error: $*" >&2; exit 1; }
 export PATH=/usr/local/cuda/bin:$PATH
 
 [ -x "$build/stitchcuda" ] || die "$build/stitchcuda missing (scripts/build_device.sh, carried)"
-[ -f .smoke/ds/train.parquet ] && [ -f .smoke/policy/config.json ] ||
-  die ".smoke/ds or .smoke/policy missing: run integrations/trl/prepare_smoke.sh here and carry .smoke"
+[ -f "$dataset/train.parquet" ] && [ -f "$policy/config.json" ] ||
+  die "$dataset or $policy missing: run integrations/trl/prepare_smoke.sh here and carry .smoke"
 # The carried build names the checkout, and itself, by the paths it was configured at.
 configured=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
 if [ -n "$configured" ] && [ "$configured" != "$(pwd)" ] && [ ! -e "$configured" ]; then
@@ -89,7 +91,7 @@ print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "| transfor
 echo "== GRPO: $steps steps x $prompts prompts x $generations generations"
 left=$(( budget - ($(date +%s) - started) ))
 [ "$left" -gt 60 ] || die "no time left for training (STITCH_BUDGET_S=$budget)"
-train_args=(--dataset .smoke/ds --model .smoke/policy --serve-url "$url" --output-dir "$scratch/grpo"
+train_args=(--dataset "$dataset" --model "$policy" --serve-url "$url" --output-dir "$scratch/grpo"
             --run-id "smoke-$$" --num-generations "$generations" --prompts-per-step "$prompts"
             --max-steps "$steps" --repeat-dataset "$(( steps * prompts ))"
             --max-completion-length "${MAX_COMPLETION:-900}" --learning-rate "${LR:-1e-4}"

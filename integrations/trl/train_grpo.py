@@ -138,6 +138,7 @@ def main(argv=None) -> int:
         save_strategy="steps" if args.save_steps else "no", save_steps=args.save_steps or 500,
         report_to=args.report_to, use_cpu=args.cpu, bf16=args.bf16 and not args.cpu,
         gradient_checkpointing=args.gradient_checkpointing, dataloader_num_workers=0,
+        disable_tqdm=not sys.stderr.isatty(),  # a bar in a log file hides the step lines
         remove_unused_columns=False)
 
     metrics_path = args.metrics_file or os.path.join(args.output_dir, "metrics.jsonl")
