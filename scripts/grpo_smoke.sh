@@ -103,7 +103,8 @@ PYTHONPATH=$trainer_path timeout "$left" "$python" integrations/trl/train_grpo.p
 rc=$?
 tr "\r" "\n" < "$logs/train.log" | grep -aE "^step [0-9]+:|^done"
 [ $rc = 0 ] || { tail -25 "$logs/train.log"; echo "grpo-smoke: training exit $rc (124: over the budget)"; }
-curl -s "$url/metrics" >"$logs/serve-metrics.txt" 2>/dev/null
+python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+  "$url/metrics" >"$logs/serve-metrics.txt" 2>/dev/null
 
 echo "== summary"
 python3 - "$logs/metrics.jsonl" "$logs/serve-metrics.txt" "$generations" <<'PY'
