@@ -34,6 +34,15 @@ done < <(find "$(realpath "$source_build")/tests" -type f -perm -u+x \( -name '*
 rsync -a --delete --delete-excluded --exclude '*.o' --exclude '*.a' --exclude 'CheckCUDA/' --exclude '.ninja_*' \
   --exclude '/CMakeFiles/*/CompilerId*' "${cpu_only[@]}" \
   "$source_build/" build-device/
+# `stitchcuda serve` (stitchcuda-serve) links cpp-httplib, SQLite and brotli, which the GPU machine
+# lacks (docs/serve.md): they travel in build-device/carried-libs/, which scripts/grpo_smoke.sh puts
+# on LD_LIBRARY_PATH (set it likewise to run the service there by hand).
+if [ -x build-device/stitchcuda-serve ]; then
+  mkdir -p build-device/carried-libs
+  ldd build-device/stitchcuda-serve | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+    grep -E '/lib(cpp-httplib|brotli(common|dec|enc)|sqlite3)\.so' |
+    while read -r library; do cp -L "$library" build-device/carried-libs/; done
+fi
 if [ "$source_build" != build-device-work ]; then
   find build-device -type f \( -perm -u+x -o -name '*.so' \) -exec sh -c \
     'file -b "$1" | grep -q ELF && strip --strip-debug "$1"' _ {} \;

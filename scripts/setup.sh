@@ -12,6 +12,9 @@
 #      the network; from the cache ~1.5 min of CPU, more wall time on a busy machine).
 #      STITCH_SETUP_VERL=1 (default) fetches them when missing, =cached installs only from the
 #      cache (CI), =0 leaves it out; without it the verl_* tests skip.
+#   6. TRL for the trainer-integration test (integrations/trl/setup.sh: .venv-trl over .venv, ~2.5 min
+#      from PyPI the first time, its wheels then cached). STITCH_SETUP_TRL=1 (default) installs it,
+#      =cached only from the cache (CI), =0 leaves it out; without it integrations_trl_grpo_cpu skips.
 # Idempotent: a second run only rebuilds what changed. The CUDA toolkit (nvcc) is not a Debian
 # package at the version we need; its absence is reported, and everything that needs no nvcc works.
 set -euo pipefail
@@ -78,5 +81,12 @@ case "${STITCH_SETUP_VERL:-1}" in
   cached) integrations/verl/setup.sh --cached-only ;;
   0) log "STITCH_SETUP_VERL=0: verl is left out (the verl_* integration tests skip)" ;;
   *) log "STITCH_SETUP_VERL must be 1, cached or 0, not '$STITCH_SETUP_VERL'"; exit 2 ;;
+esac
+case "${STITCH_SETUP_TRL:-1}" in
+  1) integrations/trl/setup.sh ||
+       { log "TRL did not install (above); STITCH_SETUP_TRL=0 leaves it out"; exit 1; } ;;
+  cached) integrations/trl/setup.sh --cached-only ;;
+  0) log "STITCH_SETUP_TRL=0: TRL is left out (integrations_trl_grpo_cpu skips)" ;;
+  *) log "STITCH_SETUP_TRL must be 1, cached or 0, not '$STITCH_SETUP_TRL'"; exit 2 ;;
 esac
 log "done: build/stitchcuda"
