@@ -5,10 +5,9 @@
 // views, clone/copy/cat/stack, mm/addmm/bmm/baddbmm, the reductions (not any/nll_loss), softmax,
 // layer/batch/group norm, max/avg/adaptive pools and nearest/bilinear upsampling (plan/pooling.h),
 // convolutions (1-3 spatial dims, transposed and grouped included), scaled_dot_product_attention
-// (no dropout, head dims up to 128), constant pads (folded into a
-// convolution, or cats of fills). Not covered: scans (cumsum), gathers/scatters, reflect/replicate
-// padding, flips, sorting, random ops left in the graph, recurrent layers.
-// scaled_dot_product_attention is covered where attention_pattern.h's kernel runs it.
+// where attention_pattern.h's kernel runs it (no dropout, head dims up to 128), constant pads
+// (folded into a convolution, or cats of fills). Not covered: scans (cumsum), gathers/scatters,
+// reflect/replicate padding, flips, sorting, random ops left in the graph, recurrent layers.
 #include <fmt/format.h>
 
 #include "plan/attention_pattern.h"
