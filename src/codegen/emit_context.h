@@ -39,6 +39,7 @@ struct ProgramPieces {
   CodeWriter init_body;     // Program::run_init_subtasks: subtasks that read only params
   CodeWriter gemm_init;     // Program::init_gemms: each GEMM's description and tuning
   CodeWriter conv_init;     // Program::init_convs: each convolution's description and tuning
+  CodeWriter kernel_prepare;  // at init, before the init subtasks: kernels' shared-memory limits
   std::vector<std::string> gemm_members;  // members of Program::Gemms
   std::vector<std::string> conv_members;  // CudnnConv members of Program::Convs
   std::vector<std::string> reductions;    // ReduceExtent initializers ("{o, r, i}")
@@ -49,6 +50,7 @@ struct ProgramPieces {
   bool uses_depthwise = false;    // kernels/conv_depthwise.cuh
   bool uses_conv_igemm = false;   // kernels/conv_igemm_tf32x3.cuh
   bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
+  bool uses_attention = false;    // kernels/attention.cuh
   int matmul_count = 0;
   std::vector<std::string> llm_includes;  // #include lines of LLM-written subtasks, hoisted
   CodeWriter llm_code;                    // their code, in an anonymous namespace of its own
@@ -162,6 +164,8 @@ Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::Row
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::PoolSpec& spec,
                  CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ConvSpec& spec,
+                 CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::AttentionSpec& spec,
                  CodeWriter& w);
 // An opaque subtask has no built-in emission: an Error naming the op (an LLM writes it).
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::OpaqueSpec& spec,

@@ -26,6 +26,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_depthwise) out.line("#include \"kernels/conv_depthwise.cuh\"");
   if (pieces.uses_conv_igemm) out.line("#include \"kernels/conv_igemm_tf32x3.cuh\"");
   if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
+  if (pieces.uses_attention) out.line("#include \"kernels/attention.cuh\"");
   for (const std::string& include : pieces.llm_includes)
     out.line("{}", include);
 }
@@ -173,6 +174,7 @@ void emit_functions(const EmitContext& ctx, CodeWriter& out) {
   out.line("(void)inputs;");
   out.line("(void)outputs;");
   if (pieces.uses_conv_igemm) out.line("STITCH_CHECK_CUDA(prepare_conv_igemm_tf32x3());");
+  emit_body(out, pieces.kernel_prepare);
   emit_body(out, pieces.init_body);
   out.line("return STITCH_OK;");
   out.close();

@@ -73,10 +73,12 @@ int find_run(const std::vector<ir::ValueRef>& outer, const std::vector<ir::Value
 }
 
 // Each value a subtask stores, and whether it can store it through strides: not the result a
-// cuBLASLt or cuDNN call writes whole (stores[0] of a GEMM or convolution).
+// cuBLASLt or cuDNN call writes whole (stores[0] of a GEMM or convolution), nor the attention
+// kernel's contiguous output.
 std::vector<std::pair<ir::ValueRef, bool>> strided_writes(const Subtask& subtask) {
   const bool library = std::holds_alternative<MatmulSpec>(subtask.spec) ||
-                       std::holds_alternative<ConvSpec>(subtask.spec);
+                       std::holds_alternative<ConvSpec>(subtask.spec) ||
+                       std::holds_alternative<AttentionSpec>(subtask.spec);
   std::vector<std::pair<ir::ValueRef, bool>> writes;
   const std::vector<ir::ValueRef> values = subtask_writes(subtask);
   for (size_t k = 0; k < values.size(); ++k)

@@ -61,6 +61,19 @@ double conv_flops(const ConvSpec& s) {
   return 2 * macs + outputs * body_steps(s.epilogue);
 }
 
+// Both products over the (batch, head, query, key) pairs the kernel visits (a causal mask skips
+// the keys after each query), plus per visited score 4 for the online softmax and one per score
+// body step.
+double attention_flops(const AttentionSpec& s) {
+  double pairs = 0;
+  for (int64_t i = 0; i < s.queries; ++i)
+    pairs += static_cast<double>(s.causal ? std::min(i + 1, s.keys) : s.keys);
+  pairs *= static_cast<double>(s.batch * s.heads);
+  const double per_pair = 2.0 * static_cast<double>(s.head_dim + s.value_dim) +
+                          (s.norm == AttentionNorm::softmax ? 4.0 : 0.0) + body_steps(s.scores);
+  return pairs * per_pair;
+}
+
 double spec_flops(const SubtaskSpec& spec) {
   return std::visit(
       [](const auto& s) -> double {
@@ -75,6 +88,8 @@ double spec_flops(const SubtaskSpec& spec) {
           return outputs * per_output;
         } else if constexpr (std::is_same_v<T, ConvSpec>) {
           return conv_flops(s);
+        } else if constexpr (std::is_same_v<T, AttentionSpec>) {
+          return attention_flops(s);
         } else if constexpr (std::is_same_v<T, ReductionSpec>) {
           const double inputs = static_cast<double>(s.outer * s.reduce * s.inner);
           const double outputs = static_cast<double>(s.outer * s.inner);

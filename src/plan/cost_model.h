@@ -21,7 +21,9 @@ struct SubtaskCost {
 
 // flops: a GEMM 2*batch*m*n*k plus one per output element for the bias and each epilogue op; a
 // convolution 2*N*K*(C/groups)*prod(kernel)*prod(output) (transposed: of the forward convolution
-// it inverts) plus one per output element per epilogue op; other
+// it inverts) plus one per output element per epilogue op; attention 2*(head_dim + value_dim) per
+// visited (query, key) pair (a causal mask skips later keys) plus 4 (softmax) and one per scores
+// body step; other
 // kernels one per element per body step, plus per element 1 for a reduction (3 for mean_var), 4 for
 // softmax/log_softmax/rms_norm, 8 for layer_norm. bytes: every Access read once (its footprint:
 // broadcast dims count once) plus every stored value written once, in the base's dtype; a GEMM

@@ -362,7 +362,7 @@ class Fuser {
         pending_[i] = group;
       }
     for (auto& [anchor, group] : pending_)
-      claim_prologue(group);
+      if (group.kind != GroupKind::attention) claim_prologue(group);
     for (int i = 0; i < n; ++i)
       sweep(i);
     return std::move(fusion_);
@@ -374,6 +374,23 @@ class Fuser {
   }
 
   void match_patterns() {
+    for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
+      if (claimed_by_[i] >= 0 || opaque(i)) continue;
+      auto match = match_attention(graph_, uses_, values_, i);
+      if (!match) continue;
+      Group group;
+      group.kind = GroupKind::attention;
+      group.anchor = i;
+      group.pattern = match->pattern;
+      group.prologue = match->scores;
+      std::vector<int> members = group.nodes();
+      if (std::any_of(members.begin(), members.end(), [&](int n) { return claimed_by_[n] >= 0; }))
+        continue;
+      for (int node : members)
+        claimed_by_[node] = i;
+      group.attention = std::move(*match);
+      pending_[i] = std::move(group);
+    }
     for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
       if (claimed_by_[i] >= 0) continue;
       auto group = match_rms_norm(graph_, uses_, values_, i);
@@ -459,7 +476,9 @@ class Fuser {
     const int index = static_cast<int>(fusion_.groups.size());
     for (int member : group.nodes())
       owner_[member] = index;
-    if (group.kind != GroupKind::copy && group.kind != GroupKind::opaque) extend(group, index);
+    if (group.kind != GroupKind::copy && group.kind != GroupKind::opaque &&
+        group.kind != GroupKind::attention)
+      extend(group, index);
     fusion_.groups.push_back(std::move(group));
   }
 

@@ -33,6 +33,11 @@
 //                pass).
 //   F6 stores    A group value is stored iff it is a graph output (through views) or read by a node
 //                outside the group.
+//   F8 attention The explicit attention pattern and scaled_dot_product_attention
+//                (attention_pattern.h) are one group, claimed before the sweep like rms_norm:
+//                anchor bmm2 / the SDPA node, pattern = bmm1, the scale, the softmax and the
+//                clones it reads through, prologue = the score chain (the scores body). No
+//                epilogue joins it yet.
 //   F7 order     Groups run in the order the topological sweep creates them; a prologue is claimed
 //                before the sweep, its group created at the anchor, so every load is produced by an
 //                earlier group.
@@ -45,19 +50,31 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "plan/attention_pattern.h"
 #include "plan/graph_edit.h"
 #include "plan/plan.h"
 
 namespace stitch::plan {
 
 // opaque: a node outside the covered families, alone (PlanOptions::keep_uncovered).
-enum class GroupKind : uint8_t { matmul, reduction, row, elementwise, copy, pool, conv, opaque };
+enum class GroupKind : uint8_t {
+  matmul,
+  reduction,
+  row,
+  elementwise,
+  copy,
+  pool,
+  conv,
+  opaque,
+  attention
+};
 
 struct Group {
   GroupKind kind = GroupKind::elementwise;
   int anchor = -1;  // the GEMM / reduction / row op / copy node; -1 for elementwise
   RowOp row_op = RowOp::softmax;
-  std::vector<int> prologue;  // reduction/row: per input element, topological order
+  // reduction/row: per input element, topological order; attention: the score chain
+  std::vector<int> prologue;
   std::vector<int> library;   // matmul: nodes folded into the library epilogue, in order
   std::string library_epilogue = "none";
   std::optional<ir::ValueRef> bias;  // matmul: the per-column bias folded from an add
@@ -66,6 +83,7 @@ struct Group {
   std::vector<int> pattern;
   std::optional<ir::ValueRef> rms_input, rms_weight;
   double rms_eps = 0;
+  std::optional<AttentionMatch> attention;  // F8: spec without body and stores, the chain's start
   std::vector<int> body;           // epilogue, or the elementwise chain, topological order
   std::vector<int> nodes() const;  // every node of the group, sorted
 };

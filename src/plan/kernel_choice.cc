@@ -321,6 +321,10 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
   return estimate;
 }
 
+int64_t attention_head_dim_tile(const AttentionSpec& spec) {
+  return (std::max(spec.head_dim, spec.value_dim) + 7) / 8 * 8;
+}
+
 std::string format_tunable(const std::string& key, int64_t value) {
   if (key == "reduce_strategy") return fmt::format("{}", reduce_strategy_name(value));
   if (key == "row_strategy") return fmt::format("{}", row_strategy_name(value));
@@ -372,6 +376,13 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
         } else if constexpr (std::is_same_v<T, PoolSpec>) {
           subtask.kernel = "pool";  // kernels/pooling.cuh: a thread per output, grid-stride
           subtask.tunables["block"] = 256;
+        } else if constexpr (std::is_same_v<T, AttentionSpec>) {
+          // kernels/attention.cuh: FP32 FMA on every track for now (FP32-accurate, so within every
+          // track's bound); head_dim_tile: head and value dims rounded up to the kernel's 8.
+          subtask.kernel = "flash_attention";
+          subtask.tunables["block_m"] = kAttentionBlockM;
+          subtask.tunables["block_n"] = kAttentionBlockN;
+          subtask.tunables["head_dim_tile"] = attention_head_dim_tile(spec);
         } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
           subtask.kernel = "llm";  // written by an LLM against its signature (hybrid Coder)
         } else {

@@ -19,6 +19,8 @@
 //                       by estimate_conv_igemm or forced (PlanOptions::conv_engine);
 //                       estimate_us / cudnn_estimate_us (the time model's two sides, whole
 //                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine)
+//   flash_attention     block_m x block_n query x key tiles, head_dim_tile (head and value dims
+//                       rounded up to 8); kernels/attention.cuh, FP32 FMA (FP32-accurate)
 //   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
 //                       one output), workspace_bytes (the split partials)
 //   row_*               row_strategy (RowStrategy), per_thread (values kept in registers)
@@ -156,6 +158,13 @@ inline constexpr std::array<std::string_view, 3> kConvEngineNames = {"automatic"
                                                                      "igemm_tf32x3"};
 constexpr const auto& enum_names(ConvEngine) { return kConvEngineNames; }
 static_assert(names_every_enumerator(ConvEngine::igemm_tf32x3));
+
+// The flash attention kernel's tiles (kernels/attention.cuh AttentionTile: 128 threads, each 4
+// query rows x 8 keys of a 64 x 64 score tile) and its head-dim tile (head/value dims up to 128,
+// rounded up to 8: one template instance per tile).
+inline constexpr int64_t kAttentionBlockM = 64;
+inline constexpr int64_t kAttentionBlockN = 64;
+int64_t attention_head_dim_tile(const AttentionSpec& spec);
 
 // `math`: what GEMMs compute with; fp32 leaves the strict / split-3xTF32 choice to the time model.
 // `conv_engine`: forces the convolution engine where the kernel can run (any track).

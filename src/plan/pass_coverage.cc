@@ -4,11 +4,13 @@
 // Covered: elementwise ops (clamp.Tensor with both bounds), creation ops with defined contents,
 // views, clone/copy/cat/stack, mm/addmm/bmm/baddbmm, the reductions (not any/nll_loss), softmax,
 // layer/batch/group norm, max/avg/adaptive pools and nearest/bilinear upsampling (plan/pooling.h),
-// convolutions (1-3 spatial dims, transposed and grouped included), constant pads (folded into a
-// convolution, or cats of fills). Not covered: scans (cumsum), gathers/scatters, reflect/replicate
-// padding, flips, sorting, random ops left in the graph, recurrent layers, attention.
+// convolutions (1-3 spatial dims, transposed and grouped included), scaled_dot_product_attention
+// where attention_pattern.h's kernel runs it (no dropout, head dims up to 128), constant pads
+// (folded into a convolution, or cats of fills). Not covered: scans (cumsum), gathers/scatters,
+// reflect/replicate padding, flips, sorting, random ops left in the graph, recurrent layers.
 #include <fmt/format.h>
 
+#include "plan/attention_pattern.h"
 #include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
 #include "plan/lowering.h"
@@ -72,7 +74,8 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
     case ir::OpCategory::recurrent:
       return fmt::format("recurrent layer ({}) is not covered by the built-in Coder yet", name);
     case ir::OpCategory::attention:
-      return "scaled_dot_product_attention is not covered by the built-in Coder yet";
+      if (node.op == Op::scaled_dot_product_attention) return sdpa_unsupported_reason(graph, node);
+      return fmt::format("{} is not covered by the built-in Coder yet", name);
     default:
       return fmt::format("{} is not covered by the built-in Coder yet", name);
   }

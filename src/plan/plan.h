@@ -219,6 +219,36 @@ struct PoolSpec {
   bool operator==(const PoolSpec&) const = default;
 };
 
+// Attention fused into one flash-style kernel (kernels/attention.cuh): per (batch, head) and query
+// row i, out[i] = sum_j p(i, j) * v[j] with s(i, j) = scale * q[i] . k[j], then
+//   the SDPA mask (`mask`: boolean = keep where true, else -inf; additive = + mask),
+//   the score body (`scores`: masks, biases, ReLU... of the explicit pattern),
+//   causal: -inf for j > i (scaled_dot_product_attention's is_causal, top-left aligned),
+// and p = softmax over j (norm softmax, online) or p = s itself (norm none: relu(s) @ v).
+// q, k, v are [batch, heads, queries, head_dim], [batch, heads, keys, head_dim] (k itself, not its
+// transpose) and [batch, heads, keys, value_dim] Accesses with unit stride in the last dim; `mask`
+// broadcasts to [batch, heads, queries, keys]. The score body's index space is [batch, heads,
+// queries, keys]: load 0 is the scaled (and SDPA-masked) score, other loads broadcast into it.
+// stores[0] is the output, contiguous [batch, heads, queries, value_dim] (`from` unused).
+// `node`: the P.V bmm of the explicit pattern, or the scaled_dot_product_attention node.
+enum class AttentionNorm : uint8_t { softmax, none };
+enum class AttentionMask : uint8_t { none, boolean, additive };
+inline constexpr const char* kAttentionNormNames[] = {"softmax", "none"};
+inline constexpr const char* kAttentionMaskNames[] = {"none", "boolean", "additive"};
+struct AttentionSpec {
+  int node = -1;
+  int64_t batch = 1, heads = 1, queries = 0, keys = 0, head_dim = 0, value_dim = 0;
+  Access q, k, v;
+  double scale = 1.0;
+  bool causal = false;
+  AttentionNorm norm = AttentionNorm::softmax;
+  AttentionMask mask_kind = AttentionMask::none;
+  std::optional<Access> mask;
+  std::optional<Body> scores;
+  std::vector<Store> stores;
+  bool operator==(const AttentionSpec&) const = default;
+};
+
 // A node the built-in Coder does not cover, kept whole when the Planner is asked to
 // (PlanOptions::keep_uncovered, the hybrid Coder) instead of refusing the graph: an LLM implements
 // it against a generated signature (codegen/subtask_signature.h). `inputs`: the Access of each
@@ -232,7 +262,7 @@ struct OpaqueSpec {
 };
 
 using SubtaskSpec = std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec,
-                                 PoolSpec, ConvSpec, OpaqueSpec>;
+                                 PoolSpec, ConvSpec, OpaqueSpec, AttentionSpec>;
 
 // Where the subtask's time goes, by the cost model.
 enum class Bound : uint8_t { memory, compute, latency };

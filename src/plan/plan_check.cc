@@ -95,6 +95,12 @@ Status check_plan(const Plan& plan) {
             for (int64_t size : spec.output)
               numel *= size;
             if (spec.epilogue) return check_body(plan, *spec.epilogue, numel, "epilogue");
+          } else if constexpr (std::is_same_v<T, AttentionSpec>) {
+            if (spec.stores.size() != 1) return make_error("attention stores one output");
+            if (spec.scores)
+              return check_body(plan, *spec.scores,
+                                product({spec.batch, spec.heads, spec.queries, spec.keys}),
+                                "scores");
           } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
             int64_t numel = 1;
             for (int64_t size : spec.shape)

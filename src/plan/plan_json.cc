@@ -23,8 +23,9 @@ constexpr const char* kReduceOps[] = {"sum", "max", "min", "prod", "argmax", "ar
 constexpr const char* kRowOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
 constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
-constexpr const char* kKinds[] = {"matmul", "reduction", "row",  "elementwise",
-                                  "copy",   "pool",      "conv", "opaque"};
+constexpr const char* kKinds[] = {"matmul", "reduction", "row",    "elementwise", "copy",
+                                  "pool",   "conv",      "opaque", "attention"};
+static_assert(std::size(kKinds) == std::variant_size_v<SubtaskSpec>);
 
 json number(double value) {
   if (std::isnan(value)) return json{{"float", "nan"}};
@@ -119,6 +120,27 @@ class Writer {
     return o;
   }
 
+  json attention(const AttentionSpec& s) const {
+    json o{{"node", node(s.node)},
+           {"batch", s.batch},
+           {"heads", s.heads},
+           {"queries", s.queries},
+           {"keys", s.keys},
+           {"head_dim", s.head_dim},
+           {"value_dim", s.value_dim},
+           {"q", access(s.q)},
+           {"k", access(s.k)},
+           {"v", access(s.v)},
+           {"scale", number(s.scale)},
+           {"causal", s.causal},
+           {"norm", kAttentionNormNames[static_cast<int>(s.norm)]},
+           {"mask_kind", kAttentionMaskNames[static_cast<int>(s.mask_kind)]}};
+    if (s.mask) o["mask"] = access(*s.mask);
+    optional_body(o, "scores", s.scores);
+    o["stores"] = stores(s.stores);
+    return o;
+  }
+
   json spec(const SubtaskSpec& spec) const {
     return std::visit(
         [&](const auto& s) -> json {
@@ -153,6 +175,8 @@ class Writer {
             o = json{{"shape", s.shape}, {"body", body(s.body)}, {"stores", stores(s.stores)}};
           } else if constexpr (std::is_same_v<T, ConvSpec>) {
             o = conv(s);
+          } else if constexpr (std::is_same_v<T, AttentionSpec>) {
+            o = attention(s);
           } else if constexpr (std::is_same_v<T, CopySpec>) {
             o = json{{"source", access(s.source)}, {"target", ref(s.target)}};
             if (s.destination) o["destination"] = access(*s.destination);
@@ -383,6 +407,8 @@ class Reader {
       }
       case 5:
         return pool(o);
+      case 8:
+        return attention(o);
       case 7: {
         OpaqueSpec s;
         s.node = node(o.at("node"));
@@ -395,6 +421,28 @@ class Reader {
       default:
         return conv(o);
     }
+  }
+
+  AttentionSpec attention(const json& o) const {
+    AttentionSpec s;
+    s.node = node(o.at("node"));
+    s.batch = o.at("batch"), s.heads = o.at("heads");
+    s.queries = o.at("queries"), s.keys = o.at("keys");
+    s.head_dim = o.at("head_dim"), s.value_dim = o.at("value_dim");
+    s.q = access(o.at("q")), s.k = access(o.at("k")), s.v = access(o.at("v"));
+    for (const Access* a : {&s.q, &s.k, &s.v})
+      if (a->shape.size() != 4) throw ReadError{"attention q, k and v need rank 4"};
+    s.scale = read_number(o.at("scale"));
+    s.causal = o.at("causal").get<bool>();
+    s.norm = static_cast<AttentionNorm>(read_enum(o.at("norm"), kAttentionNormNames, "norm"));
+    s.mask_kind =
+        static_cast<AttentionMask>(read_enum(o.at("mask_kind"), kAttentionMaskNames, "mask kind"));
+    s.mask = optional_access(o, "mask");
+    if ((s.mask_kind == AttentionMask::none) != !s.mask)
+      throw ReadError{"attention mask_kind and mask disagree"};
+    s.scores = optional_body(o, "scores");
+    s.stores = stores(o.at("stores"));
+    return s;
   }
 
   PoolSpec pool(const json& o) const {

@@ -50,6 +50,9 @@ std::string shape_text(const Subtask& subtask) {
           return fmt::format("[{}]", fmt::join(spec.input.shape, ","));
         else if constexpr (std::is_same_v<T, ConvSpec>)
           return fmt::format("{}x{}x{}", spec.batch, spec.out_channels, fmt::join(spec.output, "x"));
+        else if constexpr (std::is_same_v<T, AttentionSpec>)
+          return fmt::format("{}x{}x{}x{}x{}", spec.batch, spec.heads, spec.queries, spec.keys,
+                             spec.head_dim);
         else if constexpr (std::is_same_v<T, OpaqueSpec>)
           return fmt::format(
               "[{}]",
@@ -106,6 +109,22 @@ void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
   text += fmt::format("    x = {}\n    w = {}\n", format_access(spec.x, plan.graph),
                       format_access(spec.w, plan.graph));
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
+  append_stores(text, plan, spec.stores);
+}
+
+void append_attention(std::string& text, const Plan& plan, const AttentionSpec& spec) {
+  text += fmt::format(
+      "    attention {}x{} heads, {} queries x {} keys, head_dim {} value_dim {}, scale {}, "
+      "norm {}{}\n",
+      spec.batch, spec.heads, spec.queries, spec.keys, spec.head_dim, spec.value_dim, spec.scale,
+      kAttentionNormNames[static_cast<int>(spec.norm)], spec.causal ? ", causal" : "");
+  text += fmt::format("    q = {}\n    k = {}\n    v = {}\n", format_access(spec.q, plan.graph),
+                      format_access(spec.k, plan.graph), format_access(spec.v, plan.graph));
+  if (spec.mask)
+    text += fmt::format("    mask ({}) = {}\n",
+                        kAttentionMaskNames[static_cast<int>(spec.mask_kind)],
+                        format_access(*spec.mask, plan.graph));
+  if (spec.scores) append_body(text, plan, "scores", *spec.scores);
   append_stores(text, plan, spec.stores);
 }
 
@@ -240,6 +259,8 @@ std::string format_plan_details(const Plan& plan) {
             append_stores(text, plan, spec.stores);
           } else if constexpr (std::is_same_v<T, ConvSpec>) {
             append_conv(text, plan, spec);
+          } else if constexpr (std::is_same_v<T, AttentionSpec>) {
+            append_attention(text, plan, spec);
           } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
             text += fmt::format("    {} (opaque: {})\n", plan.graph.nodes.at(spec.node).op_name,
                                 spec.reason);

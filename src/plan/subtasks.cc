@@ -142,6 +142,9 @@ class SpecBuilder {
         case GroupKind::opaque:
           add_opaque(group);
           break;
+        case GroupKind::attention:
+          add_attention(group);
+          break;
       }
     }
     return std::move(subtasks_);
@@ -414,6 +417,26 @@ class SpecBuilder {
     return {};
   }
 
+  // The attention kernel's spec (matched by F8): the score chain as its scores body over
+  // [batch, heads, queries, keys], load 0 the scaled score; its one store, the output.
+  void add_attention(const Group& group) {
+    AttentionSpec spec = group.attention->spec;
+    if (!group.prologue.empty()) {
+      BodyBuilder builder(graph_, values_, fusion_.folded_constants,
+                          {spec.batch, spec.heads, spec.queries, spec.keys});
+      builder.add_register_value(*group.attention->scaled);
+      for (int node : group.prologue)
+        builder.add_step(node);
+      spec.scores = builder.body();
+    }
+    spec.stores.push_back(Store{node_value(group.anchor), Operand{Operand::Kind::load, 0}});
+    const std::string name = fmt::format(
+        "attention_{}{}_{}x{}x{}x{}x{}", kAttentionNormNames[static_cast<int>(spec.norm)],
+        spec.causal ? "_causal" : "", spec.batch, spec.heads, spec.queries, spec.keys,
+        spec.head_dim);
+    push(group, std::move(spec), name);
+  }
+
   // An uncovered node kept whole: the Access of each tensor argument (lists flattened), its stored
   // outputs, and why the built-in Coder refuses it.
   void add_opaque(const Group& group) {
@@ -508,6 +531,12 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
             reads.push_back(spec.epilogue->loads[0]);  // the convolution's result, read back
             add_body_reads(spec.epilogue, true, 1, reads);
           }
+        } else if constexpr (std::is_same_v<T, AttentionSpec>) {
+          reads.push_back(spec.q);
+          reads.push_back(spec.k);
+          reads.push_back(spec.v);
+          if (spec.mask) reads.push_back(*spec.mask);
+          add_body_reads(spec.scores, true, 1, reads);  // load 0: the score, in registers
         } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
           reads.insert(reads.end(), spec.inputs.begin(), spec.inputs.end());
         } else {
@@ -535,8 +564,10 @@ std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask) {
 }
 
 std::string_view spec_kind_name(const SubtaskSpec& spec) {
-  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row",  "elementwise",
-                                                "copy",   "pool",      "conv", "opaque"};
+  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row",
+                                                "elementwise", "copy", "pool",
+                                                "conv", "opaque", "attention"};
+  static_assert(std::size(kNames) == std::variant_size_v<SubtaskSpec>);
   return kNames[spec.index()];
 }
 

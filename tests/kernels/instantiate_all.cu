@@ -3,6 +3,7 @@
 // without a GPU. Not linked into any binary.
 #include <string>
 
+#include "kernels/attention.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
@@ -129,6 +130,17 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK_CUDA(prepare_conv_igemm_tf32x3());
   STITCH_CHECK_CUDA(launch_conv_igemm_tf32x3(a, a, a, y, conv_shape, MatmulEpilogue::bias_relu,
                                              stream));
+
+  AttentionShape attention;
+  attention.queries = attention.keys = 4, attention.head_dim = attention.value_dim = 4;
+  const AttentionOperand operand{a, {16, 16, 4, 1}};
+  STITCH_CHECK_CUDA((prepare_attention<8>()));
+  STITCH_CHECK_CUDA((launch_attention<8>(attention, operand, operand, operand, y,
+                                         AttentionScoreIdentity{}, stream)));
+  STITCH_CHECK_CUDA((prepare_attention<128>()));
+  attention.causal = true, attention.norm = AttentionNorm::none;
+  STITCH_CHECK_CUDA((launch_attention<128>(attention, operand, operand, operand, y,
+                                           AttentionScoreIdentity{}, stream)));
 
   Arena arena;
   ArenaLayout layout;

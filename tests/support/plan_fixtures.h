@@ -44,6 +44,11 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_cat_inception",
     "plan_cat_unet",
     "plan_channel_shuffle",
+    "plan_attention_softmax",
+    "plan_attention_causal",
+    "plan_attention_mask_input",
+    "plan_attention_relu",
+    "plan_attention_sdpa",
 };
 
 // The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).

@@ -1,0 +1,232 @@
+// kernels/attention.cuh on the GPU against a double-precision CPU attention: softmax and ReLU
+// (no normalisation) variants, causal, a boolean keep mask and an additive bias through the score
+// functor, head dims 32 to 128 (80: a tile wider than the dims), ragged sequence lengths, queries
+// != keys, strided ([batch, seq, heads, dim]) operands. Each case must meet the fp32 track's bound
+// (docs/verify-protocol.md): relative error norm under 5e-5 and allclose at atol = rtol = 1e-4.
+// Plus the shape checks, which need no GPU.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernel_test_support.cuh"
+#include "kernels/attention.cuh"
+
+namespace stitch::kernels {
+namespace {
+
+using testing::all_close;
+using testing::DeviceBuffer;
+using testing::Tolerance;
+
+enum class Mod { none, keep_mask, bias, relu_causal_mask };
+
+struct AttentionCase {
+  std::string name;
+  int64_t batch, heads, queries, keys, head_dim, value_dim;
+  bool causal;
+  AttentionNorm norm;
+  Mod mod;
+  bool strided;  // operands laid out [batch, seq, heads, dim] (a permuted view)
+};
+
+// The score functor of each case: what a generated program fuses into the scores.
+struct TestScore {
+  Mod mod;
+  const unsigned char* keep;  // [batch, keys]
+  const float* bias;          // [queries, keys]
+  int64_t queries, keys;
+  __device__ float operator()(int64_t b, int64_t, int64_t i, int64_t j, float s) const {
+    switch (mod) {
+      case Mod::keep_mask:
+        return keep[b * keys + j] ? s : -INFINITY;
+      case Mod::bias:
+        return s + bias[i * keys + j];
+      case Mod::relu_causal_mask:
+        return j > i ? 0.0f : fmaxf(s, 0.0f);  // relu(masked_fill(tril == 0, -inf))
+      case Mod::none:
+        break;
+    }
+    return s;
+  }
+};
+
+double host_score(const AttentionCase& c, const std::vector<unsigned char>& keep,
+                  const std::vector<float>& bias, int64_t b, int64_t i, int64_t j, double s) {
+  switch (c.mod) {
+    case Mod::keep_mask:
+      return keep[b * c.keys + j] ? s : -INFINITY;
+    case Mod::bias:
+      return s + bias[i * c.keys + j];
+    case Mod::relu_causal_mask:
+      return j > i ? 0.0 : std::max(s, 0.0);
+    case Mod::none:
+      break;
+  }
+  return s;
+}
+
+// Element (b, h, row, d) of an operand stored [b, h, row, d] or, strided, [b, row, h, d].
+struct Layout {
+  int64_t heads, rows, dims;
+  bool strided;
+  int64_t index(int64_t b, int64_t h, int64_t row, int64_t d) const {
+    return strided ? ((b * rows + row) * heads + h) * dims + d
+                   : ((b * heads + h) * rows + row) * dims + d;
+  }
+  AttentionOperand operand(const float* data) const {
+    AttentionOperand o;
+    o.data = data;
+    if (strided) {
+      o.stride[0] = rows * heads * dims, o.stride[1] = dims, o.stride[2] = heads * dims;
+    } else {
+      o.stride[0] = heads * rows * dims, o.stride[1] = rows * dims, o.stride[2] = dims;
+    }
+    o.stride[3] = 1;
+    return o;
+  }
+};
+
+std::vector<double> reference(const AttentionCase& c, double scale, const std::vector<float>& q,
+                              const std::vector<float>& k, const std::vector<float>& v,
+                              const std::vector<unsigned char>& keep,
+                              const std::vector<float>& bias) {
+  const Layout lq{c.heads, c.queries, c.head_dim, c.strided};
+  const Layout lk{c.heads, c.keys, c.head_dim, c.strided};
+  const Layout lv{c.heads, c.keys, c.value_dim, c.strided};
+  std::vector<double> out(c.batch * c.heads * c.queries * c.value_dim, 0.0);
+  std::vector<double> p(c.keys);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.heads; ++h)
+      for (int64_t i = 0; i < c.queries; ++i) {
+        double max = -INFINITY;
+        for (int64_t j = 0; j < c.keys; ++j) {
+          double s = 0;
+          for (int64_t d = 0; d < c.head_dim; ++d)
+            s += static_cast<double>(q[lq.index(b, h, i, d)]) * k[lk.index(b, h, j, d)];
+          s = host_score(c, keep, bias, b, i, j, s * scale);
+          if (c.causal && j > i) s = -INFINITY;
+          p[j] = s;
+          max = std::max(max, s);
+        }
+        double sum = 0;
+        if (c.norm == AttentionNorm::softmax) {
+          for (double& x : p) {
+            x = std::exp(x - max);
+            sum += x;
+          }
+        }
+        for (int64_t d = 0; d < c.value_dim; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < c.keys; ++j)
+            acc += p[j] * v[lv.index(b, h, j, d)];
+          out[((b * c.heads + h) * c.queries + i) * c.value_dim + d] =
+              c.norm == AttentionNorm::softmax ? acc / sum : acc;
+        }
+      }
+  return out;
+}
+
+template <int kTile>
+int prepare_and_launch(const AttentionShape& shape, const AttentionOperand& q,
+                       const AttentionOperand& k, const AttentionOperand& v, float* out,
+                       const TestScore& mod) {
+  const cudaError_t prepared = prepare_attention<kTile, TestScore>();
+  if (prepared != cudaSuccess) return prepared;
+  return launch_attention<kTile>(shape, q, k, v, out, mod, nullptr);
+}
+
+int launch_for(const AttentionShape& shape, const AttentionOperand& q, const AttentionOperand& k,
+               const AttentionOperand& v, float* out, const TestScore& mod) {
+  const int64_t dims = std::max(shape.head_dim, shape.value_dim);
+  if (dims <= 32) return prepare_and_launch<32>(shape, q, k, v, out, mod);
+  if (dims <= 64) return prepare_and_launch<64>(shape, q, k, v, out, mod);
+  if (dims <= 80) return prepare_and_launch<80>(shape, q, k, v, out, mod);
+  return prepare_and_launch<128>(shape, q, k, v, out, mod);
+}
+
+class AttentionTest : public ::testing::TestWithParam<AttentionCase> {};
+
+TEST_P(AttentionTest, MeetsTheFp32BoundAgainstTheDoubleReference) {
+  REQUIRE_GPU();
+  const AttentionCase& c = GetParam();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+  const auto q = testing::uniform_floats(c.batch * c.heads * c.queries * c.head_dim, 1, -1, 1);
+  const auto k = testing::uniform_floats(c.batch * c.heads * c.keys * c.head_dim, 2, -1, 1);
+  const auto v = testing::uniform_floats(c.batch * c.heads * c.keys * c.value_dim, 3, -1, 1);
+  const auto bias = testing::uniform_floats(c.queries * c.keys, 4, -2, 2);
+  std::vector<unsigned char> keep(c.batch * c.keys);
+  for (size_t i = 0; i < keep.size(); ++i)
+    keep[i] = (i * 7919) % 5 != 0 || i % c.keys == 0;  // every row keeps key 0
+  const std::vector<double> expected = reference(c, scale, q, k, v, keep, bias);
+
+  DeviceBuffer<float> dq(q.size()), dk(k.size()), dv(v.size()), dbias(bias.size());
+  DeviceBuffer<float> dout(expected.size());
+  DeviceBuffer<unsigned char> dkeep(keep.size());
+  ASSERT_CUDA(dq.upload(q));
+  ASSERT_CUDA(dk.upload(k));
+  ASSERT_CUDA(dv.upload(v));
+  ASSERT_CUDA(dbias.upload(bias));
+  ASSERT_CUDA(dkeep.upload(keep));
+  ASSERT_CUDA(cudaMemset(dout.data(), 0xff, dout.size() * sizeof(float)));  // NaN: all written
+  AttentionShape shape;
+  shape.batch = c.batch, shape.heads = c.heads, shape.queries = c.queries, shape.keys = c.keys;
+  shape.head_dim = c.head_dim, shape.value_dim = c.value_dim;
+  shape.scale = static_cast<float>(scale), shape.causal = c.causal, shape.norm = c.norm;
+  const TestScore mod{c.mod, dkeep.data(), dbias.data(), c.queries, c.keys};
+  ASSERT_CUDA(launch_for(shape, Layout{c.heads, c.queries, c.head_dim, c.strided}.operand(dq.data()),
+                         Layout{c.heads, c.keys, c.head_dim, c.strided}.operand(dk.data()),
+                         Layout{c.heads, c.keys, c.value_dim, c.strided}.operand(dv.data()),
+                         dout.data(), mod));
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> actual = dout.download();
+  EXPECT_TRUE(all_close(actual, expected, Tolerance{1e-4, 1e-4, 0})) << c.name;
+  double error = 0, norm = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    error += (actual[i] - expected[i]) * (actual[i] - expected[i]);
+    norm += expected[i] * expected[i];
+  }
+  EXPECT_LT(std::sqrt(error / norm), 5e-5) << c.name << ": relative error norm";
+}
+
+AttentionCase make(std::string name, int64_t batch, int64_t heads, int64_t queries, int64_t keys,
+                   int64_t head_dim, int64_t value_dim, bool causal, AttentionNorm norm, Mod mod,
+                   bool strided) {
+  return {std::move(name), batch, heads, queries, keys, head_dim, value_dim, causal,
+          norm, mod,       strided};
+}
+
+constexpr auto kSoftmax = AttentionNorm::softmax;
+constexpr auto kNone = AttentionNorm::none;
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, AttentionTest,
+    ::testing::Values(
+        make("plain_d64_L128", 2, 3, 128, 128, 64, 64, false, kSoftmax, Mod::none, false),
+        make("ragged_d80_L77", 2, 4, 77, 77, 80, 80, false, kSoftmax, Mod::none, false),
+        make("causal_d64_L100_strided", 2, 4, 100, 100, 64, 64, true, kSoftmax, Mod::none, true),
+        make("causal_d128_L130", 1, 2, 130, 130, 128, 128, true, kSoftmax, Mod::none, false),
+        make("causal_more_keys_d32", 1, 2, 40, 90, 32, 32, true, kSoftmax, Mod::none, false),
+        make("keep_mask_d128_50x70", 2, 2, 50, 70, 128, 128, false, kSoftmax, Mod::keep_mask,
+             false),
+        make("bias_d96_v64", 2, 2, 65, 33, 96, 64, false, kSoftmax, Mod::bias, false),
+        make("relu_causal_d32_L72", 2, 3, 72, 72, 32, 32, false, kNone, Mod::relu_causal_mask,
+             true),
+        make("one_query_d64", 3, 1, 1, 200, 64, 64, false, kSoftmax, Mod::none, false),
+        make("long_d64_L1024_causal", 1, 2, 1024, 1024, 64, 64, true, kSoftmax, Mod::none,
+             false)),
+    testing::case_name<AttentionCase>);
+
+TEST(AttentionShapeProblem, RefusesWhatTheKernelCannotRun) {
+  AttentionShape s;
+  s.batch = 1, s.heads = 1, s.queries = 8, s.keys = 8, s.head_dim = 64, s.value_dim = 64;
+  EXPECT_STREQ(attention_shape_problem<64>(s), "");
+  s.head_dim = 65;
+  EXPECT_STRNE(attention_shape_problem<64>(s), "");
+  s.head_dim = 64, s.value_dim = 0;
+  EXPECT_STRNE(attention_shape_problem<64>(s), "");
+  s.value_dim = 64, s.heads = 0;
+  EXPECT_STRNE(attention_shape_problem<64>(s), "");
+}
+
+}  // namespace
+}  // namespace stitch::kernels

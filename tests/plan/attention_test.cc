@@ -1,0 +1,240 @@
+// Attention recognition (fusion rule F8, plan/attention_pattern.h) on hand-built graphs shaped as
+// torch.export gives them: what is recognised (scale, softmax or ReLU, masks as score bodies, the
+// geometry and the operands read through views), and what is not (softmax over another axis, a
+// scale after the softmax, an unnormalised chain, attention weights that are also an output, head
+// dims over the kernel's). Plus scaled_dot_product_attention's node and its refusals.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/attention_pattern.h"
+#include "plan/fusion.h"
+#include "plan/planner.h"
+#include "plan_test_graphs.h"
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+// What the explicit pattern may vary.
+struct Pattern {
+  int64_t batch = 2, heads = 4, seq = 77, dim = 64;
+  Op scale_op = Op::mul_tensor;  // mul_tensor by 0.125, div_tensor by 8, or relu: no scale node
+  int64_t softmax_dim = -1;
+  bool relu = false;             // relu instead of softmax
+  bool scale_after_softmax = false;
+  bool weights_output = false;   // the softmax result is also a graph output
+  bool additive_mask = false;    // + mask input [seq, seq] before the softmax
+  bool dropout_clone = false;    // a clone of the weights (dropout p = 0 in training mode)
+};
+
+struct Built {
+  ir::Graph graph;
+  int bmm2 = -1;
+};
+
+Built build(const Pattern& p) {
+  GraphBuilder b;
+  const int64_t bh = p.batch * p.heads;
+  auto q = b.input("q", {p.batch, p.heads, p.seq, p.dim});
+  auto k = b.input("k", {p.batch, p.heads, p.seq, p.dim});
+  auto v = b.input("v", {p.batch, p.heads, p.seq, p.dim});
+  std::optional<ir::ValueRef> mask;
+  if (p.additive_mask) mask = b.input("mask", {p.seq, p.seq});
+  auto kt = b.node("permute", Op::permute, {ref(k), ints({0, 1, 3, 2})},
+                   {p.batch, p.heads, p.dim, p.seq});
+  auto qv = b.node("view", Op::view, {ref(q), ints({bh, p.seq, p.dim})}, {bh, p.seq, p.dim});
+  auto ktv = b.node("view_1", Op::view, {ref(kt), ints({bh, p.dim, p.seq})}, {bh, p.dim, p.seq});
+  auto s = b.node("bmm", Op::bmm, {ref(qv), ref(ktv)}, {bh, p.seq, p.seq});
+  const std::vector<int64_t> scores{p.batch, p.heads, p.seq, p.seq};
+  auto s4 = b.node("view_2", Op::view, {ref(s), ints(scores)}, scores);
+  ir::ValueRef x = s4;
+  if (p.scale_op == Op::mul_tensor) x = b.node("mul", Op::mul_tensor, {ref(x), num(0.125)}, scores);
+  if (p.scale_op == Op::div_tensor) x = b.node("div", Op::div_tensor, {ref(x), num(8.0)}, scores);
+  if (mask) x = b.node("add", Op::add_tensor, {ref(x), ref(*mask)}, scores);
+  if (p.relu) {
+    x = b.node("relu", Op::relu, {ref(x)}, scores);
+  } else {
+    x = b.node("_softmax", Op::softmax, {ref(x), integer(p.softmax_dim), flag(false)}, scores);
+    if (p.weights_output) b.output(x);
+  }
+  if (p.scale_after_softmax) x = b.node("mul_1", Op::mul_tensor, {ref(x), num(0.5)}, scores);
+  if (p.dropout_clone) x = b.node("clone", Op::clone, {ref(x)}, scores);
+  auto pv = b.node("view_3", Op::view, {ref(x), ints({bh, p.seq, p.seq})}, {bh, p.seq, p.seq});
+  auto vv = b.node("view_4", Op::view, {ref(v), ints({bh, p.seq, p.dim})}, {bh, p.seq, p.dim});
+  auto o = b.node("bmm_1", Op::bmm, {ref(pv), ref(vv)}, {bh, p.seq, p.dim});
+  const std::vector<int64_t> out{p.batch, p.heads, p.seq, p.dim};
+  b.output(b.node("view_5", Op::view, {ref(o), ints(out)}, out));
+  return {b.graph(), o.index};
+}
+
+std::optional<AttentionMatch> match(const Built& built) {
+  EXPECT_TRUE(ir::verify(built.graph).ok());
+  auto values = fold_views(built.graph);
+  EXPECT_TRUE(values.ok());
+  return match_attention(built.graph, Uses(built.graph), *values, built.bmm2);
+}
+
+const Group* attention_group(const Fusion& fusion) {
+  for (const Group& group : fusion.groups)
+    if (group.kind == GroupKind::attention) return &group;
+  return nullptr;
+}
+
+TEST(AttentionPattern, ScaledSoftmaxIsOneGroupReadingTheInputsThroughViews) {
+  const Built built = build(Pattern{});
+  const auto m = match(built);
+  ASSERT_TRUE(m.has_value());
+  const AttentionSpec& s = m->spec;
+  EXPECT_EQ(s.norm, AttentionNorm::softmax);
+  EXPECT_DOUBLE_EQ(s.scale, 0.125);
+  EXPECT_FALSE(s.causal);
+  EXPECT_EQ(std::vector<int64_t>({s.batch, s.heads, s.queries, s.keys, s.head_dim, s.value_dim}),
+            std::vector<int64_t>({2, 4, 77, 77, 64, 64}));
+  // k read as itself ([b, h, keys, dim], unit stride on dim), not as its transposed view.
+  EXPECT_EQ(s.k.base.kind, ir::ValueRef::Kind::input);
+  EXPECT_EQ(s.k.shape, (std::vector<int64_t>{2, 4, 77, 64}));
+  EXPECT_EQ(s.k.strides, (std::vector<int64_t>{4 * 77 * 64, 77 * 64, 64, 1}));
+  EXPECT_EQ(s.q.base.index, 0);
+  EXPECT_EQ(s.v.base.index, 2);
+  EXPECT_TRUE(m->scores.empty());  // nothing between the scale and the softmax
+
+  auto values = fold_views(built.graph);
+  const Fusion fusion = fuse(built.graph, *values);
+  const Group* group = attention_group(fusion);
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(fusion.groups.size(), 1u);  // the whole graph is the attention
+  EXPECT_EQ(group->anchor, built.bmm2);
+}
+
+TEST(AttentionPattern, DivisionScaleAndAdditiveMaskBecomeScaleAndScoresBody) {
+  Pattern p;
+  p.scale_op = Op::div_tensor;
+  p.additive_mask = true;
+  const auto m = match(build(p));
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->spec.scale, 1.0 / 8.0);
+  ASSERT_EQ(m->scores.size(), 1u);  // the add
+  auto plan = make_plan(build(p).graph, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 1u);
+  const auto* spec = std::get_if<AttentionSpec>(&plan->subtasks[0].spec);
+  ASSERT_NE(spec, nullptr);
+  ASSERT_TRUE(spec->scores.has_value());
+  ASSERT_EQ(spec->scores->loads.size(), 2u);  // the score, the mask broadcast over batch, heads
+  EXPECT_EQ(spec->scores->loads[1].strides, (std::vector<int64_t>{0, 0, 77, 1}));
+  EXPECT_EQ(plan->subtasks[0].kernel, "flash_attention");
+}
+
+TEST(AttentionPattern, ReluInsteadOfSoftmaxIsTheUnnormalisedVariant) {
+  Pattern p;
+  p.relu = true;
+  const auto m = match(build(p));
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->spec.norm, AttentionNorm::none);
+  ASSERT_EQ(m->scores.size(), 1u);  // relu is the scores body's last step
+}
+
+TEST(AttentionPattern, DropoutCloneOfTheWeightsIsClaimed) {
+  Pattern p;
+  p.dropout_clone = true;
+  const Built built = build(p);
+  const auto m = match(built);
+  ASSERT_TRUE(m.has_value());
+  int clone = -1;
+  for (size_t n = 0; n < built.graph.nodes.size(); ++n)
+    if (built.graph.nodes[n].op == Op::clone) clone = static_cast<int>(n);
+  ASSERT_GE(clone, 0);
+  EXPECT_NE(std::find(m->pattern.begin(), m->pattern.end(), clone), m->pattern.end());
+}
+
+TEST(AttentionPattern, NoScaleNodeKeepsScaleOne) {
+  Pattern p;
+  p.scale_op = Op::relu;  // no scale node
+  const auto m = match(build(p));
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->spec.scale, 1.0);
+}
+
+TEST(AttentionPattern, SoftmaxOverAnotherAxisIsNotAttention) {
+  Pattern p;
+  p.softmax_dim = 2;
+  EXPECT_FALSE(match(build(p)).has_value());
+  auto values = fold_views(build(p).graph);
+  EXPECT_EQ(attention_group(fuse(build(p).graph, *values)), nullptr);
+}
+
+TEST(AttentionPattern, ScaleAfterTheSoftmaxIsNotAttention) {
+  Pattern p;
+  p.scale_after_softmax = true;
+  EXPECT_FALSE(match(build(p)).has_value());
+}
+
+TEST(AttentionPattern, AttentionWeightsThatAreAlsoAnOutputStayUnfused) {
+  Pattern p;
+  p.weights_output = true;
+  EXPECT_FALSE(match(build(p)).has_value());
+}
+
+TEST(AttentionPattern, HeadDimOverTheKernelsIsNotAttention) {
+  Pattern p;
+  p.dim = kAttentionMaxHeadDim + 8;
+  EXPECT_FALSE(match(build(p)).has_value());
+}
+
+TEST(AttentionPattern, TwoGemmsWithoutNormaliserStayTwoGemms) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 16, 32});
+  auto y = b.input("y", {4, 32, 16});
+  auto z = b.input("z", {4, 16, 8});
+  auto s = b.node("bmm", Op::bmm, {ref(x), ref(y)}, {4, 16, 16});
+  auto t = b.node("mul", Op::mul_tensor, {ref(s), num(2.0)}, {4, 16, 16});
+  auto o = b.node("bmm_1", Op::bmm, {ref(t), ref(z)}, {4, 16, 8});
+  b.output(o);
+  EXPECT_FALSE(match({b.graph(), o.index}).has_value());
+}
+
+// scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal) on [2, 3, 10, 32] tensors.
+ir::Graph sdpa_graph(double dropout, bool causal, bool with_mask, int64_t dim = 32) {
+  GraphBuilder b;
+  const std::vector<int64_t> shape{2, 3, 10, dim};
+  auto q = b.input("q", shape);
+  auto k = b.input("k", shape);
+  auto v = b.input("v", shape);
+  ir::Arg mask;
+  if (with_mask) mask = ref(b.input("mask", {10, 10}, ir::DType::boolean));
+  b.output(b.node("sdpa", Op::scaled_dot_product_attention,
+                  {ref(q), ref(k), ref(v), mask, num(dropout), flag(causal)}, shape));
+  return b.graph();
+}
+
+TEST(AttentionPattern, SdpaWithMaskAndCausalIsOneAttentionSubtask) {
+  const ir::Graph graph = sdpa_graph(0.0, true, true);
+  EXPECT_EQ(sdpa_unsupported_reason(graph, graph.nodes[0]), "");
+  auto plan = make_plan(graph, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 1u);
+  const auto* spec = std::get_if<AttentionSpec>(&plan->subtasks[0].spec);
+  ASSERT_NE(spec, nullptr);
+  EXPECT_TRUE(spec->causal);
+  EXPECT_NEAR(spec->scale, 1.0 / std::sqrt(32.0), 1e-15);
+  EXPECT_EQ(spec->mask_kind, AttentionMask::boolean);
+  EXPECT_EQ(spec->mask->strides, (std::vector<int64_t>{0, 0, 10, 1}));
+  EXPECT_FALSE(spec->scores.has_value());
+}
+
+TEST(AttentionPattern, SdpaWithDropoutOrWideHeadsIsRefusedByName) {
+  const ir::Graph dropout = sdpa_graph(0.1, false, false);
+  EXPECT_NE(sdpa_unsupported_reason(dropout, dropout.nodes[0]).find("dropout"), std::string::npos);
+  auto plan = make_plan(dropout, PlanOptions{});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().message.find("dropout"), std::string::npos) << plan.error().message;
+  const ir::Graph wide = sdpa_graph(0.0, false, false, 256);
+  EXPECT_NE(sdpa_unsupported_reason(wide, wide.nodes[0]).find("head dims"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stitch::plan
