@@ -79,8 +79,8 @@ std::string format_values(const ir::Graph& graph, const ValueMap& values) {
 }
 
 std::string format_groups(const ir::Graph& graph, const Fusion& fusion) {
-  static constexpr const char* kKinds[] = {"matmul", "reduction", "row",  "elementwise",
-                                           "copy",   "pool",      "conv", "opaque"};
+  static constexpr const char* kKinds[] = {"matmul", "reduction", "row",    "elementwise", "copy",
+                                           "pool",   "conv",      "opaque", "scan",        "gather"};
   std::string text;
   auto ids = [&](const std::vector<int>& nodes) {
     std::vector<std::string> names;

@@ -44,6 +44,11 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_cat_inception",
     "plan_cat_unet",
     "plan_channel_shuffle",
+    "plan_scan_masked",
+    "plan_scan_reverse",
+    "plan_scan_exclusive",
+    "plan_flip_clamp",
+    "plan_gather",
 };
 
 // The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).
