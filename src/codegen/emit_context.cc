@@ -4,6 +4,7 @@
 #include <cctype>
 #include <functional>
 #include <numeric>
+#include <optional>
 
 #include "codegen/emit_elementwise.h"
 
@@ -14,25 +15,37 @@ using plan::Body;
 using plan::Operand;
 using plan::Store;
 
-int64_t align256(int64_t bytes) { return (bytes + 255) / 256 * 256; }
+int64_t align256(int64_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
 
 std::string c_type(ir::DType dtype) {
   switch (dtype) {
-    case ir::DType::float32: return "float";
-    case ir::DType::float64: return "double";
-    case ir::DType::int64: return "int64_t";
-    case ir::DType::int32: return "int32_t";
-    case ir::DType::int16: return "int16_t";
-    case ir::DType::int8: return "int8_t";
-    case ir::DType::uint8: return "uint8_t";
-    case ir::DType::boolean: return "bool";
-    default: return "";
+    case ir::DType::float32:
+      return "float";
+    case ir::DType::float64:
+      return "double";
+    case ir::DType::int64:
+      return "int64_t";
+    case ir::DType::int32:
+      return "int32_t";
+    case ir::DType::int16:
+      return "int16_t";
+    case ir::DType::int8:
+      return "int8_t";
+    case ir::DType::uint8:
+      return "uint8_t";
+    case ir::DType::boolean:
+      return "bool";
+    default:
+      return "";
   }
 }
 
 std::string int_list(const std::vector<int64_t>& values) {
   std::string text;
-  for (int64_t v : values) text += (text.empty() ? "" : ", ") + std::to_string(v);
+  for (int64_t v : values)
+    text += (text.empty() ? "" : ", ") + std::to_string(v);
   return text;
 }
 
@@ -53,7 +66,8 @@ std::vector<std::string> split_lines(const std::string& text) {
 }
 
 void append_inits(std::string& list, const Members& members) {
-  for (const auto& [decl, init] : members) list += (list.empty() ? "" : ", ") + init;
+  for (const auto& [decl, init] : members)
+    list += (list.empty() ? "" : ", ") + init;
 }
 
 // When the load's shape is the index space's, the strides apply to the coordinates directly;
@@ -92,7 +106,8 @@ std::string index_expr(const Access& access, const std::vector<int64_t>& space,
 
 EmitContext::EmitContext(const plan::Plan& plan, const EmitOptions& options)
     : plan_(plan), options_(options) {
-  for (const auto& slot : plan_.buffers) slots_[slot.value] = &slot;
+  for (const auto& slot : plan_.buffers)
+    slots_[slot.value] = &slot;
   // Params follow the at-init results in the persistent block.
   int64_t offset = align256(plan_.host.persistent_bytes);
   for (const auto& param : plan_.graph.params) {
@@ -112,14 +127,16 @@ Result<std::string> EmitContext::buffer_base(const ir::ValueRef& ref) const {
       return fmt::format("static_cast<char*>(inputs[{}].data)", ref.index);
     case ir::ValueRef::Kind::param:
       return fmt::format("(s->persistent + {})", param_offsets_.at(ref.index));
-    case ir::ValueRef::Kind::node: break;
+    case ir::ValueRef::Kind::node:
+      break;
   }
   std::string name = plan_.graph.name_of(ref);
   auto found = slots_.find(name);
   if (found == slots_.end()) return make_error("value '{}' has no buffer in the plan", name);
   const plan::BufferSlot& slot = *found->second;
   switch (slot.where) {
-    case plan::BufferSlot::Where::arena: return fmt::format("(s->arena_base + {})", slot.offset);
+    case plan::BufferSlot::Where::arena:
+      return fmt::format("(s->arena_base + {})", slot.offset);
     case plan::BufferSlot::Where::output:
       return fmt::format("static_cast<char*>(outputs[{}].data)", slot.offset);
     case plan::BufferSlot::Where::persistent:
@@ -149,6 +166,30 @@ Access EmitContext::store_access(const ir::ValueRef& value) const {
   return whole;
 }
 
+namespace {
+
+// The value every element of a constant creation op holds: full / full_like (a number or a bool
+// fill), zeros_like, ones_like; nullopt for anything else.
+std::optional<double> constant_fill(const ir::Node& node) {
+  switch (node.op) {
+    case ir::Op::zeros_like:
+      return 0.0;
+    case ir::Op::ones_like:
+      return 1.0;
+    case ir::Op::full:
+    case ir::Op::full_like: {
+      const ir::Arg* fill = node.arg_or_kwarg(1, "fill_value");
+      if (fill == nullptr) return std::nullopt;
+      if (auto flag = fill->as_bool(); flag && !fill->as_double()) return *flag ? 1.0 : 0.0;
+      return fill->as_double();
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> EmitContext::emit_steps(
     CodeWriter& w, const Body& body, const std::vector<std::string>& loads,
     const std::vector<std::string>& index_values, const std::string& prefix) const {
@@ -164,9 +205,8 @@ Result<std::vector<std::string>> EmitContext::emit_steps(
     }
     const ir::Node& node = plan_.graph.nodes[step.node];
     std::string expr;
-    if (node.op == ir::Op::full && operands.empty() && node.args.size() > 1 &&
-        node.args[1].as_double()) {
-      expr = float_literal(*node.args[1].as_double());  // a fill (a constant pad's border)
+    if (const auto fill = constant_fill(node); fill && operands.empty()) {
+      expr = float_literal(*fill);  // a fill: a constant pad's border, a mask, a zero column
     } else {
       STITCH_ASSIGN_OR_RETURN(expr, render_elementwise(node, operands));
     }
@@ -190,7 +230,8 @@ Result<std::string> EmitContext::operand_expr(const Operand& operand,
       if (operand.index < 0 || operand.index >= static_cast<int>(steps.size()))
         return make_error("operand refers to step {} before it is computed", operand.index);
       return steps[operand.index];
-    case Operand::Kind::scalar: return float_literal(operand.scalar);
+    case Operand::Kind::scalar:
+      return float_literal(operand.scalar);
     case Operand::Kind::index:
       if (operand.index < 0 || operand.index >= static_cast<int>(index_values.size()))
         return make_error("operand refers to index value {}", operand.index);

@@ -46,6 +46,8 @@ struct ProgramPieces {
   bool uses_matmul = false;
   bool uses_tf32x3 = false;
   bool uses_pool = false;
+  bool uses_scan = false;         // kernels/scan.cuh
+  bool uses_gather = false;       // kernels/gather.cuh
   bool uses_conv = false;         // cuDNN convolutions
   bool uses_depthwise = false;    // kernels/conv_depthwise.cuh
   bool uses_conv_igemm = false;   // kernels/conv_igemm_tf32x3.cuh
@@ -161,6 +163,10 @@ Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::Red
                  CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::RowSpec& spec,
                  CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ScanSpec& spec,
+                 CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::GatherSpec& spec,
+                 CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::PoolSpec& spec,
                  CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ConvSpec& spec,
@@ -171,8 +177,8 @@ Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::Att
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::OpaqueSpec& spec,
                  CodeWriter& w);
 // An LLM-written subtask (subtask_llm.cc): its code into the program, a call of its function.
-Status emit_llm_subtask(EmitContext& ctx, const plan::Subtask& subtask,
-                        const LlmSubtaskCode& code, CodeWriter& w);
+Status emit_llm_subtask(EmitContext& ctx, const plan::Subtask& subtask, const LlmSubtaskCode& code,
+                        CodeWriter& w);
 
 // The whole program.cu from the filled pieces (program_assembly.cc).
 std::string assemble_program(const EmitContext& ctx);

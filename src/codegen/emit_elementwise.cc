@@ -67,7 +67,8 @@ Result<std::string> scalar_other(const Args& args, const Operands& x, size_t ind
 
 std::string call(std::string_view fn, const Operands& x) {
   std::string joined;
-  for (const auto& operand : x) joined += (joined.empty() ? "" : ", ") + operand;
+  for (const auto& operand : x)
+    joined += (joined.empty() ? "" : ", ") + operand;
   return fmt::format("{}({})", fn, joined);
 }
 
@@ -163,24 +164,54 @@ using Table = std::map<Op, Emit>;
 void add_unary_calls(Table& t) {
   t[Op::abs] = unary_call("fabsf");
   t[Op::neg] = operand_pattern(1, "(-({}))");
-  for (auto [op, fn] : std::initializer_list<std::pair<Op, const char*>>{
-           {Op::exp, "expf"},     {Op::exp2, "exp2f"},   {Op::expm1, "expm1f"},
-           {Op::log, "logf"},     {Op::log1p, "log1pf"}, {Op::log2, "log2f"},
-           {Op::log10, "log10f"}, {Op::sqrt, "sqrtf"},   {Op::rsqrt, "rsqrtf"},
-           {Op::sin, "sinf"},     {Op::cos, "cosf"},     {Op::tan, "tanf"},
-           {Op::asin, "asinf"},   {Op::acos, "acosf"},   {Op::atan, "atanf"},
-           {Op::sinh, "sinhf"},   {Op::cosh, "coshf"},   {Op::tanh, "tanhf"},
-           {Op::asinh, "asinhf"}, {Op::acosh, "acoshf"}, {Op::atanh, "atanhf"},
-           {Op::erf, "erff"},     {Op::erfinv, "erfinvf"}, {Op::floor, "floorf"},
-           {Op::ceil, "ceilf"},   {Op::round, "rintf"},  {Op::trunc, "truncf"},
-           {Op::sigmoid, "op_sigmoid"}, {Op::relu, "op_relu"}, {Op::silu, "op_silu"},
-           {Op::mish, "op_mish"}, {Op::hardsigmoid, "op_hardsigmoid"},
-           {Op::hardswish, "op_hardswish"}, {Op::sign, "op_sign"}})
+  for (auto [op, fn] :
+       std::initializer_list<std::pair<Op, const char*>>{{Op::exp, "expf"},
+                                                         {Op::exp2, "exp2f"},
+                                                         {Op::expm1, "expm1f"},
+                                                         {Op::log, "logf"},
+                                                         {Op::log1p, "log1pf"},
+                                                         {Op::log2, "log2f"},
+                                                         {Op::log10, "log10f"},
+                                                         {Op::sqrt, "sqrtf"},
+                                                         {Op::rsqrt, "rsqrtf"},
+                                                         {Op::sin, "sinf"},
+                                                         {Op::cos, "cosf"},
+                                                         {Op::tan, "tanf"},
+                                                         {Op::asin, "asinf"},
+                                                         {Op::acos, "acosf"},
+                                                         {Op::atan, "atanf"},
+                                                         {Op::sinh, "sinhf"},
+                                                         {Op::cosh, "coshf"},
+                                                         {Op::tanh, "tanhf"},
+                                                         {Op::asinh, "asinhf"},
+                                                         {Op::acosh, "acoshf"},
+                                                         {Op::atanh, "atanhf"},
+                                                         {Op::erf, "erff"},
+                                                         {Op::erfinv, "erfinvf"},
+                                                         {Op::floor, "floorf"},
+                                                         {Op::ceil, "ceilf"},
+                                                         {Op::round, "rintf"},
+                                                         {Op::trunc, "truncf"},
+                                                         {Op::sigmoid, "op_sigmoid"},
+                                                         {Op::relu, "op_relu"},
+                                                         {Op::silu, "op_silu"},
+                                                         {Op::mish, "op_mish"},
+                                                         {Op::hardsigmoid, "op_hardsigmoid"},
+                                                         {Op::hardswish, "op_hardswish"},
+                                                         {Op::sign, "op_sign"}})
     t[op] = unary_call(fn);
   t[Op::reciprocal] = operand_pattern(1, "(1.0f / {})");
   t[Op::isnan] = operand_pattern(1, "op_bool({0} != {0})");
   t[Op::isinf] = operand_pattern(1, "op_bool(isinf({}))");
   t[Op::logical_not] = operand_pattern(1, "op_bool({} == 0.0f)");
+  // On bool data (a mask's `~`) bitwise_not is logical not; integers would need their bits.
+  t[Op::bitwise_not] = [](const Args& args, const Operands& x) -> Result<std::string> {
+    NEED(1);
+    if (args.node.outputs[0].dtype != ir::DType::boolean)
+      return make_error("node '{}' ({}): bitwise_not of integers has no elementwise rendering",
+                        args.node.id, args.node.op_name);
+    return fmt::format("op_bool({} == 0.0f)", x[0]);
+  };
 }
 
 // Unary ops with scalar arguments (slopes, bounds, modes) read from the node.
@@ -283,9 +314,12 @@ void add_binary(Table& t) {
   t[Op::maximum] = binary_call("op_maximum");
   t[Op::minimum] = binary_call("op_minimum");
   for (auto [tensor_op, scalar_op, infix] : std::initializer_list<std::tuple<Op, Op, const char*>>{
-           {Op::eq_tensor, Op::eq_scalar, "=="}, {Op::ne_tensor, Op::ne_scalar, "!="},
-           {Op::lt_tensor, Op::lt_scalar, "<"},  {Op::le_tensor, Op::le_scalar, "<="},
-           {Op::gt_tensor, Op::gt_scalar, ">"},  {Op::ge_tensor, Op::ge_scalar, ">="}}) {
+           {Op::eq_tensor, Op::eq_scalar, "=="},
+           {Op::ne_tensor, Op::ne_scalar, "!="},
+           {Op::lt_tensor, Op::lt_scalar, "<"},
+           {Op::le_tensor, Op::le_scalar, "<="},
+           {Op::gt_tensor, Op::gt_scalar, ">"},
+           {Op::ge_tensor, Op::ge_scalar, ">="}}) {
     t[tensor_op] = compare_tensor(infix);
     t[scalar_op] = compare_scalar(infix);
   }
@@ -298,11 +332,15 @@ void add_binary(Table& t) {
 void add_ternary(Table& t) {
   t[Op::where_self] = operand_pattern(3, "({} != 0.0f ? {} : {})");
   t[Op::clamp_tensor] = [](const Args& args, const Operands& x) -> Result<std::string> {
-    bool has_min = args.is_tensor(1, "min"), has_max = args.is_tensor(2, "max");
-    NEED(1 + has_min + has_max);
+    // Operands are positional: an absent bound between x and the other bound is a placeholder.
+    const bool has_min = args.is_tensor(1, "min"), has_max = args.is_tensor(2, "max");
+    // One operand per leading arg given (a trailing absent max may be there or not).
+    if (x.size() < (has_max ? 3u : has_min ? 2u : 1u) || x.size() > 3)
+      return make_error("node '{}' ({}): clamp bounds do not match its {} operand(s)", args.node.id,
+                        args.node.op_name, x.size());
     if (has_min && has_max) return fmt::format("op_clamp({}, {}, {})", x[0], x[1], x[2]);
     if (has_min) return fmt::format("op_clamp_min({}, {})", x[0], x[1]);
-    if (has_max) return fmt::format("op_clamp_max({}, {})", x[0], x[1]);
+    if (has_max) return fmt::format("op_clamp_max({}, {})", x[0], x[2]);
     return x[0];
   };
   t[Op::addcmul] = [](const Args& args, const Operands& x) -> Result<std::string> {
@@ -329,7 +367,8 @@ const Table& table() {
 
 std::string float_literal(double value) {
   if (std::isnan(value)) return "__int_as_float(0x7fffffff)";
-  if (std::isinf(value)) return value > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  if (std::isinf(value))
+    return value > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
   float f = static_cast<float>(value);
   if (std::isinf(f)) return value > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
   std::string text = fmt::format("{}", f);  // shortest round-trip for float
@@ -337,9 +376,12 @@ std::string float_literal(double value) {
   return text + "f";
 }
 
-bool can_render_elementwise(ir::Op op) { return table().count(op) > 0; }
+bool can_render_elementwise(ir::Op op) {
+  return table().count(op) > 0;
+}
 
-Result<std::string> render_elementwise(const ir::Node& node, const std::vector<std::string>& operands) {
+Result<std::string> render_elementwise(const ir::Node& node,
+                                       const std::vector<std::string>& operands) {
   auto found = table().find(node.op);
   if (found == table().end())
     return make_error("node '{}' ({}): no elementwise rendering for this op", node.id,

@@ -22,6 +22,8 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_matmul) out.line("#include \"kernels/matmul.cuh\"");
   if (pieces.uses_tf32x3) out.line("#include \"kernels/matmul_tf32x3.cuh\"");
   if (pieces.uses_pool) out.line("#include \"kernels/pooling.cuh\"");
+  if (pieces.uses_scan) out.line("#include \"kernels/scan.cuh\"");
+  if (pieces.uses_gather) out.line("#include \"kernels/gather.cuh\"");
   if (pieces.uses_conv) out.line("#include \"kernels/conv.cuh\"");
   if (pieces.uses_depthwise) out.line("#include \"kernels/conv_depthwise.cuh\"");
   if (pieces.uses_conv_igemm) out.line("#include \"kernels/conv_igemm_tf32x3.cuh\"");

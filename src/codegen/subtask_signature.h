@@ -2,7 +2,7 @@
 // it wrote. The contract is a host function that launches the subtask's work on a stream and
 // returns its launch status, one pointer per buffer the subtask reads or writes:
 //
-//   cudaError_t subtask_s01_opaque_cumsum_4x64(const float* in0, float* out0, cudaStream_t stream);
+//   cudaError_t subtask_s01_opaque_logcumsumexp_4x64(const float* in0, float* out0, cudaStream_t stream);
 //
 // The prompt states each pointer's value, dtype, shape and strides (in elements; an input's
 // pointer already points at its first element). The emitter (program_emitter.h, EmitOptions::

@@ -142,6 +142,16 @@ Access select_access(const Access& access, int64_t dim, int64_t index) {
   return result;
 }
 
+Access flip_access(const Access& access, const std::vector<int64_t>& dims) {
+  Access result = access;
+  for (int64_t dim : dims) {
+    if (result.shape[dim] <= 1) continue;  // nothing moves: keep the stride (size-1 dims merge)
+    result.offset += (result.shape[dim] - 1) * result.strides[dim];
+    result.strides[dim] = -result.strides[dim];
+  }
+  return result;
+}
+
 Access squeeze_access(const Access& access, const std::vector<int64_t>& dims) {
   Access result{access.base, access.offset, {}, {}};
   for (size_t d = 0; d < access.shape.size(); ++d) {

@@ -39,6 +39,9 @@ Access select_access(const Access& access, int64_t dim, int64_t index);
 // Drops the listed dims that have size 1 (others stay, as torch does).
 Access squeeze_access(const Access& access, const std::vector<int64_t>& dims);
 Access unsqueeze_access(const Access& access, int64_t dim);
+// torch.flip over `dims` (wrapped, each at most once): element j of a flipped dim is element
+// size - 1 - j of the input, so its stride is negated and the offset moves to the last element.
+Access flip_access(const Access& access, const std::vector<int64_t>& dims);
 // Tensor.unfold(dim, size, step): a window dim appended at the end.
 std::optional<Access> unfold_access(const Access& access, int64_t dim, int64_t size, int64_t step);
 

@@ -52,11 +52,11 @@ double product(const std::vector<int64_t>& sizes) {
 // output element per epilogue step.
 double conv_flops(const ConvSpec& s) {
   const std::vector<int64_t>& forward_out = s.transposed ? s.input : s.output;
-  const double macs = static_cast<double>(s.batch) *
-                      static_cast<double>(s.transposed ? s.in_channels : s.out_channels) *
-                      static_cast<double>((s.transposed ? s.out_channels : s.in_channels) /
-                                          s.groups) *
-                      product(s.kernel) * product(forward_out);
+  const double macs =
+      static_cast<double>(s.batch) *
+      static_cast<double>(s.transposed ? s.in_channels : s.out_channels) *
+      static_cast<double>((s.transposed ? s.out_channels : s.in_channels) / s.groups) *
+      product(s.kernel) * product(forward_out);
   const double outputs = static_cast<double>(s.batch * s.out_channels) * product(s.output);
   return 2 * macs + outputs * body_steps(s.epilogue);
 }
@@ -107,6 +107,11 @@ double spec_flops(const SubtaskSpec& spec) {
           return numel * static_cast<double>(s.body.steps.size());
         } else if constexpr (std::is_same_v<T, PoolSpec>) {
           return pool_flops(s);
+        } else if constexpr (std::is_same_v<T, GatherSpec>) {
+          return 0.0;  // data movement (bytes: the input counted whole, a bound for repeats)
+        } else if constexpr (std::is_same_v<T, ScanSpec>) {
+          return static_cast<double>(s.outer * s.length * s.inner) *
+                 (1.0 + body_steps(s.prologue) + body_steps(s.epilogue));
         } else {
           return 0.0;
         }
@@ -172,8 +177,7 @@ namespace stitch::plan {
 namespace {
 
 GpuPeaks plan_peaks(const GpuPeakRow& row) {
-  return GpuPeaks{std::string(row.model), row.fp32_tflops, row.dram_gbps, row.sms,
-                  row.tf32_tflops};
+  return GpuPeaks{std::string(row.model), row.fp32_tflops, row.dram_gbps, row.sms, row.tf32_tflops};
 }
 
 }  // namespace

@@ -25,6 +25,10 @@ std::optional<ValueRef> arg_ref(const ir::Node& node, size_t index) {
 
 std::vector<int64_t> index_shape_of(const Group& group, const ir::Graph& graph) {
   const ir::Node& anchor = graph.nodes[group.anchor];
+  if (group.kind == GroupKind::scan) {
+    const auto geometry = scan_geometry(graph, anchor);
+    return {geometry->outer, geometry->length, geometry->inner};
+  }
   if (group.kind == GroupKind::reduction) {
     const auto geometry = reduce_geometry(graph, anchor);
     return {geometry->outer, geometry->reduce, geometry->inner};
@@ -131,6 +135,8 @@ bool is_anchor(const ir::Graph& graph, int index) {
   if (ir::op_category(node.op) == ir::OpCategory::matmul) return true;
   if (node.op == Op::convolution) return true;
   if (is_primitive_reduction(node.op)) return true;
+  if (is_scan(node.op)) return true;
+  if (gather_geometry(graph, node)) return true;
   if (node.op == Op::clone || node.op == Op::cat) return true;
   if (ir::op_category(node.op) == ir::OpCategory::pooling) return true;
   return row_geometry(graph, node).has_value();
@@ -349,10 +355,12 @@ class Fuser {
     match_patterns();
     for (int i = 0; i < n; ++i)
       if (!pending_.count(i) && claimed_by_[i] < 0 && !opaque(i) && is_anchor(graph_, i) &&
-          (is_primitive_reduction(graph_.nodes[i].op) || row_geometry(graph_, graph_.nodes[i]))) {
+          (is_primitive_reduction(graph_.nodes[i].op) || is_scan(graph_.nodes[i].op) ||
+           row_geometry(graph_, graph_.nodes[i]))) {
         Group group;
-        group.kind =
-            is_primitive_reduction(graph_.nodes[i].op) ? GroupKind::reduction : GroupKind::row;
+        group.kind = is_primitive_reduction(graph_.nodes[i].op) ? GroupKind::reduction
+                     : is_scan(graph_.nodes[i].op)              ? GroupKind::scan
+                                                                : GroupKind::row;
         group.anchor = i;
         if (group.kind == GroupKind::row)
           group.row_op = graph_.nodes[i].op == Op::softmax       ? RowOp::softmax
@@ -459,6 +467,7 @@ class Fuser {
       group.kind = ir::op_category(node.op) == ir::OpCategory::matmul    ? GroupKind::matmul
                    : ir::op_category(node.op) == ir::OpCategory::pooling ? GroupKind::pool
                    : node.op == Op::convolution                          ? GroupKind::conv
+                   : gather_geometry(graph_, node)                       ? GroupKind::gather
                                                                          : GroupKind::copy;
       if (group.kind == GroupKind::conv)
         if (auto pad = foldable_pad(graph_, uses_, i); pad && claimed_by_[*pad] == i)
@@ -477,7 +486,7 @@ class Fuser {
     for (int member : group.nodes())
       owner_[member] = index;
     if (group.kind != GroupKind::copy && group.kind != GroupKind::opaque &&
-        group.kind != GroupKind::attention)
+        group.kind != GroupKind::attention && group.kind != GroupKind::gather)
       extend(group, index);
     fusion_.groups.push_back(std::move(group));
   }
@@ -502,7 +511,8 @@ class Fuser {
     std::optional<std::vector<int64_t>> index_shape;
     if (group.kind == GroupKind::elementwise)
       index_shape = graph_.nodes[group.body[0]].outputs[0].shape;
-    else if (group.kind == GroupKind::matmul || group.kind == GroupKind::conv)
+    else if (group.kind == GroupKind::matmul || group.kind == GroupKind::conv ||
+             group.kind == GroupKind::scan)
       index_shape = graph_.nodes[group.anchor].outputs[0].shape;
     const int start = group.nodes().back() + 1;
     for (int j = start; j < static_cast<int>(graph_.nodes.size()); ++j) {

@@ -4,15 +4,17 @@
 //   F1 anchors   Every non-view node lands in exactly one group. Anchors start a group: GEMMs
 //                (mm/addmm/bmm/baddbmm), convolutions (with the zero spatial pad they fold,
 //                conv_geometry.h), primitive reductions, row ops (softmax/log_softmax over
-//                the last dim, native_layer_norm, a matched rms_norm pattern), copies (clone,
-//                cat) and pools. Other nodes (elementwise, creation) join a group or start an
-//                elementwise group. A constant scalar (scalar_tensor, full([])) read only
+//                the last dim, native_layer_norm, a matched rms_norm pattern), scans (cumsum,
+//                cumprod), gathers (index_select, index.Tensor; nothing fuses into them),
+//                copies (clone, cat) and pools. Other nodes (elementwise, creation) join a group or
+//                start an elementwise group. A constant scalar (scalar_tensor, full([])) read only
 //                directly by elementwise nodes is folded into their operands and belongs to no
 //                group.
 //   F2 index     A node joins a body only if its element count equals the body's index space (GEMM
 //                output, reduction/row input for a prologue, reduction output / row shape for an
 //                epilogue, first node's shape for an elementwise group).
-//   F3 prologue  An elementwise producer joins a reduction's or row op's prologue only if every use
+//   F3 prologue  An elementwise producer joins a reduction's, scan's or row op's prologue only if
+//   every use
 //                of its value (through views) is inside the group, it is not a graph output, the
 //                views on the way preserve element order (view/reshape/squeeze/unsqueeze/alias),
 //                and its operands broadcast to its shape. A prologue needs one load whose strides
@@ -23,8 +25,8 @@
 //                through order-preserving views, and every other operand is available: an input, a
 //                param, a folded constant, or a value of an earlier group. In an elementwise group
 //                or a GEMM epilogue every load must be expressible in the index space's shape (the
-//                elementwise kernel indexes all operands by one shape); a convolution's epilogue
-//                likewise, in the convolution's output shape.
+//                elementwise kernel indexes all operands by one shape); a convolution's or scan's
+//                epilogue likewise, in its output shape.
 //   F5 library   A GEMM folds into cuBLASLt's call, in order: multiplications/divisions by numbers
 //                (into alpha; mm/bmm only, before any bias), a per-column bias (addmm's [n] bias
 //                with beta 1, or an add of a contiguous [n] vector with alpha 1), then relu or
@@ -66,7 +68,9 @@ enum class GroupKind : uint8_t {
   pool,
   conv,
   opaque,
-  attention
+  attention,
+  scan,
+  gather
 };
 
 struct Group {

@@ -216,6 +216,16 @@ std::string_view row_strategy_name(int64_t strategy) {
   return strategy >= 0 && strategy < std::ssize(kNames) ? kNames[strategy] : "unknown";
 }
 
+ScanStrategy plan_scan_strategy(int64_t outer, int64_t length, int64_t inner) {
+  (void)outer, (void)length;
+  return inner == 1 ? ScanStrategy::warp_rows : ScanStrategy::columns;
+}
+
+std::string_view scan_strategy_name(int64_t strategy) {
+  static constexpr std::string_view kNames[] = {"warp_rows", "columns"};
+  return strategy >= 0 && strategy < std::ssize(kNames) ? kNames[strategy] : "unknown";
+}
+
 std::string_view tensor_math_name(int64_t math) {
   static constexpr std::string_view kNames[] = {"fp32", "tf32", "bf16"};
   return math >= 0 && math < 3 ? kNames[math] : "unknown";
@@ -328,6 +338,7 @@ int64_t attention_head_dim_tile(const AttentionSpec& spec) {
 std::string format_tunable(const std::string& key, int64_t value) {
   if (key == "reduce_strategy") return fmt::format("{}", reduce_strategy_name(value));
   if (key == "row_strategy") return fmt::format("{}", row_strategy_name(value));
+  if (key == "scan_strategy") return fmt::format("{}", scan_strategy_name(value));
   if (key == "tensor_math") return fmt::format("{}", tensor_math_name(value));
   return fmt::format("{}={}", key, value);
 }
@@ -383,6 +394,14 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           subtask.tunables["block_m"] = kAttentionBlockM;
           subtask.tunables["block_n"] = kAttentionBlockN;
           subtask.tunables["head_dim_tile"] = attention_head_dim_tile(spec);
+        } else if constexpr (std::is_same_v<T, ScanSpec>) {
+          subtask.kernel = "scan";  // kernels/scan.cuh
+          subtask.tunables["scan_strategy"] =
+              static_cast<int64_t>(plan_scan_strategy(spec.outer, spec.length, spec.inner));
+          subtask.tunables["block"] = 256;
+        } else if constexpr (std::is_same_v<T, GatherSpec>) {
+          subtask.kernel = "gather";  // kernels/gather.cuh: a thread per output element
+          subtask.tunables["block"] = 256;
         } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
           subtask.kernel = "llm";  // written by an LLM against its signature (hybrid Coder)
         } else {

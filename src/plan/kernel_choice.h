@@ -48,6 +48,15 @@ enum class ReduceStrategy : int64_t {
 };
 std::string_view reduce_strategy_name(int64_t strategy);
 // How a row kernel maps onto the GPU (kernels/row.cuh).
+// kernels/scan.cuh's ScanStrategy: the Planner picks it (tunable scan_strategy), the program
+// passes it to launch_scan.
+enum class ScanStrategy : int64_t {
+  warp_rows = 0,  // inner == 1: a warp per row, 32-position steps scanned by shuffles, in order
+  columns = 1,    // inner > 1: a thread per (outer, inner) column, sequential along the axis
+};
+ScanStrategy plan_scan_strategy(int64_t outer, int64_t length, int64_t inner);
+std::string_view scan_strategy_name(int64_t strategy);
+
 enum class RowStrategy : int64_t {
   warp = 0,   // cols <= 1024: a warp per row, the row in registers
   block = 1,  // cols <= 8192: a 512-thread block per row, the row in registers
@@ -156,7 +165,9 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
 enum class ConvEngine : uint8_t { automatic, cudnn, igemm_tf32x3 };
 inline constexpr std::array<std::string_view, 3> kConvEngineNames = {"automatic", "cudnn",
                                                                      "igemm_tf32x3"};
-constexpr const auto& enum_names(ConvEngine) { return kConvEngineNames; }
+constexpr const auto& enum_names(ConvEngine) {
+  return kConvEngineNames;
+}
 static_assert(names_every_enumerator(ConvEngine::igemm_tf32x3));
 
 // The flash attention kernel's tiles (kernels/attention.cuh AttentionTile: 128 threads, each 4

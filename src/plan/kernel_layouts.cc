@@ -48,6 +48,77 @@ ReduceOp reduce_op_of(Op op) {
   }
 }
 
+bool is_scan(Op op) {
+  return op == Op::cumsum || op == Op::cumprod;
+}
+
+ScanOp scan_op_of(Op op) {
+  return op == Op::cumprod ? ScanOp::prod : ScanOp::sum;
+}
+
+std::optional<ScanGeometry> scan_geometry(const ir::Graph& graph, const ir::Node& node) {
+  if (!is_scan(node.op)) return std::nullopt;
+  const ir::Arg* self = node.arg_or_kwarg(0, "self");
+  if (self == nullptr || !self->is_ref()) return std::nullopt;
+  const std::vector<int64_t>& shape = graph.type_of(*self->ref()).shape;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const auto dim = wrap_dim(int_arg(node, 1, "dim", 0), rank);
+  if (!dim) return std::nullopt;
+  ScanGeometry geometry;
+  geometry.dim = *dim;
+  if (rank == 0) return geometry;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < *dim) geometry.outer *= shape[d];
+    if (d > *dim) geometry.inner *= shape[d];
+  }
+  geometry.length = shape[*dim];
+  return geometry;
+}
+
+std::optional<GatherGeometry> gather_geometry(const ir::Graph& graph, const ir::Node& node) {
+  if (node.op != Op::index_select && node.op != Op::index_tensor) return std::nullopt;
+  const ir::Arg* self = node.arg_or_kwarg(0, "self");
+  if (self == nullptr || !self->is_ref()) return std::nullopt;
+  GatherGeometry geometry;
+  geometry.input = *self->ref();
+  const std::vector<int64_t>& shape = graph.type_of(geometry.input).shape;
+  const ir::Arg* index = nullptr;
+  if (node.op == Op::index_select) {
+    const auto dim = wrap_dim(int_arg(node, 1, "dim", 0), static_cast<int64_t>(shape.size()));
+    if (!dim) return std::nullopt;
+    geometry.dim = *dim;
+    index = node.arg_or_kwarg(2, "index");
+  } else {
+    const ir::Arg* indices = node.arg_or_kwarg(1, "indices");
+    if (indices == nullptr || indices->list() == nullptr || indices->list()->size() != 1)
+      return std::nullopt;
+    index = &indices->list()->front();
+  }
+  if (index == nullptr || !index->is_ref() || shape.empty()) return std::nullopt;
+  geometry.index = *index->ref();
+  const ir::TensorType& index_type = graph.type_of(geometry.index);
+  if (index_type.dtype != ir::DType::int64 && index_type.dtype != ir::DType::int32)
+    return std::nullopt;  // a bool mask selects, it does not gather
+  if (node.op == Op::index_select && index_type.rank() > 1) return std::nullopt;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (d < geometry.dim) geometry.outer *= shape[d];
+    if (d > geometry.dim) geometry.inner *= shape[d];
+  }
+  geometry.size = shape[geometry.dim];
+  geometry.count = index_type.numel();
+  return geometry;
+}
+
+bool scan_reverse(const ir::Node& node) {
+  const ir::Arg* arg = node.kwarg("reverse");
+  return arg != nullptr && arg->as_bool().value_or(false);
+}
+
+bool scan_exclusive(const ir::Node& node) {
+  const ir::Arg* arg = node.kwarg("exclusive");
+  return arg != nullptr && arg->as_bool().value_or(false);
+}
+
 std::vector<int64_t> reduced_dims(const ir::Graph& graph, const ir::Node& node) {
   const ir::Arg* self = node.arg_or_kwarg(0, "self");
   const int64_t rank = self != nullptr && self->is_ref() ? graph.type_of(*self->ref()).rank() : 0;
@@ -138,7 +209,9 @@ bool matrix_layout_ok(const Access& matrix) {
   const int64_t row_stride = matrix.strides[1], col_stride = matrix.strides[2];
   const bool row_major = (cols == 1 || col_stride == 1) && (rows == 1 || row_stride >= cols);
   const bool col_major = (rows == 1 || row_stride == 1) && (cols == 1 || col_stride >= rows);
-  return row_major || col_major;
+  // A flipped batch (negative stride) is no strided batch cuBLASLt takes.
+  const bool batch_ok = matrix.shape[0] == 1 || matrix.strides[0] >= 0;
+  return (row_major || col_major) && batch_ok;
 }
 
 }  // namespace stitch::plan

@@ -2,6 +2,7 @@
 // clones where a need is not met) and fusion (which builds the specs):
 //   reduction  input viewed as [outer, reduce, inner]: the reduced dims one adjacent block
 //   row        input viewed as [rows, cols] with unit column stride
+//   scan       input viewed as [outer, length, inner] when it merges (else read in its own shape)
 //   matmul     each operand a [batch, rows, cols] matrix with a unit stride in one of its two dims
 #pragma once
 
@@ -28,6 +29,29 @@ struct ReduceGeometry {
 std::optional<ReduceGeometry> reduce_geometry(const std::vector<int64_t>& shape,
                                               const std::vector<int64_t>& dims);
 std::optional<ReduceGeometry> reduce_geometry(const ir::Graph& graph, const ir::Node& node);
+
+// The scans fusion maps onto ScanSpec: cumsum and cumprod, along one dim.
+bool is_scan(ir::Op op);
+ScanOp scan_op_of(ir::Op op);
+struct ScanGeometry {
+  int64_t outer = 1, length = 1, inner = 1;
+  int64_t dim = 0;  // the scanned dim, wrapped
+};
+// The [outer, length, inner] split of a scan node's input around its dim; nullopt for other nodes
+// or a dim out of range. A rank-0 input scans one element.
+std::optional<ScanGeometry> scan_geometry(const ir::Graph& graph, const ir::Node& node);
+// The planner's scan flags on a scan node (kwargs "reverse", "exclusive": pass "lower" sets them,
+// docs/plan-format.md); absent means false.
+bool scan_reverse(const ir::Node& node);
+bool scan_exclusive(const ir::Node& node);
+
+// Gathers along one dim (GatherSpec): index_select, and index.Tensor with one index tensor
+// (on dim 0). nullopt for other nodes, more index tensors, or a dim out of range.
+struct GatherGeometry {
+  int64_t dim = 0, outer = 1, size = 1, count = 1, inner = 1;
+  ir::ValueRef input, index;
+};
+std::optional<GatherGeometry> gather_geometry(const ir::Graph& graph, const ir::Node& node);
 
 struct RowGeometry {
   int64_t rows = 1, cols = 1;

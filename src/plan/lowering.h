@@ -3,6 +3,7 @@
 // output types, and the composite's module path.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,7 +95,15 @@ namespace stitch::plan {
 bool is_tiling_pool(const ir::Graph& graph, const Uses& uses, int node);
 }  // namespace stitch::plan
 
+namespace stitch::plan {
+// Flips over the scanned dim of a scan whose result only they read: flip node -> scan node
+// (lower_scan.cc). Such a scan is dropped and its flip lowered by lower_flipped_scan.
+std::map<int, int> find_flipped_scans(const ir::Graph& graph, const Uses& uses);
+}  // namespace stitch::plan
+
 namespace stitch::plan::lowering {
+// The flip of a scan's result (find_flipped_scans): one scan of the flipped input, reversed.
+Result<bool> lower_flipped_scan(Lowerer& lowerer, int scan_index);
 // Tiling pools become reductions, global average pools a mean; false keeps the others for a direct
 // pooling kernel (PoolSpec).
 Result<bool> lower_pool(Lowerer& lowerer);

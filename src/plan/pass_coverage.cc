@@ -1,18 +1,21 @@
 // Pass "coverage": the op families the built-in Coder covers (kernels/ + the emitter), and a clear
 // refusal naming node and op for anything else. An LLM Coder may still implement a refused graph.
 //
-// Covered: elementwise ops (clamp.Tensor with both bounds), creation ops with defined contents,
-// views, clone/copy/cat/stack, mm/addmm/bmm/baddbmm, the reductions (not any/nll_loss), softmax,
+// Covered: elementwise ops, creation ops with defined contents, views (flip included),
+// clone/copy/cat/stack, mm/addmm/bmm/baddbmm, the reductions (not any/nll_loss), softmax,
 // layer/batch/group norm, max/avg/adaptive pools and nearest/bilinear upsampling (plan/pooling.h),
 // convolutions (1-3 spatial dims, transposed and grouped included), scaled_dot_product_attention
 // where attention_pattern.h's kernel runs it (no dropout, head dims up to 128), constant pads
-// (folded into a convolution, or cats of fills). Not covered: scans (cumsum), gathers/scatters,
-// reflect/replicate padding, flips, sorting, random ops left in the graph, recurrent layers.
+// (folded into a convolution, or cats of fills), cumsum/cumprod with float32 results (ScanSpec),
+// index_select and index.Tensor with one integer index tensor on float32 data (GatherSpec). Not
+// covered: scatters, masks as indices, reflect/replicate padding, sorting, random ops left in the
+// graph, recurrent layers.
 #include <fmt/format.h>
 
 #include "plan/attention_pattern.h"
 #include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
+#include "plan/kernel_layouts.h"
 #include "plan/lowering.h"
 #include "plan/op_traits.h"
 #include "plan/passes.h"
@@ -20,19 +23,12 @@
 
 namespace stitch::plan {
 
-
 std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
   using ir::Op;
   if (node.op == Op::opaque)
     return fmt::format("{} is not covered by the built-in Coder yet",
                        ir::short_op_name(node.op_name));
-  if (is_elementwise(node.op)) {
-    if (node.op == Op::clamp_tensor)
-      for (size_t i = 1; i < 3; ++i)
-        if (i >= node.args.size() || node.args[i].is_none())
-          return "clamp with one tensor bound is not covered by the built-in Coder yet";
-    return "";
-  }
+  if (is_elementwise(node.op)) return "";
   const std::string_view name = ir::short_op_name(ir::op_name(node.op));
   switch (ir::op_category(node.op)) {
     case ir::OpCategory::view:
@@ -48,6 +44,17 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
       if (node.op == Op::clone || node.op == Op::copy || node.op == Op::cat || node.op == Op::stack)
         return "";
       if (node.op == Op::constant_pad_nd) return "";  // folds into a conv, or cats of fills
+      if (node.op == Op::index_select || node.op == Op::index_tensor) {
+        if (!gather_geometry(graph, node))
+          return fmt::format(
+              "{} other than one integer index tensor along one dim is not "
+              "covered by the built-in Coder yet",
+              name);
+        if (node.outputs[0].dtype != ir::DType::float32)
+          return fmt::format("{} of {} data is not covered by the built-in Coder yet", name,
+                             ir::dtype_name(node.outputs[0].dtype));
+        return "";
+      }
       return fmt::format("{} is not covered by the built-in Coder yet", name);
     case ir::OpCategory::creation:
       if (node.op == Op::empty_memory_format || node.op == Op::empty_strided)
@@ -67,7 +74,14 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
       return fmt::format("pooling ({}) with these arguments is not covered by the built-in Coder",
                          name);
     case ir::OpCategory::scan:
-      return fmt::format("scan ({}) is not covered by the built-in Coder yet", name);
+      if (!scan_geometry(graph, node))
+        return fmt::format("scan ({}) with a dim out of range is not covered", name);
+      if (node.outputs[0].dtype != ir::DType::float32)
+        return fmt::format(
+            "scan ({}) with {} results is not covered by the built-in Coder yet "
+            "(it accumulates in float32)",
+            name, ir::dtype_name(node.outputs[0].dtype));
+      return "";
     case ir::OpCategory::random:
       return fmt::format("random op {} inside the graph is not covered by the built-in Coder yet",
                          name);

@@ -34,10 +34,13 @@
 //   adaptive avg pool to size 1          sum over the spatial dims + div
 //   constant_pad_nd no convolution       cats of fills around the input, a dim at a time; negative
 //   absorbs                              pads a slice (lower_conv.cc)
-//   convolution with a bias              convolution without it + add of the bias viewed [C, 1, ...]
+//   convolution with a bias              convolution without it + add of the bias viewed [C, 1,
+//   ...]
 //                                        (fused into its epilogue; lower_conv.cc)
 //   pointwise convolution (1x1..., stride bmm(W viewed [1,K,C] expanded over N, x viewed [N,C,S])
 //   1, no padding, one group)            viewed [N,K,...] (+ bias): a GEMM on views, no copies
+//   flip over the dim of a scan whose    the scan of the flipped input with kwarg reverse
+//   result only it reads                 (lower_scan.cc): one pass, the flips folded into views
 #include <cmath>
 #include <limits>
 #include <map>
@@ -365,8 +368,7 @@ Result<bool> lower_gemm_sum(Lowerer& lowerer, const GemmSum& match) {
   // it in storage order; any other B [k, n] is summed over its columns.
   ir::ValueRef row;
   const bool transposed_weight =
-      b_source.kind == ir::ValueRef::Kind::node &&
-      source.nodes[b_source.index].op == Op::permute &&
+      b_source.kind == ir::ValueRef::Kind::node && source.nodes[b_source.index].op == Op::permute &&
       source.nodes[b_source.index].args.size() == 2 &&
       source.nodes[b_source.index].args[1].as_int_list() == std::vector<int64_t>{1, 0};
   if (transposed_weight) {
@@ -386,8 +388,8 @@ Result<bool> lower_gemm_sum(Lowerer& lowerer, const GemmSum& match) {
     const int64_t rank = static_cast<int64_t>(lowerer.type(bias).shape.size());
     ir::ValueRef bias_sum = bias;
     if (rank > 0 && lowerer.type(bias).shape.back() != 1)
-      bias_sum = lowerer.reduce("bias_sum", Op::sum_dim_intlist, bias, {rank - 1}, true,
-                                DType::float32);
+      bias_sum =
+          lowerer.reduce("bias_sum", Op::sum_dim_intlist, bias, {rank - 1}, true, DType::float32);
     else if (rank > 0)  // a bias broadcast along n: it adds n times its value
       bias_sum = lowerer.scalar_binary("bias_times_n", Op::mul_tensor, bias,
                                        static_cast<double>(gemm.outputs[0].shape[1]));
@@ -534,12 +536,19 @@ Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& op
       dropped.insert(match.chain.begin(), match.chain.end());
       gemm_sums.emplace(match.sum, std::move(match));
     }
+  // Flips of a scan's result: the scan is dropped, the flip becomes a reverse scan.
+  const std::map<int, int> flipped_scans = find_flipped_scans(graph, lowerer.uses());
+  for (const auto& [flip, scan] : flipped_scans)
+    dropped.insert(scan);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     if (dropped.count(static_cast<int>(i))) continue;
     lowerer.begin(static_cast<int>(i));
     auto match = gemm_sums.find(static_cast<int>(i));
+    auto flipped = flipped_scans.find(static_cast<int>(i));
     auto lowered = match != gemm_sums.end() ? lower_gemm_sum(lowerer, match->second)
-                                            : lower_node(lowerer);
+                   : flipped != flipped_scans.end()
+                       ? lowering::lower_flipped_scan(lowerer, flipped->second)
+                       : lower_node(lowerer);
     if (!lowered.ok())
       return lowered.error().with_context(
           fmt::format("node '{}' ({})", graph.nodes[i].id, graph.nodes[i].op_name));

@@ -2,6 +2,8 @@
 // folded. Inputs and params keep the strides they arrive with; every non-view node output is a
 // fresh contiguous buffer the program owns (its captured strides describe eager mode's layout,
 // which the program does not have to copy).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -207,6 +209,18 @@ Result<std::optional<Access>> view_access(const ir::Graph& graph, const ir::Node
     case Op::unbind_int: {
       STITCH_ASSIGN_OR_RETURN(int64_t dim, dim_arg(node, 1, "dim", rank));
       return std::optional<Access>(select_access(input, dim, out));
+    }
+    case Op::flip: {
+      auto dims = list_arg(node, 1, "dims");
+      if (!dims) return make_error("missing dims");
+      std::vector<int64_t> wrapped;
+      for (int64_t d : *dims) {
+        auto w = wrap_dim(d, rank);
+        if (!w || std::find(wrapped.begin(), wrapped.end(), *w) != wrapped.end())
+          return make_error("bad flip dims");
+        wrapped.push_back(*w);
+      }
+      return std::optional<Access>(flip_access(input, wrapped));
     }
     case Op::unfold: {
       STITCH_ASSIGN_OR_RETURN(int64_t dim, dim_arg(node, 1, "dimension", rank));

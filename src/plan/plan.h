@@ -113,12 +113,12 @@ struct MatmulSpec {
 // y = conv(x, w) (transposed: conv_transpose) through cuDNN, then epilogue(y) over the output's
 // [batch, out_channels, output...] index space, like a GEMM's. Sizes are PyTorch's: x is
 // [batch, in_channels, input...] and w [out_channels, in_channels / groups, kernel...]
-// ([in_channels, out_channels / groups, kernel...] transposed), both contiguous Accesses; the output
-// sizes of a transposed convolution include its output_padding. pad_before / pad_after are the
-// convolution's padding plus a folded zero constant_pad_nd of the spatial dims (asymmetric padding
-// arrives that way). The convolution's bias is lowered to an add the epilogue carries. stores[0]
-// is what the cuDNN call writes (the convolution node's value, epilogue load 0); further stores
-// come from the epilogue pass.
+// ([in_channels, out_channels / groups, kernel...] transposed), both contiguous Accesses; the
+// output sizes of a transposed convolution include its output_padding. pad_before / pad_after are
+// the convolution's padding plus a folded zero constant_pad_nd of the spatial dims (asymmetric
+// padding arrives that way). The convolution's bias is lowered to an add the epilogue carries.
+// stores[0] is what the cuDNN call writes (the convolution node's value, epilogue load 0); further
+// stores come from the epilogue pass.
 struct ConvSpec {
   int node = -1;  // the convolution node
   int64_t batch = 1, in_channels = 0, out_channels = 0, groups = 1;
@@ -249,6 +249,45 @@ struct AttentionSpec {
   bool operator==(const AttentionSpec&) const = default;
 };
 
+// A prefix scan (cumsum / cumprod) along the middle axis of an [outer, length, inner] index space:
+// y[o, p, i] = x[o, 0, i] op ... op x[o, p, i] (inclusive), or op over q < p with the identity at
+// p = 0 (`exclusive`); `reverse` runs from the last position to the first (op over q >= p, or
+// q > p exclusive). Accumulation is FP32 in the order kernels/scan.cuh documents. `input` is the
+// tensor scanned, as an [outer, length, inner] Access when its strides merge so (a flipped input
+// has a negative stride), otherwise in its own shape (the functor unravels the index); with a
+// prologue, prologue.loads[0] == input and the scanned value is the last prologue step
+// (index space [outer, length, inner], as a reduction's). The epilogue runs per output element
+// over [outer, length, inner]: load 0 is the scanned value (a register value of `node`); stores
+// from load 0 store it.
+enum class ScanOp : uint8_t { sum, prod };
+inline constexpr const char* kScanOpNames[] = {"sum", "prod"};
+struct ScanSpec {
+  int node = -1;  // the cumsum / cumprod node
+  ScanOp op = ScanOp::sum;
+  int64_t outer = 1, length = 1, inner = 1;
+  bool reverse = false;
+  bool exclusive = false;
+  Access input;
+  std::optional<Body> prologue, epilogue;
+  std::vector<Store> stores;
+  bool operator==(const ScanSpec&) const = default;
+};
+
+// A gather along one dim (index_select; index.Tensor with one index tensor, on dim 0):
+// y[o, j, i] = x[o, index[j], i] over an [outer, count, inner] index space, x being
+// [outer, size, inner] around the gathered dim and `count` the index tensor's element count (its
+// elements in row-major order; index.Tensor's output puts the index's shape in the dim's place).
+// Negative indices wrap, as index.Tensor's do; an index outside [-size, size) stores NaN instead
+// of reading outside x (PyTorch raises a device-side assert). stores: the node's value.
+struct GatherSpec {
+  int node = -1;  // the index_select / index.Tensor node
+  int64_t outer = 1, size = 1, count = 1, inner = 1;
+  Access input;  // [outer, size, inner] when its strides merge so, else its own shape
+  Access index;  // int64 or int32, `count` elements
+  std::vector<Store> stores;
+  bool operator==(const GatherSpec&) const = default;
+};
+
 // A node the built-in Coder does not cover, kept whole when the Planner is asked to
 // (PlanOptions::keep_uncovered, the hybrid Coder) instead of refusing the graph: an LLM implements
 // it against a generated signature (codegen/subtask_signature.h). `inputs`: the Access of each
@@ -262,7 +301,8 @@ struct OpaqueSpec {
 };
 
 using SubtaskSpec = std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec,
-                                 PoolSpec, ConvSpec, OpaqueSpec, AttentionSpec>;
+                                 PoolSpec, ConvSpec, OpaqueSpec, AttentionSpec, ScanSpec,
+                                 GatherSpec>;
 
 // Where the subtask's time goes, by the cost model.
 enum class Bound : uint8_t { memory, compute, latency };

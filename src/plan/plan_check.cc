@@ -46,6 +46,22 @@ int64_t product(std::initializer_list<int64_t> sizes) {
     result *= size;
   return result;
 }
+Status check_extents(const Plan& plan, const GatherSpec& spec) {
+  if (product({spec.outer, spec.count, spec.inner}) !=
+          plan.graph.nodes.at(spec.node).outputs[0].numel() ||
+      access_numel(spec.index) != spec.count)
+    return make_error("gather extents do not match its index and output");
+  return {};
+}
+
+Status check_extents(const Plan& plan, const ScanSpec& spec) {
+  const int64_t numel = product({spec.outer, spec.length, spec.inner});
+  if (numel != plan.graph.nodes.at(spec.node).outputs[0].numel())
+    return make_error("scan extents do not match its output");
+  if (spec.prologue) STITCH_TRY(check_body(plan, *spec.prologue, numel, "prologue"));
+  if (spec.epilogue) return check_body(plan, *spec.epilogue, numel, "epilogue");
+  return {};
+}
 
 }  // namespace
 
@@ -101,6 +117,8 @@ Status check_plan(const Plan& plan) {
               return check_body(plan, *spec.scores,
                                 product({spec.batch, spec.heads, spec.queries, spec.keys}),
                                 "scores");
+          } else if constexpr (std::is_same_v<T, GatherSpec> || std::is_same_v<T, ScanSpec>) {
+            return check_extents(plan, spec);
           } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
             int64_t numel = 1;
             for (int64_t size : spec.shape)

@@ -24,7 +24,8 @@ constexpr const char* kRowOps[] = {"softmax", "log_softmax", "layer_norm", "rms_
 constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
 constexpr const char* kKinds[] = {"matmul", "reduction", "row",    "elementwise", "copy",
-                                  "pool",   "conv",      "opaque", "attention"};
+                                  "pool",   "conv",      "opaque", "attention",
+                                  "scan",   "gather"};
 static_assert(std::size(kKinds) == std::variant_size_v<SubtaskSpec>);
 
 json number(double value) {
@@ -180,6 +181,8 @@ class Writer {
           } else if constexpr (std::is_same_v<T, CopySpec>) {
             o = json{{"source", access(s.source)}, {"target", ref(s.target)}};
             if (s.destination) o["destination"] = access(*s.destination);
+          } else if constexpr (std::is_same_v<T, ScanSpec> || std::is_same_v<T, GatherSpec>) {
+            o = write_kind(*this, s);  // plan_json_kinds.inc
           } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
             json inputs = json::array();
             for (const Access& input : s.inputs)
@@ -189,31 +192,11 @@ class Writer {
                      {"stores", stores(s.stores)},
                      {"reason", s.reason}};
           } else {
-            o = pool(s);
+            o = write_kind(*this, s);  // plan_json_kinds.inc
           }
           return o;
         },
         spec);
-  }
-
-  json pool(const PoolSpec& s) const {
-    json o{{"node", node(s.node)},
-           {"op", kPoolOpNames[static_cast<int>(s.op)]},
-           {"input", access(s.input)},
-           {"out", s.out},
-           {"kernel", s.kernel},
-           {"stride", s.stride},
-           {"padding", s.padding},
-           {"dilation", s.dilation},
-           {"count_include_pad", s.count_include_pad},
-           {"divisor", s.divisor}};
-    if (s.op == PoolOp::nearest || s.op == PoolOp::bilinear) {
-      o["scale"] = s.scale;
-      o["align_corners"] = s.align_corners;
-    }
-    optional_body(o, "epilogue", s.epilogue);
-    o["stores"] = stores(s.stores);
-    return o;
   }
 
  private:
@@ -246,6 +229,8 @@ int read_enum(const json& value, const char* const (&names)[N], const char* what
     if (text == names[i]) return static_cast<int>(i);
   throw ReadError{fmt::format("unknown {} '{}'", what, text)};
 }
+
+#include "plan/plan_json_kinds.inc"
 
 class Reader {
  public:
@@ -406,9 +391,7 @@ class Reader {
         return s;
       }
       case 5:
-        return pool(o);
-      case 8:
-        return attention(o);
+        return read_pool(*this, o);  // plan_json_kinds.inc
       case 7: {
         OpaqueSpec s;
         s.node = node(o.at("node"));
@@ -418,6 +401,12 @@ class Reader {
         s.reason = o.at("reason").get<std::string>();
         return s;
       }
+      case 8:
+        return attention(o);
+      case 9:
+        return read_scan(*this, o);
+      case 10:
+        return read_gather(*this, o);
       default:
         return conv(o);
     }
@@ -441,25 +430,6 @@ class Reader {
     if ((s.mask_kind == AttentionMask::none) != !s.mask)
       throw ReadError{"attention mask_kind and mask disagree"};
     s.scores = optional_body(o, "scores");
-    s.stores = stores(o.at("stores"));
-    return s;
-  }
-
-  PoolSpec pool(const json& o) const {
-    PoolSpec s;
-    s.node = node(o.at("node"));
-    s.op = static_cast<PoolOp>(read_enum(o.at("op"), kPoolOpNames, "pool op"));
-    s.input = access(o.at("input"));
-    s.out = o.at("out").get<std::vector<int64_t>>();
-    s.kernel = o.at("kernel").get<std::vector<int64_t>>();
-    s.stride = o.at("stride").get<std::vector<int64_t>>();
-    s.padding = o.at("padding").get<std::vector<int64_t>>();
-    s.dilation = o.at("dilation").get<std::vector<int64_t>>();
-    s.count_include_pad = o.at("count_include_pad").get<bool>();
-    s.divisor = o.at("divisor").get<int64_t>();
-    if (o.contains("scale")) s.scale = o.at("scale").get<std::vector<double>>();
-    if (o.contains("align_corners")) s.align_corners = o.at("align_corners").get<bool>();
-    s.epilogue = optional_body(o, "epilogue");
     s.stores = stores(o.at("stores"));
     return s;
   }

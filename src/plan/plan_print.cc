@@ -49,10 +49,15 @@ std::string shape_text(const Subtask& subtask) {
         else if constexpr (std::is_same_v<T, PoolSpec>)
           return fmt::format("[{}]", fmt::join(spec.input.shape, ","));
         else if constexpr (std::is_same_v<T, ConvSpec>)
-          return fmt::format("{}x{}x{}", spec.batch, spec.out_channels, fmt::join(spec.output, "x"));
+          return fmt::format("{}x{}x{}", spec.batch, spec.out_channels,
+                             fmt::join(spec.output, "x"));
         else if constexpr (std::is_same_v<T, AttentionSpec>)
           return fmt::format("{}x{}x{}x{}x{}", spec.batch, spec.heads, spec.queries, spec.keys,
                              spec.head_dim);
+        else if constexpr (std::is_same_v<T, ScanSpec>)
+          return fmt::format("{}x{}x{}", spec.outer, spec.length, spec.inner);
+        else if constexpr (std::is_same_v<T, GatherSpec>)
+          return fmt::format("{}x{}x{}", spec.outer, spec.count, spec.inner);
         else if constexpr (std::is_same_v<T, OpaqueSpec>)
           return fmt::format(
               "[{}]",
@@ -96,6 +101,39 @@ void append_stores(std::string& text, const Plan& plan, const std::vector<Store>
   for (const Store& store : stores)
     text += fmt::format("    store {} <- {}\n", plan.graph.name_of(store.value),
                         operand_text(store.from));
+}
+
+void append_pool(std::string& text, const Plan& plan, const PoolSpec& spec) {
+  text += fmt::format("    {} to [{}], input = {}\n", kPoolOpNames[static_cast<int>(spec.op)],
+                      fmt::join(spec.out, ", "), format_access(spec.input, plan.graph));
+  if (!spec.kernel.empty())
+    text += fmt::format("    kernel [{}] stride [{}] padding [{}] dilation [{}]{}{}\n",
+                        fmt::join(spec.kernel, ", "), fmt::join(spec.stride, ", "),
+                        fmt::join(spec.padding, ", "), fmt::join(spec.dilation, ", "),
+                        spec.op == PoolOp::avg && !spec.count_include_pad ? " exclude_pad" : "",
+                        spec.divisor != 0 ? fmt::format(" divisor {}", spec.divisor) : "");
+  if (!spec.scale.empty())
+    text += fmt::format("    scale [{}]{}\n", fmt::join(spec.scale, ", "),
+                        spec.align_corners ? " align_corners" : "");
+  if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
+  append_stores(text, plan, spec.stores);
+}
+
+void append_scan_or_gather(std::string& text, const Plan& plan, const ScanSpec& spec) {
+  text +=
+      fmt::format("    {}{}{} over {}x{}x{}, input = {}\n", kScanOpNames[static_cast<int>(spec.op)],
+                  spec.reverse ? " reverse" : "", spec.exclusive ? " exclusive" : "", spec.outer,
+                  spec.length, spec.inner, format_access(spec.input, plan.graph));
+  if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
+  if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
+  append_stores(text, plan, spec.stores);
+}
+
+void append_scan_or_gather(std::string& text, const Plan& plan, const GatherSpec& spec) {
+  text += fmt::format("    {}x[{}]x{} of {}, input = {}, index = {}\n", spec.outer, spec.count,
+                      spec.inner, spec.size, format_access(spec.input, plan.graph),
+                      format_access(spec.index, plan.graph));
+  append_stores(text, plan, spec.stores);
 }
 
 void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
@@ -243,24 +281,13 @@ std::string format_plan_details(const Plan& plan) {
             append_body(text, plan, "body", spec.body);
             append_stores(text, plan, spec.stores);
           } else if constexpr (std::is_same_v<T, PoolSpec>) {
-            text += fmt::format("    {} to [{}], input = {}\n", kPoolOpNames[static_cast<int>(spec.op)],
-                                fmt::join(spec.out, ", "), format_access(spec.input, plan.graph));
-            if (!spec.kernel.empty())
-              text += fmt::format(
-                  "    kernel [{}] stride [{}] padding [{}] dilation [{}]{}{}\n",
-                  fmt::join(spec.kernel, ", "), fmt::join(spec.stride, ", "),
-                  fmt::join(spec.padding, ", "), fmt::join(spec.dilation, ", "),
-                  spec.op == PoolOp::avg && !spec.count_include_pad ? " exclude_pad" : "",
-                  spec.divisor != 0 ? fmt::format(" divisor {}", spec.divisor) : "");
-            if (!spec.scale.empty())
-              text += fmt::format("    scale [{}]{}\n", fmt::join(spec.scale, ", "),
-                                  spec.align_corners ? " align_corners" : "");
-            if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
-            append_stores(text, plan, spec.stores);
+            append_pool(text, plan, spec);
           } else if constexpr (std::is_same_v<T, ConvSpec>) {
             append_conv(text, plan, spec);
           } else if constexpr (std::is_same_v<T, AttentionSpec>) {
             append_attention(text, plan, spec);
+          } else if constexpr (std::is_same_v<T, ScanSpec> || std::is_same_v<T, GatherSpec>) {
+            append_scan_or_gather(text, plan, spec);
           } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
             text += fmt::format("    {} (opaque: {})\n", plan.graph.nodes.at(spec.node).op_name,
                                 spec.reason);

@@ -145,6 +145,12 @@ class SpecBuilder {
         case GroupKind::attention:
           add_attention(group);
           break;
+        case GroupKind::scan:
+          STITCH_TRY(add_scan(group));
+          break;
+        case GroupKind::gather:
+          STITCH_TRY(add_gather(group));
+          break;
       }
     }
     return std::move(subtasks_);
@@ -243,6 +249,48 @@ class SpecBuilder {
     push(group, std::move(spec),
          fmt::format("reduce_{}_{}x{}x{}", kOps[static_cast<int>(reduce_op_of(node.op))],
                      geometry->outer, geometry->reduce, geometry->inner));
+    return {};
+  }
+
+  Status add_scan(const Group& group) {
+    const ir::Node& node = graph_.nodes[group.anchor];
+    const auto geometry = scan_geometry(graph_, node);
+    if (!geometry) return make_error("node '{}': scan dim out of range", node.id);
+    ScanSpec spec;
+    spec.node = group.anchor;
+    spec.op = scan_op_of(node.op);
+    spec.outer = geometry->outer, spec.length = geometry->length, spec.inner = geometry->inner;
+    spec.reverse = scan_reverse(node), spec.exclusive = scan_exclusive(node);
+    const std::vector<int64_t> index_shape{spec.outer, spec.length, spec.inner};
+    if (!group.prologue.empty()) {
+      spec.input = add_prologue(group.prologue, index_shape, spec.prologue);
+    } else {
+      const Access& input = values_.at(value_key(*node.args[0].ref()));
+      spec.input = reshape_access(input, index_shape).value_or(input);
+    }
+    spec.epilogue = register_epilogue(group, index_shape, spec.stores);
+    const std::string name =
+        fmt::format("scan_{}{}{}_{}x{}x{}", kScanOpNames[static_cast<int>(spec.op)],
+                    spec.reverse ? "_reverse" : "", spec.exclusive ? "_exclusive" : "", spec.outer,
+                    spec.length, spec.inner);
+    push(group, std::move(spec), name);
+    return {};
+  }
+
+  Status add_gather(const Group& group) {
+    const ir::Node& node = graph_.nodes[group.anchor];
+    const auto geometry = gather_geometry(graph_, node);
+    if (!geometry) return make_error("node '{}': not a gather along one dim", node.id);
+    GatherSpec spec{group.anchor};
+    spec.outer = geometry->outer, spec.size = geometry->size;
+    spec.count = geometry->count, spec.inner = geometry->inner;
+    const Access& x = values_.at(value_key(geometry->input));
+    spec.input = reshape_access(x, {spec.outer, spec.size, spec.inner}).value_or(x);
+    spec.index = values_.at(value_key(geometry->index));
+    spec.stores.push_back(Store{node_value(group.anchor), Operand{Operand::Kind::load, 0}});
+    push(group, std::move(spec),
+         fmt::format("gather_{}x{}x{}_from_{}", geometry->outer, geometry->count, geometry->inner,
+                     geometry->size));
     return {};
   }
 
@@ -539,6 +587,14 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
           add_body_reads(spec.scores, true, 1, reads);  // load 0: the score, in registers
         } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
           reads.insert(reads.end(), spec.inputs.begin(), spec.inputs.end());
+        } else if constexpr (std::is_same_v<T, GatherSpec>) {
+          reads.insert(reads.end(), {spec.input, spec.index});
+        } else if constexpr (std::is_same_v<T, ScanSpec>) {
+          reads.push_back(spec.input);
+          if (spec.prologue)
+            for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
+              reads.push_back(spec.prologue->loads[k]);
+          add_body_reads(spec.epilogue, true, 1, reads);
         } else {
           reads.push_back(spec.source);
         }
@@ -564,9 +620,9 @@ std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask) {
 }
 
 std::string_view spec_kind_name(const SubtaskSpec& spec) {
-  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row",
-                                                "elementwise", "copy", "pool",
-                                                "conv", "opaque", "attention"};
+  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row",       "elementwise",
+                                                "copy",   "pool",      "conv",      "opaque",
+                                                "attention", "scan",   "gather"};
   static_assert(std::size(kNames) == std::variant_size_v<SubtaskSpec>);
   return kNames[spec.index()];
 }

@@ -19,7 +19,7 @@ Result<std::vector<Subtask>> build_subtasks(const ir::Graph& graph, const ValueM
 std::vector<Access> subtask_reads(const Subtask& subtask);
 std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask);
 
-// "matmul", "reduction", "row", "elementwise", "copy", "conv".
+// "matmul", "reduction", "row", "elementwise", "copy", "pool", "conv", "opaque", "scan", "gather".
 std::string_view spec_kind_name(const SubtaskSpec& spec);
 
 }  // namespace stitch::plan

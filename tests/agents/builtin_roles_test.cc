@@ -97,7 +97,7 @@ TEST_F(BuiltinRolesTest, PlannerWalksTheLadderAndRefusesUncoveredGraphs) {
   ASSERT_TRUE(refused.ok());
   EXPECT_FALSE(refused->draft.has_value());
   EXPECT_FALSE(refused->exhausted);
-  EXPECT_NE(refused->refusal.reason.find("cumsum"), std::string::npos)
+  EXPECT_NE(refused->refusal.reason.find("logcumsumexp"), std::string::npos)
       << refused->refusal.reason;
 }
 

@@ -1,5 +1,5 @@
 // The hybrid Coder (src/agents/hybrid_coder.h) with a scripted chat client and a fake subtask
-// checker on tests/tasks/hybrid_cumsum.py: the opaque cumsum goes to the LLM with its signature,
+// checker on tests/tasks/hybrid_logcumsumexp.py: the opaque cumsum goes to the LLM with its signature,
 // the fragment is checked alone on its own program and stitched into the built-in program, and
 // hybrid.json records which subtask came from whom; a retry revises the fragment from the
 // feedback; a reply without the function is no_usable_output; hot subtasks come from a profile.
@@ -55,8 +55,8 @@ class HybridCoderTest : public ::testing::Test {
     fs::remove_all(run_dir_);
     const fs::path tests = STITCH_TEST_DATA_DIR;
     ASSERT_TRUE(make_dirs(run_dir_ / "plans").ok());
-    fs::copy_file(tests / "tasks" / "hybrid_cumsum.py", run_dir_ / "task.py");
-    fs::copy_file(tests / "plan" / "data" / "hybrid_cumsum.graph.json", run_dir_ / "graph.json");
+    fs::copy_file(tests / "tasks" / "hybrid_logcumsumexp.py", run_dir_ / "task.py");
+    fs::copy_file(tests / "plan" / "data" / "hybrid_logcumsumexp.graph.json", run_dir_ / "graph.json");
     auto graph = ir::load_graph((run_dir_ / "graph.json").string());
     ASSERT_TRUE(graph.ok());
     plan::PlanOptions options;
@@ -105,7 +105,7 @@ class HybridCoderTest : public ::testing::Test {
 
 TEST_F(HybridCoderTest, WritesTheOpaqueSubtaskChecksItAloneAndStitchesIt) {
   FakeChecker checker;
-  const std::string code = fragment("cumsum_correct.cu");
+  const std::string code = fragment("logcumsumexp_correct.cu");
   HybridCoder hybrid = coder({text_reply("Here:\n```cuda\n" + code + "```\n")}, &checker);
   auto outcome = hybrid.write(request(1));
   ASSERT_TRUE(outcome.ok()) << outcome.error().message;
@@ -114,24 +114,24 @@ TEST_F(HybridCoderTest, WritesTheOpaqueSubtaskChecksItAloneAndStitchesIt) {
   // One request, stating the signature and the node.
   ASSERT_EQ(scripted_->requests.size(), 1u);
   const std::string prompt = scripted_->requests[0].messages.back().content;
-  EXPECT_NE(prompt.find("cudaError_t subtask_s01_opaque_cumsum_32x128(const float* in0, float* "
+  EXPECT_NE(prompt.find("cudaError_t subtask_s01_opaque_logcumsumexp_32x128(const float* in0, float* "
                         "out0, cudaStream_t stream)"),
             std::string::npos);
-  EXPECT_NE(prompt.find("aten.cumsum.default(in0, 1)"), std::string::npos);
+  EXPECT_NE(prompt.find("aten.logcumsumexp.default(in0, 1)"), std::string::npos);
 
   // Checked alone: the subgraph's task and the subtask's own program with the fragment.
   ASSERT_EQ(checker.requests.size(), 1u);
-  EXPECT_NE(checker.task_source.find("\"aten.cumsum.default\""), std::string::npos);
-  EXPECT_NE(checker.program_source.find("__global__ void cumsum_rows("), std::string::npos);
+  EXPECT_NE(checker.task_source.find("\"aten.logcumsumexp.default\""), std::string::npos);
+  EXPECT_NE(checker.program_source.find("__global__ void logcumsumexp_rows("), std::string::npos);
   EXPECT_EQ(checker.requests[0].dir,
-            run_dir_ / "attempts" / "01" / "subtasks" / "s01_opaque_cumsum_32x128");
+            run_dir_ / "attempts" / "01" / "subtasks" / "s01_opaque_logcumsumexp_32x128");
 
   // Stitched into the built-in program; the fragment kept beside it.
   auto program = read_file(outcome->draft->sources.at(0));
   ASSERT_TRUE(program.ok());
-  EXPECT_NE(program->find("STITCH_CHECK_CUDA(subtask_s01_opaque_cumsum_32x128("),
+  EXPECT_NE(program->find("STITCH_CHECK_CUDA(subtask_s01_opaque_logcumsumexp_32x128("),
             std::string::npos);
-  EXPECT_TRUE(fs::exists(run_dir_ / "attempts" / "01" / "src" / "s01_opaque_cumsum_32x128.cu"));
+  EXPECT_TRUE(fs::exists(run_dir_ / "attempts" / "01" / "src" / "s01_opaque_logcumsumexp_32x128.cu"));
 
   const json doc = record(1);
   ASSERT_EQ(doc["subtasks"].size(), 3u);
@@ -143,11 +143,11 @@ TEST_F(HybridCoderTest, WritesTheOpaqueSubtaskChecksItAloneAndStitchesIt) {
   EXPECT_EQ(doc["subtasks"][2]["from"], "builtin");
   const auto sources = read_subtask_sources(run_dir_ / "attempts" / "01");
   ASSERT_EQ(sources.size(), 3u);
-  EXPECT_EQ(sources[1], (std::pair<std::string, std::string>{"s01_opaque_cumsum_32x128", "llm"}));
+  EXPECT_EQ(sources[1], (std::pair<std::string, std::string>{"s01_opaque_logcumsumexp_32x128", "llm"}));
 }
 
 TEST_F(HybridCoderTest, ARetryRevisesTheFragmentFromTheFeedback) {
-  const std::string code = fragment("cumsum_correct.cu");
+  const std::string code = fragment("logcumsumexp_correct.cu");
   HybridCoder hybrid =
       coder({text_reply("```cuda\n" + code + "```\n"), text_reply("```cuda\n" + code + "```\n")},
             nullptr);
@@ -163,7 +163,7 @@ TEST_F(HybridCoderTest, ARetryRevisesTheFragmentFromTheFeedback) {
   ASSERT_TRUE(outcome.ok() && outcome->draft);
   const std::string prompt = scripted_->requests.at(1).messages.back().content;
   EXPECT_NE(prompt.find("Your previous version"), std::string::npos);
-  EXPECT_NE(prompt.find("__global__ void cumsum_rows("), std::string::npos);
+  EXPECT_NE(prompt.find("__global__ void logcumsumexp_rows("), std::string::npos);
   EXPECT_EQ(record(2)["subtasks"][1]["skill"], "revise");
   EXPECT_EQ(record(2)["subtasks"][1]["alone"]["checked"], false);
 }
@@ -177,7 +177,7 @@ TEST_F(HybridCoderTest, AReplyWithoutTheFunctionIsNoUsableOutputAfterOneReask) {
   EXPECT_FALSE(outcome->draft);
   EXPECT_NE(outcome->why_not.find("no_usable_output"), std::string::npos);
   EXPECT_EQ(scripted_->requests.size(), 2u);
-  EXPECT_NE(scripted_->requests[1].messages.back().content.find("subtask_s01_opaque_cumsum_32x128"),
+  EXPECT_NE(scripted_->requests[1].messages.back().content.find("subtask_s01_opaque_logcumsumexp_32x128"),
             std::string::npos);
   EXPECT_EQ(record(1)["subtasks"][1]["outcome"], "no_usable_output");
 }
@@ -189,7 +189,7 @@ TEST_F(HybridCoderTest, HotSubtasksComeFromTheProfile) {
   const auto none = choose_llm_subtasks(plan_, std::nullopt, 1);
   ASSERT_EQ(none.size(), 1u);
   EXPECT_EQ(none[0].index, 1);
-  EXPECT_NE(none[0].why.find("opaque: scan (cumsum)"), std::string::npos);
+  EXPECT_NE(none[0].why.find("opaque: logcumsumexp is not covered"), std::string::npos);
   const auto hot = choose_llm_subtasks(plan_, profile, 1);
   ASSERT_EQ(hot.size(), 2u);
   EXPECT_EQ(hot[0].index, 1);

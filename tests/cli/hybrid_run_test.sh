@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `stitchcuda run --coder hybrid` end to end against the scripted OpenAI-compatible server (issue 14
-# acceptance): tests/tasks/hybrid_cumsum.py has one op the built-in Coder refuses (a cumsum); the
+# acceptance): tests/tasks/hybrid_logcumsumexp.py has one op the built-in Coder refuses (a logcumsumexp); the
 # Planner keeps it as an opaque subtask, the scripted LLM writes it (one fragment per case from
 # tests/agents/hybrid/), the fragment is checked alone against its subgraph, stitched into the
 # built-in program, and the whole program verified. Each case is one run with one attempt:
@@ -33,7 +33,7 @@ field() {  # field FILE EXPR: a python expression over the JSON document `d`
 start_server() {  # start_server CASE: the scripted server replying with that case's fragment
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
   rm -f "$tmp/port"
-  python3 - "$tests/agents/hybrid/cumsum_$1.cu" "$tmp/script.json" <<'PY'
+  python3 - "$tests/agents/hybrid/logcumsumexp_$1.cu" "$tmp/script.json" <<'PY'
 import json, sys
 code = open(sys.argv[1]).read()
 content = "Here is the subtask.\n\n```cuda\n" + code + "```\n"
@@ -60,7 +60,7 @@ expected() {
 
 for case in "${cases[@]}"; do
   start_server "$case"
-  "$bin" run "$tests/tasks/hybrid_cumsum.py" --coder hybrid --hybrid-hot 0 \
+  "$bin" run "$tests/tasks/hybrid_logcumsumexp.py" --coder hybrid --hybrid-hot 0 \
     --api-base "http://127.0.0.1:$(cat "$tmp/port")/v1" --coder-model scripted-coder \
     --max-attempts 1 --no-refine --runs-dir "$tmp/$case" > "$tmp/$case.out" 2>&1
   code=$?
@@ -80,11 +80,11 @@ for case in "${cases[@]}"; do
   sources=$(field "$attempt/hybrid.json" '",".join(s["from"] for s in d["subtasks"])')
   check '[ "$sources" = builtin,llm,builtin ]' \
     "$case: hybrid.json says s00 and s02 are built-in, s01 the LLM's (got $sources)"
-  check 'cmp -s "$attempt/src/s01_opaque_cumsum_32x128.cu" "$tests/agents/hybrid/cumsum_$case.cu"' \
-    "$case: the fragment is kept as src/s01_opaque_cumsum_32x128.cu"
-  check 'grep -q "subtask_s01_opaque_cumsum_32x128(" "$attempt/src/program.cu"' \
+  check 'cmp -s "$attempt/src/s01_opaque_logcumsumexp_32x128.cu" "$tests/agents/hybrid/logcumsumexp_$case.cu"' \
+    "$case: the fragment is kept as src/s01_opaque_logcumsumexp_32x128.cu"
+  check 'grep -q "subtask_s01_opaque_logcumsumexp_32x128(" "$attempt/src/program.cu"' \
     "$case: the fragment is stitched into program.cu"
-  from=$(field "${run}summary.json" 'd["subtasks_from"]["s01_opaque_cumsum_32x128"]')
+  from=$(field "${run}summary.json" 'd["subtasks_from"]["s01_opaque_logcumsumexp_32x128"]')
   check '[ "$from" = llm ]' "$case: summary.json records the subtask's source (got $from)"
   if [ "$verdict" = passed ]; then
     check '[ $code = 0 ] && [ -d "${run}best" ]' "$case: the run succeeded with best/"

@@ -57,7 +57,7 @@ grep -q "ConvMath::tf32" "$work/conv32/program.cu" || fail "--track tf32 conv mu
   > "$work/scan.txt" 2>&1
 code=$?
 [ $code -eq 1 ] || fail "scan: exit $code, want 1"
-grep -q "cumsum" "$work/scan.txt" || fail "refusal must name the op: $(cat "$work/scan.txt")"
+grep -q "logcumsumexp" "$work/scan.txt" || fail "refusal must name the op: $(cat "$work/scan.txt")"
 [ ! -e "$work/scan/program.cu" ] || fail "a refused plan must not leave a program"
 
 "$stitchcuda" generate "$work/nothing.txt" > "$work/bad.txt" 2>&1

@@ -19,7 +19,7 @@
 namespace stitch::codegen {
 namespace {
 
-const std::string kFunction = "subtask_s01_opaque_cumsum_32x128";
+const std::string kFunction = "subtask_s01_opaque_logcumsumexp_32x128";
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -29,7 +29,7 @@ std::string read_text(const std::filesystem::path& path) {
 }
 
 ir::Graph hybrid_graph() {
-  auto graph = ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/hybrid_cumsum.graph.json");
+  auto graph = ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/hybrid_logcumsumexp.graph.json");
   EXPECT_TRUE(graph.ok()) << graph.error().message;
   return *graph;
 }
@@ -49,17 +49,17 @@ std::string fragment(const std::string& name) {
 TEST(HybridPlanTest, RefusedWithoutTheOptionKeptOpaqueWithIt) {
   auto refused = plan::make_plan(hybrid_graph(), {});
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("aten.cumsum.default"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("aten.logcumsumexp.default"), std::string::npos);
 
   const plan::Plan plan = hybrid_plan();
   ASSERT_EQ(plan.subtasks.size(), 3u);
   EXPECT_EQ(plan::spec_kind_name(plan.subtasks[0].spec), "matmul");
-  EXPECT_EQ(plan.subtasks[1].id, "s01_opaque_cumsum_32x128");
+  EXPECT_EQ(plan.subtasks[1].id, "s01_opaque_logcumsumexp_32x128");
   EXPECT_EQ(plan.subtasks[1].kernel, "llm");
   const auto* opaque = std::get_if<plan::OpaqueSpec>(&plan.subtasks[1].spec);
   ASSERT_NE(opaque, nullptr);
-  EXPECT_EQ(plan.graph.nodes[opaque->node].op_name, "aten.cumsum.default");
-  EXPECT_EQ(opaque->reason, "scan (cumsum) is not covered by the built-in Coder yet");
+  EXPECT_EQ(plan.graph.nodes[opaque->node].op_name, "aten.logcumsumexp.default");
+  EXPECT_EQ(opaque->reason, "logcumsumexp is not covered by the built-in Coder yet");
   ASSERT_EQ(opaque->inputs.size(), 1u);
   EXPECT_EQ(opaque->inputs[0].shape, (std::vector<int64_t>{32, 128}));
   ASSERT_EQ(opaque->stores.size(), 1u);
@@ -83,10 +83,10 @@ TEST(HybridPlanTest, SignatureStatesPointersShapesAndTheNode) {
   EXPECT_NE(text.find("| `in0` | relu (read only) | float32 | [32, 128] | [128, 1] |"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("aten.cumsum.default(in0, 1)"), std::string::npos) << text;
-  EXPECT_NE(text.find("`out0` receives the value `cumsum`"), std::string::npos) << text;
+  EXPECT_NE(text.find("aten.logcumsumexp.default(in0, 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("`out0` receives the value `logcumsumexp`"), std::string::npos) << text;
 
-  EXPECT_EQ(check_subtask_code(fragment("cumsum_correct.cu"), *signature), "");
+  EXPECT_EQ(check_subtask_code(fragment("logcumsumexp_correct.cu"), *signature), "");
   EXPECT_NE(check_subtask_code("cudaError_t subtask_s01_other(const float* in0);", *signature), "");
   // A declaration without a body does not define it.
   EXPECT_NE(check_subtask_code(signature->declaration() + ";", *signature), "");
@@ -95,19 +95,19 @@ TEST(HybridPlanTest, SignatureStatesPointersShapesAndTheNode) {
 TEST(HybridPlanTest, WithoutAFragmentTheEmitterNamesTheOp) {
   auto program = emit_program(hybrid_plan());
   ASSERT_FALSE(program.ok());
-  EXPECT_NE(program.error().message.find("aten.cumsum.default"), std::string::npos);
+  EXPECT_NE(program.error().message.find("aten.logcumsumexp.default"), std::string::npos);
   EXPECT_NE(program.error().message.find("--coder hybrid"), std::string::npos);
 }
 
 TEST(HybridPlanTest, StitchesTheFragmentIntoTheProgram) {
   EmitOptions options;
   options.cuda_graph = false;
-  options.llm_subtasks["s01_opaque_cumsum_32x128"] = {kFunction, fragment("cumsum_correct.cu")};
+  options.llm_subtasks["s01_opaque_logcumsumexp_32x128"] = {kFunction, fragment("logcumsumexp_correct.cu")};
   auto program = emit_program(hybrid_plan(), options);
   ASSERT_TRUE(program.ok()) << program.error().message;
   const std::string& source = program->source;
   const size_t include = source.find("#include <cuda_runtime.h>");
-  const size_t kernel = source.find("__global__ void cumsum_rows(");
+  const size_t kernel = source.find("__global__ void logcumsumexp_rows(");
   const size_t program_namespace = source.find("using namespace stitch::kernels;");
   ASSERT_NE(include, std::string::npos);
   ASSERT_NE(kernel, std::string::npos);
@@ -125,12 +125,12 @@ TEST(HybridPlanTest, SubgraphAndItsTaskFile) {
   EXPECT_EQ(subgraph->inputs[0].name, "in0");
   EXPECT_EQ(subgraph->inputs[0].type.shape, (std::vector<int64_t>{32, 128}));
   ASSERT_EQ(subgraph->nodes.size(), 1u);
-  EXPECT_EQ(subgraph->nodes[0].op_name, "aten.cumsum.default");
+  EXPECT_EQ(subgraph->nodes[0].op_name, "aten.logcumsumexp.default");
   EXPECT_TRUE(subgraph->params.empty());
   ASSERT_EQ(subgraph->outputs.size(), 1u);
   const std::string task = plan::subgraph_task_source(*subgraph, "subtask s01");
   EXPECT_NE(task.find("class Model(SubgraphModel)"), std::string::npos);
-  EXPECT_NE(task.find("\"aten.cumsum.default\""), std::string::npos);
+  EXPECT_NE(task.find("\"aten.logcumsumexp.default\""), std::string::npos);
   // The subgraph plans on its own into one opaque subtask with the same operands.
   plan::PlanOptions options;
   options.keep_uncovered = true;
@@ -148,7 +148,7 @@ TEST(HybridProgramTest, StitchedProgramsCompile) {
   const plan::Plan plan = hybrid_plan();
   EmitOptions options;
   options.cuda_graph = false;
-  options.llm_subtasks["s01_opaque_cumsum_32x128"] = {kFunction, fragment("cumsum_correct.cu")};
+  options.llm_subtasks["s01_opaque_logcumsumexp_32x128"] = {kFunction, fragment("logcumsumexp_correct.cu")};
   auto whole = emit_program(plan, options);
   ASSERT_TRUE(whole.ok()) << whole.error().message;
   auto built = testing::build_program(*whole);
@@ -162,7 +162,7 @@ TEST(HybridProgramTest, StitchedProgramsCompile) {
   auto own = plan::make_plan(*subgraph, plan_options);
   ASSERT_TRUE(own.ok());
   EmitOptions own_options = options;
-  own_options.llm_subtasks = {{own->subtasks[0].id, {kFunction, fragment("cumsum_correct.cu")}}};
+  own_options.llm_subtasks = {{own->subtasks[0].id, {kFunction, fragment("logcumsumexp_correct.cu")}}};
   auto alone = emit_program(*own, own_options);
   ASSERT_TRUE(alone.ok()) << alone.error().message;
   auto built_alone = testing::build_program(*alone);

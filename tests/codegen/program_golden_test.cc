@@ -191,8 +191,8 @@ TEST(EmitProgram, Tf32x3KernelGemmMatchesGoldenAndBuildsEverywhere) {
 TEST(EmitProgram, EveryFixtureIsEmittedOrRefused) {
   std::set<std::string> fixtures, covered(std::begin(kTasks), std::end(kTasks));
   covered.insert("plan_scan_refused");
-  // Refused alone too; hybrid_subtask_test emits it with an LLM fragment for its cumsum.
-  covered.insert("hybrid_cumsum");
+  // Refused alone too; hybrid_subtask_test emits it with an LLM fragment for its logcumsumexp.
+  covered.insert("hybrid_logcumsumexp");
   for (const auto& entry : fs::directory_iterator(STITCH_PLAN_DATA_DIR)) {
     const std::string name = entry.path().filename().string();
     const std::string suffix = ".graph.json";
@@ -205,7 +205,8 @@ TEST(EmitProgram, EveryFixtureIsEmittedOrRefused) {
 TEST(EmitProgram, TheScanTaskIsRefusedBeforeEmitting) {
   auto program = emit_for("plan_scan_refused");
   ASSERT_FALSE(program.ok());
-  EXPECT_NE(program.error().message.find("cumsum"), std::string::npos) << program.error().message;
+  EXPECT_NE(program.error().message.find("logcumsumexp"), std::string::npos)
+      << program.error().message;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "kernels/program_support.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
+#include "kernels/scan.cuh"
 #include "kernels/runtime.cuh"
 
 namespace {
@@ -50,6 +51,10 @@ struct Load {
 struct Store {
   float* y;
   __device__ void operator()(int64_t r, int64_t c, float v) const { y[r + c] = v; }
+};
+struct ScanStore {
+  float* y;
+  __device__ void operator()(int64_t o, int64_t p, int64_t i, float v) const { y[o + p + i] = v; }
 };
 struct PoolLoad {
   const float* x;
@@ -99,6 +104,11 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
       (launch_pool<PoolKind::adaptive_max>(pool, PoolLoad{a}, PoolStore{y, nullptr}, stream)));
   STITCH_CHECK_CUDA(
       (launch_pool<PoolKind::adaptive_avg>(pool, PoolLoad{a}, PoolStore{y, nullptr}, stream)));
+
+  STITCH_CHECK_CUDA((launch_scan<ScanKind::sum>(ScanStrategy::warp_rows, 4, 4, 1, false, false,
+                                                Pro{a}, ScanStore{y}, stream)));
+  STITCH_CHECK_CUDA((launch_scan<ScanKind::prod>(ScanStrategy::columns, 4, 4, 2, true, true,
+                                                 Pro{a}, ScanStore{y}, stream)));
 
   STITCH_CHECK_CUDA(launch_softmax(4, 4, false, Load{a}, Store{y}, stream));
   STITCH_CHECK_CUDA(launch_layer_norm(4, 4, 1e-5f, a, a, Load{a}, Store{y}, stream));

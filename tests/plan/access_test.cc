@@ -83,6 +83,26 @@ TEST(Access, Unfold) {
   EXPECT_FALSE(unfold_access(contiguous_access(kBase, {3}), 0, 4, 1));
 }
 
+TEST(Access, FlipNegatesStridesFromTheLastElement) {
+  // x[4, 5] flipped over dim 1: element (i, j) is x[i, 4 - j] = 4 + 5i - j.
+  const Access flipped = flip_access(contiguous_access(kBase, {4, 5}), {1});
+  EXPECT_EQ(flipped.offset, 4);
+  EXPECT_EQ(flipped.strides, (std::vector<int64_t>{5, -1}));
+  EXPECT_FALSE(flipped.is_contiguous());
+  // Flipping both dims: (i, j) is x[3 - i, 4 - j] = 19 - 5i - j.
+  const Access both = flip_access(contiguous_access(kBase, {4, 5}), {0, 1});
+  EXPECT_EQ(both.offset, 19);
+  EXPECT_EQ(both.strides, (std::vector<int64_t>{-5, -1}));
+  // Twice is the identity; a size-1 dim keeps its stride.
+  EXPECT_EQ(flip_access(flipped, {1}), contiguous_access(kBase, {4, 5}));
+  EXPECT_EQ(flip_access(contiguous_access(kBase, {1, 5}), {0}), contiguous_access(kBase, {1, 5}));
+  // A flipped row reshapes along itself (the dims still merge) but not into a transposed order.
+  auto rows = reshape_access(flip_access(contiguous_access(kBase, {2, 3, 4}), {0, 1, 2}), {24});
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->offset, 23);
+  EXPECT_EQ(rows->strides, (std::vector<int64_t>{-1}));
+}
+
 TEST(Access, WrapDim) {
   EXPECT_EQ(wrap_dim(-1, 3), 2);
   EXPECT_FALSE(wrap_dim(3, 3));

@@ -71,6 +71,27 @@ TEST(FusionF3, ExclusiveProducerJoinsPrologueSharedOneDoesNot) {
   EXPECT_TRUE(f.fusion.groups[1].prologue.empty());
 }
 
+TEST(FusionScan, MaskIsThePrologueScaleTheEpilogueFlipAView) {
+  // cumsum(flip(x) * mask, 1) * 0.5: the multiply joins the scan's prologue reading x through the
+  // flip's negative stride, the scale its epilogue.
+  GraphBuilder b;
+  auto x = b.input("x", {4, 8});
+  auto mask = b.input("mask", {4, 8}, ir::DType::boolean);
+  auto flipped = b.node("flip", Op::flip, {ref(x), ints({1})}, {4, 8});
+  auto masked = b.node("masked", Op::mul_tensor, {ref(flipped), ref(mask)}, {4, 8});
+  auto scan = b.node("cumsum", Op::cumsum, {ref(masked), integer(1)}, {4, 8});
+  b.output(b.node("half", Op::mul_tensor, {ref(scan), num(0.5)}, {4, 8}));
+  const Fused f = fuse_graph(b.graph());
+  ASSERT_EQ(f.fusion.groups.size(), 1u);
+  const Group& group = f.fusion.groups[0];
+  EXPECT_EQ(group.kind, GroupKind::scan);
+  EXPECT_EQ(group.anchor, scan.index);
+  EXPECT_EQ(group.prologue, (std::vector<int>{masked.index}));
+  EXPECT_EQ(group.body.size(), 1u);
+  EXPECT_EQ(f.values.at(value_key(flipped)).strides, (std::vector<int64_t>{8, -1}));
+  EXPECT_EQ(f.values.at(value_key(flipped)).offset, 7);
+}
+
 TEST(FusionF3, ReorderingViewBlocksPrologue) {
   GraphBuilder b;
   auto x = b.input("x", {4, 8});

@@ -2,6 +2,8 @@
 // the result verifies and keeps its output types.
 #include <gtest/gtest.h>
 
+#include "plan/access.h"
+#include "plan/kernel_layouts.h"
 #include "plan_test_graphs.h"
 
 namespace stitch::plan {
@@ -247,6 +249,48 @@ namespace stitch::plan {
 namespace {
 
 // sum_n((x Wᵀ + b) / 2): no GEMM left, W summed over its rows, then x times that row summed.
+TEST(Lowering, FlipOfAScanIsAReverseScanOfTheFlippedInput) {
+  // flip(cumsum(flip(x, [1]), 1), [1]): one reverse cumsum reading flip(flip(x)), whose views fold
+  // into x's own Access.
+  GraphBuilder b;
+  auto x = b.input("x", {4, 6});
+  auto inner = b.node("flip_in", Op::flip, {ref(x), ints({1})}, {4, 6});
+  auto scan = b.node("cumsum", Op::cumsum, {ref(inner), integer(1)}, {4, 6});
+  b.output(b.node("flip_out", Op::flip, {ref(scan), ints({-1})}, {4, 6}));
+  const ir::Graph g = lower(b.graph());
+  ASSERT_EQ(count_op(g, Op::cumsum), 1);
+  const ir::Node& reversed = g.nodes[g.outputs[0].index];
+  EXPECT_EQ(reversed.op, Op::cumsum);
+  EXPECT_TRUE(scan_reverse(reversed));
+  EXPECT_FALSE(scan_exclusive(reversed));
+  auto values = fold_views(g);
+  ASSERT_TRUE(values.ok()) << values.error().message;
+  const Access& input = values->at(value_key(*reversed.args[0].ref()));
+  EXPECT_EQ(input, contiguous_access(x, {4, 6}));
+}
+
+TEST(Lowering, FlipOfAScanAlongAnotherDimOrUsedTwiceStays) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 6});
+  auto scan = b.node("cumsum", Op::cumprod, {ref(x), integer(1)}, {4, 6});
+  b.output(b.node("flip", Op::flip, {ref(scan), ints({0})}, {4, 6}));
+  ir::Graph g = lower(b.graph());  // a flip over dim 0 commutes with a scan over dim 1: left
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, Op::cumprod);
+  EXPECT_FALSE(scan_reverse(g.nodes[0]));
+  EXPECT_EQ(g.nodes[1].op, Op::flip);
+  GraphBuilder twice;
+  auto y = twice.input("y", {4, 6});
+  auto used = twice.node("cumsum", Op::cumsum, {ref(y), integer(1)}, {4, 6});
+  twice.output(twice.node("flip", Op::flip, {ref(used), ints({1})}, {4, 6}));
+  twice.output(used);
+  g = lower(twice.graph());  // the forward scan is an output too: it stays, and so does the flip
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, Op::cumsum);
+  EXPECT_FALSE(scan_reverse(g.nodes[0]));
+  EXPECT_EQ(g.nodes[1].op, Op::flip);
+}
+
 TEST(Lowering, SumOverGemmFeaturesBecomesAMatrixVectorProduct) {
   GraphBuilder b;
   auto x = b.input("x", {8, 16});

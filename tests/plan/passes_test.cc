@@ -77,8 +77,16 @@ TEST(Coverage, RefusesOpaqueAndScans) {
             "special_thing is not covered by the built-in Coder yet");
   ir::Node scan = new_node("c", Op::cumsum, {ref(x), integer(0)},
                            {contiguous_type({4}, ir::DType::float32)}, ir::Node{});
-  EXPECT_EQ(uncovered_reason(b.graph(), scan),
-            "scan (cumsum) is not covered by the built-in Coder yet");
+  EXPECT_EQ(uncovered_reason(b.graph(), scan), "");
+  ir::Node wide_scan = new_node("c", Op::cumsum, {ref(x), integer(0)},
+                                {contiguous_type({4}, ir::DType::int64)}, ir::Node{});
+  EXPECT_EQ(uncovered_reason(b.graph(), wide_scan),
+            "scan (cumsum) with int64 results is not covered by the built-in Coder yet (it "
+            "accumulates in float32)");
+  ir::Node bad_dim = new_node("c", Op::cumsum, {ref(x), integer(1)},
+                              {contiguous_type({4}, ir::DType::float32)}, ir::Node{});
+  EXPECT_EQ(uncovered_reason(b.graph(), bad_dim),
+            "scan (cumsum) with a dim out of range is not covered");
   ir::Node relu =
       new_node("r", Op::relu, {ref(x)}, {contiguous_type({4}, ir::DType::float32)}, ir::Node{});
   EXPECT_EQ(uncovered_reason(b.graph(), relu), "");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `stitchcuda plan` from the outside: plans a captured run directory and writes plan.json, prints
-# plan.json with --json, refuses a scan (cumsum) with exit 1 naming node and op, exit 2 on bad input.
+# plan.json with --json, refuses a scan (logcumsumexp) with exit 1 naming node and op, exit 2 on bad input.
 set -u
 bin=$1; data=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -27,7 +27,7 @@ expect 0 "--dump-after fuse" -- "$bin" plan "$tmp/run" --dump-after fuse --out "
 grep -q "after fuse" "$tmp/err" || { echo "FAIL --dump-after: nothing dumped"; fail=1; }
 
 expect 1 "scan refused" -- "$bin" plan "$tmp/scan"
-grep -q "node 'cumsum' (aten.cumsum.default): scan (cumsum) is not covered" "$tmp/err" ||
+grep -q "node 'logcumsumexp' (aten.logcumsumexp.default): logcumsumexp is not covered" "$tmp/err" ||
   { echo "FAIL refusal message"; cat "$tmp/err"; fail=1; }
 [ ! -e "$tmp/scan/plan.json" ] || { echo "FAIL refused plan written"; fail=1; }
 

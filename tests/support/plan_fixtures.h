@@ -49,6 +49,11 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_attention_mask_input",
     "plan_attention_relu",
     "plan_attention_sdpa",
+    "plan_scan_masked",
+    "plan_scan_reverse",
+    "plan_scan_exclusive",
+    "plan_flip_clamp",
+    "plan_gather",
 };
 
 // The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).

@@ -1,5 +1,6 @@
-# Own task (Planner refusal test): a cumulative sum (a scan), which the built-in Coder does not
-# cover; the Planner must refuse it, naming the node and the op.
+# Own task (Planner refusal test): a log-cumulative-sum-exp (a scan the built-in Coder does not
+# cover: only cumsum and cumprod are ScanSpecs); the Planner must refuse it, naming the node and
+# the op.
 import torch
 import torch.nn as nn
 
@@ -9,7 +10,7 @@ class Model(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        return torch.cumsum(x, dim=1)
+        return torch.logcumsumexp(x, dim=1)
 
 
 batch_size = 4

@@ -1,6 +1,7 @@
 # Own task (hybrid Coder acceptance, issue 14): a linear layer and a ReLU the built-in Coder
-# covers, a cumulative sum (a scan) it refuses, then a scale and tanh it covers again. With
-# `--coder hybrid` the Planner keeps the cumsum as an opaque subtask that an LLM writes.
+# covers, a log-cumulative-sum-exp (a scan outside its cumsum / cumprod) it refuses, then a scale
+# and tanh it covers again. With `--coder hybrid` the Planner keeps the logcumsumexp as an opaque
+# subtask that an LLM writes.
 import torch
 import torch.nn as nn
 
@@ -12,7 +13,7 @@ class Model(nn.Module):
 
     def forward(self, x):
         y = torch.relu(self.linear(x))
-        y = torch.cumsum(y, dim=1)
+        y = torch.logcumsumexp(y, dim=1)
         return torch.tanh(y * 0.05)
 
 
