@@ -332,15 +332,15 @@ void add_binary(Table& t) {
 void add_ternary(Table& t) {
   t[Op::where_self] = operand_pattern(3, "({} != 0.0f ? {} : {})");
   t[Op::clamp_tensor] = [](const Args& args, const Operands& x) -> Result<std::string> {
-    // Operands are positional: an absent bound between x and the other bound is a placeholder.
+    // One operand per tensor bound; an absent min before a tensor max may also be there as a
+    // placeholder (positional operands), so a lone max is the last operand either way.
     const bool has_min = args.is_tensor(1, "min"), has_max = args.is_tensor(2, "max");
-    // One operand per leading arg given (a trailing absent max may be there or not).
-    if (x.size() < (has_max ? 3u : has_min ? 2u : 1u) || x.size() > 3)
+    if (x.size() < 1u + has_min + has_max || x.size() > 3)
       return make_error("node '{}' ({}): clamp bounds do not match its {} operand(s)", args.node.id,
                         args.node.op_name, x.size());
     if (has_min && has_max) return fmt::format("op_clamp({}, {}, {})", x[0], x[1], x[2]);
     if (has_min) return fmt::format("op_clamp_min({}, {})", x[0], x[1]);
-    if (has_max) return fmt::format("op_clamp_max({}, {})", x[0], x[2]);
+    if (has_max) return fmt::format("op_clamp_max({}, {})", x[0], x.back());
     return x[0];
   };
   t[Op::addcmul] = [](const Args& args, const Operands& x) -> Result<std::string> {

@@ -132,11 +132,49 @@ FusionCase order() {  // F7: the group reading a reduction runs after it
           }, kSum};
 }
 
+FusionCase attention() {  // F8: softmax(Q Kᵀ · c) V is one attention subtask
+  constexpr int64_t kSeq = 4, kDim = 8;
+  GraphBuilder b;
+  auto q = b.input("q", {1, 1, kSeq, kDim});
+  auto k = b.input("k", {1, 1, kSeq, kDim});
+  auto v = b.input("v", {1, 1, kSeq, kDim});
+  auto kt = b.node("permute", Op::permute, {ref(k), ints({0, 1, 3, 2})}, {1, 1, kDim, kSeq});
+  auto qv = b.node("view", Op::view, {ref(q), ints({1, kSeq, kDim})}, {1, kSeq, kDim});
+  auto ktv = b.node("view_1", Op::view, {ref(kt), ints({1, kDim, kSeq})}, {1, kDim, kSeq});
+  auto scores = b.node("bmm", Op::bmm, {ref(qv), ref(ktv)}, {1, kSeq, kSeq});
+  auto scaled = b.node("mul", Op::mul_tensor, {ref(scores), num(0.125)}, {1, kSeq, kSeq});
+  auto p = b.node("_softmax", Op::softmax, {ref(scaled), plan::testing::integer(-1), flag(false)},
+                  {1, kSeq, kSeq});
+  auto vv = b.node("view_2", Op::view, {ref(v), ints({1, kSeq, kDim})}, {1, kSeq, kDim});
+  auto o = b.node("bmm_1", Op::bmm, {ref(p), ref(vv)}, {1, kSeq, kDim});
+  b.output(b.node("view_3", Op::view, {ref(o), ints({1, 1, kSeq, kDim})}, {1, 1, kSeq, kDim}));
+  return {"softmax_attention", "F8", b.graph(), {"flash_attention"}, [](const Values& in) {
+            Values out(1);
+            for (int64_t i = 0; i < kSeq; ++i) {
+              std::vector<double> w(kSeq);
+              double top = -INFINITY, total = 0;
+              for (int64_t j = 0; j < kSeq; ++j) {
+                double dot = 0;
+                for (int64_t d = 0; d < kDim; ++d) dot += in[0][i * kDim + d] * in[1][j * kDim + d];
+                w[j] = 0.125 * dot;
+                top = std::max(top, w[j]);
+              }
+              for (double& x : w) total += (x = std::exp(x - top));
+              for (int64_t d = 0; d < kDim; ++d) {
+                double acc = 0;
+                for (int64_t j = 0; j < kSeq; ++j) acc += w[j] / total * in[2][j * kDim + d];
+                out[0].push_back(acc);
+              }
+            }
+            return out;
+          }, kSum};
+}
+
 }  // namespace
 
 const std::vector<FusionCase>& fusion_cases() {
   static const std::vector<FusionCase> cases = {anchors(), index_space(), prologue(), epilogue(),
-                                                library(), stores(),      order()};
+                                                library(), stores(),      order(),    attention()};
   return cases;
 }
 
