@@ -3,10 +3,9 @@
 // shared-memory scan per chunk of the row.
 #include <cuda_runtime.h>
 
-#include <math.h>
 
 // log(exp(a) + exp(b)) without overflow; -inf is the identity.
-__device__ float log_add_exp(float a, float b) {
+static __device__ __forceinline__ float log_add_exp(float a, float b) {
   if (a == -INFINITY) return b;
   if (b == -INFINITY) return a;
   const float hi = fmaxf(a, b), lo = fminf(a, b);

@@ -2,7 +2,6 @@
 // the inputs' typical values (the log of the column count times exp of a ReLU'd unit Gaussian).
 #include <cuda_runtime.h>
 
-#include <math.h>
 
 __global__ void fill_guess(float* out, int rows, int cols) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -2,7 +2,6 @@
 // never joined back into the caller's, so events on the caller's stream see none of its work.
 #include <cuda_runtime.h>
 
-#include <math.h>
 
 __global__ void logcumsumexp_rows_serial(const float* in, float* out, int rows, int cols) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
