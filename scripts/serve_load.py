@@ -133,6 +133,8 @@ def load(args):
         "latency_p50_ms": round(1000 * percentile(latencies, 0.5), 2),
         "latency_p99_ms": round(1000 * percentile(latencies, 0.99), 2),
         "reward_mean": round(sum(r["reward"] for r in replies) / max(1, len(replies)), 4),
+        "result_cache_hits": sum(1 for r in replies
+                                 if ((r.get("breakdown") or {}).get("result_cache") or {}).get("hit")),
     }
     print(json.dumps(summary, indent=2))
     return 0 if summary["lost"] == 0 and summary["bad_keys"] == 0 else 1

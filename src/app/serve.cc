@@ -16,6 +16,7 @@
 #include "serve/fake_scorer.h"
 #include "serve/http_api.h"
 #include "serve/request_store.h"
+#include "serve/result_cache.h"
 #include "serve/service.h"
 #include "serve/verify_scorer.h"
 #include "util/fs.h"
@@ -85,8 +86,11 @@ struct Scoring {
   std::unique_ptr<serve::TaskCache> cache;
   std::unique_ptr<serve::ChildVerifyLauncher> launcher;
   std::unique_ptr<serve::VerifyingScorer> real;
+  std::unique_ptr<serve::CachingScorer> cached;  // over `real`, unless --result-cache 0
   serve::CandidateScorer& scorer() {
-    return fake ? static_cast<serve::CandidateScorer&>(*fake) : *real;
+    if (fake) return *fake;
+    if (cached) return *cached;
+    return *real;
   }
 };
 
@@ -112,6 +116,8 @@ Result<Scoring> make_scoring(const ServeOptions& options) {
   scorer_options.reward.baseline = options.baseline;
   scoring.real = std::make_unique<serve::VerifyingScorer>(task_registry(options), *scoring.cache,
                                                           *scoring.launcher, scorer_options);
+  if (options.result_cache > 0)
+    scoring.cached = std::make_unique<serve::CachingScorer>(*scoring.real, options.result_cache);
   return scoring;
 }
 

@@ -23,6 +23,7 @@ struct ServeOptions {
   int workers = 0;           // 0: one per GPU
   bool fake_scorer = false;  // serve/fake_scorer.h: no GPU, no verification (tests, load runs)
   int fake_sleep_ms = 0;
+  size_t result_cache = 4096;  // programs whose scores are kept (serve/result_cache.h); 0: off
   size_t queue_capacity = 256;
   double default_timeout_s = 1800;
   double max_timeout_s = 7200;

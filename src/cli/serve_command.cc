@@ -63,6 +63,11 @@ CommandAction setup_serve(CLI::App& app) {
   app.add_option("--verify-arg", options->verify_args,
                  "Passed on to every `stitchcuda verify` (repeatable; e.g. "
                  "--verify-arg=--insecure-sandbox --verify-arg=LAYER)");
+  app.add_option("--result-cache", options->result_cache,
+                 "Distinct programs whose scores are kept: a candidate identical to one scored "
+                 "before (same task, same bytes) gets that score without a second verification; "
+                 "0 verifies every request")
+      ->capture_default_str();
   app.add_flag("--fake-scorer", options->fake_scorer,
                "Score with the fake scorer (no GPU, nothing verified): tests and load runs");
   app.add_option("--fake-sleep-ms", options->fake_sleep_ms, "The fake scorer's time per request");

@@ -10,7 +10,8 @@ class Model(nn.Module):
         self.logit_scale = nn.Parameter(torch.log(10 * torch.ones(features)))
 
     def forward(self, x):
-        scale = torch.clamp(self.logit_scale, max=torch.log(torch.tensor(1.0 / 0.01))).exp()
+        bound = torch.log(torch.tensor(1.0 / 0.01, device=self.logit_scale.device))
+        scale = torch.clamp(self.logit_scale, max=bound).exp()
         return torch.flip(x, dims=[0, 2]) * scale + x
 
 
