@@ -1,0 +1,432 @@
+// Recurrent networks — LSTM, GRU and the Elman RNN (tanh or ReLU) — multi-layer, uni- or
+// bidirectional, through cuDNN 9's RNN API (cudnn_adv: cudnnRNNForward in inference mode).
+// Semantics are PyTorch's nn.LSTM / nn.GRU / nn.RNN (aten.lstm.input, aten.gru.input,
+// aten.rnn_tanh.input, aten.rnn_relu.input), which PyTorch itself runs through this API:
+//   x   [T, B, I] (batch_first: [B, T, I]), contiguous
+//   hx  [layers * directions, B, H] (LSTM also cx, the same shape); y [T, B, directions * H]
+//   (batch_first: [B, T, ...]); hy, cy like hx (either may be null when not wanted).
+// Parameters in PyTorch's order: for each layer, for each direction, w_ih [gates * H, in],
+// w_hh [gates * H, H], then (with biases) b_ih [gates * H] and b_hh [gates * H]; `in` is I for
+// layer 0 and directions * H above it. Gate order is PyTorch's and cuDNN's alike: LSTM (i, f, g,
+// o), GRU (r, z, n), whose n = tanh(W_in x + b_in + r * (W_hn h + b_hn)) is cuDNN's GRU too.
+//
+// Math: strict_fp32 runs the recurrences with FP32 FMA only (CUDNN_FMA_MATH, as PyTorch with TF32
+// off); tf32 lets cuDNN use TF32 tensor cores on the FP32 data (CUDNN_DEFAULT_MATH).
+//
+// Life cycle: init (descriptors for every algorithm cuDNN accepts at this shape: the standard one
+// and the persistent kernels) → tune (optional: times each on scratch, keeps the fastest;
+// synchronises) → load_weights (copies the parameters into the weight space cuDNN's chosen layout
+// wants: once, at a program's init) → run (no allocation, no synchronisation: CUDA-graph
+// capturable; `workspace` of workspace_bytes()).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "conv.cuh"  // STITCH_CHECK_CUDNN, CudnnHandle
+#include "runtime.cuh"
+
+namespace stitch::kernels {
+
+enum class RnnCell { lstm, gru, rnn_tanh, rnn_relu };
+enum class RnnMath { strict_fp32, tf32 };
+
+struct RnnShape {
+  RnnCell cell = RnnCell::lstm;
+  int64_t seq_len = 0, batch = 0, input_size = 0, hidden_size = 0;
+  int layers = 1;
+  bool bidirectional = false;
+  bool batch_first = false;
+  bool has_biases = true;
+};
+
+// Matrices per direction and layer in each of w_ih and w_hh: LSTM 4, GRU 3, Elman 1.
+inline int rnn_gates(RnnCell cell) {
+  return cell == RnnCell::lstm ? 4 : cell == RnnCell::gru ? 3 : 1;
+}
+inline int rnn_directions(const RnnShape& s) { return s.bidirectional ? 2 : 1; }
+
+// How many parameter tensors PyTorch's flat list holds (what load_weights reads).
+inline int rnn_param_count(const RnnShape& s) {
+  return s.layers * rnn_directions(s) * (s.has_biases ? 4 : 2);
+}
+
+// Elements of PyTorch's parameter `index` (its flat order above).
+inline int64_t rnn_param_elements(const RnnShape& s, int index) {
+  const int per_direction = s.has_biases ? 4 : 2;
+  const int layer = index / (per_direction * rnn_directions(s));
+  const int which = index % per_direction;  // 0 w_ih, 1 w_hh, 2 b_ih, 3 b_hh
+  const int64_t rows = rnn_gates(s.cell) * s.hidden_size;
+  const int64_t in = layer == 0 ? s.input_size : rnn_directions(s) * s.hidden_size;
+  return which == 0 ? rows * in : which == 1 ? rows * s.hidden_size : rows;
+}
+
+namespace detail {
+
+inline std::string rnn_shape_problem(const RnnShape& s) {
+  if (s.seq_len < 1 || s.batch < 1 || s.input_size < 1 || s.hidden_size < 1 || s.layers < 1)
+    return "sequence length, batch, input size, hidden size and layers must be positive";
+  const int64_t limit = 0x7fffffff;
+  if (s.seq_len > limit || s.batch > limit || s.input_size > limit || s.hidden_size > limit)
+    return "a dimension exceeds cuDNN's 32-bit sizes";
+  return {};
+}
+
+inline cudnnRNNMode_t cudnn_cell(RnnCell cell) {
+  switch (cell) {
+    case RnnCell::lstm:
+      return CUDNN_LSTM;
+    case RnnCell::gru:
+      return CUDNN_GRU;
+    case RnnCell::rnn_tanh:
+      return CUDNN_RNN_TANH;
+    case RnnCell::rnn_relu:
+      return CUDNN_RNN_RELU;
+  }
+  return CUDNN_LSTM;
+}
+
+}  // namespace detail
+
+class CudnnRnn {
+ public:
+  static constexpr int kMaxCandidates = 3;
+
+  CudnnRnn() = default;
+  CudnnRnn(const CudnnRnn&) = delete;
+  CudnnRnn& operator=(const CudnnRnn&) = delete;
+  ~CudnnRnn() { release(); }
+
+  // Describes the network for each algorithm cuDNN accepts at this shape and allocates the weight
+  // space. Returns STITCH_OK, or STITCH_ERROR_INVALID_ARGUMENT / STITCH_ERROR_LIBRARY /
+  // STITCH_ERROR_CUDA with `error` set.
+  int init(cudnnHandle_t handle, const RnnShape& shape, RnnMath math, std::string& error) {
+    if (handle == nullptr) {
+      error = "CudnnRnn::init: null cuDNN handle";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    if (std::string bad = detail::rnn_shape_problem(shape); !bad.empty()) {
+      error = "CudnnRnn::init: " + bad;
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    release();
+    handle_ = handle;
+    shape_ = shape;
+    STITCH_CHECK_CUDNN(cudnnCreateDropoutDescriptor(&dropout_));
+    STITCH_CHECK_CUDNN(cudnnSetDropoutDescriptor(dropout_, handle, 0.0f, nullptr, 0, 0));
+    STITCH_CHECK(make_data_descriptors(error));
+    const cudnnRNNAlgo_t algorithms[kMaxCandidates] = {
+        CUDNN_RNN_ALGO_STANDARD, CUDNN_RNN_ALGO_PERSIST_STATIC,
+        CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H};
+    std::string first_refusal;
+    for (cudnnRNNAlgo_t algorithm : algorithms) {
+      std::string refusal;
+      if (add_candidate(algorithm, math, refusal) != STITCH_OK && first_refusal.empty())
+        first_refusal = refusal;
+    }
+    if (count_ == 0) {
+      error = "CudnnRnn::init: cuDNN accepts no algorithm for this network: " + first_refusal;
+      return STITCH_ERROR_LIBRARY;
+    }
+    size_t weight_bytes = 0;
+    for (int c = 0; c < count_; ++c)
+      weight_bytes = weight_bytes > candidates_[c].weight_bytes ? weight_bytes
+                                                                : candidates_[c].weight_bytes;
+    STITCH_CHECK_CUDA(cudaMalloc(&weights_, weight_bytes));
+    STITCH_CHECK_CUDA(cudaMemset(weights_, 0, weight_bytes));
+    std::vector<int32_t> lengths(shape.batch, static_cast<int32_t>(shape.seq_len));
+    STITCH_CHECK_CUDA(cudaMalloc(&device_lengths_, lengths.size() * sizeof(int32_t)));
+    STITCH_CHECK_CUDA(cudaMemcpy(device_lengths_, lengths.data(),
+                                 lengths.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    return STITCH_OK;
+  }
+
+  // Times each algorithm (one warm-up, then `iterations` runs) on zeroed scratch inputs and
+  // outputs allocated here, keeps the fastest. Before load_weights (the weight layout is the
+  // chosen algorithm's). `workspace` must hold max_workspace_bytes(). Synchronises `stream`.
+  int tune(void* workspace, cudaStream_t stream, std::string& error, int iterations = 3) {
+    if (count_ < 2) return STITCH_OK;
+    const int64_t dirs = rnn_directions(shape_);
+    const int64_t x_elements = shape_.seq_len * shape_.batch * shape_.input_size;
+    const int64_t y_elements = shape_.seq_len * shape_.batch * dirs * shape_.hidden_size;
+    const int64_t h_elements = shape_.layers * dirs * shape_.batch * shape_.hidden_size;
+    const size_t bytes = Arena::align(x_elements * 4) + Arena::align(y_elements * 4) +
+                         4 * Arena::align(h_elements * 4);
+    char* scratch = nullptr;
+    STITCH_CHECK_CUDA(cudaMalloc(&scratch, bytes));
+    float* x = reinterpret_cast<float*>(scratch);
+    float* y = reinterpret_cast<float*>(scratch + Arena::align(x_elements * 4));
+    float* h = reinterpret_cast<float*>(reinterpret_cast<char*>(y) + Arena::align(y_elements * 4));
+    const size_t h_bytes = Arena::align(h_elements * 4);
+    float* c = reinterpret_cast<float*>(reinterpret_cast<char*>(h) + h_bytes);
+    float* hy = reinterpret_cast<float*>(reinterpret_cast<char*>(c) + h_bytes);
+    float* cy = reinterpret_cast<float*>(reinterpret_cast<char*>(hy) + h_bytes);
+    cudaEvent_t start = nullptr, stop = nullptr;
+    int status = cudaMemsetAsync(scratch, 0, bytes, stream) == cudaSuccess &&
+                         cudaEventCreate(&start) == cudaSuccess &&
+                         cudaEventCreate(&stop) == cudaSuccess
+                     ? STITCH_OK
+                     : STITCH_ERROR_CUDA;
+    float best_ms = -1;
+    int best = chosen_;
+    for (int candidate = 0; status == STITCH_OK && candidate < count_; ++candidate) {
+      int ran = execute(candidate, x, h, c, y, hy, cy, workspace, stream, error);
+      for (int i = 0; ran == STITCH_OK && i < iterations; ++i) {
+        if (i == 0) cudaEventRecord(start, stream);
+        ran = execute(candidate, x, h, c, y, hy, cy, workspace, stream, error);
+      }
+      if (ran != STITCH_OK) continue;  // an algorithm that fails at run time is not chosen
+      cudaEventRecord(stop, stream);
+      cudaEventSynchronize(stop);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start, stop);
+      if (best_ms < 0 || ms < best_ms) best_ms = ms, best = candidate;
+    }
+    if (start != nullptr) cudaEventDestroy(start);
+    if (stop != nullptr) cudaEventDestroy(stop);
+    cudaStreamSynchronize(stream);
+    cudaFree(scratch);
+    if (status != STITCH_OK) {
+      error = "CudnnRnn::tune: scratch set-up failed";
+      return status;
+    }
+    if (best_ms < 0) {
+      error = "CudnnRnn::tune: no algorithm ran: " + error;
+      return STITCH_ERROR_LIBRARY;
+    }
+    error.clear();
+    chosen_ = best;
+    tuned_ms_ = best_ms / static_cast<float>(iterations);
+    return STITCH_OK;
+  }
+
+  // Copies PyTorch's parameters (params[i], device pointers, rnn_param_count of them in its flat
+  // order) into the weight space, in the chosen algorithm's layout. Asynchronous on `stream`.
+  int load_weights(const float* const* params, cudaStream_t stream, std::string& error) {
+    if (count_ == 0) {
+      error = "CudnnRnn::load_weights before a successful init";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    const int dirs = rnn_directions(shape_);
+    const int gates = rnn_gates(shape_.cell);
+    const int per_direction = shape_.has_biases ? 4 : 2;
+    cudnnTensorDescriptor_t matrix = nullptr, bias = nullptr;
+    STITCH_CHECK_CUDNN(cudnnCreateTensorDescriptor(&matrix));
+    int status = cudnnCreateTensorDescriptor(&bias) == CUDNN_STATUS_SUCCESS ? STITCH_OK
+                                                                            : STITCH_ERROR_LIBRARY;
+    for (int layer = 0; status == STITCH_OK && layer < shape_.layers; ++layer) {
+      for (int dir = 0; status == STITCH_OK && dir < dirs; ++dir) {
+        const int first = (layer * dirs + dir) * per_direction;
+        const int64_t in = layer == 0 ? shape_.input_size : dirs * shape_.hidden_size;
+        // linLayerID g < gates: rows g of w_ih; gates + g: rows g of w_hh (and their biases).
+        for (int id = 0; status == STITCH_OK && id < 2 * gates; ++id) {
+          const bool recurrent = id >= gates;
+          const int64_t gate = recurrent ? id - gates : id;
+          const int64_t columns = recurrent ? shape_.hidden_size : in;
+          const float* w = params[first + (recurrent ? 1 : 0)] + gate * shape_.hidden_size * columns;
+          const float* b = shape_.has_biases
+                               ? params[first + (recurrent ? 3 : 2)] + gate * shape_.hidden_size
+                               : nullptr;
+          status = copy_matrix(layer * dirs + dir, id, matrix, bias, w, shape_.hidden_size * columns,
+                               b, stream, error);
+        }
+      }
+    }
+    cudnnDestroyTensorDescriptor(matrix);
+    if (bias != nullptr) cudnnDestroyTensorDescriptor(bias);
+    if (status == STITCH_ERROR_LIBRARY && error.empty())
+      error = "CudnnRnn::load_weights: cudnnCreateTensorDescriptor failed";
+    return status;
+  }
+
+  // y (and hy, cy where not null) from x and the initial states hx, cx (cx: LSTM only; a null hx
+  // or cx is zeros), on `stream`.
+  int run(const float* x, const float* hx, const float* cx, float* y, float* hy, float* cy,
+          void* workspace, cudaStream_t stream, std::string& error) const {
+    if (count_ == 0) {
+      error = "CudnnRnn::run before a successful init";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    return execute(chosen_, x, hx, cx, y, hy, cy, workspace, stream, error);
+  }
+
+  size_t workspace_bytes() const { return count_ > 0 ? candidates_[chosen_].workspace_bytes : 0; }
+  size_t max_workspace_bytes() const {
+    size_t most = 0;
+    for (int c = 0; c < count_; ++c)
+      most = candidates_[c].workspace_bytes > most ? candidates_[c].workspace_bytes : most;
+    return most;
+  }
+  int candidates() const { return count_; }
+  float tuned_ms() const { return tuned_ms_; }
+  // cuDNN's name of the chosen algorithm (for logs and tests).
+  const char* algorithm_name() const {
+    if (count_ == 0) return "none";
+    switch (candidates_[chosen_].algorithm) {
+      case CUDNN_RNN_ALGO_STANDARD:
+        return "standard";
+      case CUDNN_RNN_ALGO_PERSIST_STATIC:
+        return "persist_static";
+      case CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H:
+        return "persist_static_small_h";
+      default:
+        return "other";
+    }
+  }
+
+ private:
+  struct Candidate {
+    cudnnRNNAlgo_t algorithm = CUDNN_RNN_ALGO_STANDARD;
+    cudnnRNNDescriptor_t rnn = nullptr;
+    size_t weight_bytes = 0, workspace_bytes = 0;
+  };
+
+  int make_data_descriptors(std::string& error) {
+    const int dirs = rnn_directions(shape_);
+    const cudnnRNNDataLayout_t layout = shape_.batch_first
+                                            ? CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED
+                                            : CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED;
+    std::vector<int> lengths(shape_.batch, static_cast<int>(shape_.seq_len));
+    float padding = 0.0f;
+    STITCH_CHECK_CUDNN(cudnnCreateRNNDataDescriptor(&x_));
+    STITCH_CHECK_CUDNN(cudnnCreateRNNDataDescriptor(&y_));
+    STITCH_CHECK_CUDNN(cudnnSetRNNDataDescriptor(
+        x_, CUDNN_DATA_FLOAT, layout, static_cast<int>(shape_.seq_len),
+        static_cast<int>(shape_.batch), static_cast<int>(shape_.input_size), lengths.data(),
+        &padding));
+    STITCH_CHECK_CUDNN(cudnnSetRNNDataDescriptor(
+        y_, CUDNN_DATA_FLOAT, layout, static_cast<int>(shape_.seq_len),
+        static_cast<int>(shape_.batch), static_cast<int>(dirs * shape_.hidden_size),
+        lengths.data(), &padding));
+    const int dims[3] = {shape_.layers * dirs, static_cast<int>(shape_.batch),
+                         static_cast<int>(shape_.hidden_size)};
+    const int strides[3] = {dims[1] * dims[2], dims[2], 1};
+    STITCH_CHECK_CUDNN(cudnnCreateTensorDescriptor(&h_));
+    STITCH_CHECK_CUDNN(cudnnSetTensorNdDescriptor(h_, CUDNN_DATA_FLOAT, 3, dims, strides));
+    return STITCH_OK;
+  }
+
+  // Describes the network for `algorithm`; a refusal by cuDNN leaves the candidate out.
+  int add_candidate(cudnnRNNAlgo_t algorithm, RnnMath math, std::string& error) {
+    Candidate candidate;
+    candidate.algorithm = algorithm;
+    STITCH_CHECK_CUDNN(cudnnCreateRNNDescriptor(&candidate.rnn));
+    int status = set_descriptor(candidate, math, error);
+    if (status == STITCH_OK) {
+      candidates_[count_++] = candidate;
+    } else {
+      cudnnDestroyRNNDescriptor(candidate.rnn);
+    }
+    return status;
+  }
+
+  int set_descriptor(Candidate& candidate, RnnMath math, std::string& error) {
+    const int hidden = static_cast<int>(shape_.hidden_size);
+    STITCH_CHECK_CUDNN(cudnnSetRNNDescriptor_v8(
+        candidate.rnn, candidate.algorithm, detail::cudnn_cell(shape_.cell),
+        shape_.has_biases ? CUDNN_RNN_DOUBLE_BIAS : CUDNN_RNN_NO_BIAS,
+        shape_.bidirectional ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT,
+        CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+        math == RnnMath::tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH,
+        static_cast<int>(shape_.input_size), hidden, hidden, shape_.layers, dropout_,
+        CUDNN_RNN_PADDED_IO_DISABLED));
+    STITCH_CHECK_CUDNN(cudnnGetRNNWeightSpaceSize(handle_, candidate.rnn, &candidate.weight_bytes));
+    size_t reserve = 0;
+    STITCH_CHECK_CUDNN(cudnnGetRNNTempSpaceSizes(handle_, candidate.rnn, CUDNN_FWD_MODE_INFERENCE,
+                                                 x_, &candidate.workspace_bytes, &reserve));
+    return STITCH_OK;
+  }
+
+  // Copies one gate's matrix (and bias) into the weight space, checking that cuDNN's matrix holds
+  // exactly the elements PyTorch's chunk has.
+  int copy_matrix(int pseudo_layer, int id, cudnnTensorDescriptor_t matrix,
+                  cudnnTensorDescriptor_t bias, const float* w, int64_t w_elements,
+                  const float* b, cudaStream_t stream, std::string& error) {
+    const Candidate& chosen = candidates_[chosen_];
+    void* w_at = nullptr;
+    void* b_at = nullptr;
+    STITCH_CHECK_CUDNN(cudnnGetRNNWeightParams(handle_, chosen.rnn, pseudo_layer,
+                                               chosen.weight_bytes, weights_, id, matrix, &w_at,
+                                               bias, b != nullptr ? &b_at : nullptr));
+    if (descriptor_elements(matrix) != w_elements) {
+      error = "CudnnRnn::load_weights: cuDNN's matrix " + std::to_string(id) + " of layer " +
+              std::to_string(pseudo_layer) + " holds " +
+              std::to_string(descriptor_elements(matrix)) + " elements, PyTorch's " +
+              std::to_string(w_elements);
+      return STITCH_ERROR_INTERNAL;
+    }
+    STITCH_CHECK_CUDA(
+        cudaMemcpyAsync(w_at, w, w_elements * 4, cudaMemcpyDeviceToDevice, stream));
+    if (b != nullptr) {
+      if (b_at == nullptr || descriptor_elements(bias) != shape_.hidden_size) {
+        error = "CudnnRnn::load_weights: cuDNN has no bias of " +
+                std::to_string(shape_.hidden_size) + " elements for matrix " + std::to_string(id);
+        return STITCH_ERROR_INTERNAL;
+      }
+      STITCH_CHECK_CUDA(
+          cudaMemcpyAsync(b_at, b, shape_.hidden_size * 4, cudaMemcpyDeviceToDevice, stream));
+    }
+    return STITCH_OK;
+  }
+
+  static int64_t descriptor_elements(cudnnTensorDescriptor_t descriptor) {
+    cudnnDataType_t type;
+    int rank = 0, dims[8] = {}, strides[8] = {};
+    if (cudnnGetTensorNdDescriptor(descriptor, 8, &type, &rank, dims, strides) !=
+        CUDNN_STATUS_SUCCESS)
+      return -1;
+    int64_t elements = 1;
+    for (int i = 0; i < rank; ++i)
+      elements *= dims[i];
+    return elements;
+  }
+
+  int execute(int candidate, const float* x, const float* hx, const float* cx, float* y,
+              float* hy, float* cy, void* workspace, cudaStream_t stream,
+              std::string& error) const {
+    const Candidate& c = candidates_[candidate];
+    const bool lstm = shape_.cell == RnnCell::lstm;
+    STITCH_CHECK_CUDNN(cudnnSetStream(handle_, stream));
+    STITCH_CHECK_CUDNN(cudnnRNNForward(handle_, c.rnn, CUDNN_FWD_MODE_INFERENCE, device_lengths_,
+                                       x_, x, y_, y, h_, hx, hy, h_, lstm ? cx : nullptr,
+                                       lstm ? cy : nullptr, c.weight_bytes, weights_,
+                                       c.workspace_bytes, workspace, 0, nullptr));
+    return STITCH_OK;
+  }
+
+  void release() {
+    for (int c = 0; c < count_; ++c)
+      cudnnDestroyRNNDescriptor(candidates_[c].rnn);
+    count_ = 0;
+    chosen_ = 0;
+    if (x_ != nullptr) cudnnDestroyRNNDataDescriptor(x_);
+    if (y_ != nullptr) cudnnDestroyRNNDataDescriptor(y_);
+    if (h_ != nullptr) cudnnDestroyTensorDescriptor(h_);
+    if (dropout_ != nullptr) cudnnDestroyDropoutDescriptor(dropout_);
+    if (weights_ != nullptr) cudaFree(weights_);
+    if (device_lengths_ != nullptr) cudaFree(device_lengths_);
+    x_ = y_ = nullptr;
+    h_ = nullptr;
+    dropout_ = nullptr;
+    weights_ = nullptr;
+    device_lengths_ = nullptr;
+  }
+
+  cudnnHandle_t handle_ = nullptr;
+  RnnShape shape_;
+  cudnnDropoutDescriptor_t dropout_ = nullptr;
+  cudnnRNNDataDescriptor_t x_ = nullptr, y_ = nullptr;
+  cudnnTensorDescriptor_t h_ = nullptr;
+  Candidate candidates_[kMaxCandidates];
+  int count_ = 0;
+  int chosen_ = 0;
+  float tuned_ms_ = -1;
+  void* weights_ = nullptr;
+  int32_t* device_lengths_ = nullptr;
+};
+
+}  // namespace stitch::kernels
