@@ -150,17 +150,17 @@ std::optional<std::vector<int>> chain_from_bmm(const ir::Graph& graph, const Use
   return std::nullopt;
 }
 
-std::optional<AttentionMatch> match_explicit(const ir::Graph& graph, const Uses& uses,
-                                             const ValueMap& values, int anchor) {
-  const ir::Node& bmm2 = graph.nodes[anchor];
-  if (bmm2.op != Op::bmm || !bmm2.args[0].is_ref() || !bmm2.args[1].is_ref()) return std::nullopt;
-  // Walk back from P to bmm1 to find the chain, then check it forwards.
-  ValueRef p = through_transparent_views(graph, *bmm2.args[0].ref());
-  if (p.kind != ValueRef::Kind::node) return std::nullopt;
-  AttentionMatch match;
-  match.anchor = anchor;
+// The walk back from bmm2 (`match.anchor`) to bmm1: P, an optional clone of it (dropout with
+// p = 0), the normaliser, the scale and the score chain between them. Fills match's pattern (bmm1
+// last), scores and scaled and the spec's norm and scale; returns bmm1, or nullopt when the nodes
+// between the two products are not an attention chain.
+std::optional<int> trace_score_chain(const ir::Graph& graph, const Uses& uses,
+                                     AttentionMatch& match) {
+  const int anchor = match.anchor;
   AttentionSpec& spec = match.spec;
-  spec.node = anchor;
+  // Walk back from P to bmm1 to find the chain, then check it forwards.
+  ValueRef p = through_transparent_views(graph, *graph.nodes[anchor].args[0].ref());
+  if (p.kind != ValueRef::Kind::node) return std::nullopt;
   if (sole_consumer(graph, uses, p) != anchor) return std::nullopt;
   // Dropout with p = 0 in training mode is captured as a clone of the weights: a copy the fused
   // kernel needs no more than the view it reads.
@@ -175,10 +175,6 @@ std::optional<AttentionMatch> match_explicit(const ir::Graph& graph, const Uses&
   if (!traced || traced->size() < 2) return std::nullopt;
   std::vector<int> chain(traced->begin() + 1, traced->end());  // the normaliser last
   const int bmm1 = traced->front();
-  const ir::Node& first = graph.nodes[bmm1];
-  if (!first.args[0].is_ref() || !first.args[1].is_ref() ||
-      first.outputs[0].dtype != ir::DType::float32 || bmm2.outputs[0].dtype != ir::DType::float32)
-    return std::nullopt;
   // Normaliser: softmax as the chain's last node, or a relu ending it.
   const ir::Node& last = graph.nodes[chain.back()];
   if (is_last_dim_softmax(last)) {
@@ -204,11 +200,28 @@ std::optional<AttentionMatch> match_explicit(const ir::Graph& graph, const Uses&
   match.scores = chain;
   match.scaled = scaled;
   match.pattern.push_back(bmm1);
+  return bmm1;
+}
+
+std::optional<AttentionMatch> match_explicit(const ir::Graph& graph, const Uses& uses,
+                                             const ValueMap& values, int anchor) {
+  const ir::Node& bmm2 = graph.nodes[anchor];
+  if (bmm2.op != Op::bmm || !bmm2.args[0].is_ref() || !bmm2.args[1].is_ref()) return std::nullopt;
+  AttentionMatch match;
+  match.anchor = anchor;
+  AttentionSpec& spec = match.spec;
+  spec.node = anchor;
+  const std::optional<int> bmm1 = trace_score_chain(graph, uses, match);
+  if (!bmm1) return std::nullopt;
+  const ir::Node& first = graph.nodes[*bmm1];
+  if (!first.args[0].is_ref() || !first.args[1].is_ref() ||
+      first.outputs[0].dtype != ir::DType::float32 || bmm2.outputs[0].dtype != ir::DType::float32)
+    return std::nullopt;
   // Geometry from the two products.
   const auto& scores = first.outputs[0].shape;  // [batch * heads, queries, keys]
   const auto& out = bmm2.outputs[0].shape;      // [batch * heads, queries, value_dim]
   const auto& a = graph.type_of(*first.args[0].ref()).shape;
-  std::tie(spec.batch, spec.heads) = batch_heads(graph, uses, node_value(bmm1), scores[0]);
+  std::tie(spec.batch, spec.heads) = batch_heads(graph, uses, node_value(*bmm1), scores[0]);
   spec.queries = scores[1], spec.keys = scores[2];
   spec.head_dim = a[2], spec.value_dim = out[2];
   if (!head_dims_fit(spec)) return std::nullopt;

@@ -46,20 +46,85 @@ int64_t product(std::initializer_list<int64_t> sizes) {
     result *= size;
   return result;
 }
-Status check_extents(const Plan& plan, const GatherSpec& spec) {
-  if (product({spec.outer, spec.count, spec.inner}) !=
-          plan.graph.nodes.at(spec.node).outputs[0].numel() ||
-      access_numel(spec.index) != spec.count)
-    return make_error("gather extents do not match its index and output");
+
+// The checks of each kind's own fields and bodies: bodies against their index space's element
+// count, extents against the node's output. One check_spec per SubtaskSpec alternative.
+Status check_spec(const Plan& plan, const MatmulSpec& spec) {
+  if (spec.epilogue)
+    return check_body(plan, *spec.epilogue, product({spec.batch, spec.m, spec.n}), "epilogue");
   return {};
 }
 
-Status check_extents(const Plan& plan, const ScanSpec& spec) {
+Status check_spec(const Plan& plan, const ReductionSpec& spec) {
+  if (spec.prologue)
+    STITCH_TRY(check_body(plan, *spec.prologue, product({spec.outer, spec.reduce, spec.inner}),
+                          "prologue"));
+  if (spec.epilogue)
+    return check_body(plan, *spec.epilogue, product({spec.outer, spec.inner}), "epilogue");
+  return {};
+}
+
+Status check_spec(const Plan& plan, const RowSpec& spec) {
+  if (spec.prologue)
+    STITCH_TRY(check_body(plan, *spec.prologue, spec.rows * spec.cols, "prologue"));
+  if (spec.epilogue) return check_body(plan, *spec.epilogue, spec.rows * spec.cols, "epilogue");
+  return {};
+}
+
+Status check_spec(const Plan& plan, const ElementwiseSpec& spec) {
+  int64_t numel = 1;
+  for (int64_t size : spec.shape)
+    numel *= size;
+  return check_body(plan, spec.body, numel, "body");
+}
+
+Status check_spec(const Plan&, const CopySpec&) {
+  return {};
+}
+
+Status check_spec(const Plan& plan, const PoolSpec& spec) {
+  const ir::Node& node = plan.graph.nodes.at(spec.node);
+  if (spec.out.empty() || spec.out.size() > 3 ||
+      spec.input.shape.size() != node.outputs[0].shape.size())
+    return make_error("pool input and output ranks do not match");
+  if (spec.epilogue) return check_body(plan, *spec.epilogue, node.outputs[0].numel(), "epilogue");
+  return {};
+}
+
+Status check_spec(const Plan& plan, const ConvSpec& spec) {
+  int64_t numel = spec.batch * spec.out_channels;
+  for (int64_t size : spec.output)
+    numel *= size;
+  if (spec.epilogue) return check_body(plan, *spec.epilogue, numel, "epilogue");
+  return {};
+}
+
+Status check_spec(const Plan&, const OpaqueSpec&) {
+  return {};
+}
+
+Status check_spec(const Plan& plan, const AttentionSpec& spec) {
+  if (spec.stores.size() != 1) return make_error("attention stores one output");
+  if (spec.scores)
+    return check_body(plan, *spec.scores,
+                      product({spec.batch, spec.heads, spec.queries, spec.keys}), "scores");
+  return {};
+}
+
+Status check_spec(const Plan& plan, const ScanSpec& spec) {
   const int64_t numel = product({spec.outer, spec.length, spec.inner});
   if (numel != plan.graph.nodes.at(spec.node).outputs[0].numel())
     return make_error("scan extents do not match its output");
   if (spec.prologue) STITCH_TRY(check_body(plan, *spec.prologue, numel, "prologue"));
   if (spec.epilogue) return check_body(plan, *spec.epilogue, numel, "epilogue");
+  return {};
+}
+
+Status check_spec(const Plan& plan, const GatherSpec& spec) {
+  if (product({spec.outer, spec.count, spec.inner}) !=
+          plan.graph.nodes.at(spec.node).outputs[0].numel() ||
+      access_numel(spec.index) != spec.count)
+    return make_error("gather extents do not match its index and output");
   return {};
 }
 
@@ -80,54 +145,8 @@ Status check_plan(const Plan& plan) {
       if (read.base.kind == ir::ValueRef::Kind::node && !stored.count(value_key(read.base)))
         return fail(
             make_error("reads '{}' before any subtask stores it", plan.graph.name_of(read.base)));
-    Status bodies = std::visit(
-        [&](const auto& spec) -> Status {
-          using T = std::decay_t<decltype(spec)>;
-          if constexpr (std::is_same_v<T, MatmulSpec>) {
-            if (spec.epilogue)
-              return check_body(plan, *spec.epilogue, product({spec.batch, spec.m, spec.n}),
-                                "epilogue");
-          } else if constexpr (std::is_same_v<T, ReductionSpec>) {
-            if (spec.prologue)
-              STITCH_TRY(check_body(plan, *spec.prologue,
-                                    product({spec.outer, spec.reduce, spec.inner}), "prologue"));
-            if (spec.epilogue)
-              return check_body(plan, *spec.epilogue, product({spec.outer, spec.inner}),
-                                "epilogue");
-          } else if constexpr (std::is_same_v<T, RowSpec>) {
-            if (spec.prologue)
-              STITCH_TRY(check_body(plan, *spec.prologue, spec.rows * spec.cols, "prologue"));
-            if (spec.epilogue)
-              return check_body(plan, *spec.epilogue, spec.rows * spec.cols, "epilogue");
-          } else if constexpr (std::is_same_v<T, PoolSpec>) {
-            const ir::Node& node = plan.graph.nodes.at(spec.node);
-            if (spec.out.empty() || spec.out.size() > 3 ||
-                spec.input.shape.size() != node.outputs[0].shape.size())
-              return make_error("pool input and output ranks do not match");
-            if (spec.epilogue)
-              return check_body(plan, *spec.epilogue, node.outputs[0].numel(), "epilogue");
-          } else if constexpr (std::is_same_v<T, ConvSpec>) {
-            int64_t numel = spec.batch * spec.out_channels;
-            for (int64_t size : spec.output)
-              numel *= size;
-            if (spec.epilogue) return check_body(plan, *spec.epilogue, numel, "epilogue");
-          } else if constexpr (std::is_same_v<T, AttentionSpec>) {
-            if (spec.stores.size() != 1) return make_error("attention stores one output");
-            if (spec.scores)
-              return check_body(plan, *spec.scores,
-                                product({spec.batch, spec.heads, spec.queries, spec.keys}),
-                                "scores");
-          } else if constexpr (std::is_same_v<T, GatherSpec> || std::is_same_v<T, ScanSpec>) {
-            return check_extents(plan, spec);
-          } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
-            int64_t numel = 1;
-            for (int64_t size : spec.shape)
-              numel *= size;
-            return check_body(plan, spec.body, numel, "body");
-          }
-          return {};
-        },
-        subtask.spec);
+    Status bodies =
+        std::visit([&](const auto& spec) { return check_spec(plan, spec); }, subtask.spec);
     if (!bodies.ok()) return fail(bodies.error());
     for (const ir::ValueRef& value : subtask_writes(subtask))
       stored.insert(value_key(stored_buffer_by_name(plan.graph, plan.values, value)));

@@ -1,6 +1,7 @@
 // plan.json writer and reader (plan_json.h). Value references use graph.json's spelling
 // ({"input": 0}, {"param": "fc.weight"}, {"node": "addmm", "out": 0}); non-finite floats are
-// {"float": "inf"} as there; the rewritten graph is embedded as a graph.json object.
+// {"float": "inf"} as there; the rewritten graph is embedded as a graph.json object. Each subtask
+// kind's spec object is written and read in plan_json_kinds.inc.
 #include "plan/plan_json.h"
 
 #include <cmath>
@@ -19,8 +20,6 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr const char* kFormat = "stitchcuda.plan";
-constexpr const char* kReduceOps[] = {"sum", "max", "min", "prod", "argmax", "argmin", "mean_var"};
-constexpr const char* kRowOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
 constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
 constexpr const char* kKinds[] = {"matmul", "reduction", "row",    "elementwise", "copy",
@@ -33,6 +32,34 @@ json number(double value) {
   if (std::isinf(value)) return json{{"float", value > 0 ? "inf" : "-inf"}};
   return value;
 }
+
+// Reading throws nlohmann's exceptions or ReadError internally; parse_plan turns both into an
+// Error.
+struct ReadError {
+  std::string message;
+};
+
+double read_number(const json& value) {
+  if (value.is_object()) {
+    const std::string text = value.at("float").get<std::string>();
+    if (text == "nan") return std::nan("");
+    if (text == "inf") return INFINITY;
+    if (text == "-inf") return -INFINITY;
+    throw ReadError{fmt::format("unknown float '{}'", text)};
+  }
+  return value.get<double>();
+}
+
+template <size_t N>
+int read_enum(const json& value, const char* const (&names)[N], const char* what) {
+  const std::string text = value.get<std::string>();
+  for (size_t i = 0; i < N; ++i)
+    if (text == names[i]) return static_cast<int>(i);
+  throw ReadError{fmt::format("unknown {} '{}'", what, text)};
+}
+
+// Each kind's spec object: write_kind(writer, spec) and read_<kind>(reader, object).
+#include "plan/plan_json_kinds.inc"
 
 // ---- writing -----------------------------------------------------------------------------------
 
@@ -100,103 +127,9 @@ class Writer {
     object["stores"] = stores(s.stores);
   }
 
-  json conv(const ConvSpec& s) const {
-    json o{{"node", node(s.node)},
-           {"batch", s.batch},
-           {"in_channels", s.in_channels},
-           {"out_channels", s.out_channels},
-           {"groups", s.groups},
-           {"input", s.input},
-           {"output", s.output},
-           {"kernel", s.kernel},
-           {"stride", s.stride},
-           {"pad_before", s.pad_before},
-           {"pad_after", s.pad_after},
-           {"dilation", s.dilation},
-           {"transposed", s.transposed},
-           {"x", access(s.x)},
-           {"w", access(s.w)}};
-    optional_body(o, "epilogue", s.epilogue);
-    o["stores"] = stores(s.stores);
-    return o;
-  }
-
-  json attention(const AttentionSpec& s) const {
-    json o{{"node", node(s.node)},
-           {"batch", s.batch},
-           {"heads", s.heads},
-           {"queries", s.queries},
-           {"keys", s.keys},
-           {"head_dim", s.head_dim},
-           {"value_dim", s.value_dim},
-           {"q", access(s.q)},
-           {"k", access(s.k)},
-           {"v", access(s.v)},
-           {"scale", number(s.scale)},
-           {"causal", s.causal},
-           {"norm", kAttentionNormNames[static_cast<int>(s.norm)]},
-           {"mask_kind", kAttentionMaskNames[static_cast<int>(s.mask_kind)]}};
-    if (s.mask) o["mask"] = access(*s.mask);
-    optional_body(o, "scores", s.scores);
-    o["stores"] = stores(s.stores);
-    return o;
-  }
-
+  // The spec object of a subtask's kind (plan_json_kinds.inc).
   json spec(const SubtaskSpec& spec) const {
-    return std::visit(
-        [&](const auto& s) -> json {
-          using T = std::decay_t<decltype(s)>;
-          json o;
-          if constexpr (std::is_same_v<T, MatmulSpec>) {
-            o = json{{"node", node(s.node)}, {"batch", s.batch}, {"m", s.m}, {"n", s.n}, {"k", s.k},
-                     {"a", access(s.a)},     {"b", access(s.b)}};
-            if (s.bias) o["bias"] = access(*s.bias);
-            o["alpha"] = number(s.alpha);
-            o["beta"] = number(s.beta);
-            o["library_epilogue"] = s.library_epilogue;
-            optional_body(o, "epilogue", s.epilogue);
-            o["stores"] = stores(s.stores);
-          } else if constexpr (std::is_same_v<T, ReductionSpec>) {
-            o = json{{"node", node(s.node)},     {"op", kReduceOps[static_cast<int>(s.op)]},
-                     {"input", access(s.input)}, {"correction", number(s.correction)},
-                     {"outer", s.outer},         {"reduce", s.reduce},
-                     {"inner", s.inner}};
-            fused(o, s);
-          } else if constexpr (std::is_same_v<T, RowSpec>) {
-            o = json{{"node", node(s.node)},
-                     {"op", kRowOps[static_cast<int>(s.op)]},
-                     {"rows", s.rows},
-                     {"cols", s.cols},
-                     {"input", access(s.input)}};
-            if (s.weight) o["weight"] = access(*s.weight);
-            if (s.bias) o["bias"] = access(*s.bias);
-            o["eps"] = number(s.eps);
-            fused(o, s);
-          } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
-            o = json{{"shape", s.shape}, {"body", body(s.body)}, {"stores", stores(s.stores)}};
-          } else if constexpr (std::is_same_v<T, ConvSpec>) {
-            o = conv(s);
-          } else if constexpr (std::is_same_v<T, AttentionSpec>) {
-            o = attention(s);
-          } else if constexpr (std::is_same_v<T, CopySpec>) {
-            o = json{{"source", access(s.source)}, {"target", ref(s.target)}};
-            if (s.destination) o["destination"] = access(*s.destination);
-          } else if constexpr (std::is_same_v<T, ScanSpec> || std::is_same_v<T, GatherSpec>) {
-            o = write_kind(*this, s);  // plan_json_kinds.inc
-          } else if constexpr (std::is_same_v<T, OpaqueSpec>) {
-            json inputs = json::array();
-            for (const Access& input : s.inputs)
-              inputs.push_back(access(input));
-            o = json{{"node", node(s.node)},
-                     {"inputs", inputs},
-                     {"stores", stores(s.stores)},
-                     {"reason", s.reason}};
-          } else {
-            o = write_kind(*this, s);  // plan_json_kinds.inc
-          }
-          return o;
-        },
-        spec);
+    return std::visit([&](const auto& s) { return write_kind(*this, s); }, spec);
   }
 
  private:
@@ -204,33 +137,6 @@ class Writer {
 };
 
 // ---- reading -----------------------------------------------------------------------------------
-
-// Reading throws nlohmann's exceptions or ReadError internally; parse_plan turns both into an
-// Error.
-struct ReadError {
-  std::string message;
-};
-
-double read_number(const json& value) {
-  if (value.is_object()) {
-    const std::string text = value.at("float").get<std::string>();
-    if (text == "nan") return std::nan("");
-    if (text == "inf") return INFINITY;
-    if (text == "-inf") return -INFINITY;
-    throw ReadError{fmt::format("unknown float '{}'", text)};
-  }
-  return value.get<double>();
-}
-
-template <size_t N>
-int read_enum(const json& value, const char* const (&names)[N], const char* what) {
-  const std::string text = value.get<std::string>();
-  for (size_t i = 0; i < N; ++i)
-    if (text == names[i]) return static_cast<int>(i);
-  throw ReadError{fmt::format("unknown {} '{}'", what, text)};
-}
-
-#include "plan/plan_json_kinds.inc"
 
 class Reader {
  public:
@@ -317,121 +223,32 @@ class Reader {
     s.stores = stores(object.at("stores"));
   }
 
-  ConvSpec conv(const json& o) const {
-    ConvSpec s;
-    s.node = node(o.at("node"));
-    s.batch = o.at("batch"), s.in_channels = o.at("in_channels");
-    s.out_channels = o.at("out_channels"), s.groups = o.at("groups");
-    for (auto [field, key] : {std::pair{&s.input, "input"},
-                              {&s.output, "output"},
-                              {&s.kernel, "kernel"},
-                              {&s.stride, "stride"},
-                              {&s.pad_before, "pad_before"},
-                              {&s.pad_after, "pad_after"},
-                              {&s.dilation, "dilation"}}) {
-      *field = o.at(key).get<std::vector<int64_t>>();
-      if (field->size() != s.input.size() || field->empty() || field->size() > 3)
-        throw ReadError{fmt::format("'{}' needs one value per spatial dim (1 to 3)", key)};
-    }
-    s.transposed = o.at("transposed").get<bool>();
-    s.x = access(o.at("x")), s.w = access(o.at("w"));
-    s.epilogue = optional_body(o, "epilogue");
-    s.stores = stores(o.at("stores"));
-    return s;
-  }
-
+  // The spec object of a subtask of kind `kind` (plan_json_kinds.inc).
   SubtaskSpec spec(const std::string& kind, const json& o) const {
     switch (read_enum(json(kind), kKinds, "subtask kind")) {
-      case 0: {
-        MatmulSpec s;
-        s.node = node(o.at("node"));
-        s.batch = o.at("batch"), s.m = o.at("m"), s.n = o.at("n"), s.k = o.at("k");
-        s.a = access(o.at("a")), s.b = access(o.at("b"));
-        s.bias = optional_access(o, "bias");
-        s.alpha = read_number(o.at("alpha")), s.beta = read_number(o.at("beta"));
-        s.library_epilogue = o.at("library_epilogue").get<std::string>();
-        s.epilogue = optional_body(o, "epilogue");
-        s.stores = stores(o.at("stores"));
-        return s;
-      }
-      case 1: {
-        ReductionSpec s;
-        s.node = node(o.at("node"));
-        s.op = static_cast<ReduceOp>(read_enum(o.at("op"), kReduceOps, "reduce op"));
-        s.input = access(o.at("input"));
-        s.correction = read_number(o.at("correction"));
-        s.outer = o.at("outer"), s.reduce = o.at("reduce"), s.inner = o.at("inner");
-        fused(o, s);
-        return s;
-      }
-      case 2: {
-        RowSpec s;
-        s.node = node(o.at("node"));
-        s.op = static_cast<RowOp>(read_enum(o.at("op"), kRowOps, "row op"));
-        s.rows = o.at("rows"), s.cols = o.at("cols");
-        s.input = access(o.at("input"));
-        s.weight = optional_access(o, "weight");
-        s.bias = optional_access(o, "bias");
-        s.eps = read_number(o.at("eps"));
-        fused(o, s);
-        return s;
-      }
-      case 3: {
-        ElementwiseSpec s;
-        s.shape = o.at("shape").get<std::vector<int64_t>>();
-        s.body = body(o.at("body"));
-        s.stores = stores(o.at("stores"));
-        return s;
-      }
-      case 4: {
-        CopySpec s;
-        s.source = access(o.at("source"));
-        s.target = ref(o.at("target"));
-        s.destination = optional_access(o, "destination");
-        return s;
-      }
+      case 0:
+        return read_matmul(*this, o);
+      case 1:
+        return read_reduction(*this, o);
+      case 2:
+        return read_row(*this, o);
+      case 3:
+        return read_elementwise(*this, o);
+      case 4:
+        return read_copy(*this, o);
       case 5:
-        return read_pool(*this, o);  // plan_json_kinds.inc
-      case 7: {
-        OpaqueSpec s;
-        s.node = node(o.at("node"));
-        for (const json& input : o.at("inputs"))
-          s.inputs.push_back(access(input));
-        s.stores = stores(o.at("stores"));
-        s.reason = o.at("reason").get<std::string>();
-        return s;
-      }
+        return read_pool(*this, o);
+      case 7:
+        return read_opaque(*this, o);
       case 8:
-        return attention(o);
+        return read_attention(*this, o);
       case 9:
         return read_scan(*this, o);
       case 10:
         return read_gather(*this, o);
       default:
-        return conv(o);
+        return read_conv(*this, o);
     }
-  }
-
-  AttentionSpec attention(const json& o) const {
-    AttentionSpec s;
-    s.node = node(o.at("node"));
-    s.batch = o.at("batch"), s.heads = o.at("heads");
-    s.queries = o.at("queries"), s.keys = o.at("keys");
-    s.head_dim = o.at("head_dim"), s.value_dim = o.at("value_dim");
-    s.q = access(o.at("q")), s.k = access(o.at("k")), s.v = access(o.at("v"));
-    for (const Access* a : {&s.q, &s.k, &s.v})
-      if (a->shape.size() != 4) throw ReadError{"attention q, k and v need rank 4"};
-    s.scale = read_number(o.at("scale"));
-    s.causal = o.at("causal").get<bool>();
-    s.norm = static_cast<AttentionNorm>(read_enum(o.at("norm"), kAttentionNormNames, "norm"));
-    s.mask_kind =
-        static_cast<AttentionMask>(read_enum(o.at("mask_kind"), kAttentionMaskNames, "mask kind"));
-    s.mask = optional_access(o, "mask");
-    if ((s.mask_kind == AttentionMask::none) != !s.mask)
-      throw ReadError{"attention mask_kind and mask disagree"};
-    s.scores = optional_body(o, "scores");
-    s.stores = stores(o.at("stores"));
-    return s;
   }
 
  private:

@@ -124,6 +124,9 @@ class Scan(unittest.TestCase):
             with open(os.path.join(root, "b.cu"), "w") as file:
                 file.write(function("fine", 10))
             self.assertEqual(size_limits.main([root]), 0)
+            with open(os.path.join(root, "part.inc"), "w") as file:
+                file.write(function("too_long_in_an_include", 90))
+            self.assertEqual(size_limits.main([root]), 1)
 
     def test_pending_findings_pass_and_stale_ones_fail(self):
         with tempfile.TemporaryDirectory() as root:
