@@ -49,7 +49,7 @@
 //                  low half: {a0,a1} (g, 2t..2t+1), {a2,a3} (g + 8, 2t..2t+1),
 //                  {a4,a5} (g, 2t+8..2t+9), {a6,a7} (g + 8, 2t+8..2t+9);
 //                  B (16 x 8, col): {b0,b1} (k 2t..2t+1, n g), {b2,b3} (k 2t+8..2t+9, n g)
-//   C / D (16 x 8, f32), both shapes: c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1)
+//   C / D (16 x 8, f32), both shapes: c0 (g, 2t), c1 (g, 2t+1), c2 (g + 8, 2t), c3 (g + 8, 2t+1)
 // The TF32 mmas feed their K slots a permutation of the 8 summed indices (slot t <- index 2t, slot
 // t + 4 <- index 2t + 1, the same for A and B, as gemm_tf32x3.cuh does), so that a thread's two
 // values are adjacent: one 8-byte load of Q and of K, and P's accumulator pair (c0, c1) of a key
@@ -96,8 +96,8 @@ template <int kHeadDimTile, AttentionMath kMath>
 struct AttentionMmaTile {
   static constexpr int kK = kMath == AttentionMath::bf16 ? 16 : 8;
   static constexpr int kDim = (kHeadDimTile + kK - 1) / kK * kK;
-  static constexpr int kQkPitch = kDim + 8;  // Q and K rows: 8-byte loads by (row g, column 2t)
-  static constexpr int kVPitch = kDim + 4;   // V rows: 4-byte loads by (row 2t, column g)
+  static constexpr int kQkPitch = kDim + 8;    // Q and K rows: 8-byte loads by (row g, column 2t)
+  static constexpr int kVPitch = kDim + 4;     // V rows: 4-byte loads by (row 2t, column g)
   static constexpr int kDimGroups = kDim / 8;  // the output's n8 tiles
   static constexpr size_t kSmemBytes =
       sizeof(float) * (static_cast<size_t>(kAttentionBlockM) * kQkPitch +
@@ -213,8 +213,7 @@ __device__ __forceinline__ void attention_scores(const float* sq, const float* s
 #pragma unroll
       for (int kk = k0; kk < k0 + kChunk && kk < Tile::kDim; kk += 8) {
         const float2 top = *reinterpret_cast<const float2*>(sq + g * kPitch + kk + 2 * t);
-        const float2 bottom =
-            *reinterpret_cast<const float2*>(sq + (g + 8) * kPitch + kk + 2 * t);
+        const float2 bottom = *reinterpret_cast<const float2*>(sq + (g + 8) * kPitch + kk + 2 * t);
         const float a[4] = {top.x, bottom.x, top.y, bottom.y};
 #pragma unroll
         for (int j = 0; j < kGroups; ++j) {
@@ -299,8 +298,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
   const float* k = p.k.data + b * p.k.stride[0] + h * p.k.stride[1];
   const float* v = p.v.data + b * p.v.stride[0] + h * p.v.stride[1];
   const int64_t key_end = s.causal && m0 + kBM < s.keys ? m0 + kBM : s.keys;
-  copy_attention_tile<kBM, Tile::kDim>(sq, Tile::kQkPitch, q, p.q.stride, m0, s.queries,
-                                       s.head_dim, params.q_vec4);
+  copy_attention_tile<kBM, Tile::kDim>(sq, Tile::kQkPitch, q, p.q.stride, m0, s.queries, s.head_dim,
+                                       params.q_vec4);
   if (key_end > 0)
     copy_attention_tile<kBN, Tile::kDim>(sk, Tile::kQkPitch, k, p.k.stride, 0, s.keys, s.head_dim,
                                          params.k_vec4);
@@ -318,8 +317,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
   for (int64_t n0 = 0; n0 < key_end; n0 += kBN) {
     cp_async_wait<0>();
     __syncthreads();  // K (and Q) landed; every warp is done with the previous V tile
-    copy_attention_tile<kBN, Tile::kDim>(sv, Tile::kVPitch, v, p.v.stride, n0, s.keys,
-                                         s.value_dim, params.v_vec4);
+    copy_attention_tile<kBN, Tile::kDim>(sv, Tile::kVPitch, v, p.v.stride, n0, s.keys, s.value_dim,
+                                         params.v_vec4);
     cp_async_commit();
     float sc[kGroups][4];
     attention_scores<kHeadDimTile, kMath>(sq + warp * 16 * Tile::kQkPitch, sk, g, t, sc);
@@ -334,8 +333,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
         for (int c = 0; c < 2; ++c) {
           const int64_t key = n0 + 8 * j + 2 * t + c;
           const bool inside = i < s.queries && key < s.keys && !(s.causal && key > i);
-          const float x = inside ? mod(b, h, i, key, sc[j][2 * r + c] * s.scale)
-                                 : (softmax ? -INFINITY : 0.0f);
+          const float x =
+              inside ? mod(b, h, i, key, sc[j][2 * r + c] * s.scale) : (softmax ? -INFINITY : 0.0f);
           sc[j][2 * r + c] = x;
           tile_max = fmaxf(tile_max, x);
         }
@@ -345,8 +344,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
       tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
       const float next_max = fmaxf(row_max[r], tile_max);
       const float base = next_max == -INFINITY ? 0.0f : next_max;
-      rescale[r] = kMath == AttentionMath::tf32x3 ? expf(row_max[r] - base)
-                                                  : __expf(row_max[r] - base);
+      rescale[r] =
+          kMath == AttentionMath::tf32x3 ? expf(row_max[r] - base) : __expf(row_max[r] - base);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < kGroups; ++j)
@@ -418,10 +417,9 @@ __global__ void __launch_bounds__(kAttentionThreads)
 
 template <int kHeadDimTile, AttentionMath kMath, class ScoreMod>
 inline cudaError_t allow_attention_mma_smem() {
-  return cudaFuncSetAttribute(
-      attention_mma_kernel<kHeadDimTile, kMath, ScoreMod>,
-      cudaFuncAttributeMaxDynamicSharedMemorySize,
-      static_cast<int>(AttentionMmaTile<kHeadDimTile, kMath>::kSmemBytes));
+  return cudaFuncSetAttribute(attention_mma_kernel<kHeadDimTile, kMath, ScoreMod>,
+                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(AttentionMmaTile<kHeadDimTile, kMath>::kSmemBytes));
 }
 
 template <int kHeadDimTile, AttentionMath kMath, class ScoreMod>

@@ -30,9 +30,8 @@ bool tunable_may_be_overridden(const plan::Subtask& subtask, const std::string& 
   // kernel (0); not where the track puts the products on TF32 / BF16 (tensor_math).
   if (key == "split_tf32x3")
     return (value == 0 || value == 1) &&
-           (is_gemm(subtask) ||
-            (is_attention(subtask) &&
-             plan::subtask_tensor_math(subtask) == plan::TensorMath::fp32));
+           (is_gemm(subtask) || (is_attention(subtask) &&
+                                 plan::subtask_tensor_math(subtask) == plan::TensorMath::fp32));
   return false;
 }
 

@@ -109,9 +109,10 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const AttentionSpec& 
     w.line("STITCH_CHECK_CUDA((launch_attention<{}>(shape, {}, {}, {}, {} + {}, score, stream)));",
            tile, q, k, v, target, out.offset);
   else
-    w.line("STITCH_CHECK_CUDA((launch_attention_math<{}>(AttentionMath::{}, shape, {}, {}, {}, {} "
-           "+ {}, score, stream)));",
-           tile, math, q, k, v, target, out.offset);
+    w.line(
+        "STITCH_CHECK_CUDA((launch_attention_math<{}>(AttentionMath::{}, shape, {}, {}, {}, {} "
+        "+ {}, score, stream)));",
+        tile, math, q, k, v, target, out.offset);
   return {};
 }
 

@@ -171,8 +171,7 @@ TEST_P(AttentionMathProgramTest, AttentionUsesTheTrackMathAndCompiles) {
   EXPECT_EQ(program->source.find("launch_attention<64>(") != std::string::npos, fma);
   EXPECT_EQ(program->source.find("kernels/attention_mma.cuh") != std::string::npos, !fma);
   if (!fma) {
-    EXPECT_NE(program->source.find("launch_attention_math<64>(" + variant + ","),
-              std::string::npos)
+    EXPECT_NE(program->source.find("launch_attention_math<64>(" + variant + ","), std::string::npos)
         << program->source;
     EXPECT_NE(program->source.find("(" + variant + ")"), std::string::npos)
         << "prepare_attention_math for the same variant";
@@ -195,8 +194,7 @@ INSTANTIATE_TEST_SUITE_P(Tracks, AttentionMathProgramTest,
                                            std::make_tuple(plan::TensorMath::fp32, false)),
                          [](const auto& info) {
                            const plan::TensorMath math = std::get<0>(info.param);
-                           return std::string(
-                                      plan::tensor_math_name(static_cast<int64_t>(math))) +
+                           return std::string(plan::tensor_math_name(static_cast<int64_t>(math))) +
                                   (std::get<1>(info.param) ? "" : "_strict");
                          });
 

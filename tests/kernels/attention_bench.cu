@@ -111,9 +111,9 @@ void run_fused(AttentionMath math, const Case& c, const float* q, const float* k
   shape.head_dim = c.dim, shape.value_dim = c.dim;
   shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.dim)));
   shape.causal = c.causal;
-  CHECK_CUDA((launch_attention_math<kTile>(math, shape, contiguous(q, c), contiguous(k, c),
-                                           contiguous(v, c), out, AttentionScoreIdentity{},
-                                           nullptr)));
+  CHECK_CUDA(
+      (launch_attention_math<kTile>(math, shape, contiguous(q, c), contiguous(k, c),
+                                    contiguous(v, c), out, AttentionScoreIdentity{}, nullptr)));
 }
 
 void fused(AttentionMath math, const Case& c, const float* q, const float* k, const float* v,

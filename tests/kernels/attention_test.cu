@@ -177,8 +177,7 @@ MathBound bound_for(AttentionMath math) {
   return {0.0, 0.0, 0.0};
 }
 
-class AttentionTest
-    : public ::testing::TestWithParam<std::tuple<AttentionCase, AttentionMath>> {};
+class AttentionTest : public ::testing::TestWithParam<std::tuple<AttentionCase, AttentionMath>> {};
 
 TEST_P(AttentionTest, MeetsItsBoundAgainstTheDoubleReference) {
   REQUIRE_GPU();
@@ -209,10 +208,10 @@ TEST_P(AttentionTest, MeetsItsBoundAgainstTheDoubleReference) {
   shape.head_dim = c.head_dim, shape.value_dim = c.value_dim;
   shape.scale = static_cast<float>(scale), shape.causal = c.causal, shape.norm = c.norm;
   const TestScore mod{c.mod, dkeep.data(), dbias.data(), c.queries, c.keys};
-  ASSERT_CUDA(launch_for(math, shape, Layout{c.heads, c.queries, c.head_dim, c.strided}.operand(dq.data()),
-                         Layout{c.heads, c.keys, c.head_dim, c.strided}.operand(dk.data()),
-                         Layout{c.heads, c.keys, c.value_dim, c.strided}.operand(dv.data()),
-                         dout.data(), mod));
+  ASSERT_CUDA(launch_for(
+      math, shape, Layout{c.heads, c.queries, c.head_dim, c.strided}.operand(dq.data()),
+      Layout{c.heads, c.keys, c.head_dim, c.strided}.operand(dk.data()),
+      Layout{c.heads, c.keys, c.value_dim, c.strided}.operand(dv.data()), dout.data(), mod));
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<float> actual = dout.download();
   const std::string what = c.name + " " + attention_math_name(math);
@@ -238,20 +237,17 @@ constexpr auto kSoftmax = AttentionNorm::softmax;
 constexpr auto kNone = AttentionNorm::none;
 
 const AttentionCase kCases[] = {
-        make("plain_d64_L128", 2, 3, 128, 128, 64, 64, false, kSoftmax, Mod::none, false),
-        make("ragged_d80_L77", 2, 4, 77, 77, 80, 80, false, kSoftmax, Mod::none, false),
-        make("causal_d64_L100_strided", 2, 4, 100, 100, 64, 64, true, kSoftmax, Mod::none, true),
-        make("causal_d128_L130", 1, 2, 130, 130, 128, 128, true, kSoftmax, Mod::none, false),
-        make("causal_more_keys_d32", 1, 2, 40, 90, 32, 32, true, kSoftmax, Mod::none, false),
-        make("keep_mask_d128_50x70", 2, 2, 50, 70, 128, 128, false, kSoftmax, Mod::keep_mask,
-             false),
-        make("bias_d96_v64", 2, 2, 65, 33, 96, 64, false, kSoftmax, Mod::bias, false),
-        make("relu_causal_d32_L72", 2, 3, 72, 72, 32, 32, false, kNone, Mod::relu_causal_mask,
-             true),
-        make("odd_d30_L50", 2, 2, 50, 61, 30, 30, false, kSoftmax, Mod::none, false),  // 4-byte copies
-        make("one_query_d64", 3, 1, 1, 200, 64, 64, false, kSoftmax, Mod::none, false),
-        make("long_d64_L1024_causal", 1, 2, 1024, 1024, 64, 64, true, kSoftmax, Mod::none,
-             false),
+    make("plain_d64_L128", 2, 3, 128, 128, 64, 64, false, kSoftmax, Mod::none, false),
+    make("ragged_d80_L77", 2, 4, 77, 77, 80, 80, false, kSoftmax, Mod::none, false),
+    make("causal_d64_L100_strided", 2, 4, 100, 100, 64, 64, true, kSoftmax, Mod::none, true),
+    make("causal_d128_L130", 1, 2, 130, 130, 128, 128, true, kSoftmax, Mod::none, false),
+    make("causal_more_keys_d32", 1, 2, 40, 90, 32, 32, true, kSoftmax, Mod::none, false),
+    make("keep_mask_d128_50x70", 2, 2, 50, 70, 128, 128, false, kSoftmax, Mod::keep_mask, false),
+    make("bias_d96_v64", 2, 2, 65, 33, 96, 64, false, kSoftmax, Mod::bias, false),
+    make("relu_causal_d32_L72", 2, 3, 72, 72, 32, 32, false, kNone, Mod::relu_causal_mask, true),
+    make("odd_d30_L50", 2, 2, 50, 61, 30, 30, false, kSoftmax, Mod::none, false),  // 4-byte copies
+    make("one_query_d64", 3, 1, 1, 200, 64, 64, false, kSoftmax, Mod::none, false),
+    make("long_d64_L1024_causal", 1, 2, 1024, 1024, 64, 64, true, kSoftmax, Mod::none, false),
 };
 
 INSTANTIATE_TEST_SUITE_P(
@@ -260,8 +256,8 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(AttentionMath::fp32_fma, AttentionMath::tf32x3,
                                          AttentionMath::tf32, AttentionMath::bf16)),
     [](const ::testing::TestParamInfo<std::tuple<AttentionCase, AttentionMath>>& info) {
-      std::string name = std::get<0>(info.param).name + "_" +
-                         attention_math_name(std::get<1>(info.param));
+      std::string name =
+          std::get<0>(info.param).name + "_" + attention_math_name(std::get<1>(info.param));
       for (char& ch : name)
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
       return name;
@@ -294,8 +290,8 @@ TEST(AttentionMathDispatch, RefusesBadArgumentsWithoutLaunching) {
     EXPECT_EQ(prepare_attention_math<64>(static_cast<AttentionMath>(unknown)),
               cudaErrorInvalidValue);
   }
-  for (AttentionMath math : {AttentionMath::fp32_fma, AttentionMath::tf32x3, AttentionMath::tf32,
-                             AttentionMath::bf16}) {
+  for (AttentionMath math :
+       {AttentionMath::fp32_fma, AttentionMath::tf32x3, AttentionMath::tf32, AttentionMath::bf16}) {
     EXPECT_EQ(launch(math, s, nullptr), cudaErrorInvalidValue) << attention_math_name(math);
     AttentionShape wide = s;
     wide.value_dim = 65;
