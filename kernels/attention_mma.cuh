@@ -232,13 +232,14 @@ __device__ __forceinline__ void attention_scores(const float* sq, const float* s
   }
 }
 
-// acc += P V over this key tile: p in the score accumulator layout, sv the V tile; acc[d] is output
-// columns [8d, 8d + 8).
-template <int kHeadDimTile, AttentionMath kMath>
-__device__ __forceinline__ void attention_values(
-    const float (&p)[kAttentionBlockN / 8][4], const float* sv, int g, int t,
-    float (&acc)[AttentionMmaTile<kHeadDimTile, kMath>::kDimGroups][4]) {
+// acc += P V over this key tile for the output columns [8 kFirst, 8 (kFirst + kCount)): p in the
+// score accumulator layout, sv the V tile; acc[d] is columns [8 (kFirst + d), 8 (kFirst + d) + 8).
+template <int kHeadDimTile, AttentionMath kMath, int kFirst, int kCount>
+__device__ __forceinline__ void attention_values(const float (&p)[kAttentionBlockN / 8][4],
+                                                 const float* sv, int g, int t,
+                                                 float (&acc)[kCount][4]) {
   using Tile = AttentionMmaTile<kHeadDimTile, kMath>;
+  static_assert(kFirst >= 0 && kCount >= 1 && kFirst + kCount <= Tile::kDimGroups);
   constexpr int kPitch = Tile::kVPitch;
   if constexpr (kMath == AttentionMath::bf16) {
 #pragma unroll
@@ -247,9 +248,9 @@ __device__ __forceinline__ void attention_values(
                              pack_bf16(p[2 * kk][2], p[2 * kk][3]),
                              pack_bf16(p[2 * kk + 1][0], p[2 * kk + 1][1]),
                              pack_bf16(p[2 * kk + 1][2], p[2 * kk + 1][3])};
-      const float* rows = sv + (16 * kk + 2 * t) * kPitch + g;
+      const float* rows = sv + (16 * kk + 2 * t) * kPitch + 8 * kFirst + g;
 #pragma unroll
-      for (int d = 0; d < Tile::kDimGroups; ++d) {
+      for (int d = 0; d < kCount; ++d) {
         const float* col = rows + 8 * d;
         const uint32_t b[2] = {pack_bf16(col[0], col[kPitch]),
                                pack_bf16(col[8 * kPitch], col[9 * kPitch])};
@@ -261,14 +262,36 @@ __device__ __forceinline__ void attention_values(
     for (int j = 0; j < kAttentionBlockN / 8; ++j) {
       // K slot t <- key 8j + 2t, slot t + 4 <- key 8j + 2t + 1.
       const float a[4] = {p[j][0], p[j][2], p[j][1], p[j][3]};
-      const float* rows = sv + (8 * j + 2 * t) * kPitch + g;
+      const float* rows = sv + (8 * j + 2 * t) * kPitch + 8 * kFirst + g;
 #pragma unroll
-      for (int d = 0; d < Tile::kDimGroups; ++d) {
+      for (int d = 0; d < kCount; ++d) {
         const float b[2] = {rows[8 * d], rows[8 * d + kPitch]};
         mma_tf32_values<kMath>(acc[d], a, b);
       }
     }
   }
+}
+
+// tf32x3: o = o·rescale + this tile's P·V over output groups [kFirst, kFirst + kCount), the
+// tensor cores summing into fresh accumulators (file comment). Called per half of the output
+// columns, so the fresh accumulators cost half as many registers.
+template <int kHeadDimTile, int kFirst, int kCount>
+__device__ __forceinline__ void fold_split_values(
+    const float (&p)[kAttentionBlockN / 8][4], const float* sv, int g, int t,
+    const float (&rescale)[2],
+    float (&o)[AttentionMmaTile<kHeadDimTile, AttentionMath::tf32x3>::kDimGroups][4]) {
+  float part[kCount][4];
+#pragma unroll
+  for (int d = 0; d < kCount; ++d)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      part[d][e] = 0.0f;
+  attention_values<kHeadDimTile, AttentionMath::tf32x3, kFirst, kCount>(p, sv, g, t, part);
+#pragma unroll
+  for (int d = 0; d < kCount; ++d)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      o[kFirst + d][e] = fmaf(o[kFirst + d][e], rescale[e >> 1], part[d][e]);  // round to nearest
 }
 
 template <int kHeadDimTile, AttentionMath kMath, class ScoreMod>
@@ -367,26 +390,17 @@ __global__ void __launch_bounds__(kAttentionThreads)
       cp_async_commit();
     }
     if constexpr (kSplit) {
-      // This tile's P·V in fresh accumulators, folded in with FP32 rounding (file comment).
-      float part[Tile::kDimGroups][4];
-#pragma unroll
-      for (int d = 0; d < Tile::kDimGroups; ++d)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          part[d][e] = 0.0f;
-      attention_values<kHeadDimTile, kMath>(sc, sv, g, t, part);
-#pragma unroll
-      for (int d = 0; d < Tile::kDimGroups; ++d)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          o[d][e] = fmaf(o[d][e], rescale[e >> 1], part[d][e]);
+      constexpr int kHalf = (Tile::kDimGroups + 1) / 2;
+      fold_split_values<kHeadDimTile, 0, kHalf>(sc, sv, g, t, rescale, o);
+      if constexpr (Tile::kDimGroups > kHalf)
+        fold_split_values<kHeadDimTile, kHalf, Tile::kDimGroups - kHalf>(sc, sv, g, t, rescale, o);
     } else {
 #pragma unroll
       for (int d = 0; d < Tile::kDimGroups; ++d)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           o[d][e] *= rescale[e >> 1];
-      attention_values<kHeadDimTile, kMath>(sc, sv, g, t, o);
+      attention_values<kHeadDimTile, kMath, 0, Tile::kDimGroups>(sc, sv, g, t, o);
     }
   }
   cp_async_wait<0>();  // a block with no keys still committed its Q copy
