@@ -33,13 +33,14 @@
 // Tiles: a 128-thread block (4 warps) owns kAttentionBlockM = 64 query rows of one (batch, head),
 // each warp 16 rows, and walks the keys kAttentionBlockN = 64 at a time (a causal block stops after
 // its last row's key). Q, K and V tiles live in shared memory as FP32 (Q and K rows padded by 8
-// floats, V rows by 4: the fragment loads below are then free of bank conflicts for head-dim tiles
-// that are multiples of 32), loaded by cp.async (16 bytes when the operand's rows are contiguous
-// and aligned, 4 otherwise; zeros outside the sequence and the dims). The V tile's copy overlaps
-// Q·Kᵀ and the next K tile's copy overlaps P·V. 104 KiB of shared memory at a head-dim tile of 128;
-// prepare_attention_math raises the limit once, at init. The scores (a warp's 16 x 64) and the
-// output (16 x head-dim tile) stay in registers in the mma accumulator layout; P goes from the
-// score accumulators to P·V's A operand without shared memory (the layouts below line up).
+// floats, V rows by 4: the fragment loads below are then free of bank conflicts, for Q and K when
+// the tile is a multiple of 16 — 32, 48, 64, 80, 96, 128), loaded by cp.async (16 bytes when the
+// operand's rows are contiguous and aligned, 4 otherwise; zeros outside the sequence and the dims).
+// The V tile's copy overlaps Q·Kᵀ and the next K tile's copy overlaps P·V. 101 KiB of shared memory
+// at a head-dim tile of 128; prepare_attention_math raises the limit once, at init. The scores (a
+// warp's 16 x 64) and the output (16 x head-dim tile) stay in registers in the mma accumulator
+// layout; P goes from the score accumulators to P·V's A operand without shared memory (the layouts
+// below line up).
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k8 / mma.m16n8k16"), lane = 4g + t
 // (g = groupID = lane >> 2, t = threadID_in_group = lane % 4):
@@ -188,14 +189,20 @@ __device__ __forceinline__ void attention_scores(const float* sq, const float* s
   if constexpr (kMath == AttentionMath::bf16) {
 #pragma unroll
     for (int kk = 0; kk < Tile::kDim; kk += 16) {
+      // 8-byte loads: (row, 2t) and (row, 2t + 1) are adjacent, the offset even.
       const float* top = sq + g * kPitch + kk + 2 * t;
-      const float* bottom = top + 8 * kPitch;
-      const uint32_t a[4] = {pack_bf16(top[0], top[1]), pack_bf16(bottom[0], bottom[1]),
-                             pack_bf16(top[8], top[9]), pack_bf16(bottom[8], bottom[9])};
+      const float2 q0 = *reinterpret_cast<const float2*>(top);
+      const float2 q1 = *reinterpret_cast<const float2*>(top + 8 * kPitch);
+      const float2 q2 = *reinterpret_cast<const float2*>(top + 8);
+      const float2 q3 = *reinterpret_cast<const float2*>(top + 8 * kPitch + 8);
+      const uint32_t a[4] = {pack_bf16(q0.x, q0.y), pack_bf16(q1.x, q1.y), pack_bf16(q2.x, q2.y),
+                             pack_bf16(q3.x, q3.y)};
 #pragma unroll
       for (int j = 0; j < kGroups; ++j) {
         const float* key = sk + (8 * j + g) * kPitch + kk + 2 * t;
-        const uint32_t b[2] = {pack_bf16(key[0], key[1]), pack_bf16(key[8], key[9])};
+        const float2 k0 = *reinterpret_cast<const float2*>(key);
+        const float2 k1 = *reinterpret_cast<const float2*>(key + 8);
+        const uint32_t b[2] = {pack_bf16(k0.x, k0.y), pack_bf16(k1.x, k1.y)};
         mma_bf16(s[j], a, b);
       }
     }
