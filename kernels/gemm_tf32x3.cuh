@@ -70,14 +70,6 @@ inline constexpr int kGemmStageFloats = 2 * kGemmTileFloats;
 inline constexpr size_t kGemmSmemBytes = size_t{kGemmStages} * kGemmStageFloats * sizeof(float);
 static_assert(kGemmBK * kGemmLdN <= kGemmTileFloats, "a [k,n] B tile must fit a tile slot");
 
-__device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4],
-                                         const uint32_t (&b)[2]) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 // A tile of `rows` (<= 128) rows of K-contiguous source (row r at src + r·ld), K columns
 // [k0, k_end) of the 32 from k0, into s[128][kGemmLdK]; zeros elsewhere.
 template <bool kVec4>

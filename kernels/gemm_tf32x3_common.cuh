@@ -1,7 +1,9 @@
 // What the two 3xTF32 GEMM kernels share (gemm_tf32x3.cuh: mma.sync, sm_80 and later;
 // gemm_tf32x3_wgmma.cuh: wgmma, sm_90a): the 128 x 128 output tile and its 256 threads' 64
 // accumulators, the split-K plan and its deterministic reduction, the kernel arguments, cp.async,
-// the TF32 split, and the epilogue. GemmTf32x3 (gemm_tf32x3.cuh) picks the kernel per device.
+// the TF32 split, the m16n8k8 TF32 mma, and the epilogue. GemmTf32x3 (gemm_tf32x3.cuh) picks the
+// kernel per device. The fused attention's tensor-core kernels (attention_mma.cuh) use the
+// cp.async, split and mma helpers too.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -124,6 +126,17 @@ __device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& sma
   big = round_tf32(x);
   const float b = __uint_as_float(big);
   small = round_tf32(x == b ? 0.0f : x - b);
+}
+
+// c += a·b on the tensor cores, m16n8k8 TF32 (sm_80 and later): a 16 x 8 row-major A, an 8 x 8
+// column-major B, FP32 accumulators; the fragments' layout is PTX's (attention_mma.cuh spells it
+// out).
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4],
+                                         const uint32_t (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 __device__ __forceinline__ float gemm_activation(float v, MatmulEpilogue e) {

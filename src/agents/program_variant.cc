@@ -3,11 +3,16 @@
 
 #include <variant>
 
+#include "plan/kernel_choice.h"
+
 namespace stitch::agents {
 
 namespace {
 bool is_gemm(const plan::Subtask& subtask) {
   return std::holds_alternative<plan::MatmulSpec>(subtask.spec);
+}
+bool is_attention(const plan::Subtask& subtask) {
+  return std::holds_alternative<plan::AttentionSpec>(subtask.spec);
 }
 bool is_elementwise(const plan::Subtask& subtask) {
   return std::holds_alternative<plan::ElementwiseSpec>(subtask.spec);
@@ -19,8 +24,14 @@ bool tunable_may_be_overridden(const plan::Subtask& subtask, const std::string& 
   if (key == "block")  // launch_elementwise's block: elementwise subtasks and GEMM epilogues
     return (is_elementwise(subtask) || is_gemm(subtask)) && value >= 32 && value <= 1024 &&
            value % 32 == 0;
-  if (key == "split_tf32x3" || key == "split_b_at_init" || key == "tf32x3_kernel")
+  if (key == "split_b_at_init" || key == "tf32x3_kernel")
     return is_gemm(subtask) && (value == 0 || value == 1);
+  // The fused attention's fp32-track arithmetic too: 3xTF32 tensor cores (1) or its FP32 FMA
+  // kernel (0); not where the track puts the products on TF32 / BF16 (tensor_math).
+  if (key == "split_tf32x3")
+    return (value == 0 || value == 1) &&
+           (is_gemm(subtask) || (is_attention(subtask) &&
+                                 plan::subtask_tensor_math(subtask) == plan::TensorMath::fp32));
   return false;
 }
 

@@ -99,6 +99,11 @@ std::vector<RefineCandidate> refine_candidates(const plan::Plan& plan, const jso
     if (gemm && effective_tunable(*subtask, best_variant, "split_tf32x3", 0) == 1)
       candidates.push_back({where + ": strict FP32 GEMM instead of 3xTF32",
                             subtask_change(subtask->id, "split_tf32x3", 0)});
+    // The fused attention on the fp32 track: its FP32 FMA kernel kept if the clock favours it.
+    if (std::holds_alternative<plan::AttentionSpec>(subtask->spec) &&
+        effective_tunable(*subtask, best_variant, "split_tf32x3", 0) == 1)
+      candidates.push_back({where + ": FP32 FMA attention instead of 3xTF32",
+                            subtask_change(subtask->id, "split_tf32x3", 0)});
     const bool has_elementwise_launch =
         std::holds_alternative<plan::ElementwiseSpec>(subtask->spec) ||
         (gemm && std::get<plan::MatmulSpec>(subtask->spec).epilogue.has_value());

@@ -55,7 +55,8 @@ CommandAction setup_generate(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
                "Every GEMM in strict FP32 (no split-precision 3xTF32 on tensor cores, which the "
-               "planner otherwise picks for compute-bound GEMMs)");
+               "planner otherwise picks for compute-bound GEMMs and fused attention: attention "
+               "then runs its FP32 FMA kernel)");
   app.add_flag("--inference", options->inference,
                "Eval semantics: BatchNorm uses its running statistics (folded into a per-channel "
                "affine at init) where the task runs in training mode; verify and run still judge "

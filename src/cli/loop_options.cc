@@ -23,7 +23,8 @@ void add_loop_options(CLI::App& app, app::LoopOptions& options) {
       ->check(CLI::Range(0, 1000));
   app.add_flag("--no-refine", options.no_refine, "Stop at the first verified program");
   app.add_flag("--strict-fp32-gemm", options.strict_fp32_gemm,
-               "Plan every GEMM in strict FP32 from the start (no split-precision 3xTF32)");
+               "Plan every GEMM (and fused attention) in strict FP32 from the start (no "
+               "split-precision 3xTF32)");
   add_verification_options(app, options.sets, options.iters, options.timeout_s);
   add_insecure_sandbox_option(app, options.insecure_sandbox);
   app.add_option("--hybrid-hot", options.hybrid_hot,

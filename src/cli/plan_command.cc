@@ -45,7 +45,7 @@ CommandAction setup_plan(CLI::App& app) {
                  "tensor-core math)")
       ->capture_default_str();
   app.add_flag("--strict-fp32-gemm", options->strict_fp32_gemm,
-               "Every GEMM in strict FP32 (no split-precision 3xTF32)");
+               "Every GEMM and fused attention in strict FP32 (no split-precision 3xTF32)");
   app.add_flag("--inference", options->inference,
                "Eval semantics: BatchNorm uses its running statistics (folded into a per-channel "
                "affine at init) where the task runs in training mode; verify and run still judge "

@@ -53,6 +53,7 @@ struct ProgramPieces {
   bool uses_conv_igemm = false;   // kernels/conv_igemm_tf32x3.cuh
   bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
   bool uses_attention = false;    // kernels/attention.cuh
+  bool uses_attention_mma = false;  // its tensor-core variants (kernels/attention_mma.cuh)
   int matmul_count = 0;
   std::vector<std::string> llm_includes;  // #include lines of LLM-written subtasks, hoisted
   CodeWriter llm_code;                    // their code, in an anonymous namespace of its own

@@ -29,6 +29,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_conv_igemm) out.line("#include \"kernels/conv_igemm_tf32x3.cuh\"");
   if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
   if (pieces.uses_attention) out.line("#include \"kernels/attention.cuh\"");
+  if (pieces.uses_attention_mma) out.line("#include \"kernels/attention_mma.cuh\"");
   for (const std::string& include : pieces.llm_includes)
     out.line("{}", include);
 }

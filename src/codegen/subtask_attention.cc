@@ -1,6 +1,7 @@
 // Attention subtasks: a score functor (the SDPA mask, then the scores body the plan fused) and one
-// launch of kernels/attention.cuh, its head-dim tile a template argument; the kernel's shared-memory
-// limit is raised at init (prepare_attention).
+// launch of kernels/attention.cuh (FP32 FMA) or, when the plan puts the products on tensor cores
+// (plan::attention_math_name), of kernels/attention_mma.cuh's variant; the head-dim tile a template
+// argument; the kernel's shared-memory limit is raised at init (prepare_attention[_math]).
 #include "codegen/emit_context.h"
 #include "codegen/emit_elementwise.h"
 #include "plan/attention_pattern.h"
@@ -76,8 +77,17 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const AttentionSpec& 
   const std::string score = EmitContext::functor_name(subtask, "score");
   STITCH_ASSIGN_OR_RETURN(Members members, emit_score_functor(ctx, score, spec));
   ctx.pieces().uses_attention = true;
-  ctx.pieces().kernel_prepare.line("STITCH_CHECK_CUDA((prepare_attention<{}, {}>()));", tile,
-                                   score);
+  const std::string_view math = plan::attention_math_name(subtask);
+  const bool fma = math == "fp32_fma";
+  if (fma) {
+    ctx.pieces().kernel_prepare.line("STITCH_CHECK_CUDA((prepare_attention<{}, {}>()));", tile,
+                                     score);
+  } else {
+    ctx.pieces().uses_attention_mma = true;
+    ctx.pieces().kernel_prepare.line(
+        "STITCH_CHECK_CUDA((prepare_attention_math<{}, {}>(AttentionMath::{})));", tile, score,
+        math);
+  }
   std::string init;
   append_inits(init, members);
   STITCH_ASSIGN_OR_RETURN(std::string q, operand(ctx, spec.q));
@@ -95,8 +105,14 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const AttentionSpec& 
   if (ctx.plan().graph.nodes.at(spec.node).op == ir::Op::scaled_dot_product_attention)
     w.line("shape.empty_rows_zero = true;");
   w.line("const {} score{{{}}};", score, init);
-  w.line("STITCH_CHECK_CUDA((launch_attention<{}>(shape, {}, {}, {}, {} + {}, score, stream)));",
-         tile, q, k, v, target, out.offset);
+  if (fma)
+    w.line("STITCH_CHECK_CUDA((launch_attention<{}>(shape, {}, {}, {}, {} + {}, score, stream)));",
+           tile, q, k, v, target, out.offset);
+  else
+    w.line(
+        "STITCH_CHECK_CUDA((launch_attention_math<{}>(AttentionMath::{}, shape, {}, {}, {}, {} "
+        "+ {}, score, stream)));",
+        tile, math, q, k, v, target, out.offset);
   return {};
 }
 

@@ -335,6 +335,19 @@ int64_t attention_head_dim_tile(const AttentionSpec& spec) {
   return (std::max(spec.head_dim, spec.value_dim) + 7) / 8 * 8;
 }
 
+std::string_view attention_math_name(const Subtask& subtask) {
+  switch (subtask_tensor_math(subtask)) {
+    case TensorMath::tf32:
+      return "tf32";
+    case TensorMath::bf16:
+      return "bf16";
+    case TensorMath::fp32:
+      break;
+  }
+  const auto split = subtask.tunables.find("split_tf32x3");
+  return split != subtask.tunables.end() && split->second == 1 ? "tf32x3" : "fp32_fma";
+}
+
 std::string format_tunable(const std::string& key, int64_t value) {
   if (key == "reduce_strategy") return fmt::format("{}", reduce_strategy_name(value));
   if (key == "row_strategy") return fmt::format("{}", row_strategy_name(value));
@@ -388,12 +401,17 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           subtask.kernel = "pool";  // kernels/pooling.cuh: a thread per output, grid-stride
           subtask.tunables["block"] = 256;
         } else if constexpr (std::is_same_v<T, AttentionSpec>) {
-          // kernels/attention.cuh: FP32 FMA on every track for now (FP32-accurate, so within every
-          // track's bound); head_dim_tile: head and value dims rounded up to the kernel's 8.
+          // head_dim_tile: head and value dims rounded up to the kernels' 8. The products: the
+          // track's tensor cores on tf32 / bf16 (as GEMMs), on fp32 3xTF32 or FP32 FMA
+          // (kAttentionFp32SplitTf32x3; FMA where no TF32 peak is allowed).
           subtask.kernel = "flash_attention";
           subtask.tunables["block_m"] = kAttentionBlockM;
           subtask.tunables["block_n"] = kAttentionBlockN;
           subtask.tunables["head_dim_tile"] = attention_head_dim_tile(spec);
+          if (math != TensorMath::fp32)
+            subtask.tunables["tensor_math"] = static_cast<int64_t>(math);
+          else if (kAttentionFp32SplitTf32x3 && peaks.tf32_tflops > 0)
+            subtask.tunables["split_tf32x3"] = 1;
         } else if constexpr (std::is_same_v<T, ScanSpec>) {
           subtask.kernel = "scan";  // kernels/scan.cuh
           subtask.tunables["scan_strategy"] =

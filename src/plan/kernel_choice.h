@@ -20,7 +20,11 @@
 //                       estimate_us / cudnn_estimate_us (the time model's two sides, whole
 //                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine)
 //   flash_attention     block_m x block_n query x key tiles, head_dim_tile (head and value dims
-//                       rounded up to 8); kernels/attention.cuh, FP32 FMA (FP32-accurate)
+//                       rounded up to 8); the products' arithmetic (attention_math_name):
+//                       tensor_math (tf32 / bf16 tracks: TF32 or BF16 mma.sync,
+//                       kernels/attention_mma.cuh), else split_tf32x3 (1: 3xTF32 mma.sync,
+//                       FP32-accurate; kAttentionFp32SplitTf32x3), else FP32 FMA
+//                       (kernels/attention.cuh)
 //   reduce              reduce_strategy (ReduceStrategy), block_x, block_y, splits (blocks sharing
 //                       one output), workspace_bytes (the split partials)
 //   row_*               row_strategy (RowStrategy), per_thread (values kept in registers)
@@ -176,6 +180,16 @@ static_assert(names_every_enumerator(ConvEngine::igemm_tf32x3));
 inline constexpr int64_t kAttentionBlockM = 64;
 inline constexpr int64_t kAttentionBlockN = 64;
 int64_t attention_head_dim_tile(const AttentionSpec& spec);
+// The fp32 track's attention arithmetic, the one switch: true runs both products as split-precision
+// 3xTF32 on tensor cores (kernels/attention_mma.cuh; FP32-accurate: its accumulators take at most
+// 96-192 products before an FP32 add, as the 3xTF32 GEMM's, whose error norm measured 1.2e-7 to
+// 3.3e-7 — far under the track's 5e-5), false the FP32 FMA kernel (kernels/attention.cuh). Not yet
+// timed against each other: set it from tests/kernels/attention_bench.cu on the H200. Without TF32
+// tensor cores (or with --strict-fp32-gemm) the FMA kernel runs either way.
+inline constexpr bool kAttentionFp32SplitTf32x3 = true;
+// A flash_attention subtask's arithmetic from its tunables, named as kernels/attention_mma.cuh's
+// AttentionMath: "tf32" / "bf16" (tensor_math), "tf32x3" (split_tf32x3), else "fp32_fma".
+std::string_view attention_math_name(const Subtask& subtask);
 
 // `math`: what GEMMs compute with; fp32 leaves the strict / split-3xTF32 choice to the time model.
 // `conv_engine`: forces the convolution engine where the kernel can run (any track).

@@ -214,6 +214,43 @@ TEST_F(BuiltinRolesTest, RefineRanksByTheProfileAndSkipsWhatTheBestAlreadyHas) {
   }
 }
 
+// The fused attention's fp32 arithmetic is a variant knob: 3xTF32 (the plan's, split_tf32x3 = 1)
+// or the FP32 FMA kernel (0), proposed by refine and accepted by apply_variant; on the tf32 track
+// (tensor_math) there is nothing to switch.
+TEST_F(BuiltinRolesTest, AttentionArithmeticIsAVariantKnobOnTheFp32Track) {
+  use_graph("plan_attention_softmax");
+  auto graph = ir::load_graph((root_ / "graph.json").string());
+  ASSERT_TRUE(graph.ok());
+  auto plan = plan::make_plan(*graph, {});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const plan::Subtask* attention = nullptr;
+  for (const auto& subtask : plan->subtasks)
+    if (subtask.kernel == "flash_attention") attention = &subtask;
+  ASSERT_NE(attention, nullptr);
+  if (attention->tunables.count("split_tf32x3") == 0)
+    GTEST_SKIP() << "kAttentionFp32SplitTf32x3 is off: the plan already runs FMA";
+
+  bool proposed = false;
+  for (const auto& candidate : refine_candidates(*plan, json::object(), std::nullopt))
+    proposed = proposed || candidate.label.find("FP32 FMA attention") != std::string::npos;
+  EXPECT_TRUE(proposed);
+  auto fma = apply_variant(*plan, {{"subtasks", {{attention->id, {{"split_tf32x3", 0}}}}}});
+  ASSERT_TRUE(fma.ok()) << fma.error().message;
+  for (const auto& subtask : fma->plan.subtasks)
+    if (subtask.id == attention->id) EXPECT_EQ(subtask.tunables.at("split_tf32x3"), 0);
+  auto program = codegen::emit_program(fma->plan, fma->emit);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  EXPECT_NE(program->source.find("launch_attention<"), std::string::npos);
+  EXPECT_EQ(program->source.find("attention_mma.cuh"), std::string::npos);
+
+  plan::PlanOptions tf32;
+  tf32.tensor_math = plan::TensorMath::tf32;
+  auto tf32_plan = plan::make_plan(*graph, tf32);
+  ASSERT_TRUE(tf32_plan.ok());
+  EXPECT_FALSE(
+      apply_variant(*tf32_plan, {{"subtasks", {{attention->id, {{"split_tf32x3", 1}}}}}}).ok());
+}
+
 TEST_F(BuiltinRolesTest, ARefinedProgramCompiles) {
   if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: cannot compile the refined program";
   use_graph("plan_gemm_bias_relu");

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "build_program.h"
@@ -142,6 +143,59 @@ INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathConvProgramTest,
                          [](const auto& info) {
                            return std::string(
                                plan::tensor_math_name(static_cast<int64_t>(info.param)));
+                         });
+
+// The fused attention per track (issue 16 item 1): its products on the track's tensor cores on
+// tf32 / bf16 (kernels/attention_mma.cuh's AttentionMath::tf32 / bf16), and on fp32 without TF32
+// (--strict-fp32-gemm) the FP32 FMA kernel (kernels/attention.cuh alone); the fp32 default is the
+// golden program (kAttentionFp32SplitTf32x3). Each program compiles for the H200's sm_90a, and the
+// tensor-core ones for an A100's sm_80 and a B200's sm_100a too (mma.sync everywhere).
+class AttentionMathProgramTest
+    : public ::testing::TestWithParam<std::tuple<plan::TensorMath, bool>> {};
+
+TEST_P(AttentionMathProgramTest, AttentionUsesTheTrackMathAndCompiles) {
+  const auto [math, allow_tf32x3] = GetParam();
+  auto graph =
+      ir::load_graph(std::string(STITCH_PLAN_DATA_DIR) + "/plan_attention_causal.graph.json");
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  plan::PlanOptions options = stitch::testing::plan_fixture_options("plan_attention_causal");
+  options.tensor_math = math;
+  options.allow_tf32x3 = allow_tf32x3;
+  auto plan = plan::make_plan(*graph, options);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  auto program = emit_program(*plan);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  const bool fma = math == plan::TensorMath::fp32;
+  const std::string variant =
+      "AttentionMath::" + std::string(plan::tensor_math_name(static_cast<int64_t>(math)));
+  EXPECT_EQ(program->source.find("launch_attention<64>(") != std::string::npos, fma);
+  EXPECT_EQ(program->source.find("kernels/attention_mma.cuh") != std::string::npos, !fma);
+  if (!fma) {
+    EXPECT_NE(program->source.find("launch_attention_math<64>(" + variant + ","), std::string::npos)
+        << program->source;
+    EXPECT_NE(program->source.find("(" + variant + ")"), std::string::npos)
+        << "prepare_attention_math for the same variant";
+  }
+
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  const std::vector<std::string> arches =
+      fma ? std::vector<std::string>{"sm_90a"}
+          : std::vector<std::string>{"sm_90a", "sm_80", "sm_100a"};
+  for (const std::string& arch : arches) {
+    auto built = testing::build_program(*program, arch);
+    ASSERT_TRUE(built.ok()) << arch << ": " << built.error().message;
+    EXPECT_EQ(built->failure(), "") << arch;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tracks, AttentionMathProgramTest,
+                         ::testing::Values(std::make_tuple(plan::TensorMath::tf32, true),
+                                           std::make_tuple(plan::TensorMath::bf16, true),
+                                           std::make_tuple(plan::TensorMath::fp32, false)),
+                         [](const auto& info) {
+                           const plan::TensorMath math = std::get<0>(info.param);
+                           return std::string(plan::tensor_math_name(static_cast<int64_t>(math))) +
+                                  (std::get<1>(info.param) ? "" : "_strict");
                          });
 
 // The one-kernel 3xTF32 GEMM (tunable tf32x3_kernel, kernels/gemm_tf32x3.cuh) in place of the

@@ -1,13 +1,16 @@
-// Bench of kernels/attention.cuh (the fused flash-style kernel, FP32 FMA) against the unfused
-// baseline a program would run without it: cuBLAS strict-FP32 batched GEMM for Q Kᵀ (scale in
-// alpha), kernels/row.cuh's softmax (a causal mask in its load functor), cuBLAS for P V. Shapes of
-// GPT-2 / MiniGPT blocks, a ViT, head dims 32-128 and a ragged length. Not a test: built on demand
-// (target attention_bench) and run on a GPU by hand; its "eff" column (the fused kernel's FLOP/s
-// over the FP32 peak, causal FLOPs counted as visited) is what the planner's attention efficiency
-// guess (src/plan/kernel_choice.h) should be replaced with.
+// Bench of the fused flash-style attention in each arithmetic (kernels/attention_mma.cuh
+// AttentionMath: fp32_fma — kernels/attention.cuh's FP32 FMA kernel —, tf32x3, tf32, bf16) against
+// the unfused baseline a program would run without it: cuBLAS strict-FP32 batched GEMM for Q Kᵀ
+// (scale in alpha), kernels/row.cuh's softmax (a causal mask in its load functor), cuBLAS for P V.
+// Shapes of GPT-2 / MiniGPT blocks, a ViT, head dims 32-128 and a ragged length. Not a test: built
+// on demand (target attention_bench) and run on a GPU by hand. One line per shape: cuBLAS's time,
+// then per math its time and its max |difference| / max |value| against the cuBLAS output (fp32
+// track: FMA and 3xTF32 should sit near 1e-6; tf32 ~1e-3, bf16 ~1e-2), then the fp32 track's pick
+// — the faster of fp32_fma and tf32x3, which src/plan/kernel_choice.h's kAttentionFp32SplitTf32x3
+// should follow — with its speedup over cuBLAS and its FLOP/s (causal FLOPs counted as visited).
 //
-// Per shape: both outputs compared (max |difference| / max |value|), then each timed with CUDA
-// events, L2 flushed before every run, the median of kIterations after warm-ups.
+// Per shape: every output compared, then each timed with CUDA events, L2 flushed before every run,
+// the median of kIterations after warm-ups.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -19,13 +22,15 @@
 #include <vector>
 
 #include "kernels/attention.cuh"
+#include "kernels/attention_mma.cuh"
 #include "kernels/row.cuh"
 
 namespace {
 
 using namespace stitch::kernels;
 
-constexpr double kFp32Tflops = 67.0;  // src/util/gpu_peaks.cc, H200
+constexpr AttentionMath kMaths[] = {AttentionMath::fp32_fma, AttentionMath::tf32x3,
+                                    AttentionMath::tf32, AttentionMath::bf16};
 constexpr int kIterations = 20, kWarmups = 3;
 constexpr size_t kFlushBytes = 256u << 20;
 
@@ -99,21 +104,24 @@ AttentionOperand contiguous(const float* data, const Case& c) {
 }
 
 template <int kTile>
-void run_fused(const Case& c, const float* q, const float* k, const float* v, float* out) {
+void run_fused(AttentionMath math, const Case& c, const float* q, const float* k, const float* v,
+               float* out) {
   AttentionShape shape;
   shape.batch = c.batch, shape.heads = c.heads, shape.queries = c.seq, shape.keys = c.seq;
   shape.head_dim = c.dim, shape.value_dim = c.dim;
   shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.dim)));
   shape.causal = c.causal;
-  CHECK_CUDA((launch_attention<kTile>(shape, contiguous(q, c), contiguous(k, c), contiguous(v, c),
-                                      out, AttentionScoreIdentity{}, nullptr)));
+  CHECK_CUDA(
+      (launch_attention_math<kTile>(math, shape, contiguous(q, c), contiguous(k, c),
+                                    contiguous(v, c), out, AttentionScoreIdentity{}, nullptr)));
 }
 
-void fused(const Case& c, const float* q, const float* k, const float* v, float* out) {
-  if (c.dim <= 32) return run_fused<32>(c, q, k, v, out);
-  if (c.dim <= 64) return run_fused<64>(c, q, k, v, out);
-  if (c.dim <= 80) return run_fused<80>(c, q, k, v, out);
-  return run_fused<128>(c, q, k, v, out);
+void fused(AttentionMath math, const Case& c, const float* q, const float* k, const float* v,
+           float* out) {
+  if (c.dim <= 32) return run_fused<32>(math, c, q, k, v, out);
+  if (c.dim <= 64) return run_fused<64>(math, c, q, k, v, out);
+  if (c.dim <= 80) return run_fused<80>(math, c, q, k, v, out);
+  return run_fused<128>(math, c, q, k, v, out);
 }
 
 // S = scale * Q Kᵀ, P = softmax(S) (causal-masked), O = P V; row-major [bh, seq, dim] operands
@@ -138,7 +146,18 @@ void unfused(cublasHandle_t blas, const Case& c, const float* q, const float* k,
 
 template <int kTile>
 void prepare() {
-  CHECK_CUDA(prepare_attention<kTile>());
+  for (AttentionMath math : kMaths)
+    CHECK_CUDA(prepare_attention_math<kTile>(math));
+}
+
+// max |a - b| / max |b|.
+double max_relative(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
 }
 
 }  // namespace
@@ -162,8 +181,10 @@ int main() {
   CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));  // strict FP32, as the fp32 track
   void* flush = nullptr;
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-30s %10s %10s %8s %8s %10s\n", "shape", "fused ms", "cublas ms", "speedup",
-              "eff", "max rel");
+  std::printf("%-30s %9s", "shape", "cublas ms");
+  for (AttentionMath math : kMaths)
+    std::printf(" %8s ms %8s", attention_math_name(math), "max rel");
+  std::printf("  %-8s %8s %8s\n", "fp32 pick", "speedup", "TFLOP/s");
   for (const Case& c : cases) {
     const size_t operand = static_cast<size_t>(c.batch * c.heads * c.seq * c.dim);
     const size_t square = static_cast<size_t>(c.batch * c.heads * c.seq * c.seq);
@@ -180,27 +201,32 @@ int main() {
     CHECK_CUDA(cudaMalloc(&ref, operand * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&scores, square * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&probs, square * sizeof(float)));
-    fused(c, q, k, v, out);
     unfused(blas, c, q, k, v, scores, probs, ref);
     CHECK_CUDA(cudaDeviceSynchronize());
-    std::vector<float> a(operand), b(operand);
-    CHECK_CUDA(cudaMemcpy(a.data(), out, operand * sizeof(float), cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(b.data(), ref, operand * sizeof(float), cudaMemcpyDeviceToHost));
-    double diff = 0, scale = 0;
-    for (size_t i = 0; i < operand; ++i) {
-      diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
-      scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
-    }
-    const double fused_ms = median_ms([&] { fused(c, q, k, v, out); }, flush);
+    std::vector<float> expected(operand), actual(operand);
+    CHECK_CUDA(cudaMemcpy(expected.data(), ref, operand * sizeof(float), cudaMemcpyDeviceToHost));
     const double blas_ms =
         median_ms([&] { unfused(blas, c, q, k, v, scores, probs, ref); }, flush);
+    std::printf("%-30s %9.3f", c.name, blas_ms);
+    double fp32_ms[2] = {0, 0};  // fp32_fma, tf32x3
+    for (AttentionMath math : kMaths) {
+      CHECK_CUDA(cudaMemset(out, 0xff, operand * sizeof(float)));  // NaN: every output written
+      fused(math, c, q, k, v, out);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      CHECK_CUDA(cudaMemcpy(actual.data(), out, operand * sizeof(float), cudaMemcpyDeviceToHost));
+      const double ms = median_ms([&] { fused(math, c, q, k, v, out); }, flush);
+      if (math == AttentionMath::fp32_fma) fp32_ms[0] = ms;
+      if (math == AttentionMath::tf32x3) fp32_ms[1] = ms;
+      std::printf(" %11.3f %8.1e", ms, max_relative(actual, expected));
+    }
     double pairs = 0;
     for (int64_t i = 0; i < c.seq; ++i)
       pairs += static_cast<double>(c.causal ? std::min(i + 1, c.seq) : c.seq);
     const double flops = 4.0 * static_cast<double>(c.batch * c.heads * c.dim) * pairs;
-    std::printf("%-30s %10.3f %10.3f %7.2fx %8.3f %10.2e\n", c.name, fused_ms, blas_ms,
-                blas_ms / fused_ms, flops / (fused_ms * 1e-3) / (kFp32Tflops * 1e12),
-                scale > 0 ? diff / scale : diff);
+    const bool split = fp32_ms[1] < fp32_ms[0];
+    const double pick_ms = split ? fp32_ms[1] : fp32_ms[0];
+    std::printf("  %-8s %7.2fx %8.1f\n", split ? "tf32x3" : "fp32_fma", blas_ms / pick_ms,
+                flops / (pick_ms * 1e-3) / 1e12);
     CHECK_CUDA(cudaFree(q));
     CHECK_CUDA(cudaFree(out));
     CHECK_CUDA(cudaFree(ref));

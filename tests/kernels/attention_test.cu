@@ -1,15 +1,28 @@
-// kernels/attention.cuh on the GPU against a double-precision CPU attention: softmax and ReLU
-// (no normalisation) variants, causal, a boolean keep mask and an additive bias through the score
-// functor, head dims 32 to 128 (80: a tile wider than the dims), ragged sequence lengths, queries
-// != keys, strided ([batch, seq, heads, dim]) operands. Each case must meet the fp32 track's bound
-// (docs/verify-protocol.md): relative error norm under 5e-5 and allclose at atol = rtol = 1e-4.
-// Plus the shape checks, which need no GPU.
+// kernels/attention.cuh and its tensor-core variants (attention_mma.cuh) on the GPU against a
+// double-precision CPU attention: softmax and ReLU (no normalisation) variants, causal, a boolean
+// keep mask and an additive bias through the score functor, head dims 32 to 128 (80: a tile wider
+// than the dims; 96 with value dim 64), ragged sequence lengths, queries != keys, strided
+// ([batch, seq, heads, dim]) operands — every case in every AttentionMath. Bounds per math
+// (relative error norm, then allclose atol = rtol):
+//   fp32_fma, tf32x3  the fp32 track's (docs/verify-protocol.md): norm < 5e-5, allclose 1e-4.
+//   tf32              the tf32 track's allclose 1e-2 and norm < 2e-3: each operand (Q, K, P, V)
+//                     rounded to a 10-bit mantissa (relative 2^-11 ~ 4.9e-4 at most, ~2.8e-4 RMS),
+//                     the errors of a score's products and of an output's terms adding up as a
+//                     random walk relative to the result: ~5e-4 expected, 4x headroom.
+//   bf16              the bf16 track's allclose 1e-2 and norm < 1e-2: an 8-bit mantissa (2^-9 ~
+//                     2e-3 at most, ~1.1e-3 RMS per rounding): ~2e-3 expected, 5x headroom.
+// tf32 and bf16 must also show their rounding (norm above 5e-5 and 2e-4): a variant that silently
+// ran in FP32 would pass the bounds and measure nothing. Plus the host-side checks, which need no
+// GPU: shapes, the variant dispatch's argument checks and the 16-byte copy rule.
+#include <cctype>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernel_test_support.cuh"
 #include "kernels/attention.cuh"
+#include "kernels/attention_mma.cuh"
 
 namespace stitch::kernels {
 namespace {
@@ -127,28 +140,50 @@ std::vector<double> reference(const AttentionCase& c, double scale, const std::v
 }
 
 template <int kTile>
-int prepare_and_launch(const AttentionShape& shape, const AttentionOperand& q,
+int prepare_and_launch(AttentionMath math, const AttentionShape& shape, const AttentionOperand& q,
                        const AttentionOperand& k, const AttentionOperand& v, float* out,
                        const TestScore& mod) {
-  const cudaError_t prepared = prepare_attention<kTile, TestScore>();
+  const cudaError_t prepared = prepare_attention_math<kTile, TestScore>(math);
   if (prepared != cudaSuccess) return prepared;
-  return launch_attention<kTile>(shape, q, k, v, out, mod, nullptr);
+  return launch_attention_math<kTile>(math, shape, q, k, v, out, mod, nullptr);
 }
 
-int launch_for(const AttentionShape& shape, const AttentionOperand& q, const AttentionOperand& k,
-               const AttentionOperand& v, float* out, const TestScore& mod) {
+int launch_for(AttentionMath math, const AttentionShape& shape, const AttentionOperand& q,
+               const AttentionOperand& k, const AttentionOperand& v, float* out,
+               const TestScore& mod) {
   const int64_t dims = std::max(shape.head_dim, shape.value_dim);
-  if (dims <= 32) return prepare_and_launch<32>(shape, q, k, v, out, mod);
-  if (dims <= 64) return prepare_and_launch<64>(shape, q, k, v, out, mod);
-  if (dims <= 80) return prepare_and_launch<80>(shape, q, k, v, out, mod);
-  return prepare_and_launch<128>(shape, q, k, v, out, mod);
+  if (dims <= 32) return prepare_and_launch<32>(math, shape, q, k, v, out, mod);
+  if (dims <= 64) return prepare_and_launch<64>(math, shape, q, k, v, out, mod);
+  if (dims <= 80) return prepare_and_launch<80>(math, shape, q, k, v, out, mod);
+  return prepare_and_launch<128>(math, shape, q, k, v, out, mod);
 }
 
-class AttentionTest : public ::testing::TestWithParam<AttentionCase> {};
+// The bounds of the file comment.
+struct MathBound {
+  double tolerance;  // allclose atol = rtol
+  double norm_max;   // relative error norm: above fails
+  double norm_min;   // ... below fails too (the rounding must show); 0: none
+};
+MathBound bound_for(AttentionMath math) {
+  switch (math) {
+    case AttentionMath::fp32_fma:
+    case AttentionMath::tf32x3:
+      return {1e-4, 5e-5, 0.0};
+    case AttentionMath::tf32:
+      return {1e-2, 2e-3, 5e-5};
+    case AttentionMath::bf16:
+      return {1e-2, 1e-2, 2e-4};
+  }
+  return {0.0, 0.0, 0.0};
+}
 
-TEST_P(AttentionTest, MeetsTheFp32BoundAgainstTheDoubleReference) {
+class AttentionTest : public ::testing::TestWithParam<std::tuple<AttentionCase, AttentionMath>> {};
+
+TEST_P(AttentionTest, MeetsItsBoundAgainstTheDoubleReference) {
   REQUIRE_GPU();
-  const AttentionCase& c = GetParam();
+  const AttentionCase& c = std::get<0>(GetParam());
+  const AttentionMath math = std::get<1>(GetParam());
+  const MathBound bound = bound_for(math);
   const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
   const auto q = testing::uniform_floats(c.batch * c.heads * c.queries * c.head_dim, 1, -1, 1);
   const auto k = testing::uniform_floats(c.batch * c.heads * c.keys * c.head_dim, 2, -1, 1);
@@ -173,19 +208,22 @@ TEST_P(AttentionTest, MeetsTheFp32BoundAgainstTheDoubleReference) {
   shape.head_dim = c.head_dim, shape.value_dim = c.value_dim;
   shape.scale = static_cast<float>(scale), shape.causal = c.causal, shape.norm = c.norm;
   const TestScore mod{c.mod, dkeep.data(), dbias.data(), c.queries, c.keys};
-  ASSERT_CUDA(launch_for(shape, Layout{c.heads, c.queries, c.head_dim, c.strided}.operand(dq.data()),
-                         Layout{c.heads, c.keys, c.head_dim, c.strided}.operand(dk.data()),
-                         Layout{c.heads, c.keys, c.value_dim, c.strided}.operand(dv.data()),
-                         dout.data(), mod));
+  ASSERT_CUDA(launch_for(
+      math, shape, Layout{c.heads, c.queries, c.head_dim, c.strided}.operand(dq.data()),
+      Layout{c.heads, c.keys, c.head_dim, c.strided}.operand(dk.data()),
+      Layout{c.heads, c.keys, c.value_dim, c.strided}.operand(dv.data()), dout.data(), mod));
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<float> actual = dout.download();
-  EXPECT_TRUE(all_close(actual, expected, Tolerance{1e-4, 1e-4, 0})) << c.name;
+  const std::string what = c.name + " " + attention_math_name(math);
+  EXPECT_TRUE(all_close(actual, expected, Tolerance{bound.tolerance, bound.tolerance, 0})) << what;
   double error = 0, norm = 0;
   for (size_t i = 0; i < actual.size(); ++i) {
     error += (actual[i] - expected[i]) * (actual[i] - expected[i]);
     norm += expected[i] * expected[i];
   }
-  EXPECT_LT(std::sqrt(error / norm), 5e-5) << c.name << ": relative error norm";
+  const double relative = std::sqrt(error / norm);
+  EXPECT_LT(relative, bound.norm_max) << what << ": relative error norm";
+  EXPECT_GT(relative, bound.norm_min) << what << ": no rounding visible — not this math?";
 }
 
 AttentionCase make(std::string name, int64_t batch, int64_t heads, int64_t queries, int64_t keys,
@@ -198,23 +236,32 @@ AttentionCase make(std::string name, int64_t batch, int64_t heads, int64_t queri
 constexpr auto kSoftmax = AttentionNorm::softmax;
 constexpr auto kNone = AttentionNorm::none;
 
+const AttentionCase kCases[] = {
+    make("plain_d64_L128", 2, 3, 128, 128, 64, 64, false, kSoftmax, Mod::none, false),
+    make("ragged_d80_L77", 2, 4, 77, 77, 80, 80, false, kSoftmax, Mod::none, false),
+    make("causal_d64_L100_strided", 2, 4, 100, 100, 64, 64, true, kSoftmax, Mod::none, true),
+    make("causal_d128_L130", 1, 2, 130, 130, 128, 128, true, kSoftmax, Mod::none, false),
+    make("causal_more_keys_d32", 1, 2, 40, 90, 32, 32, true, kSoftmax, Mod::none, false),
+    make("keep_mask_d128_50x70", 2, 2, 50, 70, 128, 128, false, kSoftmax, Mod::keep_mask, false),
+    make("bias_d96_v64", 2, 2, 65, 33, 96, 64, false, kSoftmax, Mod::bias, false),
+    make("relu_causal_d32_L72", 2, 3, 72, 72, 32, 32, false, kNone, Mod::relu_causal_mask, true),
+    make("odd_d30_L50", 2, 2, 50, 61, 30, 30, false, kSoftmax, Mod::none, false),  // 4-byte copies
+    make("one_query_d64", 3, 1, 1, 200, 64, 64, false, kSoftmax, Mod::none, false),
+    make("long_d64_L1024_causal", 1, 2, 1024, 1024, 64, 64, true, kSoftmax, Mod::none, false),
+};
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, AttentionTest,
-    ::testing::Values(
-        make("plain_d64_L128", 2, 3, 128, 128, 64, 64, false, kSoftmax, Mod::none, false),
-        make("ragged_d80_L77", 2, 4, 77, 77, 80, 80, false, kSoftmax, Mod::none, false),
-        make("causal_d64_L100_strided", 2, 4, 100, 100, 64, 64, true, kSoftmax, Mod::none, true),
-        make("causal_d128_L130", 1, 2, 130, 130, 128, 128, true, kSoftmax, Mod::none, false),
-        make("causal_more_keys_d32", 1, 2, 40, 90, 32, 32, true, kSoftmax, Mod::none, false),
-        make("keep_mask_d128_50x70", 2, 2, 50, 70, 128, 128, false, kSoftmax, Mod::keep_mask,
-             false),
-        make("bias_d96_v64", 2, 2, 65, 33, 96, 64, false, kSoftmax, Mod::bias, false),
-        make("relu_causal_d32_L72", 2, 3, 72, 72, 32, 32, false, kNone, Mod::relu_causal_mask,
-             true),
-        make("one_query_d64", 3, 1, 1, 200, 64, 64, false, kSoftmax, Mod::none, false),
-        make("long_d64_L1024_causal", 1, 2, 1024, 1024, 64, 64, true, kSoftmax, Mod::none,
-             false)),
-    testing::case_name<AttentionCase>);
+    ::testing::Combine(::testing::ValuesIn(kCases),
+                       ::testing::Values(AttentionMath::fp32_fma, AttentionMath::tf32x3,
+                                         AttentionMath::tf32, AttentionMath::bf16)),
+    [](const ::testing::TestParamInfo<std::tuple<AttentionCase, AttentionMath>>& info) {
+      std::string name =
+          std::get<0>(info.param).name + "_" + attention_math_name(std::get<1>(info.param));
+      for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
 
 TEST(AttentionShapeProblem, RefusesWhatTheKernelCannotRun) {
   AttentionShape s;
@@ -226,6 +273,61 @@ TEST(AttentionShapeProblem, RefusesWhatTheKernelCannotRun) {
   EXPECT_STRNE(attention_shape_problem<64>(s), "");
   s.value_dim = 64, s.heads = 0;
   EXPECT_STRNE(attention_shape_problem<64>(s), "");
+}
+
+// The variant dispatch refuses bad arguments before touching the device.
+TEST(AttentionMathDispatch, RefusesBadArgumentsWithoutLaunching) {
+  AttentionShape s;
+  s.batch = 1, s.heads = 1, s.queries = 8, s.keys = 8, s.head_dim = 64, s.value_dim = 64;
+  float dummy = 0.0f;
+  const AttentionOperand operand{&dummy, {0, 0, 64, 1}};
+  const auto launch = [&](AttentionMath math, const AttentionShape& shape, float* out) {
+    return launch_attention_math<64>(math, shape, operand, operand, operand, out,
+                                     AttentionScoreIdentity{}, nullptr);
+  };
+  for (int unknown : {-1, kAttentionMathCount}) {
+    EXPECT_EQ(launch(static_cast<AttentionMath>(unknown), s, &dummy), cudaErrorInvalidValue);
+    EXPECT_EQ(prepare_attention_math<64>(static_cast<AttentionMath>(unknown)),
+              cudaErrorInvalidValue);
+  }
+  for (AttentionMath math :
+       {AttentionMath::fp32_fma, AttentionMath::tf32x3, AttentionMath::tf32, AttentionMath::bf16}) {
+    EXPECT_EQ(launch(math, s, nullptr), cudaErrorInvalidValue) << attention_math_name(math);
+    AttentionShape wide = s;
+    wide.value_dim = 65;
+    EXPECT_EQ(launch(math, wide, &dummy), cudaErrorInvalidValue) << attention_math_name(math);
+    AttentionShape empty = s;
+    empty.queries = 0;
+    EXPECT_EQ(launch(math, empty, nullptr), cudaSuccess) << attention_math_name(math);
+  }
+}
+
+TEST(AttentionMathDispatch, NamesEveryMath) {
+  EXPECT_STREQ(attention_math_name(AttentionMath::fp32_fma), "fp32_fma");
+  EXPECT_STREQ(attention_math_name(AttentionMath::tf32x3), "tf32x3");
+  EXPECT_STREQ(attention_math_name(AttentionMath::tf32), "tf32");
+  EXPECT_STREQ(attention_math_name(AttentionMath::bf16), "bf16");
+  EXPECT_FALSE(attention_math_known(static_cast<AttentionMath>(kAttentionMathCount)));
+}
+
+// 16-byte copies only where every row start is 16-byte aligned and the dims fill whole vectors.
+TEST(AttentionVec4Rows, NeedsContiguousAlignedRowsOfWholeVectors) {
+  alignas(16) float data[8] = {};
+  const AttentionOperand contiguous{data, {4096, 512, 64, 1}};
+  EXPECT_TRUE(attention_vec4_rows(contiguous, 64));
+  EXPECT_FALSE(attention_vec4_rows(contiguous, 30));  // a partial vector at the row's end
+  AttentionOperand odd_rows = contiguous;
+  odd_rows.stride[2] = 66;  // row 1 starts 8 bytes off
+  EXPECT_FALSE(attention_vec4_rows(odd_rows, 64));
+  AttentionOperand odd_heads = contiguous;
+  odd_heads.stride[1] = 6;
+  EXPECT_FALSE(attention_vec4_rows(odd_heads, 64));
+  AttentionOperand transposed = contiguous;
+  transposed.stride[3] = 2;
+  EXPECT_FALSE(attention_vec4_rows(transposed, 64));
+  AttentionOperand unaligned = contiguous;
+  unaligned.data = data + 1;
+  EXPECT_FALSE(attention_vec4_rows(unaligned, 64));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/attention.cuh"
+#include "kernels/attention_mma.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
@@ -151,6 +152,12 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   attention.causal = true, attention.norm = AttentionNorm::none;
   STITCH_CHECK_CUDA((launch_attention<128>(attention, operand, operand, operand, y,
                                            AttentionScoreIdentity{}, stream)));
+  for (AttentionMath math :
+       {AttentionMath::fp32_fma, AttentionMath::tf32x3, AttentionMath::tf32, AttentionMath::bf16}) {
+    STITCH_CHECK_CUDA((prepare_attention_math<72>(math)));
+    STITCH_CHECK_CUDA((launch_attention_math<72>(math, attention, operand, operand, operand, y,
+                                                 AttentionScoreIdentity{}, stream)));
+  }
 
   Arena arena;
   ArenaLayout layout;

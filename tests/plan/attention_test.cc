@@ -10,6 +10,7 @@
 
 #include "plan/attention_pattern.h"
 #include "plan/fusion.h"
+#include "plan/kernel_choice.h"
 #include "plan/planner.h"
 #include "plan_test_graphs.h"
 
@@ -127,6 +128,37 @@ TEST(AttentionPattern, DivisionScaleAndAdditiveMaskBecomeScaleAndScoresBody) {
   ASSERT_EQ(spec->scores->loads.size(), 2u);  // the score, the mask broadcast over batch, heads
   EXPECT_EQ(spec->scores->loads[1].strides, (std::vector<int64_t>{0, 0, 77, 1}));
   EXPECT_EQ(plan->subtasks[0].kernel, "flash_attention");
+}
+
+// The products' arithmetic per track (kernel_choice.h): the track's tensor cores on tf32 / bf16;
+// on fp32 3xTF32 or FP32 FMA as kAttentionFp32SplitTf32x3 says, FMA when TF32 is not allowed
+// (--strict-fp32-gemm); attention_math_name reads it back as the emitter does.
+TEST(AttentionKernelChoice, EachTrackGetsItsArithmetic) {
+  const auto subtask_for = [](TensorMath math, bool allow_tf32x3) {
+    PlanOptions options;
+    options.tensor_math = math;
+    options.allow_tf32x3 = allow_tf32x3;
+    auto plan = make_plan(build(Pattern{}).graph, options);
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(plan->subtasks.size(), 1u);
+    return plan->subtasks.at(0);
+  };
+  const Subtask fp32 = subtask_for(TensorMath::fp32, true);
+  EXPECT_EQ(fp32.kernel, "flash_attention");
+  EXPECT_EQ(fp32.tunables.count("tensor_math"), 0u);
+  EXPECT_EQ(fp32.tunables.count("split_tf32x3"), kAttentionFp32SplitTf32x3 ? 1u : 0u);
+  EXPECT_EQ(attention_math_name(fp32), kAttentionFp32SplitTf32x3 ? "tf32x3" : "fp32_fma");
+
+  const Subtask strict = subtask_for(TensorMath::fp32, false);
+  EXPECT_EQ(strict.tunables.count("split_tf32x3"), 0u);
+  EXPECT_EQ(attention_math_name(strict), "fp32_fma");
+
+  for (TensorMath math : {TensorMath::tf32, TensorMath::bf16}) {
+    const Subtask tensor = subtask_for(math, true);
+    EXPECT_EQ(subtask_tensor_math(tensor), math);
+    EXPECT_EQ(tensor.tunables.count("split_tf32x3"), 0u);
+    EXPECT_EQ(attention_math_name(tensor), math == TensorMath::tf32 ? "tf32" : "bf16");
+  }
 }
 
 TEST(AttentionPattern, ReluInsteadOfSoftmaxIsTheUnnormalisedVariant) {
