@@ -44,6 +44,22 @@ struct RnnShape {
   bool has_biases = true;
 };
 
+inline RnnShape rnn_shape(RnnCell cell, int64_t seq_len, int64_t batch, int64_t input_size,
+                          int64_t hidden_size, int layers, bool bidirectional = false,
+                          bool batch_first = false, bool has_biases = true) {
+  RnnShape s;
+  s.cell = cell;
+  s.seq_len = seq_len;
+  s.batch = batch;
+  s.input_size = input_size;
+  s.hidden_size = hidden_size;
+  s.layers = layers;
+  s.bidirectional = bidirectional;
+  s.batch_first = batch_first;
+  s.has_biases = has_biases;
+  return s;
+}
+
 // Matrices per direction and layer in each of w_ih and w_hh: LSTM 4, GRU 3, Elman 1.
 inline int rnn_gates(RnnCell cell) {
   return cell == RnnCell::lstm ? 4 : cell == RnnCell::gru ? 3 : 1;

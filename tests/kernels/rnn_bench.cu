@@ -24,19 +24,6 @@ struct BenchShape {
   RnnShape shape;
 };
 
-RnnShape shape_of(RnnCell cell, int64_t t, int64_t b, int64_t in, int64_t h, int layers,
-                  bool batch_first) {
-  RnnShape s;
-  s.cell = cell;
-  s.seq_len = t;
-  s.batch = b;
-  s.input_size = in;
-  s.hidden_size = h;
-  s.layers = layers;
-  s.batch_first = batch_first;
-  return s;
-}
-
 #define CHECK(status)                                                          \
   do {                                                                         \
     if ((status) != STITCH_OK) {                                               \
@@ -118,10 +105,10 @@ bool bench(const BenchShape& b, RnnMath math, char* flush) {
 
 int main() {
   const BenchShape shapes[] = {
-      {"35_LSTM_6x512x10x128x256", shape_of(RnnCell::lstm, 512, 10, 128, 256, 6, true)},
-      {"39_GRU_6x512x10x128x256", shape_of(RnnCell::gru, 512, 10, 128, 256, 6, false)},
-      {"lstm_1x128x64x512x512", shape_of(RnnCell::lstm, 128, 64, 512, 512, 1, false)},
-      {"rnn_tanh_2x256x8x1024x256", shape_of(RnnCell::rnn_tanh, 256, 8, 1024, 256, 2, false)},
+      {"35_LSTM_6x512x10x128x256", rnn_shape(RnnCell::lstm, 512, 10, 128, 256, 6, false, true)},
+      {"39_GRU_6x512x10x128x256", rnn_shape(RnnCell::gru, 512, 10, 128, 256, 6)},
+      {"lstm_1x128x64x512x512", rnn_shape(RnnCell::lstm, 128, 64, 512, 512, 1)},
+      {"rnn_tanh_2x256x8x1024x256", rnn_shape(RnnCell::rnn_tanh, 256, 8, 1024, 256, 2)},
   };
   char* flush = nullptr;
   cudaMalloc(&flush, kFlushBytes);

@@ -24,21 +24,6 @@ struct RnnCase {
   bool zero_initial = false;  // hx / cx passed as null
 };
 
-RnnShape shape_of(RnnCell cell, int64_t t, int64_t b, int64_t in, int64_t h, int layers,
-                  bool bidirectional = false, bool batch_first = false, bool biases = true) {
-  RnnShape s;
-  s.cell = cell;
-  s.seq_len = t;
-  s.batch = b;
-  s.input_size = in;
-  s.hidden_size = h;
-  s.layers = layers;
-  s.bidirectional = bidirectional;
-  s.batch_first = batch_first;
-  s.has_biases = biases;
-  return s;
-}
-
 double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
 struct Reference {
@@ -205,19 +190,19 @@ TEST_P(RnnTest, MatchesTheDoubleReference) {
 }
 
 const RnnCase kCases[] = {
-    {"lstm_two_layers", shape_of(RnnCell::lstm, 24, 3, 10, 16, 2)},
-    {"lstm_bidirectional_batch_first", shape_of(RnnCell::lstm, 17, 4, 8, 12, 2, true, true)},
-    {"lstm_zero_initial_states", shape_of(RnnCell::lstm, 9, 2, 5, 8, 1), RnnMath::strict_fp32,
+    {"lstm_two_layers", rnn_shape(RnnCell::lstm, 24, 3, 10, 16, 2)},
+    {"lstm_bidirectional_batch_first", rnn_shape(RnnCell::lstm, 17, 4, 8, 12, 2, true, true)},
+    {"lstm_zero_initial_states", rnn_shape(RnnCell::lstm, 9, 2, 5, 8, 1), RnnMath::strict_fp32,
      true},
-    {"lstm_no_biases", shape_of(RnnCell::lstm, 12, 2, 6, 10, 1, false, false, false)},
-    {"lstm_level3_like", shape_of(RnnCell::lstm, 64, 10, 128, 256, 2, false, true)},
-    {"lstm_level3_like_tf32", shape_of(RnnCell::lstm, 64, 10, 128, 256, 2, false, true),
+    {"lstm_no_biases", rnn_shape(RnnCell::lstm, 12, 2, 6, 10, 1, false, false, false)},
+    {"lstm_level3_like", rnn_shape(RnnCell::lstm, 64, 10, 128, 256, 2, false, true)},
+    {"lstm_level3_like_tf32", rnn_shape(RnnCell::lstm, 64, 10, 128, 256, 2, false, true),
      RnnMath::tf32},
-    {"gru_bidirectional", shape_of(RnnCell::gru, 20, 2, 6, 20, 2, true)},
-    {"gru_batch_first", shape_of(RnnCell::gru, 15, 3, 7, 9, 1, false, true)},
-    {"gru_level3_like", shape_of(RnnCell::gru, 48, 10, 128, 256, 3)},
-    {"rnn_tanh_three_layers", shape_of(RnnCell::rnn_tanh, 30, 3, 12, 16, 3)},
-    {"rnn_relu_no_biases", shape_of(RnnCell::rnn_relu, 10, 2, 4, 8, 2, true, false, false)},
+    {"gru_bidirectional", rnn_shape(RnnCell::gru, 20, 2, 6, 20, 2, true)},
+    {"gru_batch_first", rnn_shape(RnnCell::gru, 15, 3, 7, 9, 1, false, true)},
+    {"gru_level3_like", rnn_shape(RnnCell::gru, 48, 10, 128, 256, 3)},
+    {"rnn_tanh_three_layers", rnn_shape(RnnCell::rnn_tanh, 30, 3, 12, 16, 3)},
+    {"rnn_relu_no_biases", rnn_shape(RnnCell::rnn_relu, 10, 2, 4, 8, 2, true, false, false)},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cells, RnnTest, ::testing::ValuesIn(kCases), testing::case_name<RnnCase>);
@@ -225,7 +210,7 @@ INSTANTIATE_TEST_SUITE_P(Cells, RnnTest, ::testing::ValuesIn(kCases), testing::c
 TEST(RnnParams, CountsAndElementsFollowPyTorchsFlatOrder) {
   // nn.LSTM(10, 16, num_layers=2, bidirectional=True): per layer and direction w_ih, w_hh, b_ih,
   // b_hh; layer 1 reads both directions' outputs (2 * 16).
-  const RnnShape s = shape_of(RnnCell::lstm, 5, 2, 10, 16, 2, true);
+  const RnnShape s = rnn_shape(RnnCell::lstm, 5, 2, 10, 16, 2, true);
   EXPECT_EQ(rnn_param_count(s), 16);
   EXPECT_EQ(rnn_param_elements(s, 0), 64 * 10);   // l0 forward w_ih
   EXPECT_EQ(rnn_param_elements(s, 1), 64 * 16);   // l0 forward w_hh
@@ -233,21 +218,21 @@ TEST(RnnParams, CountsAndElementsFollowPyTorchsFlatOrder) {
   EXPECT_EQ(rnn_param_elements(s, 4), 64 * 10);   // l0 reverse w_ih
   EXPECT_EQ(rnn_param_elements(s, 8), 64 * 32);   // l1 forward w_ih
   EXPECT_EQ(rnn_param_elements(s, 15), 64);       // l1 reverse b_hh
-  const RnnShape gru = shape_of(RnnCell::gru, 5, 2, 7, 9, 2, false, false, false);
+  const RnnShape gru = rnn_shape(RnnCell::gru, 5, 2, 7, 9, 2, false, false, false);
   EXPECT_EQ(rnn_param_count(gru), 4);
   EXPECT_EQ(rnn_param_elements(gru, 2), 27 * 9);  // l1 w_ih: input is one direction's 9
   EXPECT_EQ(rnn_gates(RnnCell::rnn_relu), 1);
 }
 
 TEST(RnnShapeCheck, RefusesShapesCudnnCannotTake) {
-  EXPECT_FALSE(detail::rnn_shape_problem(shape_of(RnnCell::lstm, 0, 2, 4, 4, 1)).empty());
-  EXPECT_FALSE(detail::rnn_shape_problem(shape_of(RnnCell::lstm, 3, 2, 4, 4, 0)).empty());
+  EXPECT_FALSE(detail::rnn_shape_problem(rnn_shape(RnnCell::lstm, 0, 2, 4, 4, 1)).empty());
+  EXPECT_FALSE(detail::rnn_shape_problem(rnn_shape(RnnCell::lstm, 3, 2, 4, 4, 0)).empty());
   EXPECT_FALSE(
-      detail::rnn_shape_problem(shape_of(RnnCell::gru, 3, int64_t{1} << 32, 4, 4, 1)).empty());
-  EXPECT_TRUE(detail::rnn_shape_problem(shape_of(RnnCell::gru, 3, 2, 4, 4, 1)).empty());
+      detail::rnn_shape_problem(rnn_shape(RnnCell::gru, 3, int64_t{1} << 32, 4, 4, 1)).empty());
+  EXPECT_TRUE(detail::rnn_shape_problem(rnn_shape(RnnCell::gru, 3, 2, 4, 4, 1)).empty());
   CudnnRnn rnn;
   std::string error;
-  EXPECT_EQ(rnn.init(nullptr, shape_of(RnnCell::lstm, 3, 2, 4, 4, 1), RnnMath::strict_fp32, error),
+  EXPECT_EQ(rnn.init(nullptr, rnn_shape(RnnCell::lstm, 3, 2, 4, 4, 1), RnnMath::strict_fp32, error),
             STITCH_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(error.find("null cuDNN handle"), std::string::npos);
   EXPECT_EQ(rnn.run(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, error),
