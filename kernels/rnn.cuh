@@ -13,6 +13,10 @@
 // Math: strict_fp32 runs the recurrences with FP32 FMA only (CUDNN_FMA_MATH, as PyTorch with TF32
 // off); tf32 lets cuDNN use TF32 tensor cores on the FP32 data (CUDNN_DEFAULT_MATH).
 //
+// Layout: cuDNN runs the sequence-major packed layout (all sequences full length), the one whose
+// input projections it batches over every step; batch_first x and y are transposed into and out
+// of the workspace around it, as PyTorch does (cuDNN's batch-major layout needs padded I/O).
+//
 // Life cycle: init (descriptors for every algorithm cuDNN accepts at this shape: the standard one
 // and the persistent kernels) → tune (optional: times each on scratch, keeps the fastest;
 // synchronises) → load_weights (copies the parameters into the weight space cuDNN's chosen layout
@@ -82,6 +86,30 @@ inline int64_t rnn_param_elements(const RnnShape& s, int index) {
 }
 
 namespace detail {
+
+// out[b, a, :] = in[a, b, :] for in [A, B, F]: swaps the two outer dimensions (rows of F stay
+// contiguous, so reads and writes are coalesced along F).
+__global__ void swap_outer_dims_kernel(const float* __restrict__ in, float* __restrict__ out,
+                                       int64_t a_count, int64_t b_count, int64_t features) {
+  const int64_t total = a_count * b_count * features;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t f = i % features;
+    const int64_t row = i / features;  // row of `out`: b * A + a
+    const int64_t a = row % a_count, b = row / a_count;
+    out[i] = in[(a * b_count + b) * features + f];
+  }
+}
+
+inline int swap_outer_dims(const float* in, float* out, int64_t a_count, int64_t b_count,
+                           int64_t features, cudaStream_t stream) {
+  const int64_t total = a_count * b_count * features;
+  constexpr int kThreads = 256;
+  const int64_t blocks = (total + kThreads - 1) / kThreads;
+  swap_outer_dims_kernel<<<static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16),
+                           kThreads, 0, stream>>>(in, out, a_count, b_count, features);
+  return cudaGetLastError() == cudaSuccess ? STITCH_OK : STITCH_ERROR_CUDA;
+}
 
 inline std::string rnn_shape_problem(const RnnShape& s) {
   if (s.seq_len < 1 || s.batch < 1 || s.input_size < 1 || s.hidden_size < 1 || s.layers < 1)
@@ -167,16 +195,15 @@ class CudnnRnn {
   int tune(void* workspace, cudaStream_t stream, std::string& error, int iterations = 3) {
     if (count_ < 2) return STITCH_OK;
     const int64_t dirs = rnn_directions(shape_);
-    const int64_t x_elements = shape_.seq_len * shape_.batch * shape_.input_size;
-    const int64_t y_elements = shape_.seq_len * shape_.batch * dirs * shape_.hidden_size;
     const int64_t h_elements = shape_.layers * dirs * shape_.batch * shape_.hidden_size;
-    const size_t bytes = Arena::align(x_elements * 4) + Arena::align(y_elements * 4) +
+    const size_t bytes = Arena::align(x_elements() * 4) + Arena::align(y_elements() * 4) +
                          4 * Arena::align(h_elements * 4);
     char* scratch = nullptr;
     STITCH_CHECK_CUDA(cudaMalloc(&scratch, bytes));
     float* x = reinterpret_cast<float*>(scratch);
-    float* y = reinterpret_cast<float*>(scratch + Arena::align(x_elements * 4));
-    float* h = reinterpret_cast<float*>(reinterpret_cast<char*>(y) + Arena::align(y_elements * 4));
+    float* y = reinterpret_cast<float*>(scratch + Arena::align(x_elements() * 4));
+    float* h =
+        reinterpret_cast<float*>(reinterpret_cast<char*>(y) + Arena::align(y_elements() * 4));
     const size_t h_bytes = Arena::align(h_elements * 4);
     float* c = reinterpret_cast<float*>(reinterpret_cast<char*>(h) + h_bytes);
     float* hy = reinterpret_cast<float*>(reinterpret_cast<char*>(c) + h_bytes);
@@ -200,6 +227,7 @@ class CudnnRnn {
       cudaEventSynchronize(stop);
       float ms = 0;
       cudaEventElapsedTime(&ms, start, stop);
+      candidates_[candidate].tuned_ms = ms / static_cast<float>(iterations);
       if (best_ms < 0 || ms < best_ms) best_ms = ms, best = candidate;
     }
     if (start != nullptr) cudaEventDestroy(start);
@@ -267,22 +295,36 @@ class CudnnRnn {
       error = "CudnnRnn::run before a successful init";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
-    return execute(chosen_, x, hx, cx, y, hy, cy, workspace, stream, error);
+    if (!shape_.batch_first) return execute(chosen_, x, hx, cx, y, hy, cy, workspace, stream, error);
+    // [B, T, ...] → [T, B, ...] before, back after: the transposes sit past cuDNN's workspace.
+    char* after = static_cast<char*>(workspace) + Arena::align(candidates_[chosen_].workspace_bytes);
+    float* x_seq = reinterpret_cast<float*>(after);
+    float* y_seq = reinterpret_cast<float*>(after + Arena::align(x_elements() * 4));
+    const int64_t y_features = rnn_directions(shape_) * shape_.hidden_size;
+    STITCH_CHECK(detail::swap_outer_dims(x, x_seq, shape_.batch, shape_.seq_len, shape_.input_size,
+                                         stream));
+    STITCH_CHECK(execute(chosen_, x_seq, hx, cx, y_seq, hy, cy, workspace, stream, error));
+    return detail::swap_outer_dims(y_seq, y, shape_.seq_len, shape_.batch, y_features, stream);
   }
 
-  size_t workspace_bytes() const { return count_ > 0 ? candidates_[chosen_].workspace_bytes : 0; }
+  // What run() needs: the chosen algorithm's cuDNN workspace (and, batch_first, the transposed x
+  // and y); max_workspace_bytes() covers every algorithm, for tune.
+  size_t workspace_bytes() const {
+    return count_ > 0 ? with_transposes(candidates_[chosen_].workspace_bytes) : 0;
+  }
   size_t max_workspace_bytes() const {
     size_t most = 0;
     for (int c = 0; c < count_; ++c)
       most = candidates_[c].workspace_bytes > most ? candidates_[c].workspace_bytes : most;
-    return most;
+    return count_ > 0 ? with_transposes(most) : 0;
   }
   int candidates() const { return count_; }
   float tuned_ms() const { return tuned_ms_; }
   // cuDNN's name of the chosen algorithm (for logs and tests).
-  const char* algorithm_name() const {
-    if (count_ == 0) return "none";
-    switch (candidates_[chosen_].algorithm) {
+  const char* algorithm_name() const { return count_ == 0 ? "none" : candidate_name(chosen_); }
+  // Each algorithm init kept, with its time per run in tune (-1: not tuned, or it failed to run).
+  const char* candidate_name(int candidate) const {
+    switch (candidates_[candidate].algorithm) {
       case CUDNN_RNN_ALGO_STANDARD:
         return "standard";
       case CUDNN_RNN_ALGO_PERSIST_STATIC:
@@ -293,19 +335,29 @@ class CudnnRnn {
         return "other";
     }
   }
+  float candidate_ms(int candidate) const { return candidates_[candidate].tuned_ms; }
 
  private:
   struct Candidate {
     cudnnRNNAlgo_t algorithm = CUDNN_RNN_ALGO_STANDARD;
     cudnnRNNDescriptor_t rnn = nullptr;
     size_t weight_bytes = 0, workspace_bytes = 0;
+    float tuned_ms = -1;
   };
+
+  int64_t x_elements() const { return shape_.seq_len * shape_.batch * shape_.input_size; }
+  int64_t y_elements() const {
+    return shape_.seq_len * shape_.batch * rnn_directions(shape_) * shape_.hidden_size;
+  }
+  size_t with_transposes(size_t cudnn_bytes) const {
+    if (!shape_.batch_first) return cudnn_bytes;
+    return Arena::align(cudnn_bytes) + Arena::align(x_elements() * 4) +
+           Arena::align(y_elements() * 4);
+  }
 
   int make_data_descriptors(std::string& error) {
     const int dirs = rnn_directions(shape_);
-    const cudnnRNNDataLayout_t layout = shape_.batch_first
-                                            ? CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED
-                                            : CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED;
+    const cudnnRNNDataLayout_t layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED;
     std::vector<int> lengths(shape_.batch, static_cast<int>(shape_.seq_len));
     float padding = 0.0f;
     STITCH_CHECK_CUDNN(cudnnCreateRNNDataDescriptor(&x_));
@@ -365,9 +417,10 @@ class CudnnRnn {
     const Candidate& chosen = candidates_[chosen_];
     void* w_at = nullptr;
     void* b_at = nullptr;
+    // Both addresses always: cuDNN writes the bias address (null without biases) either way.
     STITCH_CHECK_CUDNN(cudnnGetRNNWeightParams(handle_, chosen.rnn, pseudo_layer,
                                                chosen.weight_bytes, weights_, id, matrix, &w_at,
-                                               bias, b != nullptr ? &b_at : nullptr));
+                                               bias, &b_at));
     if (descriptor_elements(matrix) != w_elements) {
       error = "CudnnRnn::load_weights: cuDNN's matrix " + std::to_string(id) + " of layer " +
               std::to_string(pseudo_layer) + " holds " +

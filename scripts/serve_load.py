@@ -83,7 +83,9 @@ def run_client(args, index, source, results, lock):
     client = Client(args.url, args.token)
     for number in range(args.requests):
         request_id = f"{args.run_id}-c{index}-r{number}"
-        body = {"request_id": request_id, "task": args.task, "source": source}
+        variant = (index * args.requests + number) % args.distinct
+        body = {"request_id": request_id, "task": args.task,
+                "source": source if args.distinct == 1 else f"{source}\n// variant {variant}\n"}
         started = time.time()
         reply, retries = None, 0
         while reply is None:
@@ -126,6 +128,7 @@ def load(args):
         by_status[reply["status"]] = by_status.get(reply["status"], 0) + 1
     summary = {
         "clients": args.clients, "requests": args.clients * args.requests,
+        "distinct_programs": args.distinct,
         "final_replies": len(replies), "lost": args.clients * args.requests - len(replies),
         "bad_keys": sum(1 for reply in replies if set(reply) != REPLY_KEYS),
         "by_status": by_status, "retries": sum(r["retries"] for r in results),
@@ -249,6 +252,10 @@ def main():
                         help="blocking call, or submit then poll")
     parser.add_argument("--task", default="t")
     parser.add_argument("--source", help="the program (.cu) every request sends")
+    parser.add_argument("--distinct", type=int, default=1,
+                        help="send this many distinct programs: request n carries --source plus "
+                             "the comment '// variant n mod K', so each variant is verified once "
+                             "and its repeats are the service's result cache hits")
     parser.add_argument("--fake-sleep-ms", type=int, default=0,
                         help="without --source: the fake scorer's time per request")
     parser.add_argument("--request-timeout", type=float, default=3600)
@@ -264,6 +271,8 @@ def main():
                              "(--serve-arg=--tasks-dir --serve-arg=tests/tasks)")
     parser.add_argument("--stitchcuda", default="build/stitchcuda")
     args = parser.parse_args()
+    if args.distinct < 1:
+        parser.error("--distinct must be at least 1")
     return crash_test(args) if args.crash_test else load(args)
 
 

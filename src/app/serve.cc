@@ -94,7 +94,7 @@ struct Scoring {
   }
 };
 
-Result<Scoring> make_scoring(const ServeOptions& options) {
+Result<Scoring> make_scoring(const ServeOptions& options, int gpus) {
   Scoring scoring;
   if (options.fake_scorer) {
     scoring.fake = std::make_unique<serve::FakeScorer>(options.fake_sleep_ms);
@@ -114,6 +114,7 @@ Result<Scoring> make_scoring(const ServeOptions& options) {
   serve::VerifyingScorerOptions scorer_options;
   scorer_options.work_dir = fs::absolute(fs::path(options.state_dir) / "work");
   scorer_options.reward.baseline = options.baseline;
+  scorer_options.gpus = gpus;
   scoring.real = std::make_unique<serve::VerifyingScorer>(task_registry(options), *scoring.cache,
                                                           *scoring.launcher, scorer_options);
   if (options.result_cache > 0)
@@ -146,8 +147,8 @@ Status serve(const ServeOptions& options) {
   }
   STITCH_ASSIGN_OR_RETURN(
       auto store, serve::SqliteRequestStore::open(fs::path(options.state_dir) / "requests.db"));
-  STITCH_ASSIGN_OR_RETURN(Scoring scoring, make_scoring(options));
   DriverGpuProbe probe;
+  STITCH_ASSIGN_OR_RETURN(Scoring scoring, make_scoring(options, probe.gpu_count()));
   serve::ServiceOptions service_options{
       options.fake_scorer ? std::max(1, options.workers)
                           : serve::worker_count(options.workers, probe),

@@ -43,7 +43,7 @@ CommandAction setup_serve(CLI::App& app) {
   app.add_option("--tasks-dir", options->tasks_dirs,
                  "A folder of tasks clients may name by file stem (repeatable)")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--workers", options->workers, "Scoring workers (default: one per GPU)");
+  app.add_option("--workers", options->workers, "Scoring workers (default: one per GPU; more share the GPUs round-robin)");
   app.add_option("--queue", options->queue_capacity, "Queued requests before 429")
       ->capture_default_str();
   app.add_option("--timeout", options->default_timeout_s,

@@ -144,7 +144,8 @@ Result<ScoredCandidate> VerifyingScorer::score(const Candidate& candidate,
   STITCH_TRY(make_dirs(work));
   STITCH_TRY(write_file_atomic(work / "program.cu", candidate.source));
   STITCH_ASSIGN_OR_RETURN(VerifyReport report,
-                          launcher_.verify({run_dir, work / "program.cu", work, context.worker},
+                          launcher_.verify({run_dir, work / "program.cu", work,
+                                            context.worker % std::max(1, options_.gpus)},
                                            context.cancel, context.clock));
   if (report.state == VerifyState::infrastructure_error)
     return make_error(ErrorKind::machine, "verification failed: {}", report.reason);

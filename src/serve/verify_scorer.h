@@ -82,6 +82,7 @@ class ChildVerifyLauncher final : public VerifyLauncher {
 struct VerifyingScorerOptions {
   std::filesystem::path work_dir;  // one folder per request: program.cu, verify logs
   RuleRewardOptions reward;
+  int gpus = 1;  // workers share them round-robin: worker w verifies on GPU w % gpus
 };
 
 class VerifyingScorer final : public CandidateScorer {

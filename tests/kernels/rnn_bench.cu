@@ -1,8 +1,8 @@
 // Bench of kernels/rnn.cuh (cuDNN's RNN API) at the shapes of KernelBench's level-3 recurrent
-// tasks: per shape and math, the algorithm tune kept and the median time of one forward replayed
-// from a CUDA graph (how a generated program runs it), L2 flushed before every run. Not a test:
-// built on demand (target rnn_bench) and run on a GPU by hand; compare with the task baselines in
-// ../shared/baselines (PyTorch's own cuDNN call, eager and graphed).
+// tasks: per shape and math, each algorithm's time in tune, the one kept and the median time of one
+// forward replayed from a CUDA graph (how a generated program runs it), L2 flushed before every
+// run. Not a test: built on demand (target rnn_bench) and run on a GPU by hand, beside
+// tests/kernels/rnn_torch_bench.py (PyTorch's own cuDNN call at the same shapes, graphed).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -87,9 +87,13 @@ bool bench(const BenchShape& b, RnnMath math, char* flush) {
   }
   std::sort(times.begin(), times.end());
   const cudaError_t last = cudaDeviceSynchronize();
-  std::printf("%-28s %-5s %-24s %3d %10.3f %10.3f  %s\n", b.name,
-              math == RnnMath::tf32 ? "tf32" : "fp32", rnn.algorithm_name(), rnn.candidates(),
-              rnn.tuned_ms(), times[times.size() / 2], cudaGetErrorName(last));
+  std::string tuned;
+  for (int c = 0; c < rnn.candidates(); ++c)
+    tuned += std::string(c ? " " : "") + rnn.candidate_name(c) + "=" +
+             std::to_string(rnn.candidate_ms(c)).substr(0, 6);
+  std::printf("%-28s %-5s %-22s %10.3f  %s  [%s]\n", b.name,
+              math == RnnMath::tf32 ? "tf32" : "fp32", rnn.algorithm_name(),
+              times[times.size() / 2], cudaGetErrorName(last), tuned.c_str());
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   for (float* p : params)
@@ -106,14 +110,16 @@ bool bench(const BenchShape& b, RnnMath math, char* flush) {
 int main() {
   const BenchShape shapes[] = {
       {"35_LSTM_6x512x10x128x256", rnn_shape(RnnCell::lstm, 512, 10, 128, 256, 6, false, true)},
+      {"35_LSTM_seq_major", rnn_shape(RnnCell::lstm, 512, 10, 128, 256, 6)},
       {"39_GRU_6x512x10x128x256", rnn_shape(RnnCell::gru, 512, 10, 128, 256, 6)},
+      {"41_GRU_bidirectional", rnn_shape(RnnCell::gru, 512, 10, 128, 256, 6, true)},
       {"lstm_1x128x64x512x512", rnn_shape(RnnCell::lstm, 128, 64, 512, 512, 1)},
       {"rnn_tanh_2x256x8x1024x256", rnn_shape(RnnCell::rnn_tanh, 256, 8, 1024, 256, 2)},
   };
   char* flush = nullptr;
   cudaMalloc(&flush, kFlushBytes);
-  std::printf("%-28s %-5s %-24s %3s %10s %10s\n", "shape", "math", "algorithm", "alg",
-              "tuned ms", "graph ms");
+  std::printf("%-28s %-5s %-22s %10s  %s\n", "shape", "math", "algorithm", "graph ms",
+              "status  [tuned ms per algorithm]");
   bool ok = true;
   for (const BenchShape& shape : shapes)
     for (RnnMath math : {RnnMath::strict_fp32, RnnMath::tf32})

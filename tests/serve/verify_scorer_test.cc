@@ -87,7 +87,7 @@ TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheCombinedReward) {
   launcher.report.built = true;
   launcher.report.outcome = Outcome::passed;
   launcher.report.speedups = {{"eager", 3.0, 1.5, 2.0}};
-  VerifyingScorer scorer(registry, cache, launcher, {dir.path() / "work", {}});
+  VerifyingScorer scorer(registry, cache, launcher, {dir.path() / "work", {}, 4});
   SteadyClock clock;
   CancelToken cancel;
   auto scored = scorer.score({"req/1", "t", "__global__ void k() {}", 0}, {3, cancel, clock});
@@ -102,6 +102,12 @@ TEST(ServeVerifyingScorer, TurnsTheVerificationIntoTheCombinedReward) {
   EXPECT_EQ(launcher.last.gpu, 3);
   EXPECT_EQ(launcher.last.run_dir, dir.path() / "runs" / "t-gpu3");
   EXPECT_EQ(*read_file(launcher.last.program), "__global__ void k() {}");
+
+  // More workers than GPUs: they share the GPUs round-robin (each keeps its own run folder).
+  VerifyingScorer shared(registry, cache, launcher, {dir.path() / "work", {}, 2});
+  ASSERT_TRUE(shared.score({"req/s", "t", "x", 0}, {3, cancel, clock}).ok());
+  EXPECT_EQ(launcher.last.gpu, 1);
+  EXPECT_EQ(launcher.last.run_dir, dir.path() / "runs" / "t-gpu3");
 
   launcher.report.state = VerifyState::no_gpu;
   launcher.report.outcome.reset();

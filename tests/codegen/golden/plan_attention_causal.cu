@@ -12,6 +12,7 @@
 #include "kernels/row.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/attention.cuh"
+#include "kernels/attention_mma.cuh"
 
 namespace {
 
@@ -99,7 +100,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.head_dim = 64, shape.value_dim = 64;
     shape.scale = 0.125f;
     const s02_attention_softmax_2x4x100x100x64_score score{reinterpret_cast<const bool*>((s->persistent + 0))};
-    STITCH_CHECK_CUDA((launch_attention<64>(shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {76800, 64, 768, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {76800, 64, 768, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 512, {76800, 64, 768, 1}}, reinterpret_cast<float*>((s->arena_base + 614400)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<64>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {76800, 64, 768, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {76800, 64, 768, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 512, {76800, 64, 768, 1}}, reinterpret_cast<float*>((s->arena_base + 614400)) + 0, score, stream)));
   }
   // s03_copy_2x100x4x64 (copy): nodes view_11_input_contiguous
   {
@@ -124,7 +125,7 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
-  STITCH_CHECK_CUDA((prepare_attention<64, s02_attention_softmax_2x4x100x100x64_score>()));
+  STITCH_CHECK_CUDA((prepare_attention_math<64, s02_attention_softmax_2x4x100x100x64_score>(AttentionMath::tf32x3)));
   // s01_elementwise_1x1x100x100 (elementwise): nodes eq
   {
     const int64_t shape[4] = {1, 1, 100, 100};

@@ -11,6 +11,7 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/attention.cuh"
+#include "kernels/attention_mma.cuh"
 
 namespace {
 
@@ -80,7 +81,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.scale = 0.17677669f;
     shape.norm = AttentionNorm::none;
     const s01_attention_none_2x3x72x72x32_score score{reinterpret_cast<const bool*>((s->persistent + 0))};
-    STITCH_CHECK_CUDA((launch_attention<32>(shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {6912, 2304, 32, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {6912, 2304, 32, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {6912, 2304, 32, 1}}, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<32>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {6912, 2304, 32, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {6912, 2304, 32, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {6912, 2304, 32, 1}}, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, score, stream)));
   }
   return STITCH_OK;
 }
@@ -92,7 +93,7 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
-  STITCH_CHECK_CUDA((prepare_attention<32, s01_attention_none_2x3x72x72x32_score>()));
+  STITCH_CHECK_CUDA((prepare_attention_math<32, s01_attention_none_2x3x72x72x32_score>(AttentionMath::tf32x3)));
   // s00_elementwise_1x1x72x72 (elementwise): nodes eq
   {
     const int64_t shape[4] = {1, 1, 72, 72};

@@ -12,6 +12,7 @@
 #include "kernels/row.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/attention.cuh"
+#include "kernels/attention_mma.cuh"
 
 namespace {
 
@@ -89,7 +90,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.causal = true;
     shape.empty_rows_zero = true;
     const s01_attention_softmax_causal_2x2x45x45x80_score score{};
-    STITCH_CHECK_CUDA((launch_attention<80>(shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {21600, 80, 480, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 160, {21600, 80, 480, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 320, {21600, 80, 480, 1}}, reinterpret_cast<float*>((s->arena_base + 172800)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<80>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {21600, 80, 480, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 160, {21600, 80, 480, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 320, {21600, 80, 480, 1}}, reinterpret_cast<float*>((s->arena_base + 172800)) + 0, score, stream)));
   }
   // s02_copy_2x45x2x80 (copy): nodes view_5_input_contiguous
   {
@@ -114,7 +115,7 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
-  STITCH_CHECK_CUDA((prepare_attention<80, s01_attention_softmax_causal_2x2x45x45x80_score>()));
+  STITCH_CHECK_CUDA((prepare_attention_math<80, s01_attention_softmax_causal_2x2x45x45x80_score>(AttentionMath::tf32x3)));
   return STITCH_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/attention.cuh"
+#include "kernels/attention_mma.cuh"
 
 namespace {
 
@@ -64,7 +65,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.head_dim = 80, shape.value_dim = 80;
     shape.scale = 0.1118034f;
     const s00_attention_softmax_2x4x77x77x80_score score{};
-    STITCH_CHECK_CUDA((launch_attention<80>(shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {24640, 6160, 80, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {24640, 6160, 80, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {24640, 6160, 80, 1}}, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<80>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {24640, 6160, 80, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {24640, 6160, 80, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {24640, 6160, 80, 1}}, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, score, stream)));
   }
   return STITCH_OK;
 }
@@ -76,7 +77,7 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
-  STITCH_CHECK_CUDA((prepare_attention<80, s00_attention_softmax_2x4x77x77x80_score>()));
+  STITCH_CHECK_CUDA((prepare_attention_math<80, s00_attention_softmax_2x4x77x77x80_score>(AttentionMath::tf32x3)));
   return STITCH_OK;
 }
 
