@@ -24,12 +24,12 @@ struct BenchShape {
   RnnShape shape;
 };
 
-#define CHECK(status)                                                          \
-  do {                                                                         \
-    if ((status) != STITCH_OK) {                                               \
+#define CHECK(status)                                                         \
+  do {                                                                        \
+    if ((status) != STITCH_OK) {                                              \
       std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, error.c_str()); \
-      return false;                                                            \
-    }                                                                          \
+      return false;                                                           \
+    }                                                                         \
   } while (0)
 
 bool bench(const BenchShape& b, RnnMath math, char* flush) {
@@ -112,7 +112,7 @@ int main() {
       {"35_LSTM_6x512x10x128x256", rnn_shape(RnnCell::lstm, 512, 10, 128, 256, 6, false, true)},
       {"35_LSTM_seq_major", rnn_shape(RnnCell::lstm, 512, 10, 128, 256, 6)},
       {"39_GRU_6x512x10x128x256", rnn_shape(RnnCell::gru, 512, 10, 128, 256, 6)},
-      {"41_GRU_bidirectional", rnn_shape(RnnCell::gru, 512, 10, 128, 256, 6, true)},
+      {"gru_bidirectional_6x512x10x128x256", rnn_shape(RnnCell::gru, 512, 10, 128, 256, 6, true)},
       {"lstm_1x128x64x512x512", rnn_shape(RnnCell::lstm, 128, 64, 512, 512, 1)},
       {"rnn_tanh_2x256x8x1024x256", rnn_shape(RnnCell::rnn_tanh, 256, 8, 1024, 256, 2)},
   };

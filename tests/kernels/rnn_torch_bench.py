@@ -15,7 +15,7 @@ SHAPES = [
     ("35_LSTM_6x512x10x128x256", torch.nn.LSTM, 512, 10, 128, 256, 6, False, True),
     ("35_LSTM_seq_major", torch.nn.LSTM, 512, 10, 128, 256, 6, False, False),
     ("39_GRU_6x512x10x128x256", torch.nn.GRU, 512, 10, 128, 256, 6, False, False),
-    ("41_GRU_bidirectional", torch.nn.GRU, 512, 10, 128, 256, 6, True, False),
+    ("gru_bidirectional_6x512x10x128x256", torch.nn.GRU, 512, 10, 128, 256, 6, True, False),
     ("lstm_1x128x64x512x512", torch.nn.LSTM, 128, 64, 512, 512, 1, False, False),
     ("rnn_tanh_2x256x8x1024x256", torch.nn.RNN, 256, 8, 1024, 256, 2, False, False),
 ]
