@@ -54,6 +54,8 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_scan_exclusive",
     "plan_flip_clamp",
     "plan_gather",
+    "plan_multihead_attention",
+    "plan_transformer_encoder_layer",
 };
 
 // The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).
