@@ -103,6 +103,30 @@ std::optional<double> scale_factor(const ir::Graph& graph, const ir::Node& node,
   return std::nullopt;
 }
 
+// A bmm operand that is, through transparent views, the single-use product of a tensor and a
+// number (nn.MultiheadAttention scales Q so before Q·Kᵀ): the product's node, the tensor and the
+// factor. The fused kernel folds the factor into its scale and reads the tensor.
+struct Prescaled {
+  int node = -1;
+  ValueRef source;
+  double factor = 1.0;
+};
+std::optional<Prescaled> prescaled_operand(const ir::Graph& graph, const Uses& uses,
+                                           const ValueRef& operand, int bmm) {
+  const ValueRef product = through_transparent_views(graph, operand);
+  if (product.kind != ValueRef::Kind::node || sole_consumer(graph, uses, product) != bmm)
+    return std::nullopt;
+  const ir::Node& node = graph.nodes[product.index];
+  for (size_t arg = 0; arg < node.args.size() && arg < 2; ++arg) {
+    if (!node.args[arg].is_ref()) continue;
+    const ValueRef source = through_transparent_views(graph, *node.args[arg].ref());
+    if (graph.type_of(source).shape != node.outputs[0].shape) continue;  // no broadcast
+    if (auto factor = scale_factor(graph, node, source))
+      return Prescaled{product.index, *node.args[arg].ref(), *factor};
+  }
+  return std::nullopt;
+}
+
 bool is_last_dim_softmax(const ir::Node& node) {
   if (node.op != Op::softmax) return false;
   const int64_t rank = static_cast<int64_t>(node.outputs[0].shape.size());
@@ -226,8 +250,14 @@ std::optional<AttentionMatch> match_explicit(const ir::Graph& graph, const Uses&
   spec.head_dim = a[2], spec.value_dim = out[2];
   if (!head_dims_fit(spec)) return std::nullopt;
   const int64_t b = spec.batch, h = spec.heads;
-  auto q = operand_access(graph, uses, values, *first.args[0].ref(),
-                          {b, h, spec.queries, spec.head_dim}, match.pattern);
+  ValueRef q_operand = *first.args[0].ref();
+  if (auto prescaled = prescaled_operand(graph, uses, q_operand, *bmm1)) {
+    spec.scale *= prescaled->factor;
+    q_operand = prescaled->source;
+    match.pattern.push_back(prescaled->node);
+  }
+  auto q = operand_access(graph, uses, values, q_operand, {b, h, spec.queries, spec.head_dim},
+                          match.pattern);
   auto kt = operand_access(graph, uses, values, *first.args[1].ref(),
                            {b, h, spec.head_dim, spec.keys}, match.pattern);
   auto v = operand_access(graph, uses, values, *bmm2.args[1].ref(),

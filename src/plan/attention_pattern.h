@@ -8,7 +8,8 @@
 // The explicit pattern, exactly:
 //   - bmm1 = bmm(A, B) whose result, through order-preserving views (and an expand that keeps the
 //     shape), has one consumer;
-//   - an optional scale: mul by a number (either side) or div by a number, right after bmm1;
+//   - an optional scale: mul by a number (either side) or div by a number, right after bmm1, and
+//     another on A before bmm1 (Q pre-scaled, as nn.MultiheadAttention does), each single-use;
 //   - the score chain: elementwise nodes with the scores' element count, each the single consumer
 //     of the previous value, never a graph output; their other operands are loads (masks,
 //     additive biases, a tensor scale), broadcast into [batch, heads, queries, keys];

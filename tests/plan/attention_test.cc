@@ -30,6 +30,8 @@ struct Pattern {
   bool weights_output = false;   // the softmax result is also a graph output
   bool additive_mask = false;    // + mask input [seq, seq] before the softmax
   bool dropout_clone = false;    // a clone of the weights (dropout p = 0 in training mode)
+  bool prescale_q = false;       // q * 0.5 before Q·Kᵀ (nn.MultiheadAttention's order)
+  bool prescaled_q_output = false;  // ... and that product also a graph output
 };
 
 struct Built {
@@ -47,7 +49,12 @@ Built build(const Pattern& p) {
   if (p.additive_mask) mask = b.input("mask", {p.seq, p.seq});
   auto kt = b.node("permute", Op::permute, {ref(k), ints({0, 1, 3, 2})},
                    {p.batch, p.heads, p.dim, p.seq});
-  auto qv = b.node("view", Op::view, {ref(q), ints({bh, p.seq, p.dim})}, {bh, p.seq, p.dim});
+  ir::ValueRef q_in = q;
+  if (p.prescale_q) {
+    q_in = b.node("mul_q", Op::mul_tensor, {ref(q), num(0.5)}, {p.batch, p.heads, p.seq, p.dim});
+    if (p.prescaled_q_output) b.output(q_in);
+  }
+  auto qv = b.node("view", Op::view, {ref(q_in), ints({bh, p.seq, p.dim})}, {bh, p.seq, p.dim});
   auto ktv = b.node("view_1", Op::view, {ref(kt), ints({bh, p.dim, p.seq})}, {bh, p.dim, p.seq});
   auto s = b.node("bmm", Op::bmm, {ref(qv), ref(ktv)}, {bh, p.seq, p.seq});
   const std::vector<int64_t> scores{p.batch, p.heads, p.seq, p.seq};
@@ -109,6 +116,28 @@ TEST(AttentionPattern, ScaledSoftmaxIsOneGroupReadingTheInputsThroughViews) {
   ASSERT_NE(group, nullptr);
   EXPECT_EQ(fusion.groups.size(), 1u);  // the whole graph is the attention
   EXPECT_EQ(group->anchor, built.bmm2);
+}
+
+TEST(AttentionPattern, QScaledBeforeTheProductJoinsTheScaleAndIsClaimed) {
+  Pattern p;
+  p.prescale_q = true;
+  const Built built = build(p);
+  const auto m = match(built);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->spec.scale, 0.125 * 0.5);
+  EXPECT_EQ(m->spec.q.base.kind, ir::ValueRef::Kind::input);  // q read before the mul
+  EXPECT_EQ(m->spec.q.base.index, 0);
+  const bool claimed = std::any_of(m->pattern.begin(), m->pattern.end(), [&](int node) {
+    return built.graph.nodes[node].id == "mul_q";
+  });
+  EXPECT_TRUE(claimed);
+
+  p.prescaled_q_output = true;  // the product is needed anyway: it stays, and Q is read from it
+  const Built shared = build(p);
+  const auto kept = match(shared);
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_DOUBLE_EQ(kept->spec.scale, 0.125);
+  EXPECT_EQ(kept->spec.q.base.kind, ir::ValueRef::Kind::node);
 }
 
 TEST(AttentionPattern, DivisionScaleAndAdditiveMaskBecomeScaleAndScoresBody) {

@@ -43,14 +43,7 @@ struct s03_copy_96x4x128_copy {
   }
 };
 
-struct s04_elementwise_32x96x16_body {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    const float v0 = (x[0] * 0.25f);  // mul
-    y[0] = v0;
-  }
-};
-
-struct s05_attention_softmax_1x32x96x96x16_score {
+struct s04_attention_softmax_1x32x96x96x16_score {
   __device__ float operator()(int64_t b, int64_t h, int64_t i, int64_t j, float s) const {
     const int64_t e = ((b * 32 + h) * 96 + i) * 96 + j;
     (void)e;
@@ -58,13 +51,13 @@ struct s05_attention_softmax_1x32x96x96x16_score {
   }
 };
 
-struct s06_copy_96x32x16_copy {
+struct s05_copy_96x32x16_copy {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
     y[0] = x[0];
   }
 };
 
-struct s08_copy_4x96x128_copy {
+struct s07_copy_4x96x128_copy {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
     y[0] = x[0];
   }
@@ -100,7 +93,7 @@ struct Program {
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
     LtMatmul mm0;  // s00_matmul_96x4x384x128
-    LtMatmul mm1;  // s07_matmul_bias_384x128x128
+    LtMatmul mm1;  // s06_matmul_bias_384x128x128
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -153,45 +146,36 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     const TensorOperand ins[1] = {in0};
     STITCH_CHECK_CUDA(launch_elementwise(s03_copy_96x4x128_copy{}, ins, outs, 3, shape, stream));
   }
-  // s04_elementwise_32x96x16 (elementwise): nodes mul
-  {
-    const int64_t shape[3] = {32, 96, 16};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {16, 512, 1}};
-    const OutOperand out0{(s->arena_base + 589824), 0, 0, {1536, 16, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s04_elementwise_32x96x16_body{}, ins, outs, 3, shape, stream));
-  }
-  // s05_attention_softmax_1x32x96x96x16 (flash_attention): nodes bmm_1, _softmax, bmm_2
+  // s04_attention_softmax_1x32x96x96x16 (flash_attention): nodes mul, bmm_1, _softmax, bmm_2
   {
     AttentionShape shape;
     shape.batch = 1, shape.heads = 32, shape.queries = 96, shape.keys = 96;
     shape.head_dim = 16, shape.value_dim = 16;
-    shape.scale = 1.0f;
-    const s05_attention_softmax_1x32x96x96x16_score score{};
-    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 589824)) + 0, {49152, 1536, 16, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 196608)) + 0, {512, 16, 512, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 393216)) + 0, {512, 16, 512, 1}}, reinterpret_cast<float*>((s->arena_base + 0)) + 0, score, stream)));
+    shape.scale = 0.25f;
+    const s04_attention_softmax_1x32x96x96x16_score score{};
+    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {512, 16, 512, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 196608)) + 0, {512, 16, 512, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 393216)) + 0, {512, 16, 512, 1}}, reinterpret_cast<float*>((s->arena_base + 589824)) + 0, score, stream)));
   }
-  // s06_copy_96x32x16 (copy): nodes view_7_input_contiguous
+  // s05_copy_96x32x16 (copy): nodes view_7_input_contiguous
   {
     const int64_t shape[3] = {96, 32, 16};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {16, 1536, 1}};
-    const OutOperand out0{(s->arena_base + 196608), 0, 0, {512, 16, 1}};
+    const TensorOperand in0{(s->arena_base + 589824), 0, 0, {16, 1536, 1}};
+    const OutOperand out0{(s->arena_base + 0), 0, 0, {512, 16, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s06_copy_96x32x16_copy{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s05_copy_96x32x16_copy{}, ins, outs, 3, shape, stream));
   }
-  // s07_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
+  // s06_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
   {
-    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 196608)) + 0, reinterpret_cast<const float*>((s->persistent + 198144)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 263680)) + 0, 1.0f, 0.0f, stream, error));
+    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 198144)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 263680)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s08_copy_4x96x128 (copy): nodes output0_copy
+  // s07_copy_4x96x128 (copy): nodes output0_copy
   {
     const int64_t shape[3] = {4, 96, 128};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {128, 512, 1}};
+    const TensorOperand in0{(s->arena_base + 196608), 0, 0, {128, 512, 1}};
     const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {12288, 128, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s08_copy_4x96x128_copy{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s07_copy_4x96x128_copy{}, ins, outs, 3, shape, stream));
   }
   return STITCH_OK;
 }
@@ -203,7 +187,7 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
-  STITCH_CHECK_CUDA((prepare_attention_math<16, s05_attention_softmax_1x32x96x96x16_score>(AttentionMath::tf32x3)));
+  STITCH_CHECK_CUDA((prepare_attention_math<16, s04_attention_softmax_1x32x96x96x16_score>(AttentionMath::tf32x3)));
   return STITCH_OK;
 }
 
@@ -219,7 +203,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 61312, 49152, 147456, 0, stream, error, 5));
   }
-  {  // s07_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
+  {  // s06_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 128; shape.k = 128;
     shape.lda = 128; shape.ldb = 128; shape.ldc = 128;
