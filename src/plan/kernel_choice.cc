@@ -417,6 +417,11 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           subtask.tunables["scan_strategy"] =
               static_cast<int64_t>(plan_scan_strategy(spec.outer, spec.length, spec.inner));
           subtask.tunables["block"] = 256;
+        } else if constexpr (std::is_same_v<T, RecurrentSpec>) {
+          // kernels/rnn.cuh: cuDNN's RNN, its algorithm (standard or persistent) timed at init.
+          subtask.kernel = "cudnn_rnn";
+          if (math != TensorMath::fp32)
+            subtask.tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
         } else if constexpr (std::is_same_v<T, GatherSpec>) {
           subtask.kernel = "gather";  // kernels/gather.cuh: a thread per output element
           subtask.tunables["block"] = 256;
