@@ -6,7 +6,8 @@
 //     not 16-byte aligned (a slice starting mid-vector);
 //   - a convolution's input or weight (or the input of a pad folded into one) that is not
 //     contiguous or not 16-byte aligned (cuDNN's tensors);
-//   - a recurrent layer's input, initial state or parameter that is not contiguous;
+//   - a recurrent layer's input, initial state or parameter that is not contiguous or not
+//     16-byte aligned;
 //   - a graph output that is an input, a param, a repeated value, or a view that is not the whole
 //     of a node's buffer in order: the caller's output buffer must be written by one subtask.
 // A clone of a param only reads params: fusion marks it at_init, so it costs nothing per forward.
@@ -99,10 +100,14 @@ class Materializer {
     if (node.op == Op::convolution) ensure(node, 1, "weight", dense);
   }
 
-  // cuDNN's RNN (kernels/rnn.cuh) reads a dense input, states and parameters; the states and
-  // parameters arrive in lists (LSTM's hx, params), whose items are cloned in place.
+  // cuDNN's RNN (kernels/rnn.cuh) reads a dense input, states and parameters, 16-byte aligned as
+  // its convolutions are; the states and parameters arrive in lists (LSTM's hx, params), whose
+  // items are cloned in place.
   void ensure_recurrent_operands(ir::Node& node) {
-    auto dense = [](const Access& a) { return a.is_contiguous(); };
+    const ir::Graph& graph = rewriter_.graph();
+    auto dense = [&](const Access& a) {
+      return a.is_contiguous() && a.offset * ir::dtype_size(graph.type_of(a.base).dtype) % 16 == 0;
+    };
     ensure(node, 0, "input", dense);
     for (size_t index : {size_t{1}, size_t{2}}) {
       if (index >= node.args.size() || node.args[index].list() == nullptr) {

@@ -203,6 +203,23 @@ TEST(RecurrentPlan, NonContiguousInputIsClonedFirst) {
   EXPECT_TRUE(std::holds_alternative<CopySpec>(plan->subtasks.at(0).spec));
 }
 
+TEST(RecurrentPlan, MisalignedInputIsClonedFirst) {
+  GraphBuilder b;
+  Rnn r;
+  r.op = Op::rnn_tanh_input;
+  // x[1:] of a [6, 2, 3] input: contiguous, but 6 floats (24 bytes) into its buffer.
+  auto x_slice =
+      b.node("x_1", Op::slice_tensor,
+             {ref(b.input("x", {6, 2, 3})), integer(0), integer(1), integer(6)}, {5, 2, 3});
+  b.output(add_rnn(b, r, x_slice));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const RecurrentSpec* spec = find_recurrent(*plan);
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->x.offset, 0);
+  EXPECT_EQ(spec->x.base.kind, ir::ValueRef::Kind::node);  // the clone, not the input
+}
+
 TEST(RecurrentPlanCheck, RejectsBrokenSpecs) {
   GraphBuilder b;
   Rnn r;
