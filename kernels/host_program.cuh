@@ -15,7 +15,7 @@
 //     static constexpr ProgramLayout kLayout = {...};
 //     static constexpr bool kUsesMatmul = true;   // false: no cuBLASLt call is instantiated
 //     struct Gemms { LtMatmul mm0; };               // per-GEMM state, destroyed first
-//     struct Convs { CudnnHandle cudnn; CudnnConv conv0; };  // only with convolutions
+//     struct Convs { CudnnHandle cudnn; CudnnConv conv0; };  // only with convolutions or RNNs
 //     using State = ProgramState<Program>;
 //     static int init_gemms(State* s, cudaStream_t stream);         // only when kUsesMatmul
 //     static int init_convs(State* s, cudaStream_t stream);         // only with Convs
@@ -71,9 +71,9 @@ struct ProgramLayout {
 
 namespace detail {
 
-// A program with convolutions declares `struct Convs` (its cuDNN handle and CudnnConv members,
-// kernels/conv.cuh) and `static int init_convs(State*, cudaStream_t)`; other programs declare
-// neither and never include cuDNN.
+// A program with convolutions or RNNs declares `struct Convs` (its cuDNN handle and CudnnConv /
+// CudnnRnn members, kernels/conv.cuh, kernels/rnn.cuh) and `static int init_convs(State*,
+// cudaStream_t)`; other programs declare neither and never include cuDNN.
 struct NoConvs {};
 template <class Program, class = void>
 struct ConvsOf {

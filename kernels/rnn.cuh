@@ -540,4 +540,32 @@ class CudnnRnn {
   int32_t* device_lengths_ = nullptr;
 };
 
+// Device memory a program's RNNs share (their calls never overlap on its stream): grown at init
+// to the largest max_workspace_bytes() before each tune; run reads data() after init is done.
+class RnnWorkspace {
+ public:
+  RnnWorkspace() = default;
+  RnnWorkspace(const RnnWorkspace&) = delete;
+  RnnWorkspace& operator=(const RnnWorkspace&) = delete;
+  ~RnnWorkspace() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+
+  int reserve(size_t bytes, std::string& error) {
+    if (bytes <= bytes_) return STITCH_OK;
+    if (data_ != nullptr) cudaFree(data_);
+    data_ = nullptr;
+    bytes_ = 0;
+    STITCH_CHECK_CUDA(cudaMalloc(&data_, bytes));
+    bytes_ = bytes;
+    return STITCH_OK;
+  }
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 }  // namespace stitch::kernels

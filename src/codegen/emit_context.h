@@ -38,10 +38,10 @@ struct ProgramPieces {
   CodeWriter forward_body;  // Program::run_subtasks: one block per forward subtask
   CodeWriter init_body;     // Program::run_init_subtasks: subtasks that read only params
   CodeWriter gemm_init;     // Program::init_gemms: each GEMM's description and tuning
-  CodeWriter conv_init;     // Program::init_convs: each convolution's description and tuning
+  CodeWriter conv_init;     // Program::init_convs: each convolution's / RNN's description, tuning
   CodeWriter kernel_prepare;  // at init, before the init subtasks: kernels' shared-memory limits
   std::vector<std::string> gemm_members;  // members of Program::Gemms
-  std::vector<std::string> conv_members;  // CudnnConv members of Program::Convs
+  std::vector<std::string> conv_members;  // CudnnConv and CudnnRnn members of Program::Convs
   std::vector<std::string> reductions;    // ReduceExtent initializers ("{o, r, i}")
   bool uses_matmul = false;
   bool uses_tf32x3 = false;
@@ -49,6 +49,8 @@ struct ProgramPieces {
   bool uses_scan = false;         // kernels/scan.cuh
   bool uses_gather = false;       // kernels/gather.cuh
   bool uses_conv = false;         // cuDNN convolutions
+  bool uses_rnn = false;          // cuDNN recurrent layers (kernels/rnn.cuh), in Program::Convs
+  int rnn_count = 0;
   bool uses_depthwise = false;    // kernels/conv_depthwise.cuh
   bool uses_conv_igemm = false;   // kernels/conv_igemm_tf32x3.cuh
   bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
@@ -167,6 +169,8 @@ Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::Row
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::ScanSpec& spec,
                  CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::GatherSpec& spec,
+                 CodeWriter& w);
+Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::RecurrentSpec& spec,
                  CodeWriter& w);
 Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::PoolSpec& spec,
                  CodeWriter& w);

@@ -25,6 +25,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_scan) out.line("#include \"kernels/scan.cuh\"");
   if (pieces.uses_gather) out.line("#include \"kernels/gather.cuh\"");
   if (pieces.uses_conv) out.line("#include \"kernels/conv.cuh\"");
+  if (pieces.uses_rnn) out.line("#include \"kernels/rnn.cuh\"");
   if (pieces.uses_depthwise) out.line("#include \"kernels/conv_depthwise.cuh\"");
   if (pieces.uses_conv_igemm) out.line("#include \"kernels/conv_igemm_tf32x3.cuh\"");
   if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
@@ -105,17 +106,20 @@ void emit_program_traits(const EmitContext& ctx, CodeWriter& out) {
       out.line("{}", member);
     out.close(";");
   }
-  if (pieces.uses_conv) {
+  if (pieces.uses_conv || pieces.uses_rnn) {
     out.open("struct Convs {{");
     out.line("CudnnHandle cudnn;  // declared first: destroyed after the convolutions");
     out.line("void* workspace = nullptr;  // the arena's library workspace");
+    if (pieces.uses_rnn)
+      out.line("RnnWorkspace rnn_workspace;  // shared: RNN calls never overlap");
     for (const auto& member : pieces.conv_members)
       out.line("{}", member);
     out.close(";");
   }
   out.line("using State = ProgramState<Program>;");
   if (pieces.uses_matmul) out.line("static int init_gemms(State* s, cudaStream_t stream);");
-  if (pieces.uses_conv) out.line("static int init_convs(State* s, cudaStream_t stream);");
+  if (pieces.uses_conv || pieces.uses_rnn)
+    out.line("static int init_convs(State* s, cudaStream_t stream);");
   out.line("static int run_init_subtasks(State* s, cudaStream_t stream);");
   out.line(
       "static int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,");
@@ -181,7 +185,7 @@ void emit_functions(const EmitContext& ctx, CodeWriter& out) {
   emit_body(out, pieces.init_body);
   out.line("return STITCH_OK;");
   out.close();
-  if (pieces.uses_conv) {
+  if (pieces.uses_conv || pieces.uses_rnn) {
     out.blank();
     out.line(
         "// The cuDNN handle, then each convolution's engine choice (timed on scratch), at init.");

@@ -42,7 +42,7 @@ Result<EmittedProgram> emit_program(const plan::Plan& plan, const EmitOptions& o
   EmittedProgram program;
   program.source = assemble_program(ctx);
   if (ctx.pieces().uses_matmul) program.libraries.push_back("cublasLt");
-  if (ctx.pieces().uses_conv) program.libraries.push_back("cudnn");
+  if (ctx.pieces().uses_conv || ctx.pieces().uses_rnn) program.libraries.push_back("cudnn");
   return program;
 }
 

@@ -7,6 +7,7 @@
 #include "plan/access.h"
 #include "plan/kernel_choice.h"
 #include "plan/passes.h"
+#include "plan/recurrent.h"
 #include "plan/subtasks.h"
 #include "util/gpu_peaks.h"
 
@@ -74,6 +75,22 @@ double attention_flops(const AttentionSpec& s) {
   return pairs * per_pair;
 }
 
+// Per step, per layer and direction: the input and recurrent products of every gate
+// (2 * gates * hidden * (in + hidden) per batch row) plus the gate math (~ 8 per gate element
+// for the LSTM's sigmoids, tanh and products; an estimate). Biases add 2 per gate element.
+double recurrent_flops(const RecurrentSpec& s) {
+  const double directions = s.bidirectional ? 2 : 1;
+  const double gate_rows = recurrent_gates(s.cell) * static_cast<double>(s.hidden_size);
+  double per_row = 0;
+  for (int64_t layer = 0; layer < s.layers; ++layer) {
+    const double in = layer == 0 ? static_cast<double>(s.input_size)
+                                 : directions * static_cast<double>(s.hidden_size);
+    per_row += directions * gate_rows *
+               (2.0 * (in + static_cast<double>(s.hidden_size)) + 8.0 + (s.has_biases ? 2 : 0));
+  }
+  return per_row * static_cast<double>(s.batch * s.seq_len);
+}
+
 double spec_flops(const SubtaskSpec& spec) {
   return std::visit(
       [](const auto& s) -> double {
@@ -107,6 +124,8 @@ double spec_flops(const SubtaskSpec& spec) {
           return numel * static_cast<double>(s.body.steps.size());
         } else if constexpr (std::is_same_v<T, PoolSpec>) {
           return pool_flops(s);
+        } else if constexpr (std::is_same_v<T, RecurrentSpec>) {
+          return recurrent_flops(s);
         } else if constexpr (std::is_same_v<T, GatherSpec>) {
           return 0.0;  // data movement (bytes: the input counted whole, a bound for repeats)
         } else if constexpr (std::is_same_v<T, ScanSpec>) {
@@ -164,6 +183,15 @@ SubtaskCost estimate_subtask_cost(const ir::Graph& graph, const Subtask& subtask
   const double compute_us = compute_tflops > 0 ? cost.flops / (compute_tflops * 1e6) : 0;
   const double memory_us = peaks.dram_gbps > 0 ? cost.bytes / (peaks.dram_gbps * 1e3) : 0;
   cost.floor_us = std::max(compute_us, memory_us);
+  if (const auto* rnn = std::get_if<RecurrentSpec>(&subtask.spec)) {
+    // The recurrence serialises: every step of every layer (and direction) waits for the last.
+    const double steps_us = recurrent_steps(*rnn) * kRecurrentStepUs;
+    if (steps_us > cost.floor_us) {
+      cost.floor_us = steps_us;
+      cost.bound = Bound::latency;
+      return cost;
+    }
+  }
   cost.bound = cost.floor_us < kLatencyFloorUs ? Bound::latency
                : compute_us >= memory_us       ? Bound::compute
                                                : Bound::memory;

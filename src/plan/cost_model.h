@@ -14,6 +14,16 @@ namespace stitch::plan {
 // Below this a subtask's floor is under a kernel launch's own cost: it is latency bound.
 inline constexpr double kLatencyFloorUs = 2.0;
 
+// A recurrent layer's floor is at least its serial steps times this: one step of one layer and
+// direction (a small GEMM plus the gate math, dependent on the step before) costs at least about
+// a kernel launch's latency, even in cuDNN's persistent kernels. An estimate, to be replaced by
+// the H200 bench of kernels/rnn.cuh (tests/kernels/rnn_bench.cu, rnn_torch_bench.py).
+inline constexpr double kRecurrentStepUs = 2.0;
+// Serial steps: seq_len x layers x directions (cuDNN may overlap the directions; counted apart).
+inline double recurrent_steps(const RecurrentSpec& spec) {
+  return static_cast<double>(spec.seq_len * spec.layers * (spec.bidirectional ? 2 : 1));
+}
+
 struct SubtaskCost {
   double flops = 0, bytes = 0, floor_us = 0;
   Bound bound = Bound::memory;

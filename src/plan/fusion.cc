@@ -134,6 +134,7 @@ bool is_anchor(const ir::Graph& graph, int index) {
   const ir::Node& node = graph.nodes[index];
   if (ir::op_category(node.op) == ir::OpCategory::matmul) return true;
   if (node.op == Op::convolution) return true;
+  if (ir::op_category(node.op) == ir::OpCategory::recurrent) return true;
   if (is_primitive_reduction(node.op)) return true;
   if (is_scan(node.op)) return true;
   if (gather_geometry(graph, node)) return true;
@@ -464,11 +465,12 @@ class Fuser {
       group.anchor = i;
     } else if (is_anchor(graph_, i)) {
       group.anchor = i;
-      group.kind = ir::op_category(node.op) == ir::OpCategory::matmul    ? GroupKind::matmul
-                   : ir::op_category(node.op) == ir::OpCategory::pooling ? GroupKind::pool
-                   : node.op == Op::convolution                          ? GroupKind::conv
-                   : gather_geometry(graph_, node)                       ? GroupKind::gather
-                                                                         : GroupKind::copy;
+      group.kind = ir::op_category(node.op) == ir::OpCategory::matmul      ? GroupKind::matmul
+                   : ir::op_category(node.op) == ir::OpCategory::pooling   ? GroupKind::pool
+                   : node.op == Op::convolution                            ? GroupKind::conv
+                   : gather_geometry(graph_, node)                         ? GroupKind::gather
+                   : ir::op_category(node.op) == ir::OpCategory::recurrent ? GroupKind::recurrent
+                                                                           : GroupKind::copy;
       if (group.kind == GroupKind::conv)
         if (auto pad = foldable_pad(graph_, uses_, i); pad && claimed_by_[*pad] == i)
           group.pattern = {*pad};
@@ -486,7 +488,8 @@ class Fuser {
     for (int member : group.nodes())
       owner_[member] = index;
     if (group.kind != GroupKind::copy && group.kind != GroupKind::opaque &&
-        group.kind != GroupKind::attention && group.kind != GroupKind::gather)
+        group.kind != GroupKind::attention && group.kind != GroupKind::gather &&
+        group.kind != GroupKind::recurrent)
       extend(group, index);
     fusion_.groups.push_back(std::move(group));
   }

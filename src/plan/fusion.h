@@ -6,10 +6,11 @@
 //                conv_geometry.h), primitive reductions, row ops (softmax/log_softmax over
 //                the last dim, native_layer_norm, a matched rms_norm pattern), scans (cumsum,
 //                cumprod), gathers (index_select, index.Tensor; nothing fuses into them),
-//                copies (clone, cat) and pools. Other nodes (elementwise, creation) join a group or
-//                start an elementwise group. A constant scalar (scalar_tensor, full([])) read only
-//                directly by elementwise nodes is folded into their operands and belongs to no
-//                group.
+//                recurrent layers (lstm/gru/rnn, alone: nothing fuses into cuDNN's call),
+//                copies (clone, cat) and pools. Other nodes (elementwise, creation) join a group
+//                or start an elementwise group. A constant scalar (scalar_tensor, full([])) read
+//                only directly by elementwise nodes is folded into their operands and belongs to
+//                no group.
 //   F2 index     A node joins a body only if its element count equals the body's index space (GEMM
 //                output, reduction/row input for a prologue, reduction output / row shape for an
 //                epilogue, first node's shape for an elementwise group).
@@ -70,7 +71,8 @@ enum class GroupKind : uint8_t {
   opaque,
   attention,
   scan,
-  gather
+  gather,
+  recurrent  // an LSTM / GRU / RNN node alone (nothing fuses into cuDNN's call)
 };
 
 struct Group {

@@ -70,6 +70,14 @@ bool choose_conv_igemm(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& p
 // cuDNN picks the engine at init (heuristics, then timing); the plan fixes its math and the
 // workspace it may use. No cuDNN convolution engine computes in BF16 on FP32 data, so the bf16
 // track's convolutions use TF32 tensor cores as the tf32 track's do.
+// kernels/rnn.cuh: cuDNN's RNN, its algorithm (standard or persistent) timed at init. TF32 tensor
+// cores on the tf32 and bf16 tracks (cuDNN's RNN has no BF16 math for float32 data).
+void choose_recurrent(Subtask& subtask, TensorMath math) {
+  subtask.kernel = "cudnn_rnn";
+  if (math != TensorMath::fp32)
+    subtask.tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
+}
+
 void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math,
                  ConvEngine engine) {
   if (spec.epilogue) {
@@ -417,6 +425,8 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
           subtask.tunables["scan_strategy"] =
               static_cast<int64_t>(plan_scan_strategy(spec.outer, spec.length, spec.inner));
           subtask.tunables["block"] = 256;
+        } else if constexpr (std::is_same_v<T, RecurrentSpec>) {
+          choose_recurrent(subtask, math);
         } else if constexpr (std::is_same_v<T, GatherSpec>) {
           subtask.kernel = "gather";  // kernels/gather.cuh: a thread per output element
           subtask.tunables["block"] = 256;

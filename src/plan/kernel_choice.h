@@ -12,6 +12,8 @@
 //                       once), tensor_math (TensorMath; absent: fp32 — strict or split)
 //   cudnn_conv          algo_candidates (engines kept to time at init), workspace_bytes,
 //                       tensor_math (tf32 on the tf32 and bf16 tracks; absent: strict FP32)
+//   cudnn_rnn           tensor_math (tf32 on the tf32 and bf16 tracks, TF32 tensor cores on float32
+//                       data; absent: strict FP32); algorithms are timed at init (rnn.cuh)
 //   depthwise_conv      a depthwise 1-d/2-d convolution on the direct FP32 kernel
 //                       (kernels/conv_depthwise.cuh), chosen by estimate_depthwise_conv; block
 //   igemm_tf32x3_conv   a forward convolution as an implicit GEMM in split-precision 3xTF32

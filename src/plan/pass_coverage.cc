@@ -7,9 +7,10 @@
 // convolutions (1-3 spatial dims, transposed and grouped included), scaled_dot_product_attention
 // where attention_pattern.h's kernel runs it (no dropout, head dims up to 128), constant pads
 // (folded into a convolution, or cats of fills), cumsum/cumprod with float32 results (ScanSpec),
-// index_select and index.Tensor with one integer index tensor on float32 data (GatherSpec). Not
-// covered: scatters, masks as indices, reflect/replicate padding, sorting, random ops left in the
-// graph, recurrent layers.
+// index_select and index.Tensor with one integer index tensor on float32 data (GatherSpec),
+// float32 LSTM/GRU/RNN layers without training-mode dropout or projections (RecurrentSpec,
+// plan/recurrent.h). Not covered: scatters, masks as indices, reflect/replicate padding, sorting,
+// random ops left in the graph.
 #include <fmt/format.h>
 
 #include "plan/attention_pattern.h"
@@ -20,6 +21,7 @@
 #include "plan/op_traits.h"
 #include "plan/passes.h"
 #include "plan/pooling.h"
+#include "plan/recurrent.h"
 
 namespace stitch::plan {
 
@@ -86,7 +88,9 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
       return fmt::format("random op {} inside the graph is not covered by the built-in Coder yet",
                          name);
     case ir::OpCategory::recurrent:
-      return fmt::format("recurrent layer ({}) is not covered by the built-in Coder yet", name);
+      if (auto spec = recurrent_geometry(graph, node); !spec.ok())
+        return fmt::format("recurrent layer ({}): {}", name, spec.error().message);
+      return "";
     case ir::OpCategory::attention:
       if (node.op == Op::scaled_dot_product_attention) return sdpa_unsupported_reason(graph, node);
       return fmt::format("{} is not covered by the built-in Coder yet", name);

@@ -6,6 +6,8 @@
 //     not 16-byte aligned (a slice starting mid-vector);
 //   - a convolution's input or weight (or the input of a pad folded into one) that is not
 //     contiguous or not 16-byte aligned (cuDNN's tensors);
+//   - a recurrent layer's input, initial state or parameter that is not contiguous or not
+//     16-byte aligned;
 //   - a graph output that is an input, a param, a repeated value, or a view that is not the whole
 //     of a node's buffer in order: the caller's output buffer must be written by one subtask.
 // A clone of a param only reads params: fusion marks it at_init, so it costs nothing per forward.
@@ -98,6 +100,32 @@ class Materializer {
     if (node.op == Op::convolution) ensure(node, 1, "weight", dense);
   }
 
+  // cuDNN's RNN (kernels/rnn.cuh) reads a dense input, states and parameters, 16-byte aligned as
+  // its convolutions are; the states and parameters arrive in lists (LSTM's hx, params), whose
+  // items are cloned in place.
+  void ensure_recurrent_operands(ir::Node& node) {
+    const ir::Graph& graph = rewriter_.graph();
+    auto dense = [&](const Access& a) {
+      return a.is_contiguous() && a.offset * ir::dtype_size(graph.type_of(a.base).dtype) % 16 == 0;
+    };
+    ensure(node, 0, "input", dense);
+    for (size_t index : {size_t{1}, size_t{2}}) {
+      if (index >= node.args.size() || node.args[index].list() == nullptr) {
+        ensure(node, index, "state", dense);
+        continue;
+      }
+      ir::ArgList items = *node.args[index].list();
+      for (size_t k = 0; k < items.size(); ++k) {
+        const ir::ValueRef* ref = items[k].ref();
+        if (ref == nullptr || dense(access(*ref))) continue;
+        items[k] = ref_arg(add_clone(
+            *ref, fmt::format("{}_{}_{}_contiguous", node.id, index == 1 ? "state" : "param", k),
+            node));
+      }
+      node.args[index] = ir::Arg{std::move(items)};
+    }
+  }
+
   Status visit(int index) {
     ir::Node node = rewriter_.copy_node(index);
     const ir::Graph& graph = rewriter_.graph();
@@ -152,6 +180,8 @@ class Materializer {
       }
     } else if (node.op == Op::convolution || node.op == Op::constant_pad_nd) {
       ensure_conv_operands(node, index);
+    } else if (ir::op_category(node.op) == ir::OpCategory::recurrent) {
+      ensure_recurrent_operands(node);
     }
     rewriter_.emit(index, std::move(node));
     return track(ir::ValueRef{ir::ValueRef::Kind::node,

@@ -288,6 +288,28 @@ struct GatherSpec {
   bool operator==(const GatherSpec&) const = default;
 };
 
+// A recurrent network kept whole — PyTorch's nn.LSTM / nn.GRU / nn.RNN (aten.lstm.input,
+// aten.gru.input, aten.rnn_tanh.input, aten.rnn_relu.input), multi-layer, uni- or bidirectional —
+// run by cuDNN's RNN API (kernels/rnn.cuh, kernel "cudnn_rnn"; no dropout: inference mode).
+// x is [seq_len, batch, input_size] ([batch, seq_len, input_size] batch_first), h0 and c0
+// (LSTM only) [layers * directions, batch, hidden_size]; all contiguous. params: PyTorch's flat
+// list (per layer, per direction: w_ih, w_hh, then b_ih, b_hh with biases), contiguous.
+// Stores: from load k, output k of `node` (0: y [seq_len, batch, directions * hidden_size] or
+// batch-first; 1: h_n; 2: c_n). y is always stored (cuDNN writes it); h_n and c_n only when used.
+enum class RecurrentCell : uint8_t { lstm, gru, rnn_tanh, rnn_relu };
+inline constexpr const char* kRecurrentCellNames[] = {"lstm", "gru", "rnn_tanh", "rnn_relu"};
+struct RecurrentSpec {
+  int node = -1;  // the lstm / gru / rnn_tanh / rnn_relu node
+  RecurrentCell cell = RecurrentCell::lstm;
+  int64_t seq_len = 0, batch = 0, input_size = 0, hidden_size = 0, layers = 1;
+  bool bidirectional = false, batch_first = false, has_biases = true;
+  Access x, h0;
+  std::optional<Access> c0;    // LSTM only
+  std::vector<Access> params;  // PyTorch's order
+  std::vector<Store> stores;
+  bool operator==(const RecurrentSpec&) const = default;
+};
+
 // A node the built-in Coder does not cover, kept whole when the Planner is asked to
 // (PlanOptions::keep_uncovered, the hybrid Coder) instead of refusing the graph: an LLM implements
 // it against a generated signature (codegen/subtask_signature.h). `inputs`: the Access of each
@@ -300,9 +322,9 @@ struct OpaqueSpec {
   bool operator==(const OpaqueSpec&) const = default;
 };
 
-using SubtaskSpec = std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec,
-                                 PoolSpec, ConvSpec, OpaqueSpec, AttentionSpec, ScanSpec,
-                                 GatherSpec>;
+using SubtaskSpec =
+    std::variant<MatmulSpec, ReductionSpec, RowSpec, ElementwiseSpec, CopySpec, PoolSpec, ConvSpec,
+                 OpaqueSpec, AttentionSpec, ScanSpec, GatherSpec, RecurrentSpec>;
 
 // Where the subtask's time goes, by the cost model.
 enum class Bound : uint8_t { memory, compute, latency };

@@ -9,6 +9,7 @@
 #include "plan/cat_placement.h"
 #include "plan/graph_edit.h"
 #include "plan/op_traits.h"
+#include "plan/recurrent.h"
 #include "plan/subtasks.h"
 
 namespace stitch::plan {
@@ -125,6 +126,39 @@ Status check_spec(const Plan& plan, const GatherSpec& spec) {
           plan.graph.nodes.at(spec.node).outputs[0].numel() ||
       access_numel(spec.index) != spec.count)
     return make_error("gather extents do not match its index and output");
+  return {};
+}
+
+// The sizes agree with the node's outputs and operands, every operand is contiguous (cuDNN reads
+// dense tensors), y is stored first and each store is output `from.index` of the node.
+Status check_spec(const Plan& plan, const RecurrentSpec& spec) {
+  const ir::Node& node = plan.graph.nodes.at(spec.node);
+  const int64_t directions = spec.bidirectional ? 2 : 1;
+  const int64_t y = spec.seq_len * spec.batch * directions * spec.hidden_size;
+  const int64_t state = spec.layers * directions * spec.batch * spec.hidden_size;
+  if (node.outputs.empty() || node.outputs[0].numel() != y ||
+      access_numel(spec.x) != spec.seq_len * spec.batch * spec.input_size ||
+      access_numel(spec.h0) != state || (spec.c0 && access_numel(*spec.c0) != state))
+    return make_error("recurrent sizes do not match its input, states and output");
+  if (spec.c0.has_value() != (spec.cell == RecurrentCell::lstm))
+    return make_error("a recurrent layer has c0 exactly when it is an LSTM");
+  if (static_cast<int>(spec.params.size()) != recurrent_param_count(spec))
+    return make_error("a recurrent layer with {} params where its layout has {}",
+                      spec.params.size(), recurrent_param_count(spec));
+  for (size_t i = 0; i < spec.params.size(); ++i)
+    if (access_numel(spec.params[i]) != recurrent_param_elements(spec, static_cast<int>(i)) ||
+        !spec.params[i].is_contiguous())
+      return make_error("recurrent param {} is not a contiguous tensor of its layout's size", i);
+  if (!spec.x.is_contiguous() || !spec.h0.is_contiguous() || (spec.c0 && !spec.c0->is_contiguous()))
+    return make_error("cuDNN reads a contiguous recurrent input and states");
+  if (spec.stores.empty() || spec.stores[0].from.index != 0)
+    return make_error("a recurrent layer stores its output y first");
+  for (const Store& store : spec.stores)
+    if (store.from.kind != Operand::Kind::load || store.from.index < 0 ||
+        store.from.index >= static_cast<int>(node.outputs.size()) ||
+        store.value != ir::ValueRef{ir::ValueRef::Kind::node, static_cast<int32_t>(spec.node),
+                                    static_cast<int32_t>(store.from.index)})
+      return make_error("a recurrent store is not an output of its node");
   return {};
 }
 

@@ -22,9 +22,9 @@ using json = nlohmann::ordered_json;
 constexpr const char* kFormat = "stitchcuda.plan";
 constexpr const char* kBounds[] = {"memory", "compute", "latency"};
 constexpr const char* kWheres[] = {"arena", "output", "persistent"};
-constexpr const char* kKinds[] = {"matmul", "reduction", "row",    "elementwise", "copy",
-                                  "pool",   "conv",      "opaque", "attention",
-                                  "scan",   "gather"};
+constexpr const char* kKinds[] = {"matmul",    "reduction", "row",    "elementwise",
+                                  "copy",      "pool",      "conv",   "opaque",
+                                  "attention", "scan",      "gather", "recurrent"};
 static_assert(std::size(kKinds) == std::variant_size_v<SubtaskSpec>);
 
 json number(double value) {
@@ -246,6 +246,8 @@ class Reader {
         return read_scan(*this, o);
       case 10:
         return read_gather(*this, o);
+      case 11:
+        return read_recurrent(*this, o);
       default:
         return read_conv(*this, o);
     }

@@ -58,6 +58,9 @@ std::string shape_text(const Subtask& subtask) {
           return fmt::format("{}x{}x{}", spec.outer, spec.length, spec.inner);
         else if constexpr (std::is_same_v<T, GatherSpec>)
           return fmt::format("{}x{}x{}", spec.outer, spec.count, spec.inner);
+        else if constexpr (std::is_same_v<T, RecurrentSpec>)
+          return fmt::format("{}x{}x{}x{}", spec.seq_len, spec.batch, spec.input_size,
+                             spec.hidden_size);
         else if constexpr (std::is_same_v<T, OpaqueSpec>)
           return fmt::format(
               "[{}]",
@@ -133,6 +136,19 @@ void append_scan_or_gather(std::string& text, const Plan& plan, const GatherSpec
   text += fmt::format("    {}x[{}]x{} of {}, input = {}, index = {}\n", spec.outer, spec.count,
                       spec.inner, spec.size, format_access(spec.input, plan.graph),
                       format_access(spec.index, plan.graph));
+  append_stores(text, plan, spec.stores);
+}
+
+void append_recurrent(std::string& text, const Plan& plan, const RecurrentSpec& spec) {
+  text += fmt::format(
+      "    {} {} layer(s){}, seq_len {}, batch {}, input {}, hidden {}{}{}, x = {}, h0 = {}\n",
+      kRecurrentCellNames[static_cast<int>(spec.cell)], spec.layers,
+      spec.bidirectional ? " bidirectional" : "", spec.seq_len, spec.batch, spec.input_size,
+      spec.hidden_size, spec.batch_first ? ", batch_first" : "",
+      spec.has_biases ? "" : ", no biases", format_access(spec.x, plan.graph),
+      format_access(spec.h0, plan.graph));
+  if (spec.c0) text += fmt::format("    c0 = {}\n", format_access(*spec.c0, plan.graph));
+  text += fmt::format("    params: {} tensors\n", spec.params.size());
   append_stores(text, plan, spec.stores);
 }
 
@@ -284,6 +300,8 @@ std::string format_plan_details(const Plan& plan) {
             append_pool(text, plan, spec);
           } else if constexpr (std::is_same_v<T, ConvSpec>) {
             append_conv(text, plan, spec);
+          } else if constexpr (std::is_same_v<T, RecurrentSpec>) {
+            append_recurrent(text, plan, spec);
           } else if constexpr (std::is_same_v<T, AttentionSpec>) {
             append_attention(text, plan, spec);
           } else if constexpr (std::is_same_v<T, ScanSpec> || std::is_same_v<T, GatherSpec>) {

@@ -79,9 +79,9 @@ std::string format_values(const ir::Graph& graph, const ValueMap& values) {
 }
 
 std::string format_groups(const ir::Graph& graph, const Fusion& fusion) {
-  static constexpr const char* kKinds[] = {"matmul", "reduction", "row",    "elementwise", "copy",
-                                           "pool",   "conv",      "opaque", "attention",
-                                           "scan",   "gather"};
+  static constexpr const char* kKinds[] = {"matmul",    "reduction", "row",    "elementwise",
+                                           "copy",      "pool",      "conv",   "opaque",
+                                           "attention", "scan",      "gather", "recurrent"};
   std::string text;
   auto ids = [&](const std::vector<int>& nodes) {
     std::vector<std::string> names;

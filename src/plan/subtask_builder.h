@@ -77,6 +77,7 @@ class SpecBuilder {
   void add_attention(const Group& group);
   Status add_scan(const Group& group);
   Status add_gather(const Group& group);
+  Status add_recurrent(const Group& group);
 
   const ir::Graph& graph_;
   const ValueMap& values_;

@@ -12,6 +12,7 @@
 #include "plan/op_traits.h"
 #include "plan/passes.h"
 #include "plan/pooling.h"
+#include "plan/recurrent.h"
 #include "plan/subtask_builder.h"
 
 namespace stitch::plan::subtask_building {
@@ -317,6 +318,32 @@ void SpecBuilder::add_opaque(const Group& group) {
   push(group, std::move(spec),
        fmt::format("opaque_{}_{}", ir::short_op_name(node.op_name),
                    dims_text(node.outputs[0].shape)));
+}
+
+// A recurrent layer alone: its sizes, the Accesses of x, the initial states and the params, and
+// stores of y (always: cuDNN writes it) and of h_n / c_n where something reads them.
+Status SpecBuilder::add_recurrent(const Group& group) {
+  const ir::Node& node = graph_.nodes[group.anchor];
+  STITCH_ASSIGN_OR_RETURN(RecurrentSpec spec, recurrent_geometry(graph_, node));
+  spec.node = group.anchor;
+  const std::vector<ValueRef> operands = recurrent_operands(node);
+  const size_t states = spec.cell == RecurrentCell::lstm ? 2 : 1;
+  spec.x = values_.at(value_key(operands[0]));
+  spec.h0 = values_.at(value_key(operands[1]));
+  if (states == 2) spec.c0 = values_.at(value_key(operands[2]));
+  for (size_t i = 1 + states; i < operands.size(); ++i)
+    spec.params.push_back(values_.at(value_key(operands[i])));
+  for (size_t out = 0; out < node.outputs.size(); ++out) {
+    const ValueRef value = node_value(group.anchor, static_cast<int>(out));
+    if (out == 0 || must_store(graph_, uses_, value, members_))
+      spec.stores.push_back(Store{value, Operand{Operand::Kind::load, static_cast<int>(out)}});
+  }
+  const std::string name =
+      fmt::format("{}_{}{}x{}_{}x{}x{}", kRecurrentCellNames[static_cast<int>(spec.cell)],
+                  spec.bidirectional ? "bidirectional_" : "", spec.layers, spec.hidden_size,
+                  spec.seq_len, spec.batch, spec.input_size);
+  push(group, std::move(spec), name);
+  return {};
 }
 
 }  // namespace stitch::plan::subtask_building

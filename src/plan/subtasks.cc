@@ -112,6 +112,9 @@ Result<std::vector<Subtask>> SpecBuilder::run() {
       case GroupKind::scan:
         STITCH_TRY(add_scan(group));
         break;
+      case GroupKind::recurrent:
+        STITCH_TRY(add_recurrent(group));
+        break;
       case GroupKind::gather:
         STITCH_TRY(add_gather(group));
         break;
@@ -255,6 +258,10 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
           reads.insert(reads.end(), spec.inputs.begin(), spec.inputs.end());
         } else if constexpr (std::is_same_v<T, GatherSpec>) {
           reads.insert(reads.end(), {spec.input, spec.index});
+        } else if constexpr (std::is_same_v<T, RecurrentSpec>) {
+          reads.insert(reads.end(), {spec.x, spec.h0});
+          if (spec.c0) reads.push_back(*spec.c0);
+          reads.insert(reads.end(), spec.params.begin(), spec.params.end());
         } else if constexpr (std::is_same_v<T, ScanSpec>) {
           reads.push_back(spec.input);
           if (spec.prologue)
@@ -286,9 +293,9 @@ std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask) {
 }
 
 std::string_view spec_kind_name(const SubtaskSpec& spec) {
-  static constexpr std::string_view kNames[] = {"matmul", "reduction", "row",       "elementwise",
-                                                "copy",   "pool",      "conv",      "opaque",
-                                                "attention", "scan",   "gather"};
+  static constexpr std::string_view kNames[] = {"matmul",    "reduction", "row",    "elementwise",
+                                                "copy",      "pool",      "conv",   "opaque",
+                                                "attention", "scan",      "gather", "recurrent"};
   static_assert(std::size(kNames) == std::variant_size_v<SubtaskSpec>);
   return kNames[spec.index()];
 }

@@ -145,6 +145,40 @@ INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathConvProgramTest,
                                plan::tensor_math_name(static_cast<int64_t>(info.param)));
                          });
 
+// Recurrent layers on the tracks (issue 16 item 2): strict FP32 (CUDNN_FMA_MATH) on fp32, TF32
+// tensor cores on tf32 and on bf16 (float32 data either way); the program includes rnn.cuh, links
+// cuDNN, loads the weights once in run_init_subtasks and, off the fp32 track, compiles.
+class TensorMathRecurrentProgramTest : public ::testing::TestWithParam<plan::TensorMath> {};
+
+TEST_P(TensorMathRecurrentProgramTest, RecurrentLayersUseTheTrackMath) {
+  const plan::TensorMath math = GetParam();
+  auto program = emit_for("plan_rnn_tanh_bidirectional", math);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  const bool strict = math == plan::TensorMath::fp32;
+  EXPECT_EQ(program->source.find("RnnMath::strict_fp32") != std::string::npos, strict);
+  EXPECT_EQ(program->source.find("RnnMath::tf32") != std::string::npos, !strict);
+  EXPECT_NE(program->source.find("#include \"kernels/rnn.cuh\""), std::string::npos);
+  const size_t init_subtasks = program->source.find("int Program::run_init_subtasks");
+  ASSERT_NE(init_subtasks, std::string::npos);
+  EXPECT_GT(program->source.find("rnn0.load_weights("), init_subtasks);
+  EXPECT_NE(program->source.find("rnn0.run("), std::string::npos);
+  EXPECT_NE(std::find(program->libraries.begin(), program->libraries.end(), "cudnn"),
+            program->libraries.end());
+  if (strict) return;  // the fp32 program is the golden one, compiled above
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  auto built = testing::build_program(*program);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_EQ(built->failure(), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathRecurrentProgramTest,
+                         ::testing::Values(plan::TensorMath::fp32, plan::TensorMath::tf32,
+                                           plan::TensorMath::bf16),
+                         [](const auto& info) {
+                           return std::string(
+                               plan::tensor_math_name(static_cast<int64_t>(info.param)));
+                         });
+
 // The fused attention per track (issue 16 item 1): its products on the track's tensor cores on
 // tf32 / bf16 (kernels/attention_mma.cuh's AttentionMath::tf32 / bf16), and on fp32 without TF32
 // (--strict-fp32-gemm) the FP32 FMA kernel (kernels/attention.cuh alone); the fp32 default is the
@@ -245,6 +279,7 @@ TEST(EmitProgram, Tf32x3KernelGemmMatchesGoldenAndBuildsEverywhere) {
 TEST(EmitProgram, EveryFixtureIsEmittedOrRefused) {
   std::set<std::string> fixtures, covered(std::begin(kTasks), std::end(kTasks));
   covered.insert("plan_scan_refused");
+  covered.insert("plan_rnn_dropout_refused");
   // Refused alone too; hybrid_subtask_test emits it with an LLM fragment for its logcumsumexp.
   covered.insert("hybrid_logcumsumexp");
   for (const auto& entry : fs::directory_iterator(STITCH_PLAN_DATA_DIR)) {

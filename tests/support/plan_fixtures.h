@@ -56,11 +56,15 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_gather",
     "plan_multihead_attention",
     "plan_transformer_encoder_layer",
+    "plan_gru_hidden",
+    "plan_rnn_tanh_bidirectional",
+    "plan_lstm_cn",
+    "plan_rnn_dropout_refused",
 };
 
 // The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).
 inline bool plan_fixture_refused(std::string_view name) {
-  return name == "plan_scan_refused";
+  return name == "plan_scan_refused" || name == "plan_rnn_dropout_refused";
 }
 
 // The options a fixture is planned with (its goldens and round trips): the defaults, but for
