@@ -59,13 +59,18 @@ class BatchCapture:
         return read_json(self.dir(task) / "capture.json")
 
 
-GOOD_TASKS = sorted(path for path in TASKS.glob("*.py"))
+# Planner fixtures whose model is random in training mode (dropout between RNN layers): their
+# graph is captured without a reference (tests/plan/regen_fixtures.sh); a capture with one refuses
+# them, as it must, since no run reproduces the reference.
+RANDOM_TASKS = {"plan_rnn_dropout_refused"}
+GOOD_TASKS = sorted(path for path in TASKS.glob("*.py") if path.stem not in RANDOM_TASKS)
 
 
 @pytest.fixture(scope="session")
 def batch(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("batch")
-    tasks = GOOD_TASKS + sorted(BAD_TASKS.glob("*.py"))
+    random = [TASKS / f"{task}.py" for task in sorted(RANDOM_TASKS)]
+    tasks = GOOD_TASKS + sorted(BAD_TASKS.glob("*.py")) + random
     process = run_harness("capture-batch", "--out", out_dir, "--jobs", "2", "--timeout", "120", *tasks,
                           timeout=600)
     return BatchCapture(out_dir, process)

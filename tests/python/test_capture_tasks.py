@@ -1,5 +1,5 @@
 """Node-level checks of the graphs captured from the project's own tasks (tests/tasks/*.py)."""
-from conftest import GOOD_TASKS, ops_of
+from conftest import GOOD_TASKS, RANDOM_TASKS, ops_of
 
 
 def test_every_good_task_captures(batch):
@@ -7,6 +7,11 @@ def test_every_good_task_captures(batch):
         line = batch.lines[path.stem]
         assert line["status"] == "captured", line
         assert line["nodes"] == len(batch.graph(path.stem)["nodes"])
+
+
+def test_a_task_random_in_training_mode_is_refused(batch):
+    for task in RANDOM_TASKS:
+        assert batch.lines[task]["status"] == "failed", batch.lines[task]
 
 
 def test_mlp_is_three_addmm_and_two_relu(batch):
