@@ -13,15 +13,15 @@
 // Math: strict_fp32 runs the recurrences with FP32 FMA only (CUDNN_FMA_MATH, as PyTorch with TF32
 // off); tf32 lets cuDNN use TF32 tensor cores on the FP32 data (CUDNN_DEFAULT_MATH).
 //
-// Layout: cuDNN runs the sequence-major packed layout (all sequences full length), the one whose
-// input projections it batches over every step; batch_first x and y are transposed into and out
-// of the workspace around it, as PyTorch does (cuDNN's batch-major layout needs padded I/O).
+// Layout: cuDNN runs the sequence-major packed layout (all sequences full length; on the H200 the
+// unpacked and batch-major layouts timed the same); batch_first x and y are transposed into and
+// out of the workspace around it, as PyTorch does (cuDNN's batch-major layout needs padded I/O).
 //
 // Life cycle: init (descriptors for every algorithm cuDNN accepts at this shape: the standard one
-// and the persistent kernels) → tune (optional: times each on scratch, keeps the fastest;
-// synchronises) → load_weights (copies the parameters into the weight space cuDNN's chosen layout
-// wants: once, at a program's init) → run (no allocation, no synchronisation: CUDA-graph
-// capturable; `workspace` of workspace_bytes()).
+// and the persistent kernels) → tune (optional: times each in a CUDA graph on scratch, keeps the
+// fastest; synchronises) → load_weights (copies the parameters into the weight space cuDNN's
+// chosen layout wants: once, at a program's init) → run (no allocation, no synchronisation:
+// CUDA-graph capturable; `workspace` of workspace_bytes()).
 #pragma once
 
 #include <cuda_runtime.h>

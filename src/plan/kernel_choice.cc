@@ -67,9 +67,6 @@ bool choose_conv_igemm(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& p
   return true;
 }
 
-// cuDNN picks the engine at init (heuristics, then timing); the plan fixes its math and the
-// workspace it may use. No cuDNN convolution engine computes in BF16 on FP32 data, so the bf16
-// track's convolutions use TF32 tensor cores as the tf32 track's do.
 // kernels/rnn.cuh: cuDNN's RNN, its algorithm (standard or persistent) timed at init. TF32 tensor
 // cores on the tf32 and bf16 tracks (cuDNN's RNN has no BF16 math for float32 data).
 void choose_recurrent(Subtask& subtask, TensorMath math) {
@@ -78,6 +75,9 @@ void choose_recurrent(Subtask& subtask, TensorMath math) {
     subtask.tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
 }
 
+// cuDNN picks the engine at init (heuristics, then timing); the plan fixes its math and the
+// workspace it may use. No cuDNN convolution engine computes in BF16 on FP32 data, so the bf16
+// track's convolutions use TF32 tensor cores as the tf32 track's do.
 void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math,
                  ConvEngine engine) {
   if (spec.epilogue) {

@@ -88,39 +88,38 @@ class Materializer {
         ref_arg(add_clone(ref, fmt::format("{}_{}_contiguous", node.id, what), node));
   }
 
-  // cuDNN (kernels/conv.cuh) reads contiguous NC... tensors, promised 16-byte aligned; a pad
-  // folded into a convolution hands it its input.
+  // What cuDNN's tensors (convolutions, RNNs) are promised: contiguous and 16-byte aligned.
+  bool cudnn_dense(const Access& a) const {
+    const ir::Graph& graph = rewriter_.graph();
+    return a.is_contiguous() && a.offset * ir::dtype_size(graph.type_of(a.base).dtype) % 16 == 0;
+  }
+
+  // cuDNN (kernels/conv.cuh) reads contiguous NC... tensors; a pad folded into a convolution
+  // hands it its input.
   void ensure_conv_operands(ir::Node& node, int index) {
     if (node.op == Op::constant_pad_nd && !pad_folds_into_conv(source_, uses_, index)) return;
-    const ir::Graph& graph = rewriter_.graph();
-    auto dense = [&](const Access& a) {
-      return a.is_contiguous() && a.offset * ir::dtype_size(graph.type_of(a.base).dtype) % 16 == 0;
-    };
+    auto dense = [this](const Access& a) { return cudnn_dense(a); };
     ensure(node, 0, "input", dense);
     if (node.op == Op::convolution) ensure(node, 1, "weight", dense);
   }
 
-  // cuDNN's RNN (kernels/rnn.cuh) reads a dense input, states and parameters, 16-byte aligned as
-  // its convolutions are; the states and parameters arrive in lists (LSTM's hx, params), whose
-  // items are cloned in place.
+  // cuDNN's RNN (kernels/rnn.cuh) reads a dense input, states and parameters; the states and
+  // parameters arrive in lists (LSTM's hx, params), whose items are cloned in place.
   void ensure_recurrent_operands(ir::Node& node) {
-    const ir::Graph& graph = rewriter_.graph();
-    auto dense = [&](const Access& a) {
-      return a.is_contiguous() && a.offset * ir::dtype_size(graph.type_of(a.base).dtype) % 16 == 0;
-    };
+    auto dense = [this](const Access& a) { return cudnn_dense(a); };
     ensure(node, 0, "input", dense);
     for (size_t index : {size_t{1}, size_t{2}}) {
+      const char* what = index == 1 ? "state" : "param";
       if (index >= node.args.size() || node.args[index].list() == nullptr) {
-        ensure(node, index, "state", dense);
+        ensure(node, index, what, dense);
         continue;
       }
       ir::ArgList items = *node.args[index].list();
       for (size_t k = 0; k < items.size(); ++k) {
         const ir::ValueRef* ref = items[k].ref();
-        if (ref == nullptr || dense(access(*ref))) continue;
-        items[k] = ref_arg(add_clone(
-            *ref, fmt::format("{}_{}_{}_contiguous", node.id, index == 1 ? "state" : "param", k),
-            node));
+        if (ref == nullptr || cudnn_dense(access(*ref))) continue;
+        items[k] =
+            ref_arg(add_clone(*ref, fmt::format("{}_{}_{}_contiguous", node.id, what, k), node));
       }
       node.args[index] = ir::Arg{std::move(items)};
     }
