@@ -43,8 +43,10 @@
 //
 // Interface as Tf32x3Matmul (init → tune → [prepare_b] → run), so the emitter can swap one for
 // the other: the cuBLASLt handle and workspace are accepted and unused, tune has nothing to time,
-// prepare_b keeps the pointer. init picks the kernel (one probe launch: gemm_tf32x3_common.cuh) and
-// allocates the split-K partials; run allocates and synchronises nothing (capturable).
+// prepare_b splits a parameter B once for the wgmma kernel (which reads split copies of B, made per
+// run when B is not prepared) and keeps the pointer for mma.sync. init picks the kernel (one probe
+// launch: gemm_tf32x3_common.cuh) and allocates the split-K partials and the wgmma kernel's split
+// copies of B (twice B's size); run allocates and synchronises nothing (capturable).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -267,6 +269,9 @@ class GemmTf32x3 {
   // fails init where it was not built. Set before init.
   enum class Engine { automatic, mma_sync, wgmma };
   void set_engine(Engine engine) { requested_engine_ = engine; }
+  // The wgmma kernel's K tiles per tensor-core chunk sum (accuracy against overlap; the bench
+  // compares). Set before run.
+  void set_chunk_tiles(int tiles) { chunk_tiles_ = tiles < 1 ? 1 : tiles; }
   bool uses_wgmma() const { return wgmma_; }
 
   // As Tf32x3Matmul::init (shape, epilogue, accumulate_c contract; handle and workspace unused).
@@ -300,6 +305,8 @@ class GemmTf32x3 {
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     STITCH_CHECK(choose_engine(error));
+    if (wgmma_)
+      STITCH_CHECK(split_b_.init(s.stride_b == 0 ? 1 : s.batch, s.n, s.k, error));
     if (plan_.splits > 1) {
       const size_t partial_bytes = static_cast<size_t>(plan_.partial_floats()) * sizeof(float);
       const size_t ticket_bytes = static_cast<size_t>(plan_.tiles) * sizeof(int);
@@ -311,13 +318,19 @@ class GemmTf32x3 {
     return STITCH_OK;
   }
 
-  // B is a parameter: run() may then take b == nullptr (nothing to split: the kernel splits tiles).
+  // B is a parameter: run() may then take b == nullptr. The wgmma kernel's split copies of B are
+  // made here once (a kernel on `stream`); the mma.sync kernel splits its tiles itself and keeps
+  // the pointer.
   int prepare_b(const float* b, cudaStream_t stream, std::string& error) {
-    (void)stream;
     if (!ready_) {
       error = "GemmTf32x3::prepare_b before a successful init";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
+    if (b == nullptr) {
+      error = "GemmTf32x3::prepare_b: null B";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    if (wgmma_) STITCH_CHECK(split_b(b, stream, error));
     prepared_b_ = b;
     return STITCH_OK;
   }
@@ -327,13 +340,15 @@ class GemmTf32x3 {
     return STITCH_OK;
   }
 
-  // As LtMatmul::run; b may be nullptr after prepare_b. Capturable (no allocation or sync).
+  // As LtMatmul::run; b may be nullptr after prepare_b (a B given here is split again first, on
+  // the wgmma kernel's path). Capturable (no allocation or sync).
   int run(const float* a, const float* b, const float* c_in, float* d, const float* bias,
           float alpha, float beta, cudaStream_t stream, std::string& error) const {
     if (!ready_) {
       error = "GemmTf32x3::run before a successful init";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
+    const bool given_b = b != nullptr;
     if (b == nullptr) b = prepared_b_;
     std::string bad;
     if (a == nullptr || b == nullptr || d == nullptr) bad = "null matrix pointer";
@@ -358,10 +373,12 @@ class GemmTf32x3 {
     const dim3 grid(static_cast<unsigned>(plan_.tiles_m * plan_.tiles_n),
                     static_cast<unsigned>(shape_.batch * plan_.splits));
     p.trans_b = shape_.trans_b, p.vec4 = vector_loads(a, b);
-    if (wgmma_)
+    p.chunk_tiles = chunk_tiles_;
+    if (wgmma_) {
+      if (given_b) STITCH_CHECK(split_b(b, stream, error));
       detail::gemm_tf32x3_wgmma_kernel<>
-          <<<grid, detail::kGemmThreads, detail::kWgmmaSmemBytes, stream>>>(p);
-    else if (p.trans_b)
+          <<<grid, detail::kWgmmaThreads, detail::kWgmmaSmemBytes, stream>>>(p, split_b_.maps());
+    } else if (p.trans_b)
       launch_mma_sync<true>(p, grid, stream);
     else
       launch_mma_sync<false>(p, grid, stream);
@@ -372,7 +389,7 @@ class GemmTf32x3 {
   std::string describe() const {
     if (!ready_) return "not initialised";
     std::string out = std::string("3xTF32 split precision, one ") +
-                      (wgmma_ ? "wgmma (sm_90a)" : "mma.sync") + " kernel, 128x128 tiles";
+                      (wgmma_ ? "wgmma + TMA (sm_90a)" : "mma.sync") + " kernel, 128x128 tiles";
     if (plan_.splits > 1)
       out += ", K split " + std::to_string(plan_.splits) + " ways (" +
              std::to_string(plan_.split_k) + " each)";
@@ -406,6 +423,15 @@ class GemmTf32x3 {
       STITCH_CHECK_CUDA((detail::allow_gemm_tf32x3_smem<false, true>()));
       STITCH_CHECK_CUDA((detail::allow_gemm_tf32x3_smem<true, false>()));
       STITCH_CHECK_CUDA((detail::allow_gemm_tf32x3_smem<true, true>()));
+    }
+    return STITCH_OK;
+  }
+
+  int split_b(const float* b, cudaStream_t stream, std::string& error) const {
+    if (split_b_.split(b, shape_.ldb, shape_.stride_b, shape_.trans_b, stream) != STITCH_OK) {
+      error = std::string("GemmTf32x3: splitting B failed: ") +
+              cudaGetErrorString(cudaGetLastError());
+      return STITCH_ERROR_CUDA;
     }
     return STITCH_OK;
   }
@@ -444,7 +470,9 @@ class GemmTf32x3 {
   void* partials_ = nullptr;  // split-K partial tiles, then one ticket per tile
   int* tickets_ = nullptr;
   const float* prepared_b_ = nullptr;
+  WgmmaSplitB split_b_;  // the wgmma kernel's split copies of B
   Engine requested_engine_ = Engine::automatic;
+  int chunk_tiles_ = detail::kWgmmaChunkTiles;
   bool wgmma_ = false;
   bool ready_ = false;
 };

@@ -87,6 +87,7 @@ struct GemmTf32x3Args {
   MatmulEpilogue epilogue = MatmulEpilogue::none;
   bool accumulate = false;
   bool trans_b = false, vec4 = false;  // read by the wgmma kernel (template flags of mma.sync's)
+  int chunk_tiles = 4;  // wgmma kernel: K tiles per tensor-core chunk sum (gemm_tf32x3_wgmma.cuh)
   float* partials = nullptr;
   int* tickets = nullptr;
 };
@@ -149,9 +150,13 @@ __device__ __forceinline__ float gemm_activation(float v, MatmulEpilogue e) {
 // Split K: stores this block's partial tile; true for the block that finishes the tile, whose
 // accumulators then hold the sum of every split in split order. `at(e)` is the thread's
 // accumulator e (0 .. kGemmAccPerThread - 1), the same element of the tile in every split.
-template <class At>
+// `sync` is a barrier over the kGemmThreads threads that hold the tile (by default the block).
+struct BlockSync {
+  __device__ void operator()() const { __syncthreads(); }
+};
+template <class At, class Sync = BlockSync>
 __device__ __forceinline__ bool reduce_splits(const GemmTf32x3Args& p, int64_t tile, int split,
-                                              At at) {
+                                              At at, Sync sync = {}) {
   __shared__ int last;
   const int tid = threadIdx.x;
   float* mine = p.partials + (tile * p.splits + split) * kGemmAccPerThread * kGemmThreads;
@@ -159,9 +164,9 @@ __device__ __forceinline__ bool reduce_splits(const GemmTf32x3Args& p, int64_t t
   for (int e = 0; e < kGemmAccPerThread; ++e)
     __stcg(mine + e * kGemmThreads + tid, at(e));
   __threadfence();
-  __syncthreads();
+  sync();
   if (tid == 0) last = atomicAdd(p.tickets + tile, 1) == p.splits - 1;
-  __syncthreads();
+  sync();
   if (!last) return false;
   __threadfence();
   const float* first = p.partials + tile * p.splits * kGemmAccPerThread * kGemmThreads;

@@ -1,53 +1,50 @@
-// Split-precision 3xTF32 GEMM on Hopper's warpgroup tensor cores (wgmma.mma_async, sm_90a only):
-// the same arithmetic, tile, operands, split K and epilogue as the mma.sync kernel of
+// Split-precision 3xTF32 GEMM on Hopper's warpgroup tensor cores (wgmma.mma_async and TMA,
+// sm_90a only): the arithmetic, output tile, split K and epilogue of the mma.sync kernel of
 // gemm_tf32x3.cuh (GemmTf32x3 picks this one on a compute capability 9.0 device when the program
 // was built for sm_90a; gemm_tf32x3_kernels_built of gemm_tf32x3_common.cuh says so at init).
 // Built for any other target the kernel body is empty and never launched.
 //
-// Why wgmma: on an H200, mma.sync reaches about half of the dense TF32 peak (the mma.sync kernel:
-// 31% of the 3xTF32 floor); cuBLASLt's TF32 kernels, which use wgmma, about twice that. This
-// kernel's own rate is not measured yet (tests/kernels/gemm_tf32x3_bench.cu --fused).
+// B is split before the GEMM, into two TF32 copies in a layout of this kernel's own (SplitB):
+// once at init for a parameter (prepare_b), else by a short pass per run. Per output column n,
+// K rounded up to a multiple of 32 with zeros, and inside each block of 32 the columns permuted so
+// that K step kk (8 wide) of a tile holds columns 8s + 2kk (slot s < 4) and 8s + 2kk + 1 (slot
+// s + 4) — the order in which a thread reads its A values as two 16-byte loads per row (below).
+// TMA then brings a tile of each copy into shared memory already in the K-major SWIZZLE_128B
+// layout wgmma reads (128-byte rows of 32 TF32, 16-byte chunks XOR-swizzled by row % 8): no split
+// and no shared-memory rewrite inside the kernel. A is read as it is (any alignment) and split in
+// registers where it is used, as in the mma.sync kernel.
 //
-// Block: 256 threads = 2 warpgroups, a 128 x 128 output tile, each warpgroup 64 rows x 128
-// columns (one m64n128k8 wgmma per K step of 8). Per K tile of 32 and warpgroup: 12 wgmmas
-// (small_a·big_b, big_a·small_b, big_a·big_b for 4 K steps, smallest first) into a tile-sum
-// register block `part` (scale-d 0 on the first: the sum starts from zero), then, on the CUDA
-// cores with round-to-nearest, acc += part — so the tensor cores' truncating accumulation never
-// spans more than one K tile (96 products), as in the mma.sync kernel.
+// Block: 288 threads, warp-specialised. Warp 8 is the producer: per K tile of 32 it waits for the
+// ring slot to be free (EMPTY mbarrier), has lane 0 start the TMA loads of the two B tiles
+// (FULL's transaction count), and the warp copies the raw A tile [128][32] by cp.async into the
+// same swizzled layout (zeros past the edges), each lane arriving at FULL when its copies land
+// (cp.async.mbarrier.arrive.noinc). Warps 0-7 are two consumer warpgroups, each 64 rows x 128
+// columns of the 128 x 128 tile: wait FULL, read their A fragments and split them (big =
+// tf32(x), small = tf32(x - big)), issue the tile's 12 m64n128k8 wgmmas (small_a·big_b,
+// big_a·small_b, big_a·big_b over 4 K steps, smallest first) and commit; then wait until only
+// this batch runs (wgmma.wait_group 1), which frees the previous tile's slot (one EMPTY arrival
+// per warp) and its A registers — two A register sets alternate, so the tensor cores always have
+// the next batch queued.
 //
-// Operands: A's 64 x 8 slices come from registers, split where they are read (the A fragment
-// layout of wgmma .tf32 is mma.sync m16n8k8's, per warp 16 rows); B from shared memory, split once
-// per K tile by all 256 threads into a big and a small tile in the layout wgmma reads (K-major,
-// 128-byte rows of 32 TF32, 16-byte chunks XOR-swizzled by row % 8: SWIZZLE_128B). Both sides
-// see the K tile's 32 columns in the same permuted order (K step kk, slot s < 4 <- column 8s + 2kk,
-// slot s + 4 <- 8s + 2kk + 1), so a thread reads its A values as two 16-byte loads per row.
+// Accumulation. The tensor cores' FP32 accumulation truncates as it adds, so its error grows
+// with the products one accumulator takes. They accumulate kWgmmaChunkTiles K tiles (512 K
+// elements, 192 truncating additions) into a chunk sum `part`, started from zero (scale-d 0);
+// at the chunk's end the warpgroup waits for all its wgmmas and adds part into the FP32 `acc`
+// on the CUDA cores (round to nearest). The two warpgroups' chunk ends are half a chunk apart, so
+// one's drain overlaps the other's products. (The mma.sync kernel adds per K tile; Tf32x3Matmul
+// per 3072 elements.)
 //
-// Pipeline: the raw fp32 tiles (A [128][32] swizzled as above; B [128][32] likewise, or a [k,n]
-// B as a plain [32][128]) arrive in a kWgmmaStages-deep cp.async ring issued by every thread
-// (16 bytes, or 4 when the operands are not 16-byte aligned; zeros past the edges), three K tiles
-// ahead — the loads are light (32 KiB per 6 MFLOP tile step, ~30 GB/s per SM at the tensor rate),
-// so no producer warpgroup. Two split B buffers alternate; named barriers of 256 threads order
-// them without coupling the warpgroups to each other's tensor-core batches. Warpgroup w waits
-// (bar.sync) on its own two, the other warpgroup only arrives (bar.arrive) at them — a thread
-// never both arrives and waits at one barrier in one round:
-//   READY[w] (ids 1, 2): split tile t is complete. The other warpgroup arrives once its share is
-//     written; w's own share precedes its wait. w then issues batch t.
-//   FREE[w] (ids 3, 4): the raw copies of tile t+1 landed and batch t-1 is done (each thread
-//     waited for both), so w may split tile t+1 into the buffer batch t-1 read.
-// The other warpgroup arrives at FREE[w] for tile t only after passing its READY for t, which
-// needs w's split of t, made after w passed FREE[w] for t-1; likewise for READY: neither barrier
-// sees an arrival of the next round before the current one completes.
-// A warpgroup waits for its own batch t after splitting tile t+1, adds the tile sum, reads its A
-// fragments of tile t+1 and issues batch t+1 — while the other warpgroup's batch t runs.
-//
-// Budget per block (one per SM): shared memory 1 KiB alignment + 4 stages x 32 KiB raw + 2 x 32
-// KiB split = 193 KiB of the 227 KiB; registers 64 acc + 64 part + 32 A + addressing: 234 by
-// ptxas (nvcc 13.0), no spills, under the 255 that __launch_bounds__(256, 1) allows (the spill
-// check: tests/codegen/program_golden_test.cc).
+// Budget per block (one per SM): shared memory 1 KiB alignment + 4 stages x (A 16 KiB + two B
+// tiles 32 KiB) = 193 KiB of 227; registers per consumer thread 64 acc + 64 part + 2 x 32 A +
+// addressing, within the 224 that __launch_bounds__(288, 1) allows (ptxas -v; the spill check:
+// tests/codegen/program_golden_test.cc).
 #pragma once
 
+#include <cuda.h>  // CUtensorMap and its enums (types only: the driver call goes through cudart)
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -58,37 +55,67 @@ namespace stitch::kernels {
 namespace detail {
 
 inline constexpr int kWgmmaStages = 4;
-inline constexpr int kWgmmaTileFloats = kGemmBM * kGemmBK;  // one raw or split 128 x 32 tile
+inline constexpr int kWgmmaConsumerThreads = 256;                  // two warpgroups
+inline constexpr int kWgmmaThreads = kWgmmaConsumerThreads + 128;  // + the producer warpgroup
+// Registers per thread after setmaxnreg: per SM sub-partition one producer warp and two consumer
+// warps share 16384 (40 + 2 x 232 = 504 per lane).
+inline constexpr int kWgmmaProducerRegisters = 40, kWgmmaConsumerRegisters = 232;
+inline constexpr int kWgmmaChunkTiles = 4;  // default of GemmTf32x3Args::chunk_tiles
+inline constexpr int kWgmmaTileFloats = kGemmBM * kGemmBK;  // one 128 x 32 tile
 inline constexpr int kWgmmaTileBytes = kWgmmaTileFloats * 4;
-inline constexpr size_t kWgmmaSmemBytes =
-    1024 + size_t{kWgmmaStages} * 2 * kWgmmaTileBytes + 2 * 2 * kWgmmaTileBytes;
-inline constexpr int kWgmmaBarrierThreads = kGemmThreads;  // a warpgroup waits, the other arrives
+inline constexpr int kWgmmaStageBytes = 3 * kWgmmaTileBytes;  // raw A, big B, small B
+inline constexpr size_t kWgmmaSmemBytes = 1024 + size_t{kWgmmaStages} * kWgmmaStageBytes;
 static_assert(kGemmBM == 128 && kGemmBN == 128 && kGemmBK == 32 && kGemmThreads == 256,
               "the wgmma kernel's thread and swizzle mapping is written for this tile");
 
+// The two TMA descriptors of a SplitB, passed by value as a __grid_constant__ kernel parameter.
+struct WgmmaMaps {
+  CUtensorMap big, small;
+};
+
+// Position p (0 .. k32 - 1) of a split B row holds column wgmma_split_column(p) of B.
+__host__ __device__ inline int64_t wgmma_split_column(int64_t p) {
+  return (p & ~int64_t{31}) + ((p & 31) >> 2) + 8 * (p & 3);
+}
+
+// B (batches of [k, n], or [n, k] when trans_b) into big[batch][n][k32] and small[...]: TF32 bit
+// patterns in the permuted order above, zeros past k.
+template <int kUnused = 0>
+__global__ void split_b_for_wgmma(const float* b, int64_t ldb, int64_t stride_b, bool trans_b,
+                                  int64_t batches, int64_t n, int64_t k, int64_t k32,
+                                  uint32_t* big, uint32_t* small) {
+  const int64_t total = batches * n * k32;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t batch, col, p;
+    if (trans_b) {  // consecutive threads along B's contiguous k
+      p = i % k32, col = i / k32 % n, batch = i / (k32 * n);
+    } else {  // ... along B's contiguous n
+      col = i % n, p = i / n % k32, batch = i / (n * k32);
+    }
+    const int64_t kc = wgmma_split_column(p);
+    const float x = kc < k ? b[batch * stride_b + (trans_b ? col * ldb + kc : kc * ldb + col)]
+                           : 0.0f;
+    const int64_t at = (batch * n + col) * k32 + p;
+    split_tf32(x, big[at], small[at]);
+  }
+}
+
 #if defined(STITCH_GEMM_WGMMA)
 
-__device__ __forceinline__ void named_barrier_sync(int id) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(kWgmmaBarrierThreads) : "memory");
-}
-__device__ __forceinline__ void named_barrier_arrive(int id) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(kWgmmaBarrierThreads) : "memory");
-}
-// Ordinary shared-memory stores made visible to the tensor cores' (async proxy) reads.
-__device__ __forceinline__ void fence_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
-__device__ __forceinline__ void wgmma_wait_all() {
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+// Waits until at most kPending of this warpgroup's committed wgmma batches are still running.
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
 // Pins a register the asynchronous wgmma reads or writes: the compiler may neither read it before
-// the preceding wgmma_wait_all nor reuse it earlier.
+// the wgmma_wait that follows the batch nor reuse it earlier.
 __device__ __forceinline__ void pin_register(float& x) {
   asm volatile("" : "+f"(x)::"memory");
 }
@@ -105,12 +132,52 @@ __device__ __forceinline__ uint64_t wgmma_descriptor(const void* tile) {
          (uint64_t{1} << 62);
 }
 
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+                   smem_address(bar)),
+               "r"(bytes)
+               : "memory");
+}
+// Waits until the phase of `parity` (0 or 1) of the barrier has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(smem_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+// This thread's arrival at `bar` once all its earlier cp.asyncs have landed (counted in the
+// barrier's expected arrivals).
+__device__ __forceinline__ void cp_async_arrive_noinc(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_address(bar))
+               : "memory");
+}
+// The box at (c0, c1, c2) of a 3-d tensor map into shared memory, completing bytes on `bar`.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1,
+                                            int c2, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+      "%3, %4}], [%5];\n" ::"r"(smem_address(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
+      : "memory");
+}
+
 // D (64 x 128, FP32, this warpgroup's part) = A (64 x 8, TF32 registers) · B (8 x 128, TF32, a
-// K-major 128-byte-swizzled shared tile at desc_b) + (kAccumulate ? D : 0). Asynchronous: D and A
-// must not be touched until a wgmma_wait_all.
-template <int kAccumulate>
+// K-major 128-byte-swizzled shared tile at desc_b) + (accumulate ? D : 0). Asynchronous: D and A
+// must not be touched until the wgmma_wait that covers it.
 __device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], const uint32_t (&a)[4],
-                                                uint64_t desc_b) {
+                                                uint64_t desc_b, int accumulate) {
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
@@ -132,86 +199,34 @@ __device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], const uint32_t (
         "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
         "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(kAccumulate), "l"(desc_b));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(accumulate), "l"(desc_b));
 }
 
-// 128 rows of K-contiguous source (row r at src + r·ld; `rows` valid), K columns [k0, k_end) of
-// the 32 from k0, into s[128][32] with 16-byte chunk c of row r at chunk c ^ (r % 8); zeros
-// elsewhere.
+// 128 rows of K-contiguous A (row r at src + r·ld; `rows` valid), K columns [k0, k_end) of the 32
+// from k0, into s[128][32] with 16-byte chunk c of row r at chunk c ^ (r % 8) (SWIZZLE_128B);
+// zeros elsewhere. By the producer warpgroup's 128 threads (ptid): with 16-byte copies a thread
+// keeps one chunk column c and the rows r0 + 16i, so its destinations are 2 KiB apart.
 template <bool kVec4>
-__device__ __forceinline__ void load_rows_swizzled(float* s, const float* src, int64_t ld, int rows,
-                                                   int k0, int k_end, int tid) {
+__device__ __forceinline__ void load_a_tile(float* s, const float* src, int64_t ld, int rows,
+                                            int k0, int k_end, int ptid) {
   if constexpr (kVec4) {
+    const int r0 = ptid >> 3, c = ptid & 7;
+    const bool k_ok = k0 + c * 4 < k_end;
+    const float* from = src + r0 * ld + k0 + c * 4;
+    float* to = s + r0 * 32 + ((c ^ (r0 & 7)) << 2);
 #pragma unroll
-    for (int i = 0; i < kWgmmaTileFloats / 4 / kGemmThreads; ++i) {
-      const int idx = tid + i * kGemmThreads, r = idx >> 3, c = idx & 7;
-      const bool ok = r < rows && k0 + c * 4 < k_end;
-      cp_async_16(s + r * 32 + ((c ^ (r & 7)) << 2), ok ? src + r * ld + k0 + c * 4 : src, ok);
+    for (int i = 0; i < kWgmmaTileFloats / 4 / 128; ++i) {
+      const bool ok = k_ok && r0 + 16 * i < rows;
+      cp_async_16(to + i * 16 * 32, ok ? from + i * 16 * ld : src, ok);
     }
-  } else {  // not unrolled: the rare unaligned path must not raise the kernel's register count
-#pragma unroll 1
-    for (int i = 0; i < kWgmmaTileFloats / kGemmThreads; ++i) {
-      const int idx = tid + i * kGemmThreads, r = idx >> 5, c = idx & 31;
+  } else {
+#pragma unroll 4
+    for (int i = 0; i < kWgmmaTileFloats / 128; ++i) {
+      const int idx = ptid + i * 128, r = idx >> 5, c = idx & 31;
       const bool ok = r < rows && k0 + c < k_end;
       cp_async_4(s + r * 32 + (((c >> 2) ^ (r & 7)) << 2) + (c & 3),
                  ok ? src + r * ld + k0 + c : src, ok);
     }
-  }
-}
-
-// K rows [k0, k_end) of the 32 from k0 of an N-contiguous source (row k at src + k·ld), `cols`
-// valid columns, into a plain s[32][128]; zeros elsewhere.
-template <bool kVec4>
-__device__ __forceinline__ void load_k_rows(float* s, const float* src, int64_t ld, int cols,
-                                            int k0, int k_end, int tid) {
-  if constexpr (kVec4) {
-#pragma unroll
-    for (int i = 0; i < kWgmmaTileFloats / 4 / kGemmThreads; ++i) {
-      const int idx = tid + i * kGemmThreads, r = idx >> 5, c = (idx & 31) * 4;
-      const bool ok = k0 + r < k_end && c < cols;
-      cp_async_16(s + r * 128 + c, ok ? src + (k0 + r) * ld + c : src, ok);
-    }
-  } else {  // not unrolled: the rare unaligned path must not raise the kernel's register count
-#pragma unroll 1
-    for (int i = 0; i < kWgmmaTileFloats / kGemmThreads; ++i) {
-      const int idx = tid + i * kGemmThreads, r = idx >> 7, c = idx & 127;
-      const bool ok = k0 + r < k_end && c < cols;
-      cp_async_4(s + r * 128 + c, ok ? src + (k0 + r) * ld + c : src, ok);
-    }
-  }
-}
-
-// The raw B tile into its big and small TF32 tiles (K-major, SWIZZLE_128B, K permuted as the
-// header says: chunk c of a row holds the tile's columns c, c + 8, c + 16, c + 24). Thread
-// (n = tid % 128, h = tid / 128) writes chunks 4h .. 4h + 3 of row n: from a raw [n][32] tile the
-// raw chunks h, h + 2, h + 4, h + 6, element q of each.
-template <bool kTransB>
-__device__ __forceinline__ void split_b_tile(const float* raw, uint8_t* big, uint8_t* small,
-                                             int tid) {
-  const int n = tid & 127, h = tid >> 7, swizzle = n & 7;
-  float v[4][4];  // v[e][q]: the tile's column 4h + q + 8e of row n
-#pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    if constexpr (kTransB) {
-      const float4 x =
-          *reinterpret_cast<const float4*>(raw + n * 32 + (((h + 2 * e) ^ swizzle) << 2));
-      v[e][0] = x.x, v[e][1] = x.y, v[e][2] = x.z, v[e][3] = x.w;
-    } else {
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-        v[e][q] = raw[(4 * h + q + 8 * e) * 128 + n];
-    }
-  }
-#pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    uint4 b, s;
-    split_tf32(v[0][q], b.x, s.x);
-    split_tf32(v[1][q], b.y, s.y);
-    split_tf32(v[2][q], b.z, s.z);
-    split_tf32(v[3][q], b.w, s.w);
-    const int offset = n * 128 + (((4 * h + q) ^ swizzle) << 4);
-    *reinterpret_cast<uint4*>(big + offset) = b;
-    *reinterpret_cast<uint4*>(small + offset) = s;
   }
 }
 
@@ -242,150 +257,172 @@ __device__ __forceinline__ void load_a_fragments(const float* raw, int row, int 
   }
 }
 
-// One K tile's 12 wgmmas of this warpgroup into `part`, smallest products first.
+// One K tile's 12 wgmmas of this warpgroup into `part` (accumulate 0: the first starts the sum
+// from zero), smallest products first, committed as one batch.
 __device__ __forceinline__ void issue_tile_products(float (&part)[64],
                                                     const uint32_t (&a_big)[4][4],
                                                     const uint32_t (&a_small)[4][4], uint64_t b_big,
-                                                    uint64_t b_small) {
+                                                    uint64_t b_small, int accumulate) {
   wgmma_fence();
-  wgmma_m64n128k8<0>(part, a_small[0], b_big);
+  wgmma_m64n128k8(part, a_small[0], b_big, accumulate);
 #pragma unroll
   for (int kk = 1; kk < 4; ++kk)
-    wgmma_m64n128k8<1>(part, a_small[kk], b_big + 2 * kk);
+    wgmma_m64n128k8(part, a_small[kk], b_big + 2 * kk, 1);
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)
-    wgmma_m64n128k8<1>(part, a_big[kk], b_small + 2 * kk);
+    wgmma_m64n128k8(part, a_big[kk], b_small + 2 * kk, 1);
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)
-    wgmma_m64n128k8<1>(part, a_big[kk], b_big + 2 * kk);
+    wgmma_m64n128k8(part, a_big[kk], b_big + 2 * kk, 1);
   wgmma_commit();
 }
 
-// Where a block's operands and shared tiles are (raw ring and split buffers as the header says).
+template <class Registers>
+__device__ __forceinline__ void pin_all(Registers& r) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      pin_register(r[i][j]);
+}
+
+// Where a block's shared tiles and barriers are, and its K range.
 struct WgmmaBlock {
   uint8_t* base;  // 1024-byte aligned
-  const float *a, *b;
-  int rows_a, cols_b, k_begin, k_end, k_tiles;
+  uint64_t* full;
+  uint64_t* empty;
+  int k_begin, k_end, k_tiles;
 
-  __device__ float* raw_a(int kt) const {
-    return reinterpret_cast<float*>(base + (kt % kWgmmaStages) * 2 * kWgmmaTileBytes);
+  __device__ float* raw_a(int slot) const {
+    return reinterpret_cast<float*>(base + slot * kWgmmaStageBytes);
   }
-  __device__ float* raw_b(int kt) const { return raw_a(kt) + kWgmmaTileFloats; }
-  __device__ uint8_t* split_big(int kt) const {
-    return base + (2 * kWgmmaStages + 2 * (kt & 1)) * kWgmmaTileBytes;
+  __device__ uint8_t* big_b(int slot) const {
+    return base + slot * kWgmmaStageBytes + kWgmmaTileBytes;
   }
-  __device__ uint8_t* split_small(int kt) const { return split_big(kt) + kWgmmaTileBytes; }
+  __device__ uint8_t* small_b(int slot) const { return big_b(slot) + kWgmmaTileBytes; }
 };
 
-// Raw tile kt of A and B into its ring slot (cp.async; the caller commits).
-__device__ __forceinline__ void load_raw_tiles(const GemmTf32x3Args& p, const WgmmaBlock& blk,
-                                               int kt, int tid) {
-  const int k0 = blk.k_begin + kt * kGemmBK;
-  if (p.vec4) {
-    load_rows_swizzled<true>(blk.raw_a(kt), blk.a, p.lda, blk.rows_a, k0, blk.k_end, tid);
-    if (p.trans_b)
-      load_rows_swizzled<true>(blk.raw_b(kt), blk.b, p.ldb, blk.cols_b, k0, blk.k_end, tid);
-    else
-      load_k_rows<true>(blk.raw_b(kt), blk.b, p.ldb, blk.cols_b, k0, blk.k_end, tid);
-  } else {
-    load_rows_swizzled<false>(blk.raw_a(kt), blk.a, p.lda, blk.rows_a, k0, blk.k_end, tid);
-    if (p.trans_b)
-      load_rows_swizzled<false>(blk.raw_b(kt), blk.b, p.ldb, blk.cols_b, k0, blk.k_end, tid);
-    else
-      load_k_rows<false>(blk.raw_b(kt), blk.b, p.ldb, blk.cols_b, k0, blk.k_end, tid);
-  }
-}
-
-// Raw B tile kt into split buffer kt % 2, made visible to the tensor cores, and this thread's
-// arrival at the other warpgroup's READY.
-__device__ __forceinline__ void split_and_publish(const GemmTf32x3Args& p, const WgmmaBlock& blk,
-                                                  int kt, int tid) {
-  if (p.trans_b)
-    split_b_tile<true>(blk.raw_b(kt), blk.split_big(kt), blk.split_small(kt), tid);
-  else
-    split_b_tile<false>(blk.raw_b(kt), blk.split_big(kt), blk.split_small(kt), tid);
-  fence_async_shared();
-  named_barrier_arrive(2 - (tid >> 7));  // READY of the other warpgroup
-}
-
-// The block's K range into `acc` (this thread's 64 accumulators), as the header describes.
-__device__ __forceinline__ void wgmma_mainloop(const GemmTf32x3Args& p, const WgmmaBlock& blk,
-                                               int tid, int row, float (&acc)[64]) {
-  const int t = tid & 3, warpgroup = tid >> 7;
-  const int ready_barrier = 1 + warpgroup, free_barrier = 3 + warpgroup;
-  float part[64];
-  uint32_t a_big[4][4], a_small[4][4];
-#pragma unroll
-  for (int s = 0; s < kWgmmaStages - 1; ++s) {
-    if (s < blk.k_tiles) load_raw_tiles(p, blk, s, tid);
-    cp_async_commit();
-  }
-  if (blk.k_tiles > 0) {
-    cp_async_wait<kWgmmaStages - 2>();
-    __syncthreads();  // tile 0 landed for every thread
-    split_and_publish(p, blk, 0, tid);
-    load_a_fragments(blk.raw_a(0), row, t, a_big, a_small);
-  }
+// The producer warpgroup: every K tile's A copies and B loads into the ring.
+__device__ __forceinline__ void wgmma_produce(const GemmTf32x3Args& p, const WgmmaMaps& maps,
+                                              const WgmmaBlock& blk, const float* a, int rows_a,
+                                              int n0, int batch_b, int ptid) {
   for (int kt = 0; kt < blk.k_tiles; ++kt) {
-    named_barrier_sync(ready_barrier);  // split tile kt complete
-    issue_tile_products(part, a_big, a_small, wgmma_descriptor(blk.split_big(kt)),
-                        wgmma_descriptor(blk.split_small(kt)));
-    // Into the slot of tile kt - 1: every thread is past its split (READY) and A reads.
-    if (kt + kWgmmaStages - 1 < blk.k_tiles) load_raw_tiles(p, blk, kt + kWgmmaStages - 1, tid);
-    cp_async_commit();
-    if (kt + 1 < blk.k_tiles) {
-      cp_async_wait<kWgmmaStages - 2>();    // this thread's copies of tile kt + 1 landed
-      named_barrier_arrive(4 - warpgroup);  // FREE of the other warpgroup: my batch kt - 1 is done
-      named_barrier_sync(free_barrier);
-      split_and_publish(p, blk, kt + 1, tid);
+    const int slot = kt % kWgmmaStages;
+    if (kt >= kWgmmaStages) mbarrier_wait(&blk.empty[slot], (kt / kWgmmaStages - 1) & 1);
+    const int k0 = blk.k_begin + kt * kGemmBK;
+    if (ptid == 0) {
+      mbarrier_arrive_expect_tx(&blk.full[slot], 2 * kWgmmaTileBytes);
+      tma_load_3d(blk.big_b(slot), &maps.big, k0, n0, batch_b, &blk.full[slot]);
+      tma_load_3d(blk.small_b(slot), &maps.small, k0, n0, batch_b, &blk.full[slot]);
     }
-    wgmma_wait_all();
-#pragma unroll
-    for (int e = 0; e < 64; ++e) {
-      pin_register(part[e]);
-      acc[e] += part[e];  // round to nearest, on the CUDA cores
-    }
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        pin_register(a_big[kk][r]);
-        pin_register(a_small[kk][r]);
-      }
-    if (kt + 1 < blk.k_tiles) load_a_fragments(blk.raw_a(kt + 1), row, t, a_big, a_small);
+    if (p.vec4)
+      load_a_tile<true>(blk.raw_a(slot), a, p.lda, rows_a, k0, blk.k_end, ptid);
+    else
+      load_a_tile<false>(blk.raw_a(slot), a, p.lda, rows_a, k0, blk.k_end, ptid);
+    cp_async_arrive_noinc(&blk.full[slot]);
   }
   cp_async_wait<0>();
 }
 
+// A consumer warpgroup over the block's K range into `acc` (this thread's 64 accumulators), as
+// the header describes. `row`: the thread's first tile row; t = lane % 4.
+__device__ __forceinline__ void wgmma_consume(const WgmmaBlock& blk, int chunk_tiles, int warpgroup,
+                                              int row, int t, int lane, float (&acc)[64]) {
+  float part[64];
+  uint32_t big0[4][4], small0[4][4], big1[4][4], small1[4][4];
+  int released = 0;  // tiles [0, released) have given their slot back
+  const int chunk_offset = warpgroup * (chunk_tiles / 2);
+  auto release_through = [&](int end) {
+    for (; released < end; ++released)
+      if (lane == 0) mbarrier_arrive(&blk.empty[released % kWgmmaStages]);
+  };
+  // Tile kt with A registers `big`/`small`; `prev_*` hold tile kt - 1's (maybe still read).
+  auto step = [&](int kt, uint32_t(&big)[4][4], uint32_t(&small)[4][4],
+                  uint32_t(&prev_big)[4][4], uint32_t(&prev_small)[4][4]) {
+    const int slot = kt % kWgmmaStages;
+    mbarrier_wait(&blk.full[slot], (kt / kWgmmaStages) & 1);
+    load_a_fragments(blk.raw_a(slot), row, t, big, small);
+    const int phase = (kt + chunk_offset) % chunk_tiles;
+    const bool chunk_start = kt == 0 || phase == 0;
+    const bool chunk_end = kt + 1 == blk.k_tiles || phase == chunk_tiles - 1;
+    issue_tile_products(part, big, small, wgmma_descriptor(blk.big_b(slot)),
+                        wgmma_descriptor(blk.small_b(slot)), chunk_start ? 0 : 1);
+    if (chunk_end) {
+      wgmma_wait<0>();
+      pin_all(prev_big), pin_all(prev_small), pin_all(big), pin_all(small);
+#pragma unroll
+      for (int e = 0; e < 64; ++e) {
+        pin_register(part[e]);
+        acc[e] += part[e];  // round to nearest, on the CUDA cores
+      }
+      release_through(kt + 1);
+    } else {
+      wgmma_wait<1>();  // tile kt - 1's batch is done
+      pin_all(prev_big), pin_all(prev_small);
+      release_through(kt);
+    }
+  };
+  for (int kt = 0; kt < blk.k_tiles; kt += 2) {
+    step(kt, big0, small0, big1, small1);
+    if (kt + 1 < blk.k_tiles) step(kt + 1, big1, small1, big0, small0);
+  }
+  wgmma_wait<0>();  // done already (the last tile ends a chunk); says so to the compiler
+}
+
 #endif  // STITCH_GEMM_WGMMA
 
-// One kernel for every operand layout (p.trans_b, p.vec4 are uniform run-time branches in the
-// loads and the split: one instantiation keeps a program's sm_90a build short). The template
-// parameter only gives the kernel one definition across translation units.
+// One kernel for every operand layout (p.trans_b and p.vec4 are uniform run-time branches: one
+// instantiation keeps a program's sm_90a build short). The template parameter only gives the
+// kernel one definition across translation units.
 template <int kUnused = 0>
-__global__ void __launch_bounds__(kGemmThreads, 1) gemm_tf32x3_wgmma_kernel(GemmTf32x3Args p) {
+__global__ void __launch_bounds__(kWgmmaThreads, 1)
+    gemm_tf32x3_wgmma_kernel(GemmTf32x3Args p, const __grid_constant__ WgmmaMaps maps) {
 #if defined(STITCH_GEMM_WGMMA)
   extern __shared__ float4 wgmma_smem[];
+  __shared__ uint64_t full[kWgmmaStages], empty[kWgmmaStages];
   const int tid = threadIdx.x, lane = tid & 31;
-  const int g = lane >> 2, t = lane & 3;
-  const int row = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + g;  // the thread's first tile row
   const GemmTileCoord tile = gemm_tile_coord(p);
   const int m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
   WgmmaBlock blk;
-  blk.base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(wgmma_smem) + 1023) &
-                                        ~uintptr_t{1023});
-  blk.a = p.a + tile.batch * p.stride_a + int64_t{m0} * p.lda;
-  blk.b = p.b + tile.batch * p.stride_b + (p.trans_b ? int64_t{n0} * p.ldb : n0);
-  blk.rows_a = min(kGemmBM, p.m - m0);
-  blk.cols_b = min(kGemmBN, p.n - n0);
+  // Aligned by pointer arithmetic, not through an integer: the compiler then still knows the
+  // tiles are shared memory and reads A with ld.shared rather than generic loads.
+  uint8_t* const smem = reinterpret_cast<uint8_t*>(wgmma_smem);
+  blk.base = smem + ((1024 - (smem_address(smem) & 1023)) & 1023);
+  blk.full = full, blk.empty = empty;
   blk.k_begin = tile.split * p.split_k;
   blk.k_end = min(p.k, blk.k_begin + p.split_k);
   blk.k_tiles = (blk.k_end - blk.k_begin + kGemmBK - 1) / kGemmBK;
+  if (tid == 0) {
+    for (int s = 0; s < kWgmmaStages; ++s) {
+      mbarrier_init(&full[s], 128 + 1);  // the producers' cp.asyncs + one expect_tx
+      mbarrier_init(&empty[s], kWgmmaConsumerThreads / 32);  // a consumer warp each
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  // Roles by warp, through a shuffle so the compiler knows them warp-uniform (a wgmma on a path
+  // it deems divergent is serialised).
+  const int warp = __shfl_sync(0xFFFFFFFFu, tid / 32, 0);
+  if (warp >= kWgmmaConsumerThreads / 32) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWgmmaProducerRegisters));
+    const float* a = p.a + tile.batch * p.stride_a + int64_t{m0} * p.lda;
+    wgmma_produce(p, maps, blk, a, min(kGemmBM, p.m - m0), n0, p.stride_b == 0 ? 0 : tile.batch,
+                  tid - kWgmmaConsumerThreads);
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kWgmmaConsumerRegisters));
+  const int warpgroup = warp / 4, g = lane >> 2, t = lane & 3;
+  const int row = warpgroup * 64 + (warp % 4) * 16 + g;  // the thread's first tile row
   float acc[64] = {};
-  wgmma_mainloop(p, blk, tid, row, acc);
+  wgmma_consume(blk, max(p.chunk_tiles, 1), warpgroup, row, t, lane, acc);
   if (p.splits > 1) {
     const int64_t index = (int64_t{tile.batch} * p.tiles_m + tile.tm) * p.tiles_n + tile.tn;
-    if (!reduce_splits(p, index, tile.split, [&](int e) -> float& { return acc[e]; })) return;
+    auto consumers_sync = [] {
+      asm volatile("bar.sync 1, %0;\n" ::"n"(kWgmmaConsumerThreads) : "memory");
+    };
+    if (!reduce_splits(p, index, tile.split, [&](int e) -> float& { return acc[e]; },
+                       consumers_sync))
+      return;
   }
   // Accumulator e = 4j + r of a thread: row g + 8·(r / 2), column 8j + 2t + r % 2 of its warp's
   // 16 x 128 slice.
@@ -396,7 +433,7 @@ __global__ void __launch_bounds__(kGemmThreads, 1) gemm_tf32x3_wgmma_kernel(Gemm
       store_gemm_output(p, tile.batch, m0 + row + (r >> 1) * 8, n0 + j * 8 + 2 * t + (r & 1),
                         acc[4 * j + r]);
 #else
-  (void)p;
+  (void)p, (void)maps;
 #endif
 }
 
@@ -413,5 +450,81 @@ inline cudaError_t allow_gemm_tf32x3_wgmma_smem() {
 inline bool gemm_tf32x3_wgmma_available(std::string& error) {
   return (gemm_tf32x3_kernels_built(error) & detail::kGemmBuiltWgmma) != 0;
 }
+
+// The split copies of B the wgmma kernel reads (layout: the header), with their TMA descriptors.
+// init allocates them for `batches` x n x k (batches 1 for a B shared by every batch); split
+// fills them from B on a stream (capturable: a kernel launch).
+class WgmmaSplitB {
+ public:
+  WgmmaSplitB() = default;
+  ~WgmmaSplitB() { release(); }
+  WgmmaSplitB(const WgmmaSplitB&) = delete;
+  WgmmaSplitB& operator=(const WgmmaSplitB&) = delete;
+
+  int init(int64_t batches, int64_t n, int64_t k, std::string& error) {
+    release();
+    batches_ = batches, n_ = n, k_ = k, k32_ = (k + kTile - 1) / kTile * kTile;
+    const size_t bytes = static_cast<size_t>(batches_ * n_ * k32_) * sizeof(uint32_t);
+    if (cudaMalloc(&buffer_, 2 * bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      buffer_ = nullptr;
+      error = "GemmTf32x3: no device memory for the split copies of B (" +
+              std::to_string(2 * bytes >> 20) + " MiB)";
+      return STITCH_ERROR_CUDA;
+    }
+    small_ = buffer_ + bytes / sizeof(uint32_t);
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
+                                         cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess || entry == nullptr) {
+      (void)cudaGetLastError();
+      error = "GemmTf32x3: the driver has no cuTensorMapEncodeTiled";
+      return STITCH_ERROR_CUDA;
+    }
+    const auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
+    const cuuint64_t dims[3] = {static_cast<cuuint64_t>(k32_), static_cast<cuuint64_t>(n_),
+                                static_cast<cuuint64_t>(batches_)};
+    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k32_ * 4),
+                                   static_cast<cuuint64_t>(n_ * k32_ * 4)};
+    const cuuint32_t box[3] = {kTile, 128, 1}, unit[3] = {1, 1, 1};
+    for (int copy = 0; copy < 2; ++copy) {
+      CUtensorMap* map = copy == 0 ? &maps_.big : &maps_.small;
+      const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3,
+                                copy == 0 ? buffer_ : small_, dims, strides, box, unit,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (r != CUDA_SUCCESS) {
+        error = "GemmTf32x3: cuTensorMapEncodeTiled failed (" + std::to_string(int{r}) + ")";
+        return STITCH_ERROR_CUDA;
+      }
+    }
+    return STITCH_OK;
+  }
+
+  // B as the GEMM reads it (MatmulShape's b, ldb, stride_b, trans_b) into the copies.
+  int split(const float* b, int64_t ldb, int64_t stride_b, bool trans_b, cudaStream_t stream) const {
+    const int64_t total = batches_ * n_ * k32_;
+    const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 8192));
+    detail::split_b_for_wgmma<><<<blocks, 256, 0, stream>>>(
+        b, ldb, batches_ > 1 ? stride_b : 0, trans_b, batches_, n_, k_, k32_, buffer_, small_);
+    return cudaGetLastError() == cudaSuccess ? STITCH_OK : STITCH_ERROR_CUDA;
+  }
+
+  const detail::WgmmaMaps& maps() const { return maps_; }
+  bool ready() const { return buffer_ != nullptr; }
+
+ private:
+  static constexpr int kTile = detail::kGemmBK;
+  void release() {
+    if (buffer_ != nullptr) cudaFree(buffer_);
+    buffer_ = small_ = nullptr;
+  }
+  int64_t batches_ = 0, n_ = 0, k_ = 0, k32_ = 0;
+  uint32_t* buffer_ = nullptr;  // big, then small
+  uint32_t* small_ = nullptr;
+  detail::WgmmaMaps maps_{};
+};
 
 }  // namespace stitch::kernels

@@ -328,10 +328,12 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
   };
   const double tile_flops =
       2.0 * static_cast<double>(batch) * tiled(m) * tiled(n) * static_cast<double>(k);
+  // The kernel reads A and the two split copies of B (8 bytes per element), made once at init
+  // for a constant B and by a pass per call otherwise (read 4, write 8 bytes per element).
   estimate.tf32x3_kernel_s =
       std::max(3.0 * tile_flops / (peaks.tf32_tflops * 1e12 * kTf32x3KernelEfficiency),
-               4.0 * (a + b + c) / bandwidth) +
-      kLaunchSeconds;
+               (4.0 * a + 8.0 * b + 4.0 * c) / bandwidth) +
+      (b_constant ? 0.0 : 12.0 * b / bandwidth + kLaunchSeconds) + kLaunchSeconds;
   estimate.prefer_tf32x3_kernel = kernel_available && estimate.tf32x3_kernel_s < estimate.tf32x3_s;
   const double split_s =
       estimate.prefer_tf32x3_kernel ? estimate.tf32x3_kernel_s : estimate.tf32x3_s;

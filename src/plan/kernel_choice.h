@@ -96,14 +96,18 @@ inline constexpr int64_t kConvCandidates = 8;
 // three times the work at kTf32GemmEfficiency of the TF32 tensor-core peak plus splitting the
 // operands (read 4 bytes, write 12 per element; B not at all when it is split at init) and one
 // launch per split. 3xTF32 is chosen when it is estimated at most kTf32x3Margin of FP32's time.
-// The one-kernel 3xTF32 GEMM (GemmTf32x3) reads each operand once and splits on its tiles: three
-// times the work of its 128 x 128 output tiles (m and n rounded up) at kTf32x3KernelEfficiency
-// of the TF32 peak, or its operands at the DRAM bandwidth; chosen over the split copies when
-// estimated faster (and A is not transposed). Its efficiency was measured on an H200, where
-// mma.sync reaches about half the TF32 peak that cuBLASLt's wgmma kernels do (kernels/README.md).
+// The one-kernel 3xTF32 GEMM (GemmTf32x3) splits A on its tiles and reads B's two split copies
+// (made at init for a parameter, else by a pass per call): three times the work of its 128 x 128
+// output tiles (m and n rounded up) at kTf32x3KernelEfficiency of the TF32 peak, or its operands
+// at the DRAM bandwidth; chosen over the split copies when
+// estimated faster (and A is not transposed). Its efficiency is the Hopper kernel's (wgmma + TMA,
+// B split once at init for a parameter): a median 67% of the 3xTF32 floor over KernelBench level
+// 2's GEMM shapes on an H200 (2026-12-03, tests/kernels/gemm_tf32x3_bench.cu --fused), against
+// 64-72% for cuBLASLt on split copies with m >= 1024 and 40-44% with m = 128 (kernels/README.md).
+// (Built for sm_80 the program runs the mma.sync kernel, at about 0.31.)
 inline constexpr double kFp32GemmEfficiency = 0.75;  // cuBLAS SIMT FP32, measured ~0.75 on H200
 inline constexpr double kTf32GemmEfficiency = 0.55;
-inline constexpr double kTf32x3KernelEfficiency = 0.31;  // measured on H200, 2026-12-01
+inline constexpr double kTf32x3KernelEfficiency = 0.65;  // wgmma kernel, H200, 2026-12-03
 inline constexpr int64_t kTf32x3KernelTile = 128;
 inline constexpr double kTf32x3Margin = 0.8;
 inline constexpr double kLaunchSeconds = 4e-6;

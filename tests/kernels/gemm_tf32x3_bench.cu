@@ -1,11 +1,16 @@
 // Bench of kernels/gemm_tf32x3.cuh (GemmTf32x3: its wgmma kernel where it can run, "wgmma", and its
 // mma.sync kernel, "mma") against Tf32x3Matmul (split copies, B prepared once, tuned, "lt3x") and
-// strict FP32 cuBLASLt (tuned, "strict"), on KernelBench level-2 GEMM shapes and big squares. Not
+// strict FP32 cuBLASLt (tuned, "strict"), on KernelBench level-2 GEMM shapes and big squares, with
+// plain TF32 cuBLASLt (one TF32 product per term, "tf32": not FP32-accurate, the ceiling a
+// tensor-core GEMM reaches on the shape; its % floor is against a third of the 3xTF32 floor, the
+// share of the TF32 peak where the shape is compute-bound). Not
 // a test: built on demand (target gemm_tf32x3_bench, sm_90a) and run on a GPU by hand:
 //   gemm_tf32x3_bench            every shape, every method
 //   gemm_tf32x3_bench --quick    the first shape only
 //   gemm_tf32x3_bench --fused    GemmTf32x3's kernels only, then the median % of floor of the
 //                                level-2 shapes per kernel (the issue's >= 80% target)
+//   gemm_tf32x3_bench --chunks   also the wgmma kernel with 8 and 16 K tiles per chunk sum
+// (flags combine).
 //
 // For each shape and method: the output poisoned with NaN, one run, every output element checked
 // finite, sampled rows x columns checked against a double CPU reference (relative error norm and
@@ -154,9 +159,18 @@ void release(Problem& p) {
   cudaFree(p.d);
 }
 
+// cuBLASLt with TF32 tensor cores: the same GEMM as LtMatmul with fast_tf32 compute.
+struct LtTf32Matmul : LtMatmul {
+  int init(cublasLtHandle_t handle, const MatmulShape& shape, MatmulEpilogue epilogue,
+           bool accumulate_c, void* workspace, size_t workspace_bytes, std::string& error) {
+    return init_with_compute(handle, shape, epilogue, accumulate_c, workspace, workspace_bytes,
+                             error, 16, Compute::fast_tf32);
+  }
+};
+
 template <class Mm>
 bool prepared(Mm& mm, const float* b, bool prepare_b, std::string& error) {
-  if constexpr (std::is_same_v<Mm, LtMatmul>)
+  if constexpr (std::is_base_of_v<LtMatmul, Mm>)
     return !prepare_b;
   else
     return !prepare_b || mm.prepare_b(b, nullptr, error) == STITCH_OK;
@@ -172,7 +186,7 @@ void set_engine(Mm& mm, GemmTf32x3::Engine engine) {
 
 template <class Mm>
 Outcome measure(Problem& p, cublasLtHandle_t lt, void* workspace, void* flush, bool prepare_b,
-                GemmTf32x3::Engine engine = GemmTf32x3::Engine::automatic) {
+                GemmTf32x3::Engine engine = GemmTf32x3::Engine::automatic, int chunk_tiles = 0) {
   const Shape& s = p.s;
   MatmulShape shape;
   shape.m = s.m, shape.n = s.n, shape.k = s.k;
@@ -182,6 +196,8 @@ Outcome measure(Problem& p, cublasLtHandle_t lt, void* workspace, void* flush, b
   std::string error;
   Mm mm;
   set_engine(mm, engine);
+  if constexpr (std::is_same_v<Mm, GemmTf32x3>)
+    if (chunk_tiles > 0) mm.set_chunk_tiles(chunk_tiles);
   if (mm.init(lt, shape, s.epilogue, false, workspace, kWorkspaceBytes, error) != STITCH_OK ||
       mm.tune(p.a, p.b, p.d, p.bias, nullptr, error) != STITCH_OK ||
       !prepared(mm, p.b, prepare_b, error)) {
@@ -245,8 +261,11 @@ Outcome measure(Problem& p, cublasLtHandle_t lt, void* workspace, void* flush, b
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string mode = argc > 1 ? argv[1] : "";
-  const bool quick = mode == "--quick", fused = mode == "--fused";
+  bool quick = false, fused = false, chunks = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    quick |= flag == "--quick", fused |= flag == "--fused", chunks |= flag == "--chunks";
+  }
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
@@ -297,18 +316,26 @@ int main(int argc, char** argv) {
       Outcome outcome;
     };
     std::vector<Method> methods;
-    if (wgmma)
+    if (wgmma) {
       methods.push_back(
           {"wgmma", measure<GemmTf32x3>(p, lt, workspace, flush, true, GemmTf32x3::Engine::wgmma)});
+      if (chunks)
+        for (int tiles : {8, 16})
+          methods.push_back({tiles == 8 ? "wgmma_c8" : "wgmma_c16",
+                             measure<GemmTf32x3>(p, lt, workspace, flush, true,
+                                                 GemmTf32x3::Engine::wgmma, tiles)});
+    }
     methods.push_back(
         {"mma", measure<GemmTf32x3>(p, lt, workspace, flush, true, GemmTf32x3::Engine::mma_sync)});
     if (!fused) {
       methods.push_back({"lt3x", measure<Tf32x3Matmul>(p, lt, workspace, flush, true)});
       methods.push_back({"strict", measure<LtMatmul>(p, lt, workspace, flush, false)});
+      methods.push_back({"tf32", measure<LtTf32Matmul>(p, lt, workspace, flush, false)});
     }
     for (const Method& m : methods) {
       const Outcome& o = m.outcome;
-      const double share = 100.0 * floor_ms / o.ms;
+      const double products = std::string(m.name) == "tf32" ? 1.0 : 3.0;
+      const double share = 100.0 * floor_ms * (products / 3.0) / o.ms;
       std::printf("%-34s %-8s %9.4f %8.1f %7.1f%% %10.3g %10.3g %5llu  %s\n", s.name, m.name, o.ms,
                   flops / (o.ms * 1e9), share, o.rel_norm, o.max_rel, o.non_finite,
                   o.describe.c_str());
