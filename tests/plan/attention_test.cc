@@ -13,6 +13,7 @@
 #include "plan/kernel_choice.h"
 #include "plan/planner.h"
 #include "plan_test_graphs.h"
+#include "support/plan_fixtures.h"
 
 namespace stitch::plan {
 namespace {
@@ -295,6 +296,68 @@ TEST(AttentionPattern, SdpaWithDropoutOrWideHeadsIsRefusedByName) {
   EXPECT_NE(plan.error().message.find("dropout"), std::string::npos) << plan.error().message;
   const ir::Graph wide = sdpa_graph(0.0, false, false, 256);
   EXPECT_NE(sdpa_unsupported_reason(wide, wide.nodes[0]).find("head dims"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stitch::plan
+
+namespace stitch::plan {
+namespace {
+
+struct ModulePlan {
+  int copies = 0;
+  const AttentionSpec* attention = nullptr;
+};
+
+ModulePlan count_module_plan(const Plan& plan) {
+  ModulePlan counted;
+  for (const Subtask& subtask : plan.subtasks) {
+    if (std::holds_alternative<CopySpec>(subtask.spec)) ++counted.copies;
+    if (const auto* spec = std::get_if<AttentionSpec>(&subtask.spec)) counted.attention = spec;
+  }
+  return counted;
+}
+
+// nn.MultiheadAttention (batch_first, tests/tasks/plan_multihead_attention.py): q, k and v are
+// read through the strides of the in-projection's [queries, batch, 3 * embed] output, split into
+// batch 4 and heads 8 (torch's bmm batch is batch-major: b * heads + h); the copies the
+// materializer put before the attention are claimed. Left: the attention output's transpose to
+// [queries, batch, embed] rows and the output's back to batch-first.
+TEST(AttentionModules, MultiheadAttentionReadsQkvThroughTheInProjection) {
+  auto graph = ir::load_graph(testing::data_path("plan_multihead_attention.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = make_plan(*graph, stitch::testing::plan_fixture_options("plan_multihead_attention"));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ModulePlan counted = count_module_plan(*plan);
+  EXPECT_EQ(plan->subtasks.size(), 5u);
+  EXPECT_EQ(counted.copies, 2);
+  ASSERT_NE(counted.attention, nullptr);
+  const AttentionSpec& spec = *counted.attention;
+  EXPECT_EQ(spec.batch, 4);
+  EXPECT_EQ(spec.heads, 8);
+  const std::vector<int64_t> strides{384, 16, 1536, 1};  // batch, head, query, column of add
+  int64_t offset = 0;
+  for (const Access* operand : {&spec.q, &spec.k, &spec.v}) {
+    EXPECT_EQ(plan->graph.name_of(operand->base), "add");
+    EXPECT_EQ(operand->offset, offset);
+    EXPECT_EQ(operand->strides, strides);
+    offset += 128;  // the packed in-projection: q, k, v columns in order
+  }
+}
+
+// nn.TransformerEncoderLayer's scaled_dot_product_attention reads q, k, v the same way.
+TEST(AttentionModules, TransformerEncoderLayerReadsQkvThroughTheInProjection) {
+  auto graph = ir::load_graph(testing::data_path("plan_transformer_encoder_layer.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = make_plan(*graph, stitch::testing::plan_fixture_options("plan_transformer_encoder_layer"));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ModulePlan counted = count_module_plan(*plan);
+  EXPECT_EQ(plan->subtasks.size(), 8u);
+  EXPECT_EQ(counted.copies, 1);
+  ASSERT_NE(counted.attention, nullptr);
+  EXPECT_EQ(plan->graph.name_of(counted.attention->q.base), "add");
+  EXPECT_EQ(counted.attention->q.strides, (std::vector<int64_t>{384, 16, 1536, 1}));
+  EXPECT_EQ(counted.attention->v.offset, 256);
 }
 
 }  // namespace
