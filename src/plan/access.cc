@@ -56,6 +56,35 @@ bool is_full_contiguous(const Access& access, int64_t base_numel) {
   return access.offset == 0 && access.is_contiguous() && access_numel(access) == base_numel;
 }
 
+std::optional<Access> through_copy_access(const Access& outer, const Access& source) {
+  const std::vector<int64_t>& dims = source.shape;
+  const std::vector<int64_t> copy = ir::contiguous_strides(dims);
+  const int64_t numel = access_numel(source);
+  if (outer.offset < 0 || (numel > 0 && outer.offset >= numel)) return std::nullopt;
+  // The copy index outer's first element sits at, and how far outer's dims reach in each dim.
+  std::vector<int64_t> reach(dims.size(), 0);
+  Access result{source.base, source.offset, outer.shape, std::vector<int64_t>(outer.shape.size())};
+  for (size_t d = 0; d < dims.size(); ++d) {
+    reach[d] = outer.offset / copy[d] % dims[d];
+    result.offset += reach[d] * source.strides[d];
+  }
+  for (size_t i = 0; i < outer.shape.size(); ++i) {
+    const int64_t stride = outer.strides[i];
+    if (outer.shape[i] == 1 || stride == 0) continue;  // stride 0 either way
+    if (stride < 0) return std::nullopt;
+    size_t d = 0;
+    while (d < dims.size() && !(stride >= copy[d] && stride < copy[d] * dims[d]))
+      ++d;
+    if (d == dims.size() || stride % copy[d] != 0) return std::nullopt;
+    const int64_t step = stride / copy[d];
+    reach[d] += step * (outer.shape[i] - 1);
+    result.strides[i] = step * source.strides[d];
+  }
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (reach[d] >= dims[d]) return std::nullopt;
+  return result;
+}
+
 std::optional<Access> reshape_access(const Access& access, const std::vector<int64_t>& shape) {
   Access result{access.base, access.offset, shape, std::vector<int64_t>(shape.size(), 0)};
   int64_t new_numel = 1;

@@ -27,6 +27,11 @@ bool is_full_contiguous(const Access& access, int64_t base_numel);
 // torch's view rule (at::detail::computeStride): the same elements in row-major order under a new
 // shape; nullopt when the strides cannot express it (a reshape of a transposed tensor).
 std::optional<Access> reshape_access(const Access& access, const std::vector<int64_t>& shape);
+// `outer` reads a contiguous copy (shape source.shape) of the tensor `source` shows: the same
+// elements read through source's strides instead, in outer's shape. Every dim of outer must step
+// within one dim of the copy (its stride a multiple of that dim's, its reach together with the
+// other dims stepping there inside the dim), else nullopt; negative strides give nullopt too.
+std::optional<Access> through_copy_access(const Access& outer, const Access& source);
 // torch's expand rule, right-aligned: size-1 and new leading dims get stride 0. nullopt when the
 // shapes do not broadcast.
 std::optional<Access> broadcast_access(const Access& access, const std::vector<int64_t>& shape);

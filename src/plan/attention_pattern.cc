@@ -54,28 +54,42 @@ bool reads(const ir::Graph& graph, const ir::Node& node, size_t arg, const Value
          through_transparent_views(graph, *node.args[arg].ref()) == value;
 }
 
-// A bmm operand as a [batch, heads, rows, cols] Access. A single-use clone of a strided view is
-// read through that view (its node lands in `claimed`); otherwise the operand's own Access.
+// An attention operand as a [batch, heads, rows, cols] Access. A single-use clone (torch's matmul
+// copies a transposed operand; the materializer copies the input of a view its strides cannot
+// express) is read through the clone's source instead, its node landing in `claimed`: as the
+// source reshaped when the operand is the whole clone in order, otherwise as the operand's window
+// of the clone mapped onto the source's strides (through_copy_access). Else the operand's own
+// Access.
 std::optional<Access> operand_access(const ir::Graph& graph, const Uses& uses,
                                      const ValueMap& values, const ValueRef& operand,
                                      const std::vector<int64_t>& shape, std::vector<int>& claimed) {
   const Access& access = values.at(value_key(operand));
+  std::optional<Access> own = reshape_access(access, shape);
   if (access.base.kind == ValueRef::Kind::node) {
     const int clone = access.base.index;
     const ir::Node& node = graph.nodes[clone];
     if (node.op == Op::clone && node.args[0].is_ref() && !uses.reaches_output(node_value(clone)) &&
-        uses.real_consumers(node_value(clone)).size() == 1)
-      if (auto source = reshape_access(values.at(value_key(*node.args[0].ref())), shape)) {
-        // The clone is contiguous: the operand's window of it maps onto the source only when the
-        // operand is the whole clone in order.
-        if (is_full_contiguous(access, graph.type_of(node_value(clone)).numel())) {
-          claimed.push_back(clone);
-          return source;
-        }
+        uses.real_consumers(node_value(clone)).size() == 1) {
+      const Access& source = values.at(value_key(*node.args[0].ref()));
+      std::optional<Access> read;
+      if (is_full_contiguous(access, graph.type_of(node_value(clone)).numel()))
+        read = reshape_access(source, shape);
+      if (!read && own) read = through_copy_access(*own, source);
+      if (read) {
+        claimed.push_back(clone);
+        return read;
       }
+    }
   }
-  return reshape_access(access, shape);
+  return own;
 }
+
+// q, k and v of an attention as [batch, heads, rows, cols] Accesses, the clones they read through
+// in `claimed`.
+struct Operands {
+  Access q, k, v;
+  std::vector<int> claimed;
+};
 
 Access swap_last_two(Access access) {
   const size_t n = access.shape.size();
@@ -249,21 +263,45 @@ std::optional<AttentionMatch> match_explicit(const ir::Graph& graph, const Uses&
   spec.queries = scores[1], spec.keys = scores[2];
   spec.head_dim = a[2], spec.value_dim = out[2];
   if (!head_dims_fit(spec)) return std::nullopt;
-  const int64_t b = spec.batch, h = spec.heads;
   ValueRef q_operand = *first.args[0].ref();
   if (auto prescaled = prescaled_operand(graph, uses, q_operand, *bmm1)) {
     spec.scale *= prescaled->factor;
     q_operand = prescaled->source;
     match.pattern.push_back(prescaled->node);
   }
-  auto q = operand_access(graph, uses, values, q_operand, {b, h, spec.queries, spec.head_dim},
-                          match.pattern);
-  auto kt = operand_access(graph, uses, values, *first.args[1].ref(),
-                           {b, h, spec.head_dim, spec.keys}, match.pattern);
-  auto v = operand_access(graph, uses, values, *bmm2.args[1].ref(),
-                          {b, h, spec.keys, spec.value_dim}, match.pattern);
-  if (!q || !kt || !v) return std::nullopt;
-  spec.q = *q, spec.k = swap_last_two(*kt), spec.v = *v;
+  auto operands = [&](int64_t b, int64_t h) -> std::optional<Operands> {
+    Operands read;
+    auto q = operand_access(graph, uses, values, q_operand, {b, h, spec.queries, spec.head_dim},
+                            read.claimed);
+    auto kt = operand_access(graph, uses, values, *first.args[1].ref(),
+                             {b, h, spec.head_dim, spec.keys}, read.claimed);
+    auto v = operand_access(graph, uses, values, *bmm2.args[1].ref(),
+                            {b, h, spec.keys, spec.value_dim}, read.claimed);
+    if (!q || !kt || !v) return std::nullopt;
+    read.q = *q, read.k = swap_last_two(*kt), read.v = *v;
+    return read;
+  };
+  // Without a 4-d view of the scores the bmm batch is [1, batch * heads]; its elements keep their
+  // order under any split [b, batch * heads / b], so the split that reads the most operands
+  // through their copies' sources wins (nn.MultiheadAttention: q, k, v are slices of the
+  // in-projection's [queries, batch, 3 * embed] output, one stride for the batch, one for the
+  // head, which no single stride over batch * heads covers).
+  std::optional<Operands> best = operands(spec.batch, spec.heads);
+  if (!best) return std::nullopt;
+  if (spec.batch == 1) {
+    const int64_t all = spec.heads;
+    for (int64_t b = 2; b <= all && best->claimed.size() < 3; ++b) {
+      if (all % b != 0) continue;
+      auto split = operands(b, all / b);
+      if (split && split->claimed.size() > best->claimed.size()) {
+        best = std::move(split);
+        spec.batch = b, spec.heads = all / b;
+      }
+    }
+  }
+  spec.q = best->q, spec.k = best->k, spec.v = best->v;
+  match.pattern.insert(match.pattern.end(), best->claimed.begin(), best->claimed.end());
+  const int64_t b = spec.batch, h = spec.heads;
   // Every chain node sees the scores' element count; its other operands broadcast to it.
   for (int node : match.scores) {
     const ir::Node& n = graph.nodes[node];
@@ -335,10 +373,9 @@ std::optional<AttentionMatch> match_attention(const ir::Graph& graph, const Uses
   spec.queries = q[rank - 2], spec.head_dim = q[rank - 1];
   spec.keys = k[rank - 2], spec.value_dim = v[rank - 1];
   if (!head_dims_fit(spec)) return std::nullopt;
-  const std::vector<int64_t> batch{spec.batch, spec.heads};
   auto shaped = [&](int arg, int64_t rows, int64_t cols) {
-    return reshape_access(values.at(value_key(*node.args[arg].ref())),
-                          {batch[0], batch[1], rows, cols});
+    return operand_access(graph, uses, values, *node.args[arg].ref(),
+                          {spec.batch, spec.heads, rows, cols}, match.pattern);
   };
   auto qa = shaped(0, spec.queries, spec.head_dim);
   auto ka = shaped(1, spec.keys, spec.head_dim);
@@ -356,6 +393,7 @@ std::optional<AttentionMatch> match_attention(const ir::Graph& graph, const Uses
     spec.mask_kind = graph.type_of(mask).dtype == ir::DType::boolean ? AttentionMask::boolean
                                                                      : AttentionMask::additive;
   }
+  std::sort(match.pattern.begin(), match.pattern.end());
   return match;
 }
 

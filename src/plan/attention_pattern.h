@@ -18,12 +18,14 @@
 //     p = 0 in training mode);
 //   - bmm2 = bmm(P, V) with P that value (through views) as its first operand.
 //   A, B and V are read where they live: an operand that is a single-use clone of a strided view
-//   (torch's matmul copies a transposed operand) is read through the view instead, the clone
-//   claimed. Batch dims: [batch, heads] from the 4-d view of the scores, or [1, bmm batch].
+//   (torch's matmul copies a transposed operand; the materializer copies the input of a view its
+//   strides cannot express) is read through the view instead, the clone claimed. Batch dims:
+//   [batch, heads] from the 4-d view of the scores, or else the split [b, bmm batch / b] (b = 1
+//   first) that reads the most operands through their clones' sources.
 //   Head and value dims up to kAttentionMaxHeadDim.
 // scaled_dot_product_attention: dropout_p 0, q/k/v of rank 3 or 4 with the same batch and heads
 // (no GQA broadcast), an optional boolean or float mask broadcasting to the scores, is_causal,
-// the scale kwarg (default 1/sqrt(head_dim)).
+// the scale kwarg (default 1/sqrt(head_dim)); q, k and v read through single-use clones as above.
 #pragma once
 
 #include <optional>

@@ -3,6 +3,7 @@
 // output types, and the composite's module path.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +35,15 @@ class Lowerer {
   bool output_used(int out) const;
   // Maps output `out` of the node being lowered to `ref`.
   void map_output(int out, const ir::ValueRef& ref);
+  // Source node `index` (after the one being lowered) is folded into its lowering: its outputs are
+  // mapped here, and the pass skips it.
+  void fold_later(int index, int out, const ir::ValueRef& ref) {
+    rewriter_.map_value(ir::ValueRef{ir::ValueRef::Kind::node, index, out}, ref);
+    folded_.push_back(index);
+  }
+  bool folded(int index) const {
+    return std::find(folded_.begin(), folded_.end(), index) != folded_.end();
+  }
   // The node's tensor argument, remapped into the new graph.
   std::optional<ir::ValueRef> tensor_arg(size_t index, std::string_view name) const;
 
@@ -73,6 +83,7 @@ class Lowerer {
   GraphRewriter rewriter_;
   Uses uses_;
   int origin_ = 0;
+  std::vector<int> folded_;
 };
 
 // Splits reduced dims (sorted) into maximal blocks adjacent in the shape once size-1 dims are

@@ -41,6 +41,37 @@ TEST(Access, ReshapeOfTransposedFails) {
   EXPECT_EQ(split->strides, (std::vector<int64_t>{2, 1, 4}));
 }
 
+// nn.MultiheadAttention's q: a [96, 4, 128] slice (rows of 384, from +128) of a [96, 4, 384]
+// buffer, copied contiguous, read as [batch 4, heads 8, queries 96, head_dim 16].
+TEST(Access, ThroughCopyMapsEachDimOntoTheSourceDimItStepsIn) {
+  const ir::ValueRef copy{ir::ValueRef::Kind::node, 3, 0};
+  const Access source = make({96, 4, 128}, {1536, 384, 1}, 128);
+  const Access heads{copy, 0, {4, 8, 96, 16}, {128, 16, 512, 1}};
+  auto read = through_copy_access(heads, source);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->base, kBase);
+  EXPECT_EQ(read->offset, 128);
+  EXPECT_EQ(read->shape, (std::vector<int64_t>{4, 8, 96, 16}));
+  EXPECT_EQ(read->strides, (std::vector<int64_t>{384, 16, 1536, 1}));
+  // A window starting inside the copy: its start maps too (query 2, batch 1, column 32).
+  const Access window{copy, 2 * 512 + 128 + 32, {2, 16}, {512, 1}};
+  auto inner = through_copy_access(window, source);
+  ASSERT_TRUE(inner);
+  EXPECT_EQ(inner->offset, 128 + 2 * 1536 + 384 + 32);
+  EXPECT_EQ(inner->strides, (std::vector<int64_t>{1536, 1}));
+}
+
+TEST(Access, ThroughCopyRefusesADimCrossingSourceDims) {
+  const ir::ValueRef copy{ir::ValueRef::Kind::node, 3, 0};
+  const Access source = make({96, 4, 128}, {1536, 384, 1});
+  // 32 heads of 16 over [4, 128]: one stride cannot step over batch and head together.
+  EXPECT_FALSE(through_copy_access(Access{copy, 0, {32, 96, 16}, {16, 512, 1}}, source));
+  // Reaching past a dim's end (17 columns from 112) or a stride that is no multiple.
+  EXPECT_FALSE(through_copy_access(Access{copy, 112, {17}, {1}}, source));
+  EXPECT_FALSE(through_copy_access(Access{copy, 0, {2, 4}, {192, 1}}, source));
+  EXPECT_FALSE(through_copy_access(Access{copy, 0, {2}, {-1}}, source));
+}
+
 TEST(Access, ReshapeHandlesSizeOneDimsAndScalars) {
   auto added = reshape_access(make({4, 256}, {256, 1}), {1, 4, 1, 256});
   ASSERT_TRUE(added);

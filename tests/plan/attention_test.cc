@@ -13,6 +13,7 @@
 #include "plan/kernel_choice.h"
 #include "plan/planner.h"
 #include "plan_test_graphs.h"
+#include "support/plan_fixtures.h"
 
 namespace stitch::plan {
 namespace {
@@ -295,6 +296,90 @@ TEST(AttentionPattern, SdpaWithDropoutOrWideHeadsIsRefusedByName) {
   EXPECT_NE(plan.error().message.find("dropout"), std::string::npos) << plan.error().message;
   const ir::Graph wide = sdpa_graph(0.0, false, false, 256);
   EXPECT_NE(sdpa_unsupported_reason(wide, wide.nodes[0]).find("head dims"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stitch::plan
+
+namespace stitch::plan {
+namespace {
+
+struct ModulePlan {
+  int copies = 0;
+  const AttentionSpec* attention = nullptr;
+  const MatmulSpec* in_projection = nullptr;  // the first GEMM
+};
+
+ModulePlan count_module_plan(const Plan& plan) {
+  ModulePlan counted;
+  for (const Subtask& subtask : plan.subtasks) {
+    if (std::holds_alternative<CopySpec>(subtask.spec)) ++counted.copies;
+    if (const auto* spec = std::get_if<AttentionSpec>(&subtask.spec)) counted.attention = spec;
+    if (const auto* spec = std::get_if<MatmulSpec>(&subtask.spec))
+      if (counted.in_projection == nullptr) counted.in_projection = spec;
+  }
+  return counted;
+}
+
+// The in-projection of a [batch 4, seq 96, embed 128] batch-first input: one 2-D GEMM over the
+// 384 rows as they lie (batch-major), its bias in the GEMM, not a GEMM batched over the sequence.
+void expect_row_gemm(const Plan& plan, const MatmulSpec& gemm) {
+  EXPECT_EQ(gemm.batch, 1);
+  EXPECT_EQ(gemm.m, 4 * 96);
+  EXPECT_EQ(gemm.n, 3 * 128);
+  EXPECT_EQ(gemm.k, 128);
+  EXPECT_EQ(plan.graph.name_of(gemm.a.base), "x");
+  EXPECT_EQ(gemm.a.strides.back(), 1);
+  EXPECT_EQ(gemm.library_epilogue, "bias");
+}
+
+// q, k and v read through the strides of the in-projection's [batch·seq, 3·embed] output (the
+// packed q, k, v columns in order), split into batch 4 and heads 8 (torch's head order: the
+// embed columns of a head are h·16 .. h·16 + 15).
+void expect_qkv_in_projection(const Plan& plan, const AttentionSpec& spec) {
+  EXPECT_EQ(spec.batch, 4);
+  EXPECT_EQ(spec.heads, 8);
+  const std::vector<int64_t> strides{96 * 384, 16, 384, 1};  // batch, head, query, column
+  int64_t offset = 0;
+  for (const Access* operand : {&spec.q, &spec.k, &spec.v}) {
+    EXPECT_EQ(plan.graph.name_of(operand->base), "bmm_mm");
+    EXPECT_EQ(operand->offset, offset);
+    EXPECT_EQ(operand->strides, strides);
+    offset += 128;
+  }
+}
+
+// nn.MultiheadAttention (batch_first, tests/tasks/plan_multihead_attention.py). Left: the
+// attention output's transpose to [seq, batch, embed] rows and the output's back to batch-first.
+TEST(AttentionModules, MultiheadAttentionReadsQkvThroughTheInProjection) {
+  auto graph = ir::load_graph(testing::data_path("plan_multihead_attention.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = make_plan(*graph, stitch::testing::plan_fixture_options("plan_multihead_attention"));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ModulePlan counted = count_module_plan(*plan);
+  EXPECT_EQ(plan->subtasks.size(), 5u);
+  EXPECT_EQ(counted.copies, 2);
+  ASSERT_NE(counted.in_projection, nullptr);
+  expect_row_gemm(*plan, *counted.in_projection);
+  ASSERT_NE(counted.attention, nullptr);
+  expect_qkv_in_projection(*plan, *counted.attention);
+}
+
+// nn.TransformerEncoderLayer's scaled_dot_product_attention reads q, k, v the same way. Left: the
+// attention output's transpose to rows.
+TEST(AttentionModules, TransformerEncoderLayerReadsQkvThroughTheInProjection) {
+  auto graph = ir::load_graph(testing::data_path("plan_transformer_encoder_layer.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan =
+      make_plan(*graph, stitch::testing::plan_fixture_options("plan_transformer_encoder_layer"));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ModulePlan counted = count_module_plan(*plan);
+  EXPECT_EQ(plan->subtasks.size(), 8u);
+  EXPECT_EQ(counted.copies, 1);
+  ASSERT_NE(counted.in_projection, nullptr);
+  expect_row_gemm(*plan, *counted.in_projection);
+  ASSERT_NE(counted.attention, nullptr);
+  expect_qkv_in_projection(*plan, *counted.attention);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // the result verifies and keeps its output types.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plan/access.h"
 #include "plan/kernel_layouts.h"
 #include "plan_test_graphs.h"
@@ -32,6 +34,57 @@ TEST(Lowering, MeanIsSumThenDivide) {
   EXPECT_EQ(g.nodes[1].op, Op::div_tensor);
   EXPECT_EQ(g.nodes[1].id, "mean");  // the result keeps the captured id
   EXPECT_EQ(*g.nodes[1].args[1].as_double(), 6.0);
+}
+
+// nn.MultiheadAttention's batch_first in-projection as torch's matmul captures it: the input
+// transposed to [seq, batch, k], the weight expanded over seq, a bmm, a bias add.
+ir::Graph sequence_major_projection(bool transposed, bool bias) {
+  GraphBuilder b;
+  auto x = b.input("x", transposed ? std::vector<int64_t>{2, 3, 4} : std::vector<int64_t>{3, 2, 4});
+  auto w = b.param("w", {5, 4});
+  auto rows = transposed ? b.node("permute", Op::permute, {ref(x), ints({1, 0, 2})}, {3, 2, 4}) : x;
+  auto wt = b.node("permute_1", Op::permute, {ref(w), ints({1, 0})}, {4, 5});
+  auto expanded = b.node("expand", Op::expand, {ref(wt), ints({3, 4, 5})}, {3, 4, 5});
+  auto product = b.node("bmm", Op::bmm, {ref(rows), ref(expanded)}, {3, 2, 5});
+  auto viewed = b.node("view", Op::view, {ref(product), ints({3, 2, 5})}, {3, 2, 5});
+  if (bias) {
+    auto vector = b.param("bias", {5});
+    b.output(b.node("add", Op::add_tensor, {ref(viewed), ref(vector)}, {3, 2, 5}));
+  } else {
+    b.output(viewed);
+  }
+  return b.graph();
+}
+
+TEST(Lowering, SequenceMajorBmmByOneWeightIsOneRowGemmWithItsBias) {
+  ir::Graph graph = sequence_major_projection(true, true);
+  const ir::Graph g = lower(graph);
+  EXPECT_EQ(count_op(g, Op::bmm), 0);
+  EXPECT_EQ(count_op(g, Op::add_tensor), 0);  // the bias went into the GEMM
+  ASSERT_EQ(count_op(g, Op::addmm), 1);
+  auto gemm = std::find_if(g.nodes.begin(), g.nodes.end(),
+                           [](const ir::Node& n) { return n.op == Op::addmm; });
+  EXPECT_EQ(gemm->outputs[0].shape, (std::vector<int64_t>{6, 5}));  // x's 2·3 rows as they lie
+  // The output is the GEMM's rows seen as [seq, batch, n]: element (s, b) is row b·3 + s.
+  auto values = fold_views(g);
+  ASSERT_TRUE(values.ok());
+  const Access& out = values->at(value_key(g.outputs[0]));
+  EXPECT_EQ(g.nodes[out.base.index].op, Op::addmm);
+  EXPECT_EQ(out.strides, (std::vector<int64_t>{5, 15, 1}));
+}
+
+TEST(Lowering, SequenceMajorBmmWithoutBiasIsOneMm) {
+  ir::Graph graph = sequence_major_projection(true, false);
+  const ir::Graph g = lower(graph);
+  EXPECT_EQ(count_op(g, Op::bmm), 0);
+  EXPECT_EQ(count_op(g, Op::mm), 1);
+}
+
+TEST(Lowering, BmmOverRowsAlreadyInOrderStaysABmm) {
+  ir::Graph graph = sequence_major_projection(false, true);
+  const ir::Graph g = lower(graph);
+  EXPECT_EQ(count_op(g, Op::bmm), 1);
+  EXPECT_EQ(count_op(g, Op::add_tensor), 1);
 }
 
 TEST(Lowering, NonAdjacentSumReducesBlockByBlock) {

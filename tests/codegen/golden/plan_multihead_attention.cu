@@ -18,46 +18,21 @@ namespace {
 
 using namespace stitch::kernels;
 
-struct s00_matmul_96x4x384x128_epilogue {
-  __device__ void operator()(const float (&x)[2], float (&y)[1]) const {
-    const float v0 = (x[0] + x[1]);  // add
-    y[0] = v0;
-  }
-};
-
-struct s01_copy_96x4x128_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
-struct s02_copy_96x4x128_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
-struct s03_copy_96x4x128_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
-struct s04_attention_softmax_1x32x96x96x16_score {
+struct s01_attention_softmax_4x8x96x96x16_score {
   __device__ float operator()(int64_t b, int64_t h, int64_t i, int64_t j, float s) const {
-    const int64_t e = ((b * 32 + h) * 96 + i) * 96 + j;
+    const int64_t e = ((b * 8 + h) * 96 + i) * 96 + j;
     (void)e;
     return s;
   }
 };
 
-struct s05_copy_96x32x16_copy {
+struct s02_copy_96x32x16_copy {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
     y[0] = x[0];
   }
 };
 
-struct s07_copy_4x96x128_copy {
+struct s04_copy_4x96x128_copy {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
     y[0] = x[0];
   }
@@ -85,15 +60,15 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     264192,  // persistent_bytes
-    34734080,  // arena_bytes
+    34340864,  // arena_bytes
     33554432,  // lt_workspace_bytes
-    1179648,  // lt_workspace_offset
+    786432,  // lt_workspace_offset
     true,  // cuda_graph
   };
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
-    LtMatmul mm0;  // s00_matmul_96x4x384x128
-    LtMatmul mm1;  // s06_matmul_bias_384x128x128
+    LtMatmul mm0;  // s00_matmul_bias_384x384x128
+    LtMatmul mm1;  // s03_matmul_bias_384x128x128
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -108,74 +83,40 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   std::string& error = s->error;
   (void)inputs;
   (void)outputs;
-  // s00_matmul_96x4x384x128 (cublaslt_matmul): nodes bmm, add
+  // s00_matmul_bias_384x384x128 (cublaslt_matmul): nodes bmm_mm
   {
-    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), nullptr, 1.0f, 0.0f, stream, error));
-    const int64_t shape[3] = {96, 4, 384};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {1536, 384, 1}};
-    const TensorOperand in1{(s->persistent + 196608), 0, 0, {0, 0, 1}};
-    const OutOperand out0{(s->arena_base + 589824), 0, 0, {1536, 384, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[2] = {in0, in1};
-    STITCH_CHECK_CUDA(launch_elementwise(s00_matmul_96x4x384x128_epilogue{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 196608)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s01_copy_96x4x128 (copy): nodes view_4_input_contiguous
-  {
-    const int64_t shape[3] = {96, 4, 128};
-    const TensorOperand in0{(s->arena_base + 589824), 0, 0, {1536, 384, 1}};
-    const OutOperand out0{(s->arena_base + 0), 0, 0, {512, 128, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s01_copy_96x4x128_copy{}, ins, outs, 3, shape, stream));
-  }
-  // s02_copy_96x4x128 (copy): nodes view_5_input_contiguous
-  {
-    const int64_t shape[3] = {96, 4, 128};
-    const TensorOperand in0{(s->arena_base + 589824), 0, 128, {1536, 384, 1}};
-    const OutOperand out0{(s->arena_base + 196608), 0, 0, {512, 128, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_96x4x128_copy{}, ins, outs, 3, shape, stream));
-  }
-  // s03_copy_96x4x128 (copy): nodes view_6_input_contiguous
-  {
-    const int64_t shape[3] = {96, 4, 128};
-    const TensorOperand in0{(s->arena_base + 589824), 0, 256, {1536, 384, 1}};
-    const OutOperand out0{(s->arena_base + 393216), 0, 0, {512, 128, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s03_copy_96x4x128_copy{}, ins, outs, 3, shape, stream));
-  }
-  // s04_attention_softmax_1x32x96x96x16 (flash_attention): nodes mul, bmm_1, _softmax, bmm_2
+  // s01_attention_softmax_4x8x96x96x16 (flash_attention): nodes view_4_input_contiguous, view_5_input_contiguous, view_6_input_contiguous, mul, bmm_1, ...
   {
     AttentionShape shape;
-    shape.batch = 1, shape.heads = 32, shape.queries = 96, shape.keys = 96;
+    shape.batch = 4, shape.heads = 8, shape.queries = 96, shape.keys = 96;
     shape.head_dim = 16, shape.value_dim = 16;
     shape.scale = 0.25f;
-    const s04_attention_softmax_1x32x96x96x16_score score{};
-    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {512, 16, 512, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 196608)) + 0, {512, 16, 512, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 393216)) + 0, {512, 16, 512, 1}}, reinterpret_cast<float*>((s->arena_base + 589824)) + 0, score, stream)));
+    const s01_attention_softmax_4x8x96x96x16_score score{};
+    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 128, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {36864, 16, 384, 1}}, reinterpret_cast<float*>((s->arena_base + 589824)) + 0, score, stream)));
   }
-  // s05_copy_96x32x16 (copy): nodes view_7_input_contiguous
+  // s02_copy_96x32x16 (copy): nodes view_7_input_contiguous
   {
     const int64_t shape[3] = {96, 32, 16};
     const TensorOperand in0{(s->arena_base + 589824), 0, 0, {16, 1536, 1}};
     const OutOperand out0{(s->arena_base + 0), 0, 0, {512, 16, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s05_copy_96x32x16_copy{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_96x32x16_copy{}, ins, outs, 3, shape, stream));
   }
-  // s06_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
+  // s03_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
   {
     STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 198144)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 263680)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s07_copy_4x96x128 (copy): nodes output0_copy
+  // s04_copy_4x96x128 (copy): nodes output0_copy
   {
     const int64_t shape[3] = {4, 96, 128};
     const TensorOperand in0{(s->arena_base + 196608), 0, 0, {128, 512, 1}};
     const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {12288, 128, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s07_copy_4x96x128_copy{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s04_copy_4x96x128_copy{}, ins, outs, 3, shape, stream));
   }
   return STITCH_OK;
 }
@@ -187,23 +128,23 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
-  STITCH_CHECK_CUDA((prepare_attention_math<16, s04_attention_softmax_1x32x96x96x16_score>(AttentionMath::tf32x3)));
+  STITCH_CHECK_CUDA((prepare_attention_math<16, s01_attention_softmax_4x8x96x96x16_score>(AttentionMath::tf32x3)));
   return STITCH_OK;
 }
 
 // Each GEMM's description and algorithm choice (timed on scratch), at init.
 int Program::init_gemms(State* s, cudaStream_t stream) {
   std::string& error = s->error;
-  {  // s00_matmul_96x4x384x128: [96] x [4x128] @ [128x384]
+  {  // s00_matmul_bias_384x384x128: [1] x [384x128] @ [128x384]
     MatmulShape shape;
-    shape.batch = 96; shape.m = 4; shape.n = 384; shape.k = 128;
-    shape.lda = 12288; shape.ldb = 128; shape.ldc = 384;
-    shape.stride_a = 128; shape.stride_b = 0; shape.stride_c = 1536;
+    shape.batch = 1; shape.m = 384; shape.n = 384; shape.k = 128;
+    shape.lda = 128; shape.ldb = 128; shape.ldc = 384;
+    shape.stride_a = 0; shape.stride_b = 0; shape.stride_c = 147456;
     shape.trans_a = false; shape.trans_b = true;
-    STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 61312, 49152, 147456, 0, stream, error, 5));
+    STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
+    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 49152, 49152, 147456, 384, stream, error, 5));
   }
-  {  // s06_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
+  {  // s03_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 128; shape.k = 128;
     shape.lda = 128; shape.ldb = 128; shape.ldc = 128;

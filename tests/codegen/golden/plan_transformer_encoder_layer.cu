@@ -18,32 +18,7 @@ namespace {
 
 using namespace stitch::kernels;
 
-struct s00_matmul_96x4x384x128_epilogue {
-  __device__ void operator()(const float (&x)[2], float (&y)[1]) const {
-    const float v0 = (x[0] + x[1]);  // add
-    y[0] = v0;
-  }
-};
-
-struct s01_copy_96x4x128_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
-struct s02_copy_96x4x128_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
-struct s03_copy_96x4x128_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
-struct s04_attention_softmax_4x8x96x96x16_score {
+struct s01_attention_softmax_4x8x96x96x16_score {
   __device__ float operator()(int64_t b, int64_t h, int64_t i, int64_t j, float s) const {
     const int64_t e = ((b * 8 + h) * 96 + i) * 96 + j;
     (void)e;
@@ -51,13 +26,13 @@ struct s04_attention_softmax_4x8x96x96x16_score {
   }
 };
 
-struct s05_copy_96x4x8x16_copy {
+struct s02_copy_96x4x8x16_copy {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
     y[0] = x[0];
   }
 };
 
-struct s07_row_layer_norm_384x128_load {
+struct s04_row_layer_norm_384x128_load {
   const float* l0;
   const float* l1;
   __device__ float operator()(int64_t row, int64_t col) const {
@@ -70,7 +45,7 @@ struct s07_row_layer_norm_384x128_load {
   }
 };
 
-struct s07_row_layer_norm_384x128_store {
+struct s04_row_layer_norm_384x128_store {
   float* out0;
   __device__ void operator()(int64_t row, int64_t col, float y) const {
     const int64_t e = row * 128 + col;
@@ -78,14 +53,14 @@ struct s07_row_layer_norm_384x128_store {
   }
 };
 
-struct s08_matmul_bias_384x256x128_epilogue {
+struct s05_matmul_bias_384x256x128_epilogue {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
     const float v0 = op_relu(x[0]);  // relu
     y[0] = v0;
   }
 };
 
-struct s10_row_layer_norm_384x128_load {
+struct s07_row_layer_norm_384x128_load {
   const float* l0;
   const float* l1;
   __device__ float operator()(int64_t row, int64_t col) const {
@@ -98,7 +73,7 @@ struct s10_row_layer_norm_384x128_load {
   }
 };
 
-struct s10_row_layer_norm_384x128_store {
+struct s07_row_layer_norm_384x128_store {
   float* out0;
   __device__ void operator()(int64_t row, int64_t col, float y) const {
     const int64_t e = row * 128 + col;
@@ -144,17 +119,17 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     529920,  // persistent_bytes
-    34734080,  // arena_bytes
+    34537472,  // arena_bytes
     33554432,  // lt_workspace_bytes
-    1179648,  // lt_workspace_offset
+    983040,  // lt_workspace_offset
     true,  // cuda_graph
   };
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
-    LtMatmul mm0;  // s00_matmul_96x4x384x128
-    LtMatmul mm1;  // s06_matmul_bias_384x128x128
-    LtMatmul mm2;  // s08_matmul_bias_384x256x128
-    LtMatmul mm3;  // s09_matmul_bias_384x128x256
+    LtMatmul mm0;  // s00_matmul_bias_384x384x128
+    LtMatmul mm1;  // s03_matmul_bias_384x128x128
+    LtMatmul mm2;  // s05_matmul_bias_384x256x128
+    LtMatmul mm3;  // s06_matmul_bias_384x128x256
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -169,74 +144,40 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   std::string& error = s->error;
   (void)inputs;
   (void)outputs;
-  // s00_matmul_96x4x384x128 (cublaslt_matmul): nodes bmm, add
+  // s00_matmul_bias_384x384x128 (cublaslt_matmul): nodes bmm_mm
   {
-    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), nullptr, 1.0f, 0.0f, stream, error));
-    const int64_t shape[3] = {96, 4, 384};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {1536, 384, 1}};
-    const TensorOperand in1{(s->persistent + 196608), 0, 0, {0, 0, 1}};
-    const OutOperand out0{(s->arena_base + 589824), 0, 0, {1536, 384, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[2] = {in0, in1};
-    STITCH_CHECK_CUDA(launch_elementwise(s00_matmul_96x4x384x128_epilogue{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 196608)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s01_copy_96x4x128 (copy): nodes view_4_input_contiguous
-  {
-    const int64_t shape[3] = {96, 4, 128};
-    const TensorOperand in0{(s->arena_base + 589824), 0, 0, {1536, 384, 1}};
-    const OutOperand out0{(s->arena_base + 0), 0, 0, {512, 128, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s01_copy_96x4x128_copy{}, ins, outs, 3, shape, stream));
-  }
-  // s02_copy_96x4x128 (copy): nodes view_5_input_contiguous
-  {
-    const int64_t shape[3] = {96, 4, 128};
-    const TensorOperand in0{(s->arena_base + 589824), 0, 128, {1536, 384, 1}};
-    const OutOperand out0{(s->arena_base + 196608), 0, 0, {512, 128, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_96x4x128_copy{}, ins, outs, 3, shape, stream));
-  }
-  // s03_copy_96x4x128 (copy): nodes view_6_input_contiguous
-  {
-    const int64_t shape[3] = {96, 4, 128};
-    const TensorOperand in0{(s->arena_base + 589824), 0, 256, {1536, 384, 1}};
-    const OutOperand out0{(s->arena_base + 393216), 0, 0, {512, 128, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s03_copy_96x4x128_copy{}, ins, outs, 3, shape, stream));
-  }
-  // s04_attention_softmax_4x8x96x96x16 (flash_attention): nodes scaled_dot_product_attention
+  // s01_attention_softmax_4x8x96x96x16 (flash_attention): nodes view_4_input_contiguous, view_5_input_contiguous, view_6_input_contiguous, scaled_dot_product_attention
   {
     AttentionShape shape;
     shape.batch = 4, shape.heads = 8, shape.queries = 96, shape.keys = 96;
     shape.head_dim = 16, shape.value_dim = 16;
     shape.scale = 0.25f;
     shape.empty_rows_zero = true;
-    const s04_attention_softmax_4x8x96x96x16_score score{};
-    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {128, 16, 512, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 196608)) + 0, {128, 16, 512, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 393216)) + 0, {128, 16, 512, 1}}, reinterpret_cast<float*>((s->arena_base + 589824)) + 0, score, stream)));
+    const s01_attention_softmax_4x8x96x96x16_score score{};
+    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 128, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {36864, 16, 384, 1}}, reinterpret_cast<float*>((s->arena_base + 589824)) + 0, score, stream)));
   }
-  // s05_copy_96x4x8x16 (copy): nodes view_10_input_contiguous
+  // s02_copy_96x4x8x16 (copy): nodes view_10_input_contiguous
   {
     const int64_t shape[4] = {96, 4, 8, 16};
     const TensorOperand in0{(s->arena_base + 589824), 0, 0, {16, 12288, 1536, 1}};
     const OutOperand out0{(s->arena_base + 0), 0, 0, {512, 128, 16, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s05_copy_96x4x8x16_copy{}, ins, outs, 4, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_96x4x8x16_copy{}, ins, outs, 4, shape, stream));
   }
-  // s06_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
+  // s03_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
   {
     STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 198144)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 263680)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s07_row_layer_norm_384x128 (row_layer_norm): nodes add_1, native_layer_norm
+  // s04_row_layer_norm_384x128 (row_layer_norm): nodes add_1, native_layer_norm
   {
-    const s07_row_layer_norm_384x128_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)), reinterpret_cast<const float*>((s->arena_base + 196608))};
-    const s07_row_layer_norm_384x128_store store{reinterpret_cast<float*>((s->arena_base + 0))};
+    const s04_row_layer_norm_384x128_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)), reinterpret_cast<const float*>((s->arena_base + 196608))};
+    const s04_row_layer_norm_384x128_store store{reinterpret_cast<float*>((s->arena_base + 0))};
     STITCH_CHECK_CUDA(launch_layer_norm(384, 128, 1e-05f, reinterpret_cast<const float*>((s->persistent + 527872)) + 0, reinterpret_cast<const float*>((s->persistent + 528384)) + 0, load, store, stream));
   }
-  // s08_matmul_bias_384x256x128 (cublaslt_matmul): nodes addmm_1, relu
+  // s05_matmul_bias_384x256x128 (cublaslt_matmul): nodes addmm_1, relu
   {
     STITCH_CHECK(s->gemms.mm2.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 264192)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 395264)) + 0, 1.0f, 0.0f, stream, error));
     const int64_t shape[3] = {1, 384, 256};
@@ -244,16 +185,16 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     const OutOperand out0{(s->arena_base + 589824), 0, 0, {98304, 256, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s08_matmul_bias_384x256x128_epilogue{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s05_matmul_bias_384x256x128_epilogue{}, ins, outs, 3, shape, stream));
   }
-  // s09_matmul_bias_384x128x256 (cublaslt_matmul): nodes addmm_2
+  // s06_matmul_bias_384x128x256 (cublaslt_matmul): nodes addmm_2
   {
     STITCH_CHECK(s->gemms.mm3.run(reinterpret_cast<const float*>((s->arena_base + 589824)) + 0, reinterpret_cast<const float*>((s->persistent + 396288)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 527360)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s10_row_layer_norm_384x128 (row_layer_norm): nodes add_2, native_layer_norm_1
+  // s07_row_layer_norm_384x128 (row_layer_norm): nodes add_2, native_layer_norm_1
   {
-    const s10_row_layer_norm_384x128_load load{reinterpret_cast<const float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->arena_base + 196608))};
-    const s10_row_layer_norm_384x128_store store{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};
+    const s07_row_layer_norm_384x128_load load{reinterpret_cast<const float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->arena_base + 196608))};
+    const s07_row_layer_norm_384x128_store store{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};
     STITCH_CHECK_CUDA(launch_layer_norm(384, 128, 1e-05f, reinterpret_cast<const float*>((s->persistent + 528896)) + 0, reinterpret_cast<const float*>((s->persistent + 529408)) + 0, load, store, stream));
   }
   return STITCH_OK;
@@ -266,23 +207,23 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
-  STITCH_CHECK_CUDA((prepare_attention_math<16, s04_attention_softmax_4x8x96x96x16_score>(AttentionMath::tf32x3)));
+  STITCH_CHECK_CUDA((prepare_attention_math<16, s01_attention_softmax_4x8x96x96x16_score>(AttentionMath::tf32x3)));
   return STITCH_OK;
 }
 
 // Each GEMM's description and algorithm choice (timed on scratch), at init.
 int Program::init_gemms(State* s, cudaStream_t stream) {
   std::string& error = s->error;
-  {  // s00_matmul_96x4x384x128: [96] x [4x128] @ [128x384]
+  {  // s00_matmul_bias_384x384x128: [1] x [384x128] @ [128x384]
     MatmulShape shape;
-    shape.batch = 96; shape.m = 4; shape.n = 384; shape.k = 128;
-    shape.lda = 12288; shape.ldb = 128; shape.ldc = 384;
-    shape.stride_a = 128; shape.stride_b = 0; shape.stride_c = 1536;
+    shape.batch = 1; shape.m = 384; shape.n = 384; shape.k = 128;
+    shape.lda = 128; shape.ldb = 128; shape.ldc = 384;
+    shape.stride_a = 0; shape.stride_b = 0; shape.stride_c = 147456;
     shape.trans_a = false; shape.trans_b = true;
-    STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 61312, 49152, 147456, 0, stream, error, 5));
+    STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
+    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 49152, 49152, 147456, 384, stream, error, 5));
   }
-  {  // s06_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
+  {  // s03_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 128; shape.k = 128;
     shape.lda = 128; shape.ldb = 128; shape.ldc = 128;
@@ -291,7 +232,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm1.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm1, 49152, 16384, 49152, 128, stream, error, 5));
   }
-  {  // s08_matmul_bias_384x256x128: [1] x [384x128] @ [128x256]
+  {  // s05_matmul_bias_384x256x128: [1] x [384x128] @ [128x256]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 256; shape.k = 128;
     shape.lda = 128; shape.ldb = 128; shape.ldc = 256;
@@ -300,7 +241,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm2.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm2, 49152, 32768, 98304, 256, stream, error, 5));
   }
-  {  // s09_matmul_bias_384x128x256: [1] x [384x256] @ [256x128]
+  {  // s06_matmul_bias_384x128x256: [1] x [384x256] @ [256x128]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 128; shape.k = 256;
     shape.lda = 256; shape.ldb = 256; shape.ldc = 128;
