@@ -4,40 +4,43 @@
 // was built for sm_90a; gemm_tf32x3_kernels_built of gemm_tf32x3_common.cuh says so at init).
 // Built for any other target the kernel body is empty and never launched.
 //
-// B is split before the GEMM, into two TF32 copies in a layout of this kernel's own (SplitB):
-// once at init for a parameter (prepare_b), else by a short pass per run. Per output column n,
-// K rounded up to a multiple of 32 with zeros, and inside each block of 32 the columns permuted so
-// that K step kk (8 wide) of a tile holds columns 8s + 2kk (slot s < 4) and 8s + 2kk + 1 (slot
-// s + 4) — the order in which a thread reads its A values as two 16-byte loads per row (below).
-// TMA then brings a tile of each copy into shared memory already in the K-major SWIZZLE_128B
-// layout wgmma reads (128-byte rows of 32 TF32, 16-byte chunks XOR-swizzled by row % 8): no split
-// and no shared-memory rewrite inside the kernel. A is read as it is (any alignment) and split in
-// registers where it is used, as in the mma.sync kernel.
+// B is split before the GEMM, into two TF32 copies in a layout of this kernel's own
+// (WgmmaSplitB): once at init for a parameter (prepare_b), else by a short pass per run. Per
+// output column n, K rounded up to a multiple of 32 with zeros, and inside each block of 32 the
+// columns permuted so that K step kk (8 wide) of a tile holds columns 8s + 2kk (slot s < 4) and
+// 8s + 2kk + 1 (slot s + 4) — the order in which a thread reads its A values as two 16-byte
+// loads per row (below). TMA then brings a tile of each copy into shared memory already in the
+// K-major SWIZZLE_128B layout wgmma reads (128-byte rows of 32 TF32, 16-byte chunks XOR-swizzled
+// by row % 8): no split and no shared-memory rewrite inside the kernel. A is read as it is (any
+// alignment) and split in registers where it is used, as in the mma.sync kernel.
 //
-// Block: 288 threads, warp-specialised. Warp 8 is the producer: per K tile of 32 it waits for the
-// ring slot to be free (EMPTY mbarrier), has lane 0 start the TMA loads of the two B tiles
-// (FULL's transaction count), and the warp copies the raw A tile [128][32] by cp.async into the
-// same swizzled layout (zeros past the edges), each lane arriving at FULL when its copies land
-// (cp.async.mbarrier.arrive.noinc). Warps 0-7 are two consumer warpgroups, each 64 rows x 128
-// columns of the 128 x 128 tile: wait FULL, read their A fragments and split them (big =
-// tf32(x), small = tf32(x - big)), issue the tile's 12 m64n128k8 wgmmas (small_a·big_b,
-// big_a·small_b, big_a·big_b over 4 K steps, smallest first) and commit; then wait until only
-// this batch runs (wgmma.wait_group 1), which frees the previous tile's slot (one EMPTY arrival
-// per warp) and its A registers — two A register sets alternate, so the tensor cores always have
-// the next batch queued.
+// Block: 384 threads, warp-specialised. Warps 8-11 are the producer warpgroup: per K tile of 32
+// they wait for the ring slot to be free (EMPTY mbarrier), thread 0 starts the TMA loads of the
+// two B tiles (FULL's transaction count), and the 128 threads copy the raw A tile [128][32] by
+// cp.async into the same swizzled layout (zeros past the edges), each arriving at FULL when its
+// copies land (cp.async.mbarrier.arrive.noinc). One warp alone could not issue A's copies fast
+// enough: the consumers waited on FULL 85% of the time. Warps 0-7 are two consumer warpgroups,
+// each 64 rows x 128 columns of the 128 x 128 tile: wait FULL, read their A fragments and split
+// them (big = tf32(x), small = tf32(x - big)), issue the tile's 12 m64n128k8 wgmmas
+// (small_a·big_b, big_a·small_b, big_a·big_b over 4 K steps, smallest first) and commit; then
+// wait until only this batch runs (wgmma.wait_group 1), which frees the previous tile's slot (one
+// EMPTY arrival per warp) and its A registers — two A register sets alternate, so the tensor
+// cores always have the next batch queued.
 //
 // Accumulation. The tensor cores' FP32 accumulation truncates as it adds, so its error grows
-// with the products one accumulator takes. They accumulate kWgmmaChunkTiles K tiles (512 K
-// elements, 192 truncating additions) into a chunk sum `part`, started from zero (scale-d 0);
-// at the chunk's end the warpgroup waits for all its wgmmas and adds part into the FP32 `acc`
-// on the CUDA cores (round to nearest). The two warpgroups' chunk ends are half a chunk apart, so
-// one's drain overlaps the other's products. (The mma.sync kernel adds per K tile; Tf32x3Matmul
-// per 3072 elements.)
+// with the products one accumulator takes. They accumulate GemmTf32x3Args::chunk_tiles K tiles
+// (default kWgmmaChunkTiles = 4: 128 K elements, 48 truncating additions) into a chunk sum
+// `part`, started from zero (scale-d 0); at the chunk's end the warpgroup waits for all its
+// wgmmas and adds part into the FP32 `acc` on the CUDA cores (round to nearest). The two
+// warpgroups' chunk ends are half a chunk apart, so one's drain overlaps the other's products.
+// On an H200 chunks of 8 or 16 tiles were no faster and 2-4x less accurate (kernels/README.md).
+// (The mma.sync kernel adds per K tile; Tf32x3Matmul per 3072 elements.)
 //
 // Budget per block (one per SM): shared memory 1 KiB alignment + 4 stages x (A 16 KiB + two B
-// tiles 32 KiB) = 193 KiB of 227; registers per consumer thread 64 acc + 64 part + 2 x 32 A +
-// addressing, within the 224 that __launch_bounds__(288, 1) allows (ptxas -v; the spill check:
-// tests/codegen/program_golden_test.cc).
+// tiles 32 KiB) = 193 KiB of 227. Registers: __launch_bounds__(384, 1) compiles for 168 per
+// thread; setmaxnreg then gives the producers 40 and the consumers 232 (64 acc + 64 part + 2 x
+// 32 A + addressing) — per SM sub-partition one producer warp and two consumer warps share its
+// 16384 (ptxas -v; the spill check: tests/codegen/program_golden_test.cc).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap and its enums (types only: the driver call goes through cudart)
@@ -58,7 +61,7 @@ inline constexpr int kWgmmaStages = 4;
 inline constexpr int kWgmmaConsumerThreads = 256;                  // two warpgroups
 inline constexpr int kWgmmaThreads = kWgmmaConsumerThreads + 128;  // + the producer warpgroup
 // Registers per thread after setmaxnreg: per SM sub-partition one producer warp and two consumer
-// warps share 16384 (40 + 2 x 232 = 504 per lane).
+// warps share 16384 (40 + 2 x 232 = 504 per lane, 32 lanes).
 inline constexpr int kWgmmaProducerRegisters = 40, kWgmmaConsumerRegisters = 232;
 inline constexpr int kWgmmaChunkTiles = 4;  // default of GemmTf32x3Args::chunk_tiles
 inline constexpr int kWgmmaTileFloats = kGemmBM * kGemmBK;  // one 128 x 32 tile

@@ -11,6 +11,7 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/matmul.cuh"
+#include "kernels/gemm_tf32x3.cuh"
 
 namespace {
 
@@ -41,7 +42,7 @@ struct Program {
   };
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
-    LtMatmul mm0;  // s00_matmul_bias_relu_256x2048x1024
+    GemmTf32x3 mm0;  // s00_matmul_bias_relu_256x2048x1024
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -58,7 +59,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   (void)outputs;
   // s00_matmul_bias_relu_256x2048x1024 (cublaslt_matmul): nodes addmm, relu
   {
-    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 8388608)) + 0, 1.0f, 0.0f, stream, error));
+    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 8388608)) + 0, 1.0f, 0.0f, stream, error));
   }
   return STITCH_OK;
 }
@@ -83,7 +84,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     shape.stride_a = 0; shape.stride_b = 0; shape.stride_c = 524288;
     shape.trans_a = false; shape.trans_b = true;
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias_relu, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 262144, 2097152, 524288, 2048, stream, error, 5));
+    STITCH_CHECK(s->gemms.mm0.prepare_b(reinterpret_cast<const float*>((s->persistent + 0)) + 0, stream, error));
   }
   return STITCH_OK;
 }

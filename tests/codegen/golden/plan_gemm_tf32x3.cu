@@ -11,7 +11,7 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/matmul.cuh"
-#include "kernels/matmul_tf32x3.cuh"
+#include "kernels/gemm_tf32x3.cuh"
 
 namespace {
 
@@ -49,7 +49,7 @@ struct Program {
   };
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
-    Tf32x3Matmul mm0;  // s00_matmul_bias_relu_1024x2048x2048
+    GemmTf32x3 mm0;  // s00_matmul_bias_relu_1024x2048x2048
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -97,7 +97,6 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     shape.stride_a = 0; shape.stride_b = 0; shape.stride_c = 2097152;
     shape.trans_a = false; shape.trans_b = true;
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias_relu, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 2097152, 4194304, 2097152, 2048, stream, error, 5));
     STITCH_CHECK(s->gemms.mm0.prepare_b(reinterpret_cast<const float*>((s->persistent + 0)) + 0, stream, error));
   }
   return STITCH_OK;

@@ -11,6 +11,7 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/matmul.cuh"
+#include "kernels/gemm_tf32x3.cuh"
 
 namespace {
 
@@ -50,7 +51,7 @@ struct Program {
   };
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
-    LtMatmul mm0;  // s00_matmul_bias_512x1024x1024
+    GemmTf32x3 mm0;  // s00_matmul_bias_512x1024x1024
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -67,7 +68,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   (void)outputs;
   // s00_matmul_bias_512x1024x1024 (cublaslt_matmul): nodes addmm, gelu, mul, add
   {
-    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 4194304)) + 0, 1.0f, 0.0f, stream, error));
+    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 4194304)) + 0, 1.0f, 0.0f, stream, error));
     const int64_t shape[3] = {1, 512, 1024};
     const TensorOperand in0{(s->arena_base + 0), 0, 0, {524288, 1024, 1}};
     const TensorOperand in1{static_cast<char*>(inputs[0].data), 0, 0, {524288, 1024, 1}};
@@ -99,7 +100,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     shape.stride_a = 0; shape.stride_b = 0; shape.stride_c = 524288;
     shape.trans_a = false; shape.trans_b = true;
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 524288, 1048576, 524288, 1024, stream, error, 5));
+    STITCH_CHECK(s->gemms.mm0.prepare_b(reinterpret_cast<const float*>((s->persistent + 0)) + 0, stream, error));
   }
   return STITCH_OK;
 }
