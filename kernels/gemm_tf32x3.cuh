@@ -4,13 +4,14 @@
 // (sm_80, sm_100, sm_90 without the 'a' target) the mma.sync m16n8k8 kernel of this file. Both
 // share the tile, the split-K plan and the epilogue (gemm_tf32x3_common.cuh).
 //
-// The same arithmetic as Tf32x3Matmul (matmul_tf32x3.cuh), without its split copies: every
-// operand element x is split where it is used, after a cp.async pipeline has brought its tile
-// into shared memory:
+// The same arithmetic as Tf32x3Matmul (matmul_tf32x3.cuh), without most of its split copies:
+// every element x of A (and, in the mma.sync kernel, of B) is split where it is used, after its
+// tile has been brought into shared memory:
 //   big = tf32(x) (round to nearest, ties away), small = tf32(x - big)
 //   acc += small_a·big_b + big_a·small_b + big_a·big_b   (small_a·small_b is below FP32 rounding)
-// so each operand is read once from memory (Tf32x3Matmul reads three split copies and writes them
-// first), in one launch.
+// so A is read once from memory, in one launch (Tf32x3Matmul reads three split copies and writes
+// them first). The wgmma kernel reads B as two split copies of its own layout, made once at init
+// for a parameter (gemm_tf32x3_wgmma.cuh says why).
 //
 // Accumulation. A tensor core's FP32 accumulation truncates as it adds (matmul_tf32x3.cuh has the
 // measurements), so its error grows with the number of products one accumulator takes. Here the

@@ -71,7 +71,7 @@ inline constexpr size_t kWgmmaSmemBytes = 1024 + size_t{kWgmmaStages} * kWgmmaSt
 static_assert(kGemmBM == 128 && kGemmBN == 128 && kGemmBK == 32 && kGemmThreads == 256,
               "the wgmma kernel's thread and swizzle mapping is written for this tile");
 
-// The two TMA descriptors of a SplitB, passed by value as a __grid_constant__ kernel parameter.
+// The two TMA descriptors of a WgmmaSplitB, passed by value as a __grid_constant__ kernel parameter.
 struct WgmmaMaps {
   CUtensorMap big, small;
 };

@@ -122,4 +122,8 @@ Result<bool> lower_pool(Lowerer& lowerer);
 Result<bool> lower_convolution(Lowerer& lowerer);
 // constant_pad_nd that does not fold into a convolution: cats of fills (lower_conv.cc).
 Result<bool> lower_constant_pad(Lowerer& lowerer);
+// bmm of a sequence-major view by one weight expanded over the batch (nn.MultiheadAttention's
+// batch_first in-projection): one mm over the rows in memory order, viewed back, a following
+// [n] bias add folded in as addmm; false leaves the bmm (lower_bmm.cc).
+Result<bool> lower_bmm_rows(Lowerer& lowerer);
 }  // namespace stitch::plan::lowering

@@ -111,7 +111,7 @@ TEST_F(BuiltinRolesTest, CoderRetriesWhatTheFeedbackPointsAtAndStopsWhenOutOfIde
   auto first = coder.write(code_request(plan_file));
   ASSERT_TRUE(first.ok() && first->draft) << (first.ok() ? first->why_not : first.error().message);
   EXPECT_EQ(first->draft->variant, json::object());
-  EXPECT_NE(source_of(*first).find("Tf32x3Matmul"), std::string::npos);
+  EXPECT_NE(source_of(*first).find("GemmTf32x3 mm0"), std::string::npos);
   EXPECT_NE(std::find(first->draft->libraries.begin(), first->draft->libraries.end(), "cublasLt"),
             first->draft->libraries.end());
 
@@ -119,7 +119,7 @@ TEST_F(BuiltinRolesTest, CoderRetriesWhatTheFeedbackPointsAtAndStopsWhenOutOfIde
   auto precise = coder.write(code_request(plan_file, {json::object()}, "fix_precision"));
   ASSERT_TRUE(precise.ok() && precise->draft);
   EXPECT_TRUE(precise->draft->variant.contains("subtasks"));
-  EXPECT_EQ(source_of(*precise).find("Tf32x3Matmul"), std::string::npos);
+  EXPECT_EQ(source_of(*precise).find("Tf32x3"), std::string::npos);  // neither 3xTF32 engine
 
   // A crash → no CUDA graph first.
   auto crash = coder.write(code_request(plan_file, {json::object()}, "fix_memory_access"));

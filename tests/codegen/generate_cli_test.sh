@@ -25,10 +25,11 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   cmp -s "$work/gemm/program.so" "$work/gemm2/program.so" || fail "cached library differs"
 fi
 
-# A compute-bound GEMM runs as split-precision 3xTF32 unless strict FP32 is asked for.
+# A compute-bound GEMM runs as split-precision 3xTF32 (the one-kernel GemmTf32x3) unless strict
+# FP32 is asked for.
 "$stitchcuda" generate "$tests/plan/data/plan_gemm_tf32x3.graph.json" --out "$work/tf32x3" \
   --no-compile > "$work/tf32x3.txt" 2>&1 || fail "3xTF32 graph: $(cat "$work/tf32x3.txt")"
-grep -q "Tf32x3Matmul mm0" "$work/tf32x3/program.cu" || fail "the large GEMM should use Tf32x3Matmul"
+grep -q "GemmTf32x3 mm0" "$work/tf32x3/program.cu" || fail "the large GEMM should use GemmTf32x3"
 "$stitchcuda" generate "$tests/plan/data/plan_gemm_tf32x3.graph.json" --out "$work/strict" \
   --no-compile --strict-fp32-gemm > "$work/strict.txt" 2>&1 || fail "strict: $(cat "$work/strict.txt")"
 grep -q "LtMatmul mm0" "$work/strict/program.cu" || fail "--strict-fp32-gemm must keep LtMatmul"

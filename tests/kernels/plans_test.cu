@@ -617,5 +617,18 @@ TEST(GemmTf32x3, PlanSplitsKOnlyWhenTilesAreFew) {
   EXPECT_EQ(detail::plan_gemm_tf32x3(1, 64, 64, 200, 132).splits, 1);  // K too short to split
 }
 
+// The wgmma kernel's split copies of B (kernels/gemm_tf32x3_wgmma.cuh): inside each block of 32,
+// K step kk's slot s holds column 8s + 2kk and slot s + 4 column 8s + 2kk + 1 — the order the
+// consumers read A in (load_a_fragments) — and the blocks follow one another.
+TEST(GemmTf32x3, WgmmaSplitLayoutMatchesTheAFragmentOrder) {
+  for (int64_t block = 0; block < 3; ++block)
+    for (int kk = 0; kk < 4; ++kk)
+      for (int s = 0; s < 4; ++s) {
+        const int64_t base = 32 * block;
+        EXPECT_EQ(detail::wgmma_split_column(base + 8 * kk + s), base + 8 * s + 2 * kk);
+        EXPECT_EQ(detail::wgmma_split_column(base + 8 * kk + 4 + s), base + 8 * s + 2 * kk + 1);
+      }
+}
+
 }  // namespace
 }  // namespace stitch::kernels
