@@ -374,7 +374,7 @@ class GemmTf32x3 {
     const dim3 grid(static_cast<unsigned>(plan_.tiles_m * plan_.tiles_n),
                     static_cast<unsigned>(shape_.batch * plan_.splits));
     p.trans_b = shape_.trans_b, p.vec4 = vector_loads(a, b);
-    p.chunk_tiles = chunk_tiles_;
+    p.chunk_tiles = chunk_tiles_;  // >= 1: set_chunk_tiles clamps
     if (wgmma_) {
       if (given_b) STITCH_CHECK(split_b(b, stream, error));
       detail::gemm_tf32x3_wgmma_kernel<>
@@ -429,12 +429,7 @@ class GemmTf32x3 {
   }
 
   int split_b(const float* b, cudaStream_t stream, std::string& error) const {
-    if (split_b_.split(b, shape_.ldb, shape_.stride_b, shape_.trans_b, stream) != STITCH_OK) {
-      error = std::string("GemmTf32x3: splitting B failed: ") +
-              cudaGetErrorString(cudaGetLastError());
-      return STITCH_ERROR_CUDA;
-    }
-    return STITCH_OK;
+    return split_b_.split(b, shape_.ldb, shape_.stride_b, shape_.trans_b, stream, error);
   }
 
   template <bool kTransB>

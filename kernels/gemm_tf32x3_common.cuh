@@ -34,6 +34,8 @@ inline constexpr int kGemmBM = 128, kGemmBN = 128, kGemmBK = 32;
 inline constexpr int kGemmThreads = 256, kGemmGroupM = 8;
 inline constexpr int kGemmAccPerThread = 64;  // a 128 x 128 tile over 256 threads
 inline constexpr int kGemmMaxSplits = 8;
+// The wgmma kernel's default K tiles per tensor-core chunk sum (gemm_tf32x3_wgmma.cuh says why 4).
+inline constexpr int kWgmmaChunkTiles = 4;
 
 // How a problem is cut (pure: tested on the CPU).
 struct GemmTf32x3Plan {
@@ -87,7 +89,7 @@ struct GemmTf32x3Args {
   MatmulEpilogue epilogue = MatmulEpilogue::none;
   bool accumulate = false;
   bool trans_b = false, vec4 = false;  // read by the wgmma kernel (template flags of mma.sync's)
-  int chunk_tiles = 4;  // wgmma kernel: K tiles per tensor-core chunk sum (gemm_tf32x3_wgmma.cuh)
+  int chunk_tiles = kWgmmaChunkTiles;  // wgmma kernel: K tiles per tensor-core chunk sum, >= 1
   float* partials = nullptr;
   int* tickets = nullptr;
 };

@@ -63,7 +63,6 @@ inline constexpr int kWgmmaThreads = kWgmmaConsumerThreads + 128;  // + the prod
 // Registers per thread after setmaxnreg: per SM sub-partition one producer warp and two consumer
 // warps share 16384 (40 + 2 x 232 = 504 per lane, 32 lanes).
 inline constexpr int kWgmmaProducerRegisters = 40, kWgmmaConsumerRegisters = 232;
-inline constexpr int kWgmmaChunkTiles = 4;  // default of GemmTf32x3Args::chunk_tiles
 inline constexpr int kWgmmaTileFloats = kGemmBM * kGemmBK;  // one 128 x 32 tile
 inline constexpr int kWgmmaTileBytes = kWgmmaTileFloats * 4;
 inline constexpr int kWgmmaStageBytes = 3 * kWgmmaTileBytes;  // raw A, big B, small B
@@ -417,7 +416,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   const int warpgroup = warp / 4, g = lane >> 2, t = lane & 3;
   const int row = warpgroup * 64 + (warp % 4) * 16 + g;  // the thread's first tile row
   float acc[64] = {};
-  wgmma_consume(blk, max(p.chunk_tiles, 1), warpgroup, row, t, lane, acc);
+  wgmma_consume(blk, p.chunk_tiles, warpgroup, row, t, lane, acc);
   if (p.splits > 1) {
     const int64_t index = (int64_t{tile.batch} * p.tiles_m + tile.tm) * p.tiles_n + tile.tn;
     auto consumers_sync = [] {
@@ -507,16 +506,19 @@ class WgmmaSplitB {
   }
 
   // B as the GEMM reads it (MatmulShape's b, ldb, stride_b, trans_b) into the copies.
-  int split(const float* b, int64_t ldb, int64_t stride_b, bool trans_b, cudaStream_t stream) const {
+  int split(const float* b, int64_t ldb, int64_t stride_b, bool trans_b, cudaStream_t stream,
+            std::string& error) const {
     const int64_t total = batches_ * n_ * k32_;
     const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 8192));
     detail::split_b_for_wgmma<><<<blocks, 256, 0, stream>>>(
         b, ldb, batches_ > 1 ? stride_b : 0, trans_b, batches_, n_, k_, k32_, buffer_, small_);
-    return cudaGetLastError() == cudaSuccess ? STITCH_OK : STITCH_ERROR_CUDA;
+    const cudaError_t launched = cudaGetLastError();
+    if (launched == cudaSuccess) return STITCH_OK;
+    error = std::string("GemmTf32x3: splitting B failed: ") + cudaGetErrorString(launched);
+    return STITCH_ERROR_CUDA;
   }
 
   const detail::WgmmaMaps& maps() const { return maps_; }
-  bool ready() const { return buffer_ != nullptr; }
 
  private:
   static constexpr int kTile = detail::kGemmBK;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "plan/attention_pattern.h"
 #include "plan/fusion.h"
@@ -349,37 +350,32 @@ void expect_qkv_in_projection(const Plan& plan, const AttentionSpec& spec) {
   }
 }
 
-// nn.MultiheadAttention (batch_first, tests/tasks/plan_multihead_attention.py). Left: the
-// attention output's transpose to [seq, batch, embed] rows and the output's back to batch-first.
-TEST(AttentionModules, MultiheadAttentionReadsQkvThroughTheInProjection) {
-  auto graph = ir::load_graph(testing::data_path("plan_multihead_attention.graph.json"));
+// The plan of a module task (tests/tasks/<task>.py): its subtask and copy counts, the
+// in-projection one 2-D GEMM over the rows, q/k/v read through the GEMM's output.
+void expect_qkv_through_in_projection(const std::string& task, size_t subtasks, int copies) {
+  auto graph = ir::load_graph(testing::data_path(task + ".graph.json"));
   ASSERT_TRUE(graph.ok()) << graph.error().message;
-  auto plan = make_plan(*graph, stitch::testing::plan_fixture_options("plan_multihead_attention"));
+  auto plan = make_plan(*graph, stitch::testing::plan_fixture_options(task));
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const ModulePlan counted = count_module_plan(*plan);
-  EXPECT_EQ(plan->subtasks.size(), 5u);
-  EXPECT_EQ(counted.copies, 2);
+  EXPECT_EQ(plan->subtasks.size(), subtasks);
+  EXPECT_EQ(counted.copies, copies);
   ASSERT_NE(counted.in_projection, nullptr);
   expect_row_gemm(*plan, *counted.in_projection);
   ASSERT_NE(counted.attention, nullptr);
   expect_qkv_in_projection(*plan, *counted.attention);
 }
 
+// nn.MultiheadAttention (batch_first). Left: the attention output's transpose to [seq, batch,
+// embed] rows and the output's back to batch-first.
+TEST(AttentionModules, MultiheadAttentionReadsQkvThroughTheInProjection) {
+  expect_qkv_through_in_projection("plan_multihead_attention", 5, 2);
+}
+
 // nn.TransformerEncoderLayer's scaled_dot_product_attention reads q, k, v the same way. Left: the
 // attention output's transpose to rows.
 TEST(AttentionModules, TransformerEncoderLayerReadsQkvThroughTheInProjection) {
-  auto graph = ir::load_graph(testing::data_path("plan_transformer_encoder_layer.graph.json"));
-  ASSERT_TRUE(graph.ok()) << graph.error().message;
-  auto plan =
-      make_plan(*graph, stitch::testing::plan_fixture_options("plan_transformer_encoder_layer"));
-  ASSERT_TRUE(plan.ok()) << plan.error().message;
-  const ModulePlan counted = count_module_plan(*plan);
-  EXPECT_EQ(plan->subtasks.size(), 8u);
-  EXPECT_EQ(counted.copies, 1);
-  ASSERT_NE(counted.in_projection, nullptr);
-  expect_row_gemm(*plan, *counted.in_projection);
-  ASSERT_NE(counted.attention, nullptr);
-  expect_qkv_in_projection(*plan, *counted.attention);
+  expect_qkv_through_in_projection("plan_transformer_encoder_layer", 8, 1);
 }
 
 }  // namespace
