@@ -265,10 +265,9 @@ class GemmTf32x3 {
   GemmTf32x3(const GemmTf32x3&) = delete;
   GemmTf32x3& operator=(const GemmTf32x3&) = delete;
 
-  // The kernel: automatic picks the wgmma one (gemm_tf32x3_wgmma.cuh) where the program's code
-  // for the device holds it (sm_90a), mma.sync otherwise; tests and the bench force one, which
-  // fails init where it was not built. Set before init.
-  enum class Engine { automatic, mma_sync, wgmma };
+  // The kernel (Tf32x3Engine: wgmma, gemm_tf32x3_wgmma.cuh, where built; else mma.sync). Set
+  // before init.
+  using Engine = Tf32x3Engine;
   void set_engine(Engine engine) { requested_engine_ = engine; }
   // The wgmma kernel's K tiles per tensor-core chunk sum (accuracy against overlap; the bench
   // compares). Set before run.
@@ -308,13 +307,7 @@ class GemmTf32x3 {
     STITCH_CHECK(choose_engine(error));
     if (wgmma_)
       STITCH_CHECK(split_b_.init(s.stride_b == 0 ? 1 : s.batch, s.n, s.k, error));
-    if (plan_.splits > 1) {
-      const size_t partial_bytes = static_cast<size_t>(plan_.partial_floats()) * sizeof(float);
-      const size_t ticket_bytes = static_cast<size_t>(plan_.tiles) * sizeof(int);
-      STITCH_CHECK_CUDA(cudaMalloc(&partials_, partial_bytes + ticket_bytes));
-      tickets_ = reinterpret_cast<int*>(static_cast<char*>(partials_) + partial_bytes);
-      STITCH_CHECK_CUDA(cudaMemset(tickets_, 0, ticket_bytes));
-    }
+    STITCH_CHECK(split_k_.init(plan_, error));
     ready_ = true;
     return STITCH_OK;
   }
@@ -370,7 +363,7 @@ class GemmTf32x3 {
     p.tiles_m = plan_.tiles_m, p.tiles_n = plan_.tiles_n;
     p.splits = plan_.splits, p.split_k = plan_.split_k;
     p.epilogue = epilogue_, p.accumulate = accumulate_c_;
-    p.partials = static_cast<float*>(partials_), p.tickets = tickets_;
+    p.partials = split_k_.partials(), p.tickets = split_k_.tickets();
     const dim3 grid(static_cast<unsigned>(plan_.tiles_m * plan_.tiles_n),
                     static_cast<unsigned>(shape_.batch * plan_.splits));
     p.trans_b = shape_.trans_b, p.vec4 = vector_loads(a, b);
@@ -400,23 +393,7 @@ class GemmTf32x3 {
 
  private:
   int choose_engine(std::string& error) {
-    std::string probe_error;
-    const int built = gemm_tf32x3_kernels_built(probe_error);
-    if (!probe_error.empty()) {
-      error = "GemmTf32x3::init: " + probe_error;
-      return STITCH_ERROR_CUDA;
-    }
-    const bool wgmma = (built & detail::kGemmBuiltWgmma) != 0;
-    const bool mma_sync = (built & detail::kGemmBuiltMmaSync) != 0;
-    wgmma_ =
-        requested_engine_ == Engine::wgmma || (requested_engine_ == Engine::automatic && wgmma);
-    if (wgmma_ ? !wgmma : !mma_sync) {
-      error = wgmma_ ? "GemmTf32x3::init: the wgmma kernel cannot run here (it needs a compute "
-                       "capability 9.0 GPU and a program built for sm_90a)"
-                     : "GemmTf32x3::init: the mma.sync kernel was left out of this sm_90a build "
-                       "(define STITCH_GEMM_TF32X3_MMA_SYNC_ON_SM90A to keep it)";
-      return STITCH_ERROR_INVALID_ARGUMENT;
-    }
+    STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "GemmTf32x3::init", wgmma_, error));
     if (wgmma_) {
       STITCH_CHECK_CUDA(detail::allow_gemm_tf32x3_wgmma_smem());
     } else {
@@ -452,9 +429,7 @@ class GemmTf32x3 {
   }
 
   void release() {
-    if (partials_ != nullptr) cudaFree(partials_);
-    partials_ = nullptr;
-    tickets_ = nullptr;
+    split_k_.release();
     prepared_b_ = nullptr;
     ready_ = false;
   }
@@ -463,8 +438,7 @@ class GemmTf32x3 {
   MatmulEpilogue epilogue_ = MatmulEpilogue::none;
   bool accumulate_c_ = false;
   detail::GemmTf32x3Plan plan_;
-  void* partials_ = nullptr;  // split-K partial tiles, then one ticket per tile
-  int* tickets_ = nullptr;
+  SplitKScratch split_k_;
   const float* prepared_b_ = nullptr;
   WgmmaSplitB split_b_;  // the wgmma kernel's split copies of B
   Engine requested_engine_ = Engine::automatic;

@@ -171,14 +171,22 @@ __device__ __forceinline__ bool reduce_splits(const GemmTf32x3Args& p, int64_t t
   sync();
   if (!last) return false;
   __threadfence();
+  // Split by split, each split's 64 loads independent (a split-major walk: one L2 round trip per
+  // split, not per accumulator), the additions in split order as before.
   const float* first = p.partials + tile * p.splits * kGemmAccPerThread * kGemmThreads;
+  float sum[kGemmAccPerThread];
 #pragma unroll
-  for (int e = 0; e < kGemmAccPerThread; ++e) {
-    float sum = 0.0f;
-    for (int s = 0; s < p.splits; ++s)
-      sum += s == split ? at(e) : __ldcg(first + (s * kGemmAccPerThread + e) * kGemmThreads + tid);
-    at(e) = sum;
+  for (int e = 0; e < kGemmAccPerThread; ++e)
+    sum[e] = 0.0f;
+  for (int s = 0; s < p.splits; ++s) {
+    const float* part = first + s * kGemmAccPerThread * kGemmThreads + tid;
+#pragma unroll
+    for (int e = 0; e < kGemmAccPerThread; ++e)
+      sum[e] += s == split ? at(e) : __ldcg(part + e * kGemmThreads);
   }
+#pragma unroll
+  for (int e = 0; e < kGemmAccPerThread; ++e)
+    at(e) = sum[e];
   if (tid == 0) p.tickets[tile] = 0;  // ready for the next launch
   return true;
 }
@@ -245,5 +253,64 @@ inline int gemm_tf32x3_kernels_built(std::string& error) {
   }
   return built;
 }
+
+// Which 3xTF32 kernel a GemmTf32x3 or ConvIgemmTf32x3 runs: automatic picks the wgmma one where
+// the program's code for the device holds it (sm_90a), mma.sync otherwise; tests and benches force
+// one, which fails init where it was not built.
+enum class Tf32x3Engine { automatic, mma_sync, wgmma };
+
+// Resolves `requested` against the kernels built for the current device (a probe launch: call it
+// at init); `wgmma` says which runs. `who` prefixes the error.
+inline int choose_tf32x3_engine(Tf32x3Engine requested, const char* who, bool& wgmma,
+                                std::string& error) {
+  std::string probe_error;
+  const int built = gemm_tf32x3_kernels_built(probe_error);
+  if (!probe_error.empty()) {
+    error = std::string(who) + ": " + probe_error;
+    return STITCH_ERROR_CUDA;
+  }
+  const bool has_wgmma = (built & detail::kGemmBuiltWgmma) != 0;
+  wgmma = requested == Tf32x3Engine::wgmma || (requested == Tf32x3Engine::automatic && has_wgmma);
+  if (wgmma ? has_wgmma : (built & detail::kGemmBuiltMmaSync) != 0) return STITCH_OK;
+  error = std::string(who) +
+          (wgmma ? ": the wgmma kernel cannot run here (it needs a compute capability 9.0 GPU and "
+                   "a program built for sm_90a)"
+                 : ": the mma.sync kernel was left out of this sm_90a build (define "
+                   "STITCH_GEMM_TF32X3_MMA_SYNC_ON_SM90A to keep it)");
+  return STITCH_ERROR_INVALID_ARGUMENT;
+}
+
+// The split-K partial tiles and per-tile tickets of a GemmTf32x3Plan that splits (nothing when it
+// does not); the tickets start at zero and every reduction leaves them so.
+class SplitKScratch {
+ public:
+  SplitKScratch() = default;
+  ~SplitKScratch() { release(); }
+  SplitKScratch(const SplitKScratch&) = delete;
+  SplitKScratch& operator=(const SplitKScratch&) = delete;
+
+  int init(const detail::GemmTf32x3Plan& plan, std::string& error) {
+    release();
+    if (plan.splits <= 1) return STITCH_OK;
+    const size_t partial_bytes = static_cast<size_t>(plan.partial_floats()) * sizeof(float);
+    const size_t ticket_bytes = static_cast<size_t>(plan.tiles) * sizeof(int);
+    STITCH_CHECK_CUDA(cudaMalloc(&buffer_, partial_bytes + ticket_bytes));
+    tickets_ = reinterpret_cast<int*>(static_cast<char*>(buffer_) + partial_bytes);
+    STITCH_CHECK_CUDA(cudaMemset(tickets_, 0, ticket_bytes));
+    return STITCH_OK;
+  }
+  float* partials() const { return static_cast<float*>(buffer_); }
+  int* tickets() const { return tickets_; }
+
+  void release() {
+    if (buffer_ != nullptr) cudaFree(buffer_);
+    buffer_ = nullptr;
+    tickets_ = nullptr;
+  }
+
+ private:
+  void* buffer_ = nullptr;  // the partial tiles, then the tickets
+  int* tickets_ = nullptr;
+};
 
 }  // namespace stitch::kernels

@@ -80,12 +80,22 @@ __host__ __device__ inline int64_t wgmma_split_column(int64_t p) {
   return (p & ~int64_t{31}) + ((p & 31) >> 2) + 8 * (p & 3);
 }
 
+// Where element (row, column) of a raw A tile [128][32] lies in shared memory: 16-byte chunk
+// column / 4 of the row at chunk (column / 4) ^ (row % 8), the SWIZZLE_128B layout the consumers'
+// fragment loads read (load_a_fragments).
+__host__ __device__ inline int wgmma_a_offset(int row, int column) {
+  return row * 32 + (((column >> 2) ^ (row & 7)) << 2) + (column & 3);
+}
+
 // B (batches of [k, n], or [n, k] when trans_b) into big[batch][n][k32] and small[...]: TF32 bit
-// patterns in the permuted order above, zeros past k.
+// patterns in the permuted order above, zeros past k. k_channels > 0 also reorders K from B's
+// (channel, tap) to (tap, channel) with k_channels channels (a convolution weight read by the
+// channels-last gather of conv_igemm_common.cuh): column kc holds B's (kc % k_channels) · taps +
+// kc / k_channels.
 template <int kUnused = 0>
 __global__ void split_b_for_wgmma(const float* b, int64_t ldb, int64_t stride_b, bool trans_b,
                                   int64_t batches, int64_t n, int64_t k, int64_t k32,
-                                  uint32_t* big, uint32_t* small) {
+                                  int64_t k_channels, uint32_t* big, uint32_t* small) {
   const int64_t total = batches * n * k32;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
@@ -95,7 +105,8 @@ __global__ void split_b_for_wgmma(const float* b, int64_t ldb, int64_t stride_b,
     } else {  // ... along B's contiguous n
       col = i % n, p = i / n % k32, batch = i / (n * k32);
     }
-    const int64_t kc = wgmma_split_column(p);
+    int64_t kc = wgmma_split_column(p);
+    if (k_channels > 0 && kc < k) kc = kc % k_channels * (k / k_channels) + kc / k_channels;
     const float x = kc < k ? b[batch * stride_b + (trans_b ? col * ldb + kc : kc * ldb + col)]
                            : 0.0f;
     const int64_t at = (batch * n + col) * k32 + p;
@@ -226,8 +237,7 @@ __device__ __forceinline__ void load_a_tile(float* s, const float* src, int64_t 
     for (int i = 0; i < kWgmmaTileFloats / 128; ++i) {
       const int idx = ptid + i * 128, r = idx >> 5, c = idx & 31;
       const bool ok = r < rows && k0 + c < k_end;
-      cp_async_4(s + r * 32 + (((c >> 2) ^ (r & 7)) << 2) + (c & 3),
-                 ok ? src + r * ld + k0 + c : src, ok);
+      cp_async_4(s + wgmma_a_offset(r, c), ok ? src + r * ld + k0 + c : src, ok);
     }
   }
 }
@@ -304,10 +314,12 @@ struct WgmmaBlock {
   __device__ uint8_t* small_b(int slot) const { return big_b(slot) + kWgmmaTileBytes; }
 };
 
-// The producer warpgroup: every K tile's A copies and B loads into the ring.
-__device__ __forceinline__ void wgmma_produce(const GemmTf32x3Args& p, const WgmmaMaps& maps,
-                                              const WgmmaBlock& blk, const float* a, int rows_a,
-                                              int n0, int batch_b, int ptid) {
+// The producer warpgroup: every K tile's B loads (TMA, by thread 0) and A copies into the ring.
+// load_a(tile, k0) copies the raw A tile of K columns [k0, k0 + 32) into `tile` by cp.async (the
+// consumers' swizzled layout, zeros past the edges); every producer thread calls it per tile.
+template <class LoadA>
+__device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const WgmmaBlock& blk, int n0,
+                                              int batch_b, int ptid, LoadA&& load_a) {
   for (int kt = 0; kt < blk.k_tiles; ++kt) {
     const int slot = kt % kWgmmaStages;
     if (kt >= kWgmmaStages) mbarrier_wait(&blk.empty[slot], (kt / kWgmmaStages - 1) & 1);
@@ -317,10 +329,7 @@ __device__ __forceinline__ void wgmma_produce(const GemmTf32x3Args& p, const Wgm
       tma_load_3d(blk.big_b(slot), &maps.big, k0, n0, batch_b, &blk.full[slot]);
       tma_load_3d(blk.small_b(slot), &maps.small, k0, n0, batch_b, &blk.full[slot]);
     }
-    if (p.vec4)
-      load_a_tile<true>(blk.raw_a(slot), a, p.lda, rows_a, k0, blk.k_end, ptid);
-    else
-      load_a_tile<false>(blk.raw_a(slot), a, p.lda, rows_a, k0, blk.k_end, ptid);
+    load_a(blk.raw_a(slot), k0);
     cp_async_arrive_noinc(&blk.full[slot]);
   }
   cp_async_wait<0>();
@@ -371,30 +380,21 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock& blk, int chunk_t
   wgmma_wait<0>();  // done already (the last tile ends a chunk); says so to the compiler
 }
 
-#endif  // STITCH_GEMM_WGMMA
-
-// One kernel for every operand layout (p.trans_b and p.vec4 are uniform run-time branches: one
-// instantiation keeps a program's sm_90a build short). The template parameter only gives the
-// kernel one definition across translation units.
-template <int kUnused = 0>
-__global__ void __launch_bounds__(kWgmmaThreads, 1)
-    gemm_tf32x3_wgmma_kernel(GemmTf32x3Args p, const __grid_constant__ WgmmaMaps maps) {
-#if defined(STITCH_GEMM_WGMMA)
-  extern __shared__ float4 wgmma_smem[];
+// The block's ring in the dynamic shared memory (aligned to 1024 bytes, as SWIZZLE_128B needs)
+// and its barriers, initialised, for the K range [k_begin, k_end). Every thread calls it: it ends
+// with a block barrier.
+__device__ __forceinline__ WgmmaBlock wgmma_block(float4* dynamic_smem, int k_begin, int k_end) {
   __shared__ uint64_t full[kWgmmaStages], empty[kWgmmaStages];
-  const int tid = threadIdx.x, lane = tid & 31;
-  const GemmTileCoord tile = gemm_tile_coord(p);
-  const int m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
   WgmmaBlock blk;
   // Aligned by pointer arithmetic, not through an integer: the compiler then still knows the
   // tiles are shared memory and reads A with ld.shared rather than generic loads.
-  uint8_t* const smem = reinterpret_cast<uint8_t*>(wgmma_smem);
+  uint8_t* const smem = reinterpret_cast<uint8_t*>(dynamic_smem);
   blk.base = smem + ((1024 - (smem_address(smem) & 1023)) & 1023);
   blk.full = full, blk.empty = empty;
-  blk.k_begin = tile.split * p.split_k;
-  blk.k_end = min(p.k, blk.k_begin + p.split_k);
-  blk.k_tiles = (blk.k_end - blk.k_begin + kGemmBK - 1) / kGemmBK;
-  if (tid == 0) {
+  blk.k_begin = k_begin;
+  blk.k_end = k_end;
+  blk.k_tiles = (k_end - k_begin + kGemmBK - 1) / kGemmBK;
+  if (threadIdx.x == 0) {
     for (int s = 0; s < kWgmmaStages; ++s) {
       mbarrier_init(&full[s], 128 + 1);  // the producers' cp.asyncs + one expect_tx
       mbarrier_init(&empty[s], kWgmmaConsumerThreads / 32);  // a consumer warp each
@@ -402,18 +402,28 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  // Roles by warp, through a shuffle so the compiler knows them warp-uniform (a wgmma on a path
-  // it deems divergent is serialised).
-  const int warp = __shfl_sync(0xFFFFFFFFu, tid / 32, 0);
-  if (warp >= kWgmmaConsumerThreads / 32) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWgmmaProducerRegisters));
-    const float* a = p.a + tile.batch * p.stride_a + int64_t{m0} * p.lda;
-    wgmma_produce(p, maps, blk, a, min(kGemmBM, p.m - m0), n0, p.stride_b == 0 ? 0 : tile.batch,
-                  tid - kWgmmaConsumerThreads);
-    return;
-  }
+  return blk;
+}
+
+// The thread's warp, through a shuffle so the compiler knows it warp-uniform (a wgmma on a path it
+// deems divergent is serialised). Warps from kWgmmaConsumerThreads / 32 on are the producers.
+__device__ __forceinline__ int wgmma_warp() {
+  return __shfl_sync(0xFFFFFFFFu, static_cast<int>(threadIdx.x) / 32, 0);
+}
+__device__ __forceinline__ void wgmma_become_producer() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWgmmaProducerRegisters));
+}
+
+// A consumer thread (warp < 8) after the producers split off: raises its registers, runs its
+// warpgroup's products over the block's K range, the split-K reduction when p.splits > 1, and
+// then store(tile_row, tile_column, sum) for each of its 64 accumulators (rows and columns inside
+// the block's 128 x 128 tile; store checks the edges).
+template <class Store>
+__device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock& blk, const GemmTf32x3Args& p,
+                                                   const GemmTileCoord& tile, int warp,
+                                                   Store&& store) {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kWgmmaConsumerRegisters));
-  const int warpgroup = warp / 4, g = lane >> 2, t = lane & 3;
+  const int lane = threadIdx.x & 31, warpgroup = warp / 4, g = lane >> 2, t = lane & 3;
   const int row = warpgroup * 64 + (warp % 4) * 16 + g;  // the thread's first tile row
   float acc[64] = {};
   wgmma_consume(blk, p.chunk_tiles, warpgroup, row, t, lane, acc);
@@ -432,8 +442,39 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   for (int j = 0; j < 16; ++j)
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      store_gemm_output(p, tile.batch, m0 + row + (r >> 1) * 8, n0 + j * 8 + 2 * t + (r & 1),
-                        acc[4 * j + r]);
+      store(row + (r >> 1) * 8, j * 8 + 2 * t + (r & 1), acc[4 * j + r]);
+}
+
+#endif  // STITCH_GEMM_WGMMA
+
+// One kernel for every operand layout (p.trans_b and p.vec4 are uniform run-time branches: one
+// instantiation keeps a program's sm_90a build short). The template parameter only gives the
+// kernel one definition across translation units.
+template <int kUnused = 0>
+__global__ void __launch_bounds__(kWgmmaThreads, 1)
+    gemm_tf32x3_wgmma_kernel(GemmTf32x3Args p, const __grid_constant__ WgmmaMaps maps) {
+#if defined(STITCH_GEMM_WGMMA)
+  extern __shared__ float4 wgmma_smem[];
+  const GemmTileCoord tile = gemm_tile_coord(p);
+  const int m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
+  const int k_begin = tile.split * p.split_k;
+  const WgmmaBlock blk = wgmma_block(wgmma_smem, k_begin, min(p.k, k_begin + p.split_k));
+  const int warp = wgmma_warp();
+  if (warp >= kWgmmaConsumerThreads / 32) {
+    wgmma_become_producer();
+    const float* a = p.a + tile.batch * p.stride_a + int64_t{m0} * p.lda;
+    const int rows_a = min(kGemmBM, p.m - m0), ptid = threadIdx.x - kWgmmaConsumerThreads;
+    wgmma_produce(maps, blk, n0, p.stride_b == 0 ? 0 : tile.batch, ptid, [&](float* s, int k0) {
+      if (p.vec4)
+        load_a_tile<true>(s, a, p.lda, rows_a, k0, blk.k_end, ptid);
+      else
+        load_a_tile<false>(s, a, p.lda, rows_a, k0, blk.k_end, ptid);
+    });
+    return;
+  }
+  wgmma_consume_tile(blk, p, tile, warp, [&](int row, int column, float sum) {
+    store_gemm_output(p, tile.batch, m0 + row, n0 + column, sum);
+  });
 #else
   (void)p, (void)maps;
 #endif
@@ -505,13 +546,15 @@ class WgmmaSplitB {
     return STITCH_OK;
   }
 
-  // B as the GEMM reads it (MatmulShape's b, ldb, stride_b, trans_b) into the copies.
+  // B as the GEMM reads it (MatmulShape's b, ldb, stride_b, trans_b) into the copies; k_channels
+  // > 0: K reordered (split_b_for_wgmma says how).
   int split(const float* b, int64_t ldb, int64_t stride_b, bool trans_b, cudaStream_t stream,
-            std::string& error) const {
+            std::string& error, int64_t k_channels = 0) const {
     const int64_t total = batches_ * n_ * k32_;
     const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 8192));
-    detail::split_b_for_wgmma<><<<blocks, 256, 0, stream>>>(
-        b, ldb, batches_ > 1 ? stride_b : 0, trans_b, batches_, n_, k_, k32_, buffer_, small_);
+    detail::split_b_for_wgmma<><<<blocks, 256, 0, stream>>>(b, ldb, batches_ > 1 ? stride_b : 0,
+                                                            trans_b, batches_, n_, k_, k32_,
+                                                            k_channels, buffer_, small_);
     const cudaError_t launched = cudaGetLastError();
     if (launched == cudaSuccess) return STITCH_OK;
     error = std::string("GemmTf32x3: splitting B failed: ") + cudaGetErrorString(launched);

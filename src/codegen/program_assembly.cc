@@ -180,7 +180,6 @@ void emit_functions(const EmitContext& ctx, CodeWriter& out) {
   out.line("stitch_tensor* outputs = nullptr;");
   out.line("(void)inputs;");
   out.line("(void)outputs;");
-  if (pieces.uses_conv_igemm) out.line("STITCH_CHECK_CUDA(prepare_conv_igemm_tf32x3());");
   emit_body(out, pieces.kernel_prepare);
   emit_body(out, pieces.init_body);
   out.line("return STITCH_OK;");

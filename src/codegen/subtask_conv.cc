@@ -1,9 +1,9 @@
 // Convolution subtasks: a CudnnConv (kernels/conv.cuh) member of Program::Convs, described and
 // its engine chosen in Program::init_convs (heuristics, then a short timing on scratch buffers),
 // run in run_subtasks on the arena's library workspace; or, where the plan chose the kernel
-// `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, one
-// launch of kernels/conv_igemm_tf32x3.cuh (no workspace; its shared memory allowed once in
-// run_init_subtasks). The epilogue (bias, activations, residual adds, scale/shift) runs as one
+// `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, a
+// ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh) member of Program::Gemms, its weight split in
+// init_gemms (no workspace). The epilogue (bias, activations, residual adds, scale/shift) runs as one
 // elementwise pass after, whichever engine.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
@@ -92,25 +92,29 @@ void emit_depthwise_run(const ConvSpec& spec, const std::string& x, const std::s
   w.close();
 }
 
-// The implicit-GEMM 3xTF32 kernel: the shape as ConvShape's fields, one launch. Its own fused
-// bias / activation stays unused: the plan's epilogue pass does them, as after cuDNN.
-void emit_conv_igemm_run(const ConvSpec& spec, const std::string& x, const std::string& weight,
-                         const std::string& y, CodeWriter& w) {
-  w.open("{{");
-  w.line("ConvIgemmShape shape;");
-  w.line("shape.spatial = {}; shape.batch = {}; shape.groups = {};", spec.input.size(), spec.batch,
-         spec.groups);
-  w.line("shape.in_channels = {}; shape.out_channels = {};", spec.in_channels, spec.out_channels);
+// The implicit-GEMM 3xTF32 kernel: a ConvIgemmTf32x3 member of Program::Gemms, its shape given
+// and a parameter weight split once in init_gemms. Returns the weight argument of its run:
+// "nullptr" when prepared at init. Its own fused bias / activation stays unused: the plan's
+// epilogue pass does them, as after cuDNN.
+Result<std::string> emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtask,
+                                         const ConvSpec& spec, const std::string& member,
+                                         const std::string& weight) {
+  CodeWriter& iw = ctx.pieces().gemm_init;
+  iw.open("{{  // {}", subtask.id);
+  iw.line("ConvIgemmShape shape;");
+  iw.line("shape.spatial = {}; shape.batch = {}; shape.groups = {};", spec.input.size(), spec.batch,
+          spec.groups);
+  iw.line("shape.in_channels = {}; shape.out_channels = {};", spec.in_channels, spec.out_channels);
   for (const auto& [field, values] :
        {std::pair{"input", &spec.input}, {"output", &spec.output}, {"kernel", &spec.kernel},
         {"stride", &spec.stride}, {"pad_before", &spec.pad_before}, {"pad_after", &spec.pad_after},
         {"dilation", &spec.dilation}})
-    w.line("{}", array_fields(field, *values));
-  w.line(
-      "STITCH_CHECK_CUDA(launch_conv_igemm_tf32x3({}, {}, nullptr, {}, shape, "
-      "MatmulEpilogue::none, stream));",
-      x, weight, y);
-  w.close();
+    iw.line("{}", array_fields(field, *values));
+  iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::none, error));", member);
+  const bool weight_at_init = spec.w.base.kind == ir::ValueRef::Kind::param;
+  if (weight_at_init) iw.line("STITCH_CHECK(s->{}.prepare_weights({}, stream, error));", member, weight);
+  iw.close();
+  return weight_at_init ? std::string("nullptr") : weight;
 }
 
 }  // namespace
@@ -129,6 +133,10 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     pieces.uses_depthwise = true;
   } else if (igemm) {
     pieces.uses_conv_igemm = true;
+    pieces.uses_matmul = true;  // its member lives in Program::Gemms, initialised in init_gemms
+    member = fmt::format("gemms.conv{}", pieces.matmul_count++);
+    pieces.gemm_members.push_back(
+        fmt::format("ConvIgemmTf32x3 {};  // {}", member.substr(member.find('.') + 1), subtask.id));
   } else {
     pieces.uses_conv = true;
     member = fmt::format("conv{}", pieces.conv_members.size());
@@ -149,7 +157,10 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     emit_depthwise_run(spec, x, weight, y, block == subtask.tunables.end() ? 256 : block->second,
                        w);
   } else if (igemm) {
-    emit_conv_igemm_run(spec, x, weight, y, w);
+    STITCH_ASSIGN_OR_RETURN(std::string run_weight,
+                            emit_conv_igemm_init(ctx, subtask, spec, member, weight));
+    w.line("STITCH_CHECK(s->{}.run({}, {}, nullptr, {}, stream, error));", member, x, run_weight,
+           y);
   } else {
     w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member,
            x, weight, y);

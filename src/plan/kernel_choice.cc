@@ -188,27 +188,35 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   ConvIgemmEstimate estimate;
   estimate.eligible = conv_igemm_eligible(spec);
   if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
-  auto tiled = [](double extent) {
-    const double tile = static_cast<double>(kConvIgemmTile);
-    return std::ceil(extent / tile) * tile;
-  };
+  const double tile = static_cast<double>(kConvIgemmTile);
   const double m = static_cast<double>(spec.batch) * product(spec.output);
   const double n = static_cast<double>(spec.out_channels / spec.groups);
-  const double k = static_cast<double>(spec.in_channels / spec.groups) * product(spec.kernel);
+  const int64_t channels = spec.in_channels / spec.groups;
+  const double k = static_cast<double>(channels) * product(spec.kernel);
   const double groups = static_cast<double>(spec.groups);
   const double flops = 2.0 * groups * m * n * k;
-  const double bytes =
-      4.0 * (static_cast<double>(spec.batch * spec.in_channels) * product(spec.input) +
-             static_cast<double>(spec.out_channels) * k + groups * m * n);
+  const double input_bytes =
+      4.0 * static_cast<double>(spec.batch * spec.in_channels) * product(spec.input);
+  const double bytes = input_bytes + 4.0 * (static_cast<double>(spec.out_channels) * k + groups * m * n);
   const double bandwidth = peaks.dram_gbps * 1e9;
   estimate.cudnn_s =
       std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), bytes / bandwidth) +
       kLaunchSeconds;
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
-  const double tile_flops = 2.0 * groups * tiled(m) * tiled(n) * k;
-  estimate.kernel_s = std::max(3.0 * tile_flops / (peaks.tf32_tflops * 1e12 * kConvIgemmEfficiency),
-                               bytes / bandwidth) +
-                      kLaunchSeconds;
+  const double sms = peaks.sms > 0 ? peaks.sms : 1;
+  const double tiles = groups * std::ceil(m / tile) * std::ceil(n / tile);
+  double k_tiles = std::ceil(k / 32.0), waves = std::ceil(tiles / sms);
+  if (tiles < sms) {  // split K: more, shorter blocks in one wave
+    const double splits = std::clamp(std::floor(sms / tiles), 1.0, std::floor(k_tiles / 8.0));
+    k_tiles = std::ceil(k_tiles / std::max(splits, 1.0));
+  }
+  const bool chunked = channels % 4 == 0;
+  const double efficiency = kConvIgemmPeakEfficiency * k_tiles / (k_tiles + kConvIgemmFillTiles) *
+                            (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency);
+  const double k_tile_s = 3.0 * 2.0 * tile * tile * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
+  const double transpose_s = chunked ? 2.0 * input_bytes / bandwidth + kLaunchSeconds : 0.0;
+  estimate.kernel_s = std::max(waves * k_tiles * k_tile_s / efficiency, bytes / bandwidth) +
+                      transpose_s + kLaunchSeconds;
   estimate.prefer_kernel = estimate.kernel_s <= kTf32x3Margin * estimate.cudnn_s;
   return estimate;
 }

@@ -144,19 +144,26 @@ bool depthwise_conv_eligible(const ConvSpec& spec);
 DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& peaks);
 
 // The time model behind igemm_tf32x3_conv, on the fp32 track. cuDNN in strict FP32 (no tensor
-// cores) against the implicit-GEMM 3xTF32 kernel: cuDNN at kCudnnStrictConvEfficiency of the FP32
-// peak (direct FLOPs; its Winograd / FFT engines count as faster direct ones), the kernel three
-// times the FLOPs of its 128 x 128 tiles (positions and output channels per group rounded up) at
-// kConvIgemmEfficiency of the TF32 peak; each also at least its bytes at the DRAM bandwidth, plus
-// a launch. The kernel is chosen when estimated at most kTf32x3Margin of cuDNN's time.
-// Both efficiencies are the medians over the 16 AlexNet / VGG16 / ResNet-50 layers of
-// tests/kernels/conv_igemm_tf32x3_bench.cu on the H200 (2026-12-02, docs/bench-history/
-// 2026-12-02-h200-conv-igemm): cuDNN strict FP32 0.22-0.66 (median 0.41), the 3xTF32 kernel
-// 0.02-0.17 (median 0.07; at best 0.17 on AlexNet's 5x5 layer, worst on ResNet's 7x7 maps). With
-// these the kernel is not chosen for any shape: it stays for STITCH_CONV_ENGINE=igemm_tf32x3 and
-// as the start of a faster one (larger tiles per position block, a warp-specialised TMA gather).
+// cores) against the implicit-GEMM 3xTF32 kernel (kernels/conv_igemm_tf32x3.cuh, its wgmma kernel
+// on Hopper). cuDNN: kCudnnStrictConvEfficiency of the FP32 peak (direct FLOPs; its Winograd / FFT
+// engines count as faster direct ones). The kernel: its 128 x 128 tiles (positions and output
+// channels per group rounded up) in waves over the SMs (split K, up to 8 ways, when the tiles are
+// fewer than the SMs), each tile's K tiles of 32 at the TF32 peak's per-SM share times
+// kConvIgemmPeakEfficiency · kt / (kt + kConvIgemmFillTiles) — a tile's pipeline fill and
+// epilogue weigh on short K. Where the channels per group are a multiple of 4 the kernel gathers
+// 16-byte chunks from a channels-last copy of x, made by one more pass over the input (read and
+// written at the DRAM bandwidth); else 4-byte elements from x itself, at
+// kConvIgemmScalarGatherEfficiency of the chunked rate. Each side also at least its bytes at the
+// DRAM bandwidth, plus its launches. The kernel is chosen when estimated at most kTf32x3Margin of
+// cuDNN's time. Measured on the H200 by tests/kernels/conv_igemm_tf32x3_bench.cu (2026-12-03,
+// AlexNet / VGG16 / ResNet-50 layers): cuDNN strict FP32 0.22-0.66 of the FP32 peak (median
+// 0.41); the chunked kernel 0.53 of the TF32 peak with 72-75 K tiles (AlexNet), 0.39-0.50 with
+// 36-144 (VGG16), 0.04-0.13 on ResNet-50's small batch-10 layers (few K tiles, 64-channel tiles
+// half empty, the transpose); the 4-byte gather 0.13-0.20 at best.
 inline constexpr double kCudnnStrictConvEfficiency = 0.41;
-inline constexpr double kConvIgemmEfficiency = 0.07;
+inline constexpr double kConvIgemmPeakEfficiency = 0.6;
+inline constexpr double kConvIgemmFillTiles = 10;
+inline constexpr double kConvIgemmScalarGatherEfficiency = 0.35;
 inline constexpr int64_t kConvIgemmTile = 128;
 inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 struct ConvIgemmEstimate {

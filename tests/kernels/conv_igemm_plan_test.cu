@@ -1,10 +1,14 @@
-// The host-checkable half of kernels/conv_igemm_tf32x3.cuh, without a GPU (label unit): the
-// kernel's own gather code (gather_conv_tile, run here with a recording sink for every thread of a
-// block) must give every A tile element exactly once, equal to a direct im2col of the input (zero
-// for padding and past K), and conv_output_offset must place every GEMM element on its own output
-// element; plus the shape checks and the launcher's argument checks. Every shape of the GPU test's
-// table (conv_igemm_cases.cuh).
+// The host-checkable half of the implicit-GEMM convolution (kernels/conv_igemm_common.cuh and the
+// two kernels' gathers), without a GPU (label unit): each kernel's own gather code
+// (gather_conv_columns with its thread placement, run here with a recording sink for every thread
+// of a block) must give every A tile element exactly once, equal to a direct im2col of the input
+// (zero for padding and past K) — the wgmma producer's over split K ranges with its carried
+// cursor; the wgmma gather's writes must be free of bank conflicts; conv_output_offset must place
+// every GEMM element on its own output element; plus the shape checks and the launchers' argument
+// checks. Every shape of the GPU test's table (conv_igemm_cases.cuh).
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -43,45 +47,196 @@ float im2col(const ConvIgemmShape& s, const std::vector<float>& x, int group, in
 
 class ConvIgemmGather : public ::testing::TestWithParam<ConvIgemmCase> {};
 
-TEST_P(ConvIgemmGather, EveryTileElementIsTheIm2colElementOnce) {
-  const ConvIgemmShape& s = GetParam().shape;
-  ASSERT_EQ(conv_igemm_shape_problem(s), "");
+constexpr int kTileRows = detail::kGemmBM, kTileColumns = detail::kGemmBK;
+
+// One A tile as the threads' sinks filled it, against a direct im2col: every element written
+// once, with the input element under its window (zero for padding and past K). Counts mismatches
+// (the first five reported).
+struct GatheredTile {
+  std::vector<float> values = std::vector<float>(kTileRows * kTileColumns, -1.0f);
+  std::vector<int> writes = std::vector<int>(kTileRows * kTileColumns, 0);
+
+  void record(int r, int c, const float* src, bool ok) {
+    ASSERT_TRUE(r >= 0 && r < kTileRows && c >= 0 && c < kTileColumns);
+    ++writes[r * kTileColumns + c];
+    values[r * kTileColumns + c] = ok ? *src : 0.0f;
+  }
+  void expect_im2col(const ConvIgemmShape& s, const std::vector<float>& x, int group, int tm,
+                     int k0, int& mismatches) const {
+    for (int r = 0; r < kTileRows; ++r)
+      for (int c = 0; c < kTileColumns; ++c) {
+        const float want = im2col(s, x, group, int64_t{tm} * kTileRows + r, k0 + c);
+        const int at = r * kTileColumns + c;
+        if ((writes[at] != 1 || values[at] != want) && mismatches++ < 5)
+          ADD_FAILURE() << "group " << group << " m " << tm * kTileRows + r << " k " << k0 + c
+                        << ": written " << writes[at] << "x, got " << values[at] << ", want "
+                        << want;
+      }
+  }
+};
+
+std::vector<float> numbered_input(const ConvIgemmShape& s) {
   std::vector<float> x(testing::conv_input_elements(s));
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = static_cast<float>(i + 1);  // distinct and exact: a wrong address shows
+  return x;
+}
+
+// The mma.sync kernel's gather: 256 threads, rows r and r + 64, the cursor started per tile.
+TEST_P(ConvIgemmGather, MmaSyncTilesAreTheIm2colTiles) {
+  const ConvIgemmShape& s = GetParam().shape;
+  ASSERT_EQ(conv_igemm_shape_problem(s), "");
+  const std::vector<float> x = numbered_input(s);
   const detail::ConvIgemmParams p =
       detail::conv_igemm_params(x.data(), x.data(), nullptr, nullptr, s, MatmulEpilogue::none);
-  constexpr int kRows = detail::kGemmBM, kColumns = detail::kGemmBK;
   int mismatches = 0;
   for (int group = 0; group < s.groups; ++group)
     for (int tm = 0; tm < p.tiles_m; ++tm)
-      for (int k0 = 0; k0 < p.k; k0 += kColumns) {
-        std::vector<float> tile(kRows * kColumns, -1.0f);
-        std::vector<int> writes(kRows * kColumns, 0);
+      for (int k0 = 0; k0 < p.k; k0 += kTileColumns) {
+        GatheredTile tile;
         for (int thread = 0; thread < detail::kGemmThreads; ++thread) {
           const int warp = thread / 32, lane = thread % 32;
           const int row = warp * 8 + (lane & 7), column = lane >> 3;  // as the kernel assigns
           detail::ConvIgemmRow rows[2];
-          rows[0].start(p, tm * kRows + row, group);
-          rows[1].start(p, tm * kRows + row + 64, group);
-          detail::gather_conv_tile(p, rows, row, column, k0,
-                                   [&](int r, int c, const float* src, bool ok) {
-                                     ASSERT_TRUE(r >= 0 && r < kRows && c >= 0 && c < kColumns);
-                                     ++writes[r * kColumns + c];
-                                     tile[r * kColumns + c] = ok ? *src : 0.0f;
-                                   });
+          rows[0].start(p, tm * kTileRows + row, group);
+          rows[1].start(p, tm * kTileRows + row + 64, group);
+          detail::ConvKCursor cursor;
+          cursor.start(p, k0 + column);
+          detail::gather_conv_columns<2, 64, 8>(
+              p, rows, row, column, cursor,
+              [&](int r, int c, const float* src, bool ok) { tile.record(r, c, src, ok); });
         }
-        for (int r = 0; r < kRows; ++r)
-          for (int c = 0; c < kColumns; ++c) {
-            const float want = im2col(s, x, group, int64_t{tm} * kRows + r, k0 + c);
-            const bool ok = writes[r * kColumns + c] == 1 && tile[r * kColumns + c] == want;
-            if (!ok && mismatches++ < 5)
-              ADD_FAILURE() << "group " << group << " m " << tm * kRows + r << " k " << k0 + c
-                            << ": written " << writes[r * kColumns + c] << "x, got "
-                            << tile[r * kColumns + c] << ", want " << want;
-          }
+        tile.expect_im2col(s, x, group, tm, k0, mismatches);
       }
   EXPECT_EQ(mismatches, 0);
+}
+
+// The wgmma kernel's producer gather: 128 threads placed by conv_wgmma_gather_slot, four rows
+// each, one cursor per thread carried from tile to tile over a split's K range (here every range
+// of a two-way split at a multiple of 32, and the whole K).
+TEST_P(ConvIgemmGather, WgmmaTilesAreTheIm2colTilesOverEachKRange) {
+  const ConvIgemmShape& s = GetParam().shape;
+  ASSERT_EQ(conv_igemm_shape_problem(s), "");
+  const std::vector<float> x = numbered_input(s);
+  const detail::ConvIgemmParams p =
+      detail::conv_igemm_params(x.data(), x.data(), nullptr, nullptr, s, MatmulEpilogue::none);
+  const int k_tiles = (p.k + kTileColumns - 1) / kTileColumns;
+  const int half = (k_tiles + 1) / 2 * kTileColumns;
+  const std::vector<std::pair<int, int>> ranges = {{0, p.k}, {0, std::min(half, p.k)},
+                                                   {std::min(half, p.k), p.k}};
+  int mismatches = 0;
+  for (const auto& [k_begin, k_end] : ranges)
+    for (int group = 0; group < s.groups; ++group)
+      for (int tm = 0; tm < p.tiles_m; ++tm) {
+        std::vector<GatheredTile> tiles((k_end - k_begin + kTileColumns - 1) / kTileColumns);
+        for (int ptid = 0; ptid < 128; ++ptid) {
+          const detail::ConvWgmmaGatherSlot at = detail::conv_wgmma_gather_slot(ptid);
+          detail::ConvIgemmRow rows[detail::kConvWgmmaGatherRows];
+          for (int i = 0; i < detail::kConvWgmmaGatherRows; ++i)
+            rows[i].start(p, tm * kTileRows + at.row + 32 * i, group);
+          detail::ConvKCursor cursor;
+          cursor.start(p, k_begin + at.first_column);
+          for (GatheredTile& tile : tiles)
+            detail::gather_conv_columns<detail::kConvWgmmaGatherRows, 32, 1>(
+                p, rows, at.row, at.first_column, cursor,
+                [&](int r, int c, const float* src, bool ok) { tile.record(r, c, src, ok); });
+        }
+        for (size_t t = 0; t < tiles.size(); ++t)
+          tiles[t].expect_im2col(s, x, group, tm, k_begin + static_cast<int>(t) * kTileColumns,
+                                 mismatches);
+      }
+  EXPECT_EQ(mismatches, 0);
+}
+
+// The wgmma producer's channels-last gather: x transposed to NDHWC, K ordered (tap, channel),
+// 16-byte chunks placed by conv_wgmma_chunk_slot; every chunk must hold the four im2col elements
+// of its columns (K column k' is the NCDHW order's (k' % channels) · taps + k' / channels).
+TEST_P(ConvIgemmGather, ChannelsLastTilesAreTheReorderedIm2colTiles) {
+  const ConvIgemmShape& s = GetParam().shape;
+  if (!detail::conv_igemm_channels_last_eligible(s))
+    GTEST_SKIP() << "channels per group not a multiple of 4: the 4-byte gather runs it";
+  const std::vector<float> x = numbered_input(s);
+  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
+  const int64_t positions = d.input[0] * d.input[1] * d.input[2];
+  std::vector<float> x_last(x.size());
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t c = 0; c < s.in_channels; ++c)
+      for (int64_t q = 0; q < positions; ++q)
+        x_last[(n * positions + q) * s.in_channels + c] = x[(n * s.in_channels + c) * positions + q];
+  detail::ConvIgemmParams p = detail::conv_igemm_params(x_last.data(), x_last.data(), nullptr,
+                                                        nullptr, s, MatmulEpilogue::none);
+  detail::conv_igemm_channels_last(p, s);
+  const int channels = p.channels, taps = p.k / p.channels;
+  int mismatches = 0;
+  for (int group = 0; group < s.groups; ++group)
+    for (int tm = 0; tm < p.tiles_m; ++tm) {
+      std::vector<GatheredTile> tiles((p.k + kTileColumns - 1) / kTileColumns);
+      for (int ptid = 0; ptid < 128; ++ptid) {
+        const detail::ConvWgmmaGatherSlot at = detail::conv_wgmma_chunk_slot(ptid);
+        detail::ConvIgemmRow rows[detail::kConvWgmmaGatherRows];
+        for (int i = 0; i < detail::kConvWgmmaGatherRows; ++i)
+          rows[i].start(p, tm * kTileRows + at.row + 32 * i, group);
+        detail::ConvKCursor cursor;
+        cursor.start_taps(p, at.first_column);
+        for (GatheredTile& tile : tiles)
+          detail::gather_conv_chunks<detail::kConvWgmmaGatherRows, 32>(
+              p, rows, at.row, at.first_column, cursor,
+              [&](int r, int c, const float* src, bool ok) {
+                ASSERT_EQ(c % 4, 0);
+                for (int e = 0; e < 4; ++e)
+                  tile.record(r, c + e, ok ? src + e : nullptr, ok);
+              });
+      }
+      for (size_t t = 0; t < tiles.size(); ++t)
+        for (int r = 0; r < kTileRows; ++r)
+          for (int c = 0; c < kTileColumns; ++c) {
+            const int k = static_cast<int>(t) * kTileColumns + c;
+            const int source_k = k < p.k ? k % channels * taps + k / channels : k;
+            const float want = im2col(s, x, group, int64_t{tm} * kTileRows + r, source_k);
+            const int at = r * kTileColumns + c;
+            if ((tiles[t].writes[at] != 1 || tiles[t].values[at] != want) && mismatches++ < 5)
+              ADD_FAILURE() << "group " << group << " m " << tm * kTileRows + r << " k " << k
+                            << ": written " << tiles[t].writes[at] << "x, got "
+                            << tiles[t].values[at] << ", want " << want;
+          }
+    }
+  EXPECT_EQ(mismatches, 0);
+}
+
+// The swizzle places the tile's 4096 elements on distinct words; a producer warp's 32 4-byte
+// writes of one pass (one column step) land in 32 different shared-memory banks.
+TEST(ConvIgemmWgmmaGather, WritesAreFreeOfBankConflicts) {
+  std::vector<int> words(kTileRows * kTileColumns, 0);
+  for (int r = 0; r < kTileRows; ++r)
+    for (int c = 0; c < kTileColumns; ++c)
+      ++words[detail::wgmma_a_offset(r, c)];
+  EXPECT_EQ(std::count(words.begin(), words.end(), 1), kTileRows * kTileColumns);
+  // Channels-last chunks: each quarter warp's eight 16-byte writes of one instruction land in
+  // eight different 16-byte bank groups.
+  for (int warp = 0; warp < 4; ++warp)
+    for (int i = 0; i < detail::kConvWgmmaGatherRows; ++i)
+      for (int half = 0; half < 2; ++half)
+        for (int quarter = 0; quarter < 4; ++quarter) {
+          std::vector<int> groups(8, 0);
+          for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
+            const detail::ConvWgmmaGatherSlot at = detail::conv_wgmma_chunk_slot(warp * 32 + lane);
+            ++groups[detail::wgmma_a_offset(at.row + 32 * i, at.first_column + 4 * half) / 4 % 8];
+          }
+          EXPECT_EQ(std::count(groups.begin(), groups.end(), 1), 8)
+              << "warp " << warp << " row step " << i << " half " << half << " quarter " << quarter;
+        }
+  for (int warp = 0; warp < 4; ++warp)
+    for (int i = 0; i < detail::kConvWgmmaGatherRows; ++i)
+      for (int j = 0; j < kTileColumns / detail::kConvIgemmColumnsPerPass; ++j) {
+        std::vector<int> banks(32, 0);
+        for (int lane = 0; lane < 32; ++lane) {
+          const detail::ConvWgmmaGatherSlot at = detail::conv_wgmma_gather_slot(warp * 32 + lane);
+          const int row = at.row + 32 * i, column = at.first_column + 4 * j;
+          ++banks[detail::wgmma_a_offset(row, column) % 32];
+        }
+        EXPECT_EQ(std::count(banks.begin(), banks.end(), 1), 32)
+            << "warp " << warp << " row step " << i << " pass " << j;
+      }
 }
 
 TEST_P(ConvIgemmGather, EveryGemmElementHasItsOwnOutputElement) {
@@ -126,15 +281,24 @@ TEST(ConvIgemmShapeCheck, RefusesShapesItCannotRun) {
   EXPECT_NE(conv_igemm_shape_problem(four_d), "");
   // The launcher checks before it touches the device.
   float buffer = 0.0f;
-  EXPECT_EQ(launch_conv_igemm_tf32x3(nullptr, &buffer, nullptr, &buffer, s, MatmulEpilogue::none,
-                                     nullptr),
+  EXPECT_EQ(detail::launch_conv_igemm_tf32x3_mma_sync(nullptr, &buffer, nullptr, &buffer, s,
+                                                      MatmulEpilogue::none, nullptr),
             cudaErrorInvalidValue);
-  EXPECT_EQ(launch_conv_igemm_tf32x3(&buffer, &buffer, nullptr, &buffer, s, MatmulEpilogue::bias,
-                                     nullptr),
+  EXPECT_EQ(detail::launch_conv_igemm_tf32x3_mma_sync(&buffer, &buffer, nullptr, &buffer, s,
+                                                      MatmulEpilogue::bias, nullptr),
             cudaErrorInvalidValue);  // a bias epilogue without a bias
-  EXPECT_EQ(launch_conv_igemm_tf32x3(&buffer, &buffer, nullptr, &buffer, wrong_output,
-                                     MatmulEpilogue::none, nullptr),
+  EXPECT_EQ(detail::launch_conv_igemm_tf32x3_mma_sync(&buffer, &buffer, nullptr, &buffer,
+                                                      wrong_output, MatmulEpilogue::none, nullptr),
             cudaErrorInvalidValue);
+  // ... and so does the class, before any device call.
+  ConvIgemmTf32x3 conv;
+  std::string error;
+  EXPECT_EQ(conv.init(wrong_output, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("output size"), std::string::npos) << error;
+  EXPECT_EQ(conv.run(&buffer, &buffer, nullptr, &buffer, nullptr, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("before a successful init"), std::string::npos) << error;
+  EXPECT_EQ(conv.describe(), "not initialised");
 }
 
 TEST(ConvIgemmShapeCheck, ParamsOfTheResNetStem) {

@@ -7,11 +7,12 @@
 //
 //   conv_igemm_tf32x3_bench [NAME_SUBSTRING]   only the layers whose name contains it
 //
-// Per layer: the igemm output compared with cuDNN strict FP32 (relative error norm), then each
-// engine timed with CUDA events, L2 flushed before every run, the median of kIterations after
+// Per layer: the wgmma igemm output compared with cuDNN strict FP32 (relative error norm), then
+// each engine (ConvIgemmTf32x3 on its wgmma and mma.sync kernels, the weight split at init; cuDNN
+// strict and TF32) timed with CUDA events, L2 flushed before every run, the median of kIterations after
 // warm-ups. "%floor": the 3xTF32 roofline floor — 3 x 2·M·N·K at the dense TF32 peak, or reading x
-// and w and writing y at the DRAM bandwidth, the larger — over igemm's time. "igemm eff": 3 x
-// 2·M·N·K over the time, as a fraction of the TF32 peak (the planner's model of this kernel);
+// and w and writing y at the DRAM bandwidth, the larger — over wgmma's time. "igemm eff": 3 x
+// 2·M·N·K over wgmma's time, as a fraction of the TF32 peak (the planner's model of this kernel);
 // "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak.
 #include <cuda_runtime.h>
 
@@ -132,7 +133,18 @@ double relative_norm(const float* got, const float* want, size_t count) {
   return std::sqrt(diff / std::max(norm, 1e-300));
 }
 
-void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush) {
+// The medians the planner takes (kConvIgemmEfficiency, kCudnnStrictConvEfficiency).
+struct Summary {
+  std::vector<double> wgmma_efficiency, strict_efficiency, speedup_over_strict;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Summary& summary) {
   const ConvIgemmShape s = igemm_shape(l);
   const ConvShape shape = cudnn_shape(s);
   const size_t xs = l.batch * l.in_channels * l.size * l.size;
@@ -148,8 +160,23 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush) {
       cudnn_ready(strict, shape, ConvMath::strict_fp32, cudnn, workspace, l.name);
   const bool have_tf32 = cudnn_ready(tf32, shape, ConvMath::tf32, cudnn, workspace, l.name);
   std::string error;
-  auto run_igemm = [&] {
-    CHECK_CUDA(launch_conv_igemm_tf32x3(x, w, nullptr, y_igemm, s, MatmulEpilogue::none, nullptr));
+  auto ready = [&](ConvIgemmTf32x3& conv, Tf32x3Engine engine) {
+    conv.set_engine(engine);
+    if (conv.init(s, MatmulEpilogue::none, error) != STITCH_OK ||
+        conv.prepare_weights(w, nullptr, error) != STITCH_OK) {
+      std::printf("%-26s igemm: %s\n", l.name, error.c_str());
+      return false;
+    }
+    return true;
+  };
+  ConvIgemmTf32x3 wgmma, mma;
+  const bool have_wgmma = ready(wgmma, Tf32x3Engine::wgmma);
+  const bool have_mma = ready(mma, Tf32x3Engine::mma_sync);
+  auto run_igemm = [&](const ConvIgemmTf32x3& conv) {
+    if (conv.run(x, nullptr, nullptr, y_igemm, nullptr, error) != STITCH_OK) {
+      std::printf("%s: igemm run: %s\n", l.name, error.c_str());
+      std::exit(1);
+    }
   };
   auto run_cudnn = [&](CudnnConv& conv) {
     if (conv.run(x, w, y_cudnn, workspace, nullptr, error) != STITCH_OK) {
@@ -157,23 +184,30 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush) {
       std::exit(1);
     }
   };
-  run_igemm();
   double norm = NAN;
-  if (have_strict) {
+  if (have_strict && have_wgmma) {
+    run_igemm(wgmma);
     run_cudnn(strict);
     CHECK_CUDA(cudaDeviceSynchronize());
     norm = relative_norm(y_igemm, y_cudnn, ys);
   }
-  const double igemm_ms = median_ms(run_igemm, flush);
+  const double wgmma_ms = have_wgmma ? median_ms([&] { run_igemm(wgmma); }, flush) : NAN;
+  const double mma_ms = have_mma ? median_ms([&] { run_igemm(mma); }, flush) : NAN;
   const double strict_ms = have_strict ? median_ms([&] { run_cudnn(strict); }, flush) : NAN;
   const double tf32_ms = have_tf32 ? median_ms([&] { run_cudnn(tf32); }, flush) : NAN;
   const double flops = 2.0 * static_cast<double>(ys) * l.in_channels * l.kernel * l.kernel;
   const double floor_ms = std::max(3.0 * flops / (kTf32PeakTflops * 1e9),
                                    4.0 * static_cast<double>(xs + ws + ys) / (kDramGbps * 1e6));
-  std::printf("%-26s %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e\n", l.name, igemm_ms, strict_ms,
-              tf32_ms, 100.0 * floor_ms / igemm_ms,
-              3.0 * flops / (igemm_ms * 1e9) / kTf32PeakTflops,
-              flops / (strict_ms * 1e9) / kFp32PeakTflops, norm);
+  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n", l.name, wgmma_ms,
+              mma_ms, strict_ms, tf32_ms, 100.0 * floor_ms / wgmma_ms,
+              3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops,
+              flops / (strict_ms * 1e9) / kFp32PeakTflops, norm, wgmma.describe().c_str());
+  const double efficiency = 3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops;
+  if (std::isfinite(efficiency)) summary.wgmma_efficiency.push_back(efficiency);
+  const double strict_efficiency = flops / (strict_ms * 1e9) / kFp32PeakTflops;
+  if (std::isfinite(strict_efficiency)) summary.strict_efficiency.push_back(strict_efficiency);
+  if (std::isfinite(wgmma_ms) && std::isfinite(strict_ms))
+    summary.speedup_over_strict.push_back(strict_ms / wgmma_ms);
   CHECK_CUDA(cudaFree(x));
   CHECK_CUDA(cudaFree(w));
   CHECK_CUDA(cudaFree(y_igemm));
@@ -213,12 +247,15 @@ int main(int argc, char** argv) {
   }
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
-  CHECK_CUDA(prepare_conv_igemm_tf32x3());
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-26s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "igemm ms", "strict", "tf32",
-              "%floor", "igemm eff", "strict eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "wgmma ms", "mma", "strict",
+              "tf32", "%floor", "igemm eff", "strict eff", "rel_norm");
+  Summary summary;
   for (const Layer& l : layers)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
-      bench(l, cudnn, workspace, flush);
+      bench(l, cudnn, workspace, flush, summary);
+  std::printf("medians: wgmma igemm eff %.3f, cuDNN strict eff %.3f, wgmma over strict %.2fx\n",
+              median(summary.wgmma_efficiency), median(summary.strict_efficiency),
+              median(summary.speedup_over_strict));
   return 0;
 }

@@ -1,7 +1,8 @@
-// kernels/conv_igemm_tf32x3.cuh on a GPU against a double-precision CPU convolution, over the
-// shape table of conv_igemm_cases.cuh (1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem,
-// dilation, asymmetric padding, odd channel counts, a 1x1 output, batch 8, 1-d, 3-d, groups, long
-// K, bias + ReLU / GELU epilogues). Per element: the GEMM tests' 3xTF32 bound (1e-6 + 2e-5 of the
+// kernels/conv_igemm_tf32x3.cuh (ConvIgemmTf32x3 on each of its kernels, mma.sync and wgmma, the
+// latter with either gather) on a GPU against a double-precision CPU convolution, over the shape
+// table of conv_igemm_cases.cuh (1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem, dilation,
+// asymmetric padding, odd channel counts, a 1x1 output, batch 8, 1-d, 3-d, groups, long K, bias +
+// ReLU / GELU epilogues). Per element: the GEMM tests' 3xTF32 bound (1e-6 + 2e-5 of the
 // sum of |terms|, strict FP32's doubled: TF32 alone fails it); over the output: the relative error
 // norm under 1e-6 (3xTF32 at FP32 level: the GEMM kernel measured 1.2e-7 to 3.3e-7; plain TF32
 // gives ~1e-4, the fp32 track's bound is 5e-5) and the largest absolute error is reported. The
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -83,11 +85,32 @@ std::vector<double> reference(const ConvIgemmCase& c, const std::vector<float>& 
   return y;
 }
 
-class ConvIgemmTest : public ::testing::TestWithParam<ConvIgemmCase> {};
+// The kernel and gather a case runs on: mma.sync; wgmma on the NCDHW input; wgmma on its
+// channels-last copy (where the channels per group allow; else the NCDHW gather again).
+enum class Variant { mma_sync, wgmma_ncdhw, wgmma };
+
+std::string variant_name(Variant v) {
+  return v == Variant::mma_sync ? "mma_sync" : v == Variant::wgmma_ncdhw ? "wgmma_ncdhw" : "wgmma";
+}
+
+// Skips (visibly) a variant this build cannot run here (wgmma: a compute capability 9.0 GPU; the
+// test is built for sm_90a with both kernels kept).
+#define REQUIRE_VARIANT(variant)                                                         \
+  do {                                                                                   \
+    std::string probe_error_;                                                            \
+    const int built_ = gemm_tf32x3_kernels_built(probe_error_);                          \
+    ASSERT_TRUE(probe_error_.empty()) << probe_error_;                                   \
+    if (!(built_ & ((variant) == Variant::mma_sync ? detail::kGemmBuiltMmaSync           \
+                                                   : detail::kGemmBuiltWgmma)))          \
+      GTEST_SKIP() << variant_name(variant) << " is not in this build's code for this device"; \
+  } while (0)
+
+class ConvIgemmTest : public ::testing::TestWithParam<std::tuple<ConvIgemmCase, Variant>> {};
 
 TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   REQUIRE_GPU();
-  const ConvIgemmCase& c = GetParam();
+  const auto& [c, variant] = GetParam();
+  REQUIRE_VARIANT(variant);
   const ConvIgemmShape& s = c.shape;
   ASSERT_EQ(conv_igemm_shape_problem(s), "");
   const auto x = testing::uniform_floats(testing::conv_input_elements(s), 11, -1.f, 1.f);
@@ -100,15 +123,22 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   ASSERT_CUDA(dw.upload(w));
   ASSERT_CUDA(db.upload(bias));
   ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
-  ASSERT_CUDA(prepare_conv_igemm_tf32x3());
-  ASSERT_CUDA(
-      launch_conv_igemm_tf32x3(dx.data(), dw.data(), db.data(), dy.data(), s, c.epilogue, nullptr));
+  ConvIgemmTf32x3 conv;
+  conv.set_engine(variant == Variant::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
+  conv.allow_channels_last(variant == Variant::wgmma);
+  std::string error;
+  ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
+  EXPECT_EQ(conv.uses_wgmma(), variant != Variant::mma_sync);
+  EXPECT_EQ(conv.uses_channels_last(),
+            variant == Variant::wgmma && detail::conv_igemm_channels_last_eligible(s));
+  ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<float> y = dy.download();
   const bool gelu = c.epilogue == MatmulEpilogue::bias_gelu;
   EXPECT_TRUE(
       all_close(y, expected, gelu ? Tolerance{1e-5, 5e-5, 2e-5} : Tolerance{1e-6, 0, 2e-5}, &scale))
-      << c.name;
+      << c.name << " on " << conv.describe();
   double diff = 0.0, norm = 0.0, max_abs = 0.0;
   for (size_t i = 0; i < y.size(); ++i) {
     const double e = y[i] - expected[i];
@@ -117,17 +147,32 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
     max_abs = std::max(max_abs, std::fabs(e));
   }
   const double error_norm = std::sqrt(diff / std::max(norm, 1e-300));
-  std::printf("[ conv_igemm ] %s: relative error norm %.3g, max abs error %.3g\n", c.name.c_str(),
-              error_norm, max_abs);
+  std::printf("[ conv_igemm ] %s (%s): relative error norm %.3g, max abs error %.3g\n",
+              c.name.c_str(), conv.describe().c_str(), error_norm, max_abs);
   EXPECT_LE(error_norm, kNormBound) << c.name;
+
+  // A second run gives the same bits (split K's tickets were left at zero), and so does a run
+  // that splits the weight itself (a weight the program computes).
+  DeviceBuffer<float> again(y.size());
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTest, ::testing::ValuesIn(testing::conv_igemm_cases()),
-                         testing::case_name<ConvIgemmCase>);
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvIgemmTest,
+    ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
+                       ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma)),
+    [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
+      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
+    });
 
-// Misaligned weights (16-byte loads impossible) take the 4-byte path and give the same result.
+// Misaligned weights (16-byte loads impossible) take the mma.sync kernel's 4-byte path and give
+// the same result. (The wgmma kernel reads the weight only through its split copies.)
 TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {
   REQUIRE_GPU();
+  REQUIRE_VARIANT(Variant::mma_sync);
   const ConvIgemmShape s =
       testing::conv_case_shape(1, 16, 20, 1, {10, 10}, {3}, {1}, {1});  // K = 144
   const auto x = testing::uniform_floats(testing::conv_input_elements(s), 21, -1.f, 1.f);
@@ -139,11 +184,12 @@ TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {
   ASSERT_CUDA(dx.upload(x));
   ASSERT_CUDA(dw.upload(w));
   ASSERT_CUDA(dw_shifted.upload(shifted));
-  ASSERT_CUDA(prepare_conv_igemm_tf32x3());
-  ASSERT_CUDA(launch_conv_igemm_tf32x3(dx.data(), dw_shifted.data() + 1, nullptr, dy_shifted.data(),
-                                       s, MatmulEpilogue::none, nullptr));
-  ASSERT_CUDA(launch_conv_igemm_tf32x3(dx.data(), dw.data(), nullptr, dy.data(), s,
-                                       MatmulEpilogue::none, nullptr));
+  ASSERT_CUDA(detail::allow_conv_igemm_tf32x3_smem());
+  ASSERT_CUDA(detail::launch_conv_igemm_tf32x3_mma_sync(dx.data(), dw_shifted.data() + 1, nullptr,
+                                                        dy_shifted.data(), s, MatmulEpilogue::none,
+                                                        nullptr));
+  ASSERT_CUDA(detail::launch_conv_igemm_tf32x3_mma_sync(dx.data(), dw.data(), nullptr, dy.data(), s,
+                                                        MatmulEpilogue::none, nullptr));
   ASSERT_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(testing::bitwise_equal(dy.download(), dy_shifted.download()));
 }

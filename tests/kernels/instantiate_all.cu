@@ -138,9 +138,10 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK(gemm3.run(a, nullptr, y, y, a, 1.0f, 1.0f, stream, error));
   ConvIgemmShape conv_shape;
   conv_shape.in_channels = conv_shape.out_channels = 4;
-  STITCH_CHECK_CUDA(prepare_conv_igemm_tf32x3());
-  STITCH_CHECK_CUDA(launch_conv_igemm_tf32x3(a, a, a, y, conv_shape, MatmulEpilogue::bias_relu,
-                                             stream));
+  ConvIgemmTf32x3 conv3;
+  STITCH_CHECK(conv3.init(conv_shape, MatmulEpilogue::bias_relu, error));
+  STITCH_CHECK(conv3.prepare_weights(a, stream, error));
+  STITCH_CHECK(conv3.run(a, nullptr, a, y, stream, error));
 
   AttentionShape attention;
   attention.queries = attention.keys = 4, attention.head_dim = attention.value_dim = 4;

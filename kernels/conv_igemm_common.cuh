@@ -1,0 +1,335 @@
+// What the two implicit-GEMM 3xTF32 convolution kernels share (conv_igemm_tf32x3.cuh: mma.sync,
+// sm_80 and later; conv_igemm_tf32x3_wgmma.cuh: wgmma, sm_90a): the shape, the GEMM view of a
+// convolution, the gather of an A tile from the input, and the output's addressing.
+//
+// GEMM view, per group g: D[m, co] = sum_k A[m, k] · B[co, k], with
+//   m  = (image, output position)              M = batch · prod(output)
+//   co = output channel within the group       N = out_channels / groups
+//   k  = (input channel within the group, kernel position)  K = in_channels / groups · prod(kernel)
+// B is the weight as PyTorch holds it, [out_channels, in_channels / groups, kernel...] contiguous:
+// row co of group g is K contiguous floats (a GEMM's transposed-B operand). A is never
+// materialised: each A tile is gathered from the NCDHW input while it is loaded (im2col in the
+// load), with zeros for padding and for positions past K, any stride and dilation; no workspace.
+// 1-d and 2-d convolutions run as 3-d ones with unit leading dims.
+//
+// The gather (gather_conv_columns): a thread owns some tile rows (output positions, with their
+// image base pointer and window origin precomputed in ConvIgemmRow) and every fourth K column of
+// the tile; it walks the K columns with an incremental (channel, kd, kh, kw) cursor (no division
+// per element). Eight lanes take eight consecutive rows of one column (output positions: a
+// 32-byte run of the input at stride 1), so a warp's 4-byte cp.asyncs touch 4 sectors.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "gemm_tf32x3_common.cuh"
+#include "matmul.cuh"
+
+// Unrolling in the functions the CPU tests also run (host compilers do not know the pragma).
+#if defined(__CUDA_ARCH__)
+#define STITCH_CONV_IGEMM_PRAGMA(text) _Pragma(#text)
+#define STITCH_CONV_IGEMM_UNROLL _Pragma("unroll")
+#define STITCH_CONV_IGEMM_UNROLL_BY(count) STITCH_CONV_IGEMM_PRAGMA(unroll count)
+#else
+#define STITCH_CONV_IGEMM_UNROLL
+#define STITCH_CONV_IGEMM_UNROLL_BY(count)
+#endif
+
+namespace stitch::kernels {
+
+// A forward convolution, NCDHW / NCHW / NCL contiguous FP32, PyTorch's sizes: the first
+// `spatial` entries of each array count. out_channels and in_channels include every group.
+struct ConvIgemmShape {
+  int spatial = 2;  // 1, 2 or 3
+  int64_t batch = 1, in_channels = 0, out_channels = 0, groups = 1;
+  int64_t input[3] = {1, 1, 1}, output[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, pad_before[3] = {0, 0, 0}, pad_after[3] = {0, 0, 0};
+  int64_t dilation[3] = {1, 1, 1};
+};
+
+namespace detail {
+
+inline constexpr int kConvIgemmMaxGroups = 65535;  // grid.y
+
+// The 3-d view: index 0 depth, 1 height, 2 width; unit sizes in front of a 1-d or 2-d shape.
+struct ConvIgemmDims {
+  int64_t input[3], output[3], kernel[3], stride[3], pad[3], dilation[3];
+};
+inline ConvIgemmDims conv_igemm_dims(const ConvIgemmShape& s) {
+  ConvIgemmDims d;
+  for (int i = 0; i < 3; ++i) {
+    const int src = i - (3 - s.spatial);
+    const bool unit = src < 0;
+    d.input[i] = unit ? 1 : s.input[src];
+    d.output[i] = unit ? 1 : s.output[src];
+    d.kernel[i] = unit ? 1 : s.kernel[src];
+    d.stride[i] = unit ? 1 : s.stride[src];
+    d.pad[i] = unit ? 0 : s.pad_before[src];
+    d.dilation[i] = unit ? 1 : s.dilation[src];
+  }
+  return d;
+}
+
+// What the kernel reads; int where every index fits 31 bits (conv_igemm_shape_problem checks).
+struct ConvIgemmParams {
+  const float* x = nullptr;
+  const float* w = nullptr;
+  const float* bias = nullptr;
+  float* y = nullptr;
+  int m = 0, n = 0, k = 0;  // the per-group GEMM
+  int channels = 0;         // input channels per group
+  int in[3] = {}, out_hw = 0, out_w = 0, kernel[3] = {}, stride[3] = {}, pad[3] = {},
+      dilation[3] = {};
+  int in_plane = 0, out_plane = 0;   // positions per channel
+  int64_t x_image = 0, y_image = 0;  // floats per image
+  int tiles_m = 0, tiles_n = 0;
+  MatmulEpilogue epilogue = MatmulEpilogue::none;
+  // x channels-last (NDHWC: conv_igemm_channels_last sets it), with K ordered (tap, channel):
+  // A[m, tap·channels + c] — every kernel position's channel run contiguous in x.
+  bool channels_last = false;
+  int pixel_stride = 0;  // channels-last: floats per input position (every group's channels)
+};
+
+// Which input channel and kernel position a K column is. K ordered (channel, tap) (NCDHW x:
+// start, advance; channel >= channels past K) or (tap, channel) (channels-last x: start_taps,
+// advance_taps; kd >= kernel[0] past K).
+struct ConvKCursor {
+  int channel, kd, kh, kw;
+  __host__ __device__ __forceinline__ void start(const ConvIgemmParams& p, int k) {
+    const int volume = p.kernel[0] * p.kernel[1] * p.kernel[2], hw = p.kernel[1] * p.kernel[2];
+    channel = k / volume;
+    int rest = k - channel * volume;
+    kd = rest / hw;
+    rest -= kd * hw;
+    kh = rest / p.kernel[2];
+    kw = rest - kh * p.kernel[2];
+  }
+  __host__ __device__ __forceinline__ void advance(const ConvIgemmParams& p) {
+    if (++kw == p.kernel[2]) {
+      kw = 0;
+      if (++kh == p.kernel[1]) {
+        kh = 0;
+        if (++kd == p.kernel[0]) {
+          kd = 0;
+          ++channel;
+        }
+      }
+    }
+  }
+  __host__ __device__ __forceinline__ void start_taps(const ConvIgemmParams& p, int k) {
+    const int tap = k / p.channels, hw = p.kernel[1] * p.kernel[2];
+    channel = k - tap * p.channels;
+    kd = tap / hw;
+    const int rest = tap - kd * hw;
+    kh = rest / p.kernel[2];
+    kw = rest - kh * p.kernel[2];
+  }
+  __host__ __device__ __forceinline__ void advance_taps(const ConvIgemmParams& p, int columns) {
+    for (channel += columns; channel >= p.channels; channel -= p.channels) {
+      if (++kw == p.kernel[2]) {
+        kw = 0;
+        if (++kh == p.kernel[1]) {
+          kh = 0;
+          ++kd;
+        }
+      }
+    }
+  }
+};
+
+// One output position's window origin and its image's input (this group's first channel).
+struct ConvIgemmRow {
+  const float* image;
+  int d0, h0, w0;  // d0 far below zero for a row past M: every tap reads as padding
+  __host__ __device__ __forceinline__ void start(const ConvIgemmParams& p, int m, int group) {
+    image = p.x;
+    d0 = -(1 << 30), h0 = 0, w0 = 0;
+    if (m >= p.m) return;
+    const int img = m / p.out_plane, o = m - img * p.out_plane;
+    const int od = o / p.out_hw, ohw = o - od * p.out_hw;
+    const int oh = ohw / p.out_w, ow = ohw - oh * p.out_w;
+    image = p.x + img * p.x_image +
+            int64_t{group} * p.channels * (p.channels_last ? 1 : p.in_plane);
+    d0 = od * p.stride[0] - p.pad[0];
+    h0 = oh * p.stride[1] - p.pad[1];
+    w0 = ow * p.stride[2] - p.pad[2];
+  }
+};
+
+inline constexpr int kConvIgemmColumnsPerPass = 4;  // K columns of one warp's pass (8 rows each)
+
+// A thread's part of the A tile [128 positions][32 K columns]: rows `row` + i·kRowStep (i <
+// kRows, one ConvIgemmRow each), columns `first_column` + 4j. `cursor` is at K column k0 +
+// first_column on entry and is left at k0 + 32 + first_column, the next tile's start.
+// sink(tile_row, column, src, ok) moves one element: src is the input element (ok) or padding /
+// past K (!ok, src then a valid pointer not to be read). The kernels' sinks are zero-filling
+// cp.asyncs; the CPU tests (conv_igemm_plan_test.cu) record the addresses. kPassUnroll: how many
+// of the 8 column passes the compiler unrolls (1 where registers are scarce: the wgmma producer's
+// 40 spill with all 8).
+template <int kRows, int kRowStep, int kPassUnroll, class Sink>
+__host__ __device__ __forceinline__ void gather_conv_columns(const ConvIgemmParams& p,
+                                                             const ConvIgemmRow (&rows)[kRows],
+                                                             int row, int first_column,
+                                                             ConvKCursor& cursor, Sink&& sink) {
+  STITCH_CONV_IGEMM_UNROLL_BY(kPassUnroll)
+  for (int j = 0; j < kGemmBK / kConvIgemmColumnsPerPass; ++j) {
+    const int column = first_column + j * kConvIgemmColumnsPerPass;
+    const bool k_valid = cursor.channel < p.channels;
+    const int dd = cursor.kd * p.dilation[0], dh = cursor.kh * p.dilation[1],
+              dw = cursor.kw * p.dilation[2];
+    STITCH_CONV_IGEMM_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      const ConvIgemmRow& r = rows[i];
+      const int id = r.d0 + dd, ih = r.h0 + dh, iw = r.w0 + dw;
+      const bool ok = k_valid && static_cast<unsigned>(id) < static_cast<unsigned>(p.in[0]) &&
+                      static_cast<unsigned>(ih) < static_cast<unsigned>(p.in[1]) &&
+                      static_cast<unsigned>(iw) < static_cast<unsigned>(p.in[2]);
+      const float* src =
+          ok ? r.image + cursor.channel * p.in_plane + (id * p.in[1] + ih) * p.in[2] + iw : p.x;
+      sink(row + i * kRowStep, column, src, ok);
+    }
+    STITCH_CONV_IGEMM_UNROLL
+    for (int step = 0; step < kConvIgemmColumnsPerPass; ++step)
+      cursor.advance(p);
+  }
+}
+
+
+// The channels-last gather: 16-byte chunks of 4 K columns (one kernel position's channels c ..
+// c + 3, contiguous in x; needs channels % 4 == 0). A thread's chunks of a tile: rows `row` +
+// i·kRowStep (i < kRows), columns `first_column` and first_column + 4. `cursor` (start_taps) is at
+// K column k0 + first_column on entry and is left at k0 + 32 + first_column. sink(tile_row,
+// column, src, ok) moves 4 floats from src (zeros when !ok). The two halves stay a loop: the
+// wgmma producer's 40 registers spill when they are unrolled.
+template <int kRows, int kRowStep, class Sink>
+__host__ __device__ __forceinline__ void gather_conv_chunks(const ConvIgemmParams& p,
+                                                            const ConvIgemmRow (&rows)[kRows],
+                                                            int row, int first_column,
+                                                            ConvKCursor& cursor, Sink&& sink) {
+  STITCH_CONV_IGEMM_UNROLL_BY(1)
+  for (int half = 0; half < 2; ++half) {
+    const bool k_valid = cursor.kd < p.kernel[0];
+    const int dd = cursor.kd * p.dilation[0], dh = cursor.kh * p.dilation[1],
+              dw = cursor.kw * p.dilation[2];
+    STITCH_CONV_IGEMM_UNROLL
+    for (int i = 0; i < kRows; ++i) {
+      const ConvIgemmRow& r = rows[i];
+      const int id = r.d0 + dd, ih = r.h0 + dh, iw = r.w0 + dw;
+      const bool ok = k_valid && static_cast<unsigned>(id) < static_cast<unsigned>(p.in[0]) &&
+                      static_cast<unsigned>(ih) < static_cast<unsigned>(p.in[1]) &&
+                      static_cast<unsigned>(iw) < static_cast<unsigned>(p.in[2]);
+      const float* src =
+          ok ? r.image + int64_t{(id * p.in[1] + ih) * p.in[2] + iw} * p.pixel_stride +
+                   cursor.channel
+             : p.x;
+      sink(row + i * kRowStep, first_column + 4 * half, src, ok);
+    }
+    cursor.advance_taps(p, 4);
+  }
+  cursor.advance_taps(p, kGemmBK - 8);
+}
+
+// Where the GEMM element (m, co) of `group` goes in y: [image, group·N + co, position].
+__host__ __device__ __forceinline__ int64_t conv_output_offset(const ConvIgemmParams& p, int group,
+                                                               int m, int co) {
+  const int img = m / p.out_plane, o = m - img * p.out_plane;
+  return img * p.y_image + (int64_t{group} * p.n + co) * p.out_plane + o;
+}
+
+// y[image, group·N + co, position] = act(sum + bias) for the GEMM element (m, co).
+__device__ __forceinline__ void store_conv_output(const ConvIgemmParams& p, int group, int m,
+                                                  int co, float sum) {
+  if (m >= p.m || co >= p.n) return;
+  float v = sum;
+  if (p.epilogue == MatmulEpilogue::bias || p.epilogue == MatmulEpilogue::bias_relu ||
+      p.epilogue == MatmulEpilogue::bias_gelu)
+    v += p.bias[group * p.n + co];
+  p.y[conv_output_offset(p, group, m, co)] = gemm_activation(v, p.epilogue);
+}
+
+}  // namespace detail
+
+// "" when the implicit-GEMM kernels run the shape, else what is wrong with it.
+inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
+  if (s.spatial < 1 || s.spatial > 3) return "spatial dims must be 1, 2 or 3";
+  if (s.batch <= 0 || s.in_channels <= 0 || s.out_channels <= 0 || s.groups <= 0)
+    return "batch, channels and groups must be positive";
+  if (s.in_channels % s.groups != 0 || s.out_channels % s.groups != 0)
+    return "channels must be divisible by groups";
+  if (s.groups > detail::kConvIgemmMaxGroups) return "more groups than one launch holds";
+  int64_t in_plane = 1, out_plane = 1, volume = 1;
+  for (int i = 0; i < s.spatial; ++i) {
+    if (s.input[i] <= 0 || s.output[i] <= 0 || s.kernel[i] <= 0 || s.stride[i] <= 0 ||
+        s.dilation[i] <= 0 || s.pad_before[i] < 0 || s.pad_after[i] < 0)
+      return "sizes, strides and dilations must be positive, paddings non-negative";
+    const int64_t span =
+        s.input[i] + s.pad_before[i] + s.pad_after[i] - s.dilation[i] * (s.kernel[i] - 1) - 1;
+    if (span < 0 || span / s.stride[i] + 1 != s.output[i])
+      return "output size does not follow from input, kernel, stride, padding and dilation";
+    if (s.pad_before[i] > INT32_MAX / 4 || s.stride[i] * s.output[i] > INT32_MAX / 4 ||
+        s.dilation[i] * s.kernel[i] > INT32_MAX / 4)
+      return "a spatial extent does not fit int32";
+    in_plane *= s.input[i];
+    out_plane *= s.output[i];
+    volume *= s.kernel[i];
+  }
+  const int64_t k = s.in_channels / s.groups * volume;
+  if (s.in_channels * in_plane > INT32_MAX || s.out_channels * out_plane > INT32_MAX ||
+      s.batch * out_plane > INT32_MAX || k > INT32_MAX)
+    return "an image, the GEMM's M or its K does not fit int32";
+  const int64_t tiles = (s.batch * out_plane + detail::kGemmBM - 1) / detail::kGemmBM *
+                        ((s.out_channels / s.groups + detail::kGemmBN - 1) / detail::kGemmBN);
+  if (tiles > INT32_MAX) return "more output tiles than one launch holds";
+  return "";
+}
+
+namespace detail {
+
+// The kernel's parameters for a shape conv_igemm_shape_problem accepts (pure: tested on the CPU).
+inline ConvIgemmParams conv_igemm_params(const float* x, const float* w, const float* bias,
+                                         float* y, const ConvIgemmShape& s,
+                                         MatmulEpilogue epilogue) {
+  const ConvIgemmDims d = conv_igemm_dims(s);
+  ConvIgemmParams p;
+  p.x = x, p.w = w, p.bias = bias, p.y = y, p.epilogue = epilogue;
+  p.channels = static_cast<int>(s.in_channels / s.groups);
+  p.n = static_cast<int>(s.out_channels / s.groups);
+  int64_t volume = 1;
+  for (int i = 0; i < 3; ++i) {
+    p.in[i] = static_cast<int>(d.input[i]);
+    p.kernel[i] = static_cast<int>(d.kernel[i]);
+    p.stride[i] = static_cast<int>(d.stride[i]);
+    p.pad[i] = static_cast<int>(d.pad[i]);
+    p.dilation[i] = static_cast<int>(d.dilation[i]);
+    volume *= d.kernel[i];
+  }
+  p.k = static_cast<int>(p.channels * volume);
+  p.out_w = static_cast<int>(d.output[2]);
+  p.out_hw = static_cast<int>(d.output[1] * d.output[2]);
+  p.out_plane = static_cast<int>(d.output[0] * p.out_hw);
+  p.in_plane = static_cast<int>(d.input[0] * d.input[1] * d.input[2]);
+  p.m = static_cast<int>(s.batch * p.out_plane);
+  p.x_image = s.in_channels * p.in_plane;
+  p.y_image = s.out_channels * p.out_plane;
+  p.tiles_m = (p.m + kGemmBM - 1) / kGemmBM;
+  p.tiles_n = (p.n + kGemmBN - 1) / kGemmBN;
+  return p;
+}
+
+// Whether the channels-last gather (16-byte chunks) can run the shape: channels per group a
+// multiple of 4, so every chunk is one kernel position's channels, 16-byte aligned in x.
+inline bool conv_igemm_channels_last_eligible(const ConvIgemmShape& s) {
+  return s.groups > 0 && (s.in_channels / s.groups) % 4 == 0;
+}
+
+// The parameters for x in channels-last order (NDHWC, contiguous) instead of NCDHW.
+inline void conv_igemm_channels_last(ConvIgemmParams& p, const ConvIgemmShape& s) {
+  p.channels_last = true;
+  p.pixel_stride = static_cast<int>(s.in_channels);
+}
+
+}  // namespace detail
+
+}  // namespace stitch::kernels

@@ -1,0 +1,143 @@
+// The implicit-GEMM 3xTF32 convolution on Hopper's warpgroup tensor cores (sm_90a only): the
+// wgmma GEMM kernel's pipeline (gemm_tf32x3_wgmma.cuh: a producer warpgroup filling a 4-stage
+// mbarrier ring, two consumer warpgroups issuing m64n128k8 wgmmas with chunked FP32 sums, the same
+// split-K reduction) with A gathered from the input instead of copied from a matrix.
+//
+// B, the weight [out_channels, K] per group, is split once at init into WgmmaSplitB's two TF32
+// copies (one batch per group) and loaded by TMA, exactly as the GEMM's transposed B.
+// A, the im2col tile [128 output positions][32 K columns], is gathered by the producer
+// warpgroup's 128 threads with zero-filling cp.asyncs (conv_igemm_common.cuh), each thread four
+// rows 32 apart, keeping their window origins and one K cursor for its whole K range (a tile's
+// gather costs no division), in one of two ways:
+// - channels-last x (ConvIgemmTf32x3 transposes an NCDHW input into its own NDHWC copy first,
+//   where the channels per group are a multiple of 4), K ordered (kernel position, channel) —
+//   the weight's split copies reordered to match: 16-byte chunks, two per row and tile
+//   (gather_conv_chunks, conv_wgmma_chunk_slot), 8 copies per thread and tile as the GEMM's A;
+// - NCDHW x as it is (any channel count): 4-byte copies, 32 per thread and tile
+//   (gather_conv_columns, conv_wgmma_gather_slot). A warp's eight lanes of one column read eight
+//   consecutive output positions; one pass's 32 writes land in 32 different banks. This is the
+//   slow path: on an H200 it ran at 4-20% of the TF32 peak (its producers cannot issue the
+//   copies fast enough), the chunked path at 20-54% (AlexNet conv2 0.54; kernels/README.md).
+//
+// Everything after the loads is the GEMM kernel's: the consumers read A from the raw tile and
+// split it in registers, the error is the GEMM kernel's (FP32 level), and the epilogue
+// (store_conv_output) writes y = act(conv + bias) in NCDHW.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "conv_igemm_common.cuh"
+#include "gemm_tf32x3_wgmma.cuh"
+
+namespace stitch::kernels::detail {
+
+inline constexpr int kConvWgmmaGatherRows = 4;  // tile rows per producer thread, 32 apart
+
+// Where producer thread ptid (0-127) gathers: its first tile row and its first K column.
+struct ConvWgmmaGatherSlot {
+  int row, first_column;
+};
+// NCDHW x, 4-byte copies: rows 8w + lane % 8 (+ 32i), columns lane / 8 + 4j.
+__host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_gather_slot(int ptid) {
+  const int warp = ptid / 32, lane = ptid % 32;
+  return {warp * 8 + lane % 8, lane / 8};
+}
+// Channels-last x, 16-byte chunks: rows 8w + lane / 4 (+ 32i), columns 8 (lane % 4) and + 4. Four
+// lanes read 32 contiguous floats of one position; a quarter warp's chunks (two rows, alternate
+// chunk columns) land in eight different 16-byte bank groups of the swizzled tile.
+__host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_chunk_slot(int ptid) {
+  const int warp = ptid / 32, lane = ptid % 32;
+  return {warp * 8 + lane / 4, 8 * (lane % 4)};
+}
+
+// The output tile of gemm_tile_coord(order) for group blockIdx.y / order.splits; order holds the
+// tile counts, the split plan, the partials and the chunk length (its matrix fields are unused).
+template <bool kChannelsLast>
+__global__ void __launch_bounds__(kWgmmaThreads, 1)
+    conv_igemm_tf32x3_wgmma_kernel(ConvIgemmParams p, GemmTf32x3Args order,
+                                   const __grid_constant__ WgmmaMaps maps) {
+#if defined(STITCH_GEMM_WGMMA)
+  extern __shared__ float4 wgmma_smem[];
+  const GemmTileCoord tile = gemm_tile_coord(order);
+  const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
+  const int k_begin = tile.split * order.split_k;
+  const WgmmaBlock blk = wgmma_block(wgmma_smem, k_begin, min(p.k, k_begin + order.split_k));
+  const int warp = wgmma_warp();
+  if (warp >= kWgmmaConsumerThreads / 32) {
+    wgmma_become_producer();
+    const int ptid = threadIdx.x - kWgmmaConsumerThreads;
+    const ConvWgmmaGatherSlot at =
+        kChannelsLast ? conv_wgmma_chunk_slot(ptid) : conv_wgmma_gather_slot(ptid);
+    ConvIgemmRow rows[kConvWgmmaGatherRows];
+#pragma unroll
+    for (int i = 0; i < kConvWgmmaGatherRows; ++i)
+      rows[i].start(p, m0 + at.row + 32 * i, group);
+    ConvKCursor cursor;
+    if constexpr (kChannelsLast)
+      cursor.start_taps(p, k_begin + at.first_column);
+    else
+      cursor.start(p, k_begin + at.first_column);
+    wgmma_produce(maps, blk, n0, group, ptid, [&](float* s, int) {
+      if constexpr (kChannelsLast)
+        gather_conv_chunks<kConvWgmmaGatherRows, 32>(
+            p, rows, at.row, at.first_column, cursor,
+            [s](int row, int column, const float* src, bool ok) {
+              cp_async_16(s + wgmma_a_offset(row, column), src, ok);
+            });
+      else
+        gather_conv_columns<kConvWgmmaGatherRows, 32, 1>(
+            p, rows, at.row, at.first_column, cursor,
+            [s](int row, int column, const float* src, bool ok) {
+              cp_async_4(s + wgmma_a_offset(row, column), src, ok);
+            });
+    });
+    return;
+  }
+  wgmma_consume_tile(blk, order, tile, warp, [&](int row, int column, float sum) {
+    store_conv_output(p, group, m0 + row, n0 + column, sum);
+  });
+#else
+  (void)p, (void)order, (void)maps;
+#endif
+}
+
+// x [batch][channels][positions] (NCDHW) into y [batch][positions][channels] (NDHWC), through
+// 32 x 32 shared tiles: reads and writes both along contiguous memory. Block (32, 8); grid
+// (positions / 32, channels / 32, batch), rounded up.
+template <int kUnused = 0>
+__global__ void __launch_bounds__(256) channels_last_kernel(const float* x, float* y,
+                                                            int64_t channels, int64_t positions) {
+  __shared__ float tile[32][33];
+  const int64_t image = blockIdx.z, p0 = blockIdx.x * int64_t{32}, c0 = blockIdx.y * int64_t{32};
+  const float* in = x + image * channels * positions;
+  float* out = y + image * channels * positions;
+  for (int i = threadIdx.y; i < 32; i += 8) {
+    const int64_t c = c0 + i, p = p0 + threadIdx.x;
+    if (c < channels && p < positions) tile[i][threadIdx.x] = in[c * positions + p];
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < 32; i += 8) {
+    const int64_t p = p0 + i, c = c0 + threadIdx.x;
+    if (c < channels && p < positions) out[p * channels + c] = tile[threadIdx.x][i];
+  }
+}
+
+inline cudaError_t launch_channels_last(const float* x, float* y, int64_t batch, int64_t channels,
+                                        int64_t positions, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((positions + 31) / 32),
+                  static_cast<unsigned>((channels + 31) / 32), static_cast<unsigned>(batch));
+  channels_last_kernel<><<<grid, dim3(32, 8), 0, stream>>>(x, y, channels, positions);
+  return cudaGetLastError();
+}
+
+inline cudaError_t allow_conv_igemm_tf32x3_wgmma_smem() {
+  const int smem = static_cast<int>(kWgmmaSmemBytes);
+  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<true>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (status == cudaSuccess)
+    status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<false>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  return status;
+}
+
+}  // namespace stitch::kernels::detail
