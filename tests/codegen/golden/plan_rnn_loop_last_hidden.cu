@@ -23,12 +23,7 @@ struct s00_elementwise_3x6_body {
   }
 };
 
-struct s01_elementwise_6_body {
-  __device__ void operator()(float (&y)[1]) const {
-    const float v0 = 0.0f;  // tanh_rnn_b_hh
-    y[0] = v0;
-  }
-};
+using s01_elementwise_6_body = s00_elementwise_3x6_body;  // the same body
 
 struct s02_copy_6x5_copy {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
@@ -36,11 +31,7 @@ struct s02_copy_6x5_copy {
   }
 };
 
-struct s03_copy_6x6_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s03_copy_6x6_copy = s02_copy_6x5_copy;  // the same body
 
 struct Program {
   static constexpr std::array<TensorSpec, 2> kParams = {{

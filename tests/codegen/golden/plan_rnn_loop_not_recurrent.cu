@@ -22,11 +22,7 @@ struct s00_copy_cat0_2x3_copy {
   }
 };
 
-struct s01_copy_cat1_2x5_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s01_copy_cat1_2x5_copy = s00_copy_cat0_2x3_copy;  // the same body
 
 struct s02_matmul_bias_2x5x8_epilogue {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
@@ -35,62 +31,23 @@ struct s02_matmul_bias_2x5x8_epilogue {
   }
 };
 
-struct s03_copy_cat0_2x3_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s03_copy_cat0_2x3_copy = s00_copy_cat0_2x3_copy;  // the same body
 
-struct s04_copy_cat1_2x5_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s04_copy_cat1_2x5_copy = s00_copy_cat0_2x3_copy;  // the same body
 
-struct s05_matmul_bias_2x5x8_epilogue {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    const float v0 = tanhf(x[0]);  // tanh_1
-    y[0] = v0;
-  }
-};
+using s05_matmul_bias_2x5x8_epilogue = s02_matmul_bias_2x5x8_epilogue;  // the same body
 
-struct s06_copy_cat0_2x3_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s06_copy_cat0_2x3_copy = s00_copy_cat0_2x3_copy;  // the same body
 
-struct s07_copy_cat1_2x5_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s07_copy_cat1_2x5_copy = s00_copy_cat0_2x3_copy;  // the same body
 
-struct s08_matmul_bias_2x5x8_epilogue {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    const float v0 = tanhf(x[0]);  // tanh_2
-    y[0] = v0;
-  }
-};
+using s08_matmul_bias_2x5x8_epilogue = s02_matmul_bias_2x5x8_epilogue;  // the same body
 
-struct s09_copy_cat0_2x3_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s09_copy_cat0_2x3_copy = s00_copy_cat0_2x3_copy;  // the same body
 
-struct s10_copy_cat1_2x5_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s10_copy_cat1_2x5_copy = s00_copy_cat0_2x3_copy;  // the same body
 
-struct s11_matmul_bias_2x5x8_epilogue {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    const float v0 = tanhf(x[0]);  // tanh_3
-    y[0] = v0;
-  }
-};
+using s11_matmul_bias_2x5x8_epilogue = s02_matmul_bias_2x5x8_epilogue;  // the same body
 
 struct Program {
   static constexpr std::array<TensorSpec, 2> kParams = {{

@@ -22,11 +22,7 @@ struct s00_copy_4x3_copy {
   }
 };
 
-struct s01_copy_4x4_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s01_copy_4x4_copy = s00_copy_4x3_copy;  // the same body
 
 struct Program {
   static constexpr std::array<TensorSpec, 1> kParams = {{

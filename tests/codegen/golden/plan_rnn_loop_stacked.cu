@@ -30,11 +30,7 @@ struct s01_copy_4x5_copy {
   }
 };
 
-struct s02_copy_4x4_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s02_copy_4x4_copy = s01_copy_4x5_copy;  // the same body
 
 struct Program {
   static constexpr std::array<TensorSpec, 4> kParams = {{
