@@ -246,6 +246,12 @@ std::optional<std::pair<int, std::vector<MapOp>>> trace_piece(const ir::Graph& g
       return std::nullopt;
     const auto previous = ref_at(node, operand);
     if (!previous || node.outputs.size() != 1 || node.outputs[0].rank() != 2) return std::nullopt;
+    if (node.op == Op::addmm) {  // a bias per column broadcasts over any rows; one per row not
+      const auto bias = ref_at(node, 0);
+      if (!bias || graph.type_of(*bias).rank() > 2 ||
+          (graph.type_of(*bias).rank() == 2 && graph.type_of(*bias).shape[0] != 1))
+        return std::nullopt;
+    }
     for (size_t i = 0; i < node.args.size(); ++i)  // unary ops take no second tensor
       if (i != operand && node.args[i].is_ref() && node.op != Op::addmm && node.op != Op::mm)
         return std::nullopt;

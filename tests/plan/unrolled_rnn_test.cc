@@ -1,8 +1,9 @@
 // Pass "recurrences" (pass_unrolled_rnn.cc): a Python-loop RNN cell captured unrolled becomes one
 // recurrent layer and its stacked per-step output Linear one GEMM; variants of the cell (state
 // first in the cat, ReLU) map onto the layer's arguments; loops that are not a recurrence, and the
-// steps after one that differs, are left as they are. The captured own tasks
-// (tests/tasks/plan_rnn_loop_*.py) are covered by the plan goldens.
+// steps after one that differs, are left as they are, and so is an output map that is not
+// row-wise. The captured own tasks (tests/tasks/plan_rnn_loop_*.py) are covered by the plan
+// goldens.
 #include <gtest/gtest.h>
 
 #include "plan/planner.h"
@@ -107,6 +108,20 @@ TEST(UnrolledRnnTest, ChainIsCutAtAStepThatDiffers) {
   EXPECT_EQ(folded->nodes[layer->args[0].ref()->index].op, Op::slice_tensor);
   EXPECT_EQ(testing::count_op(*folded, Op::cat), 4);
   EXPECT_EQ(testing::count_op(*folded, Op::addmm), 3 + 6);
+}
+
+TEST(UnrolledRnnTest, OutputMapWithABiasPerRowStaysPerStep) {
+  const UnrolledRnn r = small_rnn();
+  ir::Graph graph = unrolled_rnn_graph(r);
+  // h2o's bias [output] becomes a [batch, output] param: one row per batch element, which does not
+  // broadcast over the rows of all steps.
+  graph.params[3].type = contiguous_type({r.batch, r.output}, ir::DType::float32);
+  auto folded = fold_unrolled_recurrences(graph);
+  ASSERT_TRUE(folded.ok()) << folded.error().message;
+  ASSERT_TRUE(ir::verify(*folded).ok());
+  EXPECT_EQ(testing::count_op(*folded, Op::rnn_tanh_input), 1);
+  EXPECT_EQ(testing::count_op(*folded, Op::addmm), r.steps);  // the h2o of each step
+  EXPECT_EQ(testing::count_op(*folded, Op::cat), 1);          // the stack
 }
 
 TEST(UnrolledRnnTest, TwoHundredFiftySixStepsPlanAsAHandfulOfSubtasks) {

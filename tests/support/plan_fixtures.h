@@ -64,6 +64,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_rnn_loop_last_hidden",
     "plan_rnn_loop_relu",
     "plan_rnn_loop_not_recurrent",
+    "plan_rnn_loop_batch_first_maps",
 };
 
 // The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).
