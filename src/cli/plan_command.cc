@@ -52,7 +52,8 @@ CommandAction setup_plan(CLI::App& app) {
                "against the training-mode reference");
   app.add_option("--dump-after", options->dump_after,
                  "Print the graph (or analysis) after this pass to stderr: dead-code, shapes, "
-                 "coverage, fold-batchnorm, lower, materialize, cats, views, fuse, subtasks");
+                 "coverage, recurrences, fold-batchnorm, lower, materialize, cats, views, fuse, "
+                 "subtasks");
   app.add_option("--out", options->out,
                  "Where to write plan.json (default: the run directory's plan.json)");
   add_runs_dir_option(app, options->runs_dir);

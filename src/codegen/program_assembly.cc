@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "codegen/emit_context.h"
+#include "codegen/functor_sharing.h"
 
 namespace stitch::codegen {
 namespace {
@@ -226,7 +227,8 @@ std::string assemble_program(const EmitContext& ctx) {
   out.blank();
   out.line("using namespace stitch::kernels;");
   out.blank();
-  emit_body(out, ctx.pieces().functors);
+  for (const auto& line : split_lines(share_identical_functors(ctx.pieces().functors.text())))
+    out.line("{}", line);
   emit_program_traits(ctx, out);
   out.blank();
   emit_functions(ctx, out);

@@ -74,6 +74,13 @@ Status check_coverage(const ir::Graph& graph);
 // Empty when the node is covered; otherwise why not (without the node name).
 std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node);
 
+// recurrences: a Python-loop RNN cell captured as one copy per time step (cat(x_t, h) → Linear →
+// tanh / relu, step t's state read from step t-1's output) becomes one recurrent layer
+// (aten.rnn_tanh / rnn_relu: the x side of all steps in one GEMM, only h @ W_hhᵀ sequential), and
+// a per-step row-wise map of the states stacked along dim 0 (the h2o Linear) one GEMM over all
+// steps (pass_unrolled_rnn.cc). Graphs without such a chain are returned unchanged.
+Result<ir::Graph> fold_unrolled_recurrences(const ir::Graph& graph);
+
 // lower: rewrites composite ops into the primitives fusion maps onto kernels (see
 // pass_lowering.cc for the table): batch/group norm, var, logsumexp, norms, softmax over a
 // non-last dim, mean, multi-block reductions, trivial reductions, clone, addmm with odd biases.

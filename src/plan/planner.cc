@@ -28,6 +28,7 @@ constexpr PassInfo kPasses[] = {
     {"dead-code", "remove nodes no graph output depends on"},
     {"shapes", "recompute output shapes/dtypes of covered ops and compare with the capture"},
     {"coverage", "refuse ops outside the covered families"},
+    {"recurrences", "an unrolled Python-loop RNN cell becomes one recurrent layer"},
     {"fold-batchnorm", "fold an eval-mode BatchNorm into the convolution before it"},
     {"lower", "rewrite composite ops into primitives"},
     {"materialize", "insert copies where strides cannot give a kernel what it needs"},
@@ -156,6 +157,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
     if (!options.keep_uncovered) STITCH_TRY(check_coverage(g));
     return g;
   }));
+  STITCH_TRY(pipeline.graph_step("recurrences", graph, fold_unrolled_recurrences));
   STITCH_TRY(
       pipeline.graph_step("fold-batchnorm", graph, [&](const ir::Graph& g) -> Result<ir::Graph> {
         return fold_batch_norm_into_conv(g, options);

@@ -16,8 +16,8 @@ struct PassInfo {
   std::string_view name;  // for --dump-after
   std::string_view what;
 };
-// The pipeline's steps in order: dead-code, shapes, coverage, fold-batchnorm, lower, materialize,
-// cats, views, fuse, subtasks.
+// The pipeline's steps in order: dead-code, shapes, coverage, recurrences, fold-batchnorm, lower,
+// materialize, cats, views, fuse, subtasks.
 std::span<const PassInfo> plan_passes();
 
 Result<Plan> make_plan(const ir::Graph& graph, const PlanOptions& options);

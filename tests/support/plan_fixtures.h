@@ -60,6 +60,11 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_rnn_tanh_bidirectional",
     "plan_lstm_cn",
     "plan_rnn_dropout_refused",
+    "plan_rnn_loop_stacked",
+    "plan_rnn_loop_last_hidden",
+    "plan_rnn_loop_relu",
+    "plan_rnn_loop_not_recurrent",
+    "plan_rnn_loop_batch_first_maps",
 };
 
 // The fixtures the built-in Planner refuses (their plan golden is the refusal; no program).

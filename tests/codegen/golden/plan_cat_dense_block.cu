@@ -73,36 +73,11 @@ struct s04_reduce_mean_var_12x240x1_prologue {
   }
 };
 
-struct s04_reduce_mean_var_12x240x1_epilogue {
-  float* out0;
-  float* out1;
-  __device__ void operator()(int64_t o, int64_t i, MeanVar result) const {
-    const int64_t e = o * 1 + i;
-    const float var = result.m2 / static_cast<float>(result.count - 0.0f);
-    const float v0 = (var + 1e-05f);  // _native_batch_norm_legit_functional_1_var_eps
-    const float v1 = rsqrtf(v0);  // _native_batch_norm_legit_functional_1_rstd
-    out0[e] = result.mean;
-    out1[e] = v1;
-  }
-};
+using s04_reduce_mean_var_12x240x1_epilogue = s00_reduce_mean_var_8x240x1_epilogue;  // the same body
 
-struct s05_elementwise_2x12x12x10_body {
-  __device__ void operator()(const float (&x)[5], float (&y)[1]) const {
-    const float v0 = (x[0] - x[1]);  // _native_batch_norm_legit_functional_1_centered
-    const float v1 = (v0 * x[2]);  // _native_batch_norm_legit_functional_1_normalized
-    const float v2 = (v1 * x[3]);  // _native_batch_norm_legit_functional_1_scaled
-    const float v3 = (v2 + x[4]);  // _native_batch_norm_legit_functional_1_shifted
-    const float v4 = op_relu(v3);  // relu_2
-    y[0] = v4;
-  }
-};
+using s05_elementwise_2x12x12x10_body = s01_elementwise_2x8x12x10_body;  // the same body
 
-struct s06_conv2d_2x12x12x10_k4x3x3_epilogue {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    const float v0 = op_relu(x[0]);  // relu_3
-    y[0] = v0;
-  }
-};
+using s06_conv2d_2x12x12x10_k4x3x3_epilogue = s02_conv2d_2x8x12x10_k4x3x3_epilogue;  // the same body
 
 struct s07_reduce_mean_var_16x240x1_prologue {
   const float* l0;
@@ -114,36 +89,11 @@ struct s07_reduce_mean_var_16x240x1_prologue {
   }
 };
 
-struct s07_reduce_mean_var_16x240x1_epilogue {
-  float* out0;
-  float* out1;
-  __device__ void operator()(int64_t o, int64_t i, MeanVar result) const {
-    const int64_t e = o * 1 + i;
-    const float var = result.m2 / static_cast<float>(result.count - 0.0f);
-    const float v0 = (var + 1e-05f);  // _native_batch_norm_legit_functional_2_var_eps
-    const float v1 = rsqrtf(v0);  // _native_batch_norm_legit_functional_2_rstd
-    out0[e] = result.mean;
-    out1[e] = v1;
-  }
-};
+using s07_reduce_mean_var_16x240x1_epilogue = s00_reduce_mean_var_8x240x1_epilogue;  // the same body
 
-struct s08_elementwise_2x16x12x10_body {
-  __device__ void operator()(const float (&x)[5], float (&y)[1]) const {
-    const float v0 = (x[0] - x[1]);  // _native_batch_norm_legit_functional_2_centered
-    const float v1 = (v0 * x[2]);  // _native_batch_norm_legit_functional_2_normalized
-    const float v2 = (v1 * x[3]);  // _native_batch_norm_legit_functional_2_scaled
-    const float v3 = (v2 + x[4]);  // _native_batch_norm_legit_functional_2_shifted
-    const float v4 = op_relu(v3);  // relu_4
-    y[0] = v4;
-  }
-};
+using s08_elementwise_2x16x12x10_body = s01_elementwise_2x8x12x10_body;  // the same body
 
-struct s09_conv2d_2x16x12x10_k4x3x3_epilogue {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    const float v0 = op_relu(x[0]);  // relu_5
-    y[0] = v0;
-  }
-};
+using s09_conv2d_2x16x12x10_k4x3x3_epilogue = s02_conv2d_2x8x12x10_k4x3x3_epilogue;  // the same body
 
 struct Program {
   static constexpr std::array<TensorSpec, 18> kParams = {{

@@ -32,11 +32,7 @@ struct s02_copy_96x32x16_copy {
   }
 };
 
-struct s04_copy_4x96x128_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s04_copy_4x96x128_copy = s02_copy_96x32x16_copy;  // the same body
 
 struct Program {
   static constexpr std::array<TensorSpec, 4> kParams = {{

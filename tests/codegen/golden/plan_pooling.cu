@@ -72,73 +72,21 @@ struct s02_pool_avg3d_2x2x4x5x5_store {
   }
 };
 
-struct s03_pool_avg2d_2x3x14x12_load {
-  const float* l0;
-  __device__ float operator()(int64_t o, int64_t d, int64_t h, int64_t w) const {
-    (void)d;
-    (void)h;
-    return static_cast<float>(l0[0 + o * 143 + h * 11 + w * 1]);
-  }
-};
+using s03_pool_avg2d_2x3x14x12_load = s00_pool_max2d_2x3x6x5_load;  // the same body
 
-struct s03_pool_avg2d_2x3x14x12_store {
-  float* out0;
-  __device__ void operator()(int64_t e, float value, int64_t index) const {
-    (void)index;
-    out0[e] = value;
-  }
-};
+using s03_pool_avg2d_2x3x14x12_store = s02_pool_avg3d_2x2x4x5x5_store;  // the same body
 
-struct s04_pool_avg2d_2x4x1x15_load {
-  const float* l0;
-  __device__ float operator()(int64_t o, int64_t d, int64_t h, int64_t w) const {
-    (void)d;
-    (void)h;
-    return static_cast<float>(l0[0 + o * 29 + h * 29 + w * 1]);
-  }
-};
+using s04_pool_avg2d_2x4x1x15_load = s01_pool_max2d_2x4x1x10_load;  // the same body
 
-struct s04_pool_avg2d_2x4x1x15_store {
-  float* out0;
-  __device__ void operator()(int64_t e, float value, int64_t index) const {
-    (void)index;
-    out0[e] = value;
-  }
-};
+using s04_pool_avg2d_2x4x1x15_store = s02_pool_avg3d_2x2x4x5x5_store;  // the same body
 
-struct s05_pool_adaptive_max2d_2x3x5x3_load {
-  const float* l0;
-  __device__ float operator()(int64_t o, int64_t d, int64_t h, int64_t w) const {
-    (void)d;
-    (void)h;
-    return static_cast<float>(l0[0 + o * 143 + h * 11 + w * 1]);
-  }
-};
+using s05_pool_adaptive_max2d_2x3x5x3_load = s00_pool_max2d_2x3x6x5_load;  // the same body
 
-struct s05_pool_adaptive_max2d_2x3x5x3_store {
-  float* out0;
-  __device__ void operator()(int64_t e, float value, int64_t index) const {
-    (void)index;
-    out0[e] = value;
-  }
-};
+using s05_pool_adaptive_max2d_2x3x5x3_store = s02_pool_avg3d_2x2x4x5x5_store;  // the same body
 
-struct s06_pool_adaptive_avg2d_2x3x4x7_load {
-  const float* l0;
-  __device__ float operator()(int64_t o, int64_t d, int64_t h, int64_t w) const {
-    (void)d;
-    (void)h;
-    return static_cast<float>(l0[0 + o * 143 + h * 11 + w * 1]);
-  }
-};
+using s06_pool_adaptive_avg2d_2x3x4x7_load = s00_pool_max2d_2x3x6x5_load;  // the same body
 
-struct s06_pool_adaptive_avg2d_2x3x4x7_store {
-  float* out0;
-  __device__ void operator()(int64_t e, float value, int64_t index) const {
-    (void)index;
-    out0[e] = value;
-  }
-};
+using s06_pool_adaptive_avg2d_2x3x4x7_store = s02_pool_avg3d_2x2x4x5x5_store;  // the same body
 
 struct s07_reduce_sum_6x143x1_prologue {
   const float* l0;
