@@ -422,6 +422,32 @@ TEST(AttentionModules, TransformerEncoderLayerPlansWithoutCopies) {
   expect_module_plan("plan_transformer_encoder_layer", 7, 0);
 }
 
+// nn.TransformerEncoderLayer sequence-first ([seq 40, batch 3, embed 64], ViT's layout): the
+// out-projection reads [seq·batch, embed] rows with nothing permuting its product afterwards; the
+// attention writes those rows (8 subtasks and 1 copy before), and linear1's ReLU rides the GEMM.
+TEST(AttentionModules, SequenceFirstEncoderLayerWritesSequenceMajorRows) {
+  auto graph = ir::load_graph(testing::data_path("plan_transformer_sequence_first.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = make_plan(*graph, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ModulePlan counted = count_module_plan(*plan);
+  EXPECT_EQ(plan->subtasks.size(), 7u);
+  EXPECT_EQ(counted.copies, 0);
+  ASSERT_NE(counted.attention, nullptr);
+  ASSERT_TRUE(counted.attention->output.has_value());
+  // [batch, head, query, column] -> row s·3 + b, column h·16 + d.
+  EXPECT_EQ(counted.attention->output->strides, (std::vector<int64_t>{64, 16, 3 * 64, 1}));
+  ASSERT_NE(counted.out_projection, nullptr);
+  EXPECT_EQ(counted.out_projection->a.base, counted.attention->stores[0].value);
+  int relu_gemms = 0;
+  for (const Subtask& subtask : plan->subtasks)
+    if (const auto* gemm = std::get_if<MatmulSpec>(&subtask.spec)) {
+      EXPECT_FALSE(gemm->epilogue.has_value()) << subtask.id;
+      relu_gemms += gemm->library_epilogue == "bias_relu" ? 1 : 0;
+    }
+  EXPECT_EQ(relu_gemms, 1);
+}
+
 // A copy that reads a whole buffer in a permuted order is seen from the copy's side as the buffer
 // in memory order; skipping, repeating or broadcast reads are not.
 TEST(CopyFolding, InverseAccessOfAPermutedReadIsTheBufferInMemoryOrder) {
