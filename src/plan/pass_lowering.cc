@@ -44,6 +44,11 @@
 //   (nn.MultiheadAttention's batch_first    [seq, batch, n] by a permute: no copy, no GEMM
 //   in-projection)                          batched over a dim of a few rows; a [n] bias added
 //                                           after it becomes the GEMM's (addmm; lower_bmm.cc)
+//   mm / addmm ([n] bias) whose product  the GEMM on A's rows in the permute's order (A a view
+//   is only viewed and permuted over its    the strides cannot express: its copy just changes
+//   rows (MHA's out-projection, back to     order), the permute gone (lower_gemm_row_order)
+//   batch-first)
+//   then: nodes those rewrites left unread are dropped
 //   flip over the dim of a scan whose    the scan of the flipped input with kwarg reverse
 //   result only it reads                 (lower_scan.cc): one pass, the flips folded into views
 #include <cmath>
