@@ -19,7 +19,9 @@
 // columns. Q, K, V and P tiles live in shared memory (rows padded by one float against bank
 // conflicts): about 115 KiB at kHeadDimTile 128, so prepare_attention raises the kernel's dynamic
 // shared memory limit once, at init. Any sequence lengths (tails are masked), head and value dims
-// up to kHeadDimTile (a multiple of 8, at most 128), any strides.
+// up to kHeadDimTile (a multiple of 8, at most 128), any strides — the output's too, so a plan can
+// store [batch, heads, queries, dim] straight into the [seq, batch, heads·dim] or
+// [batch, seq, heads·dim] rows the out-projection reads (no transpose copy after the kernel).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,6 +42,13 @@ struct AttentionOperand {
   int64_t stride[4] = {0, 0, 0, 0};
 };
 
+// The output, indexed [batch, head, query, col] through its strides (elements); the positions
+// must not overlap.
+struct AttentionOutput {
+  float* data = nullptr;
+  int64_t stride[4] = {0, 0, 0, 0};
+};
+
 enum class AttentionNorm : int { softmax = 0, none = 1 };
 
 struct AttentionShape {
@@ -51,6 +60,12 @@ struct AttentionShape {
   // of 0 / 0 = NaN (softmax of an all -inf row, as torch.softmax gives).
   bool empty_rows_zero = false;
 };
+
+// [batch, heads, queries, value_dim] contiguous at `data`.
+inline AttentionOutput contiguous_attention_output(float* data, const AttentionShape& s) {
+  return AttentionOutput{data, {s.heads * s.queries * s.value_dim, s.queries * s.value_dim,
+                                s.value_dim, 1}};
+}
 
 // The identity score functor: plain softmax(scale * Q Kᵀ) V.
 struct AttentionScoreIdentity {
@@ -71,7 +86,7 @@ constexpr size_t attention_smem_bytes() {
 struct AttentionParams {
   AttentionShape shape;
   AttentionOperand q, k, v;
-  float* out = nullptr;  // [batch, heads, queries, value_dim], contiguous
+  AttentionOutput out;
   int64_t tiles_m = 0;
 };
 
@@ -214,11 +229,11 @@ __global__ void __launch_bounds__(kAttentionThreads)
     }
     const int64_t i = m0 + ty * 4 + r;
     if (i >= s.queries) continue;
-    float* out = p.out + (bh * s.queries + i) * s.value_dim;
+    float* out = p.out.data + b * p.out.stride[0] + h * p.out.stride[1] + i * p.out.stride[2];
 #pragma unroll
     for (int c = 0; c < kCols; ++c) {
       const int d = tx + 8 * c;
-      if (d < s.value_dim) out[d] = zero ? 0.0f : o[r][c] * scale;
+      if (d < s.value_dim) out[d * p.out.stride[3]] = zero ? 0.0f : o[r][c] * scale;
     }
   }
 }
@@ -248,17 +263,17 @@ inline cudaError_t prepare_attention() {
                               static_cast<int>(detail::attention_smem_bytes<kHeadDimTile>()));
 }
 
-// out [batch, heads, queries, value_dim] (contiguous) = attention(q, k, v) as the file comment
-// says; q [.., queries, head_dim], k [.., keys, head_dim], v [.., keys, value_dim] through their
-// strides. cudaErrorInvalidValue for a shape attention_shape_problem refuses or a null pointer;
-// else the launch's status.
+// out [batch, heads, queries, value_dim] (through out's strides) = attention(q, k, v) as the file
+// comment says; q [.., queries, head_dim], k [.., keys, head_dim], v [.., keys, value_dim] through
+// their strides. cudaErrorInvalidValue for a shape attention_shape_problem refuses or a null
+// pointer; else the launch's status.
 template <int kHeadDimTile, class ScoreMod = AttentionScoreIdentity>
 inline int launch_attention(const AttentionShape& shape, const AttentionOperand& q,
-                            const AttentionOperand& k, const AttentionOperand& v, float* out,
-                            const ScoreMod& mod, cudaStream_t stream) {
+                            const AttentionOperand& k, const AttentionOperand& v,
+                            const AttentionOutput& out, const ScoreMod& mod, cudaStream_t stream) {
   if (attention_shape_problem<kHeadDimTile>(shape)[0] != '\0') return cudaErrorInvalidValue;
   if (shape.batch == 0 || shape.queries == 0) return cudaSuccess;
-  if (q.data == nullptr || k.data == nullptr || v.data == nullptr || out == nullptr)
+  if (q.data == nullptr || k.data == nullptr || v.data == nullptr || out.data == nullptr)
     return cudaErrorInvalidValue;
   detail::AttentionParams p;
   p.shape = shape, p.q = q, p.k = k, p.v = v, p.out = out;
@@ -267,6 +282,15 @@ inline int launch_attention(const AttentionShape& shape, const AttentionOperand&
   detail::attention_kernel<kHeadDimTile, ScoreMod>
       <<<grid, kAttentionThreads, detail::attention_smem_bytes<kHeadDimTile>(), stream>>>(p, mod);
   return cudaGetLastError();
+}
+
+// The same with out [batch, heads, queries, value_dim] contiguous.
+template <int kHeadDimTile, class ScoreMod = AttentionScoreIdentity>
+inline int launch_attention(const AttentionShape& shape, const AttentionOperand& q,
+                            const AttentionOperand& k, const AttentionOperand& v, float* out,
+                            const ScoreMod& mod, cudaStream_t stream) {
+  return launch_attention<kHeadDimTile>(shape, q, k, v, contiguous_attention_output(out, shape),
+                                        mod, stream);
 }
 
 }  // namespace stitch::kernels

@@ -424,13 +424,13 @@ __global__ void __launch_bounds__(kAttentionThreads)
     }
     const int64_t i = row[r];
     if (i >= s.queries) continue;
-    float* out = p.out + (bh * s.queries + i) * s.value_dim;
+    float* out = p.out.data + b * p.out.stride[0] + h * p.out.stride[1] + i * p.out.stride[2];
 #pragma unroll
     for (int d = 0; d < Tile::kDimGroups; ++d)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
         const int col = 8 * d + 2 * t + c;
-        if (col < s.value_dim) out[col] = zero ? 0.0f : o[d][2 * r + c] * scale;
+        if (col < s.value_dim) out[col * p.out.stride[3]] = zero ? 0.0f : o[d][2 * r + c] * scale;
       }
   }
 #endif
@@ -496,14 +496,14 @@ inline cudaError_t prepare_attention_math(AttentionMath math) {
 template <int kHeadDimTile, class ScoreMod = AttentionScoreIdentity>
 inline int launch_attention_math(AttentionMath math, const AttentionShape& shape,
                                  const AttentionOperand& q, const AttentionOperand& k,
-                                 const AttentionOperand& v, float* out, const ScoreMod& mod,
-                                 cudaStream_t stream) {
+                                 const AttentionOperand& v, const AttentionOutput& out,
+                                 const ScoreMod& mod, cudaStream_t stream) {
   if (!attention_math_known(math)) return cudaErrorInvalidValue;
   if (math == AttentionMath::fp32_fma)
     return launch_attention<kHeadDimTile>(shape, q, k, v, out, mod, stream);
   if (attention_shape_problem<kHeadDimTile>(shape)[0] != '\0') return cudaErrorInvalidValue;
   if (shape.batch == 0 || shape.queries == 0) return cudaSuccess;
-  if (q.data == nullptr || k.data == nullptr || v.data == nullptr || out == nullptr)
+  if (q.data == nullptr || k.data == nullptr || v.data == nullptr || out.data == nullptr)
     return cudaErrorInvalidValue;
   detail::AttentionMmaParams params;
   params.base.shape = shape, params.base.q = q, params.base.k = k, params.base.v = v;
@@ -523,6 +523,16 @@ inline int launch_attention_math(AttentionMath math, const AttentionShape& shape
       break;
   }
   return cudaErrorInvalidValue;
+}
+
+// The same with out [batch, heads, queries, value_dim] contiguous.
+template <int kHeadDimTile, class ScoreMod = AttentionScoreIdentity>
+inline int launch_attention_math(AttentionMath math, const AttentionShape& shape,
+                                 const AttentionOperand& q, const AttentionOperand& k,
+                                 const AttentionOperand& v, float* out, const ScoreMod& mod,
+                                 cudaStream_t stream) {
+  return launch_attention_math<kHeadDimTile>(math, shape, q, k, v,
+                                             contiguous_attention_output(out, shape), mod, stream);
 }
 
 }  // namespace stitch::kernels

@@ -4,6 +4,7 @@
 // argument; the kernel's shared-memory limit is raised at init (prepare_attention[_math]).
 #include "codegen/emit_context.h"
 #include "codegen/emit_elementwise.h"
+#include "plan/access.h"
 #include "plan/attention_pattern.h"
 #include "plan/kernel_choice.h"
 
@@ -67,9 +68,17 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const AttentionSpec& 
       return make_error("attention on non-float32 operands");
   if (spec.stores.size() != 1) return make_error("attention stores {} values", spec.stores.size());
   const plan::Store& store = spec.stores[0];
-  const Access out = ctx.store_access(store.value);
-  if (!out.is_contiguous() || ctx.type_of(store.value).dtype != ir::DType::float32)
-    return make_error("attention output '{}' is not a contiguous float32 buffer",
+  // The output's placement: the plan's (a copy folded into the store), else the stored value's
+  // buffer as [batch, heads, queries, value_dim].
+  const Access buffer = ctx.store_access(store.value);
+  const std::vector<int64_t> out_shape{spec.batch, spec.heads, spec.queries, spec.value_dim};
+  std::optional<Access> out = spec.output;
+  if (out && buffer != plan::contiguous_access(store.value, ctx.type_of(store.value).shape))
+    return make_error("attention output '{}' is placed in a buffer that lives elsewhere",
+                      ctx.plan().graph.name_of(store.value));
+  if (!out && buffer.is_contiguous()) out = plan::reshape_access(buffer, out_shape);
+  if (!out || ctx.type_of(store.value).dtype != ir::DType::float32)
+    return make_error("attention output '{}' is not a float32 [batch, heads, queries, dim] buffer",
                       ctx.plan().graph.name_of(store.value));
   const int64_t tile = plan::attention_head_dim_tile(spec);
   if (tile > plan::kAttentionMaxHeadDim || tile < 8)
@@ -93,7 +102,9 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const AttentionSpec& 
   STITCH_ASSIGN_OR_RETURN(std::string q, operand(ctx, spec.q));
   STITCH_ASSIGN_OR_RETURN(std::string k, operand(ctx, spec.k));
   STITCH_ASSIGN_OR_RETURN(std::string v, operand(ctx, spec.v));
-  STITCH_ASSIGN_OR_RETURN(std::string target, ctx.typed_base(out.base, true));
+  STITCH_ASSIGN_OR_RETURN(std::string target, ctx.typed_base(out->base, true));
+  const std::string output =
+      fmt::format("AttentionOutput{{{} + {}, {{{}}}}}", target, out->offset, int_list(out->strides));
   w.line("AttentionShape shape;");
   w.line("shape.batch = {}, shape.heads = {}, shape.queries = {}, shape.keys = {};", spec.batch,
          spec.heads, spec.queries, spec.keys);
@@ -106,13 +117,13 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const AttentionSpec& 
     w.line("shape.empty_rows_zero = true;");
   w.line("const {} score{{{}}};", score, init);
   if (fma)
-    w.line("STITCH_CHECK_CUDA((launch_attention<{}>(shape, {}, {}, {}, {} + {}, score, stream)));",
-           tile, q, k, v, target, out.offset);
+    w.line("STITCH_CHECK_CUDA((launch_attention<{}>(shape, {}, {}, {}, {}, score, stream)));", tile,
+           q, k, v, output);
   else
     w.line(
-        "STITCH_CHECK_CUDA((launch_attention_math<{}>(AttentionMath::{}, shape, {}, {}, {}, {} "
-        "+ {}, score, stream)));",
-        tile, math, q, k, v, target, out.offset);
+        "STITCH_CHECK_CUDA((launch_attention_math<{}>(AttentionMath::{}, shape, {}, {}, {}, {}, "
+        "score, stream)));",
+        tile, math, q, k, v, output);
   return {};
 }
 

@@ -195,6 +195,24 @@ bool prologue_has_input(const ir::Graph& graph, const ValueMap& values,
   return false;
 }
 
+// The value's one use when it is a view with the same elements in the same order (a reshape of
+// its contiguous buffer, the last dim kept), not a graph output; nullopt otherwise.
+std::optional<ValueRef> reshape_of(const ir::Graph& graph, const Uses& uses, const ValueMap& values,
+                                   const ValueRef& value) {
+  if (uses.is_graph_output(value) || uses.consumers(value).size() != 1) return std::nullopt;
+  const int view = uses.consumers(value)[0];
+  if (!ir::is_view(graph.nodes[view].op) || graph.nodes[view].outputs.size() != 1)
+    return std::nullopt;
+  const ValueRef out = node_value(view);
+  const Access& from = values.at(value_key(value));
+  const Access& to = values.at(value_key(out));
+  if (!from.is_contiguous() || !to.is_contiguous() || from.base != to.base ||
+      from.offset != to.offset || access_numel(from) != access_numel(to) ||
+      from.shape.empty() || to.shape.empty() || from.shape.back() != to.shape.back())
+    return std::nullopt;
+  return out;
+}
+
 void fold_library_epilogue(const ir::Graph& graph, const Uses& uses, const ValueMap& values,
                            int anchor, Group& group, const std::set<int>& taken) {
   const ir::Node& gemm = graph.nodes[anchor];
@@ -209,7 +227,15 @@ void fold_library_epilogue(const ir::Graph& graph, const Uses& uses, const Value
   }
   ValueRef result = node_value(anchor);
   while (activation.empty()) {
-    const auto consumer = single_direct_consumer(graph, uses, result);
+    auto consumer = single_direct_consumer(graph, uses, result);
+    // torch's linear on a 3-D input views the [b·s, n] product back to [b, s, n]: the same
+    // elements in the same order, so an activation after that view folds in as well.
+    const auto reshaped = reshape_of(graph, uses, values, result);
+    if (!consumer && reshaped) {
+      consumer = single_direct_consumer(graph, uses, *reshaped);
+      if (consumer && graph.nodes[*consumer].op != Op::relu && graph.nodes[*consumer].op != Op::gelu)
+        consumer.reset();
+    }
     if (!consumer || taken.count(*consumer)) break;
     const ir::Node& node = graph.nodes[*consumer];
     const bool scalar_factor = (node.op == Op::mul_tensor || node.op == Op::div_tensor) &&
@@ -225,7 +251,8 @@ void fold_library_epilogue(const ir::Graph& graph, const Uses& uses, const Value
       if (!other || !is_column_vector(values, *other, shape)) break;
       bias = "bias";
       group.bias = *other->ref();
-    } else if (node.op == Op::relu) {
+    } else if (node.op == Op::relu && node.args[0].is_ref() &&
+               (*node.args[0].ref() == result || *node.args[0].ref() == reshaped)) {
       activation = "relu";
     } else if (node.op == Op::gelu && node.kwarg("approximate") != nullptr &&
                node.kwarg("approximate")->as_string() != nullptr &&

@@ -126,4 +126,7 @@ Result<bool> lower_constant_pad(Lowerer& lowerer);
 // batch_first in-projection): one mm over the rows in memory order, viewed back, a following
 // [n] bias add folded in as addmm; false leaves the bmm (lower_bmm.cc).
 Result<bool> lower_bmm_rows(Lowerer& lowerer);
+// mm / addmm whose product is viewed and permuted over its rows afterwards: the GEMM on A's rows
+// in that order, the permute gone; false leaves the GEMM (lower_bmm.cc).
+Result<bool> lower_gemm_row_order(Lowerer& lowerer);
 }  // namespace stitch::plan::lowering

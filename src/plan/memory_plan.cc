@@ -2,6 +2,7 @@
 #include "plan/memory_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -31,7 +32,7 @@ struct Lifetime {
 
 void mark_init_subtasks(const ir::Graph& graph, const ValueMap& values,
                         std::vector<Subtask>& subtasks) {
-  std::set<std::string> outputs, persistent;
+  std::set<std::string> outputs;
   for (const ir::ValueRef& output : graph.outputs)
     outputs.insert(value_key(values.at(value_key(output)).base));
   // A buffer forward updates (a state update) changes between calls: not a constant.
@@ -39,22 +40,39 @@ void mark_init_subtasks(const ir::Graph& graph, const ValueMap& values,
   for (const std::string& name : graph.state_params)
     for (size_t p = 0; p < graph.params.size(); ++p)
       if (graph.params[p].name == name) state.insert(static_cast<int32_t>(p));
-  for (Subtask& subtask : subtasks) {
-    bool init = true;
-    for (const ir::ValueRef& value : subtask_writes(subtask))
+  // Every subtask that writes each buffer: a cat's buffer has one per piece, and only when all of
+  // them run at init is it a constant (ViT's class token is, its patch embeddings are not).
+  std::map<std::string, std::vector<size_t>> writers;
+  for (size_t i = 0; i < subtasks.size(); ++i)
+    for (const ir::ValueRef& value : subtask_writes(subtasks[i]))
+      writers[value_key(stored_buffer(values, value))].push_back(i);
+  std::vector<bool> init(subtasks.size(), true);
+  for (size_t i = 0; i < subtasks.size(); ++i)
+    for (const ir::ValueRef& value : subtask_writes(subtasks[i]))
       if (outputs.count(value_key(value)) || stored_buffer(values, value) != value)
-        init = false;  // a graph output, or a piece in a cat's buffer (cat_placement.h)
-    for (const Access& read : subtask_reads(subtask)) {
-      if (read.base.kind == ir::ValueRef::Kind::param && !state.count(read.base.index)) continue;
-      if (read.base.kind == ir::ValueRef::Kind::node && persistent.count(value_key(read.base)))
-        continue;
-      init = false;
+        init[i] = false;  // a graph output, or a piece in a cat's buffer (cat_placement.h)
+  // The largest set closed under "reads only params and buffers whose writers are all in it".
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < subtasks.size(); ++i) {
+      if (!init[i]) continue;
+      for (const Access& read : subtask_reads(subtasks[i])) {
+        if (read.base.kind == ir::ValueRef::Kind::param && !state.count(read.base.index)) continue;
+        const auto written = writers.find(value_key(read.base));
+        const bool constant =
+            read.base.kind == ir::ValueRef::Kind::node && written != writers.end() &&
+            std::all_of(written->second.begin(), written->second.end(),
+                        [&](size_t writer) { return init[writer]; });
+        if (!constant) {
+          init[i] = false;
+          changed = true;
+          break;
+        }
+      }
     }
-    subtask.at_init = init;
-    if (init)
-      for (const ir::ValueRef& value : subtask_writes(subtask))
-        persistent.insert(value_key(value));
   }
+  for (size_t i = 0; i < subtasks.size(); ++i)
+    subtasks[i].at_init = init[i];
 }
 
 MemoryPlan plan_memory(const ir::Graph& graph, const ValueMap& values,

@@ -14,8 +14,9 @@ namespace stitch::plan {
 
 inline constexpr int64_t kBufferAlignment = 256;
 
-// A subtask reads only params and values of earlier at_init subtasks (or nothing: a constant), and
-// writes no graph output (the caller's buffers exist only during a forward).
+// A subtask reads only params and buffers that at_init subtasks alone write (or nothing: a
+// constant), and writes no graph output (the caller's buffers exist only during a forward). A
+// buffer that forward subtasks also write (a cat with a constant piece) is not a constant.
 void mark_init_subtasks(const ir::Graph& graph, const ValueMap& values,
                         std::vector<Subtask>& subtasks);
 

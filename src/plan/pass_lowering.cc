@@ -44,6 +44,11 @@
 //   (nn.MultiheadAttention's batch_first    [seq, batch, n] by a permute: no copy, no GEMM
 //   in-projection)                          batched over a dim of a few rows; a [n] bias added
 //                                           after it becomes the GEMM's (addmm; lower_bmm.cc)
+//   mm / addmm ([n] bias) whose product  the GEMM on A's rows in the permute's order (A a view
+//   is only viewed and permuted over its    the strides cannot express: its copy just changes
+//   rows (MHA's out-projection, back to     order), the permute gone (lower_gemm_row_order)
+//   batch-first)
+//   then: nodes those rewrites left unread are dropped
 //   flip over the dim of a scan whose    the scan of the flipped input with kwarg reverse
 //   result only it reads                 (lower_scan.cc): one pass, the flips folded into views
 #include <cmath>
@@ -504,10 +509,16 @@ Result<bool> lower_node(Lowerer& lowerer) {
     case Op::native_group_norm:
       return lowering::lower_group_norm(lowerer);
     case Op::addmm:
-    case Op::baddbmm:
-      return lower_addmm(lowerer);
-    case Op::mm:
-      return lower_mm(lowerer);
+    case Op::baddbmm: {
+      STITCH_ASSIGN_OR_RETURN(bool lowered, lower_addmm(lowerer));
+      if (lowered) return true;
+      return lowering::lower_gemm_row_order(lowerer);
+    }
+    case Op::mm: {
+      STITCH_ASSIGN_OR_RETURN(bool lowered, lower_mm(lowerer));
+      if (lowered) return true;
+      return lowering::lower_gemm_row_order(lowerer);
+    }
     case Op::bmm:
       return lowering::lower_bmm_rows(lowerer);
     case Op::clone:
@@ -561,7 +572,8 @@ Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& op
           fmt::format("node '{}' ({})", graph.nodes[i].id, graph.nodes[i].op_name));
     if (!*lowered) lowerer.rewriter().keep(static_cast<int>(i));
   }
-  return std::move(lowerer.rewriter()).finish();
+  // A rewrite that reorders a GEMM's rows leaves the old view of its operand unread.
+  return eliminate_dead_code(std::move(lowerer.rewriter()).finish(), nullptr);
 }
 
 }  // namespace stitch::plan

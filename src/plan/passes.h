@@ -83,7 +83,8 @@ Result<ir::Graph> fold_unrolled_recurrences(const ir::Graph& graph);
 
 // lower: rewrites composite ops into the primitives fusion maps onto kernels (see
 // pass_lowering.cc for the table): batch/group norm, var, logsumexp, norms, softmax over a
-// non-last dim, mean, multi-block reductions, trivial reductions, clone, addmm with odd biases.
+// non-last dim, mean, multi-block reductions, trivial reductions, clone, addmm with odd biases,
+// GEMM row orders (lower_bmm.cc); then drops the nodes those rewrites left unread.
 Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& options);
 // fold-batchnorm: a BatchNorm with eval semantics (eval-mode capture, or --inference) right after a
 // convolution whose output nothing else reads becomes that convolution's weight and bias,

@@ -246,6 +246,10 @@ struct AttentionSpec {
   std::optional<Access> mask;
   std::optional<Body> scores;
   std::vector<Store> stores;
+  // Where the output lands in stores[0].value's buffer, [batch, heads, queries, value_dim]
+  // through strides: a copy of it folded into the store (copy_folding.h). Absent: that buffer
+  // whole, contiguous in [batch, heads, queries, value_dim] order.
+  std::optional<Access> output;
   bool operator==(const AttentionSpec&) const = default;
 };
 

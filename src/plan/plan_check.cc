@@ -106,6 +106,13 @@ Status check_spec(const Plan&, const OpaqueSpec&) {
 
 Status check_spec(const Plan& plan, const AttentionSpec& spec) {
   if (spec.stores.size() != 1) return make_error("attention stores one output");
+  if (spec.output &&
+      (spec.output->base != spec.stores[0].value ||
+       spec.output->shape != std::vector<int64_t>{spec.batch, spec.heads, spec.queries,
+                                                  spec.value_dim} ||
+       access_footprint(*spec.output) != plan.graph.type_of(spec.stores[0].value).numel()))
+    return make_error("attention output is not a [batch, heads, queries, value_dim] placement of "
+                      "its stored value's whole buffer");
   if (spec.scores)
     return check_body(plan, *spec.scores,
                       product({spec.batch, spec.heads, spec.queries, spec.keys}), "scores");

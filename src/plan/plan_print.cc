@@ -180,6 +180,7 @@ void append_attention(std::string& text, const Plan& plan, const AttentionSpec& 
                         format_access(*spec.mask, plan.graph));
   if (spec.scores) append_body(text, plan, "scores", *spec.scores);
   append_stores(text, plan, spec.stores);
+  if (spec.output) text += fmt::format("    output = {}\n", format_access(*spec.output, plan.graph));
 }
 
 std::string_view reduce_op_name(ReduceOp op) {

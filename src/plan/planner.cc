@@ -10,6 +10,7 @@
 #include "ir/print.h"
 #include "plan/access.h"
 #include "plan/cat_placement.h"
+#include "plan/copy_folding.h"
 #include "plan/cost_model.h"
 #include "plan/fusion.h"
 #include "plan/graph_edit.h"
@@ -176,6 +177,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
 
   STITCH_ASSIGN_OR_RETURN(plan.subtasks, build_subtasks(graph, values, fusion));
   STITCH_TRY(place_cat_pieces(graph, values, plan.subtasks));
+  fold_copies_into_stores(graph, values, plan.subtasks);
   mark_init_subtasks(graph, values, plan.subtasks);
   GpuPeaks choice_peaks = options.peaks;
   if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs and convs only

@@ -2,7 +2,8 @@
 // double-precision CPU attention: softmax and ReLU (no normalisation) variants, causal, a boolean
 // keep mask and an additive bias through the score functor, head dims 32 to 128 (80: a tile wider
 // than the dims; 96 with value dim 64), ragged sequence lengths, queries != keys, strided
-// ([batch, seq, heads, dim]) operands — every case in every AttentionMath. Bounds per math
+// ([batch, seq, heads, dim]) operands, outputs stored through strides as [seq, batch, heads·dim] or
+// [batch, seq, heads·dim] rows (what an out-projection reads) — every case in every AttentionMath. Bounds per math
 // (relative error norm, then allclose atol = rtol):
 //   fp32_fma, tf32x3  the fp32 track's (docs/verify-protocol.md): norm < 5e-5, allclose 1e-4.
 //   tf32              the tf32 track's allclose 1e-2 and norm < 2e-3: each operand (Q, K, P, V)
@@ -40,7 +41,25 @@ struct AttentionCase {
   AttentionNorm norm;
   Mod mod;
   bool strided;  // operands laid out [batch, seq, heads, dim] (a permuted view)
+  // Where the output goes: [batch, heads, queries, dim] contiguous, or rows of heads·dim in
+  // (query, batch) or (batch, query) order.
+  enum class Out { contiguous, seq_batch_rows, batch_seq_rows } out = Out::contiguous;
 };
+
+// The output strides of each AttentionCase::Out, [batch, head, query, col].
+AttentionOutput output_for(const AttentionCase& c, float* data) {
+  const int64_t row = c.heads * c.value_dim;
+  switch (c.out) {
+    case AttentionCase::Out::seq_batch_rows:
+      return AttentionOutput{data, {row, c.value_dim, c.batch * row, 1}};
+    case AttentionCase::Out::batch_seq_rows:
+      return AttentionOutput{data, {c.queries * row, c.value_dim, row, 1}};
+    case AttentionCase::Out::contiguous:
+      break;
+  }
+  return AttentionOutput{data, {c.heads * c.queries * c.value_dim, c.queries * c.value_dim,
+                                c.value_dim, 1}};
+}
 
 // The score functor of each case: what a generated program fuses into the scores.
 struct TestScore {
@@ -141,15 +160,15 @@ std::vector<double> reference(const AttentionCase& c, double scale, const std::v
 
 template <int kTile>
 int prepare_and_launch(AttentionMath math, const AttentionShape& shape, const AttentionOperand& q,
-                       const AttentionOperand& k, const AttentionOperand& v, float* out,
-                       const TestScore& mod) {
+                       const AttentionOperand& k, const AttentionOperand& v,
+                       const AttentionOutput& out, const TestScore& mod) {
   const cudaError_t prepared = prepare_attention_math<kTile, TestScore>(math);
   if (prepared != cudaSuccess) return prepared;
   return launch_attention_math<kTile>(math, shape, q, k, v, out, mod, nullptr);
 }
 
 int launch_for(AttentionMath math, const AttentionShape& shape, const AttentionOperand& q,
-               const AttentionOperand& k, const AttentionOperand& v, float* out,
+               const AttentionOperand& k, const AttentionOperand& v, const AttentionOutput& out,
                const TestScore& mod) {
   const int64_t dims = std::max(shape.head_dim, shape.value_dim);
   if (dims <= 32) return prepare_and_launch<32>(math, shape, q, k, v, out, mod);
@@ -211,9 +230,20 @@ TEST_P(AttentionTest, MeetsItsBoundAgainstTheDoubleReference) {
   ASSERT_CUDA(launch_for(
       math, shape, Layout{c.heads, c.queries, c.head_dim, c.strided}.operand(dq.data()),
       Layout{c.heads, c.keys, c.head_dim, c.strided}.operand(dk.data()),
-      Layout{c.heads, c.keys, c.value_dim, c.strided}.operand(dv.data()), dout.data(), mod));
+      Layout{c.heads, c.keys, c.value_dim, c.strided}.operand(dv.data()),
+      output_for(c, dout.data()), mod));
   ASSERT_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> actual = dout.download();
+  // Back to [batch, heads, queries, dim] through the output's strides (each position once: NaN
+  // where the kernel missed one, as the buffer was filled with NaN).
+  const std::vector<float> stored = dout.download();
+  const AttentionOutput placed = output_for(c, nullptr);
+  std::vector<float> actual(expected.size());
+  for (int64_t b = 0, e = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.heads; ++h)
+      for (int64_t i = 0; i < c.queries; ++i)
+        for (int64_t d = 0; d < c.value_dim; ++d, ++e)
+          actual[e] = stored[b * placed.stride[0] + h * placed.stride[1] + i * placed.stride[2] +
+                             d * placed.stride[3]];
   const std::string what = c.name + " " + attention_math_name(math);
   EXPECT_TRUE(all_close(actual, expected, Tolerance{bound.tolerance, bound.tolerance, 0})) << what;
   double error = 0, norm = 0;
@@ -228,9 +258,9 @@ TEST_P(AttentionTest, MeetsItsBoundAgainstTheDoubleReference) {
 
 AttentionCase make(std::string name, int64_t batch, int64_t heads, int64_t queries, int64_t keys,
                    int64_t head_dim, int64_t value_dim, bool causal, AttentionNorm norm, Mod mod,
-                   bool strided) {
+                   bool strided, AttentionCase::Out out = AttentionCase::Out::contiguous) {
   return {std::move(name), batch, heads, queries, keys, head_dim, value_dim, causal,
-          norm, mod,       strided};
+          norm, mod,       strided, out};
 }
 
 constexpr auto kSoftmax = AttentionNorm::softmax;
@@ -248,6 +278,13 @@ const AttentionCase kCases[] = {
     make("odd_d30_L50", 2, 2, 50, 61, 30, 30, false, kSoftmax, Mod::none, false),  // 4-byte copies
     make("one_query_d64", 3, 1, 1, 200, 64, 64, false, kSoftmax, Mod::none, false),
     make("long_d64_L1024_causal", 1, 2, 1024, 1024, 64, 64, true, kSoftmax, Mod::none, false),
+    // nn.MultiheadAttention's out-projection rows: [seq, batch, heads·dim] and batch-first.
+    make("rows_seq_batch_d16_L96", 4, 8, 96, 96, 16, 16, false, kSoftmax, Mod::none, true,
+         AttentionCase::Out::seq_batch_rows),
+    make("rows_batch_seq_d64_L77_causal", 2, 3, 77, 77, 64, 64, true, kSoftmax, Mod::none, false,
+         AttentionCase::Out::batch_seq_rows),
+    make("rows_batch_seq_d30_relu", 2, 2, 50, 61, 30, 30, false, kNone, Mod::relu_causal_mask,
+         true, AttentionCase::Out::batch_seq_rows),
 };
 
 INSTANTIATE_TEST_SUITE_P(

@@ -9,10 +9,13 @@
 #include <cmath>
 #include <string>
 
+#include "plan/access.h"
 #include "plan/attention_pattern.h"
+#include "plan/copy_folding.h"
 #include "plan/fusion.h"
 #include "plan/kernel_choice.h"
 #include "plan/planner.h"
+#include "plan/subtasks.h"
 #include "plan_test_graphs.h"
 #include "support/plan_fixtures.h"
 
@@ -308,7 +311,8 @@ namespace {
 struct ModulePlan {
   int copies = 0;
   const AttentionSpec* attention = nullptr;
-  const MatmulSpec* in_projection = nullptr;  // the first GEMM
+  const MatmulSpec* in_projection = nullptr;   // the first GEMM
+  const MatmulSpec* out_projection = nullptr;  // the GEMM after the attention
 };
 
 ModulePlan count_module_plan(const Plan& plan) {
@@ -316,8 +320,11 @@ ModulePlan count_module_plan(const Plan& plan) {
   for (const Subtask& subtask : plan.subtasks) {
     if (std::holds_alternative<CopySpec>(subtask.spec)) ++counted.copies;
     if (const auto* spec = std::get_if<AttentionSpec>(&subtask.spec)) counted.attention = spec;
-    if (const auto* spec = std::get_if<MatmulSpec>(&subtask.spec))
+    if (const auto* spec = std::get_if<MatmulSpec>(&subtask.spec)) {
       if (counted.in_projection == nullptr) counted.in_projection = spec;
+      if (counted.attention != nullptr && counted.out_projection == nullptr)
+        counted.out_projection = spec;
+    }
   }
   return counted;
 }
@@ -350,9 +357,31 @@ void expect_qkv_in_projection(const Plan& plan, const AttentionSpec& spec) {
   }
 }
 
+// The attention output lands straight in the out-projection's A operand as batch-first rows
+// ([batch·seq, heads·dim]: the copy that transposed it folded into the attention's store), and the
+// out-projection runs over those rows, so its product is batch-first too (nothing permutes it
+// back): it is `out_rows`' whole buffer, read contiguous by the rest.
+void expect_batch_first_out_projection(const Plan& plan, const AttentionSpec& attention,
+                                       const MatmulSpec& out_projection) {
+  ASSERT_TRUE(attention.output.has_value());
+  EXPECT_EQ(attention.output->base, attention.stores[0].value);
+  // [batch, head, query, column] -> row b·96 + s, column h·16 + d.
+  EXPECT_EQ(attention.output->strides, (std::vector<int64_t>{96 * 128, 16, 128, 1}));
+  EXPECT_EQ(attention.output->offset, 0);
+  EXPECT_EQ(out_projection.a.base, attention.stores[0].value);
+  EXPECT_EQ(out_projection.a.strides.back(), 1);
+  EXPECT_EQ(out_projection.a.strides[1], 128);
+  EXPECT_EQ(out_projection.m, 4 * 96);
+  const ir::ValueRef product = out_projection.stores[0].value;
+  for (const Subtask& subtask : plan.subtasks)
+    for (const Access& read : subtask_reads(subtask))
+      if (read.base == product) EXPECT_TRUE(read.is_contiguous()) << subtask.id;
+}
+
 // The plan of a module task (tests/tasks/<task>.py): its subtask and copy counts, the
-// in-projection one 2-D GEMM over the rows, q/k/v read through the GEMM's output.
-void expect_qkv_through_in_projection(const std::string& task, size_t subtasks, int copies) {
+// in-projection one 2-D GEMM over the rows, q/k/v read through the GEMM's output, the attention's
+// output the out-projection's batch-first rows.
+void expect_module_plan(const std::string& task, size_t subtasks, int copies) {
   auto graph = ir::load_graph(testing::data_path(task + ".graph.json"));
   ASSERT_TRUE(graph.ok()) << graph.error().message;
   auto plan = make_plan(*graph, stitch::testing::plan_fixture_options(task));
@@ -364,18 +393,84 @@ void expect_qkv_through_in_projection(const std::string& task, size_t subtasks, 
   expect_row_gemm(*plan, *counted.in_projection);
   ASSERT_NE(counted.attention, nullptr);
   expect_qkv_in_projection(*plan, *counted.attention);
+  ASSERT_NE(counted.out_projection, nullptr);
+  expect_batch_first_out_projection(*plan, *counted.attention, *counted.out_projection);
 }
 
-// nn.MultiheadAttention (batch_first). Left: the attention output's transpose to [seq, batch,
-// embed] rows and the output's back to batch-first.
-TEST(AttentionModules, MultiheadAttentionReadsQkvThroughTheInProjection) {
-  expect_qkv_through_in_projection("plan_multihead_attention", 5, 2);
+// nn.MultiheadAttention (batch_first): in-projection, attention, out-projection — no copy (was 5
+// subtasks: the attention output's transpose to [seq, batch, embed] rows and the output's back to
+// batch-first were copies). The out-projection writes the caller's output buffer.
+TEST(AttentionModules, MultiheadAttentionPlansThreeSubtasksWithoutCopies) {
+  expect_module_plan("plan_multihead_attention", 3, 0);
+  auto graph = ir::load_graph(testing::data_path("plan_multihead_attention.graph.json"));
+  ASSERT_TRUE(graph.ok());
+  auto plan = make_plan(*graph, stitch::testing::plan_fixture_options("plan_multihead_attention"));
+  ASSERT_TRUE(plan.ok());
+  const auto* out_projection = std::get_if<MatmulSpec>(&plan->subtasks.back().spec);
+  ASSERT_NE(out_projection, nullptr);
+  const std::string written = plan->graph.name_of(out_projection->stores[0].value);
+  bool to_output = false;
+  for (const BufferSlot& slot : plan->buffers)
+    to_output |= slot.value == written && slot.where == BufferSlot::Where::output;
+  EXPECT_TRUE(to_output) << written;
 }
 
-// nn.TransformerEncoderLayer's scaled_dot_product_attention reads q, k, v the same way. Left: the
-// attention output's transpose to rows.
-TEST(AttentionModules, TransformerEncoderLayerReadsQkvThroughTheInProjection) {
-  expect_qkv_through_in_projection("plan_transformer_encoder_layer", 8, 1);
+// nn.TransformerEncoderLayer: the same three, two residual + LayerNorm row subtasks and the MLP's
+// two GEMMs — no copy (was 8 subtasks, 1 copy); the first LayerNorm reads the out-projection's
+// rows in order (was a transposed read).
+TEST(AttentionModules, TransformerEncoderLayerPlansWithoutCopies) {
+  expect_module_plan("plan_transformer_encoder_layer", 7, 0);
+}
+
+// nn.TransformerEncoderLayer sequence-first ([seq 40, batch 3, embed 64], ViT's layout): the
+// out-projection reads [seq·batch, embed] rows with nothing permuting its product afterwards; the
+// attention writes those rows (8 subtasks and 1 copy before), and linear1's ReLU rides the GEMM.
+TEST(AttentionModules, SequenceFirstEncoderLayerWritesSequenceMajorRows) {
+  auto graph = ir::load_graph(testing::data_path("plan_transformer_sequence_first.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = make_plan(*graph, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ModulePlan counted = count_module_plan(*plan);
+  EXPECT_EQ(plan->subtasks.size(), 7u);
+  EXPECT_EQ(counted.copies, 0);
+  ASSERT_NE(counted.attention, nullptr);
+  ASSERT_TRUE(counted.attention->output.has_value());
+  // [batch, head, query, column] -> row s·3 + b, column h·16 + d.
+  EXPECT_EQ(counted.attention->output->strides, (std::vector<int64_t>{64, 16, 3 * 64, 1}));
+  ASSERT_NE(counted.out_projection, nullptr);
+  EXPECT_EQ(counted.out_projection->a.base, counted.attention->stores[0].value);
+  int relu_gemms = 0;
+  for (const Subtask& subtask : plan->subtasks)
+    if (const auto* gemm = std::get_if<MatmulSpec>(&subtask.spec)) {
+      EXPECT_FALSE(gemm->epilogue.has_value()) << subtask.id;
+      relu_gemms += gemm->library_epilogue == "bias_relu" ? 1 : 0;
+    }
+  EXPECT_EQ(relu_gemms, 1);
+}
+
+// A copy that reads a whole buffer in a permuted order is seen from the copy's side as the buffer
+// in memory order; skipping, repeating or broadcast reads are not.
+TEST(CopyFolding, InverseAccessOfAPermutedReadIsTheBufferInMemoryOrder) {
+  const ir::ValueRef source{ir::ValueRef::Kind::node, 0, 0};
+  const ir::ValueRef copy{ir::ValueRef::Kind::node, 1, 0};
+  // [4, 8, 96, 16] read as [96, 4, 8, 16] (permute(2, 0, 1, 3)).
+  const Access read{source, 0, {96, 4, 8, 16}, {16, 12288, 1536, 1}};
+  const auto inverse = inverse_access(read, 4 * 8 * 96 * 16, copy);
+  ASSERT_TRUE(inverse.has_value());
+  EXPECT_EQ(inverse->base, copy);
+  EXPECT_EQ(inverse->shape, (std::vector<int64_t>{4, 8, 96, 16}));
+  EXPECT_EQ(inverse->strides, (std::vector<int64_t>{128, 16, 512, 1}));
+  // The attention's [b, h, s, d] store through it: [seq, batch, heads·dim] rows.
+  const auto placed = through_copy_access(contiguous_access(source, {4, 8, 96, 16}), *inverse);
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(placed->strides, (std::vector<int64_t>{128, 16, 512, 1}));
+  EXPECT_FALSE(inverse_access(Access{source, 0, {96, 4, 8, 8}, {16, 12288, 1536, 1}},
+                              4 * 8 * 96 * 16, copy));  // skips half of each row
+  EXPECT_FALSE(inverse_access(Access{source, 0, {96, 4, 8, 16}, {16, 0, 1536, 1}},
+                              4 * 8 * 96 * 16, copy));  // broadcast
+  EXPECT_FALSE(inverse_access(Access{source, 16, {96, 4, 8, 16}, {16, 12288, 1536, 1}},
+                              4 * 8 * 96 * 16, copy));  // offset
+  EXPECT_FALSE(inverse_access(Access{source, 0, {2, 3}, {2, 1}}, 6, copy));  // overlapping rows
 }
 
 }  // namespace

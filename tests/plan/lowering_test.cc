@@ -87,6 +87,65 @@ TEST(Lowering, BmmOverRowsAlreadyInOrderStaysABmm) {
   EXPECT_EQ(count_op(g, Op::add_tensor), 1);
 }
 
+// nn.MultiheadAttention's out-projection as captured: rows [seq, batch·heads, dim] of a
+// batch-first [batch, heads, seq, dim] value go to the GEMM as [seq·batch, heads·dim] (a reshape
+// the strides cannot express), and its product is viewed [seq, batch, n] and permuted back to
+// batch-first. `a_contiguous`: A is a plain [seq·batch, k] input instead.
+ir::Graph permuted_rows_projection(bool a_contiguous) {
+  GraphBuilder b;
+  ir::ValueRef rows;
+  if (a_contiguous) {
+    rows = b.input("x", {6 * 2, 4 * 3});
+  } else {
+    auto x = b.input("x", {2 * 3, 6, 4});  // [batch·heads, seq, dim]
+    auto seq_major = b.node("permute", Op::permute, {ref(x), ints({1, 0, 2})}, {6, 2 * 3, 4});
+    rows = b.node("view", Op::view, {ref(seq_major), ints({6 * 2, 3 * 4})}, {6 * 2, 3 * 4});
+  }
+  auto w = b.param("w", {5, 12});
+  auto bias = b.param("bias", {5});
+  auto wt = b.node("permute_1", Op::permute, {ref(w), ints({1, 0})}, {12, 5});
+  auto product = b.node("addmm", Op::addmm, {ref(bias), ref(rows), ref(wt)}, {12, 5});
+  auto split = b.node("view_1", Op::view, {ref(product), ints({6, 2, 5})}, {6, 2, 5});
+  b.output(b.node("permute_2", Op::permute, {ref(split), ints({1, 0, 2})}, {2, 6, 5}));
+  return b.graph();
+}
+
+TEST(Lowering, GemmPermutedOverItsRowsRunsOnRowsInThatOrder) {
+  ir::Graph graph = permuted_rows_projection(false);
+  const ir::Graph g = lower(graph);
+  ASSERT_EQ(count_op(g, Op::addmm), 1);
+  // A: x [batch·heads, seq, dim] split [seq, batch, heads, dim] and permuted to rows (b, s) of
+  // columns (h, d); the old view of x is gone.
+  const ir::Node& gemm = *std::find_if(g.nodes.begin(), g.nodes.end(),
+                                       [](const ir::Node& n) { return n.op == Op::addmm; });
+  const ir::Node& rows = g.nodes[gemm.args[1].ref()->index];
+  ASSERT_EQ(rows.op, Op::view);
+  const ir::Node& ordered = g.nodes[rows.args[0].ref()->index];
+  ASSERT_EQ(ordered.op, Op::permute);
+  EXPECT_EQ(ordered.args[1].as_int_list(), (std::vector<int64_t>{1, 0, 2, 3}));
+  EXPECT_EQ(g.type_of(*ordered.args[0].ref()).shape, (std::vector<int64_t>{6, 2, 3, 4}));
+  EXPECT_EQ(count_op(g, Op::view), 3);  // split, rows, and the result; no dead view of x left
+  // Materialized: one copy (A's rows), and the output is the GEMM's product as it lies.
+  auto materialized = materialize_layouts(g, PlanOptions{});
+  ASSERT_TRUE(materialized.ok()) << materialized.error().message;
+  EXPECT_EQ(count_op(*materialized, Op::clone), 1);
+  auto values = fold_views(*materialized);
+  ASSERT_TRUE(values.ok()) << values.error().message;
+  const Access& out = values->at(value_key(materialized->outputs[0]));
+  EXPECT_EQ(materialized->nodes[out.base.index].op, Op::addmm);
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{2, 6, 5}));
+  EXPECT_TRUE(out.is_contiguous());
+}
+
+TEST(Lowering, GemmOverRowsItCanReadAsTheyLieKeepsItsPermute) {
+  ir::Graph graph = permuted_rows_projection(true);
+  const ir::Graph g = lower(graph);
+  EXPECT_EQ(count_op(g, Op::permute), 2);  // the weight's and the one after the GEMM
+  auto values = fold_views(g);
+  ASSERT_TRUE(values.ok()) << values.error().message;
+  EXPECT_FALSE(values->at(value_key(g.outputs[0])).is_contiguous());
+}
+
 TEST(Lowering, NonAdjacentSumReducesBlockByBlock) {
   GraphBuilder b;
   auto x = b.input("x", {2, 3, 4, 5});

@@ -98,6 +98,32 @@ TEST(DeviceMemory, TheLimitComesFromThePeakTableByDefault) {
       << refused.error().message;
 }
 
+// ViT's class token: cat(param token, embedded patches) + a param position embedding. The
+// token's copy into the cat's buffer may run at init, but the cat's buffer is also written by the
+// forward (the patches), so nothing that reads it is a constant — the position-embedding add and
+// everything after it run every forward (they used to be hoisted to init, computed once from a
+// half-written buffer).
+TEST(InitSubtasks, ABufferTheForwardAlsoWritesIsNotAConstant) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 4, 8});
+  auto token = b.param("token", {2, 1, 8});
+  auto position = b.param("position", {2, 5, 8});
+  auto patches = b.node("patches", Op::relu, {ref(x)}, {2, 4, 8});
+  const ir::Arg pieces{ir::ArgList{ref(token), ref(patches)}};
+  auto joined = b.node("cat", Op::cat, {pieces, integer(1)}, {2, 5, 8});
+  auto added = b.node("add", Op::add_tensor, {ref(joined), ref(position)}, {2, 5, 8});
+  b.output(b.node("out", Op::tanh, {ref(added)}, {2, 5, 8}));
+  auto plan = make_plan(b.graph(), PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  int at_init = 0;
+  for (const Subtask& subtask : plan->subtasks) {
+    at_init += subtask.at_init ? 1 : 0;
+    for (const Access& read : subtask_reads(subtask))
+      if (plan->graph.name_of(read.base) == "cat") EXPECT_FALSE(subtask.at_init) << subtask.id;
+  }
+  EXPECT_EQ(at_init, 1);  // the token's copy
+}
+
 }  // namespace
 }  // namespace stitch::plan
 

@@ -56,6 +56,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_gather",
     "plan_multihead_attention",
     "plan_transformer_encoder_layer",
+    "plan_transformer_sequence_first",
     "plan_gru_hidden",
     "plan_rnn_tanh_bidirectional",
     "plan_lstm_cn",

@@ -36,12 +36,6 @@ struct s02_attention_softmax_2x4x100x100x64_score {
   }
 };
 
-struct s03_copy_2x100x4x64_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
 struct Program {
   static constexpr std::array<TensorSpec, 5> kParams = {{
     {0, 2, {768, 256}},
@@ -74,7 +68,7 @@ struct Program {
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
     LtMatmul mm0;  // s00_matmul_bias_200x768x256
-    LtMatmul mm1;  // s04_matmul_bias_200x256x256
+    LtMatmul mm1;  // s03_matmul_bias_200x256x256
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -100,20 +94,11 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.head_dim = 64, shape.value_dim = 64;
     shape.scale = 0.125f;
     const s02_attention_softmax_2x4x100x100x64_score score{reinterpret_cast<const bool*>((s->persistent + 0))};
-    STITCH_CHECK_CUDA((launch_attention_math<64>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {76800, 64, 768, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {76800, 64, 768, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 512, {76800, 64, 768, 1}}, reinterpret_cast<float*>((s->arena_base + 614400)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<64>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {76800, 64, 768, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {76800, 64, 768, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 512, {76800, 64, 768, 1}}, AttentionOutput{reinterpret_cast<float*>((s->arena_base + 614400)) + 0, {25600, 64, 256, 1}}, score, stream)));
   }
-  // s03_copy_2x100x4x64 (copy): nodes view_11_input_contiguous
+  // s03_matmul_bias_200x256x256 (cublaslt_matmul): nodes addmm_1
   {
-    const int64_t shape[4] = {2, 100, 4, 64};
-    const TensorOperand in0{(s->arena_base + 614400), 0, 0, {25600, 64, 6400, 1}};
-    const OutOperand out0{(s->arena_base + 0), 0, 0, {25600, 256, 64, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s03_copy_2x100x4x64_copy{}, ins, outs, 4, shape, stream));
-  }
-  // s04_matmul_bias_200x256x256 (cublaslt_matmul): nodes addmm_1
-  {
-    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 799744)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 1061888)) + 0, 1.0f, 0.0f, stream, error));
+    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 614400)) + 0, reinterpret_cast<const float*>((s->persistent + 799744)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 1061888)) + 0, 1.0f, 0.0f, stream, error));
   }
   return STITCH_OK;
 }
@@ -150,7 +135,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 51200, 196608, 153600, 768, stream, error, 5));
   }
-  {  // s04_matmul_bias_200x256x256: [1] x [200x256] @ [256x256]
+  {  // s03_matmul_bias_200x256x256: [1] x [200x256] @ [256x256]
     MatmulShape shape;
     shape.batch = 1; shape.m = 200; shape.n = 256; shape.k = 256;
     shape.lda = 256; shape.ldb = 256; shape.ldc = 256;

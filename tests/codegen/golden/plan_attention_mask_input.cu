@@ -73,7 +73,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.head_dim = 128, shape.value_dim = 128;
     shape.scale = 0.088388346f;
     const s00_attention_softmax_2x2x50x70x128_score score{reinterpret_cast<const float*>(static_cast<char*>(inputs[4].data)), reinterpret_cast<const bool*>(static_cast<char*>(inputs[3].data))};
-    STITCH_CHECK_CUDA((launch_attention_math<128>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {12800, 6400, 128, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {17920, 8960, 128, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {17920, 8960, 128, 1}}, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<128>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {12800, 6400, 128, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {17920, 8960, 128, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {17920, 8960, 128, 1}}, AttentionOutput{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, {12800, 6400, 128, 1}}, score, stream)));
   }
   return STITCH_OK;
 }

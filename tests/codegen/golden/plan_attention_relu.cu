@@ -81,7 +81,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.scale = 0.17677669f;
     shape.norm = AttentionNorm::none;
     const s01_attention_none_2x3x72x72x32_score score{reinterpret_cast<const bool*>((s->persistent + 0))};
-    STITCH_CHECK_CUDA((launch_attention_math<32>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {6912, 2304, 32, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {6912, 2304, 32, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {6912, 2304, 32, 1}}, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<32>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {6912, 2304, 32, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {6912, 2304, 32, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {6912, 2304, 32, 1}}, AttentionOutput{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, {6912, 2304, 32, 1}}, score, stream)));
   }
   return STITCH_OK;
 }

@@ -26,12 +26,6 @@ struct s01_attention_softmax_causal_2x2x45x45x80_score {
   }
 };
 
-struct s02_copy_2x45x2x80_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
 struct Program {
   static constexpr std::array<TensorSpec, 4> kParams = {{
     {0, 2, {480, 160}},
@@ -62,7 +56,7 @@ struct Program {
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
     LtMatmul mm0;  // s00_matmul_bias_90x480x160
-    LtMatmul mm1;  // s03_matmul_bias_90x160x160
+    LtMatmul mm1;  // s02_matmul_bias_90x160x160
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -81,7 +75,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   {
     STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 307200)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s01_attention_softmax_causal_2x2x45x45x80 (flash_attention): nodes scaled_dot_product_attention
+  // s01_attention_softmax_causal_2x2x45x45x80 (flash_attention): nodes scaled_dot_product_attention, view_5_input_contiguous
   {
     AttentionShape shape;
     shape.batch = 2, shape.heads = 2, shape.queries = 45, shape.keys = 45;
@@ -90,20 +84,11 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.causal = true;
     shape.empty_rows_zero = true;
     const s01_attention_softmax_causal_2x2x45x45x80_score score{};
-    STITCH_CHECK_CUDA((launch_attention_math<80>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {21600, 80, 480, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 160, {21600, 80, 480, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 320, {21600, 80, 480, 1}}, reinterpret_cast<float*>((s->arena_base + 172800)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<80>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {21600, 80, 480, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 160, {21600, 80, 480, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 320, {21600, 80, 480, 1}}, AttentionOutput{reinterpret_cast<float*>((s->arena_base + 172800)) + 0, {7200, 80, 160, 1}}, score, stream)));
   }
-  // s02_copy_2x45x2x80 (copy): nodes view_5_input_contiguous
+  // s02_matmul_bias_90x160x160 (cublaslt_matmul): nodes addmm_1
   {
-    const int64_t shape[4] = {2, 45, 2, 80};
-    const TensorOperand in0{(s->arena_base + 172800), 0, 0, {7200, 80, 3600, 1}};
-    const OutOperand out0{(s->arena_base + 0), 0, 0, {7200, 160, 80, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_2x45x2x80_copy{}, ins, outs, 4, shape, stream));
-  }
-  // s03_matmul_bias_90x160x160 (cublaslt_matmul): nodes addmm_1
-  {
-    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 309248)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 411648)) + 0, 1.0f, 0.0f, stream, error));
+    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 172800)) + 0, reinterpret_cast<const float*>((s->persistent + 309248)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 411648)) + 0, 1.0f, 0.0f, stream, error));
   }
   return STITCH_OK;
 }
@@ -131,7 +116,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 14400, 76800, 43200, 480, stream, error, 5));
   }
-  {  // s03_matmul_bias_90x160x160: [1] x [90x160] @ [160x160]
+  {  // s02_matmul_bias_90x160x160: [1] x [90x160] @ [160x160]
     MatmulShape shape;
     shape.batch = 1; shape.m = 90; shape.n = 160; shape.k = 160;
     shape.lda = 160; shape.ldb = 160; shape.ldc = 160;

@@ -65,7 +65,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.head_dim = 80, shape.value_dim = 80;
     shape.scale = 0.1118034f;
     const s00_attention_softmax_2x4x77x77x80_score score{};
-    STITCH_CHECK_CUDA((launch_attention_math<80>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {24640, 6160, 80, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {24640, 6160, 80, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {24640, 6160, 80, 1}}, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<80>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, {24640, 6160, 80, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, {24640, 6160, 80, 1}}, AttentionOperand{reinterpret_cast<const float*>(static_cast<char*>(inputs[2].data)) + 0, {24640, 6160, 80, 1}}, AttentionOutput{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 0, {24640, 6160, 80, 1}}, score, stream)));
   }
   return STITCH_OK;
 }

@@ -26,14 +26,6 @@ struct s01_attention_softmax_4x8x96x96x16_score {
   }
 };
 
-struct s02_copy_96x32x16_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
-using s04_copy_4x96x128_copy = s02_copy_96x32x16_copy;  // the same body
-
 struct Program {
   static constexpr std::array<TensorSpec, 4> kParams = {{
     {0, 2, {384, 128}},
@@ -64,7 +56,7 @@ struct Program {
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
     LtMatmul mm0;  // s00_matmul_bias_384x384x128
-    LtMatmul mm1;  // s03_matmul_bias_384x128x128
+    LtMatmul mm1;  // s02_matmul_bias_384x128x128
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -90,29 +82,11 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.head_dim = 16, shape.value_dim = 16;
     shape.scale = 0.25f;
     const s01_attention_softmax_4x8x96x96x16_score score{};
-    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 128, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {36864, 16, 384, 1}}, reinterpret_cast<float*>((s->arena_base + 589824)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 128, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {36864, 16, 384, 1}}, AttentionOutput{reinterpret_cast<float*>((s->arena_base + 589824)) + 0, {12288, 16, 128, 1}}, score, stream)));
   }
-  // s02_copy_96x32x16 (copy): nodes view_7_input_contiguous
+  // s02_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
   {
-    const int64_t shape[3] = {96, 32, 16};
-    const TensorOperand in0{(s->arena_base + 589824), 0, 0, {16, 1536, 1}};
-    const OutOperand out0{(s->arena_base + 0), 0, 0, {512, 16, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_96x32x16_copy{}, ins, outs, 3, shape, stream));
-  }
-  // s03_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
-  {
-    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 198144)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 263680)) + 0, 1.0f, 0.0f, stream, error));
-  }
-  // s04_copy_4x96x128 (copy): nodes output0_copy
-  {
-    const int64_t shape[3] = {4, 96, 128};
-    const TensorOperand in0{(s->arena_base + 196608), 0, 0, {128, 512, 1}};
-    const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {12288, 128, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s04_copy_4x96x128_copy{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 589824)) + 0, reinterpret_cast<const float*>((s->persistent + 198144)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 263680)) + 0, 1.0f, 0.0f, stream, error));
   }
   return STITCH_OK;
 }
@@ -140,7 +114,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 49152, 49152, 147456, 384, stream, error, 5));
   }
-  {  // s03_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
+  {  // s02_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 128; shape.k = 128;
     shape.lda = 128; shape.ldb = 128; shape.ldc = 128;

@@ -26,26 +26,20 @@ struct s01_attention_softmax_4x8x96x96x16_score {
   }
 };
 
-struct s02_copy_96x4x8x16_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
-
-struct s04_row_layer_norm_384x128_load {
+struct s03_row_layer_norm_384x128_load {
   const float* l0;
   const float* l1;
   __device__ float operator()(int64_t row, int64_t col) const {
     const int64_t e = row * 128 + col;
     (void)e;
     const float x0 = static_cast<float>(l0[0 + row * 128 + col * 1]);
-    const float x1 = static_cast<float>(l1[0 + ((e / 1) % 128) * 1 + ((e / 128) % 96) * 512 + ((e / 12288) % 4) * 128]);
+    const float x1 = static_cast<float>(l1[0 + row * 128 + col * 1]);
     const float v0 = (x0 + x1);  // add_1
     return v0;
   }
 };
 
-struct s04_row_layer_norm_384x128_store {
+struct s03_row_layer_norm_384x128_store {
   float* out0;
   __device__ void operator()(int64_t row, int64_t col, float y) const {
     const int64_t e = row * 128 + col;
@@ -53,14 +47,7 @@ struct s04_row_layer_norm_384x128_store {
   }
 };
 
-struct s05_matmul_bias_384x256x128_epilogue {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    const float v0 = op_relu(x[0]);  // relu
-    y[0] = v0;
-  }
-};
-
-struct s07_row_layer_norm_384x128_load {
+struct s06_row_layer_norm_384x128_load {
   const float* l0;
   const float* l1;
   __device__ float operator()(int64_t row, int64_t col) const {
@@ -73,7 +60,13 @@ struct s07_row_layer_norm_384x128_load {
   }
 };
 
-using s07_row_layer_norm_384x128_store = s04_row_layer_norm_384x128_store;  // the same body
+struct s06_row_layer_norm_384x128_store {
+  float* out0;
+  __device__ void operator()(int64_t row, int64_t col, float y) const {
+    const int64_t e = row * 128 + col;
+    out0[e] = y;
+  }
+};
 
 struct Program {
   static constexpr std::array<TensorSpec, 12> kParams = {{
@@ -113,17 +106,17 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     529920,  // persistent_bytes
-    34537472,  // arena_bytes
+    34340864,  // arena_bytes
     33554432,  // lt_workspace_bytes
-    983040,  // lt_workspace_offset
+    786432,  // lt_workspace_offset
     true,  // cuda_graph
   };
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
     LtMatmul mm0;  // s00_matmul_bias_384x384x128
-    LtMatmul mm1;  // s03_matmul_bias_384x128x128
-    LtMatmul mm2;  // s05_matmul_bias_384x256x128
-    LtMatmul mm3;  // s06_matmul_bias_384x128x256
+    LtMatmul mm1;  // s02_matmul_bias_384x128x128
+    LtMatmul mm2;  // s04_matmul_bias_relu_384x256x128
+    LtMatmul mm3;  // s05_matmul_bias_384x128x256
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -142,7 +135,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   {
     STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 196608)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s01_attention_softmax_4x8x96x96x16 (flash_attention): nodes view_4_input_contiguous, view_5_input_contiguous, view_6_input_contiguous, scaled_dot_product_attention
+  // s01_attention_softmax_4x8x96x96x16 (flash_attention): nodes view_4_input_contiguous, view_5_input_contiguous, view_6_input_contiguous, scaled_dot_product_attention, ...
   {
     AttentionShape shape;
     shape.batch = 4, shape.heads = 8, shape.queries = 96, shape.keys = 96;
@@ -150,45 +143,30 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.scale = 0.25f;
     shape.empty_rows_zero = true;
     const s01_attention_softmax_4x8x96x96x16_score score{};
-    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 128, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {36864, 16, 384, 1}}, reinterpret_cast<float*>((s->arena_base + 589824)) + 0, score, stream)));
+    STITCH_CHECK_CUDA((launch_attention_math<16>(AttentionMath::tf32x3, shape, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 0, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 128, {36864, 16, 384, 1}}, AttentionOperand{reinterpret_cast<const float*>((s->arena_base + 0)) + 256, {36864, 16, 384, 1}}, AttentionOutput{reinterpret_cast<float*>((s->arena_base + 589824)) + 0, {12288, 16, 128, 1}}, score, stream)));
   }
-  // s02_copy_96x4x8x16 (copy): nodes view_10_input_contiguous
+  // s02_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
   {
-    const int64_t shape[4] = {96, 4, 8, 16};
-    const TensorOperand in0{(s->arena_base + 589824), 0, 0, {16, 12288, 1536, 1}};
-    const OutOperand out0{(s->arena_base + 0), 0, 0, {512, 128, 16, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_96x4x8x16_copy{}, ins, outs, 4, shape, stream));
+    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 589824)) + 0, reinterpret_cast<const float*>((s->persistent + 198144)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 263680)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s03_matmul_bias_384x128x128 (cublaslt_matmul): nodes addmm
+  // s03_row_layer_norm_384x128 (row_layer_norm): nodes add_1, native_layer_norm
   {
-    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 198144)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 263680)) + 0, 1.0f, 0.0f, stream, error));
-  }
-  // s04_row_layer_norm_384x128 (row_layer_norm): nodes add_1, native_layer_norm
-  {
-    const s04_row_layer_norm_384x128_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)), reinterpret_cast<const float*>((s->arena_base + 196608))};
-    const s04_row_layer_norm_384x128_store store{reinterpret_cast<float*>((s->arena_base + 0))};
+    const s03_row_layer_norm_384x128_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)), reinterpret_cast<const float*>((s->arena_base + 0))};
+    const s03_row_layer_norm_384x128_store store{reinterpret_cast<float*>((s->arena_base + 196608))};
     STITCH_CHECK_CUDA(launch_layer_norm(384, 128, 1e-05f, reinterpret_cast<const float*>((s->persistent + 527872)) + 0, reinterpret_cast<const float*>((s->persistent + 528384)) + 0, load, store, stream));
   }
-  // s05_matmul_bias_384x256x128 (cublaslt_matmul): nodes addmm_1, relu
+  // s04_matmul_bias_relu_384x256x128 (cublaslt_matmul): nodes addmm_1, relu
   {
-    STITCH_CHECK(s->gemms.mm2.run(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 264192)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 395264)) + 0, 1.0f, 0.0f, stream, error));
-    const int64_t shape[3] = {1, 384, 256};
-    const TensorOperand in0{(s->arena_base + 196608), 0, 0, {98304, 256, 1}};
-    const OutOperand out0{(s->arena_base + 589824), 0, 0, {98304, 256, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s05_matmul_bias_384x256x128_epilogue{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK(s->gemms.mm2.run(reinterpret_cast<const float*>((s->arena_base + 196608)) + 0, reinterpret_cast<const float*>((s->persistent + 264192)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 393216)), reinterpret_cast<const float*>((s->persistent + 395264)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s06_matmul_bias_384x128x256 (cublaslt_matmul): nodes addmm_2
+  // s05_matmul_bias_384x128x256 (cublaslt_matmul): nodes addmm_2
   {
-    STITCH_CHECK(s->gemms.mm3.run(reinterpret_cast<const float*>((s->arena_base + 589824)) + 0, reinterpret_cast<const float*>((s->persistent + 396288)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->persistent + 527360)) + 0, 1.0f, 0.0f, stream, error));
+    STITCH_CHECK(s->gemms.mm3.run(reinterpret_cast<const float*>((s->arena_base + 393216)) + 0, reinterpret_cast<const float*>((s->persistent + 396288)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->persistent + 527360)) + 0, 1.0f, 0.0f, stream, error));
   }
-  // s07_row_layer_norm_384x128 (row_layer_norm): nodes add_2, native_layer_norm_1
+  // s06_row_layer_norm_384x128 (row_layer_norm): nodes add_2, native_layer_norm_1
   {
-    const s07_row_layer_norm_384x128_load load{reinterpret_cast<const float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->arena_base + 196608))};
-    const s07_row_layer_norm_384x128_store store{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};
+    const s06_row_layer_norm_384x128_load load{reinterpret_cast<const float*>((s->arena_base + 196608)), reinterpret_cast<const float*>((s->arena_base + 0))};
+    const s06_row_layer_norm_384x128_store store{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};
     STITCH_CHECK_CUDA(launch_layer_norm(384, 128, 1e-05f, reinterpret_cast<const float*>((s->persistent + 528896)) + 0, reinterpret_cast<const float*>((s->persistent + 529408)) + 0, load, store, stream));
   }
   return STITCH_OK;
@@ -217,7 +195,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 49152, 49152, 147456, 384, stream, error, 5));
   }
-  {  // s03_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
+  {  // s02_matmul_bias_384x128x128: [1] x [384x128] @ [128x128]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 128; shape.k = 128;
     shape.lda = 128; shape.ldb = 128; shape.ldc = 128;
@@ -226,16 +204,16 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm1.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm1, 49152, 16384, 49152, 128, stream, error, 5));
   }
-  {  // s05_matmul_bias_384x256x128: [1] x [384x128] @ [128x256]
+  {  // s04_matmul_bias_relu_384x256x128: [1] x [384x128] @ [128x256]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 256; shape.k = 128;
     shape.lda = 128; shape.ldb = 128; shape.ldc = 256;
     shape.stride_a = 0; shape.stride_b = 0; shape.stride_c = 98304;
     shape.trans_a = false; shape.trans_b = true;
-    STITCH_CHECK(s->gemms.mm2.init(s->lt, shape, MatmulEpilogue::bias, false, s->lt_workspace, s->lt_workspace_bytes, error));
+    STITCH_CHECK(s->gemms.mm2.init(s->lt, shape, MatmulEpilogue::bias_relu, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm2, 49152, 32768, 98304, 256, stream, error, 5));
   }
-  {  // s06_matmul_bias_384x128x256: [1] x [384x256] @ [256x128]
+  {  // s05_matmul_bias_384x128x256: [1] x [384x256] @ [256x128]
     MatmulShape shape;
     shape.batch = 1; shape.m = 384; shape.n = 128; shape.k = 256;
     shape.lda = 256; shape.ldb = 256; shape.ldc = 128;
