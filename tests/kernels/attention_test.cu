@@ -12,10 +12,14 @@
 //                     random walk relative to the result: ~5e-4 expected, 4x headroom.
 //   bf16              the bf16 track's allclose 1e-2 and norm < 1e-2: an 8-bit mantissa (2^-9 ~
 //                     2e-3 at most, ~1.1e-3 RMS per rounding): ~2e-3 expected, 5x headroom.
+// Without normalisation (the ReLU variant) an output is a sum of up to `keys` terms, not an average
+// of V's rows: atol is then the tolerance times the largest |expected| (an output that cancels keeps
+// the terms' rounding; seen on the H200: bf16, 0.012 off an output of 0.07).
 // tf32 and bf16 must also show their rounding (norm above 5e-5 and 2e-4): a variant that silently
 // ran in FP32 would pass the bounds and measure nothing. Plus the host-side checks, which need no
 // GPU: shapes, the variant dispatch's argument checks and the 16-byte copy rule.
 #include <cctype>
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -245,7 +249,10 @@ TEST_P(AttentionTest, MeetsItsBoundAgainstTheDoubleReference) {
           actual[e] = stored[b * placed.stride[0] + h * placed.stride[1] + i * placed.stride[2] +
                              d * placed.stride[3]];
   const std::string what = c.name + " " + attention_math_name(math);
-  EXPECT_TRUE(all_close(actual, expected, Tolerance{bound.tolerance, bound.tolerance, 0})) << what;
+  double atol = bound.tolerance;
+  if (c.norm == AttentionNorm::none)
+    for (double value : expected) atol = std::max(atol, bound.tolerance * std::abs(value));
+  EXPECT_TRUE(all_close(actual, expected, Tolerance{atol, bound.tolerance, 0})) << what;
   double error = 0, norm = 0;
   for (size_t i = 0; i < actual.size(); ++i) {
     error += (actual[i] - expected[i]) * (actual[i] - expected[i]);

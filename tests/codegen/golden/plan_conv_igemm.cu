@@ -10,6 +10,7 @@
 #include "kernels/elementwise.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
+#include "kernels/matmul.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 
 namespace {
@@ -44,12 +45,15 @@ struct Program {
     295424,  // persistent_bytes
     12845056,  // arena_bytes
     0,  // lt_workspace_bytes
-    0,  // lt_workspace_offset
+    12845056,  // lt_workspace_offset
     true,  // cuda_graph
   };
-  static constexpr bool kUsesMatmul = false;
-  struct Gemms {};
+  static constexpr bool kUsesMatmul = true;
+  struct Gemms {
+    ConvIgemmTf32x3 conv0;  // s00_conv2d_8x64x56x56_k128x3x3
+  };
   using State = ProgramState<Program>;
+  static int init_gemms(State* s, cudaStream_t stream);
   static int run_init_subtasks(State* s, cudaStream_t stream);
   static int run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* outputs,
                           cudaStream_t stream);
@@ -63,19 +67,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   (void)outputs;
   // s00_conv2d_8x64x56x56_k128x3x3 (igemm_tf32x3_conv): nodes convolution, convolution_bias, relu
   {
-    {
-      ConvIgemmShape shape;
-      shape.spatial = 2; shape.batch = 8; shape.groups = 1;
-      shape.in_channels = 64; shape.out_channels = 128;
-      shape.input[0] = 56; shape.input[1] = 56;
-      shape.output[0] = 56; shape.output[1] = 56;
-      shape.kernel[0] = 3; shape.kernel[1] = 3;
-      shape.stride[0] = 1; shape.stride[1] = 1;
-      shape.pad_before[0] = 1; shape.pad_before[1] = 1;
-      shape.pad_after[0] = 1; shape.pad_after[1] = 1;
-      shape.dilation[0] = 1; shape.dilation[1] = 1;
-      STITCH_CHECK_CUDA(launch_conv_igemm_tf32x3(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), shape, MatmulEpilogue::none, stream));
-    }
+    STITCH_CHECK(s->gemms.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), stream, error));
     const int64_t shape[4] = {8, 128, 56, 56};
     const TensorOperand in0{(s->arena_base + 0), 0, 0, {401408, 3136, 56, 1}};
     const TensorOperand in1{(s->persistent + 294912), 0, 0, {0, 1, 0, 0}};
@@ -94,7 +86,26 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
-  STITCH_CHECK_CUDA(prepare_conv_igemm_tf32x3());
+  return STITCH_OK;
+}
+
+// Each GEMM's description and algorithm choice (timed on scratch), at init.
+int Program::init_gemms(State* s, cudaStream_t stream) {
+  std::string& error = s->error;
+  {  // s00_conv2d_8x64x56x56_k128x3x3
+    ConvIgemmShape shape;
+    shape.spatial = 2; shape.batch = 8; shape.groups = 1;
+    shape.in_channels = 64; shape.out_channels = 128;
+    shape.input[0] = 56; shape.input[1] = 56;
+    shape.output[0] = 56; shape.output[1] = 56;
+    shape.kernel[0] = 3; shape.kernel[1] = 3;
+    shape.stride[0] = 1; shape.stride[1] = 1;
+    shape.pad_before[0] = 1; shape.pad_before[1] = 1;
+    shape.pad_after[0] = 1; shape.pad_after[1] = 1;
+    shape.dilation[0] = 1; shape.dilation[1] = 1;
+    STITCH_CHECK(s->gemms.conv0.init(shape, MatmulEpilogue::none, error));
+    STITCH_CHECK(s->gemms.conv0.prepare_weights(reinterpret_cast<const float*>((s->persistent + 0)) + 0, stream, error));
+  }
   return STITCH_OK;
 }
 
