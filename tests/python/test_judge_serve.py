@@ -422,6 +422,22 @@ def test_elementwise_failures_get_the_fp64_second_opinion(ssr_dir):
     assert result["check_sets"][0]["outputs"][0]["mismatches"] == 5
 
 
+def test_an_error_norm_failure_gets_the_fp64_second_opinion(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=1, spot=0)
+    check_set = slots["check_sets"][0]
+    ssr_runner(exporter, slots, check_set["inputs"], check_set["outputs"])
+    out = exporter.find(check_set["outputs"][0]["ipc_handle"])
+    out.mul_(1 + 3e-4)  # the error norm 3e-4 against the FP32 reference: over the fp32 bound
+    assert not session.compare()["passed"]
+
+    # An FP64 reference that says the FP32 one is the noisy answer (its own relative error 3e-4)
+    # and the program the exact one: the norm is judged against it and passes.
+    session.task.reference_exact = lambda inputs: [out.double().clone()]
+    result = session.compare()
+    assert result["passed"], result["messages"]
+    assert "the FP32 reference's own rounding" in result["check_sets"][0]["outputs"][0]["message"]
+
+
 def test_a_passing_set_never_computes_the_fp64_reference(ssr_dir):
     session, exporter, slots = make_session(ssr_dir, sets=1, spot=0)
     check_set = slots["check_sets"][0]
