@@ -160,6 +160,18 @@ struct ConvIgemmRow {
 
 inline constexpr int kConvIgemmColumnsPerPass = 4;  // K columns of one warp's pass (8 rows each)
 
+// The pixel (id·H + ih)·W + iw that output row r's window reads at tap offsets (dd, dh, dw)
+// (kernel position times dilation), or -1 where that tap falls in the padding.
+__host__ __device__ __forceinline__ int conv_tap_pixel(const ConvIgemmParams& p,
+                                                       const ConvIgemmRow& r, int dd, int dh,
+                                                       int dw) {
+  const int id = r.d0 + dd, ih = r.h0 + dh, iw = r.w0 + dw;
+  const bool inside = static_cast<unsigned>(id) < static_cast<unsigned>(p.in[0]) &&
+                      static_cast<unsigned>(ih) < static_cast<unsigned>(p.in[1]) &&
+                      static_cast<unsigned>(iw) < static_cast<unsigned>(p.in[2]);
+  return inside ? (id * p.in[1] + ih) * p.in[2] + iw : -1;
+}
+
 // A thread's part of the A tile [128 positions][32 K columns]: rows `row` + i·kRowStep (i <
 // kRows, one ConvIgemmRow each), columns `first_column` + 4j. `cursor` is at K column k0 +
 // first_column on entry and is left at k0 + 32 + first_column, the next tile's start.
@@ -181,13 +193,9 @@ __host__ __device__ __forceinline__ void gather_conv_columns(const ConvIgemmPara
               dw = cursor.kw * p.dilation[2];
     STITCH_CONV_IGEMM_UNROLL
     for (int i = 0; i < kRows; ++i) {
-      const ConvIgemmRow& r = rows[i];
-      const int id = r.d0 + dd, ih = r.h0 + dh, iw = r.w0 + dw;
-      const bool ok = k_valid && static_cast<unsigned>(id) < static_cast<unsigned>(p.in[0]) &&
-                      static_cast<unsigned>(ih) < static_cast<unsigned>(p.in[1]) &&
-                      static_cast<unsigned>(iw) < static_cast<unsigned>(p.in[2]);
-      const float* src =
-          ok ? r.image + cursor.channel * p.in_plane + (id * p.in[1] + ih) * p.in[2] + iw : p.x;
+      const int pixel = conv_tap_pixel(p, rows[i], dd, dh, dw);
+      const bool ok = k_valid && pixel >= 0;
+      const float* src = ok ? rows[i].image + cursor.channel * p.in_plane + pixel : p.x;
       sink(row + i * kRowStep, column, src, ok);
     }
     STITCH_CONV_IGEMM_UNROLL
@@ -215,15 +223,10 @@ __host__ __device__ __forceinline__ void gather_conv_chunks(const ConvIgemmParam
               dw = cursor.kw * p.dilation[2];
     STITCH_CONV_IGEMM_UNROLL
     for (int i = 0; i < kRows; ++i) {
-      const ConvIgemmRow& r = rows[i];
-      const int id = r.d0 + dd, ih = r.h0 + dh, iw = r.w0 + dw;
-      const bool ok = k_valid && static_cast<unsigned>(id) < static_cast<unsigned>(p.in[0]) &&
-                      static_cast<unsigned>(ih) < static_cast<unsigned>(p.in[1]) &&
-                      static_cast<unsigned>(iw) < static_cast<unsigned>(p.in[2]);
+      const int pixel = conv_tap_pixel(p, rows[i], dd, dh, dw);
+      const bool ok = k_valid && pixel >= 0;
       const float* src =
-          ok ? r.image + int64_t{(id * p.in[1] + ih) * p.in[2] + iw} * p.pixel_stride +
-                   cursor.channel
-             : p.x;
+          ok ? rows[i].image + int64_t{pixel} * p.pixel_stride + cursor.channel : p.x;
       sink(row + i * kRowStep, first_column + 4 * half, src, ok);
     }
     cursor.advance_taps(p, 4);
