@@ -17,8 +17,8 @@
 //
 // Fused epilogue: y = act(conv + bias[co]) with MatmulEpilogue's activations (none / ReLU / GELU,
 // tanh form) as the GEMM's. tests/kernels/conv_igemm_tf32x3_bench.cu times both against cuDNN
-// strict FP32 and TF32 on an H200; the planner's kConvIgemmEfficiency (src/plan/kernel_choice.h)
-// takes the figure.
+// strict FP32 and TF32 on an H200; the planner's estimate_conv_igemm (src/plan/kernel_choice.h)
+// models its times (kernels/README.md has both).
 //
 // ConvIgemmTf32x3::init (at init) picks the kernel, allows its shared memory and allocates the
 // weight's split copies; prepare_weights splits a parameter weight once; run then allocates and

@@ -3,8 +3,8 @@
 // run in run_subtasks on the arena's library workspace; or, where the plan chose the kernel
 // `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, a
 // ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh) member of Program::Gemms, its weight split in
-// init_gemms (no workspace). The epilogue (bias, activations, residual adds, scale/shift) runs as one
-// elementwise pass after, whichever engine.
+// init_gemms (no workspace). The epilogue (bias, activations, residual adds, scale/shift) runs as
+// one elementwise pass after, whichever engine.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
 
@@ -96,9 +96,8 @@ void emit_depthwise_run(const ConvSpec& spec, const std::string& x, const std::s
 // and a parameter weight split once in init_gemms. Returns the weight argument of its run:
 // "nullptr" when prepared at init. Its own fused bias / activation stays unused: the plan's
 // epilogue pass does them, as after cuDNN.
-Result<std::string> emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtask,
-                                         const ConvSpec& spec, const std::string& member,
-                                         const std::string& weight) {
+std::string emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
+                                 const std::string& member, const std::string& weight) {
   CodeWriter& iw = ctx.pieces().gemm_init;
   iw.open("{{  // {}", subtask.id);
   iw.line("ConvIgemmShape shape;");
@@ -112,7 +111,8 @@ Result<std::string> emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtas
     iw.line("{}", array_fields(field, *values));
   iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::none, error));", member);
   const bool weight_at_init = spec.w.base.kind == ir::ValueRef::Kind::param;
-  if (weight_at_init) iw.line("STITCH_CHECK(s->{}.prepare_weights({}, stream, error));", member, weight);
+  if (weight_at_init)
+    iw.line("STITCH_CHECK(s->{}.prepare_weights({}, stream, error));", member, weight);
   iw.close();
   return weight_at_init ? std::string("nullptr") : weight;
 }
@@ -157,8 +157,7 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     emit_depthwise_run(spec, x, weight, y, block == subtask.tunables.end() ? 256 : block->second,
                        w);
   } else if (igemm) {
-    STITCH_ASSIGN_OR_RETURN(std::string run_weight,
-                            emit_conv_igemm_init(ctx, subtask, spec, member, weight));
+    const std::string run_weight = emit_conv_igemm_init(ctx, subtask, spec, member, weight);
     w.line("STITCH_CHECK(s->{}.run({}, {}, nullptr, {}, stream, error));", member, x, run_weight,
            y);
   } else {

@@ -156,10 +156,11 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 // kConvIgemmScalarGatherEfficiency of the chunked rate. Each side also at least its bytes at the
 // DRAM bandwidth, plus its launches. The kernel is chosen when estimated at most kTf32x3Margin of
 // cuDNN's time. Measured on the H200 by tests/kernels/conv_igemm_tf32x3_bench.cu (2026-12-03,
-// AlexNet / VGG16 / ResNet-50 layers): cuDNN strict FP32 0.22-0.66 of the FP32 peak (median
-// 0.41); the chunked kernel 0.53 of the TF32 peak with 72-75 K tiles (AlexNet), 0.39-0.50 with
-// 36-144 (VGG16), 0.04-0.13 on ResNet-50's small batch-10 layers (few K tiles, 64-channel tiles
-// half empty, the transpose); the 4-byte gather 0.13-0.20 at best.
+// AlexNet / VGG16 / ResNet-50 layers, after the split-major split-K reduction): cuDNN strict FP32
+// 0.22-0.66 of the FP32 peak (median 0.41); the chunked kernel 0.53-0.55 of the TF32 peak with
+// 72-75 K tiles (AlexNet), 0.40-0.54 with 36-144 (VGG16; 0.20 for 64 output channels),
+// 0.06-0.22 on ResNet-50's small batch-10 layers (few K tiles, 64-channel tiles half empty, the
+// transpose); the 4-byte gather (3 input channels) 0.06-0.13.
 inline constexpr double kCudnnStrictConvEfficiency = 0.41;
 inline constexpr double kConvIgemmPeakEfficiency = 0.6;
 inline constexpr double kConvIgemmFillTiles = 10;

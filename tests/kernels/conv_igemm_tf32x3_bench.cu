@@ -2,8 +2,9 @@
 // against cuDNN's tuned engine in strict FP32 (what the fp32 track runs today) and in TF32 (the
 // tf32 track; not FP32-accurate), on AlexNet / VGG16 / ResNet-50 layers at KernelBench level 3's
 // batch sizes. Not a test: built on demand (target conv_igemm_tf32x3_bench) and run on a GPU by
-// hand; its "igemm eff" and "strict eff" columns are what the planner's kConvIgemmEfficiency and
-// kCudnnStrictConvEfficiency (src/plan/kernel_choice.h) should take (medians over the layers).
+// hand; its "igemm eff" and "strict eff" columns are what the planner's estimate_conv_igemm
+// (kConvIgemmPeakEfficiency scaled for pipeline fill and the gather) and kCudnnStrictConvEfficiency
+// (src/plan/kernel_choice.h) should reproduce.
 //
 //   conv_igemm_tf32x3_bench [NAME_SUBSTRING]   only the layers whose name contains it
 //
@@ -133,7 +134,7 @@ double relative_norm(const float* got, const float* want, size_t count) {
   return std::sqrt(diff / std::max(norm, 1e-300));
 }
 
-// The medians the planner takes (kConvIgemmEfficiency, kCudnnStrictConvEfficiency).
+// The medians over the layers, printed last (the planner's model: the file comment).
 struct Summary {
   std::vector<double> wgmma_efficiency, strict_efficiency, speedup_over_strict;
 };
