@@ -29,6 +29,12 @@ built_at=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt" 
 if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
   mkdir -p "$(dirname "$built_at")" && ln -s "$(realpath "$build")" "$built_at"
 fi
+# A build carried with build_device.sh --from names the interpreter it was configured with (the
+# checkout's .venv, absent here): that path becomes this machine's python3, which has torch.
+configured_python=$(sed -n 's/^STITCH_PYTHON:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null)
+if [[ "$configured_python" == /* ]] && [ ! -e "$configured_python" ]; then
+  mkdir -p "$(dirname "$configured_python")" && ln -s "$(command -v python3)" "$configured_python"
+fi
 
 # STITCH_BUDGET_S: seconds this script may take in all (default 540, inside the device tool's
 # 600-second calls); the bench stops taking tasks in time to pack its results before then.
