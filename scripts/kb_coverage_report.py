@@ -40,7 +40,13 @@ def task_record(directory):
     level = os.path.basename(os.path.dirname(directory))
     record = {"level": level, "task": os.path.basename(directory)}
     if not os.path.isfile(os.path.join(directory, "graph.json")):
-        return {**record, "status": "capture_failed"}
+        try:
+            capture = json.loads(read(os.path.join(directory, "capture.json")) or "{}")
+        except json.JSONDecodeError:
+            capture = {}
+        category = capture.get("category") or "capture_failed"
+        return {**record, "status": "capture_failed", "refused_op": f"capture: {category}",
+                "reason": (capture.get("message") or "")[:300]}
     if (read(os.path.join(directory, "plan.rc")) or "").strip() != "0":
         reason = last_error(read(os.path.join(directory, "plan.txt")))
         return {**record, "status": "refused", "reason": reason, "refused_op": refusal_op(reason)}

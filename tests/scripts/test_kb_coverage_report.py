@@ -16,9 +16,14 @@ def load_report():
     return module
 
 
-def write_task(runs, level, task, *, refused=False, outcome="passed", speedups=None):
+def write_task(runs, level, task, *, refused=False, outcome="passed", speedups=None,
+               capture_failed=False):
     directory = runs / "capture-0" / level / task
     (directory / "generated").mkdir(parents=True)
+    if capture_failed:
+        (directory / "capture.json").write_text(json.dumps(
+            {"status": "failed", "category": "ill_conditioned", "message": "ill-conditioned: 0.0028"}))
+        return
     (directory / "graph.json").write_text("{}")
     if refused:
         (directory / "plan.rc").write_text("2\n")
@@ -60,15 +65,19 @@ def test_coverage_md_holds_the_speed_table(report, tmp_path, capsys):
     write_task(runs, "level3", "3_Wrong", outcome="incorrect",
                speedups={"eager": 3.0, "compile": 3.0, "reduce-overhead": 3.0})
     write_task(runs, "level3", "4_Refused", refused=True)
+    write_task(runs, "level3", "5_Unstable", capture_failed=True)
     out = tmp_path / "out"
     assert report.main([str(runs), "--out", str(out), "--speed-levels", "level3"]) == 0
     text = (out / "coverage.md").read_text()
-    # Geomean over the two passing tasks; fast_p over all four tasks.
-    assert "| level3 | eager | 2 of 4 | 2.00x | 50% | 25% | 25% | 25% |" in text
-    assert "| level3 | compile | 2 of 4 | 1.00x | 50% | 25% | 25% | 0% |" in text
-    assert "| level3 | reduce-overhead | 2 of 4 | 0.80x | 50% | 25% | 25% | 0% |" in text
+    # Geomean over the two passing tasks; fast_p over all five tasks.
+    assert "| level3 | eager | 2 of 5 | 2.00x | 40% | 20% | 20% | 20% |" in text
+    assert "| level3 | compile | 2 of 5 | 1.00x | 40% | 20% | 20% | 0% |" in text
+    assert "| level3 | reduce-overhead | 2 of 5 | 0.80x | 40% | 20% | 20% | 0% |" in text
     assert "- level3: aten.unfold: 1 (4_Refused)" in text
+    assert "- level3: capture: ill_conditioned: 1 (5_Unstable)" in text
     printed = capsys.readouterr().out
-    assert "| level3 | eager | 2 of 4 |" in printed and "## level3" not in printed
+    assert "| level3 | eager | 2 of 5 |" in printed and "## level3" not in printed
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    assert [r["status"] for r in records] == ["passed", "passed", "incorrect", "refused"]
+    assert [r["status"] for r in records] == ["passed", "passed", "incorrect", "refused",
+                                              "capture_failed"]
+    assert records[-1]["reason"] == "ill-conditioned: 0.0028"
