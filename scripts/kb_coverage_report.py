@@ -137,9 +137,9 @@ def main(argv=None):
     lines.append("")
     timed_levels = [level for level in levels if level in speed_levels]
     if timed_levels:
-        lines += ["Speed per level: the geomean over the passing tasks; fast_p, KernelBench's measure, "
-                  "is the fraction of all the level's tasks (refused ones included) that passed and "
-                  "ran more than p times as fast as the baseline (fast_0: passed).", "",
+        lines += ["Speed per level: the geomean over the passing tasks; fast_p, KernelBench's "
+                  "measure, is the fraction of all the level's tasks (refused ones included) that "
+                  "passed and ran more than p times as fast as the baseline (fast_0: passed).", "",
                   "| level | baseline | passed | geomean | " +
                   " | ".join(f"fast_{p:g}" for p in FAST_P) + " |",
                   "|---|---|---|---|" + "---|" * len(FAST_P)]

@@ -235,6 +235,54 @@ def test_running_statistics_are_checked_after_the_first_call(tmp_path, wrong):
     assert result["passed"] == (wrong is None), checks
 
 
+def noise_running_mean_program(momentum=0.1):
+    """plan_bn_noise_running_mean.py written independently of the judge: the batch means summed
+    channel-major (another order of additions than PyTorch's), so the second BatchNorm's running
+    mean, exactly 0, comes out as different rounding noise than the reference's."""
+    import torch.nn.functional as F
+
+    def run(p, x):
+        state = {}
+
+        def batch_norm(name, value):
+            channels = value.shape[1]
+            rows = value.transpose(0, 1).reshape(channels, -1)
+            mean = rows.sum(dim=1) / rows.shape[1]
+            var = rows.var(dim=1, unbiased=True)
+            for stat, batch in (("running_mean", mean), ("running_var", var)):
+                state[f"{name}.{stat}"] = (1 - momentum) * p[f"{name}.{stat}"] + momentum * batch
+            state[f"{name}.num_batches_tracked"] = p[f"{name}.num_batches_tracked"] + 1
+            return F.batch_norm(value, None, None, p[f"{name}.weight"], p[f"{name}.bias"],
+                                training=True)
+
+        y = batch_norm("bn_project", F.conv2d(x, p["project.weight"], padding=1))
+        y = batch_norm("bn_expand", F.conv2d(y, p["expand.weight"]))
+        return F.relu6(y), state
+    return run
+
+
+@pytest.mark.parametrize("wrong", [None, "momentum"])
+def test_a_running_mean_of_rounding_noise_is_settled_against_fp64(tmp_path, wrong):
+    graph_dir = capture_task("plan_bn_noise_running_mean.py", str(tmp_path / "captures"))
+    session, exporter, slots = make_session(graph_dir, sets=1, spot=0)
+    program = noise_running_mean_program(momentum=0.3 if wrong else 0.1)
+    params = {p["name"]: exporter.find(p["ipc_handle"]) for p in slots["params"]}
+    check_set = slots["check_sets"][0]
+    y, state = program(params, exporter.find(check_set["inputs"][0]["ipc_handle"]))
+    outputs = [exporter.find(e["ipc_handle"]) for e in check_set["outputs"]]
+    outputs[0].copy_(y)
+    for entry, out in zip(slots["outputs"][1:], outputs[1:]):
+        out.copy_(state[entry["state"]])
+    result = session.compare()
+    checks = result["check_sets"][0]["outputs"]
+    assert len(checks) == 7
+    assert result["passed"] == (wrong is None), checks
+    if wrong is None:  # the noise output did fail against FP32 and was settled against FP64
+        assert any("the FP32 reference's own rounding" in c["message"] for c in checks), checks
+    else:  # the first BatchNorm's running mean is no noise: a wrong momentum shows
+        assert not all(c["passed"] for c in checks[1:4])
+
+
 def test_fingerprint_sees_a_single_byte():
     t = torch.randn(1000)
     before = tensor_fingerprint(t)

@@ -22,7 +22,8 @@ def write_task(runs, level, task, *, refused=False, outcome="passed", speedups=N
     (directory / "generated").mkdir(parents=True)
     if capture_failed:
         (directory / "capture.json").write_text(json.dumps(
-            {"status": "failed", "category": "ill_conditioned", "message": "ill-conditioned: 0.0028"}))
+            {"status": "failed", "category": "ill_conditioned",
+             "message": "ill-conditioned: 0.0028"}))
         return
     (directory / "graph.json").write_text("{}")
     if refused:
@@ -31,7 +32,8 @@ def write_task(runs, level, task, *, refused=False, outcome="passed", speedups=N
         return
     (directory / "plan.rc").write_text("0\n")
     (directory / "generate.rc").write_text("0\n")
-    (directory / "generated" / "plan.json").write_text(json.dumps({"floor_us": 100.0, "subtasks": [{}]}))
+    plan = {"floor_us": 100.0, "subtasks": [{}]}
+    (directory / "generated" / "plan.json").write_text(json.dumps(plan))
     speedups = speedups or {}
     report = {"outcome": outcome, "timing": {"speedup_basis": "stream",
                                              "protocol": {"median_ms": 0.5}},
@@ -54,14 +56,17 @@ def test_fast_p_counts_all_tasks_of_the_level(report):
 
 
 def test_fast_p_threshold_is_strict(report):
-    rows = [{"status": "passed", "speedup_compile": 2.0}, {"status": "passed", "speedup_compile": 1.0}]
+    rows = [{"status": "passed", "speedup_compile": 2.0},
+            {"status": "passed", "speedup_compile": 1.0}]
     assert report.fast_p(rows, "compile") == [1.0, 0.5, 0.5, 0.0]
 
 
 def test_coverage_md_holds_the_speed_table(report, tmp_path, capsys):
     runs = tmp_path / "runs"
-    write_task(runs, "level3", "1_Fast", speedups={"eager": 4.0, "compile": 2.0, "reduce-overhead": 1.6})
-    write_task(runs, "level3", "2_Slow", speedups={"eager": 1.0, "compile": 0.5, "reduce-overhead": 0.4})
+    write_task(runs, "level3", "1_Fast",
+               speedups={"eager": 4.0, "compile": 2.0, "reduce-overhead": 1.6})
+    write_task(runs, "level3", "2_Slow",
+               speedups={"eager": 1.0, "compile": 0.5, "reduce-overhead": 0.4})
     write_task(runs, "level3", "3_Wrong", outcome="incorrect",
                speedups={"eager": 3.0, "compile": 3.0, "reduce-overhead": 3.0})
     write_task(runs, "level3", "4_Refused", refused=True)
