@@ -174,7 +174,9 @@ class ConvIgemmTf32x3 {
     STITCH_CHECK(split_k_.init(plan_, error));
     STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error));
     channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
-    if (channels_last_) STITCH_CHECK(x_channels_last_.reserve(input_elements() * sizeof(float), error));
+    if (channels_last_)
+      STITCH_CHECK(x_channels_last_.reserve(
+          static_cast<size_t>(shape.batch * p.x_image) * sizeof(float), error));
     ready_ = true;
     return STITCH_OK;
   }
@@ -252,18 +254,10 @@ class ConvIgemmTf32x3 {
   // The weight [groups][n][k] (rows of K contiguous floats: a transposed B per group), K
   // reordered to (tap, channel) for the channels-last gather.
   int split_weights(const float* w, cudaStream_t stream, std::string& error) const {
-    const int64_t channels = shape_.in_channels / shape_.groups;
-    const int64_t n = shape_.out_channels / shape_.groups, k = channels * volume(shape_.kernel);
-    return split_w_.split(w, k, n * k, true, stream, error, channels_last_ ? channels : 0);
-  }
-  int64_t volume(const int64_t (&sizes)[3]) const {
-    int64_t product = 1;
-    for (int i = 0; i < shape_.spatial; ++i)
-      product *= sizes[i];
-    return product;
-  }
-  int64_t input_elements() const {
-    return shape_.batch * shape_.in_channels * volume(shape_.input);
+    const detail::ConvIgemmParams p =
+        detail::conv_igemm_params(nullptr, w, nullptr, nullptr, shape_, epilogue_);
+    return split_w_.split(w, p.k, int64_t{p.n} * p.k, true, stream, error,
+                          channels_last_ ? p.channels : 0);
   }
 
   ConvIgemmShape shape_;

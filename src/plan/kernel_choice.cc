@@ -197,7 +197,8 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double flops = 2.0 * groups * m * n * k;
   const double input_bytes =
       4.0 * static_cast<double>(spec.batch * spec.in_channels) * product(spec.input);
-  const double bytes = input_bytes + 4.0 * (static_cast<double>(spec.out_channels) * k + groups * m * n);
+  const double bytes =
+      input_bytes + 4.0 * (static_cast<double>(spec.out_channels) * k + groups * m * n);
   const double bandwidth = peaks.dram_gbps * 1e9;
   estimate.cudnn_s =
       std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), bytes / bandwidth) +
@@ -206,9 +207,10 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double sms = peaks.sms > 0 ? peaks.sms : 1;
   const double tiles = groups * std::ceil(m / tile) * std::ceil(n / tile);
   double k_tiles = std::ceil(k / 32.0), waves = std::ceil(tiles / sms);
-  if (tiles < sms) {  // split K: more, shorter blocks in one wave
-    const double splits = std::clamp(std::floor(sms / tiles), 1.0, std::floor(k_tiles / 8.0));
-    k_tiles = std::ceil(k_tiles / std::max(splits, 1.0));
+  if (tiles < sms) {  // split K: more, shorter blocks in one wave, each at least 8 K tiles
+    const double splits =
+        std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k_tiles / 8.0)));
+    k_tiles = std::ceil(k_tiles / splits);
   }
   const bool chunked = channels % 4 == 0;
   const double efficiency = kConvIgemmPeakEfficiency * k_tiles / (k_tiles + kConvIgemmFillTiles) *
