@@ -30,10 +30,14 @@ if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
   mkdir -p "$(dirname "$built_at")" && ln -s "$(realpath "$build")" "$built_at"
 fi
 # A build carried with build_device.sh --from names the interpreter it was configured with (the
-# checkout's .venv, absent here): that path becomes this machine's python3, which has torch.
+# checkout's .venv, absent here): that path becomes a script running this machine's python3, which
+# has torch. Not a symbolic link: a python3 that is itself a virtual environment's finds its
+# packages only when started from its own directory (pyvenv.cfg beside it).
 configured_python=$(sed -n 's/^STITCH_PYTHON:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null)
 if [[ "$configured_python" == /* ]] && [ ! -e "$configured_python" ]; then
-  mkdir -p "$(dirname "$configured_python")" && ln -s "$(command -v python3)" "$configured_python"
+  mkdir -p "$(dirname "$configured_python")" &&
+    printf '#!/bin/sh\nexec %q "$@"\n' "$(command -v python3)" > "$configured_python" &&
+    chmod +x "$configured_python"
 fi
 
 # STITCH_BUDGET_S: seconds this script may take in all (default 540, inside the device tool's
