@@ -288,6 +288,10 @@ inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
   return "";
 }
 
+// The wgmma kernel's output tile width for n output channels per group: 64 where they fit in
+// it (a 128-wide tile would compute them half empty), else 128.
+inline int conv_igemm_wgmma_tile_n(int64_t n) { return n <= 64 ? 64 : 128; }
+
 namespace detail {
 
 // The kernel's parameters for a shape conv_igemm_shape_problem accepts (pure: tested on the CPU).

@@ -137,11 +137,15 @@ class ConvIgemmTf32x3 {
   ConvIgemmTf32x3& operator=(const ConvIgemmTf32x3&) = delete;
 
   void set_engine(Tf32x3Engine engine) { requested_engine_ = engine; }  // before init
+  // The wgmma kernel's tile width: 0 (the default) picks conv_igemm_wgmma_tile_n's; tests and the
+  // bench force 64 or 128. Before init.
+  void set_tile_n(int tile_n) { requested_tile_n_ = tile_n; }
   // Whether the wgmma kernel may gather from a channels-last copy of x (the fast path, where
   // the channels per group are a multiple of 4); tests and the bench turn it off. Before init.
   void allow_channels_last(bool allowed) { allow_channels_last_ = allowed; }
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
+  int tile_n() const { return wgmma_ ? tile_n_ : detail::kGemmBN; }
 
   // The shape (conv_igemm_shape_problem must accept it) and the epilogue; picks the kernel,
   // allows its shared memory, plans split K over the device's SMs and allocates what it needs.
@@ -161,18 +165,25 @@ class ConvIgemmTf32x3 {
       ready_ = true;
       return STITCH_OK;
     }
-    STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_wgmma_smem());
     const detail::ConvIgemmParams p =
         detail::conv_igemm_params(nullptr, nullptr, nullptr, nullptr, shape, epilogue);
+    tile_n_ = requested_tile_n_ != 0 ? requested_tile_n_ : conv_igemm_wgmma_tile_n(p.n);
+    if (tile_n_ != 64 && tile_n_ != 128) {
+      error = "ConvIgemmTf32x3::init: the wgmma tile is 64 or 128 wide, not " +
+              std::to_string(tile_n_);
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    STITCH_CHECK_CUDA(tile_n_ == 64 ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64>()
+                                    : detail::allow_conv_igemm_tf32x3_wgmma_smem<128>());
     int device = 0, sms = 0;
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    plan_ = detail::plan_gemm_tf32x3(shape.groups, p.m, p.n, p.k, sms);
+    plan_ = detail::plan_gemm_tf32x3(shape.groups, p.m, p.n, p.k, sms, tile_n_);
     if (shape.groups * plan_.splits > detail::kConvIgemmMaxGroups) {
-      plan_ = detail::plan_gemm_tf32x3(shape.groups, p.m, p.n, p.k, 0);  // one split
+      plan_ = detail::plan_gemm_tf32x3(shape.groups, p.m, p.n, p.k, 0, tile_n_);  // one split
     }
     STITCH_CHECK(split_k_.init(plan_, error));
-    STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error));
+    STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_));
     channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
     if (channels_last_)
       STITCH_CHECK(x_channels_last_.reserve(
@@ -227,13 +238,10 @@ class ConvIgemmTf32x3 {
     order.partials = split_k_.partials(), order.tickets = split_k_.tickets();
     const dim3 grid(static_cast<unsigned>(int64_t{plan_.tiles_m} * plan_.tiles_n),
                     static_cast<unsigned>(shape_.groups * plan_.splits));
-    const size_t smem = detail::kWgmmaSmemBytes;
-    if (channels_last_)
-      detail::conv_igemm_tf32x3_wgmma_kernel<true>
-          <<<grid, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
+    if (tile_n_ == 64)
+      launch_wgmma<64>(p, order, grid, stream);
     else
-      detail::conv_igemm_tf32x3_wgmma_kernel<false>
-          <<<grid, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
+      launch_wgmma<128>(p, order, grid, stream);
     STITCH_CHECK_CUDA(cudaGetLastError());
     return STITCH_OK;
   }
@@ -241,7 +249,8 @@ class ConvIgemmTf32x3 {
   std::string describe() const {
     if (!ready_) return "not initialised";
     std::string out = std::string("3xTF32 implicit GEMM, one ") +
-                      (wgmma_ ? "wgmma + TMA (sm_90a)" : "mma.sync") + " kernel, 128x128 tiles";
+                      (wgmma_ ? "wgmma + TMA (sm_90a)" : "mma.sync") + " kernel, 128x" +
+                      std::to_string(tile_n()) + " tiles";
     if (channels_last_) out += ", gathered from a channels-last copy of x";
     if (plan_.splits > 1)
       out += ", K split " + std::to_string(plan_.splits) + " ways (" +
@@ -251,6 +260,18 @@ class ConvIgemmTf32x3 {
   int splits() const { return plan_.splits; }
 
  private:
+  template <int kBN>
+  void launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
+                    dim3 grid, cudaStream_t stream) const {
+    constexpr size_t smem = detail::WgmmaTile<kBN>::kSmemBytes;
+    if (channels_last_)
+      detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN>
+          <<<grid, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
+    else
+      detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN>
+          <<<grid, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
+  }
+
   // The weight [groups][n][k] (rows of K contiguous floats: a transposed B per group), K
   // reordered to (tap, channel) for the channels-last gather.
   int split_weights(const float* w, cudaStream_t stream, std::string& error) const {
@@ -268,6 +289,8 @@ class ConvIgemmTf32x3 {
   Arena x_channels_last_;  // the channels-last copy of x the wgmma gather reads
   const float* prepared_w_ = nullptr;
   Tf32x3Engine requested_engine_ = Tf32x3Engine::automatic;
+  int requested_tile_n_ = 0;
+  int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
   bool allow_channels_last_ = true;
   bool wgmma_ = false;
   bool channels_last_ = false;

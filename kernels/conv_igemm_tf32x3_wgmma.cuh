@@ -1,7 +1,9 @@
 // The implicit-GEMM 3xTF32 convolution on Hopper's warpgroup tensor cores (sm_90a only): the
-// wgmma GEMM kernel's pipeline (gemm_tf32x3_wgmma.cuh: a producer warpgroup filling a 4-stage
-// mbarrier ring, two consumer warpgroups issuing m64n128k8 wgmmas with chunked FP32 sums, the same
-// split-K reduction) with A gathered from the input instead of copied from a matrix.
+// wgmma GEMM kernel's pipeline (gemm_tf32x3_wgmma.cuh: a producer warpgroup filling an mbarrier
+// ring, two consumer warpgroups issuing m64n128k8 wgmmas with chunked FP32 sums, the same split-K
+// reduction) with A gathered from the input instead of copied from a matrix. Convolutions with at
+// most 64 output channels per group take the pipeline's 64-wide tile (m64n64k8, six stages):
+// the 128-wide one would do twice their products.
 //
 // B, the weight [out_channels, K] per group, is split once at init into WgmmaSplitB's two TF32
 // copies (one batch per group) and loaded by TMA, exactly as the GEMM's transposed B.
@@ -50,18 +52,20 @@ __host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_chunk_slot(int ptid) {
   return {warp * 8 + lane / 4, 8 * (lane % 4)};
 }
 
-// The output tile of gemm_tile_coord(order) for group blockIdx.y / order.splits; order holds the
-// tile counts, the split plan, the partials and the chunk length (its matrix fields are unused).
-template <bool kChannelsLast>
+// The output tile (128 positions x kBN channels) of gemm_tile_coord(order) for group blockIdx.y /
+// order.splits; order holds the tile counts, the split plan, the partials and the chunk length
+// (its matrix fields are unused).
+template <bool kChannelsLast, int kBN>
 __global__ void __launch_bounds__(kWgmmaThreads, 1)
     conv_igemm_tf32x3_wgmma_kernel(ConvIgemmParams p, GemmTf32x3Args order,
                                    const __grid_constant__ WgmmaMaps maps) {
 #if defined(STITCH_GEMM_WGMMA)
   extern __shared__ float4 wgmma_smem[];
   const GemmTileCoord tile = gemm_tile_coord(order);
-  const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
+  const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kBN;
   const int k_begin = tile.split * order.split_k;
-  const WgmmaBlock blk = wgmma_block(wgmma_smem, k_begin, min(p.k, k_begin + order.split_k));
+  const WgmmaBlock<kBN> blk =
+      wgmma_block<kBN>(wgmma_smem, k_begin, min(p.k, k_begin + order.split_k));
   const int warp = wgmma_warp();
   if (warp >= kWgmmaConsumerThreads / 32) {
     wgmma_become_producer();
@@ -130,12 +134,14 @@ inline cudaError_t launch_channels_last(const float* x, float* y, int64_t batch,
   return cudaGetLastError();
 }
 
+// Lets the wgmma kernel of a kBN-wide tile use its dynamic shared memory (both gathers).
+template <int kBN>
 inline cudaError_t allow_conv_igemm_tf32x3_wgmma_smem() {
-  const int smem = static_cast<int>(kWgmmaSmemBytes);
-  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<true>,
+  const int smem = static_cast<int>(WgmmaTile<kBN>::kSmemBytes);
+  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<true, kBN>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (status == cudaSuccess)
-    status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<false>,
+    status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<false, kBN>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   return status;
 }

@@ -371,7 +371,8 @@ class GemmTf32x3 {
     if (wgmma_) {
       if (given_b) STITCH_CHECK(split_b(b, stream, error));
       detail::gemm_tf32x3_wgmma_kernel<>
-          <<<grid, detail::kWgmmaThreads, detail::kWgmmaSmemBytes, stream>>>(p, split_b_.maps());
+          <<<grid, detail::kWgmmaThreads, detail::WgmmaTile<detail::kGemmBN>::kSmemBytes,
+             stream>>>(p, split_b_.maps());
     } else if (p.trans_b)
       launch_mma_sync<true>(p, grid, stream);
     else

@@ -48,12 +48,14 @@ struct GemmTf32x3Plan {
   }
 };
 
-// Splits K when the tiles are fewer than the SMs: the split count whose waves of (shorter) blocks
-// finish first, each split at least 8 K tiles, a split's reduction costed as 2 K tiles.
-inline GemmTf32x3Plan plan_gemm_tf32x3(int64_t batch, int64_t m, int64_t n, int64_t k, int sms) {
+// Splits K when the tiles (128 x tile_n) are fewer than the SMs: the split count whose waves of
+// (shorter) blocks finish first, each split at least 8 K tiles, a split's reduction costed as 2 K
+// tiles.
+inline GemmTf32x3Plan plan_gemm_tf32x3(int64_t batch, int64_t m, int64_t n, int64_t k, int sms,
+                                       int64_t tile_n = kGemmBN) {
   GemmTf32x3Plan p;
   p.tiles_m = static_cast<int>((m + kGemmBM - 1) / kGemmBM);
-  p.tiles_n = static_cast<int>((n + kGemmBN - 1) / kGemmBN);
+  p.tiles_n = static_cast<int>((n + tile_n - 1) / tile_n);
   p.tiles = batch * p.tiles_m * p.tiles_n;
   const int64_t k_tiles = (k + kGemmBK - 1) / kGemmBK;
   const int64_t slots = sms > 0 ? sms : 1;
@@ -151,19 +153,21 @@ __device__ __forceinline__ float gemm_activation(float v, MatmulEpilogue e) {
 
 // Split K: stores this block's partial tile; true for the block that finishes the tile, whose
 // accumulators then hold the sum of every split in split order. `at(e)` is the thread's
-// accumulator e (0 .. kGemmAccPerThread - 1), the same element of the tile in every split.
-// `sync` is a barrier over the kGemmThreads threads that hold the tile (by default the block).
+// accumulator e (0 .. kAcc - 1), the same element of the tile in every split (kAcc < 64: a
+// narrower tile, stored in the first kAcc of each thread's 64 slots). `sync` is a barrier over
+// the kGemmThreads threads that hold the tile (by default the block).
 struct BlockSync {
   __device__ void operator()() const { __syncthreads(); }
 };
-template <class At, class Sync = BlockSync>
+template <int kAcc = kGemmAccPerThread, class At, class Sync = BlockSync>
 __device__ __forceinline__ bool reduce_splits(const GemmTf32x3Args& p, int64_t tile, int split,
                                               At at, Sync sync = {}) {
   __shared__ int last;
   const int tid = threadIdx.x;
   float* mine = p.partials + (tile * p.splits + split) * kGemmAccPerThread * kGemmThreads;
+  static_assert(kAcc <= kGemmAccPerThread, "a partial tile holds at most 64 per thread");
 #pragma unroll
-  for (int e = 0; e < kGemmAccPerThread; ++e)
+  for (int e = 0; e < kAcc; ++e)
     __stcg(mine + e * kGemmThreads + tid, at(e));
   __threadfence();
   sync();
@@ -174,18 +178,18 @@ __device__ __forceinline__ bool reduce_splits(const GemmTf32x3Args& p, int64_t t
   // Split by split, each split's 64 loads independent (a split-major walk: one L2 round trip per
   // split, not per accumulator), the additions in split order as before.
   const float* first = p.partials + tile * p.splits * kGemmAccPerThread * kGemmThreads;
-  float sum[kGemmAccPerThread];
+  float sum[kAcc];
 #pragma unroll
-  for (int e = 0; e < kGemmAccPerThread; ++e)
+  for (int e = 0; e < kAcc; ++e)
     sum[e] = 0.0f;
   for (int s = 0; s < p.splits; ++s) {
     const float* part = first + s * kGemmAccPerThread * kGemmThreads + tid;
 #pragma unroll
-    for (int e = 0; e < kGemmAccPerThread; ++e)
+    for (int e = 0; e < kAcc; ++e)
       sum[e] += s == split ? at(e) : __ldcg(part + e * kGemmThreads);
   }
 #pragma unroll
-  for (int e = 0; e < kGemmAccPerThread; ++e)
+  for (int e = 0; e < kAcc; ++e)
     at(e) = sum[e];
   if (tid == 0) p.tickets[tile] = 0;  // ready for the next launch
   return true;

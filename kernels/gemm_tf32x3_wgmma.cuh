@@ -57,18 +57,31 @@ namespace stitch::kernels {
 
 namespace detail {
 
-inline constexpr int kWgmmaStages = 4;
 inline constexpr int kWgmmaConsumerThreads = 256;                  // two warpgroups
 inline constexpr int kWgmmaThreads = kWgmmaConsumerThreads + 128;  // + the producer warpgroup
 // Registers per thread after setmaxnreg: per SM sub-partition one producer warp and two consumer
 // warps share 16384 (40 + 2 x 232 = 504 per lane, 32 lanes).
 inline constexpr int kWgmmaProducerRegisters = 40, kWgmmaConsumerRegisters = 232;
-inline constexpr int kWgmmaTileFloats = kGemmBM * kGemmBK;  // one 128 x 32 tile
+inline constexpr int kWgmmaTileFloats = kGemmBM * kGemmBK;  // the raw A tile, 128 x 32
 inline constexpr int kWgmmaTileBytes = kWgmmaTileFloats * 4;
-inline constexpr int kWgmmaStageBytes = 3 * kWgmmaTileBytes;  // raw A, big B, small B
-inline constexpr size_t kWgmmaSmemBytes = 1024 + size_t{kWgmmaStages} * kWgmmaStageBytes;
 static_assert(kGemmBM == 128 && kGemmBN == 128 && kGemmBK == 32 && kGemmThreads == 256,
               "the wgmma kernel's thread and swizzle mapping is written for this tile");
+
+// A block's output tile is 128 rows by kBN columns: 128 (the GEMM; convolutions with more than 64
+// output channels per group) or 64 (narrower convolutions, which a 128-wide tile would compute
+// half empty). Each consumer warpgroup's part is 64 x kBN (m64nKBNk8 wgmmas, kAcc accumulators
+// per thread); a stage is the raw A tile and the two B tiles of kBN rows. The narrow tile's
+// stages are half as large: six of them fill the same shared memory as the wide tile's four.
+template <int kBN>
+struct WgmmaTile {
+  static_assert(kBN == 128 || kBN == 64, "the wgmma pipeline has 128- and 64-wide tiles");
+  static constexpr int kAcc = kBN / 2;  // 64 x kBN accumulators over a warpgroup's 128 threads
+  static constexpr int kBTileBytes = kBN * kGemmBK * 4;
+  static constexpr int kStageBytes = kWgmmaTileBytes + 2 * kBTileBytes;  // raw A, big B, small B
+  static constexpr int kStages = kBN == 128 ? 4 : 6;
+  static constexpr size_t kSmemBytes = 1024 + size_t{kStages} * kStageBytes;
+};
+static_assert(WgmmaTile<64>::kSmemBytes <= WgmmaTile<128>::kSmemBytes);
 
 // The two TMA descriptors of a WgmmaSplitB, passed by value as a __grid_constant__ kernel parameter.
 struct WgmmaMaps {
@@ -214,6 +227,34 @@ __device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], const uint32_t (
         "+f"(d[63])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(accumulate), "l"(desc_b));
 }
+// As wgmma_m64n128k8 for the 64-wide tile: D 64 x 64, B 8 x 64.
+__device__ __forceinline__ void wgmma_m64n64k8(float (&d)[32], const uint32_t (&a)[4],
+                                               uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %36, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, {%32, %33, %34, %35}, %37, p, 1, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(accumulate), "l"(desc_b));
+}
+// The m64nKBNk8 wgmma of a kBN-wide tile.
+template <int kBN>
+__device__ __forceinline__ void wgmma_m64k8(float (&d)[kBN / 2], const uint32_t (&a)[4],
+                                            uint64_t desc_b, int accumulate) {
+  if constexpr (kBN == 128)
+    wgmma_m64n128k8(d, a, desc_b, accumulate);
+  else
+    wgmma_m64n64k8(d, a, desc_b, accumulate);
+}
 
 // 128 rows of K-contiguous A (row r at src + r·ld; `rows` valid), K columns [k0, k_end) of the 32
 // from k0, into s[128][32] with 16-byte chunk c of row r at chunk c ^ (r % 8) (SWIZZLE_128B);
@@ -271,21 +312,22 @@ __device__ __forceinline__ void load_a_fragments(const float* raw, int row, int 
 
 // One K tile's 12 wgmmas of this warpgroup into `part` (accumulate 0: the first starts the sum
 // from zero), smallest products first, committed as one batch.
-__device__ __forceinline__ void issue_tile_products(float (&part)[64],
+template <int kBN>
+__device__ __forceinline__ void issue_tile_products(float (&part)[kBN / 2],
                                                     const uint32_t (&a_big)[4][4],
                                                     const uint32_t (&a_small)[4][4], uint64_t b_big,
                                                     uint64_t b_small, int accumulate) {
   wgmma_fence();
-  wgmma_m64n128k8(part, a_small[0], b_big, accumulate);
+  wgmma_m64k8<kBN>(part, a_small[0], b_big, accumulate);
 #pragma unroll
   for (int kk = 1; kk < 4; ++kk)
-    wgmma_m64n128k8(part, a_small[kk], b_big + 2 * kk, 1);
+    wgmma_m64k8<kBN>(part, a_small[kk], b_big + 2 * kk, 1);
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)
-    wgmma_m64n128k8(part, a_big[kk], b_small + 2 * kk, 1);
+    wgmma_m64k8<kBN>(part, a_big[kk], b_small + 2 * kk, 1);
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)
-    wgmma_m64n128k8(part, a_big[kk], b_big + 2 * kk, 1);
+    wgmma_m64k8<kBN>(part, a_big[kk], b_big + 2 * kk, 1);
   wgmma_commit();
 }
 
@@ -298,34 +340,37 @@ __device__ __forceinline__ void pin_all(Registers& r) {
       pin_register(r[i][j]);
 }
 
-// Where a block's shared tiles and barriers are, and its K range.
+// Where a block's shared tiles and barriers are, and its K range (tiles kBN wide).
+template <int kBN>
 struct WgmmaBlock {
+  using Tile = WgmmaTile<kBN>;
   uint8_t* base;  // 1024-byte aligned
   uint64_t* full;
   uint64_t* empty;
   int k_begin, k_end, k_tiles;
 
   __device__ float* raw_a(int slot) const {
-    return reinterpret_cast<float*>(base + slot * kWgmmaStageBytes);
+    return reinterpret_cast<float*>(base + slot * Tile::kStageBytes);
   }
   __device__ uint8_t* big_b(int slot) const {
-    return base + slot * kWgmmaStageBytes + kWgmmaTileBytes;
+    return base + slot * Tile::kStageBytes + kWgmmaTileBytes;
   }
-  __device__ uint8_t* small_b(int slot) const { return big_b(slot) + kWgmmaTileBytes; }
+  __device__ uint8_t* small_b(int slot) const { return big_b(slot) + Tile::kBTileBytes; }
 };
 
 // The producer warpgroup: every K tile's B loads (TMA, by thread 0) and A copies into the ring.
 // load_a(tile, k0) copies the raw A tile of K columns [k0, k0 + 32) into `tile` by cp.async (the
 // consumers' swizzled layout, zeros past the edges); every producer thread calls it per tile.
-template <class LoadA>
-__device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const WgmmaBlock& blk, int n0,
-                                              int batch_b, int ptid, LoadA&& load_a) {
+template <int kBN, class LoadA>
+__device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const WgmmaBlock<kBN>& blk,
+                                              int n0, int batch_b, int ptid, LoadA&& load_a) {
+  constexpr int kStages = WgmmaTile<kBN>::kStages;
   for (int kt = 0; kt < blk.k_tiles; ++kt) {
-    const int slot = kt % kWgmmaStages;
-    if (kt >= kWgmmaStages) mbarrier_wait(&blk.empty[slot], (kt / kWgmmaStages - 1) & 1);
+    const int slot = kt % kStages;
+    if (kt >= kStages) mbarrier_wait(&blk.empty[slot], (kt / kStages - 1) & 1);
     const int k0 = blk.k_begin + kt * kGemmBK;
     if (ptid == 0) {
-      mbarrier_arrive_expect_tx(&blk.full[slot], 2 * kWgmmaTileBytes);
+      mbarrier_arrive_expect_tx(&blk.full[slot], 2 * WgmmaTile<kBN>::kBTileBytes);
       tma_load_3d(blk.big_b(slot), &maps.big, k0, n0, batch_b, &blk.full[slot]);
       tma_load_3d(blk.small_b(slot), &maps.small, k0, n0, batch_b, &blk.full[slot]);
     }
@@ -335,34 +380,37 @@ __device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const Wgmma
   cp_async_wait<0>();
 }
 
-// A consumer warpgroup over the block's K range into `acc` (this thread's 64 accumulators), as
-// the header describes. `row`: the thread's first tile row; t = lane % 4.
-__device__ __forceinline__ void wgmma_consume(const WgmmaBlock& blk, int chunk_tiles, int warpgroup,
-                                              int row, int t, int lane, float (&acc)[64]) {
-  float part[64];
+// A consumer warpgroup over the block's K range into `acc` (this thread's kBN / 2 accumulators),
+// as the header describes. `row`: the thread's first tile row; t = lane % 4.
+template <int kBN>
+__device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int chunk_tiles,
+                                              int warpgroup, int row, int t, int lane,
+                                              float (&acc)[kBN / 2]) {
+  constexpr int kStages = WgmmaTile<kBN>::kStages, kAcc = WgmmaTile<kBN>::kAcc;
+  float part[kAcc];
   uint32_t big0[4][4], small0[4][4], big1[4][4], small1[4][4];
   int released = 0;  // tiles [0, released) have given their slot back
   const int chunk_offset = warpgroup * (chunk_tiles / 2);
   auto release_through = [&](int end) {
     for (; released < end; ++released)
-      if (lane == 0) mbarrier_arrive(&blk.empty[released % kWgmmaStages]);
+      if (lane == 0) mbarrier_arrive(&blk.empty[released % kStages]);
   };
   // Tile kt with A registers `big`/`small`; `prev_*` hold tile kt - 1's (maybe still read).
   auto step = [&](int kt, uint32_t(&big)[4][4], uint32_t(&small)[4][4],
                   uint32_t(&prev_big)[4][4], uint32_t(&prev_small)[4][4]) {
-    const int slot = kt % kWgmmaStages;
-    mbarrier_wait(&blk.full[slot], (kt / kWgmmaStages) & 1);
+    const int slot = kt % kStages;
+    mbarrier_wait(&blk.full[slot], (kt / kStages) & 1);
     load_a_fragments(blk.raw_a(slot), row, t, big, small);
     const int phase = (kt + chunk_offset) % chunk_tiles;
     const bool chunk_start = kt == 0 || phase == 0;
     const bool chunk_end = kt + 1 == blk.k_tiles || phase == chunk_tiles - 1;
-    issue_tile_products(part, big, small, wgmma_descriptor(blk.big_b(slot)),
+    issue_tile_products<kBN>(part, big, small, wgmma_descriptor(blk.big_b(slot)),
                         wgmma_descriptor(blk.small_b(slot)), chunk_start ? 0 : 1);
     if (chunk_end) {
       wgmma_wait<0>();
       pin_all(prev_big), pin_all(prev_small), pin_all(big), pin_all(small);
 #pragma unroll
-      for (int e = 0; e < 64; ++e) {
+      for (int e = 0; e < kAcc; ++e) {
         pin_register(part[e]);
         acc[e] += part[e];  // round to nearest, on the CUDA cores
       }
@@ -383,9 +431,12 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock& blk, int chunk_t
 // The block's ring in the dynamic shared memory (aligned to 1024 bytes, as SWIZZLE_128B needs)
 // and its barriers, initialised, for the K range [k_begin, k_end). Every thread calls it: it ends
 // with a block barrier.
-__device__ __forceinline__ WgmmaBlock wgmma_block(float4* dynamic_smem, int k_begin, int k_end) {
-  __shared__ uint64_t full[kWgmmaStages], empty[kWgmmaStages];
-  WgmmaBlock blk;
+template <int kBN>
+__device__ __forceinline__ WgmmaBlock<kBN> wgmma_block(float4* dynamic_smem, int k_begin,
+                                                       int k_end) {
+  constexpr int kStages = WgmmaTile<kBN>::kStages;
+  __shared__ uint64_t full[kStages], empty[kStages];
+  WgmmaBlock<kBN> blk;
   // Aligned by pointer arithmetic, not through an integer: the compiler then still knows the
   // tiles are shared memory and reads A with ld.shared rather than generic loads.
   uint8_t* const smem = reinterpret_cast<uint8_t*>(dynamic_smem);
@@ -395,7 +446,7 @@ __device__ __forceinline__ WgmmaBlock wgmma_block(float4* dynamic_smem, int k_be
   blk.k_end = k_end;
   blk.k_tiles = (k_end - k_begin + kGemmBK - 1) / kGemmBK;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kWgmmaStages; ++s) {
+    for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&full[s], 128 + 1);  // the producers' cp.asyncs + one expect_tx
       mbarrier_init(&empty[s], kWgmmaConsumerThreads / 32);  // a consumer warp each
     }
@@ -416,30 +467,32 @@ __device__ __forceinline__ void wgmma_become_producer() {
 
 // A consumer thread (warp < 8) after the producers split off: raises its registers, runs its
 // warpgroup's products over the block's K range, the split-K reduction when p.splits > 1, and
-// then store(tile_row, tile_column, sum) for each of its 64 accumulators (rows and columns inside
-// the block's 128 x 128 tile; store checks the edges).
-template <class Store>
-__device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock& blk, const GemmTf32x3Args& p,
+// then store(tile_row, tile_column, sum) for each of its kBN / 2 accumulators (rows and columns
+// inside the block's 128 x kBN tile; store checks the edges).
+template <int kBN, class Store>
+__device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock<kBN>& blk,
+                                                   const GemmTf32x3Args& p,
                                                    const GemmTileCoord& tile, int warp,
                                                    Store&& store) {
+  constexpr int kAcc = WgmmaTile<kBN>::kAcc;
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kWgmmaConsumerRegisters));
   const int lane = threadIdx.x & 31, warpgroup = warp / 4, g = lane >> 2, t = lane & 3;
   const int row = warpgroup * 64 + (warp % 4) * 16 + g;  // the thread's first tile row
-  float acc[64] = {};
+  float acc[kAcc] = {};
   wgmma_consume(blk, p.chunk_tiles, warpgroup, row, t, lane, acc);
   if (p.splits > 1) {
     const int64_t index = (int64_t{tile.batch} * p.tiles_m + tile.tm) * p.tiles_n + tile.tn;
     auto consumers_sync = [] {
       asm volatile("bar.sync 1, %0;\n" ::"n"(kWgmmaConsumerThreads) : "memory");
     };
-    if (!reduce_splits(p, index, tile.split, [&](int e) -> float& { return acc[e]; },
-                       consumers_sync))
+    if (!reduce_splits<kAcc>(p, index, tile.split, [&](int e) -> float& { return acc[e]; },
+                             consumers_sync))
       return;
   }
   // Accumulator e = 4j + r of a thread: row g + 8·(r / 2), column 8j + 2t + r % 2 of its warp's
-  // 16 x 128 slice.
+  // 16 x kBN slice.
 #pragma unroll
-  for (int j = 0; j < 16; ++j)
+  for (int j = 0; j < kBN / 8; ++j)
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       store(row + (r >> 1) * 8, j * 8 + 2 * t + (r & 1), acc[4 * j + r]);
@@ -458,7 +511,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   const GemmTileCoord tile = gemm_tile_coord(p);
   const int m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
   const int k_begin = tile.split * p.split_k;
-  const WgmmaBlock blk = wgmma_block(wgmma_smem, k_begin, min(p.k, k_begin + p.split_k));
+  const WgmmaBlock<kGemmBN> blk =
+      wgmma_block<kGemmBN>(wgmma_smem, k_begin, min(p.k, k_begin + p.split_k));
   const int warp = wgmma_warp();
   if (warp >= kWgmmaConsumerThreads / 32) {
     wgmma_become_producer();
@@ -483,7 +537,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 inline cudaError_t allow_gemm_tf32x3_wgmma_smem() {
   return cudaFuncSetAttribute(gemm_tf32x3_wgmma_kernel<>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(kWgmmaSmemBytes));
+                              static_cast<int>(WgmmaTile<kGemmBN>::kSmemBytes));
 }
 
 }  // namespace detail
@@ -495,8 +549,9 @@ inline bool gemm_tf32x3_wgmma_available(std::string& error) {
 }
 
 // The split copies of B the wgmma kernel reads (layout: the header), with their TMA descriptors.
-// init allocates them for `batches` x n x k (batches 1 for a B shared by every batch); split
-// fills them from B on a stream (capturable: a kernel launch).
+// init allocates them for `batches` x n x k (batches 1 for a B shared by every batch), loaded in
+// tiles of tile_n rows (the kernel's kBN); split fills them from B on a stream (capturable: a
+// kernel launch).
 class WgmmaSplitB {
  public:
   WgmmaSplitB() = default;
@@ -504,7 +559,8 @@ class WgmmaSplitB {
   WgmmaSplitB(const WgmmaSplitB&) = delete;
   WgmmaSplitB& operator=(const WgmmaSplitB&) = delete;
 
-  int init(int64_t batches, int64_t n, int64_t k, std::string& error) {
+  int init(int64_t batches, int64_t n, int64_t k, std::string& error,
+           int tile_n = detail::kGemmBN) {
     release();
     batches_ = batches, n_ = n, k_ = k, k32_ = (k + kTile - 1) / kTile * kTile;
     const size_t bytes = static_cast<size_t>(batches_ * n_ * k32_) * sizeof(uint32_t);
@@ -530,7 +586,7 @@ class WgmmaSplitB {
                                 static_cast<cuuint64_t>(batches_)};
     const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k32_ * 4),
                                    static_cast<cuuint64_t>(n_ * k32_ * 4)};
-    const cuuint32_t box[3] = {kTile, 128, 1}, unit[3] = {1, 1, 1};
+    const cuuint32_t box[3] = {kTile, static_cast<cuuint32_t>(tile_n), 1}, unit[3] = {1, 1, 1};
     for (int copy = 0; copy < 2; ++copy) {
       CUtensorMap* map = copy == 0 ? &maps_.big : &maps_.small;
       const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3,

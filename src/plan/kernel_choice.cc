@@ -188,9 +188,11 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   ConvIgemmEstimate estimate;
   estimate.eligible = conv_igemm_eligible(spec);
   if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
-  const double tile = static_cast<double>(kConvIgemmTile);
+  const double tile_m = static_cast<double>(kConvIgemmTile);
   const double m = static_cast<double>(spec.batch) * product(spec.output);
   const double n = static_cast<double>(spec.out_channels / spec.groups);
+  const bool narrow = n <= kConvIgemmNarrowTile;
+  const double tile_n = static_cast<double>(narrow ? kConvIgemmNarrowTile : kConvIgemmTile);
   const int64_t channels = spec.in_channels / spec.groups;
   const double k = static_cast<double>(channels) * product(spec.kernel);
   const double groups = static_cast<double>(spec.groups);
@@ -205,7 +207,7 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
       kLaunchSeconds;
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
   const double sms = peaks.sms > 0 ? peaks.sms : 1;
-  const double tiles = groups * std::ceil(m / tile) * std::ceil(n / tile);
+  const double tiles = groups * std::ceil(m / tile_m) * std::ceil(n / tile_n);
   double k_tiles = std::ceil(k / 32.0), waves = std::ceil(tiles / sms);
   if (tiles < sms) {  // split K: more, shorter blocks in one wave, each at least 8 K tiles
     const double splits =
@@ -214,8 +216,9 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   }
   const bool chunked = channels % 4 == 0;
   const double efficiency = kConvIgemmPeakEfficiency * k_tiles / (k_tiles + kConvIgemmFillTiles) *
-                            (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency);
-  const double k_tile_s = 3.0 * 2.0 * tile * tile * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
+                            (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency) *
+                            (narrow ? kConvIgemmNarrowEfficiency : 1.0);
+  const double k_tile_s = 3.0 * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
   const double transpose_s = chunked ? 2.0 * input_bytes / bandwidth + kLaunchSeconds : 0.0;
   estimate.kernel_s = std::max(waves * k_tiles * k_tile_s / efficiency, bytes / bandwidth) +
                       transpose_s + kLaunchSeconds;

@@ -166,6 +166,17 @@ inline constexpr double kConvIgemmPeakEfficiency = 0.6;
 inline constexpr double kConvIgemmFillTiles = 10;
 inline constexpr double kConvIgemmScalarGatherEfficiency = 0.35;
 inline constexpr int64_t kConvIgemmTile = 128;
+// At most 64 output channels per group: the kernel's 64-wide tiles (conv_igemm_wgmma_tile_n), K
+// tiles of half the products at kConvIgemmNarrowEfficiency of the wide tile's rate. Measured on
+// the H200 (2026-12-03, conv_igemm_tf32x3_bench: VGG16 conv1_2, ResNet-50's 64-channel layers, a
+// DenseNet growth layer, level-2 convolutions of 16-64 channels): a narrow K tile takes 0.8-0.9 of
+// a wide one's time, not half — 0.50-0.62 of the model's wide rate (the tile's time is set by
+// something other than its products: the gather or the pipeline, not yet found) — so the narrow
+// tile is 10-20% faster than the wide one on these convolutions but at best level with cuDNN's
+// strict FP32 (0.42-0.63 of the FP32 peak on the level-2 shapes), and the model keeps them on
+// cuDNN.
+inline constexpr int64_t kConvIgemmNarrowTile = 64;
+inline constexpr double kConvIgemmNarrowEfficiency = 0.5;
 inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 struct ConvIgemmEstimate {
   double kernel_s = 0, cudnn_s = 0;

@@ -262,6 +262,25 @@ TEST_P(ConvIgemmGather, EveryGemmElementHasItsOwnOutputElement) {
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmGather, ::testing::ValuesIn(testing::conv_igemm_cases()),
                          testing::case_name<ConvIgemmCase>);
 
+// The wgmma convolution's 64-wide tile (kernels/conv_igemm_tf32x3_wgmma.cuh): taken where the
+// output channels per group fit it; the plan then counts 64-wide tile columns, and its split-K
+// partial tiles keep the 64 slots per thread the reduction indexes (a narrow tile fills half).
+TEST(ConvIgemmWgmmaTile, NarrowForConvolutionsOfAtMost64Channels) {
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(16), 64);
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(64), 64);
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(65), 128);
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(512), 128);
+  const detail::GemmTf32x3Plan narrow = detail::plan_gemm_tf32x3(1, 8192, 130, 576, 132, 64);
+  EXPECT_EQ(narrow.tiles_n, 3);
+  EXPECT_EQ(narrow.tiles, 64 * 3);
+  const detail::GemmTf32x3Plan few = detail::plan_gemm_tf32x3(1, 64, 128, 4096, 132, 64);
+  EXPECT_EQ(few.tiles, 2);  // two 64-wide columns, as two 128-wide ones would be for n = 256
+  EXPECT_EQ(few.splits, 8);
+  EXPECT_EQ(few.partial_floats(), 2 * 8 * 64 * 256);
+  EXPECT_LE(detail::WgmmaTile<64>::kSmemBytes, detail::WgmmaTile<128>::kSmemBytes);
+  EXPECT_EQ(detail::WgmmaTile<64>::kAcc, 32);
+}
+
 TEST(ConvIgemmShapeCheck, RefusesShapesItCannotRun) {
   ConvIgemmShape s = testing::conv_case_shape(1, 4, 8, 1, {8, 8}, {3}, {1}, {1});
   EXPECT_EQ(conv_igemm_shape_problem(s), "");

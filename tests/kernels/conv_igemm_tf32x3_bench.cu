@@ -1,7 +1,7 @@
 // Bench of kernels/conv_igemm_tf32x3.cuh (implicit-GEMM 3xTF32 convolution, FP32-accurate)
 // against cuDNN's tuned engine in strict FP32 (what the fp32 track runs today) and in TF32 (the
-// tf32 track; not FP32-accurate), on AlexNet / VGG16 / ResNet-50 layers at KernelBench level 3's
-// batch sizes. Not a test: built on demand (target conv_igemm_tf32x3_bench) and run on a GPU by
+// tf32 track; not FP32-accurate), on AlexNet / VGG16 / ResNet-50 / DenseNet layers at KernelBench
+// level 3's batch sizes and on level-2 convolutions of 16-64 output channels. Not a test: built on demand (target conv_igemm_tf32x3_bench) and run on a GPU by
 // hand; its "igemm eff" and "strict eff" columns are what the planner's estimate_conv_igemm
 // (kConvIgemmPeakEfficiency scaled for pipeline fill and the gather) and kCudnnStrictConvEfficiency
 // (src/plan/kernel_choice.h) should reproduce.
@@ -9,7 +9,8 @@
 //   conv_igemm_tf32x3_bench [NAME_SUBSTRING]   only the layers whose name contains it
 //
 // Per layer: the wgmma igemm output compared with cuDNN strict FP32 (relative error norm), then
-// each engine (ConvIgemmTf32x3 on its wgmma and mma.sync kernels, the weight split at init; cuDNN
+// each engine (ConvIgemmTf32x3 on its wgmma kernel — "wide": forced to the 128-wide tile where the
+// automatic choice is the 64-wide one — and its mma.sync kernel, the weight split at init; cuDNN
 // strict and TF32) timed with CUDA events, L2 flushed before every run, the median of kIterations after
 // warm-ups. "%floor": the 3xTF32 roofline floor — 3 x 2·M·N·K at the dense TF32 peak, or reading x
 // and w and writing y at the DRAM bandwidth, the larger — over wgmma's time. "igemm eff": 3 x
@@ -161,8 +162,9 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
       cudnn_ready(strict, shape, ConvMath::strict_fp32, cudnn, workspace, l.name);
   const bool have_tf32 = cudnn_ready(tf32, shape, ConvMath::tf32, cudnn, workspace, l.name);
   std::string error;
-  auto ready = [&](ConvIgemmTf32x3& conv, Tf32x3Engine engine) {
+  auto ready = [&](ConvIgemmTf32x3& conv, Tf32x3Engine engine, int tile_n = 0) {
     conv.set_engine(engine);
+    conv.set_tile_n(tile_n);
     if (conv.init(s, MatmulEpilogue::none, error) != STITCH_OK ||
         conv.prepare_weights(w, nullptr, error) != STITCH_OK) {
       std::printf("%-26s igemm: %s\n", l.name, error.c_str());
@@ -170,8 +172,11 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
     }
     return true;
   };
-  ConvIgemmTf32x3 wgmma, mma;
+  ConvIgemmTf32x3 wgmma, wide, mma;
   const bool have_wgmma = ready(wgmma, Tf32x3Engine::wgmma);
+  // The 128-wide tile where the automatic choice is the 64-wide one: what the narrow tile gains.
+  const bool narrow = have_wgmma && wgmma.tile_n() < 128;
+  const bool have_wide = narrow && ready(wide, Tf32x3Engine::wgmma, 128);
   const bool have_mma = ready(mma, Tf32x3Engine::mma_sync);
   auto run_igemm = [&](const ConvIgemmTf32x3& conv) {
     if (conv.run(x, nullptr, nullptr, y_igemm, nullptr, error) != STITCH_OK) {
@@ -193,14 +198,15 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
     norm = relative_norm(y_igemm, y_cudnn, ys);
   }
   const double wgmma_ms = have_wgmma ? median_ms([&] { run_igemm(wgmma); }, flush) : NAN;
+  const double wide_ms = have_wide ? median_ms([&] { run_igemm(wide); }, flush) : NAN;
   const double mma_ms = have_mma ? median_ms([&] { run_igemm(mma); }, flush) : NAN;
   const double strict_ms = have_strict ? median_ms([&] { run_cudnn(strict); }, flush) : NAN;
   const double tf32_ms = have_tf32 ? median_ms([&] { run_cudnn(tf32); }, flush) : NAN;
   const double flops = 2.0 * static_cast<double>(ys) * l.in_channels * l.kernel * l.kernel;
   const double floor_ms = std::max(3.0 * flops / (kTf32PeakTflops * 1e9),
                                    4.0 * static_cast<double>(xs + ws + ys) / (kDramGbps * 1e6));
-  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n", l.name, wgmma_ms,
-              mma_ms, strict_ms, tf32_ms, 100.0 * floor_ms / wgmma_ms,
+  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n", l.name,
+              wgmma_ms, wide_ms, mma_ms, strict_ms, tf32_ms, 100.0 * floor_ms / wgmma_ms,
               3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops,
               flops / (strict_ms * 1e9) / kFp32PeakTflops, norm, wgmma.describe().c_str());
   const double efficiency = 3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops;
@@ -239,6 +245,13 @@ int main(int argc, char** argv) {
       {"resnet_3x3_128_s2", 10, 128, 128, 56, 3, 2, 1},
       {"resnet_1x1_1024to256_14", 10, 1024, 256, 14, 1, 1, 0},
       {"resnet_3x3_512_7", 10, 512, 512, 7, 3, 1, 1},
+      // DenseNet's 3x3 growth convolution (32 channels out) and KernelBench level-2 convolutions
+      // of 16-64 output channels (no padding, as the tasks have them).
+      {"densenet_3x3_128to32_56", 10, 128, 32, 56, 3, 1, 1},
+      {"l2_3to16_k3_32", 128, 3, 16, 32, 3, 1, 0},
+      {"l2_8to64_k3_128", 128, 8, 64, 128, 3, 1, 0},
+      {"l2_16to64_k3_256", 128, 16, 64, 256, 3, 1, 0},
+      {"l2_64to64_k3_256", 64, 64, 64, 256, 3, 1, 0},
   };
   CudnnHandle cudnn;
   std::string error;
@@ -249,8 +262,8 @@ int main(int argc, char** argv) {
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-26s %8s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "wgmma ms", "mma", "strict",
-              "tf32", "%floor", "igemm eff", "strict eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "wgmma ms", "wide",
+              "mma", "strict", "tf32", "%floor", "igemm eff", "strict eff", "rel_norm");
   Summary summary;
   for (const Layer& l : layers)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)

@@ -1,5 +1,5 @@
 // kernels/conv_igemm_tf32x3.cuh (ConvIgemmTf32x3 on each of its kernels, mma.sync and wgmma, the
-// latter with either gather) on a GPU against a double-precision CPU convolution, over the shape
+// latter with either gather and with each tile width, 64 and 128) on a GPU against a double-precision CPU convolution, over the shape
 // table of conv_igemm_cases.cuh (1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem, dilation,
 // asymmetric padding, odd channel counts, a 1x1 output, batch 8, 1-d, 3-d, groups, long K, bias +
 // ReLU / GELU epilogues). Per element: the GEMM tests' 3xTF32 bound (1e-6 + 2e-5 of the
@@ -86,11 +86,27 @@ std::vector<double> reference(const ConvIgemmCase& c, const std::vector<float>& 
 }
 
 // The kernel and gather a case runs on: mma.sync; wgmma on the NCDHW input; wgmma on its
-// channels-last copy (where the channels per group allow; else the NCDHW gather again).
-enum class Variant { mma_sync, wgmma_ncdhw, wgmma };
+// channels-last copy (where the channels per group allow; else the NCDHW gather again). The
+// wgmma variants take the tile width conv_igemm_wgmma_tile_n picks, except wgmma_wide and
+// wgmma_narrow (channels-last), which force 128 and 64: every case runs on both widths.
+enum class Variant { mma_sync, wgmma_ncdhw, wgmma, wgmma_wide, wgmma_narrow };
 
 std::string variant_name(Variant v) {
-  return v == Variant::mma_sync ? "mma_sync" : v == Variant::wgmma_ncdhw ? "wgmma_ncdhw" : "wgmma";
+  switch (v) {
+    case Variant::mma_sync: return "mma_sync";
+    case Variant::wgmma_ncdhw: return "wgmma_ncdhw";
+    case Variant::wgmma: return "wgmma";
+    case Variant::wgmma_wide: return "wgmma_wide";
+    case Variant::wgmma_narrow: return "wgmma_narrow";
+  }
+  return "?";
+}
+
+// The wgmma tile width a variant runs a shape with.
+int expected_tile_n(Variant v, const ConvIgemmShape& s) {
+  if (v == Variant::wgmma_wide) return 128;
+  if (v == Variant::wgmma_narrow) return 64;
+  return conv_igemm_wgmma_tile_n(s.out_channels / s.groups);
 }
 
 // Skips (visibly) a variant this build cannot run here (wgmma: a compute capability 9.0 GPU; the
@@ -124,13 +140,18 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   ASSERT_CUDA(db.upload(bias));
   ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
   ConvIgemmTf32x3 conv;
-  conv.set_engine(variant == Variant::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
-  conv.allow_channels_last(variant == Variant::wgmma);
+  const bool wgmma = variant != Variant::mma_sync;
+  const bool channels_last = wgmma && variant != Variant::wgmma_ncdhw;
+  conv.set_engine(wgmma ? Tf32x3Engine::wgmma : Tf32x3Engine::mma_sync);
+  conv.allow_channels_last(channels_last);
+  if (variant == Variant::wgmma_wide || variant == Variant::wgmma_narrow)
+    conv.set_tile_n(expected_tile_n(variant, s));
   std::string error;
   ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
-  EXPECT_EQ(conv.uses_wgmma(), variant != Variant::mma_sync);
+  EXPECT_EQ(conv.uses_wgmma(), wgmma);
   EXPECT_EQ(conv.uses_channels_last(),
-            variant == Variant::wgmma && detail::conv_igemm_channels_last_eligible(s));
+            channels_last && detail::conv_igemm_channels_last_eligible(s));
+  if (wgmma) EXPECT_EQ(conv.tile_n(), expected_tile_n(variant, s));
   ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
@@ -163,7 +184,8 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvIgemmTest,
     ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
-                       ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma)),
+                       ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma,
+                                         Variant::wgmma_wide, Variant::wgmma_narrow)),
     [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
       return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
     });

@@ -2,6 +2,8 @@
 // into the epilogue, a zero spatial pad folded into the padding (and every case that must not
 // fold), fusion of the epilogue, pointwise convolutions as batched GEMMs, kernel choice per track
 // and the cost model's flops and peaks.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "plan/conv_geometry.h"
@@ -535,6 +537,27 @@ TEST(ConvIgemmCost, OddChannelCountsTakeTheSlowerGather) {
   // K = 27 and 36: one and two K tiles, yet the one-tile 4-byte gather takes more than twice the
   // two-tile chunked one's time (the same gather for both would make it about 0.9x).
   EXPECT_GT(slow.kernel_s, 2.0 * fast.kernel_s);
+}
+
+// At most 64 output channels: the kernel's 64-wide tiles, each K tile half the products at
+// kConvIgemmNarrowEfficiency of the wide rate; the level-2 shape measured level with strict cuDNN
+// (7.7 vs 7.2 ms on the H200) stays on cuDNN.
+TEST(ConvIgemmCost, NarrowConvolutionsTakeTheNarrowTile) {
+  auto narrow = single_conv_plan({64, 64, 256, 256}, {64, 64, 3, 3}, {64, 64, 254, 254}, {1, 1},
+                                 {0, 0}, 1, with_math(TensorMath::fp32, ConvEngine::cudnn));
+  ASSERT_TRUE(narrow.ok()) << narrow.error().message;
+  const GpuPeaks h200 = h200_peaks();
+  const ConvIgemmEstimate estimate = estimate_conv_igemm(only_conv(*narrow), h200);
+  ASSERT_TRUE(estimate.eligible);
+  // M = 64·254·254 = 4129024 (32258 tiles of 128), one 64-wide tile column: 245 waves over 132
+  // SMs of 18 K tiles (K = 64·9) each, after the input's transpose to channels-last.
+  const double k_tile_s = 3.0 * 2 * 128 * 64 * 32 / (h200.tf32_tflops * 1e12 / h200.sms);
+  const double efficiency =
+      kConvIgemmPeakEfficiency * 18 / (18 + kConvIgemmFillTiles) * kConvIgemmNarrowEfficiency;
+  const double transpose_s = 2.0 * 4 * (64.0 * 64 * 256 * 256) / (h200.dram_gbps * 1e9);
+  EXPECT_NEAR(estimate.kernel_s - 2 * kLaunchSeconds,
+              std::ceil(32258.0 / 132) * 18 * k_tile_s / efficiency + transpose_s, 1e-12);
+  EXPECT_FALSE(estimate.prefer_kernel);
 }
 
 }  // namespace
