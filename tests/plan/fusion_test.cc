@@ -221,7 +221,7 @@ TEST(FusionF9, DetachedScalarJoinsTheNextReduction) {
   GraphBuilder b;
   auto x = b.input("x", {4, 8});
   auto tracked = b.input("tracked", {}, ir::DType::int64);
-  auto count = b.node("count", Op::add_tensor, {ref(tracked), num(1.0)}, {}, ir::DType::int64);
+  auto count = b.node("count", Op::add_tensor, {ref(tracked), integer(1)}, {}, ir::DType::int64);
   auto sum = b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {4});
   b.output(sum);
   b.output(count);
@@ -237,7 +237,7 @@ TEST(FusionF9, DetachedScalarJoinsTheNextReduction) {
   auto y = late.input("y", {4, 8});
   auto steps = late.input("steps", {}, ir::DType::int64);
   late.output(late.node("sum", Op::sum_dim_intlist, {ref(y), ints({1})}, {4}));
-  late.output(late.node("count", Op::add_tensor, {ref(steps), num(1.0)}, {}, ir::DType::int64));
+  late.output(late.node("count", Op::add_tensor, {ref(steps), integer(1)}, {}, ir::DType::int64));
   f = fuse_graph(late.graph());
   ASSERT_EQ(f.fusion.groups.size(), 2u);
   EXPECT_EQ(f.fusion.groups[1].kind, GroupKind::elementwise);
