@@ -1,4 +1,4 @@
-// Fusion grouping (fusion.h): the legality rules F1-F7 and the sweep that applies them; the
+// Fusion grouping (fusion.h): the legality rules F1-F9 and the sweep that applies them; the
 // library-epilogue and rms_norm patterns are in fusion_patterns.cc.
 #include "plan/fusion.h"
 

@@ -1,4 +1,4 @@
-// Fusion legality rules F1-F9 (fusion.h), one or more cases each, on hand-built graphs.
+// Fusion legality rules F1-F6 and F9 (fusion.h), one or more cases each, on hand-built graphs.
 #include <gtest/gtest.h>
 
 #include "plan/fusion.h"
