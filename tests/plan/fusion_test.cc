@@ -1,6 +1,8 @@
 // Fusion legality rules F1-F6 and F9 (fusion.h), one or more cases each, on hand-built graphs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plan/fusion.h"
 #include "plan/planner.h"
 #include "plan/subtasks.h"
@@ -242,7 +244,7 @@ TEST(FusionF9, DetachedScalarJoinsTheNextReduction) {
   ASSERT_EQ(f.fusion.groups.size(), 2u);
   EXPECT_EQ(f.fusion.groups[1].kind, GroupKind::elementwise);
 
-  b.output(b.node("twice", Op::mul_tensor, {ref(count), num(2.0)}, {}, ir::DType::int64));
+  b.output(b.node("twice", Op::mul_tensor, {ref(count), integer(2)}, {}, ir::DType::int64));
   Uses read(b.graph());
   EXPECT_FALSE(is_detached_scalar(b.graph(), read, count.index));  // a node reads it
 }
