@@ -76,7 +76,11 @@ Result<Members> emit_epilogue_functor(EmitContext& ctx, const std::string& name,
       f.line("out{}[{}] = result.index;", j, ctx.store_index(store.value, "e"));
       continue;
     }
+    // A one-element value in a larger index space (fusion rule F9) is stored once, by output 0.
+    const bool once = ctx.type_of(store.value).numel() == 1 && spec.outer * spec.inner > 1;
+    if (once) f.open("if (e == 0) {{");
     STITCH_TRY(ctx.emit_store_line(f, store, j, epi_loads, steps, index_values));
+    if (once) f.close();
   }
   close_functor(f);
   members.insert(members.end(), stores.begin(), stores.end());

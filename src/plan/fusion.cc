@@ -1,4 +1,4 @@
-// Fusion grouping (fusion.h): the legality rules F1-F7 and the sweep that applies them; the
+// Fusion grouping (fusion.h): the legality rules F1-F9 and the sweep that applies them; the
 // library-epilogue and rms_norm patterns are in fusion_patterns.cc.
 #include "plan/fusion.h"
 
@@ -160,6 +160,24 @@ bool prologue_has_input(const ir::Graph& graph, const ValueMap& values,
   return false;
 }
 
+bool is_detached_scalar(const ir::Graph& graph, const Uses& uses, int index) {
+  const ir::Node& node = graph.nodes[index];
+  if (!is_elementwise(node.op) || node.outputs.size() != 1 || node.outputs[0].numel() != 1)
+    return false;
+  const ValueRef value = node_value(index);
+  if (!uses.real_consumers(value).empty() || !uses.reaches_output(value)) return false;
+  for (const auto& [name, arg] : node.kwargs)
+    if (arg.is_ref()) return false;
+  for (size_t a = 0; a < node.args.size(); ++a) {
+    const ValueRef* ref = node.args[a].ref();
+    if (!ref) continue;
+    if (static_cast<int>(a) >= operand_count(node.op)) return false;
+    if (ref->kind == ValueRef::Kind::node && !is_foldable_constant(graph, uses, ref->index))
+      return false;
+  }
+  return true;
+}
+
 bool must_store(const ir::Graph& graph, const Uses& uses, const ValueRef& value,
                 const std::set<int>& members) {
   if (uses.reaches_output(value)) return true;
@@ -209,6 +227,7 @@ class Fuser {
       }
     for (auto& [anchor, group] : pending_)
       if (group.kind != GroupKind::attention) claim_prologue(group);
+    claim_detached_scalars();
     for (int i = 0; i < n; ++i)
       sweep(i);
     return std::move(fusion_);
@@ -290,6 +309,19 @@ class Fuser {
     }
   }
 
+  // F9: each detached scalar joins the body of the next pending reduction.
+  void claim_detached_scalars() {
+    for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
+      if (claimed_by_[i] >= 0 || opaque(i) || !is_detached_scalar(graph_, uses_, i)) continue;
+      auto host = std::find_if(pending_.upper_bound(i), pending_.end(), [](const auto& entry) {
+        return entry.second.kind == GroupKind::reduction;
+      });
+      if (host == pending_.end()) return;  // none after `i`, so none after the later nodes
+      host->second.body.push_back(i);
+      claimed_by_[i] = host->first;
+    }
+  }
+
   void sweep(int i) {
     const ir::Node& node = graph_.nodes[i];
     if (owner_[i] >= 0 || fusion_.folded_constants.count(i) || ir::is_view(node.op)) return;
@@ -331,7 +363,8 @@ class Fuser {
     fusion_.groups.push_back(std::move(group));
   }
 
-  // F4: appends later elementwise nodes that read the group's values.
+  // F4: appends later elementwise nodes that read the group's values, and the side chains they
+  // read (nodes that read only available values, pulled in by their first reader that joins).
   void extend(Group& group, int index) {
     std::set<std::string> group_values, loads;
     int64_t numel = 0;
@@ -354,6 +387,16 @@ class Fuser {
     else if (group.kind == GroupKind::matmul || group.kind == GroupKind::conv ||
              group.kind == GroupKind::scan)
       index_shape = graph_.nodes[group.anchor].outputs[0].shape;
+    // Side-chain candidates, each with the candidates it reads.
+    std::map<int, std::vector<int>> side;
+    auto join = [&](auto& self, int j, const std::vector<int>& side_operands) -> void {
+      for (int operand : side_operands)
+        if (owner_[operand] < 0) self(self, operand, side.at(operand));
+      group.body.push_back(j);
+      owner_[j] = index;
+      group_values.insert(value_key(node_value(j)));
+      note_loads(j, loads);
+    };
     const int start = group.nodes().back() + 1;
     for (int j = start; j < static_cast<int>(graph_.nodes.size()); ++j) {
       const ir::Node& node = graph_.nodes[j];
@@ -361,6 +404,7 @@ class Fuser {
       if (!is_elementwise(node.op) || node.outputs.size() != 1 || node.outputs[0].numel() != numel)
         continue;
       bool reads_group = false, shares_load = false, ok = true;
+      std::vector<int> side_operands;
       for (const auto& [name, arg] : node.kwargs)
         ok = ok && !arg.is_ref();
       for (size_t a = 0; ok && a < node.args.size(); ++a) {
@@ -377,6 +421,10 @@ class Fuser {
           reads_group = true;
           continue;
         }
+        if (root && root->kind == ValueRef::Kind::node && side.count(root->index)) {
+          side_operands.push_back(root->index);
+          continue;
+        }
         const Access& access = values_.at(value_key(ref));
         if (index_shape) {
           auto full = broadcast_access(access, node.outputs[0].shape);
@@ -389,12 +437,13 @@ class Fuser {
         }
         shares_load = shares_load || loads.count(value_key(base));
       }
-      if (!ok || !(reads_group || (group.kind == GroupKind::elementwise && shares_load))) continue;
-      group.body.push_back(j);
-      owner_[j] = index;
-      group_values.insert(value_key(node_value(j)));
-      note_loads(j, loads);
+      if (!ok) continue;
+      if (reads_group || (group.kind == GroupKind::elementwise && shares_load))
+        join(join, j, side_operands);
+      else
+        side[j] = std::move(side_operands);
     }
+    std::sort(group.body.begin(), group.body.end());
   }
 
   void note_loads(int index, std::set<std::string>& loads) const {

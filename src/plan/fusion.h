@@ -27,7 +27,10 @@
 //                param, a folded constant, or a value of an earlier group. In an elementwise group
 //                or a GEMM epilogue every load must be expressible in the index space's shape (the
 //                elementwise kernel indexes all operands by one shape); a convolution's or scan's
-//                epilogue likewise, in its output shape.
+//                epilogue likewise, in its output shape. A node that reads no group value but
+//                only available ones (and other such nodes) waits as a side chain: it joins with
+//                the first joining node that reads it (BatchNorm's running_mean * (1 - momentum)
+//                with the blend that adds the batch mean), and is swept on its own otherwise.
 //   F5 library   A GEMM folds into cuBLASLt's call, in order: multiplications/divisions by numbers
 //                (into alpha; mm/bmm only, before any bias), a per-column bias (addmm's [n] bias
 //                with beta 1, or an add of a contiguous [n] vector with alpha 1), then relu or
@@ -41,9 +44,14 @@
 //                anchor bmm2 / the SDPA node, pattern = bmm1, the scale, the softmax and the
 //                clones it reads through, prologue = the score chain (the scores body). No
 //                epilogue joins it yet.
-//   F7 order     Groups run in the order the topological sweep creates them; a prologue is claimed
-//                before the sweep, its group created at the anchor, so every load is produced by an
-//                earlier group.
+//   F9 scalars   A one-element elementwise node that reads only inputs, params and folded
+//                constants and whose value is read by no node, only returned (a state update such
+//                as BatchNorm's num_batches_tracked + 1), joins the epilogue of the next reduction
+//                after it, where output element 0 stores it: no launch of its own. Without a later
+//                reduction it is an elementwise group.
+//   F7 order     Groups run in the order the topological sweep creates them; a prologue (and an F9
+//                scalar) is claimed before the sweep, its group created at the anchor, so every
+//                load is produced by an earlier group.
 #pragma once
 
 #include <map>
@@ -125,6 +133,9 @@ bool prologue_has_input(const ir::Graph& graph, const ValueMap& values,
 // alpha); `taken` lists nodes already claimed by other groups (prologues), which never fold.
 void fold_library_epilogue(const ir::Graph& graph, const Uses& uses, const ValueMap& values,
                            int anchor, Group& group, const std::set<int>& taken = {});
+// F9: `node` is a one-element value computed from inputs, params and constants only, and returned
+// without being read.
+bool is_detached_scalar(const ir::Graph& graph, const Uses& uses, int node);
 // F6
 bool must_store(const ir::Graph& graph, const Uses& uses, const ir::ValueRef& value,
                 const std::set<int>& members);

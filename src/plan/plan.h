@@ -142,7 +142,8 @@ enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var };
 // The epilogue's load k is output k of `node` (a register value; its Access names that value):
 // max.dim/min.dim give (values, indices), argmax/argmin indices only, var_mean.correction
 // (mean_var) gives (var, mean) with var = m2 / (reduce - correction). Stores from load k store
-// output k.
+// output k. A one-element epilogue step (a detached scalar, fusion rule F9) reads its loads
+// broadcast over [outer, inner]; its store is written by output element 0 only.
 struct ReductionSpec {
   int node = -1;  // the reduction node (sum.dim_IntList, amax, var_mean, ...)
   Access input;

@@ -67,6 +67,11 @@ Operand BodyBuilder::operand(const ir::Arg& arg, const ir::Node& consumer) {
       if (auto known = find(*root)) return *known;
     const Access& access = values_.at(value_key(*ref));
     Access load = broadcast_access(access, consumer.outputs[0].shape).value_or(access);
+    // A one-element step in a larger index space (a detached scalar, fusion rule F9) reads its
+    // one-element loads broadcast over the whole space.
+    if (consumer.outputs[0].numel() == 1 && ir::checked_numel(index_shape_) != 1)
+      load = Access{load.base, load.offset, index_shape_,
+                    std::vector<int64_t>(index_shape_.size(), 0)};
     if (auto reshaped = reshape_access(load, index_shape_)) load = *reshaped;
     for (size_t k = 0; k < body_.loads.size(); ++k)
       if (body_.loads[k] == load) return Operand{Operand::Kind::load, static_cast<int>(k)};

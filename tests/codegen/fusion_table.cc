@@ -83,6 +83,24 @@ FusionCase epilogue() {  // F4: a consumer of the reduced value joins the epilog
           }, kSum};
 }
 
+// F4: BatchNorm's running-statistics blend, running * 0.7 + mean * 0.3: the side chain on the param
+// joins the reduction's epilogue with the blend.
+FusionCase side_chain() {
+  GraphBuilder b;
+  auto x = b.input("x", {kRows, kCols});
+  auto running = b.param("running", {kRows});
+  auto sum = b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {kRows});
+  auto kept = b.node("kept", Op::mul_tensor, {ref(running), num(0.7)}, {kRows});
+  auto added = b.node("added", Op::mul_tensor, {ref(sum), num(0.3 / kCols)}, {kRows});
+  b.output(b.node("blended", Op::add_tensor, {ref(kept), ref(added)}, {kRows}));
+  return {"running_blend", "F4", b.graph(), {"reduce"}, [](const Values& in) {
+            Values out(1);
+            for (int64_t r = 0; r < kRows; ++r)
+              out[0].push_back(0.7 * in[1][r] + 0.3 / kCols * row_sum(in[0], r));
+            return out;
+          }, kSum};
+}
+
 FusionCase library() {  // F5: bias and ReLU fold into cuBLASLt's epilogue
   GraphBuilder b;
   auto x = b.input("x", {kRows, kCols});
@@ -132,6 +150,20 @@ FusionCase order() {  // F7: the group reading a reduction runs after it
           }, kSum};
 }
 
+FusionCase detached_scalar() {  // F9: a returned count + 1 rides on the next reduction
+  GraphBuilder b;
+  auto steps = b.input("steps", {});
+  auto x = b.input("x", {kRows, kCols});
+  b.output(b.node("count", Op::add_tensor, {ref(steps), num(1.0)}, {}));
+  b.output(b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {kRows}));
+  return {"count_with_sum", "F9", b.graph(), {"reduce"}, [](const Values& in) {
+            Values out(2);
+            out[0].push_back(in[0][0] + 1);
+            for (int64_t r = 0; r < kRows; ++r) out[1].push_back(row_sum(in[1], r));
+            return out;
+          }, kSum};
+}
+
 FusionCase attention() {  // F8: softmax(Q Kᵀ · c) V is one attention subtask
   constexpr int64_t kSeq = 4, kDim = 8;
   GraphBuilder b;
@@ -173,8 +205,9 @@ FusionCase attention() {  // F8: softmax(Q Kᵀ · c) V is one attention subtask
 }  // namespace
 
 const std::vector<FusionCase>& fusion_cases() {
-  static const std::vector<FusionCase> cases = {anchors(), index_space(), prologue(), epilogue(),
-                                                library(), stores(),      order(),    attention()};
+  static const std::vector<FusionCase> cases = {
+      anchors(), index_space(), prologue(), epilogue(),  side_chain(),
+      library(), stores(),      order(),    attention(), detached_scalar()};
   return cases;
 }
 

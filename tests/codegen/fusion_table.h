@@ -1,5 +1,5 @@
 // The fusion rows of the differential table (op_table.h has the per-op rows): one or more small
-// graphs per fusion rule of src/plan/fusion.h (F1..F7), each declaring once the subtasks the rule
+// graphs per fusion rule of src/plan/fusion.h (F1..F9), each declaring once the subtasks the rule
 // gives (kernel names, plan order), a reference (plain C++ in double over the inputs, then the
 // params) and a tolerance. fusion_table_test.cc checks the plans on the CPU and that every rule
 // has a row; op_table_gpu_test.cc runs each row plan → emit → runner.

@@ -3,7 +3,7 @@
 // node arguments, its inputs (a domain per operand), a reference (plain C++ in double) and a
 // tolerance. op_table_test.cc checks the rendered expressions compiled for the host (cpu) and that
 // every rendered op has a row; op_table_gpu_test.cc runs each case plan → emit → runner (gpu).
-// Fusion rules (src/plan/fusion.h F1..F7) have their rows in fusion_table.h.
+// Fusion rules (src/plan/fusion.h F1..F9) have their rows in fusion_table.h.
 #pragma once
 
 #include <cmath>

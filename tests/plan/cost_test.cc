@@ -125,6 +125,27 @@ TEST(CostModel, TinyWorkIsLatencyBound) {
   EXPECT_EQ(plan_of(b.graph()).subtasks[0].bound, Bound::latency);
 }
 
+// A training-mode BatchNorm's statistics reduction carries its state updates (fusion rules F4 and
+// F9): its bytes count the running buffer and the count it reads and their new values it writes,
+// its flops one per output per epilogue step.
+TEST(CostModel, ReductionCountsTheStateUpdatesOfItsEpilogue) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 8});
+  auto tracked = b.input("tracked", {}, ir::DType::int64);
+  auto running = b.param("running", {4});
+  auto count = b.node("count", Op::add_tensor, {ref(tracked), integer(1)}, {}, ir::DType::int64);
+  auto sum = b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {4});
+  auto kept = b.node("kept", Op::mul_tensor, {ref(running), num(0.9)}, {4});
+  auto added = b.node("added", Op::mul_tensor, {ref(sum), num(0.1)}, {4});
+  b.output(b.node("blended", Op::add_tensor, {ref(kept), ref(added)}, {4}));
+  b.output(count);
+  const Plan plan = plan_of(b.graph());
+  ASSERT_EQ(plan.subtasks.size(), 1u);
+  const Subtask& stats = plan.subtasks[0];
+  EXPECT_DOUBLE_EQ(stats.bytes, 4 * 8 * 4 + 4 * 4 + 8 + 4 * 4 + 8);  // x, running, tracked in
+  EXPECT_DOUBLE_EQ(stats.flops, 4 * 8 + 4 * 4);  // an add per input, 4 steps per output
+}
+
 TEST(KernelChoice, ReduceLaunchMirrorsTheLibrary) {
   // Hand-computed from kernels/reduction.cuh's detail::plan_reduce.
   struct Case {

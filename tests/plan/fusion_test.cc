@@ -1,7 +1,11 @@
-// Fusion legality rules F1-F6 (fusion.h), one or more cases each, on hand-built graphs.
+// Fusion legality rules F1-F6 and F9 (fusion.h), one or more cases each, on hand-built graphs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plan/fusion.h"
+#include "plan/planner.h"
+#include "plan/subtasks.h"
 #include "plan_test_graphs.h"
 
 namespace stitch::plan {
@@ -130,6 +134,29 @@ TEST(FusionF4, ElementwiseGroupTakesSiblingsSharingALoad) {
   EXPECT_EQ(f.fusion.groups[0].body.size(), 2u);
 }
 
+// BatchNorm's running-mean update after its statistics: running * 0.7 reads no reduced value, so it
+// waits as a side chain until the blend that adds the batch mean joins the epilogue, and joins with
+// it; a side chain no joining node reads is swept on its own.
+TEST(FusionF4, SideChainJoinsWithTheNodeThatReadsIt) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 8});
+  auto running = b.param("running", {4});
+  auto other = b.param("other", {4});
+  auto sum = b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {4});
+  auto kept = b.node("kept", Op::mul_tensor, {ref(running), num(0.7)}, {4});
+  auto lone = b.node("lone", Op::mul_tensor, {ref(other), num(2.0)}, {4});
+  auto added = b.node("added", Op::mul_tensor, {ref(sum), num(0.3)}, {4});
+  auto blended = b.node("blended", Op::add_tensor, {ref(kept), ref(added)}, {4});
+  b.output(blended);
+  b.output(lone);
+  const Fused f = fuse_graph(b.graph());
+  ASSERT_EQ(f.fusion.groups.size(), 2u);
+  EXPECT_EQ(f.fusion.groups[0].anchor, sum.index);
+  EXPECT_EQ(f.fusion.groups[0].body, (std::vector<int>{kept.index, added.index, blended.index}));
+  EXPECT_EQ(f.fusion.groups[1].kind, GroupKind::elementwise);
+  EXPECT_EQ(f.fusion.groups[1].body, (std::vector<int>{lone.index}));
+}
+
 TEST(FusionF5, BiasAndReluFoldIntoTheLibraryEpilogue) {
   GraphBuilder b;
   auto x = b.input("x", {4, 8});
@@ -188,6 +215,63 @@ TEST(FusionF6, StoresWhatLeavesTheGroup) {
   EXPECT_TRUE(must_store(b.graph(), uses, e, {e.index, r.index}));  // sum reads it
   EXPECT_FALSE(must_store(b.graph(), uses, e, {e.index, r.index, sum.index}));
   EXPECT_TRUE(must_store(b.graph(), uses, r, {e.index, r.index}));  // an output
+}
+
+// BatchNorm's num_batches_tracked + 1: returned, read by nothing, computed from an input only. It
+// joins the next reduction's epilogue; one that is read, or with no reduction after it, does not.
+TEST(FusionF9, DetachedScalarJoinsTheNextReduction) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 8});
+  auto tracked = b.input("tracked", {}, ir::DType::int64);
+  auto count = b.node("count", Op::add_tensor, {ref(tracked), integer(1)}, {}, ir::DType::int64);
+  auto sum = b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {4});
+  b.output(sum);
+  b.output(count);
+  Uses uses(b.graph());
+  EXPECT_TRUE(is_detached_scalar(b.graph(), uses, count.index));
+  EXPECT_FALSE(is_detached_scalar(b.graph(), uses, sum.index));  // four elements
+  Fused f = fuse_graph(b.graph());
+  ASSERT_EQ(f.fusion.groups.size(), 1u);
+  EXPECT_EQ(f.fusion.groups[0].anchor, sum.index);
+  EXPECT_EQ(f.fusion.groups[0].body, (std::vector<int>{count.index}));
+
+  GraphBuilder late;  // the reduction comes first: the scalar has no host
+  auto y = late.input("y", {4, 8});
+  auto steps = late.input("steps", {}, ir::DType::int64);
+  late.output(late.node("sum", Op::sum_dim_intlist, {ref(y), ints({1})}, {4}));
+  late.output(late.node("count", Op::add_tensor, {ref(steps), integer(1)}, {}, ir::DType::int64));
+  f = fuse_graph(late.graph());
+  ASSERT_EQ(f.fusion.groups.size(), 2u);
+  EXPECT_EQ(f.fusion.groups[1].kind, GroupKind::elementwise);
+
+  b.output(b.node("twice", Op::mul_tensor, {ref(count), integer(2)}, {}, ir::DType::int64));
+  Uses read(b.graph());
+  EXPECT_FALSE(is_detached_scalar(b.graph(), read, count.index));  // a node reads it
+}
+
+// tests/tasks/plan_bn_running_stats.py (BatchNorm2d, then Linear, then BatchNorm1d, in training
+// mode): per BatchNorm one statistics reduction that also writes the new running mean, running
+// variance and num_batches_tracked (F4 side chains, F9), then the normalisation: no kernel of its
+// own for any state update (11 subtasks before).
+TEST(FusionBatchNorm, StateUpdatesAreWrittenByTheStatisticsReduction) {
+  auto graph = ir::load_graph(data_path("plan_bn_running_stats.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = make_plan(*graph, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  std::vector<std::string> kinds;
+  for (const Subtask& subtask : plan->subtasks)
+    kinds.emplace_back(spec_kind_name(subtask.spec));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"reduction", "elementwise", "matmul", "reduction",
+                                             "elementwise"}));
+  // The graph's outputs: y, then per BatchNorm running_mean, running_var, num_batches_tracked.
+  ASSERT_EQ(plan->graph.outputs.size(), 7u);
+  for (size_t bn = 0; bn < 2; ++bn) {
+    const Subtask& reduction = plan->subtasks[bn == 0 ? 0 : 3];
+    const std::vector<ir::ValueRef> writes = subtask_writes(reduction);
+    for (size_t k = 1 + 3 * bn; k < 4 + 3 * bn; ++k)
+      EXPECT_NE(std::find(writes.begin(), writes.end(), plan->graph.outputs[k]), writes.end())
+          << reduction.id << " does not write " << plan->graph.name_of(plan->graph.outputs[k]);
+  }
 }
 
 TEST(FusionRms, MatchesLastDimPatternOnly) {

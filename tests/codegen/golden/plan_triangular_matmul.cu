@@ -16,11 +16,11 @@ namespace {
 
 using namespace stitch::kernels;
 
-struct s01_elementwise_192x160_body {
+struct s00_matmul_192x160x96_epilogue {
   __device__ void operator()(const float (&x)[3], float (&y)[1]) const {
-    const float v0 = (x[0] - x[1]);  // sub
+    const float v0 = (x[1] - x[2]);  // sub
     const float v1 = op_bool(v0 <= 0.0f);  // le
-    const float v2 = (v1 != 0.0f ? x[2] : 0.0f);  // where
+    const float v2 = (v1 != 0.0f ? x[0] : 0.0f);  // where
     y[0] = v2;
   }
 };
@@ -66,20 +66,17 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   std::string& error = s->error;
   (void)inputs;
   (void)outputs;
-  // s00_matmul_192x160x96 (cublaslt_matmul): nodes mm
+  // s00_matmul_192x160x96 (cublaslt_matmul): nodes mm, sub, le, where
   {
     STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), nullptr, 1.0f, 0.0f, stream, error));
-  }
-  // s01_elementwise_192x160 (elementwise): nodes sub, le, where
-  {
-    const int64_t shape[2] = {192, 160};
-    const TensorOperand in0{(s->persistent + 0), 4, 0, {0, 1}};
-    const TensorOperand in1{(s->persistent + 1280), 4, 0, {1, 0}};
-    const TensorOperand in2{(s->arena_base + 0), 0, 0, {160, 1}};
-    const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {160, 1}};
+    const int64_t shape[3] = {1, 192, 160};
+    const TensorOperand in0{(s->arena_base + 0), 0, 0, {30720, 160, 1}};
+    const TensorOperand in1{(s->persistent + 0), 4, 0, {0, 0, 1}};
+    const TensorOperand in2{(s->persistent + 1280), 4, 0, {192, 1, 0}};
+    const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {30720, 160, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[3] = {in0, in1, in2};
-    STITCH_CHECK_CUDA(launch_elementwise(s01_elementwise_192x160_body{}, ins, outs, 2, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s00_matmul_192x160x96_epilogue{}, ins, outs, 3, shape, stream));
   }
   return STITCH_OK;
 }
