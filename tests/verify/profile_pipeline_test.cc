@@ -71,6 +71,32 @@ TEST(ProfileSlots, FromGraphAndReadByTheRunner) {
   EXPECT_FALSE(self_test_slots_from_graph(json::object()).ok());
 }
 
+// A training-mode graph's state updates (BatchNorm's running statistics) are outputs of the
+// program too, after the graph's outputs: the profile run allocates a slot for each (without
+// them the program refused the call: "expected 1 inputs and 10 outputs").
+TEST(ProfileSlots, StateUpdatesAreOutputsAfterTheGraphsOutputs) {
+  json graph = graph_document();
+  graph["params"].push_back(
+      {{"name", "bn.running_mean"}, {"kind", "buffer"}, {"shape", {8}}, {"dtype", "float32"}});
+  json stats = {{"shape", {8}}, {"dtype", "float32"}, {"strides", {1}}};
+  const json normalized = graph["nodes"][1]["outputs"][0];
+  graph["nodes"].push_back(
+      {{"id", "bn"}, {"op", "aten.batch_norm"}, {"outputs", {normalized, stats}}});
+  graph["state_updates"] = {{{"param", "bn.running_mean"}, {"value", {{"node", "bn"}, {"out", 1}}}}};
+  auto slots = self_test_slots_from_graph(graph);
+  ASSERT_TRUE(slots.ok()) << slots.error().message;
+  ASSERT_EQ((*slots)["outputs"].size(), 4u);
+  EXPECT_EQ((*slots)["outputs"][3]["shape"], json({8}));
+  auto spec = runner::parse_slots(slots->dump(), /*self_test=*/true, 1);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->outputs.size(), 4u);
+
+  graph["state_updates"] = {{{"param", "bn.running_mean"}}};
+  EXPECT_FALSE(self_test_slots_from_graph(graph).ok());
+  graph["state_updates"] = {{{"param", "bn.running_mean"}, {"value", {{"node", "gone"}}}}};
+  EXPECT_FALSE(self_test_slots_from_graph(graph).ok());
+}
+
 std::string argument_after(const std::vector<std::string>& argv, const std::string& flag) {
   for (size_t i = 0; i + 1 < argv.size(); ++i)
     if (argv[i] == flag) return argv[i + 1];

@@ -86,6 +86,20 @@ Result<json> slots_from_graph(const json& graph) {
     slots["outputs"].push_back(std::move(entry));
   }
   if (slots["outputs"].empty()) return make_error("graph.json: no outputs");
+  // A training-mode program also returns its buffers' new values, after the outputs
+  // (docs/graph-format.md, state_updates): one more output slot each.
+  if (graph.contains("state_updates")) {
+    if (!graph["state_updates"].is_array())
+      return make_error("graph.json: \"state_updates\" is not an array");
+    for (const json& update : graph["state_updates"]) {
+      const size_t index = slots["outputs"].size();
+      if (!update.is_object() || !update.contains("value"))
+        return make_error("graph.json: state_updates[{}] has no value",
+                          index - graph["outputs"].size());
+      STITCH_ASSIGN_OR_RETURN(json entry, resolve_output(graph, update["value"], index));
+      slots["outputs"].push_back(std::move(entry));
+    }
+  }
   return slots;
 }
 
