@@ -2,27 +2,44 @@
 # End to end on the GPU: `stitchcuda generate` then `verify` (the judge against PyTorch, no
 # baselines) of own tasks given by name (tests/tasks/<name>.py); every one must pass. Exits 77
 # (ctest: skipped) without a CUDA device. Usage: own_tasks_gpu_test.sh STITCHCUDA TESTS_DIR TASK...
+# The tasks run side by side, STITCH_OWN_TASK_JOBS at once (default: the CPU count, at most 8):
+# nothing here is timed, and one at a time the captures and builds took over 280 s on the H200.
+# Each task has its own run and build-cache directories; the results print in the order given.
 set -uo pipefail
 stitchcuda=$1; tests=$2; shift 2
 if ! nvidia-smi -L >/dev/null 2>&1; then echo "SKIP: no CUDA device"; exit 77; fi
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export STITCH_BUILD_CACHE="$work/build-cache"
+cpus=$(nproc)
+jobs_max=${STITCH_OWN_TASK_JOBS:-$(( cpus < 8 ? cpus : 8 ))}
+
+# One task: generate, verify, and one line ("ok   NAME" or "FAIL NAME: why") in $work/NAME.line.
+run_task() {
+  local name=$1 task="$tests/tasks/$1.py" dir="$work/$1" program outcome
+  mkdir -p "$dir"
+  export STITCH_BUILD_CACHE="$dir/build-cache"
+  if ! "$stitchcuda" generate "$task" --runs-dir "$dir/runs" > "$dir/gen" 2>&1; then
+    echo "FAIL $name: generate: $(tail -3 "$dir/gen")" > "$work/$name.line"; return
+  fi
+  program=$(sed -n 's/^generated \(.*program.cu\).*/\1/p' "$dir/gen")
+  "$stitchcuda" verify "$task" "$program" --runs-dir "$dir/runs" --json --no-baselines \
+    > "$dir/json" 2> "$dir/err"
+  outcome=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome", "?"))' \
+    "$dir/json" 2>/dev/null || echo "unreadable")
+  if [ "$outcome" = "passed" ]; then
+    echo "ok   $name" > "$work/$name.line"
+  else
+    echo "FAIL $name: $outcome $(tail -5 "$dir/err") $(head -c 2000 "$dir/json")" > "$work/$name.line"
+  fi
+}
+
+for name in "$@"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  run_task "$name" &
+done
+wait
 failed=0
 for name in "$@"; do
-  task="$tests/tasks/$name.py"
-  if ! "$stitchcuda" generate "$task" --runs-dir "$work/runs" > "$work/$name.gen" 2>&1; then
-    echo "FAIL $name: generate: $(tail -3 "$work/$name.gen")"; failed=1; continue
-  fi
-  program=$(sed -n 's/^generated \(.*program.cu\).*/\1/p' "$work/$name.gen")
-  "$stitchcuda" verify "$task" "$program" --runs-dir "$work/runs" --json --no-baselines \
-    > "$work/$name.json" 2> "$work/$name.err"
-  outcome=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome", "?"))' \
-    "$work/$name.json" 2>/dev/null || echo "unreadable")
-  if [ "$outcome" = "passed" ]; then
-    echo "ok   $name"
-  else
-    echo "FAIL $name: $outcome $(tail -5 "$work/$name.err") $(head -c 2000 "$work/$name.json")"
-    failed=1
-  fi
+  if [ -f "$work/$name.line" ]; then cat "$work/$name.line"; else echo "FAIL $name: no result"; fi
+  grep -q '^ok ' "$work/$name.line" 2>/dev/null || failed=1
 done
 exit $failed
