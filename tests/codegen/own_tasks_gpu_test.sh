@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end on the GPU: `stitchcuda generate` then `verify` (the judge against PyTorch, no
-# baselines) of own tasks given by name (tests/tasks/<name>.py); every one must pass. Exits 77
-# (ctest: skipped) without a CUDA device. Usage: own_tasks_gpu_test.sh STITCHCUDA TESTS_DIR TASK...
+# baselines) of own tasks given by name (tests/tasks/<name>.py); every one must pass. A name may
+# end in :TRACK (e.g. plan_conv1x1:tf32) for a precision track other than fp32. Exits 77 (ctest:
+# skipped) without a CUDA device. Usage: own_tasks_gpu_test.sh STITCHCUDA TESTS_DIR TASK[:TRACK]...
 # The tasks run side by side, STITCH_OWN_TASK_JOBS at once (default: the CPU count, at most 8):
 # nothing here is timed, and one at a time the captures and builds took over 280 s on the H200.
 # Each task has its own run and build-cache directories; the results print in the order given.
@@ -14,15 +15,18 @@ jobs_max=${STITCH_OWN_TASK_JOBS:-$(( cpus < 8 ? cpus : 8 ))}
 
 # One task: generate, verify, and one line ("ok   NAME" or "FAIL NAME: why") in $work/NAME.line.
 run_task() {
-  local name=$1 task="$tests/tasks/$1.py" dir="$work/$1" program outcome
+  local name=$1 track=fp32 task dir="$work/$1" program outcome
+  [[ "$name" == *:* ]] && track=${name#*:}
+  task="$tests/tasks/${name%%:*}.py"
   mkdir -p "$dir"
   export STITCH_BUILD_CACHE="$dir/build-cache"
-  if ! "$stitchcuda" generate "$task" --runs-dir "$dir/runs" > "$dir/gen" 2>&1; then
+  if ! "$stitchcuda" generate "$task" --runs-dir "$dir/runs" --track "$track" > "$dir/gen" 2>&1
+  then
     echo "FAIL $name: generate: $(tail -3 "$dir/gen")" > "$work/$name.line"; return
   fi
   program=$(sed -n 's/^generated \(.*program.cu\).*/\1/p' "$dir/gen")
   "$stitchcuda" verify "$task" "$program" --runs-dir "$dir/runs" --json --no-baselines \
-    > "$dir/json" 2> "$dir/err"
+    --track "$track" > "$dir/json" 2> "$dir/err"
   outcome=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("outcome", "?"))' \
     "$dir/json" 2>/dev/null || echo "unreadable")
   if [ "$outcome" = "passed" ]; then

@@ -14,8 +14,13 @@ sleep "0.$(( RANDOM % 4 ))"  # finish out of order
 case "$1" in
   generate) [[ "$2" == *generate_fails* ]] && { echo "no plan"; exit 1; }
             echo "generated $3/program.cu" ;;
-  verify) [[ "$2" == *wrong* ]] && echo '{"outcome": "wrong"}' || echo '{"outcome": "passed"}' ;;
+  verify) [[ "$2" == *wrong* ]] && echo '{"outcome": "wrong"}' && exit 1
+          # a task named for a track passes only when both commands were given that track
+          [[ "$2" == *on_tf32* && "$*" != *"--track tf32"* ]] && echo '{"outcome": "wrong"}' && exit 1
+          echo '{"outcome": "passed"}' ;;
 esac
+[[ "$1" == generate && "$2" == *on_tf32* && "$*" != *"--track tf32"* ]] && exit 1
+exit 0
 FAKE
 chmod +x "$fake/bin/"*
 run() { PATH="$fake/bin:$PATH" STITCH_OWN_TASK_JOBS=3 bash "$script" "$fake/bin/stitchcuda" \
@@ -27,6 +32,7 @@ set -e
 expected=$'ok   a\nok   b\nFAIL is_wrong: wrong  {"outcome": "wrong"}\nok   c\nFAIL generate_fails: generate: no plan\nok   d'
 [ "$out" = "$expected" ] || { echo "unexpected output:"; echo "$out"; exit 1; }
 [ "$status" -eq 1 ] || { echo "exit $status with failed tasks, expected 1"; exit 1; }
-out=$(run a b c) || { echo "exit $? with every task passing"; exit 1; }
-[ "$out" = $'ok   a\nok   b\nok   c' ] || { echo "unexpected output:"; echo "$out"; exit 1; }
+out=$(run a b c runs_on_tf32:tf32) || { echo "exit $? with every task passing"; exit 1; }
+[ "$out" = $'ok   a\nok   b\nok   c\nok   runs_on_tf32:tf32' ] ||
+  { echo "unexpected output:"; echo "$out"; exit 1; }
 echo "own_tasks_gpu_test.sh: order, failures and exit status as expected"
