@@ -14,10 +14,11 @@
 // the padding — then each thread computes a few outputs from shared memory (plan and geometry:
 // conv_depthwise_tile.cuh, pure and checked on the CPU by conv_depthwise_plan_test.cu):
 //   - fixed windows (3x3, 5x5, 7x7 at stride 1 or 2; 1x3, 1x5, 1x7 rows; dilation 1): the window a
-//     compile-time constant, the weights in registers, 8 consecutive output rows per thread, each
-//     input row read from shared memory once and used by every output row whose window covers it
-//     (1-row kernels: 4 columns per thread instead); at stride 2, even and odd input columns are
-//     kept apart in shared memory so that a warp's reads are free of bank conflicts;
+//     compile-time constant, the weights in registers; a thread walks a strip of up to 8
+//     consecutive output rows, each input row read from shared memory once and added to every
+//     open window it falls in (1-row kernels: 4 columns per thread instead); at stride 2, even and
+//     odd input columns are kept apart in shared memory so that a warp's reads are free of bank
+//     conflicts;
 //   - any other window, stride or dilation: the same tiles, up to 4 output rows per thread, the
 //     window's sizes read at run time and its weights through the read-only cache.
 // Where the patch of even the smallest tile would not fit in kDepthwiseSharedBytes (48 KiB, so no

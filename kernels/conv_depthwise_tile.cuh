@@ -67,8 +67,7 @@ struct DepthwiseTiling {
   int tile_h = 0, tile_w = 0;                    // output rows and columns of a tile
   int tiles_h = 0, tiles_w = 0;                  // tiles down and across a plane
   int patch_h = 0, patch_w = 0;                  // input rows and columns under a tile's windows
-  int pitch = 0;  // floats per shared row: shift + patch_w rounded up to 4 (vector: + 3 first)
-  int phases = 1;
+  int pitch = 0;  // floats per shared row: patch_w (+ 3: the aligned start) rounded up to 4
   bool vector_loads = false;  // 16-byte copies: input rows 16-byte aligned
   int64_t shared_bytes = 0;
 };
@@ -144,10 +143,9 @@ inline void size_depthwise_tile(const DepthwiseParams& p, DepthwiseTiling& t) {
 // kDepthwiseSharedBytes it halves the row groups, then the width (down to a warp); shared_bytes
 // says whether it fits.
 inline DepthwiseTiling plan_depthwise_tiling(const DepthwiseParams& p, int rows, int cols,
-                                             int phases, bool vector_loads, int max_threads) {
+                                             bool vector_loads, int max_threads) {
   DepthwiseTiling t;
-  t.cols_per_thread = cols, t.phases = phases;
-  t.vector_loads = vector_loads;
+  t.cols_per_thread = cols, t.vector_loads = vector_loads;
   const int groups = (p.out_h + rows - 1) / rows, across = (p.out_w + cols - 1) / cols;
   const int whole = groups == 1 ? max_threads : std::min(kDepthwiseWholeRowThreads, max_threads);
   const int split = groups == 1 ? max_threads : std::min(kDepthwiseSplitRowThreads, max_threads);
@@ -210,8 +208,7 @@ inline DepthwisePlan plan_depthwise_conv2d(const DepthwiseConv2dShape& s, bool x
   const bool vector_loads = x_aligned && s.in_w % 4 == 0;
   const DepthwisePath path = visit_depthwise_window(p, [&](auto window) {
     using Window = decltype(window);
-    p.tiling = plan_depthwise_tiling(p, Window::kRows, Window::kCols, Window::kPhases, vector_loads,
-                                     max_threads);
+    p.tiling = plan_depthwise_tiling(p, Window::kRows, Window::kCols, vector_loads, max_threads);
     return Window::kFixed ? DepthwisePath::fixed_window : DepthwisePath::any_window;
   });
   const int64_t planes = s.batch * s.channels;  // < 2^60
@@ -355,8 +352,8 @@ __host__ __device__ inline void depthwise_compute_fixed(const DepthwiseParams& p
   STITCH_UNROLL
   for (int e = 0; e < kh * kw; ++e)
     read_only_load(w_k + e, weight[e]);
-  const int output_step =
-      p.stride_h * t.pitch;  // shared floats from one output's window to the next
+  // Shared floats from one output's window to the next's; the strip's first window.
+  const int output_step = p.stride_h * t.pitch;
   const float* strip = patch + first * output_step;
   STITCH_UNROLL
   for (int v = 0; v < Window::kCols; ++v) {

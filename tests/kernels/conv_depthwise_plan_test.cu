@@ -176,7 +176,6 @@ TEST(DepthwisePlan, MbconvTile) {
   EXPECT_EQ(t.patch_h, 35);
   EXPECT_EQ(t.patch_w, 227);
   EXPECT_EQ(t.pitch, 232);
-  EXPECT_EQ(t.phases, 2);
   EXPECT_EQ(plan.blocks, 10 * 672 * 7);
   const DepthwiseTile first = detail::depthwise_tile(plan.params, 0);
   EXPECT_EQ(first.in_row, -2);
