@@ -1,6 +1,6 @@
 // The host-checkable half of the depthwise convolution (kernels/conv_depthwise_tile.cuh), without
 // a GPU (label unit): over the shape table of conv_depthwise_cases.cuh, the plan takes the case's
-// path; tiles cover every output once and each tile's patch holds every window of its outputs;
+// path; tiles cover the plane and each tile's patch holds every window of its outputs;
 // and whole launches of the tiled kernel, emulated on the CPU block by block and thread by thread
 // (the kernel's own copy and compute functions, shared memory poisoned with NaN first), give
 // exactly the FP32 fmaf sum of each window in window order — for 16-byte and 4-byte copies and for
