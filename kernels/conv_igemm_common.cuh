@@ -26,16 +26,7 @@
 
 #include "gemm_tf32x3_common.cuh"
 #include "matmul.cuh"
-
-// Unrolling in the functions the CPU tests also run (host compilers do not know the pragma).
-#if defined(__CUDA_ARCH__)
-#define STITCH_CONV_IGEMM_PRAGMA(text) _Pragma(#text)
-#define STITCH_CONV_IGEMM_UNROLL _Pragma("unroll")
-#define STITCH_CONV_IGEMM_UNROLL_BY(count) STITCH_CONV_IGEMM_PRAGMA(unroll count)
-#else
-#define STITCH_CONV_IGEMM_UNROLL
-#define STITCH_CONV_IGEMM_UNROLL_BY(count)
-#endif
+#include "unroll.cuh"  // in the functions the CPU tests also run
 
 namespace stitch::kernels {
 
@@ -185,20 +176,20 @@ __host__ __device__ __forceinline__ void gather_conv_columns(const ConvIgemmPara
                                                              const ConvIgemmRow (&rows)[kRows],
                                                              int row, int first_column,
                                                              ConvKCursor& cursor, Sink&& sink) {
-  STITCH_CONV_IGEMM_UNROLL_BY(kPassUnroll)
+  STITCH_UNROLL_BY(kPassUnroll)
   for (int j = 0; j < kGemmBK / kConvIgemmColumnsPerPass; ++j) {
     const int column = first_column + j * kConvIgemmColumnsPerPass;
     const bool k_valid = cursor.channel < p.channels;
     const int dd = cursor.kd * p.dilation[0], dh = cursor.kh * p.dilation[1],
               dw = cursor.kw * p.dilation[2];
-    STITCH_CONV_IGEMM_UNROLL
+    STITCH_UNROLL
     for (int i = 0; i < kRows; ++i) {
       const int pixel = conv_tap_pixel(p, rows[i], dd, dh, dw);
       const bool ok = k_valid && pixel >= 0;
       const float* src = ok ? rows[i].image + cursor.channel * p.in_plane + pixel : p.x;
       sink(row + i * kRowStep, column, src, ok);
     }
-    STITCH_CONV_IGEMM_UNROLL
+    STITCH_UNROLL
     for (int step = 0; step < kConvIgemmColumnsPerPass; ++step)
       cursor.advance(p);
   }
@@ -216,12 +207,12 @@ __host__ __device__ __forceinline__ void gather_conv_chunks(const ConvIgemmParam
                                                             const ConvIgemmRow (&rows)[kRows],
                                                             int row, int first_column,
                                                             ConvKCursor& cursor, Sink&& sink) {
-  STITCH_CONV_IGEMM_UNROLL_BY(1)
+  STITCH_UNROLL_BY(1)
   for (int half = 0; half < 2; ++half) {
     const bool k_valid = cursor.kd < p.kernel[0];
     const int dd = cursor.kd * p.dilation[0], dh = cursor.kh * p.dilation[1],
               dw = cursor.kw * p.dilation[2];
-    STITCH_CONV_IGEMM_UNROLL
+    STITCH_UNROLL
     for (int i = 0; i < kRows; ++i) {
       const int pixel = conv_tap_pixel(p, rows[i], dd, dh, dw);
       const bool ok = k_valid && pixel >= 0;

@@ -1,17 +1,20 @@
-// Bench of kernels/conv_depthwise.cuh (the direct depthwise kernel) against cuDNN's tuned engine
-// (kernels/conv.cuh, strict FP32, as the fp32 track runs it) on MobileNetV2 / EfficientNet-B0
-// depthwise shapes, a 1-d one and a large window. Not a test: built on demand (target
-// conv_depthwise_bench) and run on a GPU by hand; its table is what the planner's guessed
-// efficiencies (kDepthwiseKernelMemory, kCudnnDepthwiseMemory, ... in src/plan/kernel_choice.h)
-// should be replaced with.
+// Bench of kernels/conv_depthwise.cuh (launch_depthwise_conv2d: the tiled kernel, or the simple
+// one where the plan falls back) against its simple kernel (a thread per output, the previous
+// kernel) and cuDNN's tuned engine (kernels/conv.cuh, strict FP32, as the fp32 track runs it) on
+// EfficientNet's MBConv block, MobileNetV2 / EfficientNet-B0 depthwise shapes, a 1-d one and a
+// large window. Not a test: built on demand (target conv_depthwise_bench) and run on a GPU by
+// hand; its table is what the planner's efficiencies (kDepthwiseKernelMemory,
+// kCudnnDepthwiseMemory, ... in src/plan/kernel_choice.h) come from.
 //
-// Per shape: both outputs compared (max |difference| / max |value|), then each timed with CUDA
-// events, L2 flushed before every run, the median of kIterations after warm-ups. "mem eff": the
-// bytes of x, w and y over the time, as a fraction of kDramGbps.
+// Per shape: the outputs compared with cuDNN's (max |difference| / max |value|), then each engine
+// timed with CUDA events, L2 flushed before every run, the median of kIterations after warm-ups.
+// "eff": the bytes of x, w and y over the time, as a fraction of kDramGbps. "plan": the path the
+// launcher takes (fixed / any window, simple) and its tile (rows x columns, threads).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -94,11 +97,25 @@ float* device_random(size_t count, unsigned seed) {
   std::vector<float> host(count);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& v : host) v = dist(rng);
+  for (float& v : host)
+    v = dist(rng);
   float* data = nullptr;
   CHECK_CUDA(cudaMalloc(&data, count * sizeof(float)));
   CHECK_CUDA(cudaMemcpy(data, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   return data;
+}
+
+// "fixed 16x112 t224": the launcher's path, its tile (output rows x columns) and threads.
+std::string plan_text(const DepthwiseConv2dShape& d, const float* x) {
+  const detail::DepthwisePlan plan =
+      detail::plan_depthwise_conv2d(d, reinterpret_cast<uintptr_t>(x) % 16 == 0, 256);
+  if (plan.path == detail::DepthwisePath::simple) return "simple";
+  const detail::DepthwiseTiling& t = plan.params.tiling;
+  char text[64];
+  std::snprintf(text, sizeof text, "%s %dx%d t%d%s",
+                plan.path == detail::DepthwisePath::fixed_window ? "fixed" : "any", t.tile_h,
+                t.tile_w, t.threads, t.vector_loads ? " v4" : "");
+  return text;
 }
 
 void bench(const Case& c, CudnnHandle& cudnn, void* workspace, void* flush) {
@@ -109,8 +126,9 @@ void bench(const Case& c, CudnnHandle& cudnn, void* workspace, void* flush) {
   const size_t ys = d.batch * d.channels * d.multiplier * d.out_h * d.out_w;
   float* x = device_random(xs, 1);
   float* w = device_random(ws, 2);
-  float *y_own = nullptr, *y_cudnn = nullptr;
+  float *y_own = nullptr, *y_simple = nullptr, *y_cudnn = nullptr;
   CHECK_CUDA(cudaMalloc(&y_own, ys * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&y_simple, ys * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&y_cudnn, ys * sizeof(float)));
   std::string error;
   CudnnConv conv;
@@ -120,20 +138,27 @@ void bench(const Case& c, CudnnHandle& cudnn, void* workspace, void* flush) {
     return;
   }
   CHECK_CUDA(launch_depthwise_conv2d(x, w, y_own, d, nullptr));
+  CHECK_CUDA(detail::launch_depthwise_conv2d_simple(x, w, y_simple, d, nullptr, 256));
   if (conv.run(x, w, y_cudnn, workspace, nullptr, error) != STITCH_OK) {
     std::printf("%-28s cuDNN run: %s\n", c.name, error.c_str());
     return;
   }
-  std::vector<float> a(ys), b(ys);
+  std::vector<float> a(ys), b(ys), simple(ys);
   CHECK_CUDA(cudaMemcpy(a.data(), y_own, ys * sizeof(float), cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(b.data(), y_cudnn, ys * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(simple.data(), y_simple, ys * sizeof(float), cudaMemcpyDeviceToHost));
   double diff = 0, scale = 0;
+  size_t unlike_simple = 0;  // the same window-order sums: equal but for the sign of a zero
   for (size_t i = 0; i < ys; ++i) {
     diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
     scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+    unlike_simple += !(a[i] == simple[i]);
   }
   const double own_ms =
       median_ms([&] { CHECK_CUDA(launch_depthwise_conv2d(x, w, y_own, d, nullptr)); }, flush);
+  const double simple_ms = median_ms(
+      [&] { CHECK_CUDA(detail::launch_depthwise_conv2d_simple(x, w, y_simple, d, nullptr, 256)); },
+      flush);
   const double cudnn_ms = median_ms(
       [&] {
         if (conv.run(x, w, y_cudnn, workspace, nullptr, error) != STITCH_OK) std::exit(1);
@@ -141,12 +166,14 @@ void bench(const Case& c, CudnnHandle& cudnn, void* workspace, void* flush) {
       flush);
   const double bytes = 4.0 * static_cast<double>(xs + ws + ys);
   auto efficiency = [&](double ms) { return bytes / (ms * 1e-3) / (kDramGbps * 1e9); };
-  std::printf("%-28s %9.1f %9.1f %7.2fx %7.2f %7.2f %9.1e\n", c.name, own_ms * 1e3,
-              cudnn_ms * 1e3, cudnn_ms / own_ms, efficiency(own_ms), efficiency(cudnn_ms),
-              scale > 0 ? diff / scale : diff);
+  std::printf("%-28s %9.1f %9.1f %9.1f %7.2fx %6.2f %6.2f %6.2f %9.1e %s%s\n", c.name, own_ms * 1e3,
+              simple_ms * 1e3, cudnn_ms * 1e3, cudnn_ms / own_ms, efficiency(own_ms),
+              efficiency(simple_ms), efficiency(cudnn_ms), scale > 0 ? diff / scale : diff,
+              plan_text(d, x).c_str(), unlike_simple ? " UNLIKE THE SIMPLE KERNEL" : "");
   CHECK_CUDA(cudaFree(x));
   CHECK_CUDA(cudaFree(w));
   CHECK_CUDA(cudaFree(y_own));
+  CHECK_CUDA(cudaFree(y_simple));
   CHECK_CUDA(cudaFree(y_cudnn));
 }
 
@@ -154,6 +181,8 @@ void bench(const Case& c, CudnnHandle& cudnn, void* workspace, void* flush) {
 
 int main() {
   const Case cases[] = {
+      // EfficientNet's MBConv block (KernelBench level 3, 21): 672 hidden channels, 5x5 stride 2.
+      {"mbconv_672x224x224_k5_s2", 10, 672, 1, 224, 224, 5, 2},
       // MobileNetV2 (batch 10 as KernelBench level 3; 224 x 224 input): 3x3, stride 1 and 2.
       {"mbv2_32x112x112_s1", 10, 32, 1, 112, 112, 3, 1},
       {"mbv2_96x112x112_s2", 10, 96, 1, 112, 112, 3, 2},
@@ -162,8 +191,10 @@ int main() {
       {"mbv2_576x14x14_s1", 10, 576, 1, 14, 14, 3, 1},
       {"mbv2_960x7x7_s1", 10, 960, 1, 7, 7, 3, 1},
       // EfficientNet-B0: 5x5 stages, and a channel multiplier of 2 (KernelBench level 1).
+      {"effb0_144x56x56_k5_s2", 10, 144, 1, 56, 56, 5, 2},
       {"effb0_240x28x28_k5", 10, 240, 1, 28, 28, 5, 1},
       {"effb0_672x14x14_k5_s2", 10, 672, 1, 14, 14, 5, 2},
+      {"effb0_1152x7x7_k5", 10, 1152, 1, 7, 7, 5, 1},
       {"kb_l1_mult2_64x256x256", 16, 64, 2, 256, 256, 3, 1},
       {"conv1d_64x4096_k5", 16, 64, 1, 1, 4096, 5, 1},
       {"large_window_64x64x64_k31", 8, 64, 1, 64, 64, 31, 1},
@@ -177,8 +208,9 @@ int main() {
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-28s %9s %9s %8s %7s %7s %9s\n", "shape", "own us", "cuDNN us", "speedup",
-              "own eff", "cuDNN e", "max diff");
-  for (const Case& c : cases) bench(c, cudnn, workspace, flush);
+  std::printf("%-28s %9s %9s %9s %8s %6s %6s %6s %9s %s\n", "shape", "own us", "simple us",
+              "cuDNN us", "vs cuDNN", "own e", "simp e", "cuDNN e", "max diff", "plan");
+  for (const Case& c : cases)
+    bench(c, cudnn, workspace, flush);
   return 0;
 }

@@ -1,10 +1,13 @@
-// kernels/conv_depthwise.cuh on the GPU against a double-precision CPU convolution: square and
-// asymmetric kernels, stride, asymmetric padding, dilation, a channel multiplier; FP32 to a few
-// ulps of the sum of |terms|. Plus the shape checks, which need no GPU.
+// kernels/conv_depthwise.cuh on the GPU against a double-precision CPU convolution over the shape
+// table of conv_depthwise_cases.cuh (every tiled variant, the tiling edges, the simple kernel's
+// fallback), each with x 16-byte aligned (16-byte copies where rows allow) and one float off
+// (4-byte copies); FP32 to a few ulps of the sum of |terms|. Plus the shape checks, which need no
+// GPU.
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "conv_depthwise_cases.cuh"
 #include "kernel_test_support.cuh"
 #include "kernels/conv_depthwise.cuh"
 
@@ -12,26 +15,9 @@ namespace stitch::kernels {
 namespace {
 
 using testing::all_close;
+using testing::DepthwiseCase;
 using testing::DeviceBuffer;
 using testing::Tolerance;
-
-struct DepthwiseCase {
-  std::string name;
-  DepthwiseConv2dShape shape;
-};
-
-DepthwiseConv2dShape shape_of(int64_t batch, int64_t channels, int64_t multiplier, int64_t h,
-                              int64_t w, int64_t kh, int64_t kw, int64_t stride, int64_t top,
-                              int64_t left, int64_t bottom, int64_t right, int64_t dilation) {
-  DepthwiseConv2dShape s;
-  s.batch = batch, s.channels = channels, s.multiplier = multiplier;
-  s.in_h = h, s.in_w = w, s.kernel_h = kh, s.kernel_w = kw;
-  s.stride_h = s.stride_w = stride, s.dilation_h = s.dilation_w = dilation;
-  s.pad_top = top, s.pad_left = left, s.pad_bottom = bottom, s.pad_right = right;
-  s.out_h = (h + top + bottom - dilation * (kh - 1) - 1) / stride + 1;
-  s.out_w = (w + left + right - dilation * (kw - 1) - 1) / stride + 1;
-  return s;
-}
 
 std::vector<double> reference(const DepthwiseConv2dShape& s, const std::vector<float>& x,
                               const std::vector<float>& w, std::vector<double>* scale) {
@@ -66,33 +52,29 @@ TEST_P(DepthwiseTest, MatchesTheDoubleReference) {
   const DepthwiseConv2dShape& s = GetParam().shape;
   ASSERT_EQ(depthwise_shape_problem(s), "");
   const auto x = testing::uniform_floats(s.batch * s.channels * s.in_h * s.in_w, 1, -1.f, 1.f);
-  const auto w = testing::uniform_floats(s.channels * s.multiplier * s.kernel_h * s.kernel_w, 2,
-                                         -1.f, 1.f);
+  const auto w =
+      testing::uniform_floats(s.channels * s.multiplier * s.kernel_h * s.kernel_w, 2, -1.f, 1.f);
   std::vector<double> scale;
   const std::vector<double> expected = reference(s, x, w, &scale);
-  DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(expected.size());
-  ASSERT_CUDA(dx.upload(x));
+  DeviceBuffer<float> dx(x.size() + 1), dw(w.size()), dy(expected.size());
   ASSERT_CUDA(dw.upload(w));
-  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
-  ASSERT_CUDA(launch_depthwise_conv2d(dx.data(), dw.data(), dy.data(), s, nullptr));
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  EXPECT_TRUE(all_close(dy.download(), expected, Tolerance{1e-6, 0, 1e-6}, &scale))
-      << GetParam().name;
+  for (int offset : {0, 1}) {  // cudaMalloc's alignment, then 4-byte aligned only
+    SCOPED_TRACE(offset == 0 ? "x 16-byte aligned" : "x one float off");
+    ASSERT_CUDA(
+        cudaMemcpy(dx.data() + offset, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+    ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: all written
+    ASSERT_CUDA(launch_depthwise_conv2d(dx.data() + offset, dw.data(), dy.data(), s, nullptr));
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    EXPECT_TRUE(all_close(dy.download(), expected, Tolerance{1e-6, 0, 1e-6}, &scale))
+        << GetParam().name;
+  }
 }
 
-const DepthwiseCase kCases[] = {
-    {"k3_pad1", shape_of(2, 16, 1, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1)},
-    {"k5_stride2_asymmetric_pad", shape_of(2, 8, 1, 17, 12, 5, 5, 2, 2, 1, 1, 2, 1)},
-    {"asymmetric_kernel_dilation2", shape_of(1, 6, 1, 20, 16, 3, 5, 1, 2, 4, 2, 4, 2)},
-    {"multiplier3", shape_of(2, 4, 3, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1)},
-    {"wide_rows", shape_of(1, 3, 1, 5, 300, 3, 3, 1, 0, 0, 0, 0, 1)},
-};
-
-INSTANTIATE_TEST_SUITE_P(Shapes, DepthwiseTest, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Shapes, DepthwiseTest, ::testing::ValuesIn(testing::depthwise_cases()),
                          testing::case_name<DepthwiseCase>);
 
 TEST(DepthwiseShapeCheck, RefusesShapesThatDoNotFollow) {
-  DepthwiseConv2dShape s = shape_of(1, 4, 1, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+  DepthwiseConv2dShape s = testing::depthwise_case_shape(1, 4, 1, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1);
   EXPECT_EQ(depthwise_shape_problem(s), "");
   DepthwiseConv2dShape wrong = s;
   wrong.out_w = 9;
