@@ -226,11 +226,13 @@ CoalescedSpace<N> coalesce(int rank, const int64_t* shape, const int64_t* const 
   return out;
 }
 
-// How an input of the vector4 path is read, per float4 of the [rows, cols] space.
+// How an input of the vector4 path is read, per float4 of the [rows, cols] space. Rows may be two
+// dimensions, [outer, inner] (an NCHW tensor's [N, C] with cols = H·W): a per-channel operand is
+// then read per row, at outer · outer_row_stride + inner · row_stride.
 enum class VectorRead : uint8_t {
   full,        // its own [rows, cols] contiguous block: one float4
   per_column,  // a [cols] vector repeated over rows (a bias): one float4
-  per_row,     // one value per row (strided by row_stride, any dtype): one scalar
+  per_row,     // one value per row (strided by the row strides, any dtype): one scalar
   scalar,      // one value for the whole space (any dtype)
 };
 
@@ -244,10 +246,11 @@ struct ElementwisePlan {
   bool wide_index = false;  // 64-bit index arithmetic (strided64, or vector4 past 2^31 elements)
   int64_t numel = 0;
   CoalescedSpace<N> space;
-  // vector4 only.
-  int64_t rows = 0, cols = 0;
+  // vector4 only: rows = outer rows x inner_rows.
+  int64_t rows = 0, cols = 0, inner_rows = 1;
   VectorRead reads[NIn > 0 ? NIn : 1] = {};
-  int64_t row_strides[NIn > 0 ? NIn : 1] = {};
+  int64_t row_strides[NIn > 0 ? NIn : 1] = {};        // per inner row
+  int64_t outer_row_strides[NIn > 0 ? NIn : 1] = {};  // per outer row
 };
 
 struct ElementwiseOptions {
@@ -302,27 +305,37 @@ cudaError_t plan_elementwise(const void* const (&data)[NIn + NOut], const int (&
     if (low < INT32_MIN || high > INT32_MAX) offsets_fit_32 = false;
   }
 
-  // vector4: [rows, cols] with every output and streamed input contiguous float32.
-  if (options.allow_vector && s.rank <= 2) {
+  // vector4: [outer, inner_rows, cols] with every output and streamed input contiguous float32.
+  // Coalesced dimensions all have sizes above 1.
+  if (options.allow_vector && s.rank <= 3) {
     const int64_t cols = s.rank == 0 ? 1 : s.shape[s.rank - 1];
-    const int64_t rows = s.rank == 2 ? s.shape[0] : 1;
+    const int64_t inner_rows = s.rank >= 2 ? s.shape[s.rank - 2] : 1;
+    const int64_t outer_rows = s.rank == 3 ? s.shape[0] : 1;
+    const int64_t rows = outer_rows * inner_rows;
     bool ok = rows == 1 || cols % 4 == 0;
     auto inner = [&](int j) { return s.rank == 0 ? int64_t{1} : s.strides[j][s.rank - 1]; };
-    auto outer = [&](int j) { return s.rank == 2 ? s.strides[j][0] : int64_t{0}; };
+    auto per_inner_row = [&](int j) { return s.rank >= 2 ? s.strides[j][s.rank - 2] : int64_t{0}; };
+    auto per_outer_row = [&](int j) { return s.rank == 3 ? s.strides[j][0] : int64_t{0}; };
+    auto row_major = [&](int j) {  // rows of cols elements, one after another
+      return (inner_rows == 1 || per_inner_row(j) == cols) &&
+             (outer_rows == 1 || per_outer_row(j) == inner_rows * cols);
+    };
+    auto same_for_every_row = [&](int j) { return per_inner_row(j) == 0 && per_outer_row(j) == 0; };
     for (int j = NIn; j < N && ok; ++j)
       ok = dtypes[j] == kDtypeFloat32 && aligned16(data[j]) && (cols == 1 || inner(j) == 1) &&
-           (rows == 1 || outer(j) == cols);
+           row_major(j);
     for (int j = 0; j < NIn && ok; ++j) {
       const bool streamed_inner = cols == 1 || inner(j) == 1;
       VectorRead read;
-      if (inner(j) == 0 && (rows == 1 || outer(j) == 0)) {
+      if (inner(j) == 0 && same_for_every_row(j)) {
         read = VectorRead::scalar;
       } else if (inner(j) == 0 || cols == 1) {
         read = VectorRead::per_row;
-        plan.row_strides[j] = outer(j);
-      } else if (streamed_inner && (rows == 1 || outer(j) == cols)) {
+        plan.row_strides[j] = per_inner_row(j);
+        plan.outer_row_strides[j] = per_outer_row(j);
+      } else if (streamed_inner && row_major(j)) {
         read = VectorRead::full;
-      } else if (streamed_inner && outer(j) == 0) {
+      } else if (streamed_inner && same_for_every_row(j)) {
         read = VectorRead::per_column;
       } else {
         ok = false;
@@ -338,6 +351,7 @@ cudaError_t plan_elementwise(const void* const (&data)[NIn + NOut], const int (&
       plan.wide_index = numel > INT32_MAX || options.force_wide_index;
       plan.rows = rows;
       plan.cols = cols;
+      plan.inner_rows = inner_rows;
       return cudaSuccess;
     }
   }
@@ -413,12 +427,14 @@ struct VectorArgs {
   using T = IndexTypes<Wide>;
   typename T::Index vectors;     // float4s in the space: rows * cols / 4 (rounded down)
   typename T::Divider cols4;     // cols / 4 (1 when rows == 1: the row is then 0)
+  typename T::Divider inner_rows;  // a row's outer index: row / inner_rows
   typename T::Index tail_begin;  // first element past the float4s (rows == 1 only)
   typename T::Index numel;
   const void* in[NIn > 0 ? NIn : 1];
   int in_dtypes[NIn > 0 ? NIn : 1];
   VectorRead reads[NIn > 0 ? NIn : 1];
   int64_t row_strides[NIn > 0 ? NIn : 1];
+  int64_t outer_row_strides[NIn > 0 ? NIn : 1];
   float* out[NOut];
 };
 
@@ -442,8 +458,11 @@ __global__ void __launch_bounds__(1024)
           in4[j] = static_cast<const float4*>(a.in[j])[column4];
           break;
         case VectorRead::per_row: {
-          const float s =
-              load_as_float(a.in[j], a.in_dtypes[j], static_cast<int64_t>(row) * a.row_strides[j]);
+          const Index outer = a.inner_rows.div(row);
+          const Index inner = row - outer * a.inner_rows.divisor;
+          const float s = load_as_float(a.in[j], a.in_dtypes[j],
+                                        static_cast<int64_t>(outer) * a.outer_row_strides[j] +
+                                            static_cast<int64_t>(inner) * a.row_strides[j]);
           in4[j] = make_float4(s, s, s, s);
           break;
         }
@@ -504,6 +523,7 @@ int run_vector4(const Fn& fn, const ElementwisePlan<NIn, NOut>& plan,
     // One row: every float4 is in row 0, so divide by something larger than any index.
     a.cols4 =
         Divider(static_cast<Index>(plan.rows > 1 ? plan.cols / 4 : (vectors > 0 ? vectors : 1)));
+    a.inner_rows = Divider(static_cast<Index>(plan.inner_rows));
     a.tail_begin = static_cast<Index>(tail_begin);
     a.numel = static_cast<Index>(plan.numel);
     for (int j = 0; j < NIn; ++j) {
@@ -511,6 +531,7 @@ int run_vector4(const Fn& fn, const ElementwisePlan<NIn, NOut>& plan,
       a.in_dtypes[j] = dtypes[j];
       a.reads[j] = plan.reads[j];
       a.row_strides[j] = plan.row_strides[j];
+      a.outer_row_strides[j] = plan.outer_row_strides[j];
     }
     for (int j = 0; j < NOut; ++j)
       a.out[j] = static_cast<float*>(const_cast<void*>(data[NIn + j]));

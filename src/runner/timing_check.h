@@ -8,9 +8,11 @@
 //     measured by more than `underreport_factor` times plus a slack per call for the honest gaps
 //     (the two messages, a wake-up of the supervisor): `underreport_slack_ms`, or more on a loaded
 //     machine, where those gaps grow — `probe_factor` times the median of the probe intervals, the
-//     same two messages around no work that the runner's loop sends before each timed call (on the
-//     H200 machine, with eight verifications and their builds sharing 16 cores, honest calls
-//     measured 2.5x their reported sum, 3.4 ms a call more);
+//     same two messages around no work that the runner's loop sends before each timed call, or
+//     times the call's own probe where that is larger (on the H200 machine, with eight
+//     verifications and their builds sharing 16 cores, honest calls measured 2.5x their reported
+//     sum, 3.4 ms a call more; with twelve, 12.8x, 0.7 ms a call more). The `outlier_share` of
+//     calls furthest over their allowance stays out of the sums: a burst of load on the host;
 //   - the reported calls and the marked calls must agree in number and order.
 // What it catches: a candidate that changes the numbers while the runner's own code still runs its
 // loop — a patched timing array, an interposed cudaEventElapsedTime or clock, events recorded
@@ -34,7 +36,9 @@ struct TimingCheckLimits {
   double absolute_slack_ms = 0.05;
   double underreport_factor = 2.0;  // Σ interval ≤ factor × Σ reported + n × slack
   double underreport_slack_ms = 0.5;
-  double probe_factor = 2.0;  // per-call slack ≥ this × the median probe interval
+  double probe_factor = 2.0;  // per-call slack ≥ this × the median probe interval, and ≥ this ×
+                              // the call's own probe
+  double outlier_share = 0.1;  // calls furthest over their allowance left out of the sums
 };
 
 // The timed calls as the supervisor saw them: call_begin / call_end pairs, in order.

@@ -299,6 +299,41 @@ std::vector<ElementwiseCase> cases() {
                Values::mixed,
                false,
                true});
+  // NCHW with a per-channel operand: rows are [N, C], each channel's value read per row.
+  const std::vector<int64_t> nchw = {4, 6, 12};
+  c.push_back({"per_channel_nchw",
+               Fn::affine,
+               nchw,
+               {dense(nchw), broadcast(nchw, {false, true, false})},
+               {dense(nchw)},
+               P::vector4,
+               kFloatTol});
+  c.push_back({"per_channel_nchw_forced_64bit",
+               Fn::fma_max,
+               nchw,
+               {dense(nchw), broadcast(nchw, {false, true, false}),
+                broadcast(nchw, {false, false, true})},
+               {dense(nchw), dense(nchw)},
+               P::vector4,
+               kFloatTol,
+               Values::mixed,
+               true});
+  // A per-row operand whose two row dimensions do not merge (strides 7 and 1 over [4, 6]).
+  c.push_back({"per_row_two_strides",
+               Fn::affine,
+               nchw,
+               {dense(nchw), Operand{kDtypeInt32, {7, 1, 0}, 2}},
+               {dense(nchw)},
+               P::vector4,
+               kFloatTol});
+  // Per outer row and per column at once: no float4 read fits.
+  c.push_back({"outer_and_column_broadcast",
+               Fn::affine,
+               nchw,
+               {dense(nchw), broadcast(nchw, {true, false, true})},
+               {dense(nchw)},
+               P::strided32,
+               kFloatTol});
   // Misaligned by one float: the same space must take the strided path.
   c.push_back({"misaligned_offset",
                Fn::affine,

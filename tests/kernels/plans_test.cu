@@ -193,6 +193,18 @@ TEST(Elementwise, PlanPicksThePath) {
   const int64_t far[2] = {int64_t{1} << 31, 1};
   const int64_t near[2] = {3, 1};
   EXPECT_EQ(path_of(aligned, u8, far, near, 2, far_shape), "strided64");
+  // Three dimensions: [N, C, H·W] with a per-channel operand reads it per row; an operand per N
+  // and per column has no float4 read.
+  const int64_t nchw[3] = {4, 6, 12};
+  const int64_t nchw_dense[3] = {72, 12, 1};
+  const int64_t per_channel[3] = {0, 1, 0};
+  const int64_t per_n_and_column[3] = {12, 0, 1};
+  EXPECT_EQ(path_of(aligned, f32, per_channel, nchw_dense, 3, nchw), "vector4");
+  EXPECT_EQ(path_of(aligned, f32, nchw_dense, nchw_dense, 3, nchw), "vector4");
+  EXPECT_EQ(path_of(aligned, f32, per_n_and_column, nchw_dense, 3, nchw), "strided32");
+  const int64_t nchw_odd[3] = {4, 6, 13};
+  const int64_t nchw_odd_dense[3] = {78, 13, 1};
+  EXPECT_EQ(path_of(aligned, f32, per_channel, nchw_odd_dense, 3, nchw_odd), "strided32");
   const int64_t empty_shape[2] = {0, 3};
   EXPECT_EQ(path_of(aligned, f32, dense, dense, 2, empty_shape), "empty");
 }

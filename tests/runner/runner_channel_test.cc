@@ -139,6 +139,50 @@ TEST(TimingCheck, ALoadedMachinesSlowChannelIsAllowedForByTheProbes) {
   EXPECT_EQ(call_intervals(mixed).ms.size(), 2u);
 }
 
+// Twelve verifications side by side on the H200 machine: a load that came for the last 20 of 50
+// calls (the median probe still quiet) raised those calls' gaps and their own probes'.
+TEST(TimingCheck, EachCallsOwnProbeAllowsForLoadThatComesAndGoes) {
+  std::vector<double> call_ms(50, 0.1), probe_ms(50, 0.05);
+  std::fill(call_ms.begin() + 30, call_ms.end(), 3.0);
+  std::fill(probe_ms.begin() + 30, probe_ms.end(), 1.5);
+  CallIntervals seen = call_intervals(calls(call_ms));
+  CallIntervals probed =
+      call_intervals(probes(probe_ms), MarkKind::probe_begin, MarkKind::probe_end);
+  ASSERT_EQ(probed.ms.size(), seen.ms.size());
+  ReportedTimes honest{std::vector<double>(50, 0.06), std::vector<double>(50, 0.07),
+                       std::vector<double>(50, 0.06)};
+  EXPECT_DOUBLE_EQ(underreport_slack_ms({}, probed), 0.5);  // the median probe alone: too little
+  EXPECT_TRUE(cross_check_timing(seen, honest, {}, probed).empty());
+  TimingCheckLimits median_only;
+  median_only.probe_factor = 0;  // no probe raises the fixed slack
+  EXPECT_FALSE(cross_check_timing(seen, honest, median_only, probed).empty());
+  // The same probes do not excuse calls ten times longer than reported.
+  CallIntervals long_calls = call_intervals(calls(std::vector<double>(50, 8.0)));
+  ReportedTimes forged{std::vector<double>(50, 0.8), std::vector<double>(50, 0.8),
+                       std::vector<double>(50, 0.8)};
+  EXPECT_FALSE(cross_check_timing(long_calls, forged, {}, probed).empty());
+}
+
+// A burst of host load on a few calls is left out; the rest must still add up.
+TEST(TimingCheck, AFewCallsFurthestOverAreLeftOut) {
+  std::vector<double> call_ms(20, 1.0);
+  call_ms[3] = call_ms[11] = 40.0;  // two calls of twenty: the outlier share, 10%
+  CallIntervals seen = call_intervals(calls(call_ms));
+  ReportedTimes honest{std::vector<double>(20, 0.9), std::vector<double>(20, 0.9),
+                       std::vector<double>(20, 0.9)};
+  EXPECT_TRUE(cross_check_timing(seen, honest).empty());
+  TimingCheckLimits none_left_out;
+  none_left_out.outlier_share = 0;
+  std::vector<std::string> flagged = cross_check_timing(seen, honest, none_left_out);
+  ASSERT_FALSE(flagged.empty());
+  EXPECT_EQ(flagged[0].find("left out"), std::string::npos) << flagged[0];
+  call_ms[7] = 40.0;  // a third: one stays in
+  std::vector<std::string> third = cross_check_timing(call_intervals(calls(call_ms)), honest);
+  ASSERT_FALSE(third.empty());
+  EXPECT_NE(third[0].find("over 18 timed calls"), std::string::npos) << third[0];
+  EXPECT_NE(third[0].find("the 2 calls furthest over left out"), std::string::npos) << third[0];
+}
+
 TEST(TimingCheck, MoreThanTheSupervisorSawIsCaught) {
   CallIntervals seen = call_intervals(calls({1, 1}));
   std::vector<std::string> violations =

@@ -20,7 +20,7 @@ struct s00_reduce_mean_var_24x592x1_prologue {
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 592 + r) * 1 + i;
     (void)e;
-    const float x0 = static_cast<float>(l0[0 + ((e / 1) % 37) * 1 + ((e / 37) % 16) * 888 + ((e / 592) % 24) * 37]);
+    const float x0 = static_cast<float>(l0[0 + static_cast<int64_t>(static_cast<uint32_t>(e) % 37u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 37u) % 16u) * 888 + static_cast<int64_t>((static_cast<uint32_t>(e) / 592u) % 24u) * 37]);
     return x0;
   }
 };

@@ -20,7 +20,7 @@ struct s00_reduce_mean_var_16x960x1_prologue {
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 960 + r) * 1 + i;
     (void)e;
-    const float x0 = static_cast<float>(l0[0 + ((e / 1) % 120) * 1 + ((e / 120) % 8) * 1920 + ((e / 960) % 16) * 120]);
+    const float x0 = static_cast<float>(l0[0 + static_cast<int64_t>(static_cast<uint32_t>(e) % 120u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 120u) % 8u) * 1920 + static_cast<int64_t>((static_cast<uint32_t>(e) / 960u) % 16u) * 120]);
     return x0;
   }
 };

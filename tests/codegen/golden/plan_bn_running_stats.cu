@@ -21,7 +21,7 @@ struct s00_reduce_mean_var_8x32x1_prologue {
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 32 + r) * 1 + i;
     (void)e;
-    const float x0 = static_cast<float>(l0[0 + ((e / 1) % 16) * 1 + ((e / 16) % 2) * 128 + ((e / 32) % 8) * 16]);
+    const float x0 = static_cast<float>(l0[0 + static_cast<int64_t>(static_cast<uint32_t>(e) % 16u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 16u) % 2u) * 128 + static_cast<int64_t>((static_cast<uint32_t>(e) / 32u) % 8u) * 16]);
     return x0;
   }
 };

@@ -21,7 +21,7 @@ struct s00_reduce_mean_var_8x240x1_prologue {
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 240 + r) * 1 + i;
     (void)e;
-    const float x0 = static_cast<float>(l0[0 + ((e / 1) % 120) * 1 + ((e / 120) % 2) * 960 + ((e / 240) % 8) * 120]);
+    const float x0 = static_cast<float>(l0[0 + static_cast<int64_t>(static_cast<uint32_t>(e) % 120u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 120u) % 2u) * 960 + static_cast<int64_t>((static_cast<uint32_t>(e) / 240u) % 8u) * 120]);
     return x0;
   }
 };
@@ -68,7 +68,7 @@ struct s04_reduce_mean_var_12x240x1_prologue {
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 240 + r) * 1 + i;
     (void)e;
-    const float x0 = static_cast<float>(l0[0 + ((e / 1) % 120) * 1 + ((e / 120) % 2) * 2400 + ((e / 240) % 12) * 120]);
+    const float x0 = static_cast<float>(l0[0 + static_cast<int64_t>(static_cast<uint32_t>(e) % 120u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 120u) % 2u) * 2400 + static_cast<int64_t>((static_cast<uint32_t>(e) / 240u) % 12u) * 120]);
     return x0;
   }
 };
@@ -84,7 +84,7 @@ struct s07_reduce_mean_var_16x240x1_prologue {
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 240 + r) * 1 + i;
     (void)e;
-    const float x0 = static_cast<float>(l0[0 + ((e / 1) % 120) * 1 + ((e / 120) % 2) * 2400 + ((e / 240) % 16) * 120]);
+    const float x0 = static_cast<float>(l0[0 + static_cast<int64_t>(static_cast<uint32_t>(e) % 120u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 120u) % 2u) * 2400 + static_cast<int64_t>((static_cast<uint32_t>(e) / 240u) % 16u) * 120]);
     return x0;
   }
 };

@@ -30,7 +30,7 @@ struct s01_reduce_max_384x4x1_prologue {
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 4 + r) * 1 + i;
     (void)e;
-    const float x0 = static_cast<float>(l0[19 + ((e / 1) % 2) * 1 + ((e / 2) % 2) * 18 + ((e / 4) % 8) * 2 + ((e / 32) % 6) * 36 + ((e / 192) % 4) * 252 + ((e / 768) % 2) * 4032]);
+    const float x0 = static_cast<float>(l0[19 + static_cast<int64_t>(static_cast<uint32_t>(e) % 2u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 2u) % 2u) * 18 + static_cast<int64_t>((static_cast<uint32_t>(e) / 4u) % 8u) * 2 + static_cast<int64_t>((static_cast<uint32_t>(e) / 32u) % 6u) * 36 + static_cast<int64_t>((static_cast<uint32_t>(e) / 192u) % 4u) * 252 + static_cast<int64_t>((static_cast<uint32_t>(e) / 768u) % 2u) * 4032]);
     return x0;
   }
 };
@@ -58,7 +58,7 @@ struct s03_pool_nearest2d_2x4x12x16_store {
   float* out0;
   __device__ void operator()(int64_t e, float value, int64_t index) const {
     (void)index;
-    out0[0 + ((e / 1) % 16) * 1 + ((e / 16) % 12) * 18 + ((e / 192) % 4) * 252 + ((e / 768) % 2) * 4032] = value;
+    out0[0 + static_cast<int64_t>(static_cast<uint32_t>(e) % 16u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 16u) % 12u) * 18 + static_cast<int64_t>((static_cast<uint32_t>(e) / 192u) % 4u) * 252 + static_cast<int64_t>((static_cast<uint32_t>(e) / 768u) % 2u) * 4032] = value;
   }
 };
 

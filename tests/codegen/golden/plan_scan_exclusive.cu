@@ -30,7 +30,7 @@ struct s00_scan_sum_12x129x1_store {
   float* out0;
   __device__ void operator()(int64_t o, int64_t r, int64_t i, float value) const {
     const int64_t e = (o * 129 + r) * 1 + i;
-    out0[0 + ((e / 1) % 129) * 1 + ((e / 129) % 12) * 130] = value;
+    out0[0 + static_cast<int64_t>(static_cast<uint32_t>(e) % 129u) * 1 + static_cast<int64_t>((static_cast<uint32_t>(e) / 129u) % 12u) * 130] = value;
   }
 };
 
