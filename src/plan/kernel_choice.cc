@@ -153,13 +153,17 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
   const double weights = static_cast<double>(spec.out_channels) * product(spec.kernel);
   const double bytes = 4.0 * (inputs + outputs + weights);
   const double flops = 2.0 * outputs * product(spec.kernel);
-  auto seconds = [&](double memory, double compute) {
-    return std::max(bytes / (peaks.dram_gbps * 1e9 * memory),
-                    flops / (peaks.fp32_tflops * 1e12 * compute)) +
-           kLaunchSeconds;
+  auto seconds = [&](double fixed, double memory, double compute) {
+    return fixed + std::max(bytes / (peaks.dram_gbps * 1e9 * memory),
+                            flops / (peaks.fp32_tflops * 1e12 * compute));
   };
-  estimate.kernel_s = seconds(kDepthwiseKernelMemory, kDepthwiseKernelCompute);
-  estimate.cudnn_s = seconds(kCudnnDepthwiseMemory, kCudnnDepthwiseCompute);
+  const bool one_d = spec.input.size() == 1;
+  estimate.kernel_s =
+      seconds(kDepthwiseKernelFixedSeconds,
+              one_d ? kDepthwiseKernelMemory1d : kDepthwiseKernelMemory, kDepthwiseKernelCompute);
+  estimate.cudnn_s =
+      seconds(kCudnnDepthwiseFixedSeconds, one_d ? kCudnnDepthwiseMemory1d : kCudnnDepthwiseMemory,
+              kCudnnDepthwiseCompute);
   estimate.prefer_kernel = estimate.kernel_s < estimate.cudnn_s;
   return estimate;
 }

@@ -122,18 +122,24 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
                            bool kernel_available = true);
 
 // The time model behind depthwise_conv. A depthwise convolution does kernel-size multiply-adds per
-// output, a few FLOPs per byte: both engines are estimated as max(bytes / (DRAM · memory
-// efficiency), FLOPs / (FP32 peak · compute efficiency)) plus a launch. The efficiencies are the
-// medians measured on the H200 (2026-12-02, tests/kernels/conv_depthwise_bench.cu over
-// MobileNetV2, EfficientNet-B0, a channel multiplier of 2, 1-d and a 31x31 window, cuDNN tuned with
-// the fp32 track's engines): the direct kernel reached 0.03-0.12 of DRAM bandwidth, cuDNN
-// 0.07-0.36, and cuDNN was 1.6-4.8x faster on every shape. So cuDNN runs depthwise convolutions
-// until the kernel improves; the model and the kernel stay, for the kernel's next version to be
-// measured.
-inline constexpr double kDepthwiseKernelMemory = 0.05;
-inline constexpr double kDepthwiseKernelCompute = 0.033;
-inline constexpr double kCudnnDepthwiseMemory = 0.17;
+// output, a few FLOPs per byte: both engines are estimated as a fixed cost per launch plus
+// max(bytes / (DRAM · memory efficiency), FLOPs / (FP32 peak · compute efficiency)). The constants
+// fit what the H200 measured (2026-12-03, tests/kernels/conv_depthwise_bench.cu over MobileNetV2,
+// EfficientNet-B0 and its MBConv block, a channel multiplier of 2, 1-d and a 31x31 window, cuDNN
+// tuned with the fp32 track's engines): the tiled kernel reached 0.40-0.61 of DRAM bandwidth on
+// planes of 28x28 and up (cuDNN 0.14-0.35) and was 1.2-4.0x faster there (2.8x on the MBConv
+// block's 5x5 stride 2 at 224x224); on 7x7 and 14x14 planes both take 9-18 us, most of it fixed
+// (the kernel 0.79-1.36x); 1-d: the kernel 0.26, cuDNN 0.33 (0.80x); the 31x31 window is
+// compute-bound, the kernel 8% of the FP32 peak, cuDNN 6.4% (1.24x), where the MBConv block shows
+// the kernel at 10% or more (its 25 taps in 671 us).
+inline constexpr double kDepthwiseKernelMemory = 0.55;
+inline constexpr double kDepthwiseKernelMemory1d = 0.3;
+inline constexpr double kDepthwiseKernelCompute = 0.1;
+inline constexpr double kDepthwiseKernelFixedSeconds = 8e-6;
+inline constexpr double kCudnnDepthwiseMemory = 0.2;
+inline constexpr double kCudnnDepthwiseMemory1d = 0.33;
 inline constexpr double kCudnnDepthwiseCompute = 0.064;
+inline constexpr double kCudnnDepthwiseFixedSeconds = 7e-6;
 struct DepthwiseEstimate {
   double kernel_s = 0, cudnn_s = 0;
   bool eligible = false;       // the direct kernel can run it (depthwise_conv_eligible)
