@@ -288,6 +288,30 @@ inline ReducePlan plan_reduce(int64_t outer, int64_t reduce, int64_t inner) {
   return plan;
 }
 
+// A thread's part of a reduce range: r = first, first + step, ... < end, accumulated in that order,
+// with kLoadsInFlight loads issued before their values are used (a thread's loads are otherwise one
+// at a time, too few in flight to approach the DRAM bandwidth). The order, and so the bits, are a
+// plain loop's.
+inline constexpr int kLoadsInFlight = 4;
+template <class R, class Load>
+__device__ __forceinline__ typename R::Acc accumulate_strided(typename R::Acc acc, const Load& load,
+                                                              int64_t first, int64_t end,
+                                                              int64_t step) {
+  int64_t r = first;
+  for (; r + (kLoadsInFlight - 1) * step < end; r += kLoadsInFlight * step) {
+    float x[kLoadsInFlight];
+#pragma unroll
+    for (int u = 0; u < kLoadsInFlight; ++u)
+      x[u] = load(r + u * step);
+#pragma unroll
+    for (int u = 0; u < kLoadsInFlight; ++u)
+      acc = R::accumulate(acc, x[u], r + u * step);
+  }
+  for (; r < end; r += step)
+    acc = R::accumulate(acc, load(r), r);
+  return acc;
+}
+
 // One thread per (short) row, accumulated in index order.
 template <ReduceOp Op, class Pro, class Epi>
 __global__ void __launch_bounds__(256)
@@ -313,9 +337,8 @@ __global__ void __launch_bounds__(256)
   const int64_t step = static_cast<int64_t>(gridDim.x) * warps_per_block;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / 32; o < outer;
        o += step) {
-    typename R::Acc acc = R::identity();
-    for (int64_t r = lane; r < reduce; r += 32)
-      acc = R::accumulate(acc, pro(o, r, int64_t{0}), r);
+    const auto load = [&](int64_t r) { return pro(o, r, int64_t{0}); };
+    typename R::Acc acc = accumulate_strided<R>(R::identity(), load, lane, reduce, 32);
     acc = warp_reduce<R>(acc);
     if (lane == 0) epi(o, int64_t{0}, R::finish(acc));
   }
@@ -333,9 +356,9 @@ __global__ void __launch_bounds__(512)
   const int64_t begin = split * chunk;
   const int64_t end = begin + chunk < reduce ? begin + chunk : reduce;
   for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
-    typename R::Acc acc = R::identity();
-    for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
-      acc = R::accumulate(acc, pro(o, r, int64_t{0}), r);
+    const auto load = [&](int64_t r) { return pro(o, r, int64_t{0}); };
+    typename R::Acc acc =
+        accumulate_strided<R>(R::identity(), load, begin + threadIdx.x, end, blockDim.x);
     acc = block_reduce<R>(acc, scratch);
     if (threadIdx.x == 0) {
       if (partials == nullptr)
@@ -365,9 +388,8 @@ __global__ void __launch_bounds__(256)
     const int64_t o = t / tiles_per_outer;
     const int64_t i = (t - o * tiles_per_outer) * bx + x;
     typename R::Acc acc = R::identity();
-    if (i < inner)
-      for (int64_t r = begin + y; r < end; r += by)
-        acc = R::accumulate(acc, pro(o, r, i), r);
+    if (i < inner) acc = accumulate_strided<R>(acc, [&](int64_t r) { return pro(o, r, i); },
+                                               begin + y, end, by);
     scratch[y * bx + x] = acc;
     __syncthreads();
     for (int half = by / 2; half > 0; half /= 2) {
