@@ -242,6 +242,25 @@ __host__ __device__ inline DepthwiseTile depthwise_tile(const DepthwiseParams& p
   return tile;
 }
 
+// What the kernel applies to each input element it reads from inside the plane, before the
+// convolution: `float operator()(int64_t plane, float x) const`, plane = n * channels + c (a
+// training-mode BatchNorm's normalisation and activation, fused into the convolution that consumes
+// it). Padding stays zero: it pads the transformed input. The identity by default.
+struct DepthwiseIdentity {
+  __host__ __device__ float operator()(int64_t, float x) const { return x; }
+};
+template <class Transform>
+__host__ __device__ inline float transform_input(const Transform& transform, int64_t plane,
+                                                 float x) {
+  return transform(plane, x);
+}
+template <class Transform>
+__host__ __device__ inline float4 transform_input(const Transform& transform, int64_t plane,
+                                                  float4 x) {
+  return make_float4(transform(plane, x.x), transform(plane, x.y), transform(plane, x.z),
+                     transform(plane, x.w));
+}
+
 // Loads through the read-only cache on the device; plain reads in the CPU emulation.
 __host__ __device__ inline void read_only_load(const float* at, float& value) {
 #ifdef __CUDA_ARCH__
@@ -287,11 +306,12 @@ __host__ __device__ inline void store_patch(float* row, int col, int half, float
 
 // Thread `tid` copies chunks tid, tid + threads, ... of the row-major patch (kWidth floats each,
 // wholly inside or outside the input: with vector loads in_col and in_w are multiples of 4),
-// kDepthwiseLoadBatch loads issued before their stores.
-template <class Chunk, int kPhases>
+// kDepthwiseLoadBatch loads issued before their stores; chunks inside are transformed on the way.
+template <class Chunk, int kPhases, class Transform>
 __host__ __device__ inline void depthwise_copy_patch(const DepthwiseParams& p,
                                                      const DepthwiseTile& tile,
-                                                     const float* x_plane, int tid, float* patch) {
+                                                     const float* x_plane, int tid, float* patch,
+                                                     const Transform& transform) {
   constexpr int kWidth = sizeof(Chunk) / sizeof(float);
   const DepthwiseTiling& t = p.tiling;
   const int per_row = (tile.shift + t.patch_w + kWidth - 1) / kWidth;
@@ -300,33 +320,39 @@ __host__ __device__ inline void depthwise_copy_patch(const DepthwiseParams& p,
   while (row < t.patch_h) {
     Chunk value[kDepthwiseLoadBatch];
     int row_at[kDepthwiseLoadBatch], col[kDepthwiseLoadBatch];
+    bool inside[kDepthwiseLoadBatch];
     STITCH_UNROLL
     for (int u = 0; u < kDepthwiseLoadBatch; ++u) {
       row_at[u] = -1;
+      inside[u] = false;
       if (row < t.patch_h) {
         const int in_row = tile.in_row + row, in_col = tile.in_col + chunk * kWidth;
         value[u] = Chunk{};
-        if (in_row >= 0 && in_row < p.in_h && in_col >= 0 && in_col < p.in_w)
-          read_only_load(x_plane + in_row * p.in_w + in_col, value[u]);
+        inside[u] = in_row >= 0 && in_row < p.in_h && in_col >= 0 && in_col < p.in_w;
+        if (inside[u]) read_only_load(x_plane + in_row * p.in_w + in_col, value[u]);
         row_at[u] = row * t.pitch, col[u] = chunk * kWidth;
       }
       row += row_step, chunk += chunk_step;
       if (chunk >= per_row) chunk -= per_row, ++row;
     }
     STITCH_UNROLL
-    for (int u = 0; u < kDepthwiseLoadBatch; ++u)
-      if (row_at[u] >= 0) store_patch<kPhases>(patch + row_at[u], col[u], t.pitch / 2, value[u]);
+    for (int u = 0; u < kDepthwiseLoadBatch; ++u) {
+      if (row_at[u] < 0) continue;
+      if (inside[u]) value[u] = transform_input(transform, tile.in_plane, value[u]);
+      store_patch<kPhases>(patch + row_at[u], col[u], t.pitch / 2, value[u]);
+    }
   }
 }
 
-template <int kPhases>
+template <int kPhases, class Transform = DepthwiseIdentity>
 __host__ __device__ inline void depthwise_load_patch(const DepthwiseParams& p,
                                                      const DepthwiseTile& tile,
-                                                     const float* x_plane, int tid, float* patch) {
+                                                     const float* x_plane, int tid, float* patch,
+                                                     const Transform& transform = {}) {
   if (p.tiling.vector_loads)
-    depthwise_copy_patch<float4, kPhases>(p, tile, x_plane, tid, patch);
+    depthwise_copy_patch<float4, kPhases>(p, tile, x_plane, tid, patch, transform);
   else
-    depthwise_copy_patch<float, kPhases>(p, tile, x_plane, tid, patch);
+    depthwise_copy_patch<float, kPhases>(p, tile, x_plane, tid, patch, transform);
 }
 
 // A fixed window walks the thread's strip of outputs down its column. The windows of `slots`

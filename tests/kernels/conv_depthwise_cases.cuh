@@ -5,6 +5,7 @@
 // take for a 16-byte aligned x, so the table keeps covering every variant and tiling edge.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -76,6 +77,26 @@ inline std::vector<DepthwiseCase> depthwise_cases() {
       {"k101_beyond_shared_memory", shape(1, 1, 1, 100, 100, 101, 101, 1, 50, 50, 50, 50, 1),
        P::simple},
   };
+}
+
+// An input transform as a fused training-mode BatchNorm gives the kernel: a per-plane affine map
+// and a clamp to [0, 6] (ReLU6). It maps 0 to 0.5: a kernel that transformed its padding would
+// show. `transformed` applies it to a whole NCHW x on the host.
+struct PlaneAffineRelu6 {
+  int64_t channels = 1;
+  __host__ __device__ float operator()(int64_t plane, float x) const {
+    const float scale = 1.0f + 0.25f * static_cast<float>(plane % 5);  // per (n, c)
+    const float shift = 0.5f - 0.125f * static_cast<float>(plane % channels % 3);  // per c
+    return fminf(fmaxf(x * scale + shift, 0.0f), 6.0f);
+  }
+};
+inline std::vector<float> transformed(const DepthwiseConv2dShape& s, const std::vector<float>& x,
+                                      const PlaneAffineRelu6& transform) {
+  std::vector<float> out(x.size());
+  const int64_t plane_size = s.in_h * s.in_w;
+  for (size_t i = 0; i < x.size(); ++i)
+    out[i] = transform(static_cast<int64_t>(i) / plane_size, x[i]);
+  return out;
 }
 
 }  // namespace stitch::kernels::testing

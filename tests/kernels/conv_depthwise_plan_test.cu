@@ -56,8 +56,10 @@ std::vector<float> window_order_reference(const DepthwiseConv2dShape& s,
 // A launch on the CPU: per block, every thread's copy (the kernel's __syncthreads), then every
 // thread's compute. y starts NaN, the patch too: an output never written, or computed from a word
 // never copied, stays or turns NaN.
+template <class Transform = detail::DepthwiseIdentity>
 std::vector<float> emulate_launch(const DepthwiseConv2dShape& s, const DepthwisePlan& plan,
-                                  const std::vector<float>& x, const std::vector<float>& w) {
+                                  const std::vector<float>& x, const std::vector<float>& w,
+                                  const Transform& transform = {}) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> y(s.batch * s.channels * s.multiplier * s.out_h * s.out_w, nan);
   const detail::DepthwiseParams& p = plan.params;
@@ -70,7 +72,7 @@ std::vector<float> emulate_launch(const DepthwiseConv2dShape& s, const Depthwise
       std::fill(patch, patch + shared.size() * 4, nan);
       const float* x_plane = x.data() + int64_t{tile.in_plane} * s.in_h * s.in_w;
       for (int tid = 0; tid < p.tiling.threads; ++tid)
-        detail::depthwise_load_patch<Window::kPhases>(p, tile, x_plane, tid, patch);
+        detail::depthwise_load_patch<Window::kPhases>(p, tile, x_plane, tid, patch, transform);
       for (int tid = 0; tid < p.tiling.threads; ++tid)
         detail::depthwise_compute_tile<Window>(p, tile, patch, w.data(), y.data(), tid);
     }
@@ -153,6 +155,27 @@ TEST_P(DepthwisePlanCases, EmulatedLaunchGivesTheWindowOrderSum) {
     EXPECT_EQ(wrong, 0) << "x aligned " << launch.x_aligned << ", block " << launch.block
                         << ": first at " << first << " got " << (first < 0 ? 0 : y[first])
                         << " want " << (first < 0 ? 0 : expected[first]);
+  }
+}
+
+// With an input transform (a fused BatchNorm + ReLU6): the window-order sum of the transformed
+// input, padding still zero (the transform maps 0 to 0.5, so transformed padding would show).
+TEST_P(DepthwisePlanCases, EmulatedLaunchTransformsTheInputButNotThePadding) {
+  const DepthwiseConv2dShape& s = GetParam().shape;
+  if (GetParam().path == DepthwisePath::simple) return;
+  const auto x = testing::uniform_floats(s.batch * s.channels * s.in_h * s.in_w, 3, -1.f, 1.f);
+  const auto w =
+      testing::uniform_floats(s.channels * s.multiplier * s.kernel_h * s.kernel_w, 4, -1.f, 1.f);
+  const testing::PlaneAffineRelu6 transform{s.channels};
+  const std::vector<float> expected =
+      window_order_reference(s, testing::transformed(s, x, transform), w);
+  for (const Launch& launch : kLaunches) {
+    const DepthwisePlan plan = detail::plan_depthwise_conv2d(s, launch.x_aligned, launch.block);
+    const std::vector<float> y = emulate_launch(s, plan, x, w, transform);
+    int64_t wrong = 0;
+    for (size_t i = 0; i < y.size(); ++i)
+      wrong += !(y[i] == expected[i]);
+    EXPECT_EQ(wrong, 0) << "x aligned " << launch.x_aligned << ", block " << launch.block;
   }
 }
 

@@ -70,6 +70,28 @@ TEST_P(DepthwiseTest, MatchesTheDoubleReference) {
   }
 }
 
+// The same with an input transform (a fused BatchNorm + ReLU6, tiled and simple kernels): the
+// reference convolves the transformed input, padding zero.
+TEST_P(DepthwiseTest, TransformsTheInputButNotThePadding) {
+  REQUIRE_GPU();
+  const DepthwiseConv2dShape& s = GetParam().shape;
+  const auto x = testing::uniform_floats(s.batch * s.channels * s.in_h * s.in_w, 3, -1.f, 1.f);
+  const auto w =
+      testing::uniform_floats(s.channels * s.multiplier * s.kernel_h * s.kernel_w, 4, -1.f, 1.f);
+  const testing::PlaneAffineRelu6 transform{s.channels};
+  std::vector<double> scale;
+  const std::vector<double> expected =
+      reference(s, testing::transformed(s, x, transform), w, &scale);
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(expected.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));
+  ASSERT_CUDA(launch_depthwise_conv2d(dx.data(), dw.data(), dy.data(), s, nullptr, 256, transform));
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(all_close(dy.download(), expected, Tolerance{1e-6, 0, 1e-6}, &scale))
+      << GetParam().name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, DepthwiseTest, ::testing::ValuesIn(testing::depthwise_cases()),
                          testing::case_name<DepthwiseCase>);
 
