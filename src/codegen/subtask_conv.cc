@@ -66,9 +66,47 @@ void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& sp
   iw.close();
 }
 
-// The direct depthwise kernel: a 1-d convolution is a 2-d one of height 1.
+// The depthwise kernel's input transform for a prologue: `float operator()(int64_t plane, float
+// x0)`, the raw input element x0 of plane n * C + c; the other loads are one value per plane
+// (plan_check), read at (n, c). Returns the functor's initializer list.
+Result<std::string> emit_depthwise_prologue(EmitContext& ctx, const std::string& name,
+                                            const ConvSpec& spec) {
+  const plan::Body& body = *spec.prologue;
+  const std::vector<int64_t> planes{spec.batch, spec.in_channels};
+  Members members;
+  std::vector<plan::Access> plane_loads;
+  for (size_t k = 1; k < body.loads.size(); ++k) {
+    const plan::Access& load = body.loads[k];
+    STITCH_ASSIGN_OR_RETURN(std::string init, ctx.typed_base(load.base));
+    members.push_back(
+        {fmt::format("const {}* l{};", c_type(ctx.type_of(load.base).dtype), k), init});
+    plane_loads.push_back(
+        plan::Access{load.base, load.offset, planes, {load.strides[0], load.strides[1]}});
+  }
+  CodeWriter& f = ctx.pieces().functors;
+  open_functor(f, name, {&members}, "__device__ float operator()(int64_t plane, float x0) const");
+  f.line("const int64_t n = plane / {}, c = plane % {};", spec.in_channels, spec.in_channels);
+  f.line("(void)n;");
+  f.line("(void)c;");
+  std::vector<std::string> names{"x0"};
+  for (size_t k = 0; k < plane_loads.size(); ++k) {
+    names.push_back(fmt::format("x{}", k + 1));
+    f.line("const float {} = static_cast<float>(l{}[{}]);", names.back(), k + 1,
+           index_expr(plane_loads[k], planes, {"n", "c"}, "plane"));
+  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<std::string> steps, ctx.emit_steps(f, body, names, {}, "v"));
+  f.line("return {};", steps.empty() ? names[0] : steps.back());
+  close_functor(f);
+  std::string init;
+  append_inits(init, members);
+  return init;
+}
+
+// The direct depthwise kernel: a 1-d convolution is a 2-d one of height 1. `transform`: the
+// prologue functor's variable, or empty.
 void emit_depthwise_run(const ConvSpec& spec, const std::string& x, const std::string& weight,
-                        const std::string& y, int64_t block, CodeWriter& w) {
+                        const std::string& y, int64_t block, const std::string& transform,
+                        CodeWriter& w) {
   const size_t last = spec.input.size() - 1;
   auto height = [&](const std::vector<int64_t>& sizes, int64_t one) {
     return last == 1 ? sizes[0] : one;
@@ -87,8 +125,8 @@ void emit_depthwise_run(const ConvSpec& spec, const std::string& x, const std::s
          spec.pad_after[last]);
   w.line("shape.dilation_h = {}; shape.dilation_w = {};", height(spec.dilation, 1),
          spec.dilation[last]);
-  w.line("STITCH_CHECK_CUDA(launch_depthwise_conv2d({}, {}, {}, shape, stream, {}));", x, weight, y,
-         block);
+  w.line("STITCH_CHECK_CUDA(launch_depthwise_conv2d({}, {}, {}, shape, stream, {}{}));", x, weight,
+         y, block, transform.empty() ? "" : ", " + transform);
   w.close();
 }
 
@@ -126,6 +164,8 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
   const bool igemm = subtask.kernel == "igemm_tf32x3_conv";
   if (depthwise && !plan::depthwise_conv_eligible(spec))
     return make_error("the depthwise kernel cannot run this convolution");
+  if (spec.prologue && !depthwise)
+    return make_error("only the depthwise kernel runs a convolution prologue");
   if (igemm && !plan::conv_igemm_eligible(spec))
     return make_error("the implicit-GEMM 3xTF32 kernel cannot run this convolution");
   std::string member;
@@ -154,8 +194,15 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
   STITCH_ASSIGN_OR_RETURN(std::string y, ctx.typed_base(conv_out.value, true));
   if (depthwise) {
     const auto block = subtask.tunables.find("block");
+    std::string transform;
+    if (spec.prologue) {
+      const std::string functor = EmitContext::functor_name(subtask, "prologue");
+      STITCH_ASSIGN_OR_RETURN(std::string init, emit_depthwise_prologue(ctx, functor, spec));
+      w.line("const {} pro{{{}}};", functor, init);
+      transform = "pro";
+    }
     emit_depthwise_run(spec, x, weight, y, block == subtask.tunables.end() ? 256 : block->second,
-                       w);
+                       transform, w);
   } else if (igemm) {
     const std::string run_weight = emit_conv_igemm_init(ctx, subtask, spec, member, weight);
     w.line("STITCH_CHECK(s->{}.run({}, {}, nullptr, {}, stream, error));", member, x, run_weight,

@@ -47,6 +47,13 @@ bool pad_folds_into_conv(const ir::Graph& graph, const Uses& uses, int pad);
 Result<ConvSpec> conv_spec(const ir::Graph& graph, const std::map<std::string, Access>& values,
                            int conv, std::optional<int> pad);
 
+// The index space of a convolution's input, [batch, in_channels, input...]: its prologue's.
+std::vector<int64_t> conv_input_space(const ConvSpec& spec);
+
+// Whether `access`, with the shape `space` (a convolution's input space), holds one value per
+// (n, c) plane: zero strides over every spatial dim larger than 1.
+bool per_plane(const Access& access, const std::vector<int64_t>& space);
+
 // The subtask name: "conv2d_4x16x32x32_k16x3x3", with "_t" (transposed), "_g<groups>",
 // "_s<stride>", "_d<dilation>", "_p<before>-<after>" (asymmetric) where they apply.
 std::string conv_name(const ConvSpec& spec);

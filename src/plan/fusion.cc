@@ -8,6 +8,7 @@
 
 #include "plan/access.h"
 #include "plan/conv_geometry.h"
+#include "plan/kernel_choice.h"
 #include "plan/kernel_layouts.h"
 #include "plan/op_traits.h"
 #include "plan/passes.h"
@@ -28,6 +29,12 @@ std::vector<int64_t> index_shape_of(const Group& group, const ir::Graph& graph) 
   if (group.kind == GroupKind::reduction) {
     const auto geometry = reduce_geometry(graph, anchor);
     return {geometry->outer, geometry->reduce, geometry->inner};
+  }
+  if (group.kind == GroupKind::conv) {
+    const auto geometry = conv_geometry(graph, anchor);
+    std::vector<int64_t> space{geometry->batch, geometry->in_channels};
+    space.insert(space.end(), geometry->input.begin(), geometry->input.end());
+    return space;
   }
   if (group.rms_input) {
     const auto& shape = graph.type_of(*group.rms_input).shape;
@@ -160,6 +167,29 @@ bool prologue_has_input(const ir::Graph& graph, const ValueMap& values,
   return false;
 }
 
+bool conv_prologue_fits(const ir::Graph& graph, const ValueMap& values,
+                        const std::vector<int>& prologue, const std::vector<int64_t>& index_shape) {
+  const std::set<int> members(prologue.begin(), prologue.end());
+  std::optional<Access> input;
+  for (int index : prologue) {
+    const ir::Node& node = graph.nodes[index];
+    for (int a = 0; a < operand_count(node.op) && a < static_cast<int>(node.args.size()); ++a) {
+      const ValueRef* ref = node.args[a].ref();
+      if (!ref) continue;
+      if (auto root = through_order_preserving_views(graph, *ref);
+          root && root->kind == ValueRef::Kind::node && members.count(root->index))
+        continue;  // a step of the prologue
+      auto full = broadcast_access(values.at(value_key(*ref)), node.outputs[0].shape);
+      auto load = full ? reshape_access(*full, index_shape) : std::nullopt;
+      if (!load) return false;
+      if (per_plane(*load, index_shape)) continue;
+      if (!load->is_contiguous() || (input && *input != *load)) return false;
+      input = *load;
+    }
+  }
+  return input.has_value();
+}
+
 bool is_detached_scalar(const ir::Graph& graph, const Uses& uses, int index) {
   const ir::Node& node = graph.nodes[index];
   if (!is_elementwise(node.op) || node.outputs.size() != 1 || node.outputs[0].numel() != 1)
@@ -227,6 +257,7 @@ class Fuser {
       }
     for (auto& [anchor, group] : pending_)
       if (group.kind != GroupKind::attention) claim_prologue(group);
+    claim_conv_prologues();
     claim_detached_scalars();
     for (int i = 0; i < n; ++i)
       sweep(i);
@@ -306,6 +337,36 @@ class Fuser {
       for (int node : group.prologue)
         claimed_by_[node] = -1;
       group.prologue.clear();
+    }
+  }
+
+  // F10: a convolution the depthwise kernel can run takes the elementwise chain that produces its
+  // input as a prologue (conv_prologue_fits); it is created at its anchor like a reduction.
+  void claim_conv_prologues() {
+    for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
+      if (graph_.nodes[i].op != Op::convolution || claimed_by_[i] >= 0 || opaque(i)) continue;
+      const auto pad = foldable_pad(graph_, uses_, i);
+      if (pad && claimed_by_[*pad] != i) continue;
+      auto spec = conv_spec(graph_, values_, i, pad);
+      if (!spec.ok() || !depthwise_conv_eligible(*spec)) continue;
+      Group group;
+      group.kind = GroupKind::conv;
+      group.anchor = i;
+      if (pad) group.pattern = {*pad};
+      claimed_by_[i] = i;
+      claim_prologue(group);
+      const std::vector<int64_t> index_shape = index_shape_of(group, graph_);
+      if (!group.prologue.empty() &&
+          !conv_prologue_fits(graph_, values_, group.prologue, index_shape)) {
+        for (int node : group.prologue)
+          claimed_by_[node] = -1;
+        group.prologue.clear();
+      }
+      if (group.prologue.empty()) {
+        claimed_by_[i] = -1;  // the sweep creates it as usual
+        continue;
+      }
+      pending_[i] = std::move(group);
     }
   }
 

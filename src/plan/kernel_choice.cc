@@ -84,7 +84,8 @@ void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, 
     subtask.tunables["block"] = 256;
     subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
   }
-  if (estimate_depthwise_conv(spec, peaks).prefer_kernel) {
+  // A prologue (fused in where the kernel can run the convolution) is run only by the kernel.
+  if (spec.prologue || estimate_depthwise_conv(spec, peaks).prefer_kernel) {
     subtask.kernel = "depthwise_conv";  // exact FP32 on every track: no tensor cores to use
     subtask.tunables["block"] = 256;
     return;

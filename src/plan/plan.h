@@ -119,6 +119,11 @@ struct MatmulSpec {
 // padding arrives that way). The convolution's bias is lowered to an add the epilogue carries.
 // stores[0] is what the cuDNN call writes (the convolution node's value, epilogue load 0); further
 // stores come from the epilogue pass.
+// `prologue` (kernel depthwise_conv only): elementwise work on the input fused into the kernel's
+// loads — a training-mode BatchNorm's normalisation and activation — evaluated per element of the
+// [batch, in_channels, input...] index space; load 0 is x, the raw contiguous input, and every
+// other load is constant over the spatial dims (one value per (n, c) plane). Padding pads the
+// prologue's result.
 struct ConvSpec {
   int node = -1;  // the convolution node
   int64_t batch = 1, in_channels = 0, out_channels = 0, groups = 1;
@@ -126,6 +131,7 @@ struct ConvSpec {
   std::vector<int64_t> stride, pad_before, pad_after, dilation;
   bool transposed = false;
   Access x, w;
+  std::optional<Body> prologue;  // load 0 = x
   std::optional<Body> epilogue;  // load 0 = the convolution's output
   std::vector<Store> stores;
   bool operator==(const ConvSpec&) const = default;

@@ -7,6 +7,7 @@
 
 #include "plan/access.h"
 #include "plan/cat_placement.h"
+#include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
 #include "plan/op_traits.h"
 #include "plan/recurrent.h"
@@ -93,6 +94,15 @@ Status check_spec(const Plan& plan, const PoolSpec& spec) {
 }
 
 Status check_spec(const Plan& plan, const ConvSpec& spec) {
+  if (spec.prologue) {
+    const std::vector<int64_t> space = conv_input_space(spec);
+    STITCH_TRY(check_body(plan, *spec.prologue, access_numel(spec.x), "prologue"));
+    if (spec.prologue->loads.empty() || spec.prologue->loads[0] != spec.x || !spec.x.is_contiguous())
+      return make_error("a convolution prologue's load 0 is x, contiguous");
+    for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
+      if (!per_plane(spec.prologue->loads[k], space))
+        return make_error("convolution prologue load {} is not one value per (n, c) plane", k);
+  }
   int64_t numel = spec.batch * spec.out_channels;
   for (int64_t size : spec.output)
     numel *= size;
@@ -186,6 +196,10 @@ Status check_plan(const Plan& plan) {
       if (read.base.kind == ir::ValueRef::Kind::node && !stored.count(value_key(read.base)))
         return fail(
             make_error("reads '{}' before any subtask stores it", plan.graph.name_of(read.base)));
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
+        conv && conv->prologue && subtask.kernel != "depthwise_conv")
+      return fail(make_error("only the depthwise kernel runs a convolution prologue, not '{}'",
+                             subtask.kernel));
     Status bodies =
         std::visit([&](const auto& spec) { return check_spec(plan, spec); }, subtask.spec);
     if (!bodies.ok()) return fail(bodies.error());

@@ -162,6 +162,7 @@ void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
       fmt::join(spec.pad_after, ","), fmt::join(spec.dilation, ","), spec.groups);
   text += fmt::format("    x = {}\n    w = {}\n", format_access(spec.x, plan.graph),
                       format_access(spec.w, plan.graph));
+  if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   append_stores(text, plan, spec.stores);
 }

@@ -212,6 +212,8 @@ Status SpecBuilder::add_conv(const Group& group) {
       ConvSpec spec,
       conv_spec(graph_, values_, group.anchor,
                 group.pattern.empty() ? std::nullopt : std::optional<int>(group.pattern[0])));
+  if (!group.prologue.empty())
+    spec.x = add_prologue(group.prologue, conv_input_space(spec), spec.prologue);
   const ValueRef result = node_value(group.anchor);
   BodyBuilder builder(graph_, values_, fusion_.folded_constants, node.outputs[0].shape);
   builder.add_register_value(result);

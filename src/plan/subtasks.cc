@@ -249,6 +249,7 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
         } else if constexpr (std::is_same_v<T, ConvSpec>) {
           reads.push_back(spec.x);
           reads.push_back(spec.w);
+          add_body_reads(spec.prologue, true, 1, reads);  // load 0: x
           if (spec.epilogue) {
             reads.push_back(spec.epilogue->loads[0]);  // the convolution's result, read back
             add_body_reads(spec.epilogue, true, 1, reads);

@@ -202,12 +202,46 @@ FusionCase attention() {  // F8: softmax(Q Kᵀ · c) V is one attention subtask
           }, kSum};
 }
 
+FusionCase conv_prologue() {  // F10: a depthwise convolution normalises its input as it loads
+  constexpr int64_t kC = 2, kH = 4, kW = 4;
+  GraphBuilder b;
+  auto x = b.input("x", {1, kC, kH, kW});
+  auto scale = b.param("scale", {1, kC, 1, 1});
+  auto shift = b.param("shift", {1, kC, 1, 1});
+  auto w = b.param("w", {kC, 1, 3, 3});
+  auto scaled = b.node("scaled", Op::mul_tensor, {ref(x), ref(scale)}, {1, kC, kH, kW});
+  auto shifted = b.node("shifted", Op::add_tensor, {ref(scaled), ref(shift)}, {1, kC, kH, kW});
+  auto relu = b.node("relu", Op::relu, {ref(shifted)}, {1, kC, kH, kW});
+  b.output(b.node("conv", Op::convolution,
+                  {ref(relu), ref(w), ir::Arg{}, ints({1, 1}), ints({1, 1}), ints({1, 1}),
+                   flag(false), ints({0, 0}), plan::testing::integer(kC)},
+                  {1, kC, kH, kW}));
+  return {"normalised_depthwise", "F10", b.graph(), {"depthwise_conv"}, [](const Values& in) {
+            // in: x, scale, shift, w. Padding pads the normalised input with zeros.
+            Values out(1);
+            for (int64_t c = 0; c < kC; ++c)
+              for (int64_t h = 0; h < kH; ++h)
+                for (int64_t wi = 0; wi < kW; ++wi) {
+                  double acc = 0;
+                  for (int64_t i = 0; i < 3; ++i)
+                    for (int64_t j = 0; j < 3; ++j) {
+                      const int64_t ih = h + i - 1, iw = wi + j - 1;
+                      if (ih < 0 || ih >= kH || iw < 0 || iw >= kW) continue;
+                      const double v = in[0][(c * kH + ih) * kW + iw] * in[1][c] + in[2][c];
+                      acc += std::max(v, 0.0) * in[3][(c * 3 + i) * 3 + j];
+                    }
+                  out[0].push_back(acc);
+                }
+            return out;
+          }, kSum};
+}
+
 }  // namespace
 
 const std::vector<FusionCase>& fusion_cases() {
   static const std::vector<FusionCase> cases = {
       anchors(), index_space(), prologue(), epilogue(),  side_chain(),
-      library(), stores(),      order(),    attention(), detached_scalar()};
+      library(), stores(),      order(),    attention(), detached_scalar(), conv_prologue()};
   return cases;
 }
 

@@ -10,6 +10,7 @@
 #include "plan/cost_model.h"
 #include "plan/kernel_choice.h"
 #include "plan/passes.h"
+#include "plan/plan_check.h"
 #include "plan/planner.h"
 #include "plan/subtasks.h"
 #include "plan_test_graphs.h"
@@ -284,6 +285,78 @@ TEST(ConvPlan, DepthwiseConvolutionTakesTheKernelWhereMeasuredFaster) {
   EXPECT_EQ(conv_kernel({8, 64, 1000}, {64, 1, 5}, {8, 64, 1000}, {1}, {2}, 64), "cudnn_conv");
   EXPECT_EQ(conv_kernel({8, 64, 32, 32}, {64, 32, 3, 3}, {8, 64, 32, 32}, {1, 1}, {1, 1}, 2),
             "cudnn_conv");
+}
+
+// F10: relu(x * scale + shift), scale and shift per channel (a training-mode BatchNorm's
+// normalisation and activation), into a 3x3 convolution; `groups` 8 makes it depthwise.
+struct NormalisedConv {
+  bool full_scale = false;     // scale a full [2, 8, 16, 16] input instead of per channel
+  bool return_input = false;   // the normalised value is also a graph output
+  int64_t groups = 8;
+};
+Result<Plan> normalised_conv(const NormalisedConv& c) {
+  GraphBuilder b;
+  const std::vector<int64_t> shape{2, 8, 16, 16};
+  auto x = b.input("x", shape);
+  auto scale = c.full_scale ? b.input("scale", shape) : b.param("scale", {1, 8, 1, 1});
+  auto shift = b.param("shift", {1, 8, 1, 1});
+  auto scaled = b.node("scaled", Op::mul_tensor, {ref(x), ref(scale)}, shape);
+  auto shifted = b.node("shifted", Op::add_tensor, {ref(scaled), ref(shift)}, shape);
+  auto normalised = b.node("relu", Op::relu, {ref(shifted)}, shape);
+  auto w = b.param("w", {8, 8 / c.groups, 3, 3});
+  b.output(conv(b, "c", normalised, w, std::nullopt, shape, {1, 1}, {1, 1}, {1, 1}, false, {0, 0},
+                c.groups));
+  if (c.return_input) b.output(normalised);
+  return plan_graph(b);
+}
+
+TEST(ConvPlan, DepthwiseConvolutionAppliesTheNormalisationAsItLoads) {
+  auto plan = normalised_conv({});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = only_conv(*plan);  // no elementwise pass: one subtask
+  EXPECT_EQ(plan->subtasks[0].kernel, "depthwise_conv");
+  ASSERT_TRUE(spec.prologue.has_value());
+  EXPECT_EQ(spec.prologue->steps.size(), 3u);
+  EXPECT_EQ(spec.prologue->loads.at(0), spec.x);
+  EXPECT_EQ(spec.x.base.kind, ir::ValueRef::Kind::input);  // the raw input, not a normalised copy
+  const std::vector<int64_t> space = conv_input_space(spec);
+  for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
+    EXPECT_TRUE(per_plane(spec.prologue->loads[k], space)) << "load " << k;
+}
+
+TEST(ConvPlan, NormalisationStaysAPassWhereTheKernelCannotTakeIt) {
+  // Not depthwise: cuDNN or the implicit GEMM read a stored input.
+  auto dense = normalised_conv({.groups = 1});
+  ASSERT_TRUE(dense.ok()) << dense.error().message;
+  ASSERT_EQ(dense->subtasks.size(), 2u);
+  EXPECT_FALSE(std::get<ConvSpec>(dense->subtasks[1].spec).prologue.has_value());
+  // A second full-size operand: the kernel loads one input.
+  auto two_inputs = normalised_conv({.full_scale = true});
+  ASSERT_TRUE(two_inputs.ok()) << two_inputs.error().message;
+  ASSERT_EQ(two_inputs->subtasks.size(), 2u);
+  EXPECT_FALSE(std::get<ConvSpec>(two_inputs->subtasks[1].spec).prologue.has_value());
+  // The normalised tensor is returned: it is stored, so the convolution reads it.
+  auto returned = normalised_conv({.return_input = true});
+  ASSERT_TRUE(returned.ok()) << returned.error().message;
+  ASSERT_EQ(returned->subtasks.size(), 2u);
+  EXPECT_FALSE(std::get<ConvSpec>(returned->subtasks[1].spec).prologue.has_value());
+}
+
+TEST(ConvPlan, PlanCheckHoldsTheConvolutionPrologueToTheKernel) {
+  auto plan = normalised_conv({});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(check_plan(*plan).ok());
+  Plan on_cudnn = *plan;
+  on_cudnn.subtasks[0].kernel = "cudnn_conv";
+  ASSERT_FALSE(check_plan(on_cudnn).ok());
+  EXPECT_NE(check_plan(on_cudnn).error().message.find("only the depthwise kernel"),
+            std::string::npos);
+  Plan per_element = *plan;
+  auto& prologue = *std::get<ConvSpec>(per_element.subtasks[0].spec).prologue;
+  ASSERT_GE(prologue.loads.size(), 2u);
+  prologue.loads[1].strides.back() = 1;  // a spatial stride: not one value per plane
+  ASSERT_FALSE(check_plan(per_element).ok());
+  EXPECT_NE(check_plan(per_element).error().message.find("per (n, c) plane"), std::string::npos);
 }
 
 DepthwiseEstimate depthwise_estimate(std::vector<int64_t> x_shape, std::vector<int64_t> w_shape,

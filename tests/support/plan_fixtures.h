@@ -38,6 +38,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_conv_residual",
     "plan_conv_igemm",
     "plan_bn_running_stats",
+    "plan_bn_relu6_depthwise",
     "plan_conv_bn_eval",
     "plan_cat_dense_block",
     "plan_cat_fire",

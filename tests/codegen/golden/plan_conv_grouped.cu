@@ -11,15 +11,21 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/conv.cuh"
+#include "kernels/conv_depthwise.cuh"
 
 namespace {
 
 using namespace stitch::kernels;
 
-struct s00_conv2d_g2_2x8x12x12_k16x3x3_epilogue {
-  __device__ void operator()(const float (&x)[2], float (&y)[1]) const {
-    const float v0 = (x[0] + x[1]);  // convolution_bias
-    y[0] = v0;
+struct s01_conv2d_g16_2x16x12x12_k16x3x3_prologue {
+  const float* l1;
+  __device__ float operator()(int64_t plane, float x0) const {
+    const int64_t n = plane / 16, c = plane % 16;
+    (void)n;
+    (void)c;
+    const float x1 = static_cast<float>(l1[0 + c * 1]);
+    const float v0 = (x0 + x1);  // convolution_bias
+    return v0;
   }
 };
 
@@ -66,7 +72,6 @@ struct Program {
     CudnnHandle cudnn;  // declared first: destroyed after the convolutions
     void* workspace = nullptr;  // the arena's library workspace
     CudnnConv conv0;  // s00_conv2d_g2_2x8x12x12_k16x3x3
-    CudnnConv conv1;  // s01_conv2d_g16_2x16x12x12_k16x3x3
   };
   using State = ProgramState<Program>;
   static int init_convs(State* s, cudaStream_t stream);
@@ -81,22 +86,26 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   std::string& error = s->error;
   (void)inputs;
   (void)outputs;
-  // s00_conv2d_g2_2x8x12x12_k16x3x3 (cudnn_conv): nodes convolution, convolution_bias
+  // s00_conv2d_g2_2x8x12x12_k16x3x3 (cudnn_conv): nodes convolution
   {
     STITCH_CHECK(s->convs.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 512)) + 0, reinterpret_cast<float*>((s->arena_base + 0)), s->convs.workspace, stream, error));
-    const int64_t shape[4] = {2, 16, 12, 12};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {2304, 144, 12, 1}};
-    const TensorOperand in1{(s->persistent + 2816), 0, 0, {0, 1, 0, 0}};
-    const OutOperand out0{(s->arena_base + 18432), 0, 0, {2304, 144, 12, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[2] = {in0, in1};
-    STITCH_CHECK_CUDA(launch_elementwise(s00_conv2d_g2_2x8x12x12_k16x3x3_epilogue{}, ins, outs, 4, shape, stream));
   }
-  // s01_conv2d_g16_2x16x12x12_k16x3x3 (cudnn_conv): nodes convolution_1, mul, add
+  // s01_conv2d_g16_2x16x12x12_k16x3x3 (depthwise_conv): nodes convolution_bias, convolution_1, mul, add
   {
-    STITCH_CHECK(s->convs.conv1.run(reinterpret_cast<const float*>((s->arena_base + 18432)) + 0, reinterpret_cast<const float*>((s->persistent + 3072)) + 0, reinterpret_cast<float*>((s->arena_base + 0)), s->convs.workspace, stream, error));
+    const s01_conv2d_g16_2x16x12x12_k16x3x3_prologue pro{reinterpret_cast<const float*>((s->persistent + 2816))};
+    {
+      DepthwiseConv2dShape shape;
+      shape.batch = 2; shape.channels = 16; shape.multiplier = 1;
+      shape.in_h = 12; shape.in_w = 12; shape.out_h = 12; shape.out_w = 12;
+      shape.kernel_h = 3; shape.kernel_w = 3;
+      shape.stride_h = 1; shape.stride_w = 1;
+      shape.pad_top = 1; shape.pad_left = 1;
+      shape.pad_bottom = 1; shape.pad_right = 1;
+      shape.dilation_h = 1; shape.dilation_w = 1;
+      STITCH_CHECK_CUDA(launch_depthwise_conv2d(reinterpret_cast<const float*>((s->arena_base + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 3072)) + 0, reinterpret_cast<float*>((s->arena_base + 18432)), shape, stream, 256, pro));
+    }
     const int64_t shape[4] = {2, 16, 12, 12};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {2304, 144, 12, 1}};
+    const TensorOperand in0{(s->arena_base + 18432), 0, 0, {2304, 144, 12, 1}};
     const TensorOperand in1{(s->persistent + 0), 0, 0, {0, 1, 0, 0}};
     const TensorOperand in2{(s->persistent + 256), 0, 0, {0, 1, 0, 0}};
     const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {2304, 144, 12, 1}};
@@ -138,22 +147,6 @@ int Program::init_convs(State* s, cudaStream_t stream) {
     shape.alignment = 16;  // the planner clones views that are not
     STITCH_CHECK(s->convs.conv0.init(s->convs.cudnn.get(), shape, ConvMath::strict_fp32, kLayout.lt_workspace_bytes, error));
     STITCH_CHECK(tune_conv_on_scratch(s->convs.conv0, shape, s->convs.workspace, stream, error, 5));
-  }
-  {  // s01_conv2d_g16_2x16x12x12_k16x3x3
-    ConvShape shape;
-    shape.spatial = 2; shape.batch = 2; shape.groups = 16;
-    shape.in_channels = 16; shape.out_channels = 16;
-    shape.input[0] = 12; shape.input[1] = 12;
-    shape.output[0] = 12; shape.output[1] = 12;
-    shape.kernel[0] = 3; shape.kernel[1] = 3;
-    shape.stride[0] = 1; shape.stride[1] = 1;
-    shape.pad_before[0] = 1; shape.pad_before[1] = 1;
-    shape.pad_after[0] = 1; shape.pad_after[1] = 1;
-    shape.dilation[0] = 1; shape.dilation[1] = 1;
-    shape.transposed = false;
-    shape.alignment = 16;  // the planner clones views that are not
-    STITCH_CHECK(s->convs.conv1.init(s->convs.cudnn.get(), shape, ConvMath::strict_fp32, kLayout.lt_workspace_bytes, error));
-    STITCH_CHECK(tune_conv_on_scratch(s->convs.conv1, shape, s->convs.workspace, stream, error, 5));
   }
   return STITCH_OK;
 }
