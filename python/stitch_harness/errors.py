@@ -15,8 +15,9 @@ class Category(str, enum.Enum):
     export_failed = "export_failed"        # torch.export rejected the model (data-dependent flow, ...)
     decompose_failed = "decompose_failed"  # run_decompositions() or the conversion to graph.json failed
     reference_failed = "reference_failed"  # the reference run failed or disagrees with the graph
-    ill_conditioned = "ill_conditioned"    # the model's own FP32 rounding moves its output past the
-                                           # bounds (its FP32 and FP64 results disagree)
+    ill_conditioned = "ill_conditioned"    # the graph disagrees with the model in FP32, whose own
+                                           # FP32 and FP64 results are further apart than
+                                           # reference.ILL_CONDITIONED_CAP
     timeout = "timeout"                    # capture-batch killed the child after --timeout seconds
     internal = "internal"                  # a bug in the harness (or a crash of the child)
 

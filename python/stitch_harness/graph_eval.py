@@ -2,7 +2,9 @@
 
 This runs exactly what the file says (op names, arguments, references), so comparing its result with
 the eager model checks the captured graph end to end. Values are freed after their last use, which
-keeps the peak memory of a deep network near that of eager execution.
+keeps the peak memory of a deep network near that of eager execution. In FP64 (evaluate's
+`float32_as`), the graph computes what it says at double precision: capture checks the graph of an
+ill-conditioned model that way (reference.py), where FP32 rounding alone separates graph and model.
 """
 import torch
 
@@ -21,11 +23,12 @@ def resolve_op(name):
 
 
 class _Decoder:
-    def __init__(self, inputs, params, values, device):
+    def __init__(self, inputs, params, values, device, float32_as=torch.float32):
         self.inputs = inputs
         self.params = params
         self.values = values
         self.device = device
+        self.float32_as = float32_as
 
     def __call__(self, arg):
         if isinstance(arg, list):
@@ -39,7 +42,8 @@ class _Decoder:
                 return self.params[arg["param"]]
             return self.values[arg["node"]][arg.get("out", 0)]
         if "dtype" in arg:
-            return _DTYPES[arg["dtype"]]
+            dtype = _DTYPES[arg["dtype"]]
+            return self.float32_as if dtype == torch.float32 else dtype
         if "device" in arg:
             # The graph was traced on the CPU; it runs wherever the caller evaluates it.
             return torch.device(self.device)
@@ -70,13 +74,15 @@ def _refs(value):
             yield from _refs(item)
 
 
-def evaluate(graph, inputs, params, device="cpu", record=()):
+def evaluate(graph, inputs, params, device="cpu", record=(), float32_as=torch.float32):
     """Run `graph` on `inputs` (list of tensors, graph input order) and `params` (name -> tensor).
 
-    record: (node id, out) pairs whose values to keep. Returns (outputs, recorded dict).
+    record: (node id, out) pairs whose values to keep. float32_as: the dtype every float32 the graph
+    names stands for (a tensor it creates, a conversion); torch.float64, with float64 inputs and
+    params, evaluates the graph in FP64. Returns (outputs, recorded dict).
     """
     values = {}
-    decode = _Decoder(inputs, params, values, device)
+    decode = _Decoder(inputs, params, values, device, float32_as)
     keep = {node_id for node_id, _ in record} | {ref["node"] for ref in _refs(graph["outputs"]) if "node" in ref}
     last_use = _last_uses(graph)
     recorded = {}

@@ -51,7 +51,9 @@ enum class CaptureCategory : uint8_t {
   export_failed,
   decompose_failed,
   reference_failed,
-  ill_conditioned,  // the model's FP32 and FP64 results disagree: no FP32 program can be judged
+  ill_conditioned,  // the model's FP32 result is off its FP64 one by more than 5e-3 (and its graph
+                    // disagrees with it in FP32): no FP32 program can be judged fairly
+                    // (docs/verify-protocol.md, "Capturing an ill-conditioned model")
   timeout,
   internal,  // the harness itself (or a category this build does not know)
   ir_rejected,

@@ -76,6 +76,14 @@ def batch(tmp_path_factory):
     return BatchCapture(out_dir, process)
 
 
+def assert_no_capture_left(folder):
+    """A failed capture leaves no graph, weights or reference behind (capture.py)."""
+    for name in ("graph.json", "weights.safetensors", "reference/inputs.safetensors",
+                 "reference/outputs.safetensors", "reference/reference.json"):
+        assert not (folder / name).exists(), name
+    assert not [path for path in folder.rglob("*.tmp")]
+
+
 def ops_of(graph):
     counts = {}
     for node in graph["nodes"]:

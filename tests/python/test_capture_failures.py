@@ -2,11 +2,9 @@
 behind that looks like a capture."""
 import textwrap
 
-import torch
-
 import pytest
 
-from conftest import BAD_TASKS, TASKS, read_json, run_harness
+from conftest import BAD_TASKS, TASKS, assert_no_capture_left, read_json, run_harness
 
 BAD = {  # task -> (category, exit code, words the message must contain)
     "not_a_task": ("not_a_task", 2, ["get_inputs()", "get_init_inputs()"]),
@@ -15,13 +13,6 @@ BAD = {  # task -> (category, exit code, words the message must contain)
     "data_dependent": ("export_failed", 1, ["torch.export failed", "data_dependent.py:12", "x.sum() > 0"]),
     "syntax_error": ("load_failed", 1, ["syntax error at line 4"]),
 }
-
-
-def _no_artefacts(folder):
-    for name in ("graph.json", "weights.safetensors", "reference/inputs.safetensors",
-                 "reference/outputs.safetensors", "reference/reference.json"):
-        assert not (folder / name).exists(), name
-    assert not [path for path in folder.rglob("*.tmp")]
 
 
 @pytest.mark.parametrize("task", sorted(BAD))
@@ -40,7 +31,7 @@ def test_bad_task_fails_with_its_category(tmp_path, task):
     assert record["status"] == "failed" and record["category"] == category
     assert "\n" not in record["message"] and record["message"] in lines[0]
     assert "Traceback" in record["traceback"]
-    _no_artefacts(out)
+    assert_no_capture_left(out)
 
 
 def test_batch_reports_bad_tasks(batch):
@@ -49,7 +40,7 @@ def test_batch_reports_bad_tasks(batch):
         assert (line["status"], line["category"]) == ("failed", category)
         assert words[0] in line["message"]
         assert line["nodes"] is None
-        _no_artefacts(batch.dir(task))
+        assert_no_capture_left(batch.dir(task))
     assert batch.process.returncode == 1  # some tasks failed
 
 
@@ -60,7 +51,7 @@ def test_failure_removes_an_earlier_capture(tmp_path):
     process = run_harness("capture", BAD_TASKS / "construct_fails.py", "--out", out)
     assert process.returncode == 1
     assert read_json(out / "capture.json")["status"] == "failed"
-    _no_artefacts(out)
+    assert_no_capture_left(out)
 
 
 def test_missing_file_is_load_failed(tmp_path):
@@ -110,32 +101,3 @@ def test_batch_kills_a_task_past_its_timeout(tmp_path):
     assert lines["softmax"]["status"] == "captured"
     assert read_json(tmp_path / "out" / "slow" / "capture.json")["category"] == "timeout"
     assert process.returncode == 1
-
-
-class _Cancelling(torch.nn.Module):
-    """(x·1e8 + 1) − x·1e8: FP32 loses the 1 that FP64 keeps (an ill-conditioned task)."""
-
-    def forward(self, x):
-        big = x * 1e8
-        return (big + 1.0) - big
-
-
-class _Scaling(torch.nn.Module):
-    def forward(self, x):
-        return x * 2.0 + 1.0
-
-
-@pytest.mark.parametrize("model, ill", [(_Cancelling(), True), (_Scaling(), False)])
-def test_disagreement_from_ill_conditioning_is_named(model, ill):
-    from stitch_harness.errors import CaptureError, Category
-    from stitch_harness.reference import _refuse_if_ill_conditioned
-
-    x = torch.rand(64, 64) + 0.5
-    fp32 = [model(x)]
-    if not ill:  # well conditioned: no verdict, the caller's reference_failed stands
-        assert _refuse_if_ill_conditioned(model, (x,), "cpu", fp32, "output 0: ...") is None
-        return
-    with pytest.raises(CaptureError) as caught:
-        _refuse_if_ill_conditioned(model, (x,), "cpu", fp32, "output 0: rel error norm 0.8")
-    assert caught.value.category is Category.ill_conditioned
-    assert "ill-conditioned" in caught.value.message and "rel error norm 0.8" in caught.value.message
