@@ -69,9 +69,9 @@ __global__ void depthwise_conv2d_tiled_kernel(const float* __restrict__ x,
   extern __shared__ float4 shared_patch[];  // float4: 16-byte aligned rows for the vector stores
   float* patch = reinterpret_cast<float*>(shared_patch);
   const DepthwiseTile tile = depthwise_tile(p, blockIdx.x);
-  depthwise_load_patch<Window::kPhases>(
-      p, tile, x + static_cast<int64_t>(tile.in_plane) * p.in_h * p.in_w, threadIdx.x, patch,
-      transform);
+  depthwise_load_patch<Window::kPhases>(p, tile,
+                                        x + static_cast<int64_t>(tile.in_plane) * p.in_h * p.in_w,
+                                        threadIdx.x, patch, transform);
   __syncthreads();
   depthwise_compute_tile<Window>(p, tile, patch, w, y, threadIdx.x);
 }
@@ -102,8 +102,8 @@ __global__ void depthwise_conv2d_simple_kernel(const float* __restrict__ x,
       for (int64_t j = 0; j < s.kernel_w; ++j) {
         const int64_t iw = w0 + j * s.dilation_w;
         if (iw < 0 || iw >= s.in_w) continue;
-        acc = fmaf(transform(in_plane, __ldg(xp + ih * s.in_w + iw)), __ldg(wp + i * s.kernel_w + j),
-                   acc);
+        acc = fmaf(transform(in_plane, __ldg(xp + ih * s.in_w + iw)),
+                   __ldg(wp + i * s.kernel_w + j), acc);
       }
     }
     y[e] = acc;

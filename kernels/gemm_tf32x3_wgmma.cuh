@@ -138,12 +138,10 @@ __global__ void split_b_for_wgmma(const float* b, int64_t ldb, int64_t stride_b,
 inline constexpr int kSplitTransposeRows = 8;
 template <int kUnused = 0>
 __global__ void split_b_for_wgmma_transposing(const float* b, int64_t ldb, int64_t stride_b,
-                                              int64_t n, int64_t k, int64_t k32,
-                                              int64_t k_channels, uint32_t* big,
-                                              uint32_t* small) {
+                                              int64_t n, int64_t k, int64_t k32, int64_t k_channels,
+                                              uint32_t* big, uint32_t* small) {
   __shared__ float tile[32][33];  // [p][column], padded against bank conflicts on the way out
-  const int64_t col0 = int64_t{blockIdx.x} * 32, p0 = int64_t{blockIdx.y} * 32,
-                batch = blockIdx.z;
+  const int64_t col0 = int64_t{blockIdx.x} * 32, p0 = int64_t{blockIdx.y} * 32, batch = blockIdx.z;
   const int lane = threadIdx.x;
   for (int r = threadIdx.y; r < 32; r += kSplitTransposeRows) {
     int64_t kc = wgmma_split_column(p0 + r);
@@ -643,15 +641,14 @@ class WgmmaSplitB {
     if (!trans_b && batches_ <= 65535 && k32_ / 32 <= 65535) {
       const dim3 grid(static_cast<unsigned>((n_ + 31) / 32), static_cast<unsigned>(k32_ / 32),
                       static_cast<unsigned>(batches_));
-      detail::split_b_for_wgmma_transposing<><<<grid, dim3(32, detail::kSplitTransposeRows), 0,
-                                                 stream>>>(b, ldb, stride, n_, k_, k32_,
-                                                           k_channels, buffer_, small_);
+      detail::split_b_for_wgmma_transposing<>
+          <<<grid, dim3(32, detail::kSplitTransposeRows), 0, stream>>>(b, ldb, stride, n_, k_, k32_,
+                                                                       k_channels, buffer_, small_);
     } else {
       const int64_t total = batches_ * n_ * k32_;
       const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 8192));
-      detail::split_b_for_wgmma<><<<blocks, 256, 0, stream>>>(b, ldb, stride, trans_b, batches_,
-                                                              n_, k_, k32_, k_channels, buffer_,
-                                                              small_);
+      detail::split_b_for_wgmma<><<<blocks, 256, 0, stream>>>(
+          b, ldb, stride, trans_b, batches_, n_, k_, k32_, k_channels, buffer_, small_);
     }
     const cudaError_t launched = cudaGetLastError();
     if (launched == cudaSuccess) return STITCH_OK;

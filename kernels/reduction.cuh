@@ -388,8 +388,9 @@ __global__ void __launch_bounds__(256)
     const int64_t o = t / tiles_per_outer;
     const int64_t i = (t - o * tiles_per_outer) * bx + x;
     typename R::Acc acc = R::identity();
-    if (i < inner) acc = accumulate_strided<R>(acc, [&](int64_t r) { return pro(o, r, i); },
-                                               begin + y, end, by);
+    if (i < inner)
+      acc = accumulate_strided<R>(
+          acc, [&](int64_t r) { return pro(o, r, i); }, begin + y, end, by);
     scratch[y * bx + x] = acc;
     __syncthreads();
     for (int half = by / 2; half > 0; half /= 2) {

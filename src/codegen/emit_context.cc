@@ -106,8 +106,9 @@ std::string index_expr(const Access& access, const std::vector<int64_t>& space,
   for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
     if (strides[d] != 0) {
       const std::string coordinate =
-          inner == 1 ? fmt::format("{} % {}{}", unravelled, shape[d], suffix)
-                     : fmt::format("({} / {}{}) % {}{}", unravelled, inner, suffix, shape[d], suffix);
+          inner == 1
+              ? fmt::format("{} % {}{}", unravelled, shape[d], suffix)
+              : fmt::format("({} / {}{}) % {}{}", unravelled, inner, suffix, shape[d], suffix);
       expr += narrow ? fmt::format(" + static_cast<int64_t>({}) * {}", coordinate, strides[d])
                      : fmt::format(" + ({}) * {}", coordinate, strides[d]);
     }

@@ -1,4 +1,4 @@
-// Fusion grouping (fusion.h): the legality rules F1-F9 and the sweep that applies them; the
+// Fusion grouping (fusion.h): the legality rules F1-F10 and the sweep that applies them; the
 // library-epilogue and rms_norm patterns are in fusion_patterns.cc.
 #include "plan/fusion.h"
 
@@ -183,7 +183,10 @@ bool conv_prologue_fits(const ir::Graph& graph, const ValueMap& values,
       auto load = full ? reshape_access(*full, index_shape) : std::nullopt;
       if (!load) return false;
       if (per_plane(*load, index_shape)) continue;
-      if (!load->is_contiguous() || (input && *input != *load)) return false;
+      // The kernel reads its input as contiguous float32.
+      if (!load->is_contiguous() || graph.type_of(*ref).dtype != ir::DType::float32 ||
+          (input && *input != *load))
+        return false;
       input = *load;
     }
   }

@@ -51,10 +51,10 @@
 //                reduction it is an elementwise group.
 //   F10 conv     A convolution the depthwise kernel can run (depthwise_conv_eligible) takes a
 //                prologue as F3 says — a training-mode BatchNorm's normalisation and activation —
-//                when it reads one contiguous input of the convolution's input shape and otherwise
-//                only values constant over the spatial dims (one per (n, c) plane); the kernel
-//                applies it as it loads (padding pads its result). Without one, the convolution is
-//                grouped as usual.
+//                when it reads one contiguous float32 input of the convolution's input shape and
+//                otherwise only values constant over the spatial dims (one per (n, c) plane); the
+//                kernel applies it as it loads (padding pads its result). Without one, the
+//                convolution is grouped as usual.
 //   F7 order     Groups run in the order the topological sweep creates them; a prologue (and an F9
 //                scalar) is claimed before the sweep, its group created at the anchor, so every
 //                load is produced by an earlier group.
@@ -135,7 +135,7 @@ bool can_join_prologue(const ir::Graph& graph, const Uses& uses, const ValueMap&
                        const std::set<int>& members, const std::vector<int64_t>& index_shape);
 bool prologue_has_input(const ir::Graph& graph, const ValueMap& values,
                         const std::vector<int>& prologue, const std::vector<int64_t>& index_shape);
-// F10: a convolution prologue reads one contiguous input in the index space's shape
+// F10: a convolution prologue reads one contiguous float32 input in the index space's shape
 // ([batch, in_channels, input...]) and otherwise only values constant over the spatial dims.
 bool conv_prologue_fits(const ir::Graph& graph, const ValueMap& values,
                         const std::vector<int>& prologue, const std::vector<int64_t>& index_shape);

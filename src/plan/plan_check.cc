@@ -97,7 +97,8 @@ Status check_spec(const Plan& plan, const ConvSpec& spec) {
   if (spec.prologue) {
     const std::vector<int64_t> space = conv_input_space(spec);
     STITCH_TRY(check_body(plan, *spec.prologue, access_numel(spec.x), "prologue"));
-    if (spec.prologue->loads.empty() || spec.prologue->loads[0] != spec.x || !spec.x.is_contiguous())
+    if (spec.prologue->loads.empty() || spec.prologue->loads[0] != spec.x ||
+        !spec.x.is_contiguous())
       return make_error("a convolution prologue's load 0 is x, contiguous");
     for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
       if (!per_plane(spec.prologue->loads[k], space))

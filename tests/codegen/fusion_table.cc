@@ -216,7 +216,11 @@ FusionCase conv_prologue() {  // F10: a depthwise convolution normalises its inp
                   {ref(relu), ref(w), ir::Arg{}, ints({1, 1}), ints({1, 1}), ints({1, 1}),
                    flag(false), ints({0, 0}), plan::testing::integer(kC)},
                   {1, kC, kH, kW}));
-  return {"normalised_depthwise", "F10", b.graph(), {"depthwise_conv"}, [](const Values& in) {
+  return {"normalised_depthwise",
+          "F10",
+          b.graph(),
+          {"depthwise_conv"},
+          [](const Values& in) {
             // in: x, scale, shift, w. Padding pads the normalised input with zeros.
             Values out(1);
             for (int64_t c = 0; c < kC; ++c)
@@ -233,15 +237,16 @@ FusionCase conv_prologue() {  // F10: a depthwise convolution normalises its inp
                   out[0].push_back(acc);
                 }
             return out;
-          }, kSum};
+          },
+          kSum};
 }
 
 }  // namespace
 
 const std::vector<FusionCase>& fusion_cases() {
   static const std::vector<FusionCase> cases = {
-      anchors(), index_space(), prologue(), epilogue(),  side_chain(),
-      library(), stores(),      order(),    attention(), detached_scalar(), conv_prologue()};
+      anchors(), index_space(), prologue(),  epilogue(),        side_chain(),   library(),
+      stores(),  order(),       attention(), detached_scalar(), conv_prologue()};
   return cases;
 }
 

@@ -85,7 +85,7 @@ inline std::vector<DepthwiseCase> depthwise_cases() {
 struct PlaneAffineRelu6 {
   int64_t channels = 1;
   __host__ __device__ float operator()(int64_t plane, float x) const {
-    const float scale = 1.0f + 0.25f * static_cast<float>(plane % 5);  // per (n, c)
+    const float scale = 1.0f + 0.25f * static_cast<float>(plane % 5);              // per (n, c)
     const float shift = 0.5f - 0.125f * static_cast<float>(plane % channels % 3);  // per c
     return fminf(fmaxf(x * scale + shift, 0.0f), 6.0f);
   }

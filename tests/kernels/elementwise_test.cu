@@ -308,16 +308,16 @@ std::vector<ElementwiseCase> cases() {
                {dense(nchw)},
                P::vector4,
                kFloatTol});
-  c.push_back({"per_channel_nchw_forced_64bit",
-               Fn::fma_max,
-               nchw,
-               {dense(nchw), broadcast(nchw, {false, true, false}),
-                broadcast(nchw, {false, false, true})},
-               {dense(nchw), dense(nchw)},
-               P::vector4,
-               kFloatTol,
-               Values::mixed,
-               true});
+  c.push_back(
+      {"per_channel_nchw_forced_64bit",
+       Fn::fma_max,
+       nchw,
+       {dense(nchw), broadcast(nchw, {false, true, false}), broadcast(nchw, {false, false, true})},
+       {dense(nchw), dense(nchw)},
+       P::vector4,
+       kFloatTol,
+       Values::mixed,
+       true});
   // A per-row operand whose two row dimensions do not merge (strides 7 and 1 over [4, 6]).
   c.push_back({"per_row_two_strides",
                Fn::affine,

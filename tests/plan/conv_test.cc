@@ -290,8 +290,8 @@ TEST(ConvPlan, DepthwiseConvolutionTakesTheKernelWhereMeasuredFaster) {
 // F10: relu(x * scale + shift), scale and shift per channel (a training-mode BatchNorm's
 // normalisation and activation), into a 3x3 convolution; `groups` 8 makes it depthwise.
 struct NormalisedConv {
-  bool full_scale = false;     // scale a full [2, 8, 16, 16] input instead of per channel
-  bool return_input = false;   // the normalised value is also a graph output
+  bool full_scale = false;    // scale a full [2, 8, 16, 16] input instead of per channel
+  bool return_input = false;  // the normalised value is also a graph output
   int64_t groups = 8;
 };
 Result<Plan> normalised_conv(const NormalisedConv& c) {
@@ -366,8 +366,8 @@ DepthwiseEstimate depthwise_estimate(std::vector<int64_t> x_shape, std::vector<i
   auto x = b.input("x", x_shape);
   auto w = b.param("w", w_shape);
   const std::vector<int64_t> ones(stride.size(), 1), zeros(stride.size(), 0);
-  b.output(conv(b, "c", x, w, std::nullopt, out, stride, padding, ones, false, zeros,
-                x_shape.at(1)));
+  b.output(
+      conv(b, "c", x, w, std::nullopt, out, stride, padding, ones, false, zeros, x_shape.at(1)));
   auto plan = plan_graph(b);
   EXPECT_TRUE(plan.ok()) << plan.error().message;
   return plan.ok() ? estimate_depthwise_conv(only_conv(*plan), h200_peaks()) : DepthwiseEstimate{};
@@ -557,11 +557,12 @@ TEST(ConvIgemmPlan, SmallOrNarrowConvolutionsStayOnCudnn) {
   EXPECT_EQ(kernel_of(single_conv_plan({10, 64, 56, 56}, {64, 64, 3, 3}, {10, 64, 56, 56}, {1, 1},
                                        {1, 1}, 1, fp32)),
             "cudnn_conv");
-  // Depthwise: cuDNN (measured faster than direct kernels), even when the kernel is forced.
+  // Depthwise: the direct depthwise kernel (measured faster than cuDNN on this plane), not the
+  // implicit GEMM, even when that is forced.
   EXPECT_EQ(kernel_of(single_conv_plan({10, 256, 56, 56}, {256, 1, 3, 3}, {10, 256, 56, 56}, {1, 1},
                                        {1, 1}, 256, with_math(TensorMath::fp32,
                                                               ConvEngine::igemm_tf32x3))),
-            "cudnn_conv");
+            "depthwise_conv");
   // Transposed: not a forward convolution. (28 - 1) * 2 - 2 + 3 = 55.
   EXPECT_EQ(kernel_of(single_conv_plan({10, 256, 28, 28}, {256, 256, 3, 3}, {10, 256, 55, 55},
                                        {2, 2}, {1, 1}, 1,
