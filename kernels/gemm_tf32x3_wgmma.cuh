@@ -40,9 +40,9 @@
 // tiles (WgmmaTile below: m64n64k8 wgmmas, half the accumulators, six stages of half the B bytes).
 //
 // Budget per block (one per SM): shared memory 1 KiB alignment + 4 stages x (A 16 KiB + two B
-// tiles 32 KiB) = 193 KiB of 227 (the 64-wide tile: 6 x (16 + 16) KiB, the same). Registers: __launch_bounds__(384, 1) compiles for 168 per
-// thread; setmaxnreg then gives the producers 40 and the consumers 232 (64 acc + 64 part + 2 x
-// 32 A + addressing) — per SM sub-partition one producer warp and two consumer warps share its
+// tiles 32 KiB) = 193 KiB of 227 (the 64-wide tile: 6 x (16 + 16) KiB, the same). Registers:
+// __launch_bounds__(384, 1) compiles for 168 per thread; setmaxnreg then gives the producers 40
+// and the consumers 232 (64 acc + 64 part + 2 x 32 A + addressing) — per SM sub-partition one producer warp and two consumer warps share its
 // 16384 (ptxas -v; the spill check: tests/codegen/program_golden_test.cc).
 #pragma once
 

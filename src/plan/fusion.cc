@@ -334,9 +334,12 @@ class Fuser {
         push_producer(node.args[a]);
     }
     std::sort(group.prologue.begin(), group.prologue.end());
-    // The kernel iterates one load in the index space's own shape; without one, no prologue.
-    if (!group.prologue.empty() &&
-        !prologue_has_input(graph_, values_, group.prologue, index_shape)) {
+    // The kernel iterates one load in the index space's own shape; without one, no prologue. A
+    // convolution's kernel reads that one and otherwise only per-plane values (F10).
+    const bool fits = group.kind == GroupKind::conv
+                          ? conv_prologue_fits(graph_, values_, group.prologue, index_shape)
+                          : prologue_has_input(graph_, values_, group.prologue, index_shape);
+    if (!group.prologue.empty() && !fits) {
       for (int node : group.prologue)
         claimed_by_[node] = -1;
       group.prologue.clear();
@@ -358,13 +361,6 @@ class Fuser {
       if (pad) group.pattern = {*pad};
       claimed_by_[i] = i;
       claim_prologue(group);
-      const std::vector<int64_t> index_shape = index_shape_of(group, graph_);
-      if (!group.prologue.empty() &&
-          !conv_prologue_fits(graph_, values_, group.prologue, index_shape)) {
-        for (int node : group.prologue)
-          claimed_by_[node] = -1;
-        group.prologue.clear();
-      }
       if (group.prologue.empty()) {
         claimed_by_[i] = -1;  // the sweep creates it as usual
         continue;
