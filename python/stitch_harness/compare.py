@@ -42,6 +42,9 @@ class OutputCheck:
     # within the FP32 reference's own error of an FP64 one (0: no recheck, or none needed).
     exact_reference_elements: int = 0
     reference_noise_rms: float = 0.0
+    # The per-element allowance the recheck gave, in units of REFERENCE_NOISE_FACTOR: the FP32
+    # reference's RMS error, or its largest error where the whole output is ill-conditioned.
+    reference_noise_allowance: float = 0.0
     # Internal, not written: the numerical failures an FP64 reference may overturn
     # (recheck_against_exact). elementwise_only: elements outside atol/rtol were the only problem
     # (shape, dtype, NaN/Inf and the error norm all fine); failed_norm_bound: the relative error
@@ -239,7 +242,12 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
     - elements: a sum of thousands of large terms that cancels near zero is off by more than atol
       at some elements. Such an element passes when it is within atol + rtol|exact| +
       REFERENCE_NOISE_FACTOR * noise of `exact`, noise being the FP32 reference's RMS error
-      against `exact` over this output.
+      against `exact` over this output — or its largest error where the output is ill-conditioned
+      as a whole (the FP32 reference's own relative error norm over the bound). There the error
+      is heavy-tailed, concentrated on the elements the conditioning amplifies: on KernelBench's
+      UNet-softmax on the H200 the FP32 reference's largest error is 100x its RMS (0.026 vs
+      2.4e-4), and PyTorch's own channels_last FP32 run of the model has 2988 elements outside
+      8x the RMS but none outside 8x the largest. The error norm still binds such an output.
     - the error norm: an output that is rounding noise through and through (the batch mean of an
       already normalised tensor, which BatchNorm's running mean records: exactly 0, ~1e-9 in
       FP32) has an FP32 reference whose own relative error against `exact` exceeds the bound. Only
@@ -254,7 +262,7 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
     flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
     flat_exact = exact.reshape(-1).to(ref.device)
     total = flat_ref.numel()
-    noise_sq = exact_sq = error_sq = 0.0
+    noise_sq = exact_sq = error_sq = noise_max = 0.0
     with torch.no_grad():
         for start in range(0, total, chunk_elements):
             o = flat_out[start:start + chunk_elements].to(torch.float64)
@@ -263,14 +271,15 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
             finite = torch.isfinite(r) & torch.isfinite(e)
             zero = torch.zeros_like(r)
             noise_sq += float(torch.where(finite, (r - e) ** 2, zero).sum())
+            noise_max = max(noise_max, float(torch.where(finite, (r - e).abs(), zero).max()))
             exact_sq += float(torch.where(finite, e ** 2, zero).sum())
             error_sq += float(torch.where(finite, (o - e) ** 2, zero).sum())
     noise = math.sqrt(noise_sq / max(total, 1))
     check.reference_noise_rms = noise
+    exact_norm, noise_norm = math.sqrt(exact_sq), math.sqrt(noise_sq)
+    own = noise_norm / exact_norm if exact_norm > 0.0 else math.inf
     if check.failed_norm_bound is not None:
         bound = check.failed_norm_bound
-        exact_norm, noise_norm = math.sqrt(exact_sq), math.sqrt(noise_sq)
-        own = noise_norm / exact_norm if exact_norm > 0.0 else math.inf
         if noise_norm <= bound * exact_norm:
             check.message += (f"; the FP32 reference's own relative error against an FP64 one "
                               f"({own:.3g}) meets the bound, so the error norm stands")
@@ -282,6 +291,10 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
                               f"{bound:g} x its norm + {REFERENCE_NOISE_FACTOR:g}x the FP32 "
                               f"reference's error ({noise_norm:.3g})")
             return check
+    ill_conditioned = own > (track.rel_err_norm_max if check.failed_norm_bound is None
+                             else check.failed_norm_bound)
+    allowance = noise_max if ill_conditioned else noise
+    check.reference_noise_allowance = allowance
     still_bad, first_bad = 0, -1
     if check.mismatches:
         with torch.no_grad():
@@ -291,16 +304,18 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
                 e = flat_exact[start:start + chunk_elements].to(torch.float64)
                 off_fp32 = (o - r).abs() > track.atol + track.rtol * r.abs()
                 off_exact = (o - e).abs() > track.atol + track.rtol * e.abs() + \
-                    REFERENCE_NOISE_FACTOR * noise
+                    REFERENCE_NOISE_FACTOR * allowance
                 bad = off_fp32 & (off_exact | ~torch.isfinite(e))
                 count = int(bad.sum())
                 if count and first_bad < 0:
                     first_bad = start + int(bad.to(torch.uint8).argmax())
                 still_bad += count
+    own_error = (f"largest {allowance:.3g}; the output is ill-conditioned, its relative error "
+                 f"{own:.3g}" if ill_conditioned else f"rms {noise:.3g}")
     if still_bad:
         check.message += (f"; against an FP64 reference, allowing {REFERENCE_NOISE_FACTOR:g}x the "
-                          f"FP32 reference's own error (rms {noise:.3g}), {still_bad} still "
-                          f"outside (first at flat index {first_bad})")
+                          f"FP32 reference's own error ({own_error}), {still_bad} still outside "
+                          f"(first at flat index {first_bad})")
         return check
     reasons = []
     if check.failed_norm_bound is not None:
@@ -308,8 +323,8 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
                        f"{REFERENCE_NOISE_FACTOR:g}x its error of an FP64 reference)")
     if check.mismatches:
         reasons.append(f"the {check.mismatches} elements outside atol/rtol of the FP32 reference "
-                       f"are within {REFERENCE_NOISE_FACTOR:g}x its own error (rms {noise:.3g}) of "
-                       f"an FP64 reference")
+                       f"are within {REFERENCE_NOISE_FACTOR:g}x its own error ({own_error}) of an "
+                       f"FP64 reference")
     check.exact_reference_elements = check.mismatches
     check.passed = True
     check.message = f"output {check.output_index}: ok: " + "; ".join(reasons)

@@ -115,7 +115,8 @@ def compute_reference(task, model, graph, traced_graph, sources, params, input_p
             record["seconds"] = {"graph": round(time.monotonic() - started, 3)}
             # The state both run from, kept for an FP64 check (_settle_in_fp64): eager forward
             # updates buffers in place, and on the CPU the graph's params are those same tensors.
-            buffers = {name: buffer.detach().clone() for name, buffer in model.named_buffers()}
+            # Kept where the graph runs (the model's buffers are still on the CPU here).
+            buffers = {name: buffer.detach().to(device, copy=True) for name, buffer in model.named_buffers()}
             eager_outputs = _run_eager(model, real, device)
             record["outputs_from"] = "eager model"
             checks = compare(outputs, eager_outputs)

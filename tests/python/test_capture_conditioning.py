@@ -99,3 +99,17 @@ def test_disagreement_is_settled_before_the_graph_is_needed(model, category):
     assert caught.value.category is category
     assert "rel error norm 0.8" in caught.value.message
     assert ("ill-conditioned" in caught.value.message) == (category is Category.ill_conditioned)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_moderately_ill_conditioned_model_captures_on_the_gpu(tmp_path):
+    """On a device the FP64 check runs there too: the captured buffers (BatchNorm's running
+    statistics, snapshotted while the model is still on the CPU) go where the graph runs."""
+    process = run_harness("capture-batch", "--out", tmp_path, "--jobs", "1", "--timeout", "120",
+                          "--device", "cuda", CONDITIONING_TASKS / "bn_pair_moderate.py", timeout=300)
+    capture = BatchCapture(tmp_path, process)
+    line = capture.lines["bn_pair_moderate"]
+    assert line["status"] == "captured", line
+    record = read_json(capture.dir("bn_pair_moderate") / "reference" / "reference.json")
+    assert record["conditioning"]["graph_checked_in"] == "float64", record

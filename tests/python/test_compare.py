@@ -235,6 +235,51 @@ def test_a_well_conditioned_output_gets_no_slack():
     assert not check.passed and check.reference_noise_rms < 1e-7
 
 
+def heavy_tailed_ill_conditioned(seed=0):
+    """A softmax-like output (values in [0, 1]) that is ill-conditioned as a whole, the way
+    KernelBench's UNet-softmax is (training-mode BatchNorm over few elements): 1% of the elements
+    carry FP32 rounding errors of ~1e-2 that the conditioning amplifies, the rest ~1e-7. Any FP32
+    program errs on the same elements by as much, in other directions."""
+    g = torch.Generator().manual_seed(seed)
+    exact = torch.rand(10000, generator=g, dtype=torch.float64)
+    sensitive = torch.zeros(10000, dtype=torch.bool)
+    sensitive[::100] = True
+    def rounded():
+        scale = torch.where(sensitive, 1e-2, 1e-7)
+        return (exact + scale * torch.randn(10000, generator=g, dtype=torch.float64)).float()
+    return rounded(), rounded(), exact
+
+
+def test_an_ill_conditioned_output_allows_the_fp32_references_largest_error_per_element():
+    out, ref, exact = heavy_tailed_ill_conditioned()
+    check = compare_output(out, ref, FP32)
+    assert not check.passed and check.failed_norm_bound == FP32_REL_ERR_NORM_MAX
+    noise = (ref.double() - exact)
+    # Against the RMS of the reference's error alone, this honest program would stay wrong.
+    assert int(((out.double() - exact).abs() > 1e-4 + 1e-4 * exact.abs() +
+                REFERENCE_NOISE_FACTOR * noise.pow(2).mean().sqrt()).sum()) > 0
+    recheck_against_exact(check, out, ref, exact, FP32)
+    assert check.passed, check.message
+    assert check.reference_noise_allowance == pytest.approx(float(noise.abs().max()), rel=1e-6)
+    assert "ill-conditioned" in check.message
+
+
+def test_an_error_beyond_the_largest_fp32_error_stays_wrong_on_an_ill_conditioned_output():
+    out, ref, exact = heavy_tailed_ill_conditioned()
+    out[5] += 0.5  # an insensitive element, 20x the reference's largest error; the norm still fits
+    check = compare_output(out, ref, FP32)
+    recheck_against_exact(check, out, ref, exact, FP32)
+    assert not check.passed
+    assert "1 still outside (first at flat index 5)" in check.message
+    assert "the output is ill-conditioned" in check.message
+
+
+def test_a_well_conditioned_output_keeps_the_rms_allowance():
+    out, ref, exact = ill_conditioned()
+    check = recheck_against_exact(compare_output(out, ref, FP32), out, ref, exact, FP32)
+    assert check.passed and check.reference_noise_allowance == check.reference_noise_rms
+
+
 def test_an_error_norm_failure_stands_where_the_fp32_reference_meets_the_bound():
     # A precision downgrade: every element a little off, the norm over its bound. The FP32
     # reference's own relative error (~1e-6) is far inside the bound, so the FP64 reference
