@@ -95,8 +95,10 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
               cp_async_4(s + wgmma_a_offset(row, column), src, ok);
             });
     });
+    cp_async_wait<0>();
     return;
   }
+  wgmma_become_consumer();
   wgmma_consume_tile(blk, order, tile, warp, [&](int row, int column, float sum) {
     store_conv_output(p, group, m0 + row, n0 + column, sum);
   });

@@ -300,7 +300,8 @@ class GemmTf32x3 {
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     plan_ = detail::plan_gemm_tf32x3(s.batch, s.m, s.n, s.k, sms);
-    if (plan_.tiles_m * int64_t{plan_.tiles_n} > INT32_MAX || s.batch * plan_.splits > 65535) {
+    sms_ = sms;
+    if (plan_.tiles * plan_.splits > INT32_MAX || s.batch * plan_.splits > 65535) {
       error = "GemmTf32x3::init: too many tiles or batches for one launch";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
@@ -370,8 +371,10 @@ class GemmTf32x3 {
     p.chunk_tiles = chunk_tiles_;  // >= 1: set_chunk_tiles clamps
     if (wgmma_) {
       if (given_b) STITCH_CHECK(split_b(b, stream, error));
+      p.units = static_cast<int>(plan_.tiles * plan_.splits);  // init checked it fits
+      const auto blocks = static_cast<unsigned>(std::min(p.units, sms_));
       detail::gemm_tf32x3_wgmma_kernel<>
-          <<<grid, detail::kWgmmaThreads, detail::WgmmaTile<detail::kGemmBN>::kSmemBytes,
+          <<<blocks, detail::kWgmmaThreads, detail::WgmmaTile<detail::kGemmBN>::kSmemBytes,
              stream>>>(p, split_b_.maps());
     } else if (p.trans_b)
       launch_mma_sync<true>(p, grid, stream);
@@ -444,6 +447,7 @@ class GemmTf32x3 {
   WgmmaSplitB split_b_;  // the wgmma kernel's split copies of B
   Engine requested_engine_ = Engine::automatic;
   int chunk_tiles_ = detail::kWgmmaChunkTiles;
+  int sms_ = 1;  // the persistent wgmma kernel's blocks
   bool wgmma_ = false;
   bool ready_ = false;
 };

@@ -92,6 +92,8 @@ struct GemmTf32x3Args {
   bool accumulate = false;
   bool trans_b = false, vec4 = false;  // read by the wgmma kernel (template flags of mma.sync's)
   int chunk_tiles = kWgmmaChunkTiles;  // wgmma kernel: K tiles per tensor-core chunk sum, >= 1
+  // The persistent wgmma GEMM kernel: output tiles x batches x splits, which its blocks share.
+  int units = 0;
   float* partials = nullptr;
   int* tickets = nullptr;
 };
@@ -200,11 +202,14 @@ __device__ __forceinline__ bool reduce_splits(const GemmTf32x3Args& p, int64_t t
 struct GemmTileCoord {
   int tm, tn, batch, split;
 };
+// x: the tile's place in that order, y: batch x splits + split (a launch's blockIdx by default).
+__device__ __forceinline__ GemmTileCoord gemm_tile_coord(const GemmTf32x3Args& p, int x, int y) {
+  const int group = kGemmGroupM * p.tiles_n, first_m = x / group * kGemmGroupM;
+  const int group_m = min(p.tiles_m - first_m, kGemmGroupM), in_group = x % group;
+  return {first_m + in_group % group_m, in_group / group_m, y / p.splits, y % p.splits};
+}
 __device__ __forceinline__ GemmTileCoord gemm_tile_coord(const GemmTf32x3Args& p) {
-  const int group = kGemmGroupM * p.tiles_n, first_m = blockIdx.x / group * kGemmGroupM;
-  const int group_m = min(p.tiles_m - first_m, kGemmGroupM), in_group = blockIdx.x % group;
-  return {first_m + in_group % group_m, in_group / group_m, static_cast<int>(blockIdx.y) / p.splits,
-          static_cast<int>(blockIdx.y) % p.splits};
+  return gemm_tile_coord(p, static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y));
 }
 
 // D[row, col] of batch `batch` from the product's sum: alpha, beta·C, bias, activation.

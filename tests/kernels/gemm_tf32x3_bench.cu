@@ -296,6 +296,9 @@ int main(int argc, char** argv) {
       {{"1024x8192->8192 same-signed", 1024, 8192, 8192, true, E::none, true}, false},
       {{"split-K 256x1024<-8192 relu", 256, 1024, 8192, true, E::relu, false}, false},
       {{"odd 1000x1000<-3001 [k,n]", 1000, 1000, 3001, false, E::bias_gelu, false}, false},
+      // A 1x1 convolution's GEMM per image, short K (EfficientNet's MBConv expansion at 224x224):
+      // output-bound, where the tiles' epilogues and start-ups dominate.
+      {{"1x1 conv 672x50176<-112 [k,n]", 672, 50176, 112, false, E::none, false}, false},
   };
   if (quick) rows.resize(1);
   std::printf("%-34s %-8s %9s %8s %8s %10s %10s %5s\n", "shape", "method", "ms", "TFLOP/s",

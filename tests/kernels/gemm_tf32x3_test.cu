@@ -75,6 +75,11 @@ std::vector<GemmCase> cases() {
       // Many tiles (grouped order over 8 tile rows, a ragged last group), long K.
       {"tiles_9x5_k1200", 1, 1100, 600, 1200, true, E::bias_relu},
       {"tiles_9x5_k1201_kn_unaligned", 1, 1100, 601, 1201, false, E::bias},
+      // More output tiles than an H200's 132 SMs: the persistent wgmma kernel's blocks take
+      // several each, the ring's slots and phases running on across them (3 and 5 K tiles per
+      // output tile: a tile's first K tile lands on every slot of the 4-stage ring).
+      {"persistent_k_tiles_3_batched_kn", 2, 1100, 2100, 96, false, E::bias},
+      {"persistent_k_tiles_5_ragged", 1, 1300, 2000, 150, true, E::relu},
   };
   for (E e : {E::relu, E::gelu, E::bias, E::bias_relu, E::bias_gelu})
     c.push_back({"epilogue_" + std::to_string(static_cast<int>(e)), 1, 65, 70, 80, true, e});
