@@ -272,8 +272,9 @@ TensorMath subtask_tensor_math(const Subtask& subtask) {
 
 ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner) {
   // Constants of kernels/reduction.cuh: they decide how sums are grouped (result bits).
-  constexpr int64_t kThreadRowMax = 16, kWarpRowMax = 1024, kSplitTargetBlocks = 1024,
-                    kMinRowSplit = 8192, kMinColumnSplit = 256, kPartialBytes = 16;
+  constexpr int64_t kThreadRowMax = 16, kWarpRowMax = 1024, kSplitBelowBlocks = 1024,
+                    kSplitTargetBlocks = 4096, kMinRowSplit = 8192, kMinColumnSplit = 256,
+                    kPartialBytes = 16;
   ReduceLaunch launch;
   int64_t work = 0, min_chunk = 0;
   if (inner == 1) {
@@ -304,7 +305,7 @@ ReduceLaunch plan_reduce_launch(int64_t outer, int64_t reduce, int64_t inner) {
     work = outer * ((inner + bx - 1) / bx);
     min_chunk = kMinColumnSplit;
   }
-  if (work < kSplitTargetBlocks / 2) {
+  if (work < kSplitBelowBlocks) {
     int64_t splits =
         (kSplitTargetBlocks + std::max<int64_t>(work, 1) - 1) / std::max<int64_t>(work, 1);
     splits = std::min(splits, reduce / min_chunk);

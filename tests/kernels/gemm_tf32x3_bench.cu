@@ -10,6 +10,7 @@
 //   gemm_tf32x3_bench --fused    GemmTf32x3's kernels only, then the median % of floor of the
 //                                level-2 shapes per kernel (the issue's >= 80% target)
 //   gemm_tf32x3_bench --chunks   also the wgmma kernel with 8 and 16 K tiles per chunk sum
+//   gemm_tf32x3_bench --only S   the shapes whose name holds S (repeatable)
 // (flags combine).
 //
 // For each shape and method: the output poisoned with NaN, one run, every output element checked
@@ -262,9 +263,11 @@ Outcome measure(Problem& p, cublasLtHandle_t lt, void* workspace, void* flush, b
 
 int main(int argc, char** argv) {
   bool quick = false, fused = false, chunks = false;
+  std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     quick |= flag == "--quick", fused |= flag == "--fused", chunks |= flag == "--chunks";
+    if (flag == "--only" && i + 1 < argc) only.push_back(argv[++i]);
   }
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
@@ -301,6 +304,14 @@ int main(int argc, char** argv) {
       {{"1x1 conv 672x50176<-112 [k,n]", 672, 50176, 112, false, E::none, false}, false},
   };
   if (quick) rows.resize(1);
+  if (!only.empty()) {
+    const auto unwanted = [&](const Row& row) {
+      return std::none_of(only.begin(), only.end(), [&](const std::string& part) {
+        return std::string(row.s.name).find(part) != std::string::npos;
+      });
+    };
+    rows.erase(std::remove_if(rows.begin(), rows.end(), unwanted), rows.end());
+  }
   std::printf("%-34s %-8s %9s %8s %8s %10s %10s %5s\n", "shape", "method", "ms", "TFLOP/s",
               "%floor", "rel_norm", "max_rel", "nan");
   std::vector<double> floor_share[2];  // level-2 % of floor: [0] wgmma, [1] mma.sync

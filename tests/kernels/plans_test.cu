@@ -251,7 +251,11 @@ TEST(Reduction, PlanPicksTheStrategy) {
       {7, 17, 1, S::row_per_warp, 1, 256, 1},
       {33, 1024, 1, S::row_per_warp, 1, 256, 1},
       {5, 1025, 1, S::row_per_block, 1, 256, 1},
-      {600, 30000, 1, S::row_per_block, 1, 512, 1},
+      // Fewer rows than kSplitBelowBlocks: split, as far as 8192 elements a split allow.
+      {600, 30000, 1, S::row_per_block, 3, 512, 1},
+      // A BatchNorm's statistics over 672 channels: 7 splits, 4704 blocks (not 1.27 waves).
+      {672, 501760, 1, S::row_per_block, 7, 512, 1},
+      {1024, 501760, 1, S::row_per_block, 1, 512, 1},
       {3, 1048579, 1, S::row_per_block, 128, 512, 1},
       {1, 5000000, 1, S::row_per_block, 610, 512, 1},
       {4, 33, 3, S::columns, 1, 4, 64},

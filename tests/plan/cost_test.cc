@@ -156,7 +156,8 @@ TEST(KernelChoice, ReduceLaunchMirrorsTheLibrary) {
       {4096, 4096, 1, ReduceStrategy::row_per_block, 256, 1, 1, 0},
       {65536, 64, 1, ReduceStrategy::row_per_warp, 256, 1, 1, 0},
       {4816896, 4, 1, ReduceStrategy::row_per_thread, 256, 1, 1, 0},
-      {4, 1 << 22, 1, ReduceStrategy::row_per_block, 512, 1, 256, 256 * 4 * 16},
+      {4, 1 << 22, 1, ReduceStrategy::row_per_block, 512, 1, 512, 512 * 4 * 16},
+      {672, 501760, 1, ReduceStrategy::row_per_block, 512, 1, 7, 7 * 672 * 16},
       {64, 256, 512, ReduceStrategy::columns, 32, 8, 1, 0},
       {1, 1 << 16, 32, ReduceStrategy::columns, 32, 8, 256, 256 * 32 * 16},
       {1, 3, 4, ReduceStrategy::columns, 4, 4, 1, 0},
@@ -180,9 +181,9 @@ TEST(KernelChoice, SplitReductionWorkspaceSizesTheArena) {
   b.output(b.node("sum", Op::sum_dim_intlist, {ref(x), ints({1})}, {4}));
   const Plan plan = plan_of(b.graph());
   ASSERT_EQ(plan.subtasks.size(), 1u);
-  EXPECT_EQ(plan.subtasks[0].tunables.at("splits"), 256);
-  EXPECT_EQ(plan.host.library_workspace_bytes, 256 * 4 * 16);
-  EXPECT_EQ(plan.host.workspace_bytes, 256 * 4 * 16);  // the output goes to the caller
+  EXPECT_EQ(plan.subtasks[0].tunables.at("splits"), 512);
+  EXPECT_EQ(plan.host.library_workspace_bytes, 512 * 4 * 16);
+  EXPECT_EQ(plan.host.workspace_bytes, 512 * 4 * 16);  // the output goes to the caller
 }
 
 TEST(KernelChoice, RowStrategyFollowsTheRowLength) {
