@@ -232,6 +232,22 @@ def compare_output(out: torch.Tensor, ref: torch.Tensor, track: Track, output_in
 # error on that output (recheck_against_exact).
 REFERENCE_NOISE_FACTOR = 8.0
 
+# A model whose own FP32 result is off its FP64 result by a relative error norm d > 1e-5 is
+# ill-conditioned: FP32 rounding alone may separate its captured graph from it, so capture checks the
+# graph in FP64 instead (reference.py), and the judge settles such outputs against an FP64
+# reference, where a program may be off by bound + REFERENCE_NOISE_FACTOR * d (8d;
+# recheck_against_exact). That allowance is fair to a correct program, which rounds like the
+# reference, and still fails a precision downgrade, whose rounding the model amplifies alike (TF32
+# rounds 2^13 times coarser). What it no longer fails grows with d: at d = 1/8 zeros pass. Capture
+# accepts an ill-conditioned model while the allowance stays at most FP64_ALLOWANCE_MAX of the
+# output's norm, so a program that is a few percent off (a dropped term, a wrong statistic, zeros,
+# a constant) is still caught: d <= 5e-3. KernelBench's UNet-softmax (d = 2.8e-3 on the H200,
+# allowance 2.2%) passes; EfficientNet-B2 (d = 0.84: its output is rounding noise, and any output
+# of the right size would pass) stays refused. The judge gives an output the FP32 reference's
+# largest error as its per-element unit only up to the same cap (recheck_against_exact).
+FP64_ALLOWANCE_MAX = 0.04
+ILL_CONDITIONED_CAP = FP64_ALLOWANCE_MAX / REFERENCE_NOISE_FACTOR
+
 
 def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tensor,
                           exact: torch.Tensor, track: Track,
@@ -243,7 +259,8 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
       at some elements. Such an element passes when it is within atol + rtol|exact| +
       REFERENCE_NOISE_FACTOR * noise of `exact`, noise being the FP32 reference's RMS error
       against `exact` over this output — or its largest error where the output is ill-conditioned
-      as a whole (the FP32 reference's own relative error norm over the bound). There the error
+      as a whole (the FP32 reference's own relative error norm over the bound, up to
+      ILL_CONDITIONED_CAP, past which capture refuses a model it has to settle). There the error
       is heavy-tailed, concentrated on the elements the conditioning amplifies: on KernelBench's
       UNet-softmax on the H200 the FP32 reference's largest error is 100x its RMS (0.026 vs
       2.4e-4), and PyTorch's own channels_last FP32 run of the model has 2988 elements outside
@@ -291,8 +308,8 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
                               f"{bound:g} x its norm + {REFERENCE_NOISE_FACTOR:g}x the FP32 "
                               f"reference's error ({noise_norm:.3g})")
             return check
-    ill_conditioned = own > (track.rel_err_norm_max if check.failed_norm_bound is None
-                             else check.failed_norm_bound)
+    ill_conditioned = (track.rel_err_norm_max if check.failed_norm_bound is None
+                       else check.failed_norm_bound) < own <= ILL_CONDITIONED_CAP
     allowance = noise_max if ill_conditioned else noise
     check.reference_noise_allowance = allowance
     still_bad, first_bad = 0, -1

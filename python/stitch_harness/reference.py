@@ -16,7 +16,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
 from . import graph_eval
-from .compare import REFERENCE_NOISE_FACTOR
+from .compare import FP64_ALLOWANCE_MAX, ILL_CONDITIONED_CAP, REFERENCE_NOISE_FACTOR  # noqa: F401
 from .errors import CaptureError, Category, describe_exception
 from .task_inputs import real_inputs
 
@@ -27,18 +27,7 @@ REL_NORM_LIMIT = 1e-5
 
 # A model whose own FP32 result is off its FP64 result by a relative error norm d > REL_NORM_LIMIT is
 # ill-conditioned: FP32 rounding alone may separate its graph from it, so capture checks the graph
-# in FP64 instead, and the judge settles such outputs against an FP64 reference, where a program
-# may be off by bound + REFERENCE_NOISE_FACTOR * d (8d; compare.recheck_against_exact). That
-# allowance is fair to a correct program, which rounds like the reference, and still fails a
-# precision downgrade, whose rounding the model amplifies alike (TF32 rounds 2^13 times coarser).
-# What it no longer fails grows with d: at d = 1/8 zeros pass. Capture accepts an ill-conditioned
-# model while the allowance stays at most FP64_ALLOWANCE_MAX of the output's norm, so a program that
-# is a few percent off (a dropped term, a wrong statistic, zeros, a constant) is still caught:
-# d <= 5e-3. KernelBench's UNet-softmax (d = 2.8e-3 on the H200, allowance 2.2%) passes;
-# EfficientNet-B2 (d = 0.84: its output is rounding noise, and any output of the right size would
-# pass) stays refused.
-FP64_ALLOWANCE_MAX = 0.04
-ILL_CONDITIONED_CAP = FP64_ALLOWANCE_MAX / REFERENCE_NOISE_FACTOR
+# in FP64 instead, up to d <= ILL_CONDITIONED_CAP (compare.py says why there).
 
 
 def precision_flags():
