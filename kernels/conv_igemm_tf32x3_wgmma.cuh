@@ -99,8 +99,10 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     return;
   }
   wgmma_become_consumer();
-  wgmma_consume_tile(blk, order, tile, warp, [&](int row, int column, float sum) {
+  // Adjacent columns are output channels, a plane apart in NCDHW y: stored one by one.
+  wgmma_consume_tile(blk, order, tile, warp, [&](int row, int column, float sum, float next) {
     store_conv_output(p, group, m0 + row, n0 + column, sum);
+    store_conv_output(p, group, m0 + row, n0 + column + 1, next);
   });
 #else
   (void)p, (void)order, (void)maps;

@@ -514,7 +514,8 @@ __device__ __forceinline__ void wgmma_become_consumer() {
 
 // A consumer thread (warp < 8, after wgmma_become_consumer): runs its warpgroup's products over
 // the block's K range, the split-K reduction when p.splits > 1, and then store(tile_row,
-// tile_column, sum) for each of its kBN / 2 accumulators (rows and columns inside the block's
+// tile_column, sum, next_sum) for each pair of its kBN / 2 accumulators, which lie in columns
+// tile_column (even) and tile_column + 1 of one row (rows and columns inside the block's
 // 128 x kBN tile; store checks the edges).
 template <int kBN, class Store>
 __device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock<kBN>& blk,
@@ -540,8 +541,8 @@ __device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock<kBN>& blk,
 #pragma unroll
   for (int j = 0; j < kBN / 8; ++j)
 #pragma unroll
-    for (int r = 0; r < 4; ++r)
-      store(row + (r >> 1) * 8, j * 8 + 2 * t + (r & 1), acc[4 * j + r]);
+    for (int half = 0; half < 2; ++half)
+      store(row + half * 8, j * 8 + 2 * t, acc[4 * j + 2 * half], acc[4 * j + 2 * half + 1]);
 }
 
 #endif  // STITCH_GEMM_WGMMA
@@ -595,8 +596,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   for (int unit = blockIdx.x; unit < p.units; unit += gridDim.x) {
     const GemmTileCoord tile = next_tile(unit);
     const int m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
-    wgmma_consume_tile(blk, p, tile, warp, [&](int row, int column, float sum) {
-      store_gemm_output(p, tile.batch, m0 + row, n0 + column, sum);
+    wgmma_consume_tile(blk, p, tile, warp, [&](int row, int column, float sum, float next) {
+      store_gemm_output_pair(p, tile.batch, m0 + row, n0 + column, sum, next);
     });
   }
 #else
