@@ -229,8 +229,8 @@ struct ReducePlan {
 };
 
 // Tuning constants; changing them changes result bits (the grouping of the sums).
-inline constexpr int64_t kThreadRowMax = 16;         // rows up to this length: a thread per row
-inline constexpr int64_t kWarpRowMax = 1024;         // rows up to this length: a warp per row
+inline constexpr int64_t kThreadRowMax = 16;  // rows up to this length: a thread per row
+inline constexpr int64_t kWarpRowMax = 1024;  // rows up to this length: a warp per row
 // Fewer rows (or column tiles) than kSplitBelowBlocks are split along the reduction, into about
 // kSplitTargetBlocks blocks: a few rows more than one wave of resident blocks would otherwise
 // leave most of the GPU idle in their second wave (an H200 holds 528 blocks of 512 threads; a
@@ -238,8 +238,8 @@ inline constexpr int64_t kWarpRowMax = 1024;         // rows up to this length: 
 // thousand blocks the last wave's idle share is small.
 inline constexpr int64_t kSplitBelowBlocks = 1024;
 inline constexpr int64_t kSplitTargetBlocks = 4096;
-inline constexpr int64_t kMinRowSplit = 8192;        // elements per split, row strategies
-inline constexpr int64_t kMinColumnSplit = 256;      // reduce steps per split, columns
+inline constexpr int64_t kMinRowSplit = 8192;    // elements per split, row strategies
+inline constexpr int64_t kMinColumnSplit = 256;  // reduce steps per split, columns
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
