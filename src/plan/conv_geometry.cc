@@ -174,12 +174,6 @@ std::string conv_name(const ConvSpec& spec) {
                             fmt::join(spec.input, "x"), w_out, fmt::join(spec.kernel, "x"));
 }
 
-std::vector<int64_t> conv_input_space(const ConvSpec& spec) {
-  std::vector<int64_t> space{spec.batch, spec.in_channels};
-  space.insert(space.end(), spec.input.begin(), spec.input.end());
-  return space;
-}
-
 bool per_plane(const Access& access, const std::vector<int64_t>& space) {
   if (access.shape != space || access.strides.size() != space.size()) return false;
   for (size_t d = 2; d < space.size(); ++d)

@@ -47,8 +47,14 @@ bool pad_folds_into_conv(const ir::Graph& graph, const Uses& uses, int pad);
 Result<ConvSpec> conv_spec(const ir::Graph& graph, const std::map<std::string, Access>& values,
                            int conv, std::optional<int> pad);
 
-// The index space of a convolution's input, [batch, in_channels, input...]: its prologue's.
-std::vector<int64_t> conv_input_space(const ConvSpec& spec);
+// The index space of a convolution's input, [batch, in_channels, input...]: its prologue's. Of a
+// ConvSpec or a ConvGeometry.
+template <class Conv>
+std::vector<int64_t> conv_input_space(const Conv& conv) {
+  std::vector<int64_t> space{conv.batch, conv.in_channels};
+  space.insert(space.end(), conv.input.begin(), conv.input.end());
+  return space;
+}
 
 // Whether `access`, with the shape `space` (a convolution's input space), holds one value per
 // (n, c) plane: zero strides over every spatial dim larger than 1.

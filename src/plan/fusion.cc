@@ -30,12 +30,7 @@ std::vector<int64_t> index_shape_of(const Group& group, const ir::Graph& graph) 
     const auto geometry = reduce_geometry(graph, anchor);
     return {geometry->outer, geometry->reduce, geometry->inner};
   }
-  if (group.kind == GroupKind::conv) {
-    const auto geometry = conv_geometry(graph, anchor);
-    std::vector<int64_t> space{geometry->batch, geometry->in_channels};
-    space.insert(space.end(), geometry->input.begin(), geometry->input.end());
-    return space;
-  }
+  if (group.kind == GroupKind::conv) return conv_input_space(*conv_geometry(graph, anchor));
   if (group.rms_input) {
     const auto& shape = graph.type_of(*group.rms_input).shape;
     const int64_t cols = shape.empty() ? 1 : shape.back();
