@@ -17,7 +17,7 @@ class Category(str, enum.Enum):
     reference_failed = "reference_failed"  # the reference run failed or disagrees with the graph
     ill_conditioned = "ill_conditioned"    # the graph disagrees with the model in FP32, whose own
                                            # FP32 and FP64 results are further apart than
-                                           # reference.ILL_CONDITIONED_CAP
+                                           # compare.ILL_CONDITIONED_CAP
     timeout = "timeout"                    # capture-batch killed the child after --timeout seconds
     internal = "internal"                  # a bug in the harness (or a crash of the child)
 
