@@ -1,7 +1,7 @@
 # Own task (capture test, tests/python/test_capture_conditioning.py): hopelessly ill-conditioned,
 # like KernelBench's EfficientNet-B2. bn_pair_moderate.py with features 100 times closer together:
 # FP32 rounding alone moves the output by ~0.1 (relative error norm against FP64), past the cap up to
-# which capture checks the graph in FP64 (reference.ILL_CONDITIONED_CAP), so it is refused as
+# which capture checks the graph in FP64 (compare.ILL_CONDITIONED_CAP), so it is refused as
 # ill_conditioned.
 import torch
 import torch.nn as nn
