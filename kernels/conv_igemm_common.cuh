@@ -237,9 +237,7 @@ __device__ __forceinline__ void store_conv_output(const ConvIgemmParams& p, int 
                                                   int co, float sum) {
   if (m >= p.m || co >= p.n) return;
   float v = sum;
-  if (p.epilogue == MatmulEpilogue::bias || p.epilogue == MatmulEpilogue::bias_relu ||
-      p.epilogue == MatmulEpilogue::bias_gelu)
-    v += p.bias[group * p.n + co];
+  if (epilogue_has_bias(p.epilogue)) v += p.bias[group * p.n + co];
   p.y[conv_output_offset(p, group, m, co)] = gemm_activation(v, p.epilogue);
 }
 

@@ -23,7 +23,7 @@
 //
 // Everything after the loads is the GEMM kernel's: the consumers read A from the raw tile and
 // split it in registers, the error is the GEMM kernel's (FP32 level), and the epilogue
-// (store_conv_output) writes y = act(conv + bias) in NCDHW.
+// (store_conv_tile) writes y = act(conv + bias) in NCDHW.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -51,6 +51,31 @@ __host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_chunk_slot(int ptid) {
   const int warp = ptid / 32, lane = ptid % 32;
   return {warp * 8 + lane / 4, 8 * (lane % 4)};
 }
+
+#if defined(STITCH_GEMM_WGMMA)
+// The epilogue on a consumer thread's sums of the output tile at (m0, n0) of `group` (row: its
+// first tile row): y = act(sum + bias) in NCDHW, one element per store (adjacent columns are
+// output channels, a plane apart). Straight runs, as apply_bias_activation says why; the
+// position's division is done once per row.
+template <int kAcc>
+__device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int group, int m0,
+                                                int n0, int row, int t, float (&acc)[kAcc]) {
+  apply_bias_activation(acc, t, p.epilogue, p.bias + int64_t{group} * p.n, n0, p.n);
+  int64_t row_at[2];  // where each of the thread's two rows puts channel 0 of the tile
+  bool row_inside[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int m = m0 + row + 8 * half;
+    row_inside[half] = m < p.m;
+    row_at[half] = conv_output_offset(p, group, m, n0);
+  }
+  for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
+    const int64_t at = row_at[half] + int64_t{column} * p.out_plane;
+    if (row_inside[half] && n0 + column < p.n) p.y[at] = sum;
+    if (row_inside[half] && n0 + column + 1 < p.n) p.y[at + p.out_plane] = next;
+  });
+}
+#endif
 
 // The output tile (128 positions x kBN channels) of gemm_tile_coord(order) for group blockIdx.y /
 // order.splits; order holds the tile counts, the split plan, the partials and the chunk length
@@ -99,10 +124,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     return;
   }
   wgmma_become_consumer();
-  // Adjacent columns are output channels, a plane apart in NCDHW y: stored one by one.
-  wgmma_consume_tile(blk, order, tile, warp, [&](int row, int column, float sum, float next) {
-    store_conv_output(p, group, m0 + row, n0 + column, sum);
-    store_conv_output(p, group, m0 + row, n0 + column + 1, next);
+  wgmma_consume_tile(blk, order, tile, warp, [&](auto& acc, int row, int t) {
+    store_conv_tile(p, group, m0, n0, row, t, acc);
   });
 #else
   (void)p, (void)order, (void)maps;

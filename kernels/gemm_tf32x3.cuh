@@ -372,7 +372,7 @@ class GemmTf32x3 {
     if (wgmma_) {
       if (given_b) STITCH_CHECK(split_b(b, stream, error));
       p.units = static_cast<int>(plan_.tiles * plan_.splits);  // init checked it fits
-      p.pair_stores = detail::is_aligned(d, 8) && shape_.ldc % 2 == 0 &&
+      p.pair_stores = detail::is_aligned(d, 8) && shape_.ldc % 2 == 0 && shape_.n % 2 == 0 &&
                       (shape_.batch == 1 || shape_.stride_c % 2 == 0);
       const auto blocks = static_cast<unsigned>(std::min(p.units, sms_));
       detail::gemm_tf32x3_wgmma_kernel<>

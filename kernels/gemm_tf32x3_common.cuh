@@ -94,8 +94,8 @@ struct GemmTf32x3Args {
   int chunk_tiles = kWgmmaChunkTiles;  // wgmma kernel: K tiles per tensor-core chunk sum, >= 1
   // The persistent wgmma GEMM kernel: output tiles x batches x splits, which its blocks share.
   int units = 0;
-  // The wgmma kernel: D's rows and batches start 8 bytes aligned, so two adjacent columns of a
-  // row go out in one store (store_gemm_output_pair).
+  // The wgmma kernel: D's rows and batches start 8 bytes aligned and n is even, so two adjacent
+  // columns of a row go out in one store (store_gemm_tile).
   bool pair_stores = false;
   float* partials = nullptr;
   int* tickets = nullptr;
@@ -222,30 +222,8 @@ __device__ __forceinline__ void store_gemm_output(const GemmTf32x3Args& p, int b
   const int64_t at = batch * p.stride_c + int64_t{row} * p.ldc + col;
   float v = p.alpha * sum;
   if (p.accumulate) v += p.beta * p.c[at];
-  if (p.epilogue == MatmulEpilogue::bias || p.epilogue == MatmulEpilogue::bias_relu ||
-      p.epilogue == MatmulEpilogue::bias_gelu)
-    v += p.bias[col];
+  if (epilogue_has_bias(p.epilogue)) v += p.bias[col];
   p.d[at] = gemm_activation(v, p.epilogue);
-}
-
-// D[row, col] and D[row, col + 1] (col even) from their sums: one 8-byte store where both lie
-// inside D and p.pair_stores, else store_gemm_output each. Half the store instructions of the
-// element-wise path: a wgmma thread holds pairs of adjacent columns.
-__device__ __forceinline__ void store_gemm_output_pair(const GemmTf32x3Args& p, int batch, int row,
-                                                       int col, float sum0, float sum1) {
-  if (!p.pair_stores || row >= p.m || col + 1 >= p.n) {
-    store_gemm_output(p, batch, row, col, sum0);
-    store_gemm_output(p, batch, row, col + 1, sum1);
-    return;
-  }
-  const int64_t at = batch * p.stride_c + int64_t{row} * p.ldc + col;
-  float v0 = p.alpha * sum0, v1 = p.alpha * sum1;
-  if (p.accumulate) v0 += p.beta * p.c[at], v1 += p.beta * p.c[at + 1];
-  if (p.epilogue == MatmulEpilogue::bias || p.epilogue == MatmulEpilogue::bias_relu ||
-      p.epilogue == MatmulEpilogue::bias_gelu)
-    v0 += p.bias[col], v1 += p.bias[col + 1];
-  *reinterpret_cast<float2*>(p.d + at) =
-      make_float2(gemm_activation(v0, p.epilogue), gemm_activation(v1, p.epilogue));
 }
 
 inline constexpr int kGemmBuiltWgmma = 1, kGemmBuiltMmaSync = 2;

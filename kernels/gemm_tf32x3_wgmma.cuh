@@ -512,16 +512,54 @@ __device__ __forceinline__ void wgmma_become_consumer() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kWgmmaConsumerRegisters));
 }
 
+// Calls pair(half, tile_column, sum, next) for each pair of a consumer thread's accumulators `acc`
+// (references: pair may change them), which lie in columns tile_column (even) and tile_column + 1
+// of its tile row `row` + 8·half. Accumulator e = 4j + r: half r / 2, column 8j + 2t + r % 2
+// (t = lane % 4). Unrolled: `pair` should be short and branch on uniform values at most, as the
+// epilogues below are.
+template <int kAcc, class Pair>
+__device__ __forceinline__ void for_each_accumulator_pair(float (&acc)[kAcc], int t, Pair&& pair) {
+#pragma unroll
+  for (int j = 0; j < kAcc / 4; ++j)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      pair(half, j * 8 + 2 * t, acc[4 * j + 2 * half], acc[4 * j + 2 * half + 1]);
+}
+
+// The bias (bias[column], columns counted from the tile's n0, those past n left alone) and the
+// activation of `epilogue` on a consumer thread's accumulators, in place: each one straight run
+// over the registers behind a uniform branch. The epilogues are written this way because a
+// branchy store per accumulator pair (32 inlined copies) came to 7,700 instructions in the GEMM
+// kernel, whose instruction-cache misses stalled the consumers twice as long as their
+// tensor-core work on a 1x1 convolution's K = 112 GEMM (ncu on an H200).
+template <int kAcc>
+__device__ __forceinline__ void apply_bias_activation(float (&acc)[kAcc], int t,
+                                                      MatmulEpilogue epilogue, const float* bias,
+                                                      int n0, int n) {
+  if (epilogue_has_bias(epilogue))
+    for_each_accumulator_pair(acc, t, [&](int, int column, float& sum, float& next) {
+      const int col = n0 + column;
+      if (col < n) sum += bias[col];
+      if (col + 1 < n) next += bias[col + 1];
+    });
+  if (epilogue == MatmulEpilogue::relu || epilogue == MatmulEpilogue::bias_relu) {
+#pragma unroll
+    for (int e = 0; e < kAcc; ++e) acc[e] = fmaxf(acc[e], 0.0f);
+  } else if (epilogue == MatmulEpilogue::gelu || epilogue == MatmulEpilogue::bias_gelu) {
+#pragma unroll
+    for (int e = 0; e < kAcc; ++e) acc[e] = gemm_activation(acc[e], MatmulEpilogue::gelu);
+  }
+}
+
 // A consumer thread (warp < 8, after wgmma_become_consumer): runs its warpgroup's products over
-// the block's K range, the split-K reduction when p.splits > 1, and then store(tile_row,
-// tile_column, sum, next_sum) for each pair of its kBN / 2 accumulators, which lie in columns
-// tile_column (even) and tile_column + 1 of one row (rows and columns inside the block's
-// 128 x kBN tile; store checks the edges).
-template <int kBN, class Store>
+// the block's K range, the split-K reduction when p.splits > 1, and then, in the block that
+// stores the tile, finish(acc, row, t): its kBN / 2 sums (for_each_accumulator_pair says where
+// each lies), its first tile row and t = lane % 4.
+template <int kBN, class Finish>
 __device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock<kBN>& blk,
                                                    const GemmTf32x3Args& p,
                                                    const GemmTileCoord& tile, int warp,
-                                                   Store&& store) {
+                                                   Finish&& finish) {
   constexpr int kAcc = WgmmaTile<kBN>::kAcc;
   const int lane = threadIdx.x & 31, warpgroup = warp / 4, g = lane >> 2, t = lane & 3;
   const int row = warpgroup * 64 + (warp % 4) * 16 + g;  // the thread's first tile row
@@ -536,13 +574,45 @@ __device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock<kBN>& blk,
                              consumers_sync))
       return;
   }
-  // Accumulator e = 4j + r of a thread: row g + 8·(r / 2), column 8j + 2t + r % 2 of its warp's
-  // 16 x kBN slice.
+  finish(acc, row, t);
+}
+
+// GemmTf32x3's epilogue on a consumer thread's sums of the output tile at (m0, n0) of `batch`
+// (row: its first tile row): D = act(alpha·sum + beta·C + bias), as apply_bias_activation says
+// why: straight runs, the edges predicates. Two columns per store where p.pair_stores.
+template <int kAcc>
+__device__ __forceinline__ void store_gemm_tile(const GemmTf32x3Args& p, int batch, int m0, int n0,
+                                                int row, int t, float (&acc)[kAcc]) {
+  const int64_t corner = batch * p.stride_c + int64_t{m0} * p.ldc + n0;
+  // Whether the tile element (r, column) lies in D.
+  auto inside = [&](int r, int column) { return m0 + r < p.m && n0 + column < p.n; };
 #pragma unroll
-  for (int j = 0; j < kBN / 8; ++j)
-#pragma unroll
-    for (int half = 0; half < 2; ++half)
-      store(row + half * 8, j * 8 + 2 * t, acc[4 * j + 2 * half], acc[4 * j + 2 * half + 1]);
+  for (int e = 0; e < kAcc; ++e) acc[e] *= p.alpha;
+  if (p.accumulate) {
+    const float* c = p.c + corner;
+    for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
+      const int r = row + 8 * half;
+      const int64_t at = int64_t{r} * p.ldc + column;
+      if (inside(r, column)) sum += p.beta * c[at];
+      if (inside(r, column + 1)) next += p.beta * c[at + 1];
+    });
+  }
+  apply_bias_activation(acc, t, p.epilogue, p.bias, n0, p.n);
+  float* const d = p.d + corner;
+  if (p.pair_stores) {  // n even: a pair lies in D or outside it
+    for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
+      const int r = row + 8 * half;
+      if (inside(r, column))
+        *reinterpret_cast<float2*>(d + int64_t{r} * p.ldc + column) = make_float2(sum, next);
+    });
+  } else {
+    for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
+      const int r = row + 8 * half;
+      const int64_t at = int64_t{r} * p.ldc + column;
+      if (inside(r, column)) d[at] = sum;
+      if (inside(r, column + 1)) d[at + 1] = next;
+    });
+  }
 }
 
 #endif  // STITCH_GEMM_WGMMA
@@ -596,8 +666,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   for (int unit = blockIdx.x; unit < p.units; unit += gridDim.x) {
     const GemmTileCoord tile = next_tile(unit);
     const int m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
-    wgmma_consume_tile(blk, p, tile, warp, [&](int row, int column, float sum, float next) {
-      store_gemm_output_pair(p, tile.batch, m0 + row, n0 + column, sum, next);
+    wgmma_consume_tile(blk, p, tile, warp, [&](auto& acc, int row, int t) {
+      store_gemm_tile(p, tile.batch, m0, n0, row, t, acc);
     });
   }
 #else

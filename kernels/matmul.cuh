@@ -47,7 +47,7 @@ enum class MatmulEpilogue { none, relu, gelu, bias, bias_relu, bias_gelu };
 // cuBLASLt's GELU is the tanh approximation (see the top of this file).
 inline constexpr bool epilogue_matches_exact_gelu = false;
 
-inline constexpr bool epilogue_has_bias(MatmulEpilogue e) {
+__host__ __device__ inline constexpr bool epilogue_has_bias(MatmulEpilogue e) {
   return e == MatmulEpilogue::bias || e == MatmulEpilogue::bias_relu ||
          e == MatmulEpilogue::bias_gelu;
 }

@@ -23,7 +23,7 @@ from typing import Callable, Optional, TextIO
 import torch
 
 from . import files
-from .compare import compare_output, recheck_against_exact
+from .compare import compare_output, recheck_against_exact, undecided_outputs
 from .ipc import ExportedTensor, IpcExporter
 from .judge_task import DTYPES, JudgeTask, secret_seed, tensor_bytes
 from .judge_tracks import Track
@@ -250,9 +250,11 @@ class JudgeSession:
         findings: list[dict] = []
         sets_json = []
         seen: list[tuple[str, list[torch.Tensor], list[torch.Tensor]]] = []
+        every_check = []
         for index, check_set in enumerate(self.check_sets):
             checks = self._compare_all(check_set.outputs, check_set.references,
                                        [e.tensor for e in check_set.inputs], with_state=index == 0)
+            every_check.extend(checks)
             unchanged = [tensor_fingerprint(e.tensor) == fp
                          for e, fp in zip(check_set.inputs, check_set.fingerprints)]
             if not all(unchanged):
@@ -275,17 +277,22 @@ class JudgeSession:
                 references = self.task.reference([e.tensor for e in slot.inputs])
                 checks = self._compare_all(slot.outputs, references,
                                            [e.tensor for e in slot.inputs])
+                every_check.extend(checks)
                 entry["passed"] = all(c.passed for c in checks)
                 entry["outputs"] = [c.as_json() for c in checks]
                 seen.append((f"spot slot {index}", [e.tensor for e in slot.outputs][:self.user_outputs],
                              references[:self.user_outputs]))
             spots_json.append(entry)
         findings.extend(_repeated_outputs(seen))
+        undecided = undecided_outputs(every_check)
+        for index in undecided:
+            messages.append(f"output {index}: undecided: it passed only where its FP32 reference "
+                            f"was too ill-conditioned to tell a correct program from a wrong one")
         all_checks = [o for s in sets_json + spots_json for o in s["outputs"]]
         degenerate = sorted({o["degenerate_reason"] for o in all_checks
                              if o["degenerate_reference"]})
         passed = (all(s["passed"] for s in sets_json) and all(s["passed"] for s in spots_json)
-                  and not findings)
+                  and not findings and not undecided)
         return {
             "passed": passed,
             "track": self.track.name,

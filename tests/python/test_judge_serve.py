@@ -486,6 +486,31 @@ def test_an_error_norm_failure_gets_the_fp64_second_opinion(ssr_dir):
     assert "the FP32 reference's own rounding" in result["check_sets"][0]["outputs"][0]["message"]
 
 
+def test_an_output_undecided_on_every_check_set_fails(ssr_dir):
+    # An FP64 reference that puts the FP32 one 1% off (past the conditioning cap) and a program 2%
+    # off the other way: within 8x the reference's error on every element and in norm, so each
+    # check passes, undecided. Only a check that decides may pass the output.
+    session, exporter, slots = make_session(ssr_dir, sets=2, spot=0)
+    session.task.reference_exact = lambda inputs: [
+        r.double() * (1 - 1e-2) for r in session.task.reference(inputs)]
+    outs = []
+    for check_set in slots["check_sets"]:
+        ssr_runner(exporter, slots, check_set["inputs"], check_set["outputs"])
+        outs.append(exporter.find(check_set["outputs"][0]["ipc_handle"]))
+        outs[-1].mul_(1 + 2e-2)
+    result = session.compare()
+    assert not result["passed"]
+    assert all(s["passed"] for s in result["check_sets"])
+    assert all(s["outputs"][0]["undecided"] for s in result["check_sets"])
+    assert any(m.startswith("output 0: undecided") for m in result["messages"]), result["messages"]
+
+    # Check set 1 right: it passes on its own FP32 reference, which decides the output.
+    outs[1].div_(1 + 2e-2)
+    result = session.compare()
+    assert result["passed"], result["messages"]
+    assert [s["outputs"][0]["undecided"] for s in result["check_sets"]] == [True, False]
+
+
 def test_a_passing_set_never_computes_the_fp64_reference(ssr_dir):
     session, exporter, slots = make_session(ssr_dir, sets=1, spot=0)
     check_set = slots["check_sets"][0]
