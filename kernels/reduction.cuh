@@ -40,8 +40,9 @@ struct ValueIndex {
   int64_t index;
 };
 
-// mean_var: Welford's running mean and sum of squared deviations over `count` elements, combined
-// with Chan et al.'s formula; var = m2 / (count - correction) is the epilogue's job.
+// mean_var: the mean and sum of squared deviations (m2) over `count` elements: a thread's elements
+// as shifted sums (Reducer<mean_var>::Run), partials combined with Chan et al.'s formula;
+// var = m2 / (count - correction) is the epilogue's job.
 struct MeanVar {
   float mean;
   float m2;
@@ -143,17 +144,35 @@ struct Reducer<ReduceOp::argmax> : ArgReducer<true> {};
 template <>
 struct Reducer<ReduceOp::argmin> : ArgReducer<false> {};
 
+// A thread's own elements enter a Run: sums of d = x - shift and of d², shift being its first
+// element (the shifted-data algorithm), three floating-point operations per element where
+// Welford's update divides by the count for each (on an H200 a BatchNorm statistics pass over 1.35
+// GB, issue-bound with Welford, ran at 35% of DRAM bandwidth). With the shift one of the elements,
+// sum(d²) exceeds m2 by count · (mean - shift)², a few times m2 at most for any element within a
+// few standard deviations of the mean: the subtraction at the end loses no more than that factor
+// in rounding. Runs then become MeanVar partials, which combine by Chan et al.'s formula.
 template <>
 struct Reducer<ReduceOp::mean_var> {
   using Acc = MeanVar;
   using Result = MeanVar;
+  struct Run {
+    float shift, sum, sum_sq;
+    int64_t count;
+  };
   __device__ static Acc identity() { return MeanVar{0.0f, 0.0f, 0}; }
-  __device__ static Acc accumulate(Acc a, float x, int64_t) {
-    a.count += 1;
-    const float delta = x - a.mean;
-    a.mean += delta / static_cast<float>(a.count);
-    a.m2 += delta * (x - a.mean);
-    return a;
+  __device__ static Run start(float first) { return Run{first, 0.0f, 0.0f, 0}; }
+  __device__ static Run add(Run run, float x, int64_t) {
+    const float d = x - run.shift;
+    run.sum += d;
+    run.sum_sq = fmaf(d, d, run.sum_sq);
+    run.count += 1;
+    return run;
+  }
+  __device__ static Acc end(Acc a, Run run) {
+    if (run.count == 0) return a;
+    const float n = static_cast<float>(run.count), mean_d = run.sum / n;
+    return combine(a, MeanVar{run.shift + mean_d, fmaxf(run.sum_sq - run.sum * mean_d, 0.0f),
+                              run.count});
   }
   __device__ static Acc combine(Acc a, Acc b) {
     if (b.count == 0) return a;
@@ -294,6 +313,30 @@ inline ReducePlan plan_reduce(int64_t outer, int64_t reduce, int64_t inner) {
   return plan;
 }
 
+// How a thread's own elements enter its accumulator: R::accumulate one by one, or, where the
+// reducer has a Run (mean_var), into a Run started from the first element and folded into the
+// accumulator at the end.
+template <class R, class = void>
+struct ThreadRun {
+  using Type = typename R::Acc;
+  template <class Load>
+  __device__ static Type start(typename R::Acc acc, const Load&, int64_t, int64_t) {
+    return acc;
+  }
+  __device__ static Type add(Type run, float x, int64_t r) { return R::accumulate(run, x, r); }
+  __device__ static typename R::Acc end(typename R::Acc, Type run) { return run; }
+};
+template <class R>
+struct ThreadRun<R, std::void_t<typename R::Run>> {
+  using Type = typename R::Run;
+  template <class Load>
+  __device__ static Type start(typename R::Acc, const Load& load, int64_t first, int64_t end) {
+    return R::start(first < end ? load(first) : 0.0f);
+  }
+  __device__ static Type add(Type run, float x, int64_t r) { return R::add(run, x, r); }
+  __device__ static typename R::Acc end(typename R::Acc acc, Type run) { return R::end(acc, run); }
+};
+
 // A thread's part of a reduce range: r = first, first + step, ... < end, accumulated in that order,
 // with kLoadsInFlight loads issued before their values are used (a thread's loads are otherwise one
 // at a time, too few in flight to approach the DRAM bandwidth). The order, and so the bits, are a
@@ -303,6 +346,8 @@ template <class R, class Load>
 __device__ __forceinline__ typename R::Acc accumulate_strided(typename R::Acc acc, const Load& load,
                                                               int64_t first, int64_t end,
                                                               int64_t step) {
+  using Run = ThreadRun<R>;
+  typename Run::Type run = Run::start(acc, load, first, end);
   int64_t r = first;
   for (; r + (kLoadsInFlight - 1) * step < end; r += kLoadsInFlight * step) {
     float x[kLoadsInFlight];
@@ -311,11 +356,11 @@ __device__ __forceinline__ typename R::Acc accumulate_strided(typename R::Acc ac
       x[u] = load(r + u * step);
 #pragma unroll
     for (int u = 0; u < kLoadsInFlight; ++u)
-      acc = R::accumulate(acc, x[u], r + u * step);
+      run = Run::add(run, x[u], r + u * step);
   }
   for (; r < end; r += step)
-    acc = R::accumulate(acc, load(r), r);
-  return acc;
+    run = Run::add(run, load(r), r);
+  return Run::end(acc, run);
 }
 
 // One thread per (short) row, accumulated in index order.
@@ -326,10 +371,8 @@ __global__ void __launch_bounds__(256)
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < outer;
        o += step) {
-    typename R::Acc acc = R::identity();
-    for (int64_t r = 0; r < reduce; ++r)
-      acc = R::accumulate(acc, pro(o, r, int64_t{0}), r);
-    epi(o, int64_t{0}, R::finish(acc));
+    const auto load = [&](int64_t r) { return pro(o, r, int64_t{0}); };
+    epi(o, int64_t{0}, R::finish(accumulate_strided<R>(R::identity(), load, 0, reduce, 1)));
   }
 }
 
