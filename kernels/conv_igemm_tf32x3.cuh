@@ -27,6 +27,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -182,6 +183,11 @@ class ConvIgemmTf32x3 {
     if (shape.groups * plan_.splits > detail::kConvIgemmMaxGroups) {
       plan_ = detail::plan_gemm_tf32x3(shape.groups, p.m, p.n, p.k, 0, tile_n_);  // one split
     }
+    if (plan_.tiles * plan_.splits > INT32_MAX) {
+      error = "ConvIgemmTf32x3::init: too many output tiles for one launch";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    sms_ = sms;
     STITCH_CHECK(split_k_.init(plan_, error));
     STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_));
     channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
@@ -236,12 +242,12 @@ class ConvIgemmTf32x3 {
     order.tiles_m = plan_.tiles_m, order.tiles_n = plan_.tiles_n;
     order.splits = plan_.splits, order.split_k = plan_.split_k;
     order.partials = split_k_.partials(), order.tickets = split_k_.tickets();
-    const dim3 grid(static_cast<unsigned>(int64_t{plan_.tiles_m} * plan_.tiles_n),
-                    static_cast<unsigned>(shape_.groups * plan_.splits));
+    order.units = static_cast<int>(plan_.tiles * plan_.splits);  // init checked it fits
+    const auto blocks = static_cast<unsigned>(std::min(order.units, sms_));
     if (tile_n_ == 64)
-      launch_wgmma<64>(p, order, grid, stream);
+      launch_wgmma<64>(p, order, blocks, stream);
     else
-      launch_wgmma<128>(p, order, grid, stream);
+      launch_wgmma<128>(p, order, blocks, stream);
     STITCH_CHECK_CUDA(cudaGetLastError());
     return STITCH_OK;
   }
@@ -262,14 +268,14 @@ class ConvIgemmTf32x3 {
  private:
   template <int kBN>
   void launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
-                    dim3 grid, cudaStream_t stream) const {
+                    unsigned blocks, cudaStream_t stream) const {
     constexpr size_t smem = detail::WgmmaTile<kBN>::kSmemBytes;
     if (channels_last_)
       detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN>
-          <<<grid, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
+          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
     else
       detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN>
-          <<<grid, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
+          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
   }
 
   // The weight [groups][n][k] (rows of K contiguous floats: a transposed B per group), K
@@ -291,6 +297,7 @@ class ConvIgemmTf32x3 {
   Tf32x3Engine requested_engine_ = Tf32x3Engine::automatic;
   int requested_tile_n_ = 0;
   int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
+  int sms_ = 1;                    // the persistent wgmma kernel's blocks
   bool allow_channels_last_ = true;
   bool wgmma_ = false;
   bool channels_last_ = false;

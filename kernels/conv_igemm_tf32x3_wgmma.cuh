@@ -77,56 +77,72 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
 }
 #endif
 
-// The output tile (128 positions x kBN channels) of gemm_tile_coord(order) for group blockIdx.y /
-// order.splits; order holds the tile counts, the split plan, the partials and the chunk length
-// (its matrix fields are unused).
+// Persistent, as the GEMM kernel (gemm_tf32x3_wgmma_kernel): a block per SM works through the
+// output tiles (128 positions x kBN channels), groups and K splits, order.units of them, in
+// gemm_tile_coord's order (grid.y of the one-tile-per-block launch was group · splits + split),
+// one ring across them, so the producers gather the next tile while the consumers store this one.
+// order holds the tile counts, the split plan, the partials and the chunk length (its matrix
+// fields are unused).
 template <bool kChannelsLast, int kBN>
 __global__ void __launch_bounds__(kWgmmaThreads, 1)
     conv_igemm_tf32x3_wgmma_kernel(ConvIgemmParams p, GemmTf32x3Args order,
                                    const __grid_constant__ WgmmaMaps maps) {
 #if defined(STITCH_GEMM_WGMMA)
   extern __shared__ float4 wgmma_smem[];
-  const GemmTileCoord tile = gemm_tile_coord(order);
-  const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kBN;
-  const int k_begin = tile.split * order.split_k;
-  const WgmmaBlock<kBN> blk =
-      wgmma_block<kBN>(wgmma_smem, k_begin, min(p.k, k_begin + order.split_k));
+  WgmmaBlock<kBN> blk = wgmma_block<kBN>(wgmma_smem, 0, 0);
+  const int tiles = order.tiles_m * order.tiles_n;
+  // The output tile of `unit`, with the block's K range moved on to it.
+  auto next_tile = [&](int unit) {
+    const GemmTileCoord tile = gemm_tile_coord(order, unit % tiles, unit / tiles);
+    const int k_begin = tile.split * order.split_k;
+    blk.advance(k_begin, min(p.k, k_begin + order.split_k));
+    return tile;
+  };
   const int warp = wgmma_warp();
   if (warp >= kWgmmaConsumerThreads / 32) {
     wgmma_become_producer();
     const int ptid = threadIdx.x - kWgmmaConsumerThreads;
     const ConvWgmmaGatherSlot at =
         kChannelsLast ? conv_wgmma_chunk_slot(ptid) : conv_wgmma_gather_slot(ptid);
-    ConvIgemmRow rows[kConvWgmmaGatherRows];
+    for (int unit = blockIdx.x; unit < order.units; unit += gridDim.x) {
+      const GemmTileCoord tile = next_tile(unit);
+      const int group = tile.batch, m0 = tile.tm * kGemmBM;
+      ConvIgemmRow rows[kConvWgmmaGatherRows];
 #pragma unroll
-    for (int i = 0; i < kConvWgmmaGatherRows; ++i)
-      rows[i].start(p, m0 + at.row + 32 * i, group);
-    ConvKCursor cursor;
-    if constexpr (kChannelsLast)
-      cursor.start_taps(p, k_begin + at.first_column);
-    else
-      cursor.start(p, k_begin + at.first_column);
-    wgmma_produce(maps, blk, n0, group, ptid, [&](float* s, int) {
+      for (int i = 0; i < kConvWgmmaGatherRows; ++i)
+        rows[i].start(p, m0 + at.row + 32 * i, group);
+      ConvKCursor cursor;
       if constexpr (kChannelsLast)
-        gather_conv_chunks<kConvWgmmaGatherRows, 32>(
-            p, rows, at.row, at.first_column, cursor,
-            [s](int row, int column, const float* src, bool ok) {
-              cp_async_16(s + wgmma_a_offset(row, column), src, ok);
-            });
+        cursor.start_taps(p, blk.k_begin + at.first_column);
       else
-        gather_conv_columns<kConvWgmmaGatherRows, 32, 1>(
-            p, rows, at.row, at.first_column, cursor,
-            [s](int row, int column, const float* src, bool ok) {
-              cp_async_4(s + wgmma_a_offset(row, column), src, ok);
-            });
-    });
+        cursor.start(p, blk.k_begin + at.first_column);
+      wgmma_produce(maps, blk, tile.tn * kBN, group, ptid, [&](float* s, int) {
+        if constexpr (kChannelsLast)
+          gather_conv_chunks<kConvWgmmaGatherRows, 32>(
+              p, rows, at.row, at.first_column, cursor,
+              [s](int row, int column, const float* src, bool ok) {
+                cp_async_16(s + wgmma_a_offset(row, column), src, ok);
+              });
+        else
+          gather_conv_columns<kConvWgmmaGatherRows, 32, 1>(
+              p, rows, at.row, at.first_column, cursor,
+              [s](int row, int column, const float* src, bool ok) {
+                cp_async_4(s + wgmma_a_offset(row, column), src, ok);
+              });
+      });
+    }
     cp_async_wait<0>();
     return;
   }
   wgmma_become_consumer();
-  wgmma_consume_tile(blk, order, tile, warp, [&](auto& acc, int row, int t) {
-    store_conv_tile(p, group, m0, n0, row, t, acc);
-  });
+#pragma unroll 1
+  for (int unit = blockIdx.x; unit < order.units; unit += gridDim.x) {
+    const GemmTileCoord tile = next_tile(unit);
+    const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kBN;
+    wgmma_consume_tile(blk, order, tile, warp, [&](auto& acc, int row, int t) {
+      store_conv_tile(p, group, m0, n0, row, t, acc);
+    });
+  }
 #else
   (void)p, (void)order, (void)maps;
 #endif
