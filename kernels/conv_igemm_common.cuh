@@ -253,14 +253,17 @@ inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
   if (s.groups > detail::kConvIgemmMaxGroups) return "more groups than one launch holds";
   int64_t in_plane = 1, out_plane = 1, volume = 1;
   for (int i = 0; i < s.spatial; ++i) {
+    // A negative padding crops x (a transposed convolution's phases, conv_transpose_phases.cuh):
+    // the gather's bounds checks hold for any window origin.
     if (s.input[i] <= 0 || s.output[i] <= 0 || s.kernel[i] <= 0 || s.stride[i] <= 0 ||
-        s.dilation[i] <= 0 || s.pad_before[i] < 0 || s.pad_after[i] < 0)
-      return "sizes, strides and dilations must be positive, paddings non-negative";
+        s.dilation[i] <= 0)
+      return "sizes, strides and dilations must be positive";
     const int64_t span =
         s.input[i] + s.pad_before[i] + s.pad_after[i] - s.dilation[i] * (s.kernel[i] - 1) - 1;
     if (span < 0 || span / s.stride[i] + 1 != s.output[i])
       return "output size does not follow from input, kernel, stride, padding and dilation";
-    if (s.pad_before[i] > INT32_MAX / 4 || s.stride[i] * s.output[i] > INT32_MAX / 4 ||
+    if (s.pad_before[i] > INT32_MAX / 4 || s.pad_before[i] < -(INT32_MAX / 4) ||
+        s.stride[i] * s.output[i] > INT32_MAX / 4 ||
         s.dilation[i] * s.kernel[i] > INT32_MAX / 4)
       return "a spatial extent does not fit int32";
     in_plane *= s.input[i];

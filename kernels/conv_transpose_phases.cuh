@@ -6,11 +6,12 @@
 // (phase + pad - k·dilation) ≡ 0 (mod stride), and such a tap reads input i = q + (phase + pad -
 // k·dilation) / stride. Those taps are t = stride / gcd(stride, dilation) apart, and as k falls by
 // t the input index rises by e = dilation / gcd(stride, dilation): a forward convolution over x
-// with stride 1, dilation e, the phase's taps in reverse order, and padding (or, where negative, a
-// crop of x) that lines its first window up. Over all dimensions a phase is a product of
-// per-dimension phases, its weight w' [out_channels][in_channels / groups][taps...] picked out of w
-// [in_channels][out_channels / groups][kernel...], its outputs the strided subset of y. A phase
-// without taps (or whose windows all fall outside x) only receives the bias.
+// with stride 1, dilation e, the phase's taps in reverse order, and the padding that lines its
+// first window up (negative where the window starts inside x: a crop, which the implicit-GEMM
+// convolution takes). Over all dimensions a phase is a product of per-dimension phases, its weight
+// w' [out_channels][in_channels / groups][taps...] picked out of w [in_channels][out_channels /
+// groups][kernel...], its outputs the strided subset of y. A phase without taps only receives the
+// bias.
 //
 // So the implicit-GEMM convolution, which runs forward convolutions on the tensor cores, can run a
 // transposed one: stride^spatial forward convolutions, none of whose products are zero (the
@@ -45,10 +46,9 @@ struct ConvTransposeAxisPhase {
   int64_t phase = 0;    // its outputs: phase, phase + stride, ... (below the output size)
   int64_t outputs = 0;  // how many
   int64_t taps = 0;     // of the kernel's, in this phase; 0: no input reaches these outputs
-  int64_t last_tap = 0, tap_step = 1;   // forward tap j is kernel index last_tap - j·tap_step
-  int64_t dilation = 1;                 // the forward convolution's (e above)
-  int64_t input_start = 0, inputs = 0;  // the slice of x it reads (a crop where padding is < 0)
-  int64_t pad_before = 0, pad_after = 0;
+  int64_t last_tap = 0, tap_step = 1;     // forward tap j is kernel index last_tap - j·tap_step
+  int64_t dilation = 1;                   // the forward convolution's (e above)
+  int64_t pad_before = 0, pad_after = 0;  // of the forward convolution over x (< 0: a crop)
 };
 
 // A whole phase: its dimensions (3-d view: depth, height, width) and the forward convolution of x's
@@ -110,18 +110,12 @@ inline std::vector<ConvTransposeAxisPhase> conv_transpose_axis_phases(int64_t in
         break;
       }
     if (a.taps > 0) {
-      // Forward tap j reads input q + first + j·e, first being the last tap's offset.
+      // Forward tap j reads input q + first + j·e, first being the last tap's offset: a padding of
+      // -first before x (a crop where first > 0), and after it what makes the forward output size
+      // (input + pads - e·(taps - 1) - 1) + 1 equal `outputs`.
       const int64_t first = (phase + pad - a.last_tap * dilation) / stride;  // exact
-      int64_t pad_before = -first;
-      a.input_start = pad_before < 0 ? -pad_before : 0;
-      pad_before = pad_before < 0 ? 0 : pad_before;
-      int64_t inputs = input - a.input_start;
-      // The forward output size (inputs + pads - e·(taps - 1) - 1) + 1 must be `outputs`.
-      int64_t pad_after = a.outputs + forward_dilation * (a.taps - 1) - inputs - pad_before;
-      if (pad_after < 0) inputs += pad_after, pad_after = 0;
-      a.inputs = inputs;
-      a.pad_before = pad_before, a.pad_after = pad_after;
-      if (inputs <= 0) a.taps = 0;  // every window lies outside x
+      a.pad_before = -first;
+      a.pad_after = a.outputs + forward_dilation * (a.taps - 1) - input - a.pad_before;
     }
     phases.push_back(a);
   }
@@ -170,7 +164,8 @@ inline std::vector<ConvTransposePhase> conv_transpose_phases(const ConvTranspose
           f.groups = s.groups;
           for (int i = 0; i < s.spatial; ++i) {
             const ConvTransposeAxisPhase& a = phase.axis[i + 3 - s.spatial];
-            f.input[i] = a.inputs, f.output[i] = a.outputs, f.kernel[i] = a.taps;
+            f.input[i] = d.input[i + 3 - s.spatial];
+            f.output[i] = a.outputs, f.kernel[i] = a.taps;
             f.stride[i] = 1, f.dilation[i] = a.dilation;
             f.pad_before[i] = a.pad_before, f.pad_after[i] = a.pad_after;
           }

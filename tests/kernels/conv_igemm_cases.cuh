@@ -75,7 +75,8 @@ inline int64_t conv_output_elements(const ConvIgemmShape& s) {
 
 // 1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem, dilation, asymmetric padding, channel counts
 // that are not multiples of the tile (K not a multiple of 4: the 4-byte weight loads), more than
-// one channel tile, a 1x1 output, batch 8, 1-d, 3-d, groups, long K, the fused epilogues.
+// one channel tile, a 1x1 output, negative padding, batch 8, 1-d, 3-d, groups, long K, the fused
+// epilogues.
 inline std::vector<ConvIgemmCase> conv_igemm_cases() {
   using E = MatmulEpilogue;
   return {
@@ -89,6 +90,9 @@ inline std::vector<ConvIgemmCase> conv_igemm_cases() {
        conv_case_shape(2, 6, 10, 1, {11, 13}, {3, 2}, {1, 2}, {0, 1}, {2, 1})},
       {"odd_channels_two_channel_tiles", conv_case_shape(1, 5, 130, 1, {9, 9}, {3}, {1}, {1})},
       {"output_1x1", conv_case_shape(3, 7, 9, 1, {3, 3}, {3})},
+      // A transposed convolution's phase crops x by a negative padding.
+      {"negative_padding_crops", conv_case_shape(2, 8, 16, 1, {12, 11}, {3, 2}, {1}, {-1, 1},
+                                                 {-2, -1}, {1, 2})},
       {"batch8", conv_case_shape(8, 16, 32, 1, {16, 16}, {3}, {1}, {1})},
       {"conv1d_k5_stride2", conv_case_shape(2, 12, 20, 1, {50}, {5}, {2}, {2})},
       {"conv3d_k3", conv_case_shape(1, 4, 8, 1, {6, 7, 8}, {3}, {1, 2, 1}, {1})},

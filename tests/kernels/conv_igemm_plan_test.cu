@@ -290,9 +290,12 @@ TEST(ConvIgemmShapeCheck, RefusesShapesItCannotRun) {
   ConvIgemmShape uneven_groups = s;
   uneven_groups.groups = 3;
   EXPECT_NE(conv_igemm_shape_problem(uneven_groups), "");
+  // A negative padding crops x: valid where the output size follows from it.
   ConvIgemmShape negative_pad = s;
   negative_pad.pad_before[0] = -1;
   EXPECT_NE(conv_igemm_shape_problem(negative_pad), "");
+  negative_pad.output[0] = 6;
+  EXPECT_EQ(conv_igemm_shape_problem(negative_pad), "");
   ConvIgemmShape huge = testing::conv_case_shape(1, 1024, 8, 1, {2048, 2048}, {1});
   EXPECT_NE(conv_igemm_shape_problem(huge), "");  // one image's input past int32
   ConvIgemmShape four_d = s;

@@ -95,8 +95,8 @@ std::vector<double> by_phases(const ConvTransposeShape& s, const std::vector<dou
                       bool inside = true;
                       for (int d = 0; d < 3; ++d) {
                         const int64_t at = q[d] - a[d].pad_before + j[d] * a[d].dilation;
-                        inside = inside && at >= 0 && at < a[d].inputs;
-                        xi = xi * s3.input[d] + a[d].input_start + at;
+                        inside = inside && at >= 0 && at < s3.input[d];
+                        xi = xi * s3.input[d] + at;
                       }
                       if (!inside) continue;
                       sum +=
