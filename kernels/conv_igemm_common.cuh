@@ -40,6 +40,14 @@ struct ConvIgemmShape {
   int64_t dilation[3] = {1, 1, 1};
 };
 
+// Where a convolution's outputs go in y when y is not its own dense tensor: a transposed
+// convolution's phase (conv_transpose_phases.cuh) writes every stride-th element of a larger y.
+// Output (image, channel, od, oh, ow) lands on image·image_floats + channel·channel_floats + origin
+// + od·step[0] + oh·step[1] + ow·step[2] (3-d view).
+struct ConvIgemmOutputMap {
+  int64_t image_floats = 0, channel_floats = 0, origin = 0, step[3] = {0, 0, 0};
+};
+
 namespace detail {
 
 inline constexpr int kConvIgemmMaxGroups = 65535;  // grid.y
@@ -75,6 +83,9 @@ struct ConvIgemmParams {
       dilation[3] = {};
   int in_plane = 0, out_plane = 0;   // positions per channel
   int64_t x_image = 0, y_image = 0;  // floats per image
+  // Where output position (od, oh, ow) of channel c lies in an image of y: c·y_channel + y_origin
+  // + od·y_step[0] + oh·y_step[1] + ow·y_step[2] (ConvIgemmOutputMap; dense by default).
+  int64_t y_channel = 0, y_origin = 0, y_step[3] = {};
   int tiles_m = 0, tiles_n = 0;
   MatmulEpilogue epilogue = MatmulEpilogue::none;
   // x channels-last (NDHWC: conv_igemm_channels_last sets it), with K ordered (tap, channel):
@@ -225,11 +236,15 @@ __host__ __device__ __forceinline__ void gather_conv_chunks(const ConvIgemmParam
   cursor.advance_taps(p, kGemmBK - 8);
 }
 
-// Where the GEMM element (m, co) of `group` goes in y: [image, group·N + co, position].
+// Where the GEMM element (m, co) of `group` goes in y: [image, group·N + co, position], the
+// position through the output map.
 __host__ __device__ __forceinline__ int64_t conv_output_offset(const ConvIgemmParams& p, int group,
                                                                int m, int co) {
   const int img = m / p.out_plane, o = m - img * p.out_plane;
-  return img * p.y_image + (int64_t{group} * p.n + co) * p.out_plane + o;
+  const int od = o / p.out_hw, ohw = o - od * p.out_hw;
+  const int oh = ohw / p.out_w, ow = ohw - oh * p.out_w;
+  return img * p.y_image + (int64_t{group} * p.n + co) * p.y_channel + p.y_origin +
+         od * p.y_step[0] + oh * p.y_step[1] + ow * p.y_step[2];
 }
 
 // y[image, group·N + co, position] = act(sum + bias) for the GEMM element (m, co).
@@ -312,9 +327,16 @@ inline ConvIgemmParams conv_igemm_params(const float* x, const float* w, const f
   p.m = static_cast<int>(s.batch * p.out_plane);
   p.x_image = s.in_channels * p.in_plane;
   p.y_image = s.out_channels * p.out_plane;
+  p.y_channel = p.out_plane;
+  p.y_step[0] = p.out_hw, p.y_step[1] = p.out_w, p.y_step[2] = 1;
   p.tiles_m = (p.m + kGemmBM - 1) / kGemmBM;
   p.tiles_n = (p.n + kGemmBN - 1) / kGemmBN;
   return p;
+}
+
+inline void conv_igemm_output_map(ConvIgemmParams& p, const ConvIgemmOutputMap& map) {
+  p.y_image = map.image_floats, p.y_channel = map.channel_floats, p.y_origin = map.origin;
+  for (int i = 0; i < 3; ++i) p.y_step[i] = map.step[i];
 }
 
 // Whether the channels-last gather (16-byte chunks) can run the shape: channels per group a

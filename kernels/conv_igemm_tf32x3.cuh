@@ -109,11 +109,13 @@ inline cudaError_t allow_conv_igemm_tf32x3_smem() {
 // only with STITCH_GEMM_TF32X3_MMA_SYNC_ON_SM90A (ConvIgemmTf32x3 checks; this does not).
 inline int launch_conv_igemm_tf32x3_mma_sync(const float* x, const float* w, const float* bias,
                                              float* y, const ConvIgemmShape& s,
-                                             MatmulEpilogue epilogue, cudaStream_t stream) {
+                                             MatmulEpilogue epilogue, cudaStream_t stream,
+                                             const ConvIgemmOutputMap* output_map = nullptr) {
   if (x == nullptr || w == nullptr || y == nullptr ||
       (epilogue_has_bias(epilogue) && bias == nullptr) || !conv_igemm_shape_problem(s).empty())
     return cudaErrorInvalidValue;
-  const ConvIgemmParams p = conv_igemm_params(x, w, bias, y, s, epilogue);
+  ConvIgemmParams p = conv_igemm_params(x, w, bias, y, s, epilogue);
+  if (output_map != nullptr) conv_igemm_output_map(p, *output_map);
   const dim3 grid(static_cast<unsigned>(int64_t{p.tiles_m} * p.tiles_n),
                   static_cast<unsigned>(s.groups));
   // 16-byte weight loads: every weight row (K floats) starts 16-byte aligned.
@@ -144,6 +146,12 @@ class ConvIgemmTf32x3 {
   // Whether the wgmma kernel may gather from a channels-last copy of x (the fast path, where
   // the channels per group are a multiple of 4); tests and the bench turn it off. Before init.
   void allow_channels_last(bool allowed) { allow_channels_last_ = allowed; }
+  // Outputs through `map` instead of into a dense y of the shape's size (a transposed
+  // convolution's phase: conv_transpose_phases.cuh).
+  void set_output_map(const ConvIgemmOutputMap& map) {
+    output_map_ = map;
+    has_output_map_ = true;
+  }
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
   int tile_n() const { return wgmma_ ? tile_n_ : detail::kGemmBN; }
@@ -224,13 +232,15 @@ class ConvIgemmTf32x3 {
       error = "ConvIgemmTf32x3::run: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
+    const ConvIgemmOutputMap* map = has_output_map_ ? &output_map_ : nullptr;
     if (!wgmma_) {
-      STITCH_CHECK_CUDA(
-          detail::launch_conv_igemm_tf32x3_mma_sync(x, w, bias, y, shape_, epilogue_, stream));
+      STITCH_CHECK_CUDA(detail::launch_conv_igemm_tf32x3_mma_sync(x, w, bias, y, shape_, epilogue_,
+                                                                  stream, map));
       return STITCH_OK;
     }
     if (given_w) STITCH_CHECK(split_weights(w, stream, error));
     detail::ConvIgemmParams p = detail::conv_igemm_params(x, w, bias, y, shape_, epilogue_);
+    if (map != nullptr) detail::conv_igemm_output_map(p, *map);
     if (channels_last_) {
       float* copy = static_cast<float*>(x_channels_last_.at(0));
       STITCH_CHECK_CUDA(detail::launch_channels_last(x, copy, shape_.batch, shape_.in_channels,
@@ -299,6 +309,8 @@ class ConvIgemmTf32x3 {
   int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
   int sms_ = 1;                    // the persistent wgmma kernel's blocks
   bool allow_channels_last_ = true;
+  ConvIgemmOutputMap output_map_;
+  bool has_output_map_ = false;
   bool wgmma_ = false;
   bool channels_last_ = false;
   bool ready_ = false;

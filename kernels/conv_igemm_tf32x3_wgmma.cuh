@@ -54,9 +54,9 @@ __host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_chunk_slot(int ptid) {
 
 #if defined(STITCH_GEMM_WGMMA)
 // The epilogue on a consumer thread's sums of the output tile at (m0, n0) of `group` (row: its
-// first tile row): y = act(sum + bias) in NCDHW, one element per store (adjacent columns are
-// output channels, a plane apart). Straight runs, as apply_bias_activation says why; the
-// position's division is done once per row.
+// first tile row): y = act(sum + bias) in NCDHW (through p's output map), one element per store
+// (adjacent columns are output channels, a plane apart). Straight runs, as apply_bias_activation
+// says why; the position's divisions are done once per row.
 template <int kAcc>
 __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int group, int m0,
                                                 int n0, int row, int t, float (&acc)[kAcc]) {
@@ -70,9 +70,9 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
     row_at[half] = conv_output_offset(p, group, m, n0);
   }
   for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
-    const int64_t at = row_at[half] + int64_t{column} * p.out_plane;
+    const int64_t at = row_at[half] + column * p.y_channel;
     if (row_inside[half] && n0 + column < p.n) p.y[at] = sum;
-    if (row_inside[half] && n0 + column + 1 < p.n) p.y[at + p.out_plane] = next;
+    if (row_inside[half] && n0 + column + 1 < p.n) p.y[at + p.y_channel] = next;
   });
 }
 #endif

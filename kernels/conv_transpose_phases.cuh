@@ -203,4 +203,20 @@ __host__ __device__ inline int64_t conv_transpose_output_index(const ConvTranspo
   return at;
 }
 
+// Where the phase's forward convolution writes in y: its outputs q go to phase + stride·q of y
+// ([batch][out_channels][output...] of `s`), for ConvIgemmTf32x3::set_output_map.
+inline ConvIgemmOutputMap conv_transpose_output_map(const ConvTransposeShape& s,
+                                                    const ConvTransposePhase& phase) {
+  const ConvTransposeShape s3 = detail::conv_transpose_3d(s);
+  const int64_t pitch[3] = {s3.output[1] * s3.output[2], s3.output[2], 1};
+  ConvIgemmOutputMap map;
+  map.channel_floats = s3.output[0] * pitch[0];
+  map.image_floats = s3.out_channels * map.channel_floats;
+  for (int i = 0; i < 3; ++i) {
+    map.origin += phase.axis[i].phase * pitch[i];
+    map.step[i] = s3.stride[i] * pitch[i];
+  }
+  return map;
+}
+
 }  // namespace stitch::kernels

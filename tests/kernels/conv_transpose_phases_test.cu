@@ -1,9 +1,9 @@
 // kernels/conv_transpose_phases.cuh without a GPU (label unit): a transposed convolution computed
 // as its phases' forward convolutions (each run here by a direct CPU loop over exactly the shape,
 // weight map and output map the phase gives) must equal the transposed convolution by its
-// definition, every output element written by exactly one phase; every phase's forward shape must
-// be one the implicit-GEMM convolution accepts. Over every 1-d configuration of small sizes, and
-// 2-d / 3-d shapes with groups like KernelBench's.
+// definition, every output element written by exactly one phase, where the implicit GEMM's output
+// map puts it; every phase's forward shape must be one the implicit-GEMM convolution accepts. Over
+// every 1-d configuration of small sizes, and 2-d / 3-d shapes with groups like KernelBench's.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -104,6 +104,17 @@ std::vector<double> by_phases(const ConvTransposeShape& s, const std::vector<dou
                           w[static_cast<size_t>(conv_transpose_weight_index(s3, phase, co, ci, j))];
                     }
               const auto yi = static_cast<size_t>(conv_transpose_output_index(s3, phase, n, co, q));
+              if (phase.contributes) {  // the implicit GEMM's own output map agrees
+                detail::ConvIgemmParams p = detail::conv_igemm_params(
+                    nullptr, nullptr, nullptr, nullptr, phase.forward, MatmulEpilogue::none);
+                detail::conv_igemm_output_map(p, conv_transpose_output_map(s, phase));
+                const int64_t m =
+                    (n * a[0].outputs + q0) * a[1].outputs * a[2].outputs + q1 * a[2].outputs + q2;
+                EXPECT_EQ(
+                    detail::conv_output_offset(p, static_cast<int>(co / out_g), static_cast<int>(m),
+                                               static_cast<int>(co % out_g)),
+                    static_cast<int64_t>(yi));
+              }
               y[yi] = sum;
               ++writes[yi];
             }
