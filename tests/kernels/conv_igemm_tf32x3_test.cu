@@ -19,8 +19,10 @@
 #include <gtest/gtest.h>
 
 #include "conv_igemm_cases.cuh"
+#include "conv_transpose_cases.cuh"
 #include "kernel_test_support.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
+#include "kernels/conv_transpose_igemm.cuh"
 
 namespace stitch::kernels {
 namespace {
@@ -214,6 +216,95 @@ TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {
                                                         MatmulEpilogue::none, nullptr));
   ASSERT_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(testing::bitwise_equal(dy.download(), dy_shifted.download()));
+}
+
+// ConvTransposeIgemmTf32x3 (kernels/conv_transpose_igemm.cuh): every output phase a forward
+// convolution on the implicit GEMM (either kernel) writing through its output map, the outputs no
+// tap reaches filled with act(bias), against the definition in double (conv_transpose_cases.cuh),
+// by the bounds above; every output written (NaN first), a second run with the weight given (so
+// gathered and split per call) bit-identical.
+class ConvTransposeIgemmTest
+    : public ::testing::TestWithParam<std::tuple<testing::ConvTransposeCase, Variant>> {};
+
+TEST_P(ConvTransposeIgemmTest, MatchesTheDoubleReference) {
+  REQUIRE_GPU();
+  const auto& [c, variant] = GetParam();
+  REQUIRE_VARIANT(variant);
+  const ConvTransposeShape d = detail::conv_transpose_3d(c.shape);
+  const int64_t in_plane = d.input[0] * d.input[1] * d.input[2];
+  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
+  const int64_t volume = d.kernel[0] * d.kernel[1] * d.kernel[2];
+  const auto x = testing::uniform_floats(d.batch * d.in_channels * in_plane, 31, -1.f, 1.f);
+  const auto w = testing::uniform_floats(d.in_channels * (d.out_channels / d.groups) * volume, 32,
+                                         -1.f, 1.f);
+  const auto bias = testing::uniform_floats(d.out_channels, 33, -1.f, 1.f);
+  std::vector<double> scale;
+  std::vector<double> expected = testing::conv_transpose_direct(
+      c.shape, std::vector<double>(x.begin(), x.end()), std::vector<double>(w.begin(), w.end()),
+      &scale);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const int64_t channel = static_cast<int64_t>(i) / out_plane % d.out_channels;
+    if (epilogue_has_bias(c.epilogue)) {
+      expected[i] += bias[channel];
+      scale[i] += std::fabs(bias[channel]);
+    }
+    if (c.epilogue == MatmulEpilogue::bias_relu || c.epilogue == MatmulEpilogue::relu)
+      expected[i] = std::max(expected[i], 0.0);
+    if (c.epilogue == MatmulEpilogue::bias_gelu || c.epilogue == MatmulEpilogue::gelu)
+      expected[i] = testing::gelu_tanh(expected[i]);
+  }
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  ConvTransposeIgemmTf32x3 conv;
+  conv.set_engine(variant == Variant::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
+  std::string error;
+  ASSERT_EQ(conv.init(c.shape, c.epilogue, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> y = dy.download();
+  const bool gelu = c.epilogue == MatmulEpilogue::bias_gelu;
+  EXPECT_TRUE(
+      all_close(y, expected, gelu ? Tolerance{1e-5, 5e-5, 2e-5} : Tolerance{1e-6, 0, 2e-5}, &scale))
+      << c.name << " on " << conv.describe();
+  double diff = 0.0, norm = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    diff += (y[i] - expected[i]) * (y[i] - expected[i]);
+    norm += expected[i] * expected[i];
+  }
+  const double error_norm = std::sqrt(diff / std::max(norm, 1e-300));
+  std::printf("[ conv_transpose_igemm ] %s (%s): relative error norm %.3g\n", c.name.c_str(),
+              conv.describe().c_str(), error_norm);
+  EXPECT_LE(error_norm, kNormBound) << c.name;
+  DeviceBuffer<float> again(y.size());
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvTransposeIgemmTest,
+    ::testing::Combine(::testing::ValuesIn(testing::conv_transpose_cases()),
+                       ::testing::Values(Variant::mma_sync, Variant::wgmma)),
+    [](const ::testing::TestParamInfo<std::tuple<testing::ConvTransposeCase, Variant>>& info) {
+      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
+    });
+
+TEST(ConvTransposeIgemmTest, BadShapesAndCallsAreRefused) {
+  ConvTransposeIgemmTf32x3 conv;
+  std::string error;
+  ConvTransposeShape s = testing::conv_transpose_case_shape(1, 4, 4, 1, {5, 5}, 3, 2, 1);
+  s.output[0] += 3;  // not what the sizes give
+  EXPECT_EQ(conv.init(s, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("output size"), std::string::npos) << error;
+  float dummy = 0.0f;
+  EXPECT_EQ(conv.run(&dummy, &dummy, nullptr, &dummy, nullptr, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("before a successful init"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "conv_transpose_cases.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 #include "kernels/conv_transpose_phases.cuh"
 
@@ -25,43 +26,6 @@ std::vector<double> pattern(int64_t n, int64_t seed) {
   for (int64_t i = 0; i < n; ++i)
     v[static_cast<size_t>(i)] = static_cast<double>((i * 37 + seed * 11) % 23) - 11.0;
   return v;
-}
-
-// y by the definition: y[o] += x[i]·w[k] for o = i·stride - pad + k·dilation (3-d view).
-std::vector<double> direct(const ConvTransposeShape& s3, const std::vector<double>& x,
-                           const std::vector<double>& w) {
-  const int64_t in_g = s3.in_channels / s3.groups, out_g = s3.out_channels / s3.groups;
-  std::vector<double> y(static_cast<size_t>(s3.batch * s3.out_channels * elements(s3.output)));
-  for (int64_t n = 0; n < s3.batch; ++n)
-    for (int64_t ci = 0; ci < s3.in_channels; ++ci)
-      for (int64_t co = 0; co < out_g; ++co)
-        for (int64_t i0 = 0; i0 < s3.input[0]; ++i0)
-          for (int64_t i1 = 0; i1 < s3.input[1]; ++i1)
-            for (int64_t i2 = 0; i2 < s3.input[2]; ++i2)
-              for (int64_t k0 = 0; k0 < s3.kernel[0]; ++k0)
-                for (int64_t k1 = 0; k1 < s3.kernel[1]; ++k1)
-                  for (int64_t k2 = 0; k2 < s3.kernel[2]; ++k2) {
-                    const int64_t o0 = i0 * s3.stride[0] - s3.pad[0] + k0 * s3.dilation[0];
-                    const int64_t o1 = i1 * s3.stride[1] - s3.pad[1] + k1 * s3.dilation[1];
-                    const int64_t o2 = i2 * s3.stride[2] - s3.pad[2] + k2 * s3.dilation[2];
-                    if (o0 < 0 || o0 >= s3.output[0] || o1 < 0 || o1 >= s3.output[1] || o2 < 0 ||
-                        o2 >= s3.output[2])
-                      continue;
-                    const int64_t yc = ci / in_g * out_g + co;
-                    const int64_t xi =
-                        ((n * s3.in_channels + ci) * s3.input[0] + i0) * s3.input[1] * s3.input[2] +
-                        i1 * s3.input[2] + i2;
-                    const int64_t wi =
-                        (((ci * out_g + co) * s3.kernel[0] + k0) * s3.kernel[1] + k1) *
-                            s3.kernel[2] +
-                        k2;
-                    const int64_t yi = ((n * s3.out_channels + yc) * s3.output[0] + o0) *
-                                           s3.output[1] * s3.output[2] +
-                                       o1 * s3.output[2] + o2;
-                    y[static_cast<size_t>(yi)] +=
-                        x[static_cast<size_t>(xi)] * w[static_cast<size_t>(wi)];
-                  }
-  return y;
 }
 
 // y through the phases, each a forward convolution run directly on its own shape; `writes` counts
@@ -130,7 +94,7 @@ int check(const ConvTransposeShape& s) {
   const auto w = pattern(s3.in_channels * (s3.out_channels / s3.groups) * elements(s3.kernel), 2);
   std::vector<int> writes;
   const auto got = by_phases(s, x, w, writes);
-  const auto want = direct(s3, x, w);
+  const auto want = testing::conv_transpose_direct(s, x, w);
   int bad = 0;
   for (size_t i = 0; i < want.size() && bad < 3; ++i) {
     if (writes[i] != 1 || got[i] != want[i]) {  // integers: exact
@@ -209,6 +173,13 @@ TEST(ConvTransposePhases, GroupedAndMultiDimensionalShapesMatchTheDefinition) {
   mixed.dilation[0] = 2, mixed.output[0] = (4 - 1) * 3 - 4 + 2 * 2 + 1;
   mixed.input[1] = 3, mixed.kernel[1] = 2, mixed.stride[1] = 1, mixed.output[1] = 4;
   check(mixed);
+}
+
+TEST(ConvTransposePhases, TheGpuTestsShapesMatchTheDefinition) {
+  for (const testing::ConvTransposeCase& c : testing::conv_transpose_cases()) {
+    SCOPED_TRACE(c.name);
+    check(c.shape);
+  }
 }
 
 TEST(ConvTransposePhases, AStrideBeyondTheKernelLeavesPhasesWithoutTaps) {

@@ -6,6 +6,7 @@
 #include "kernels/attention.cuh"
 #include "kernels/attention_mma.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
+#include "kernels/conv_transpose_igemm.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/gemm_tf32x3.cuh"
@@ -142,6 +143,12 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK(conv3.init(conv_shape, MatmulEpilogue::bias_relu, error));
   STITCH_CHECK(conv3.prepare_weights(a, stream, error));
   STITCH_CHECK(conv3.run(a, nullptr, a, y, stream, error));
+  ConvTransposeShape transposed_shape;
+  transposed_shape.in_channels = transposed_shape.out_channels = 4;
+  ConvTransposeIgemmTf32x3 transposed3;
+  STITCH_CHECK(transposed3.init(transposed_shape, MatmulEpilogue::bias_gelu, error));
+  STITCH_CHECK(transposed3.prepare_weights(a, stream, error));
+  STITCH_CHECK(transposed3.run(a, nullptr, a, y, stream, error));
 
   AttentionShape attention;
   attention.queries = attention.keys = 4, attention.head_dim = attention.value_dim = 4;

@@ -1,0 +1,211 @@
+// ConvTransposeIgemmTf32x3: one transposed convolution on the fp32 track, y = act(conv_transpose(x,
+// w) + bias), as the forward convolutions of its output phases (conv_transpose_phases.cuh), each
+// on ConvIgemmTf32x3 — 3xTF32 tensor cores, FP32-accurate, and none of the zero products a
+// zero-inserted input would bring — writing through its output map into the strided subset of y
+// it owns; outputs no tap reaches get act(bias) from a fill kernel. The phases run one after
+// another on the caller's stream (capturable: kernel launches only).
+//
+//   ConvTransposeIgemmTf32x3 conv;
+//   conv.init(shape, epilogue, error);      // the phases and their implicit GEMMs, buffers
+//   conv.prepare_weights(w, stream, error);  // a parameter weight: each phase's w' once
+//   conv.run(x, nullptr, bias, y, stream, error);
+//
+// w is PyTorch's [in_channels][out_channels / groups][kernel...]; x and y NCDHW contiguous.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conv_igemm_tf32x3.cuh"
+#include "conv_transpose_phases.cuh"
+#include "gemm_tf32x3_common.cuh"
+#include "matmul.cuh"
+#include "runtime.cuh"
+
+namespace stitch::kernels {
+
+namespace detail {
+
+// out[co][ci][j...] = w[conv_transpose_weight_index(...)] over the phase's count weights.
+template <int kUnused = 0>
+__global__ void conv_transpose_phase_weight_kernel(const float* w, float* out,
+                                                   ConvTransposeShape s3, ConvTransposePhase phase,
+                                                   int64_t count) {
+  const int64_t taps = phase.axis[0].taps * phase.axis[1].taps * phase.axis[2].taps;
+  const int64_t in_per_group = s3.in_channels / s3.groups;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t tap = i % taps, channel_pair = i / taps;
+    const int64_t j[3] = {tap / (phase.axis[1].taps * phase.axis[2].taps),
+                          tap / phase.axis[2].taps % phase.axis[1].taps, tap % phase.axis[2].taps};
+    out[i] = w[conv_transpose_weight_index(s3, phase, channel_pair / in_per_group,
+                                           channel_pair % in_per_group, j)];
+  }
+}
+
+// y = act(bias) (0 without a bias) at every output of a phase no tap reaches.
+template <int kUnused = 0>
+__global__ void conv_transpose_fill_kernel(float* y, const float* bias, MatmulEpilogue epilogue,
+                                           ConvIgemmOutputMap map, int64_t channels,
+                                           ConvTransposePhase phase, int64_t count) {
+  const int64_t q1 = phase.axis[1].outputs, q2 = phase.axis[2].outputs;
+  const int64_t plane = phase.axis[0].outputs * q1 * q2;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t position = i % plane, channel = i / plane % channels,
+                  image = i / plane / channels;
+    const int64_t at = image * map.image_floats + channel * map.channel_floats + map.origin +
+                       position / (q1 * q2) * map.step[0] + position / q2 % q1 * map.step[1] +
+                       position % q2 * map.step[2];
+    const float value = epilogue_has_bias(epilogue) ? bias[channel] : 0.0f;
+    y[at] = gemm_activation(value, epilogue);
+  }
+}
+
+}  // namespace detail
+
+class ConvTransposeIgemmTf32x3 {
+ public:
+  ConvTransposeIgemmTf32x3() = default;
+  ConvTransposeIgemmTf32x3(const ConvTransposeIgemmTf32x3&) = delete;
+  ConvTransposeIgemmTf32x3& operator=(const ConvTransposeIgemmTf32x3&) = delete;
+
+  // Tests force the engine (Tf32x3Engine) of every phase's implicit GEMM. Before init.
+  void set_engine(Tf32x3Engine engine) { engine_ = engine; }
+
+  int init(const ConvTransposeShape& shape, MatmulEpilogue epilogue, std::string& error) {
+    ready_ = false;
+    phases_.clear();
+    if (const std::string bad = conv_transpose_shape_problem(shape); !bad.empty()) {
+      error = "ConvTransposeIgemmTf32x3::init: " + bad;
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    shape_ = shape;
+    epilogue_ = epilogue;
+    const ConvTransposeShape s3 = detail::conv_transpose_3d(shape);
+    const int64_t in_per_group = s3.in_channels / s3.groups;
+    ArenaLayout layout;  // the phases' weights, w's size in all (each tap is in one phase)
+    for (const ConvTransposePhase& phase : conv_transpose_phases(shape)) {
+      Phase part;
+      part.phase = phase;
+      part.map = conv_transpose_output_map(shape, phase);
+      if (phase.contributes) {
+        part.conv = std::make_unique<ConvIgemmTf32x3>();
+        part.conv->set_engine(engine_);
+        part.conv->set_output_map(part.map);
+        STITCH_CHECK(part.conv->init(phase.forward, epilogue, error));
+        part.weight_count = s3.out_channels * in_per_group * phase.axis[0].taps *
+                            phase.axis[1].taps * phase.axis[2].taps;
+        part.weight_offset = layout.take(static_cast<size_t>(part.weight_count) * sizeof(float));
+      }
+      phases_.push_back(std::move(part));
+    }
+    STITCH_CHECK(weights_.reserve(layout.total(), error));
+    ready_ = true;
+    return STITCH_OK;
+  }
+
+  // A weight that stays put (a parameter): every phase's w' gathered (and split) once; run then
+  // takes w = nullptr.
+  int prepare_weights(const float* w, cudaStream_t stream, std::string& error) {
+    if (!ready_ || w == nullptr) {
+      error = !ready_ ? "ConvTransposeIgemmTf32x3::prepare_weights before a successful init"
+                      : "ConvTransposeIgemmTf32x3::prepare_weights: null weight";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    STITCH_CHECK(gather_weights(w, stream, error));
+    for (Phase& part : phases_)
+      if (part.conv) STITCH_CHECK(part.conv->prepare_weights(phase_weight(part), stream, error));
+    prepared_ = true;
+    return STITCH_OK;
+  }
+
+  // w == nullptr: the prepared weight; otherwise the phases' weights are gathered from w first.
+  int run(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
+          std::string& error) const {
+    std::string bad;
+    if (!ready_)
+      bad = "run before a successful init";
+    else if (x == nullptr || y == nullptr)
+      bad = "null tensor pointer";
+    else if (w == nullptr && !prepared_)
+      bad = "no weight, and none prepared";
+    else if (epilogue_has_bias(epilogue_) && bias == nullptr)
+      bad = "the epilogue needs a bias";
+    if (!bad.empty()) {
+      error = "ConvTransposeIgemmTf32x3::run: " + bad;
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    if (w != nullptr) STITCH_CHECK(gather_weights(w, stream, error));
+    for (const Phase& part : phases_) {
+      if (part.conv) {
+        STITCH_CHECK(
+            part.conv->run(x, w != nullptr ? phase_weight(part) : nullptr, bias, y, stream, error));
+        continue;
+      }
+      const int64_t count = shape_.batch * shape_.out_channels * part.phase.axis[0].outputs *
+                            part.phase.axis[1].outputs * part.phase.axis[2].outputs;
+      int64_t blocks = 0;
+      STITCH_CHECK_CUDA(grid_stride_blocks(count, kBlock, blocks));
+      detail::conv_transpose_fill_kernel<><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
+          y, bias, epilogue_, part.map, shape_.out_channels, part.phase, count);
+      STITCH_CHECK_CUDA(cudaGetLastError());
+    }
+    return STITCH_OK;
+  }
+
+  std::string describe() const {
+    if (!ready_) return "not initialised";
+    int contributing = 0;
+    std::string engine;
+    for (const Phase& part : phases_)
+      if (part.conv) ++contributing, engine = part.conv->describe();
+    return "transposed convolution as " + std::to_string(contributing) + " phase convolutions (" +
+           engine + ")" +
+           (contributing < static_cast<int>(phases_.size())
+                ? ", " + std::to_string(phases_.size() - contributing) + " filled with the bias"
+                : "");
+  }
+
+ private:
+  static constexpr int kBlock = 256;  // the weight gather's and the fill's
+  struct Phase {
+    ConvTransposePhase phase;
+    ConvIgemmOutputMap map;
+    std::unique_ptr<ConvIgemmTf32x3> conv;  // null: no tap reaches these outputs
+    int64_t weight_count = 0;
+    size_t weight_offset = 0;  // in weights_
+  };
+
+  float* phase_weight(const Phase& part) const {
+    return static_cast<float*>(weights_.at(part.weight_offset));
+  }
+
+  int gather_weights(const float* w, cudaStream_t stream, std::string& error) const {
+    const ConvTransposeShape s3 = detail::conv_transpose_3d(shape_);
+    for (const Phase& part : phases_) {
+      if (!part.conv) continue;
+      int64_t blocks = 0;
+      STITCH_CHECK_CUDA(grid_stride_blocks(part.weight_count, kBlock, blocks));
+      detail::conv_transpose_phase_weight_kernel<>
+          <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(w, phase_weight(part), s3,
+                                                                 part.phase, part.weight_count);
+      STITCH_CHECK_CUDA(cudaGetLastError());
+    }
+    return STITCH_OK;
+  }
+
+  ConvTransposeShape shape_;
+  MatmulEpilogue epilogue_ = MatmulEpilogue::none;
+  Tf32x3Engine engine_ = Tf32x3Engine::automatic;
+  std::vector<Phase> phases_;
+  Arena weights_;  // every contributing phase's w' [out_channels][in_channels / groups][taps...]
+  bool prepared_ = false;
+  bool ready_ = false;
+};
+
+}  // namespace stitch::kernels
