@@ -2,8 +2,9 @@
 // its engine chosen in Program::init_convs (heuristics, then a short timing on scratch buffers),
 // run in run_subtasks on the arena's library workspace; or, where the plan chose the kernel
 // `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, a
-// ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh) member of Program::Gemms, its weight split in
-// init_gemms (no workspace). The epilogue (bias, activations, residual adds, scale/shift) runs as
+// ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh; ConvTransposeIgemmTf32x3 for a transposed one,
+// kernels/conv_transpose_igemm.cuh) member of Program::Gemms, its weight split in init_gemms (no
+// workspace). The epilogue (bias, activations, residual adds, scale/shift) runs as
 // one elementwise pass after, whichever engine.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
@@ -138,15 +139,22 @@ std::string emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtask, const
                                  const std::string& member, const std::string& weight) {
   CodeWriter& iw = ctx.pieces().gemm_init;
   iw.open("{{  // {}", subtask.id);
-  iw.line("ConvIgemmShape shape;");
+  // A transposed convolution (ConvTransposeIgemmTf32x3) takes PyTorch's padding, symmetric.
+  iw.line("{} shape;", spec.transposed ? "ConvTransposeShape" : "ConvIgemmShape");
   iw.line("shape.spatial = {}; shape.batch = {}; shape.groups = {};", spec.input.size(), spec.batch,
           spec.groups);
   iw.line("shape.in_channels = {}; shape.out_channels = {};", spec.in_channels, spec.out_channels);
-  for (const auto& [field, values] :
-       {std::pair{"input", &spec.input}, {"output", &spec.output}, {"kernel", &spec.kernel},
-        {"stride", &spec.stride}, {"pad_before", &spec.pad_before}, {"pad_after", &spec.pad_after},
-        {"dilation", &spec.dilation}})
-    iw.line("{}", array_fields(field, *values));
+  std::vector<std::pair<const char*, const std::vector<int64_t>*>> fields = {
+      {"input", &spec.input}, {"output", &spec.output}, {"kernel", &spec.kernel},
+      {"stride", &spec.stride}};
+  if (spec.transposed) {
+    fields.push_back({"pad", &spec.pad_before});
+  } else {
+    fields.push_back({"pad_before", &spec.pad_before});
+    fields.push_back({"pad_after", &spec.pad_after});
+  }
+  fields.push_back({"dilation", &spec.dilation});
+  for (const auto& [field, values] : fields) iw.line("{}", array_fields(field, *values));
   iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::none, error));", member);
   const bool weight_at_init = spec.w.base.kind == ir::ValueRef::Kind::param;
   if (weight_at_init)
@@ -173,10 +181,12 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     pieces.uses_depthwise = true;
   } else if (igemm) {
     pieces.uses_conv_igemm = true;
+    pieces.uses_conv_transpose_igemm |= spec.transposed;
     pieces.uses_matmul = true;  // its member lives in Program::Gemms, initialised in init_gemms
     member = fmt::format("gemms.conv{}", pieces.matmul_count++);
-    pieces.gemm_members.push_back(
-        fmt::format("ConvIgemmTf32x3 {};  // {}", member.substr(member.find('.') + 1), subtask.id));
+    pieces.gemm_members.push_back(fmt::format(
+        "{} {};  // {}", spec.transposed ? "ConvTransposeIgemmTf32x3" : "ConvIgemmTf32x3",
+        member.substr(member.find('.') + 1), subtask.id));
   } else {
     pieces.uses_conv = true;
     member = fmt::format("conv{}", pieces.conv_members.size());

@@ -59,7 +59,10 @@ bool choose_conv_igemm(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& p
   if (engine == ConvEngine::cudnn || !conv_igemm_eligible(spec)) return false;
   const ConvIgemmEstimate estimate = estimate_conv_igemm(spec, peaks);
   const bool forced = engine == ConvEngine::igemm_tf32x3;
-  if (!forced && (math != TensorMath::fp32 || !estimate.prefer_kernel)) return false;
+  // Transposed convolutions on the implicit GEMM are not yet measured on the H200: only
+  // STITCH_CONV_ENGINE=igemm_tf32x3 picks them for now.
+  if (!forced && (math != TensorMath::fp32 || !estimate.prefer_kernel || spec.transposed))
+    return false;
   subtask.kernel = "igemm_tf32x3_conv";
   subtask.tunables["estimate_us"] = std::llround(estimate.kernel_s * 1e6);
   subtask.tunables["cudnn_estimate_us"] = std::llround(estimate.cudnn_s * 1e6);
@@ -171,7 +174,10 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 
 bool conv_igemm_eligible(const ConvSpec& spec) {
   const size_t spatial = spec.input.size();
-  if (spec.transposed || spatial < 1 || spatial > 3 || spec.groups < 1 ||
+  // A transposed convolution runs as its output phases' forward convolutions
+  // (kernels/conv_transpose_igemm.cuh), with PyTorch's symmetric padding.
+  if ((spec.transposed && spec.pad_before != spec.pad_after) || spatial < 1 || spatial > 3 ||
+      spec.groups < 1 ||
       spec.groups > kConvIgemmMaxGroups || spec.in_channels % spec.groups != 0 ||
       (spec.groups > 1 && spec.in_channels == spec.groups) || !spec.x.is_contiguous() ||
       !spec.w.is_contiguous())
@@ -199,7 +205,9 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const bool narrow = n <= kConvIgemmNarrowTile;
   const double tile_n = static_cast<double>(narrow ? kConvIgemmNarrowTile : kConvIgemmTile);
   const int64_t channels = spec.in_channels / spec.groups;
-  const double k = static_cast<double>(channels) * product(spec.kernel);
+  // A transposed convolution's output takes 1 / stride of the kernel's taps per dimension.
+  const double k = static_cast<double>(channels) * product(spec.kernel) /
+                   (spec.transposed ? product(spec.stride) : 1.0);
   const double groups = static_cast<double>(spec.groups);
   const double flops = 2.0 * groups * m * n * k;
   const double input_bytes =

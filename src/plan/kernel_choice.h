@@ -17,8 +17,9 @@
 //   depthwise_conv      a depthwise 1-d/2-d convolution on the direct FP32 kernel
 //                       (kernels/conv_depthwise.cuh), chosen by estimate_depthwise_conv; block
 //   igemm_tf32x3_conv   a forward convolution as an implicit GEMM in split-precision 3xTF32
-//                       (kernels/conv_igemm_tf32x3.cuh, FP32-accurate), chosen on the fp32 track
-//                       by estimate_conv_igemm or forced (PlanOptions::conv_engine);
+//                       (kernels/conv_igemm_tf32x3.cuh, FP32-accurate; a transposed one as its
+//                       output phases', kernels/conv_transpose_igemm.cuh), chosen on the fp32
+//                       track by estimate_conv_igemm or forced (PlanOptions::conv_engine);
 //                       estimate_us / cudnn_estimate_us (the time model's two sides, whole
 //                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine)
 //   flash_attention     block_m x block_n query x key tiles, head_dim_tile (head and value dims
@@ -189,9 +190,11 @@ struct ConvIgemmEstimate {
   bool eligible = false;       // the kernel can run it (conv_igemm_eligible)
   bool prefer_kernel = false;  // ... and is estimated faster (needs TF32 tensor cores)
 };
-// Forward (not transposed), 1 to 3 spatial dims, contiguous x and w, not depthwise (one input
-// channel per group: those stay on cuDNN, measured faster there than a direct kernel),
-// indices within the kernel's int32 limits (kernels/conv_igemm_tf32x3.cuh).
+// Forward, or transposed with symmetric padding (its output phases' forward convolutions:
+// kernels/conv_transpose_igemm.cuh; chosen only when forced until measured), 1 to 3 spatial
+// dims, contiguous x and w, not depthwise (one input channel per group: those stay on cuDNN,
+// measured faster there than a direct kernel), indices within the kernel's int32 limits
+// (kernels/conv_igemm_tf32x3.cuh).
 bool conv_igemm_eligible(const ConvSpec& spec);
 ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks);
 

@@ -563,11 +563,34 @@ TEST(ConvIgemmPlan, SmallOrNarrowConvolutionsStayOnCudnn) {
                                        {1, 1}, 256, with_math(TensorMath::fp32,
                                                               ConvEngine::igemm_tf32x3))),
             "depthwise_conv");
-  // Transposed: not a forward convolution. (28 - 1) * 2 - 2 + 3 = 55.
-  EXPECT_EQ(kernel_of(single_conv_plan({10, 256, 28, 28}, {256, 256, 3, 3}, {10, 256, 55, 55},
-                                       {2, 2}, {1, 1}, 1,
-                                       with_math(TensorMath::fp32, ConvEngine::igemm_tf32x3), true)),
-            "cudnn_conv");
+}
+
+// A transposed convolution runs on the kernel as its output phases' forward convolutions
+// (kernels/conv_transpose_igemm.cuh) only where forced, until measured on the H200; with
+// asymmetric padding (no PyTorch module makes one) never.
+TEST(ConvIgemmPlan, TransposedConvolutionsTakeTheKernelOnlyWhenForced) {
+  auto kernel_of = [](const Result<Plan>& plan) {
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    return plan.ok() ? plan->subtasks.at(0).kernel : "";
+  };
+  // (28 - 1) * 2 - 2 + 3 = 55.
+  auto transposed = [&](ConvEngine engine) {
+    return single_conv_plan({10, 256, 28, 28}, {256, 256, 3, 3}, {10, 256, 55, 55}, {2, 2}, {1, 1},
+                            1, with_math(TensorMath::fp32, engine), true);
+  };
+  EXPECT_EQ(kernel_of(transposed(ConvEngine::automatic)), "cudnn_conv");
+  auto forced = transposed(ConvEngine::igemm_tf32x3);
+  EXPECT_EQ(kernel_of(forced), "igemm_tf32x3_conv");
+  ConvSpec spec = only_conv(*forced);
+  EXPECT_TRUE(conv_igemm_eligible(spec));
+  // The time model counts the taps an output takes (a quarter of the kernel's at stride 2 x 2).
+  ConvSpec forward = spec;
+  forward.transposed = false;
+  const ConvIgemmEstimate as_transposed = estimate_conv_igemm(spec, h200_peaks());
+  const ConvIgemmEstimate as_forward = estimate_conv_igemm(forward, h200_peaks());
+  EXPECT_LT(as_transposed.cudnn_s, 0.5 * as_forward.cudnn_s);
+  spec.pad_after[0] += 1;
+  EXPECT_FALSE(conv_igemm_eligible(spec));
 }
 
 TEST(ConvIgemmPlan, TheOverrideForcesEitherEngine) {
