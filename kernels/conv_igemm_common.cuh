@@ -56,18 +56,18 @@ inline constexpr int kConvIgemmMaxGroups = 65535;  // grid.y
 struct ConvIgemmDims {
   int64_t input[3], output[3], kernel[3], stride[3], pad[3], dilation[3];
 };
+// The first `spatial` values of `v` in the 3-d view, `unit` in front.
+inline void conv_3d(const int64_t (&v)[3], int spatial, int64_t unit, int64_t (&out)[3]) {
+  for (int i = 0; i < 3; ++i) out[i] = i < 3 - spatial ? unit : v[i - (3 - spatial)];
+}
 inline ConvIgemmDims conv_igemm_dims(const ConvIgemmShape& s) {
   ConvIgemmDims d;
-  for (int i = 0; i < 3; ++i) {
-    const int src = i - (3 - s.spatial);
-    const bool unit = src < 0;
-    d.input[i] = unit ? 1 : s.input[src];
-    d.output[i] = unit ? 1 : s.output[src];
-    d.kernel[i] = unit ? 1 : s.kernel[src];
-    d.stride[i] = unit ? 1 : s.stride[src];
-    d.pad[i] = unit ? 0 : s.pad_before[src];
-    d.dilation[i] = unit ? 1 : s.dilation[src];
-  }
+  conv_3d(s.input, s.spatial, 1, d.input);
+  conv_3d(s.output, s.spatial, 1, d.output);
+  conv_3d(s.kernel, s.spatial, 1, d.kernel);
+  conv_3d(s.stride, s.spatial, 1, d.stride);
+  conv_3d(s.pad_before, s.spatial, 0, d.pad);
+  conv_3d(s.dilation, s.spatial, 1, d.dilation);
   return d;
 }
 

@@ -64,16 +64,12 @@ namespace detail {
 // The shape in the 3-d view (unit dimensions in front), as conv_igemm_dims does for forward ones.
 inline ConvTransposeShape conv_transpose_3d(const ConvTransposeShape& s) {
   ConvTransposeShape d = s;
-  for (int i = 0; i < 3; ++i) {
-    const int src = i - (3 - s.spatial);
-    const bool unit = src < 0;
-    d.input[i] = unit ? 1 : s.input[src];
-    d.output[i] = unit ? 1 : s.output[src];
-    d.kernel[i] = unit ? 1 : s.kernel[src];
-    d.stride[i] = unit ? 1 : s.stride[src];
-    d.pad[i] = unit ? 0 : s.pad[src];
-    d.dilation[i] = unit ? 1 : s.dilation[src];
-  }
+  conv_3d(s.input, s.spatial, 1, d.input);
+  conv_3d(s.output, s.spatial, 1, d.output);
+  conv_3d(s.kernel, s.spatial, 1, d.kernel);
+  conv_3d(s.stride, s.spatial, 1, d.stride);
+  conv_3d(s.pad, s.spatial, 0, d.pad);
+  conv_3d(s.dilation, s.spatial, 1, d.dilation);
   d.spatial = 3;
   return d;
 }
