@@ -1,21 +1,24 @@
 // Bench of kernels/conv_igemm_tf32x3.cuh (implicit-GEMM 3xTF32 convolution, FP32-accurate)
 // against cuDNN's tuned engine in strict FP32 (what the fp32 track runs today) and in TF32 (the
 // tf32 track; not FP32-accurate), on AlexNet / VGG16 / ResNet-50 / DenseNet layers at KernelBench
-// level 3's batch sizes and on level-2 convolutions of 16-64 output channels. Not a test: built on demand (target conv_igemm_tf32x3_bench) and run on a GPU by
-// hand; its "igemm eff" and "strict eff" columns are what the planner's estimate_conv_igemm
-// (kConvIgemmPeakEfficiency scaled for pipeline fill and the gather) and kCudnnStrictConvEfficiency
-// (src/plan/kernel_choice.h) should reproduce.
+// level 3's batch sizes and on level-2 convolutions of 16-64 output channels. Not a test: built on
+// demand (target conv_igemm_tf32x3_bench) and run on a GPU by hand; its "igemm eff" and "strict
+// eff" columns are what the planner's estimate_conv_igemm (kConvIgemmPeakEfficiency scaled for
+// pipeline fill and the gather) and kCudnnStrictConvEfficiency (src/plan/kernel_choice.h) should
+// reproduce.
 //
 //   conv_igemm_tf32x3_bench [NAME_SUBSTRING]   only the layers whose name contains it
 //
 // Per layer: the wgmma igemm output compared with cuDNN strict FP32 (relative error norm), then
 // each engine (ConvIgemmTf32x3 on its wgmma kernel — "wide": forced to the 128-wide tile where the
 // automatic choice is the 64-wide one — and its mma.sync kernel, the weight split at init; cuDNN
-// strict and TF32) timed with CUDA events, L2 flushed before every run, the median of kIterations after
-// warm-ups. "%floor": the 3xTF32 roofline floor — 3 x 2·M·N·K at the dense TF32 peak, or reading x
-// and w and writing y at the DRAM bandwidth, the larger — over wgmma's time. "igemm eff": 3 x
-// 2·M·N·K over wgmma's time, as a fraction of the TF32 peak (the planner's model of this kernel);
-// "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak.
+// strict and TF32) timed with CUDA events, L2 flushed before every run, the median of kIterations
+// after warm-ups. "%floor": the 3xTF32 roofline floor — 3 x 2·M·N·K at the dense TF32 peak, or
+// reading x and w and writing y at the DRAM bandwidth, the larger — over wgmma's time. "igemm eff":
+// 3 x 2·M·N·K over wgmma's time, as a fraction of the TF32 peak (the planner's model of this
+// kernel); "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak.
+// Then level 2's transposed convolutions: ConvTransposeIgemmTf32x3 (kernels/conv_transpose_igemm.cuh,
+// its phases on the wgmma kernel) against cuDNN strict and TF32, and its error norm against strict.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@
 
 #include "kernels/conv.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
+#include "kernels/conv_transpose_igemm.cuh"
 
 namespace {
 
@@ -221,6 +225,81 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   CHECK_CUDA(cudaFree(y_cudnn));
 }
 
+// A transposed convolution (square, every spatial dim alike): ConvTransposeIgemmTf32x3 (its
+// phases on the wgmma kernel) against cuDNN's strict FP32 and TF32 on the same shape.
+struct TransposedLayer {
+  const char* name;
+  int spatial;
+  int64_t batch, in_channels, out_channels, size, kernel, stride, pad, output_padding;
+};
+
+void bench_transposed(const TransposedLayer& l, CudnnHandle& cudnn, void* workspace, void* flush) {
+  ConvTransposeShape s;
+  ConvShape shape;
+  s.spatial = shape.spatial = l.spatial;
+  s.batch = shape.batch = l.batch;
+  s.in_channels = shape.in_channels = l.in_channels;
+  s.out_channels = shape.out_channels = l.out_channels;
+  shape.transposed = true;
+  shape.alignment = 16;
+  size_t xs = l.batch * l.in_channels, ys = l.batch * l.out_channels;
+  size_t ws = l.in_channels * l.out_channels;
+  for (int i = 0; i < l.spatial; ++i) {
+    s.input[i] = shape.input[i] = l.size;
+    s.kernel[i] = shape.kernel[i] = l.kernel;
+    s.stride[i] = shape.stride[i] = l.stride;
+    s.pad[i] = shape.pad_before[i] = shape.pad_after[i] = l.pad;
+    s.output[i] = shape.output[i] =
+        (l.size - 1) * l.stride - 2 * l.pad + l.kernel + l.output_padding;
+    xs *= l.size, ys *= s.output[i], ws *= l.kernel;
+  }
+  float* x = device_random(xs, 1);
+  float* w = device_random(ws, 2);
+  float *y_igemm = nullptr, *y_cudnn = nullptr;
+  CHECK_CUDA(cudaMalloc(&y_igemm, ys * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&y_cudnn, ys * sizeof(float)));
+  CudnnConv strict, tf32;
+  const bool have_strict =
+      cudnn_ready(strict, shape, ConvMath::strict_fp32, cudnn, workspace, l.name);
+  const bool have_tf32 = cudnn_ready(tf32, shape, ConvMath::tf32, cudnn, workspace, l.name);
+  std::string error;
+  ConvTransposeIgemmTf32x3 igemm;
+  igemm.set_engine(Tf32x3Engine::wgmma);
+  if (igemm.init(s, MatmulEpilogue::none, error) != STITCH_OK ||
+      igemm.prepare_weights(w, nullptr, error) != STITCH_OK) {
+    std::printf("%-26s transposed igemm: %s\n", l.name, error.c_str());
+    std::exit(1);
+  }
+  auto run_igemm = [&] {
+    if (igemm.run(x, nullptr, nullptr, y_igemm, nullptr, error) != STITCH_OK) {
+      std::printf("%s: transposed igemm run: %s\n", l.name, error.c_str());
+      std::exit(1);
+    }
+  };
+  auto run_cudnn = [&](CudnnConv& conv) {
+    if (conv.run(x, w, y_cudnn, workspace, nullptr, error) != STITCH_OK) {
+      std::printf("%s: cuDNN run: %s\n", l.name, error.c_str());
+      std::exit(1);
+    }
+  };
+  double norm = NAN;
+  if (have_strict) {
+    run_igemm();
+    run_cudnn(strict);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    norm = relative_norm(y_igemm, y_cudnn, ys);
+  }
+  const double igemm_ms = median_ms(run_igemm, flush);
+  const double strict_ms = have_strict ? median_ms([&] { run_cudnn(strict); }, flush) : NAN;
+  const double tf32_ms = have_tf32 ? median_ms([&] { run_cudnn(tf32); }, flush) : NAN;
+  std::printf("%-26s %8.3f %8.3f %8.3f %8.2fx %9.1e  %s\n", l.name, igemm_ms, strict_ms, tf32_ms,
+              strict_ms / igemm_ms, norm, igemm.describe().c_str());
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(w));
+  CHECK_CUDA(cudaFree(y_igemm));
+  CHECK_CUDA(cudaFree(y_cudnn));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -262,8 +341,8 @@ int main(int argc, char** argv) {
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-26s %8s %8s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "wgmma ms", "wide",
-              "mma", "strict", "tf32", "%floor", "igemm eff", "strict eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "wgmma ms", "wide", "mma",
+              "strict", "tf32", "%floor", "igemm eff", "strict eff", "rel_norm");
   Summary summary;
   for (const Layer& l : layers)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
@@ -271,5 +350,17 @@ int main(int argc, char** argv) {
   std::printf("medians: wgmma igemm eff %.3f, cuDNN strict eff %.3f, wgmma over strict %.2fx\n",
               median(summary.wgmma_efficiency), median(summary.strict_efficiency),
               median(summary.speedup_over_strict));
+  // KernelBench level 2's transposed convolutions.
+  const TransposedLayer transposed[] = {
+      {"t2d_64_k3_s1_256", 2, 128, 64, 64, 256, 3, 1, 1, 0},
+      {"t2d_64_k3_s2_op1_128", 2, 128, 64, 64, 128, 3, 2, 1, 1},
+      {"t3d_32to64_k3_s2_op1_32", 3, 32, 32, 64, 32, 3, 2, 1, 1},
+      {"t3d_64to128_k3_s2_24", 3, 16, 64, 128, 24, 3, 2, 1, 0},
+  };
+  std::printf("%-26s %8s %8s %8s %9s %9s\n", "transposed layer", "igemm ms", "strict", "tf32",
+              "vs strict", "rel_norm");
+  for (const TransposedLayer& l : transposed)
+    if (only.empty() || std::string(l.name).find(only) != std::string::npos)
+      bench_transposed(l, cudnn, workspace, flush);
   return 0;
 }
