@@ -17,8 +17,9 @@
 // reading x and w and writing y at the DRAM bandwidth, the larger — over wgmma's time. "igemm eff":
 // 3 x 2·M·N·K over wgmma's time, as a fraction of the TF32 peak (the planner's model of this
 // kernel); "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak.
-// Then level 2's transposed convolutions: ConvTransposeIgemmTf32x3 (kernels/conv_transpose_igemm.cuh,
-// its phases on the wgmma kernel) against cuDNN strict and TF32, and its error norm against strict.
+// Then level 2's transposed convolutions: ConvTransposeIgemmTf32x3
+// (kernels/conv_transpose_igemm.cuh, its phases on the wgmma kernel) against cuDNN strict and
+// TF32, and its error norm against strict.
 #include <cuda_runtime.h>
 
 #include <algorithm>
