@@ -146,11 +146,12 @@ struct Reducer<ReduceOp::argmin> : ArgReducer<false> {};
 
 // A thread's own elements enter a Run: sums of d = x - shift and of d², shift being its first
 // element (the shifted-data algorithm), three floating-point operations per element where
-// Welford's update divides by the count for each (on an H200 a BatchNorm statistics pass over 1.35
-// GB, issue-bound with Welford, ran at 35% of DRAM bandwidth, 0.80 ms; with shifted sums 0.50 ms). With the shift one of the elements,
-// sum(d²) exceeds m2 by count · (mean - shift)², a few times m2 at most for any element within a
-// few standard deviations of the mean: the subtraction at the end loses no more than that factor
-// in rounding. Runs then become MeanVar partials, which combine by Chan et al.'s formula.
+// Welford's update divides by the count for each (on an H200 a BatchNorm statistics pass over
+// 1.35 GB, issue-bound with Welford, ran at 35% of DRAM bandwidth, 0.80 ms; with shifted sums
+// 0.50 ms). With the shift one of the elements, sum(d²) exceeds m2 by count · (mean - shift)², a
+// few times m2 at most for any element within a few standard deviations of the mean: the
+// subtraction at the end loses no more than that factor in rounding. Runs then become MeanVar
+// partials, which combine by Chan et al.'s formula.
 template <>
 struct Reducer<ReduceOp::mean_var> {
   using Acc = MeanVar;
