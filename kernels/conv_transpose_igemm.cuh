@@ -78,7 +78,7 @@ class ConvTransposeIgemmTf32x3 {
   void set_engine(Tf32x3Engine engine) { engine_ = engine; }
 
   int init(const ConvTransposeShape& shape, MatmulEpilogue epilogue, std::string& error) {
-    ready_ = false;
+    ready_ = prepared_ = false;
     phases_.clear();
     if (const std::string bad = conv_transpose_shape_problem(shape); !bad.empty()) {
       error = "ConvTransposeIgemmTf32x3::init: " + bad;
