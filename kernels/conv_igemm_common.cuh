@@ -258,13 +258,25 @@ __device__ __forceinline__ void store_conv_output(const ConvIgemmParams& p, int 
 
 }  // namespace detail
 
-// "" when the implicit-GEMM kernels run the shape, else what is wrong with it.
-inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
+namespace detail {
+
+// What is wrong with a convolution shape's rank, batch, channels and groups (ConvIgemmShape,
+// ConvTransposeShape), or "".
+template <class Shape>
+const char* conv_counts_problem(const Shape& s) {
   if (s.spatial < 1 || s.spatial > 3) return "spatial dims must be 1, 2 or 3";
   if (s.batch <= 0 || s.in_channels <= 0 || s.out_channels <= 0 || s.groups <= 0)
     return "batch, channels and groups must be positive";
   if (s.in_channels % s.groups != 0 || s.out_channels % s.groups != 0)
     return "channels must be divisible by groups";
+  return "";
+}
+
+}  // namespace detail
+
+// "" when the implicit-GEMM kernels run the shape, else what is wrong with it.
+inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
+  if (const char* bad = detail::conv_counts_problem(s); *bad != '\0') return bad;
   if (s.groups > detail::kConvIgemmMaxGroups) return "more groups than one launch holds";
   int64_t in_plane = 1, out_plane = 1, volume = 1;
   for (int i = 0; i < s.spatial; ++i) {

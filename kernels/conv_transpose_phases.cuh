@@ -120,11 +120,7 @@ inline std::vector<ConvTransposeAxisPhase> conv_transpose_axis_phases(int64_t in
 
 // "" when the shape is one conv_transpose_phases takes, else what is wrong with it.
 inline std::string conv_transpose_shape_problem(const ConvTransposeShape& s) {
-  if (s.spatial < 1 || s.spatial > 3) return "spatial dims must be 1, 2 or 3";
-  if (s.batch <= 0 || s.in_channels <= 0 || s.out_channels <= 0 || s.groups <= 0)
-    return "batch, channels and groups must be positive";
-  if (s.in_channels % s.groups != 0 || s.out_channels % s.groups != 0)
-    return "channels must be divisible by groups";
+  if (const char* bad = detail::conv_counts_problem(s); *bad != '\0') return bad;
   for (int i = 0; i < s.spatial; ++i) {
     if (s.input[i] <= 0 || s.output[i] <= 0 || s.kernel[i] <= 0 || s.stride[i] <= 0 ||
         s.dilation[i] <= 0 || s.pad[i] < 0)

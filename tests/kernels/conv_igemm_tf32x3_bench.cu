@@ -115,19 +115,7 @@ float* device_random(size_t count, unsigned seed) {
   return data;
 }
 
-// A tuned cuDNN convolution under `math`; false (reason printed) when cuDNN has no engine.
-bool cudnn_ready(CudnnConv& conv, const ConvShape& shape, ConvMath math, CudnnHandle& cudnn,
-                 void* workspace, const char* name) {
-  std::string error;
-  if (conv.init(cudnn.get(), shape, math, kWorkspaceBytes, error) != STITCH_OK ||
-      tune_conv_on_scratch(conv, shape, workspace, nullptr, error) != STITCH_OK) {
-    std::printf("%-26s cuDNN %s: %s\n", name, math == ConvMath::tf32 ? "tf32" : "strict",
-                error.c_str());
-    return false;
-  }
-  return true;
-}
-
+// ||got - want|| / ||want|| over two device arrays.
 double relative_norm(const float* got, const float* want, size_t count) {
   std::vector<float> a(count), b(count);
   CHECK_CUDA(cudaMemcpy(a.data(), got, count * sizeof(float), cudaMemcpyDeviceToHost));
@@ -139,6 +127,83 @@ double relative_norm(const float* got, const float* want, size_t count) {
   }
   return std::sqrt(diff / std::max(norm, 1e-300));
 }
+
+// One layer's device memory: random x and w, and an output for each side of the comparison.
+struct Operands {
+  Operands(size_t x_count, size_t w_count, size_t y_count)
+      : x(device_random(x_count, 1)), w(device_random(w_count, 2)), y_count(y_count) {
+    CHECK_CUDA(cudaMalloc(&y_igemm, y_count * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&y_cudnn, y_count * sizeof(float)));
+  }
+  ~Operands() {
+    CHECK_CUDA(cudaFree(x));
+    CHECK_CUDA(cudaFree(w));
+    CHECK_CUDA(cudaFree(y_igemm));
+    CHECK_CUDA(cudaFree(y_cudnn));
+  }
+  Operands(const Operands&) = delete;
+  Operands& operator=(const Operands&) = delete;
+
+  float *x, *w, *y_igemm = nullptr, *y_cudnn = nullptr;
+  size_t y_count;
+};
+
+// cuDNN on one layer, strict FP32 and TF32 each tuned (where cuDNN has no engine, the reason is
+// printed and its figures are NaN): the igemm output's error norm against strict, and each
+// engine's median time.
+class CudnnSide {
+ public:
+  CudnnSide(const ConvShape& shape, const Operands& operands, CudnnHandle& cudnn, void* workspace,
+            const char* name)
+      : operands_(operands), workspace_(workspace), name_(name) {
+    have_strict_ = ready(strict_, shape, ConvMath::strict_fp32, cudnn);
+    have_tf32_ = ready(tf32_, shape, ConvMath::tf32, cudnn);
+  }
+
+  // Runs `run_igemm` (writing operands.y_igemm) and strict cuDNN once each, and compares.
+  template <class RunIgemm>
+  double error_norm(RunIgemm run_igemm) {
+    if (!have_strict_) return NAN;
+    run_igemm();
+    run(strict_);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    return relative_norm(operands_.y_igemm, operands_.y_cudnn, operands_.y_count);
+  }
+
+  double strict_ms(void* flush) {
+    return have_strict_ ? median_ms([&] { run(strict_); }, flush) : NAN;
+  }
+  double tf32_ms(void* flush) {
+    return have_tf32_ ? median_ms([&] { run(tf32_); }, flush) : NAN;
+  }
+
+ private:
+  bool ready(CudnnConv& conv, const ConvShape& shape, ConvMath math, CudnnHandle& cudnn) {
+    std::string error;
+    if (conv.init(cudnn.get(), shape, math, kWorkspaceBytes, error) != STITCH_OK ||
+        tune_conv_on_scratch(conv, shape, workspace_, nullptr, error) != STITCH_OK) {
+      std::printf("%-26s cuDNN %s: %s\n", name_, math == ConvMath::tf32 ? "tf32" : "strict",
+                  error.c_str());
+      return false;
+    }
+    return true;
+  }
+
+  void run(CudnnConv& conv) {
+    std::string error;
+    if (conv.run(operands_.x, operands_.w, operands_.y_cudnn, workspace_, nullptr, error) !=
+        STITCH_OK) {
+      std::printf("%s: cuDNN run: %s\n", name_, error.c_str());
+      std::exit(1);
+    }
+  }
+
+  const Operands& operands_;
+  void* workspace_;
+  const char* name_;
+  CudnnConv strict_, tf32_;
+  bool have_strict_ = false, have_tf32_ = false;
+};
 
 // The medians over the layers, printed last (the planner's model: the file comment).
 struct Summary {
@@ -153,25 +218,17 @@ double median(std::vector<double> v) {
 
 void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Summary& summary) {
   const ConvIgemmShape s = igemm_shape(l);
-  const ConvShape shape = cudnn_shape(s);
   const size_t xs = l.batch * l.in_channels * l.size * l.size;
   const size_t ws = l.out_channels * l.in_channels * l.kernel * l.kernel;
   const size_t ys = l.batch * l.out_channels * s.output[0] * s.output[1];
-  float* x = device_random(xs, 1);
-  float* w = device_random(ws, 2);
-  float *y_igemm = nullptr, *y_cudnn = nullptr;
-  CHECK_CUDA(cudaMalloc(&y_igemm, ys * sizeof(float)));
-  CHECK_CUDA(cudaMalloc(&y_cudnn, ys * sizeof(float)));
-  CudnnConv strict, tf32;
-  const bool have_strict =
-      cudnn_ready(strict, shape, ConvMath::strict_fp32, cudnn, workspace, l.name);
-  const bool have_tf32 = cudnn_ready(tf32, shape, ConvMath::tf32, cudnn, workspace, l.name);
+  const Operands o(xs, ws, ys);
+  CudnnSide cudnn_side(cudnn_shape(s), o, cudnn, workspace, l.name);
   std::string error;
   auto ready = [&](ConvIgemmTf32x3& conv, Tf32x3Engine engine, int tile_n = 0) {
     conv.set_engine(engine);
     conv.set_tile_n(tile_n);
     if (conv.init(s, MatmulEpilogue::none, error) != STITCH_OK ||
-        conv.prepare_weights(w, nullptr, error) != STITCH_OK) {
+        conv.prepare_weights(o.w, nullptr, error) != STITCH_OK) {
       std::printf("%-26s igemm: %s\n", l.name, error.c_str());
       return false;
     }
@@ -184,46 +241,29 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const bool have_wide = narrow && ready(wide, Tf32x3Engine::wgmma, 128);
   const bool have_mma = ready(mma, Tf32x3Engine::mma_sync);
   auto run_igemm = [&](const ConvIgemmTf32x3& conv) {
-    if (conv.run(x, nullptr, nullptr, y_igemm, nullptr, error) != STITCH_OK) {
+    if (conv.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
       std::printf("%s: igemm run: %s\n", l.name, error.c_str());
       std::exit(1);
     }
   };
-  auto run_cudnn = [&](CudnnConv& conv) {
-    if (conv.run(x, w, y_cudnn, workspace, nullptr, error) != STITCH_OK) {
-      std::printf("%s: cuDNN run: %s\n", l.name, error.c_str());
-      std::exit(1);
-    }
-  };
-  double norm = NAN;
-  if (have_strict && have_wgmma) {
-    run_igemm(wgmma);
-    run_cudnn(strict);
-    CHECK_CUDA(cudaDeviceSynchronize());
-    norm = relative_norm(y_igemm, y_cudnn, ys);
-  }
+  const double norm = have_wgmma ? cudnn_side.error_norm([&] { run_igemm(wgmma); }) : NAN;
   const double wgmma_ms = have_wgmma ? median_ms([&] { run_igemm(wgmma); }, flush) : NAN;
   const double wide_ms = have_wide ? median_ms([&] { run_igemm(wide); }, flush) : NAN;
   const double mma_ms = have_mma ? median_ms([&] { run_igemm(mma); }, flush) : NAN;
-  const double strict_ms = have_strict ? median_ms([&] { run_cudnn(strict); }, flush) : NAN;
-  const double tf32_ms = have_tf32 ? median_ms([&] { run_cudnn(tf32); }, flush) : NAN;
+  const double strict_ms = cudnn_side.strict_ms(flush);
+  const double tf32_ms = cudnn_side.tf32_ms(flush);
   const double flops = 2.0 * static_cast<double>(ys) * l.in_channels * l.kernel * l.kernel;
   const double floor_ms = std::max(3.0 * flops / (kTf32PeakTflops * 1e9),
                                    4.0 * static_cast<double>(xs + ws + ys) / (kDramGbps * 1e6));
+  const double efficiency = 3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops;
+  const double strict_efficiency = flops / (strict_ms * 1e9) / kFp32PeakTflops;
   std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n", l.name,
               wgmma_ms, wide_ms, mma_ms, strict_ms, tf32_ms, 100.0 * floor_ms / wgmma_ms,
-              3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops,
-              flops / (strict_ms * 1e9) / kFp32PeakTflops, norm, wgmma.describe().c_str());
-  const double efficiency = 3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops;
+              efficiency, strict_efficiency, norm, wgmma.describe().c_str());
   if (std::isfinite(efficiency)) summary.wgmma_efficiency.push_back(efficiency);
-  const double strict_efficiency = flops / (strict_ms * 1e9) / kFp32PeakTflops;
   if (std::isfinite(strict_efficiency)) summary.strict_efficiency.push_back(strict_efficiency);
   if (std::isfinite(wgmma_ms) && std::isfinite(strict_ms))
     summary.speedup_over_strict.push_back(strict_ms / wgmma_ms);
-  CHECK_CUDA(cudaFree(x));
-  CHECK_CUDA(cudaFree(w));
-  CHECK_CUDA(cudaFree(y_igemm));
-  CHECK_CUDA(cudaFree(y_cudnn));
 }
 
 // A transposed convolution (square, every spatial dim alike): ConvTransposeIgemmTf32x3 (its
@@ -254,51 +294,28 @@ void bench_transposed(const TransposedLayer& l, CudnnHandle& cudnn, void* worksp
         (l.size - 1) * l.stride - 2 * l.pad + l.kernel + l.output_padding;
     xs *= l.size, ys *= s.output[i], ws *= l.kernel;
   }
-  float* x = device_random(xs, 1);
-  float* w = device_random(ws, 2);
-  float *y_igemm = nullptr, *y_cudnn = nullptr;
-  CHECK_CUDA(cudaMalloc(&y_igemm, ys * sizeof(float)));
-  CHECK_CUDA(cudaMalloc(&y_cudnn, ys * sizeof(float)));
-  CudnnConv strict, tf32;
-  const bool have_strict =
-      cudnn_ready(strict, shape, ConvMath::strict_fp32, cudnn, workspace, l.name);
-  const bool have_tf32 = cudnn_ready(tf32, shape, ConvMath::tf32, cudnn, workspace, l.name);
+  const Operands o(xs, ws, ys);
+  CudnnSide cudnn_side(shape, o, cudnn, workspace, l.name);
   std::string error;
   ConvTransposeIgemmTf32x3 igemm;
   igemm.set_engine(Tf32x3Engine::wgmma);
   if (igemm.init(s, MatmulEpilogue::none, error) != STITCH_OK ||
-      igemm.prepare_weights(w, nullptr, error) != STITCH_OK) {
+      igemm.prepare_weights(o.w, nullptr, error) != STITCH_OK) {
     std::printf("%-26s transposed igemm: %s\n", l.name, error.c_str());
     std::exit(1);
   }
   auto run_igemm = [&] {
-    if (igemm.run(x, nullptr, nullptr, y_igemm, nullptr, error) != STITCH_OK) {
+    if (igemm.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
       std::printf("%s: transposed igemm run: %s\n", l.name, error.c_str());
       std::exit(1);
     }
   };
-  auto run_cudnn = [&](CudnnConv& conv) {
-    if (conv.run(x, w, y_cudnn, workspace, nullptr, error) != STITCH_OK) {
-      std::printf("%s: cuDNN run: %s\n", l.name, error.c_str());
-      std::exit(1);
-    }
-  };
-  double norm = NAN;
-  if (have_strict) {
-    run_igemm();
-    run_cudnn(strict);
-    CHECK_CUDA(cudaDeviceSynchronize());
-    norm = relative_norm(y_igemm, y_cudnn, ys);
-  }
+  const double norm = cudnn_side.error_norm(run_igemm);
   const double igemm_ms = median_ms(run_igemm, flush);
-  const double strict_ms = have_strict ? median_ms([&] { run_cudnn(strict); }, flush) : NAN;
-  const double tf32_ms = have_tf32 ? median_ms([&] { run_cudnn(tf32); }, flush) : NAN;
+  const double strict_ms = cudnn_side.strict_ms(flush);
+  const double tf32_ms = cudnn_side.tf32_ms(flush);
   std::printf("%-26s %8.3f %8.3f %8.3f %8.2fx %9.1e  %s\n", l.name, igemm_ms, strict_ms, tf32_ms,
               strict_ms / igemm_ms, norm, igemm.describe().c_str());
-  CHECK_CUDA(cudaFree(x));
-  CHECK_CUDA(cudaFree(w));
-  CHECK_CUDA(cudaFree(y_igemm));
-  CHECK_CUDA(cudaFree(y_cudnn));
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // kernels/conv_igemm_tf32x3.cuh (ConvIgemmTf32x3 on each of its kernels, mma.sync and wgmma, the
-// latter with either gather and with each tile width, 64 and 128) on a GPU against a double-precision CPU convolution, over the shape
-// table of conv_igemm_cases.cuh (1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem, dilation,
-// asymmetric padding, odd channel counts, a 1x1 output, batch 8, 1-d, 3-d, groups, long K, bias +
-// ReLU / GELU epilogues). Per element: the GEMM tests' 3xTF32 bound (1e-6 + 2e-5 of the
-// sum of |terms|, strict FP32's doubled: TF32 alone fails it); over the output: the relative error
-// norm under 1e-6 (3xTF32 at FP32 level: the GEMM kernel measured 1.2e-7 to 3.3e-7; plain TF32
-// gives ~1e-4, the fp32 track's bound is 5e-5) and the largest absolute error is reported. The
-// output starts as NaN: every element must be written. Label gpu; skips without a device.
+// latter with either gather and with each tile width, 64 and 128) and the transposed convolution
+// built on it (kernels/conv_transpose_igemm.cuh) on a GPU against a double-precision CPU
+// convolution, over the shape tables of conv_igemm_cases.cuh (1x1, 3x3 with stride 1 and 2, 5x5
+// pad 2, the ResNet stem, dilation, asymmetric and negative padding, odd channel counts, a 1x1
+// output, batch 8, 1-d, 3-d, groups, long K, bias + ReLU / GELU epilogues) and
+// conv_transpose_cases.cuh. Per element: the GEMM tests' 3xTF32 bound (1e-6 + 2e-5 of the sum of
+// |terms|, strict FP32's doubled: TF32 alone fails it); over the output: the relative error norm
+// under 1e-6 (3xTF32 at FP32 level: the GEMM kernel measured 1.2e-7 to 3.3e-7; plain TF32 gives
+// ~1e-4, the fp32 track's bound is 5e-5) and the largest absolute error is reported. The output
+// starts as NaN: every element must be written. Label gpu; skips without a device.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,6 +35,19 @@ using testing::DeviceBuffer;
 using testing::Tolerance;
 
 constexpr double kNormBound = 1e-6;
+
+// The epilogue in double on one output: `bias` added to the sum and to its scale (the sum of
+// |terms|) where the epilogue has one, then the activation.
+void apply_epilogue(MatmulEpilogue epilogue, double bias, double& sum, double& scale) {
+  if (epilogue_has_bias(epilogue)) {
+    sum += bias;
+    scale += std::fabs(bias);
+  }
+  if (epilogue == MatmulEpilogue::bias_relu || epilogue == MatmulEpilogue::relu)
+    sum = std::max(sum, 0.0);
+  if (epilogue == MatmulEpilogue::bias_gelu || epilogue == MatmulEpilogue::gelu)
+    sum = testing::gelu_tanh(sum);
+}
 
 // The convolution in double, with the epilogue, and per element the sum of |terms| (bias
 // included) as the tolerance's scale.
@@ -72,14 +87,7 @@ std::vector<double> reference(const ConvIgemmCase& c, const std::vector<float>& 
             sum += term;
             magnitude += std::fabs(term);
           }
-        if (epilogue_has_bias(c.epilogue)) {
-          sum += bias[co];
-          magnitude += std::fabs(bias[co]);
-        }
-        if (c.epilogue == MatmulEpilogue::bias_relu || c.epilogue == MatmulEpilogue::relu)
-          sum = std::max(sum, 0.0);
-        if (c.epilogue == MatmulEpilogue::bias_gelu || c.epilogue == MatmulEpilogue::gelu)
-          sum = testing::gelu_tanh(sum);
+        apply_epilogue(c.epilogue, bias[co], sum, magnitude);
         const int64_t yi = (n * s.out_channels + co) * out_plane + o;
         y[yi] = sum;
         (*scale)[yi] = magnitude;
@@ -97,6 +105,35 @@ double relative_error_norm(const std::vector<float>& y, const std::vector<double
   return std::sqrt(diff / std::max(norm, 1e-300));
 }
 
+// What every case checks after its first run gave `y` on `conv` (either convolution class):
+// every element within the per-element bound (looser with GELU), the error norm printed (with
+// the largest absolute error) and under kNormBound, and a second run bit-identical — one given
+// the weight `w`, so split (and, transposed, gathered) per call, which also shows split K's
+// tickets were left at zero.
+template <class Conv>
+void expect_accurate_and_repeatable(const char* tag, const std::string& name, Conv& conv,
+                                    MatmulEpilogue epilogue, const std::vector<float>& y,
+                                    const std::vector<double>& expected,
+                                    const std::vector<double>& scale, const float* x,
+                                    const float* w, const float* bias) {
+  const bool gelu = epilogue == MatmulEpilogue::bias_gelu;
+  EXPECT_TRUE(
+      all_close(y, expected, gelu ? Tolerance{1e-5, 5e-5, 2e-5} : Tolerance{1e-6, 0, 2e-5}, &scale))
+      << name << " on " << conv.describe();
+  double max_abs = 0.0;
+  for (size_t i = 0; i < y.size(); ++i)
+    max_abs = std::max(max_abs, std::fabs(y[i] - expected[i]));
+  const double error_norm = relative_error_norm(y, expected);
+  std::printf("[ %s ] %s (%s): relative error norm %.3g, max abs error %.3g\n", tag, name.c_str(),
+              conv.describe().c_str(), error_norm, max_abs);
+  EXPECT_LE(error_norm, kNormBound) << name;
+  DeviceBuffer<float> again(y.size());
+  std::string error;
+  ASSERT_EQ(conv.run(x, w, bias, again.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << name;
+}
+
 // The kernel and gather a case runs on: mma.sync; wgmma on the NCDHW input; wgmma on its
 // channels-last copy (where the channels per group allow; else the NCDHW gather again). The
 // wgmma variants take the tile width conv_igemm_wgmma_tile_n picks, except wgmma_wide and
@@ -105,11 +142,16 @@ enum class Variant { mma_sync, wgmma_ncdhw, wgmma, wgmma_wide, wgmma_narrow };
 
 std::string variant_name(Variant v) {
   switch (v) {
-    case Variant::mma_sync: return "mma_sync";
-    case Variant::wgmma_ncdhw: return "wgmma_ncdhw";
-    case Variant::wgmma: return "wgmma";
-    case Variant::wgmma_wide: return "wgmma_wide";
-    case Variant::wgmma_narrow: return "wgmma_narrow";
+    case Variant::mma_sync:
+      return "mma_sync";
+    case Variant::wgmma_ncdhw:
+      return "wgmma_ncdhw";
+    case Variant::wgmma:
+      return "wgmma";
+    case Variant::wgmma_wide:
+      return "wgmma_wide";
+    case Variant::wgmma_narrow:
+      return "wgmma_narrow";
   }
   return "?";
 }
@@ -123,14 +165,14 @@ int expected_tile_n(Variant v, const ConvIgemmShape& s) {
 
 // Skips (visibly) a variant this build cannot run here (wgmma: a compute capability 9.0 GPU; the
 // test is built for sm_90a with both kernels kept).
-#define REQUIRE_VARIANT(variant)                                                         \
-  do {                                                                                   \
-    std::string probe_error_;                                                            \
-    const int built_ = gemm_tf32x3_kernels_built(probe_error_);                          \
-    ASSERT_TRUE(probe_error_.empty()) << probe_error_;                                   \
-    if (!(built_ & ((variant) == Variant::mma_sync ? detail::kGemmBuiltMmaSync           \
-                                                   : detail::kGemmBuiltWgmma)))          \
-      GTEST_SKIP() << variant_name(variant) << " is not in this build's code for this device"; \
+#define REQUIRE_VARIANT(variant)                                                                   \
+  do {                                                                                             \
+    std::string probe_error_;                                                                      \
+    const int built_ = gemm_tf32x3_kernels_built(probe_error_);                                    \
+    ASSERT_TRUE(probe_error_.empty()) << probe_error_;                                             \
+    if (!(built_ &                                                                                 \
+          ((variant) == Variant::mma_sync ? detail::kGemmBuiltMmaSync : detail::kGemmBuiltWgmma))) \
+      GTEST_SKIP() << variant_name(variant) << " is not in this build's code for this device";     \
   } while (0)
 
 class ConvIgemmTest : public ::testing::TestWithParam<std::tuple<ConvIgemmCase, Variant>> {};
@@ -167,25 +209,8 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> y = dy.download();
-  const bool gelu = c.epilogue == MatmulEpilogue::bias_gelu;
-  EXPECT_TRUE(
-      all_close(y, expected, gelu ? Tolerance{1e-5, 5e-5, 2e-5} : Tolerance{1e-6, 0, 2e-5}, &scale))
-      << c.name << " on " << conv.describe();
-  double max_abs = 0.0;
-  for (size_t i = 0; i < y.size(); ++i) max_abs = std::max(max_abs, std::fabs(y[i] - expected[i]));
-  const double error_norm = relative_error_norm(y, expected);
-  std::printf("[ conv_igemm ] %s (%s): relative error norm %.3g, max abs error %.3g\n",
-              c.name.c_str(), conv.describe().c_str(), error_norm, max_abs);
-  EXPECT_LE(error_norm, kNormBound) << c.name;
-
-  // A second run gives the same bits (split K's tickets were left at zero), and so does a run
-  // that splits the weight itself (a weight the program computes).
-  DeviceBuffer<float> again(y.size());
-  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
-      << error;
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
+  expect_accurate_and_repeatable("conv_igemm", c.name, conv, c.epilogue, dy.download(), expected,
+                                 scale, dx.data(), dw.data(), db.data());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -240,24 +265,16 @@ TEST_P(ConvTransposeIgemmTest, MatchesTheDoubleReference) {
   const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
   const int64_t volume = d.kernel[0] * d.kernel[1] * d.kernel[2];
   const auto x = testing::uniform_floats(d.batch * d.in_channels * in_plane, 31, -1.f, 1.f);
-  const auto w = testing::uniform_floats(d.in_channels * (d.out_channels / d.groups) * volume, 32,
-                                         -1.f, 1.f);
+  const auto w =
+      testing::uniform_floats(d.in_channels * (d.out_channels / d.groups) * volume, 32, -1.f, 1.f);
   const auto bias = testing::uniform_floats(d.out_channels, 33, -1.f, 1.f);
   std::vector<double> scale;
-  std::vector<double> expected = testing::conv_transpose_direct(
-      c.shape, std::vector<double>(x.begin(), x.end()), std::vector<double>(w.begin(), w.end()),
-      &scale);
-  for (size_t i = 0; i < expected.size(); ++i) {
-    const int64_t channel = static_cast<int64_t>(i) / out_plane % d.out_channels;
-    if (epilogue_has_bias(c.epilogue)) {
-      expected[i] += bias[channel];
-      scale[i] += std::fabs(bias[channel]);
-    }
-    if (c.epilogue == MatmulEpilogue::bias_relu || c.epilogue == MatmulEpilogue::relu)
-      expected[i] = std::max(expected[i], 0.0);
-    if (c.epilogue == MatmulEpilogue::bias_gelu || c.epilogue == MatmulEpilogue::gelu)
-      expected[i] = testing::gelu_tanh(expected[i]);
-  }
+  std::vector<double> expected =
+      testing::conv_transpose_direct(c.shape, std::vector<double>(x.begin(), x.end()),
+                                     std::vector<double>(w.begin(), w.end()), &scale);
+  for (size_t i = 0; i < expected.size(); ++i)
+    apply_epilogue(c.epilogue, bias[static_cast<int64_t>(i) / out_plane % d.out_channels],
+                   expected[i], scale[i]);
   DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size());
   ASSERT_CUDA(dx.upload(x));
   ASSERT_CUDA(dw.upload(w));
@@ -270,20 +287,8 @@ TEST_P(ConvTransposeIgemmTest, MatchesTheDoubleReference) {
   ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> y = dy.download();
-  const bool gelu = c.epilogue == MatmulEpilogue::bias_gelu;
-  EXPECT_TRUE(
-      all_close(y, expected, gelu ? Tolerance{1e-5, 5e-5, 2e-5} : Tolerance{1e-6, 0, 2e-5}, &scale))
-      << c.name << " on " << conv.describe();
-  const double error_norm = relative_error_norm(y, expected);
-  std::printf("[ conv_transpose_igemm ] %s (%s): relative error norm %.3g\n", c.name.c_str(),
-              conv.describe().c_str(), error_norm);
-  EXPECT_LE(error_norm, kNormBound) << c.name;
-  DeviceBuffer<float> again(y.size());
-  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
-      << error;
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
+  expect_accurate_and_repeatable("conv_transpose_igemm", c.name, conv, c.epilogue, dy.download(),
+                                 expected, scale, dx.data(), dw.data(), db.data());
 }
 
 INSTANTIATE_TEST_SUITE_P(
