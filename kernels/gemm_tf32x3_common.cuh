@@ -149,7 +149,7 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-__device__ __forceinline__ float gemm_activation(float v, MatmulEpilogue e) {
+__host__ __device__ __forceinline__ float gemm_activation(float v, MatmulEpilogue e) {
   if (e == MatmulEpilogue::relu || e == MatmulEpilogue::bias_relu) return fmaxf(v, 0.0f);
   if (e == MatmulEpilogue::gelu || e == MatmulEpilogue::bias_gelu)
     return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));

@@ -9,15 +9,17 @@ namespace stitch::app {
 
 namespace {
 
-// STITCH_CONV_ENGINE=cudnn|igemm_tf32x3 forces the convolution engine of every command's plans
-// (measuring both on a GPU); unset or automatic: the time model. A bad value is reported and
-// ignored.
+// STITCH_CONV_ENGINE=cudnn|igemm_tf32x3|direct forces the convolution engine of every command's
+// plans where that engine can run the convolution (measuring them side by side on a GPU); unset
+// or automatic: the time model. A bad value is reported and ignored.
 plan::ConvEngine conv_engine_from_environment() {
   const char* value = std::getenv("STITCH_CONV_ENGINE");
   if (value == nullptr || *value == '\0') return plan::ConvEngine::automatic;
   if (auto engine = enum_from_name<plan::ConvEngine>(value)) return *engine;
-  fmt::print(stderr, "warning: STITCH_CONV_ENGINE={} is not automatic, cudnn or igemm_tf32x3: "
-             "ignored\n", value);
+  fmt::print(stderr,
+             "warning: STITCH_CONV_ENGINE={} is not automatic, cudnn, igemm_tf32x3 or direct: "
+             "ignored\n",
+             value);
   return plan::ConvEngine::automatic;
 }
 

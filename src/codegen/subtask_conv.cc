@@ -4,8 +4,9 @@
 // `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, a
 // ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh; ConvTransposeIgemmTf32x3 for a transposed one,
 // kernels/conv_transpose_igemm.cuh) member of Program::Gemms, its weight split in init_gemms (no
-// workspace). The epilogue (bias, activations, residual adds, scale/shift) runs as
-// one elementwise pass after, whichever engine.
+// workspace); or, for `direct_conv`, a ConvDirect (kernels/conv_direct.cuh) member of
+// Program::Gemms, planned in init_gemms and given the weight per call. The epilogue (bias,
+// activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
 
@@ -131,21 +132,18 @@ void emit_depthwise_run(const ConvSpec& spec, const std::string& x, const std::s
   w.close();
 }
 
-// The implicit-GEMM 3xTF32 kernel: a ConvIgemmTf32x3 member of Program::Gemms, its shape given
-// and a parameter weight split once in init_gemms. Returns the weight argument of its run:
-// "nullptr" when prepared at init. Its own fused bias / activation stays unused: the plan's
-// epilogue pass does them, as after cuDNN.
-std::string emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
-                                 const std::string& member, const std::string& weight) {
-  CodeWriter& iw = ctx.pieces().gemm_init;
-  iw.open("{{  // {}", subtask.id);
+// The shape of a convolution on one of the project's kernels (implicit GEMM or direct), declared
+// as `shape` in the current block of `iw`.
+void emit_kernel_conv_shape(const ConvSpec& spec, CodeWriter& iw) {
   // A transposed convolution (ConvTransposeIgemmTf32x3) takes PyTorch's padding, symmetric.
   iw.line("{} shape;", spec.transposed ? "ConvTransposeShape" : "ConvIgemmShape");
   iw.line("shape.spatial = {}; shape.batch = {}; shape.groups = {};", spec.input.size(), spec.batch,
           spec.groups);
   iw.line("shape.in_channels = {}; shape.out_channels = {};", spec.in_channels, spec.out_channels);
   std::vector<std::pair<const char*, const std::vector<int64_t>*>> fields = {
-      {"input", &spec.input}, {"output", &spec.output}, {"kernel", &spec.kernel},
+      {"input", &spec.input},
+      {"output", &spec.output},
+      {"kernel", &spec.kernel},
       {"stride", &spec.stride}};
   if (spec.transposed) {
     fields.push_back({"pad", &spec.pad_before});
@@ -154,13 +152,36 @@ std::string emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtask, const
     fields.push_back({"pad_after", &spec.pad_after});
   }
   fields.push_back({"dilation", &spec.dilation});
-  for (const auto& [field, values] : fields) iw.line("{}", array_fields(field, *values));
+  for (const auto& [field, values] : fields)
+    iw.line("{}", array_fields(field, *values));
+}
+
+// The implicit-GEMM 3xTF32 kernel: a ConvIgemmTf32x3 member of Program::Gemms, its shape given
+// and a parameter weight split once in init_gemms. Returns the weight argument of its run:
+// "nullptr" when prepared at init. Its own fused bias / activation stays unused: the plan's
+// epilogue pass does them, as after cuDNN.
+std::string emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
+                                 const std::string& member, const std::string& weight) {
+  CodeWriter& iw = ctx.pieces().gemm_init;
+  iw.open("{{  // {}", subtask.id);
+  emit_kernel_conv_shape(spec, iw);
   iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::none, error));", member);
   const bool weight_at_init = spec.w.base.kind == ir::ValueRef::Kind::param;
   if (weight_at_init)
     iw.line("STITCH_CHECK(s->{}.prepare_weights({}, stream, error));", member, weight);
   iw.close();
   return weight_at_init ? std::string("nullptr") : weight;
+}
+
+// The direct kernel: a ConvDirect member of Program::Gemms, planned in init_gemms; the weight is
+// read per call (nothing to prepare). Its fused bias / activation stays unused, as the igemm's.
+void emit_conv_direct_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
+                           const std::string& member) {
+  CodeWriter& iw = ctx.pieces().gemm_init;
+  iw.open("{{  // {}", subtask.id);
+  emit_kernel_conv_shape(spec, iw);
+  iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::none, error));", member);
+  iw.close();
 }
 
 }  // namespace
@@ -170,12 +191,15 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
   ProgramPieces& pieces = ctx.pieces();
   const bool depthwise = subtask.kernel == "depthwise_conv";
   const bool igemm = subtask.kernel == "igemm_tf32x3_conv";
+  const bool direct = subtask.kernel == "direct_conv";
   if (depthwise && !plan::depthwise_conv_eligible(spec))
     return make_error("the depthwise kernel cannot run this convolution");
   if (spec.prologue && !depthwise)
     return make_error("only the depthwise kernel runs a convolution prologue");
   if (igemm && !plan::conv_igemm_eligible(spec))
     return make_error("the implicit-GEMM 3xTF32 kernel cannot run this convolution");
+  if (direct && !plan::direct_conv_eligible(spec))
+    return make_error("the direct convolution kernel cannot run this convolution");
   std::string member;
   if (depthwise) {
     pieces.uses_depthwise = true;
@@ -187,6 +211,12 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     pieces.gemm_members.push_back(fmt::format(
         "{} {};  // {}", spec.transposed ? "ConvTransposeIgemmTf32x3" : "ConvIgemmTf32x3",
         member.substr(member.find('.') + 1), subtask.id));
+  } else if (direct) {
+    pieces.uses_conv_direct = true;
+    pieces.uses_matmul = true;  // its member lives in Program::Gemms, initialised in init_gemms
+    member = fmt::format("gemms.conv{}", pieces.matmul_count++);
+    pieces.gemm_members.push_back(
+        fmt::format("ConvDirect {};  // {}", member.substr(member.find('.') + 1), subtask.id));
   } else {
     pieces.uses_conv = true;
     member = fmt::format("conv{}", pieces.conv_members.size());
@@ -217,6 +247,9 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     const std::string run_weight = emit_conv_igemm_init(ctx, subtask, spec, member, weight);
     w.line("STITCH_CHECK(s->{}.run({}, {}, nullptr, {}, stream, error));", member, x, run_weight,
            y);
+  } else if (direct) {
+    emit_conv_direct_init(ctx, subtask, spec, member);
+    w.line("STITCH_CHECK(s->{}.run({}, {}, nullptr, {}, stream, error));", member, x, weight, y);
   } else {
     w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member,
            x, weight, y);

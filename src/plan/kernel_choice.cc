@@ -70,6 +70,20 @@ bool choose_conv_igemm(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& p
   return true;
 }
 
+// The direct FP32 kernel where forced (STITCH_CONV_ENGINE=direct) and it can run the
+// convolution, on any track (exact FP32 is never wrong); not yet chosen by its time model, which
+// waits for the H200's figures. Its estimates are kept as the reason.
+bool choose_conv_direct(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks,
+                        ConvEngine engine) {
+  if (engine != ConvEngine::direct || !direct_conv_eligible(spec)) return false;
+  const DirectConvEstimate estimate = estimate_direct_conv(spec, peaks);
+  subtask.kernel = "direct_conv";
+  subtask.tunables["estimate_us"] = std::llround(estimate.kernel_s * 1e6);
+  subtask.tunables["cudnn_estimate_us"] = std::llround(estimate.cudnn_s * 1e6);
+  subtask.tunables["forced"] = 1;
+  return true;
+}
+
 // kernels/rnn.cuh: cuDNN's RNN, its algorithm (standard or persistent) timed at init. TF32 tensor
 // cores on the tf32 and bf16 tracks (cuDNN's RNN has no BF16 math for float32 data).
 void choose_recurrent(Subtask& subtask, TensorMath math) {
@@ -93,7 +107,9 @@ void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, 
     subtask.tunables["block"] = 256;
     return;
   }
-  if (choose_conv_igemm(subtask, spec, peaks, math, engine)) return;
+  if (choose_conv_direct(subtask, spec, peaks, engine) ||
+      choose_conv_igemm(subtask, spec, peaks, math, engine))
+    return;
   subtask.kernel = "cudnn_conv";
   subtask.tunables["algo_candidates"] = kConvCandidates;
   subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;
@@ -177,8 +193,7 @@ bool conv_igemm_eligible(const ConvSpec& spec) {
   // A transposed convolution runs as its output phases' forward convolutions
   // (kernels/conv_transpose_igemm.cuh), with PyTorch's symmetric padding.
   if ((spec.transposed && spec.pad_before != spec.pad_after) || spatial < 1 || spatial > 3 ||
-      spec.groups < 1 ||
-      spec.groups > kConvIgemmMaxGroups || spec.in_channels % spec.groups != 0 ||
+      spec.groups < 1 || spec.groups > kConvIgemmMaxGroups || spec.in_channels % spec.groups != 0 ||
       (spec.groups > 1 && spec.in_channels == spec.groups) || !spec.x.is_contiguous() ||
       !spec.w.is_contiguous())
     return false;
@@ -236,6 +251,65 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   estimate.kernel_s = std::max(waves * k_tiles * k_tile_s / efficiency, bytes / bandwidth) +
                       transpose_s + kLaunchSeconds;
   estimate.prefer_kernel = estimate.kernel_s <= kTf32x3Margin * estimate.cudnn_s;
+  return estimate;
+}
+
+bool direct_conv_eligible(const ConvSpec& spec) {
+  // The kernel takes the implicit GEMM's shapes (ConvIgemmShape and its checks), forward only.
+  if (spec.transposed || !conv_igemm_eligible(spec) || spec.out_channels % spec.groups != 0)
+    return false;
+  const size_t spatial = spec.input.size();
+  // The 3-d view's depth, height, width: index 0, 1, 2 (unit sizes in front of 1-d and 2-d).
+  auto dim = [&](const std::vector<int64_t>& v, int i) {
+    const int from_last = 2 - i;
+    return from_last < static_cast<int>(spatial) ? v[spatial - 1 - from_last] : int64_t{1};
+  };
+  const int64_t cin = spec.in_channels / spec.groups, cout = spec.out_channels / spec.groups;
+  const int64_t k = cin * static_cast<int64_t>(product(spec.kernel));
+  if (k > kDirectConvMaxK) return false;
+  // plan_direct_conv's search (kernels/conv_direct.cuh): from the widest columns per lane and
+  // the most channel slices down, the first tiling whose weights and input patch fit.
+  constexpr int64_t kWarps = 8, kSliceChannels = 8;
+  const int64_t out_rows = dim(spec.output, 1), out_cols = dim(spec.output, 2);
+  int64_t slices = 1;
+  while (slices < kWarps && slices * kSliceChannels < cout)
+    slices *= 2;
+  for (int64_t lane_cols = out_cols <= 32   ? 1
+                           : out_cols <= 64 ? 2
+                                            : 4;
+       lane_cols >= 1; lane_cols /= 2)
+    for (int64_t s = slices; s >= 1; s /= 2) {
+      int64_t rows = kWarps / s, col_groups = 1;
+      while (rows > 1 && rows / 2 >= out_rows && col_groups * 32 * lane_cols < out_cols)
+        rows /= 2, col_groups *= 2;
+      const int64_t patch_rows =
+          (rows - 1) * dim(spec.stride, 1) + (dim(spec.kernel, 1) - 1) * dim(spec.dilation, 1) + 1;
+      const int64_t patch_cols = (col_groups * 32 * lane_cols - 1) * dim(spec.stride, 2) +
+                                 (dim(spec.kernel, 2) - 1) * dim(spec.dilation, 2) + 1;
+      const int64_t floats =
+          k * kSliceChannels * s + cin * dim(spec.kernel, 0) * patch_rows * patch_cols;
+      if (4 * floats <= kDirectConvSharedBytes) return true;
+    }
+  return false;
+}
+
+DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks) {
+  DirectConvEstimate estimate;
+  estimate.eligible = direct_conv_eligible(spec);
+  if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
+  const double outputs = static_cast<double>(spec.batch * spec.out_channels) * product(spec.output);
+  const double k = static_cast<double>(spec.in_channels / spec.groups) * product(spec.kernel);
+  const double flops = 2.0 * outputs * k;
+  const double bytes =
+      4.0 * (static_cast<double>(spec.batch * spec.in_channels) * product(spec.input) + outputs +
+             static_cast<double>(spec.out_channels) * k);
+  const double bandwidth = peaks.dram_gbps * 1e9;
+  estimate.kernel_s =
+      std::max(flops / (peaks.fp32_tflops * 1e12 * kDirectConvEfficiency), bytes / bandwidth) +
+      kLaunchSeconds;
+  estimate.cudnn_s =
+      std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), bytes / bandwidth) +
+      kLaunchSeconds;
   return estimate;
 }
 

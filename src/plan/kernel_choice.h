@@ -22,6 +22,9 @@
 //                       track by estimate_conv_igemm or forced (PlanOptions::conv_engine);
 //                       estimate_us / cudnn_estimate_us (the time model's two sides, whole
 //                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine)
+//   direct_conv         a forward convolution of few products per output on the direct FP32
+//                       kernel (kernels/conv_direct.cuh, exact FP32 on every track), forced
+//                       only until measured; estimate_us / cudnn_estimate_us, forced
 //   flash_attention     block_m x block_n query x key tiles, head_dim_tile (head and value dims
 //                       rounded up to 8); the products' arithmetic (attention_math_name):
 //                       tensor_math (tf32 / bf16 tracks: TF32 or BF16 mma.sync,
@@ -198,15 +201,36 @@ struct ConvIgemmEstimate {
 bool conv_igemm_eligible(const ConvSpec& spec);
 ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks);
 
-// Which engine runs the fp32 track's convolutions that conv_igemm_eligible accepts: the time
-// model's pick, or one forced (measurement on a GPU: STITCH_CONV_ENGINE, app/planner_options.h).
-enum class ConvEngine : uint8_t { automatic, cudnn, igemm_tf32x3 };
-inline constexpr std::array<std::string_view, 3> kConvEngineNames = {"automatic", "cudnn",
-                                                                     "igemm_tf32x3"};
+// The time model behind direct_conv (kernels/conv_direct.cuh): FP32 FMAs on the CUDA cores for
+// convolutions of few products per output (K = in_channels / groups · prod(kernel) up to
+// kDirectConvMaxK, and the kernel's smallest tiling within its shared memory), at
+// kDirectConvEfficiency of the FP32 peak or its bytes at the DRAM bandwidth, plus a launch. Not
+// yet measured on a GPU: chosen only where forced (STITCH_CONV_ENGINE=direct) until
+// conv_igemm_tf32x3_bench's few-channel rows have run; the efficiency is a first estimate
+// (a thread's 4 x 8 outputs take 6 shared loads per 32 FMAs).
+inline constexpr int64_t kDirectConvMaxK = 1024;
+inline constexpr int64_t kDirectConvSharedBytes = 96 * 1024;
+inline constexpr double kDirectConvEfficiency = 0.6;
+struct DirectConvEstimate {
+  double kernel_s = 0, cudnn_s = 0;
+  bool eligible = false;  // the kernel can run it (direct_conv_eligible)
+};
+// Forward, what conv_igemm_eligible accepts (1 to 3 spatial dims, contiguous x and w, not
+// depthwise, int32 indices), K and the input patch within the kernel's limits (mirrors
+// plan_direct_conv in kernels/conv_direct.cuh).
+bool direct_conv_eligible(const ConvSpec& spec);
+DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks);
+
+// Which engine runs the convolutions its kernel can run (conv_igemm_eligible,
+// direct_conv_eligible): the time model's pick, or one forced (measurement on a GPU:
+// STITCH_CONV_ENGINE, app/planner_options.h).
+enum class ConvEngine : uint8_t { automatic, cudnn, igemm_tf32x3, direct };
+inline constexpr std::array<std::string_view, 4> kConvEngineNames = {"automatic", "cudnn",
+                                                                     "igemm_tf32x3", "direct"};
 constexpr const auto& enum_names(ConvEngine) {
   return kConvEngineNames;
 }
-static_assert(names_every_enumerator(ConvEngine::igemm_tf32x3));
+static_assert(names_every_enumerator(ConvEngine::direct));
 
 // The flash attention kernel's tiles (kernels/attention.cuh AttentionTile: 128 threads, each 4
 // query rows x 8 keys of a 64 x 64 score tile) and its head-dim tile (head/value dims up to 128,

@@ -19,7 +19,10 @@
 // kernel); "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak.
 // Then level 2's transposed convolutions: ConvTransposeIgemmTf32x3
 // (kernels/conv_transpose_igemm.cuh, its phases on the wgmma kernel) against cuDNN strict and
-// TF32, and its error norm against strict.
+// TF32, and its error norm against strict. Last, level 2's convolutions of few input channels
+// (2-d and 3-d, as the tasks have them): the direct FP32 kernel (kernels/conv_direct.cuh) against
+// the wgmma igemm and cuDNN strict and TF32, "direct eff" its FLOPs over its time as a fraction of
+// the FP32 peak (the planner's model of it), and its error norm against strict.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "kernels/conv.cuh"
+#include "kernels/conv_direct.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 #include "kernels/conv_transpose_igemm.cuh"
 
@@ -318,6 +322,55 @@ void bench_transposed(const TransposedLayer& l, CudnnHandle& cudnn, void* worksp
               strict_ms / igemm_ms, norm, igemm.describe().c_str());
 }
 
+// A convolution of few input channels: ConvDirect against the wgmma igemm and cuDNN.
+struct FewChannelLayer {
+  const char* name;
+  ConvIgemmShape shape;
+};
+
+void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace, void* flush) {
+  const ConvIgemmShape& s = l.shape;
+  size_t xs = s.batch * s.in_channels, ys = s.batch * s.out_channels;
+  size_t ws = s.out_channels * s.in_channels / s.groups;
+  for (int i = 0; i < s.spatial; ++i)
+    xs *= s.input[i], ys *= s.output[i], ws *= s.kernel[i];
+  const Operands o(xs, ws, ys);
+  CudnnSide cudnn_side(cudnn_shape(s), o, cudnn, workspace, l.name);
+  std::string error;
+  ConvDirect direct;
+  if (direct.init(s, MatmulEpilogue::none, error) != STITCH_OK) {
+    std::printf("%-26s direct: %s\n", l.name, error.c_str());
+    return;
+  }
+  auto run_direct = [&] {
+    if (direct.run(o.x, o.w, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
+      std::printf("%s: direct run: %s\n", l.name, error.c_str());
+      std::exit(1);
+    }
+  };
+  ConvIgemmTf32x3 igemm;
+  igemm.set_engine(Tf32x3Engine::wgmma);
+  const bool have_igemm = igemm.init(s, MatmulEpilogue::none, error) == STITCH_OK &&
+                          igemm.prepare_weights(o.w, nullptr, error) == STITCH_OK;
+  const double norm = cudnn_side.error_norm(run_direct);
+  const double direct_ms = median_ms(run_direct, flush);
+  const double igemm_ms =
+      have_igemm
+          ? median_ms(
+                [&] {
+                  if (igemm.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK)
+                    std::exit(1);
+                },
+                flush)
+          : NAN;
+  const double strict_ms = cudnn_side.strict_ms(flush);
+  const double tf32_ms = cudnn_side.tf32_ms(flush);
+  const double flops = 2.0 * static_cast<double>(ws) / s.out_channels * static_cast<double>(ys);
+  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %9.1e  %s\n", l.name, direct_ms,
+              igemm_ms, strict_ms, tf32_ms, strict_ms / direct_ms,
+              flops / (direct_ms * 1e9) / kFp32PeakTflops, norm, direct.describe().c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -380,5 +433,32 @@ int main(int argc, char** argv) {
   for (const TransposedLayer& l : transposed)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
       bench_transposed(l, cudnn, workspace, flush);
+  // KernelBench level 2's convolutions of 3 to 16 input channels (full size, no padding).
+  auto few = [](int64_t batch, int64_t cin, int64_t cout, std::vector<int64_t> input,
+                int64_t kernel) {
+    ConvIgemmShape s;
+    s.spatial = static_cast<int>(input.size());
+    s.batch = batch, s.in_channels = cin, s.out_channels = cout;
+    for (int i = 0; i < s.spatial; ++i) {
+      s.input[i] = input[i], s.kernel[i] = kernel;
+      s.output[i] = input[i] - kernel + 1;
+    }
+    return s;
+  };
+  const FewChannelLayer few_channel[] = {
+      {"f2d_3to16_k3_32", few(128, 3, 16, {32, 32}, 3)},
+      {"f2d_8to64_k3_128", few(128, 8, 64, {128, 128}, 3)},
+      {"f2d_16to64_k3_256", few(128, 16, 64, {256, 256}, 3)},
+      {"f3d_3to16_k3_16x64x64", few(128, 3, 16, {16, 64, 64}, 3)},
+      {"f3d_3to24_k3_24x32x32", few(128, 3, 24, {24, 32, 32}, 3)},
+      {"f3d_3to16_k4_16x32x32", few(1024, 3, 16, {16, 32, 32}, 4)},
+      {"f3d_8to16_k3_16x64x64", few(128, 8, 16, {16, 64, 64}, 3)},
+      {"f3d_8to32_k3_32x64x64", few(64, 8, 32, {32, 64, 64}, 3)},
+  };
+  std::printf("%-26s %8s %8s %8s %8s %9s %10s %9s\n", "few-channel layer", "direct", "igemm",
+              "strict", "tf32", "vs strict", "direct eff", "rel_norm");
+  for (const FewChannelLayer& l : few_channel)
+    if (only.empty() || std::string(l.name).find(only) != std::string::npos)
+      bench_direct(l, cudnn, workspace, flush);
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "kernels/attention.cuh"
 #include "kernels/attention_mma.cuh"
+#include "kernels/conv_direct.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 #include "kernels/conv_transpose_igemm.cuh"
 #include "kernels/elementwise.cuh"
@@ -149,6 +150,10 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK(transposed3.init(transposed_shape, MatmulEpilogue::bias_gelu, error));
   STITCH_CHECK(transposed3.prepare_weights(a, stream, error));
   STITCH_CHECK(transposed3.run(a, nullptr, a, y, stream, error));
+  ConvDirect direct;
+  direct.set_output_map(ConvIgemmOutputMap{});
+  STITCH_CHECK(direct.init(conv_shape, MatmulEpilogue::bias_relu, error));
+  STITCH_CHECK(direct.run(a, a, a, y, stream, error));
 
   AttentionShape attention;
   attention.queries = attention.keys = 4, attention.head_dim = attention.value_dim = 4;

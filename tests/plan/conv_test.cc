@@ -560,8 +560,8 @@ TEST(ConvIgemmPlan, SmallOrNarrowConvolutionsStayOnCudnn) {
   // Depthwise: the direct depthwise kernel (measured faster than cuDNN on this plane), not the
   // implicit GEMM, even when that is forced.
   EXPECT_EQ(kernel_of(single_conv_plan({10, 256, 56, 56}, {256, 1, 3, 3}, {10, 256, 56, 56}, {1, 1},
-                                       {1, 1}, 256, with_math(TensorMath::fp32,
-                                                              ConvEngine::igemm_tf32x3))),
+                                       {1, 1}, 256,
+                                       with_math(TensorMath::fp32, ConvEngine::igemm_tf32x3))),
             "depthwise_conv");
 }
 
@@ -591,6 +591,63 @@ TEST(ConvIgemmPlan, TransposedConvolutionsTakeTheKernelOnlyWhenForced) {
   EXPECT_LT(as_transposed.cudnn_s, 0.5 * as_forward.cudnn_s);
   spec.pad_after[0] += 1;
   EXPECT_FALSE(conv_igemm_eligible(spec));
+}
+
+// The direct FP32 kernel (kernels/conv_direct.cuh) for convolutions of few products per output:
+// only where forced (STITCH_CONV_ENGINE=direct) until measured on the H200, on any track, and
+// only where it can run them — K within kDirectConvMaxK, its smallest tiling within the shared
+// memory, forward, not depthwise; its estimates recorded as the reason.
+TEST(DirectConvPlan, TakesFewChannelConvolutionsOnlyWhenForced) {
+  auto kernel_of = [](const Result<Plan>& plan) {
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    return plan.ok() ? plan->subtasks.at(0).kernel : "";
+  };
+  // KernelBench level 2's 8 -> 64 channels, 3x3, 128 x 128 (K = 72).
+  auto few = [&](ConvEngine engine, TensorMath math = TensorMath::fp32) {
+    return single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1}, {0, 0},
+                            1, with_math(math, engine));
+  };
+  EXPECT_EQ(kernel_of(few(ConvEngine::automatic)), "cudnn_conv");
+  auto forced = few(ConvEngine::direct);
+  ASSERT_EQ(kernel_of(forced), "direct_conv");
+  const Subtask& subtask = forced->subtasks.at(0);
+  EXPECT_EQ(subtask.tunables.at("forced"), 1);
+  const DirectConvEstimate estimate = estimate_direct_conv(only_conv(*forced), h200_peaks());
+  ASSERT_TRUE(estimate.eligible);
+  EXPECT_EQ(subtask.tunables.at("estimate_us"), std::llround(estimate.kernel_s * 1e6));
+  EXPECT_EQ(subtask.tunables.at("cudnn_estimate_us"), std::llround(estimate.cudnn_s * 1e6));
+  // Compute-bound at the two efficiencies: 18.7 GFLOP.
+  EXPECT_NEAR(estimate.kernel_s / estimate.cudnn_s,
+              kCudnnStrictConvEfficiency / kDirectConvEfficiency, 0.01);
+  EXPECT_EQ(subtask.tunables.count("workspace_bytes"), 0u);
+  EXPECT_DOUBLE_EQ(compute_peak_tflops(subtask, h200_peaks()), h200_peaks().fp32_tflops);
+  // Exact FP32 on the tf32 track too, where forced.
+  EXPECT_EQ(kernel_of(few(ConvEngine::direct, TensorMath::tf32)), "direct_conv");
+  // Too many products per output (256 · 9 > 1024): the automatic choice instead.
+  EXPECT_EQ(
+      kernel_of(single_conv_plan({10, 256, 56, 56}, {256, 256, 3, 3}, {10, 256, 56, 56}, {1, 1},
+                                 {1, 1}, 1, with_math(TensorMath::fp32, ConvEngine::direct))),
+      "igemm_tf32x3_conv");
+  // Transposed and depthwise convolutions are not the direct kernel's.
+  EXPECT_NE(kernel_of(single_conv_plan({2, 3, 8, 8}, {3, 4, 3, 3}, {2, 4, 17, 17}, {2, 2}, {0, 0},
+                                       1, with_math(TensorMath::fp32, ConvEngine::direct), true)),
+            "direct_conv");
+  EXPECT_EQ(
+      kernel_of(single_conv_plan({10, 256, 56, 56}, {256, 1, 3, 3}, {10, 256, 56, 56}, {1, 1},
+                                 {1, 1}, 256, with_math(TensorMath::fp32, ConvEngine::direct))),
+      "depthwise_conv");
+  // The shared-memory bound: a 1-d window dilated across 40,000 columns fits no tiling, dilated
+  // 10 it does — the kernel's own plan gives the same on these shapes (conv_direct_plan_test.cu,
+  // DirectConvPlan.TilesFollowTheShape).
+  ConvSpec wide = only_conv(*forced);
+  EXPECT_TRUE(direct_conv_eligible(wide));
+  wide.input = {40100}, wide.output = {100}, wide.kernel = {5}, wide.stride = {1};
+  wide.pad_before = wide.pad_after = {0}, wide.dilation = {10000};
+  EXPECT_FALSE(direct_conv_eligible(wide));
+  wide.dilation = {10};
+  wide.output = {40060};
+  EXPECT_TRUE(direct_conv_eligible(wide));
+  EXPECT_EQ(enum_from_name<ConvEngine>("direct"), ConvEngine::direct);
 }
 
 TEST(ConvIgemmPlan, TheOverrideForcesEitherEngine) {
@@ -626,8 +683,8 @@ TEST(ConvIgemmCost, ComputeBoundTimesFollowTheEfficiencies) {
   const double k_tile_s = 3.0 * 2 * 128 * 128 * 32 / (h200.tf32_tflops * 1e12 / h200.sms);
   const double efficiency = kConvIgemmPeakEfficiency * 72 / (72 + kConvIgemmFillTiles);
   const double transpose_s = 2.0 * 4 * (10.0 * 256 * 56 * 56) / (h200.dram_gbps * 1e9);
-  EXPECT_NEAR(estimate.kernel_s - 2 * kLaunchSeconds,
-              4 * 72 * k_tile_s / efficiency + transpose_s, 1e-12);
+  EXPECT_NEAR(estimate.kernel_s - 2 * kLaunchSeconds, 4 * 72 * k_tile_s / efficiency + transpose_s,
+              1e-12);
   // Without TF32 tensor cores the kernel has nothing to run on.
   GpuPeaks no_tensor_cores = h200;
   no_tensor_cores.tf32_tflops = 0;

@@ -1,0 +1,405 @@
+// A direct FP32 convolution for few products per output — few input channels per group times the
+// kernel's taps (K = in_channels / groups · prod(kernel) up to kDirectConvMaxK): the level-2 and
+// stem convolutions of 3 or 8 input channels, where an implicit GEMM's K tiles stay mostly empty
+// and cuDNN's strict FP32 engines run at a fraction of the FP32 peak. FP32 FMAs on the CUDA cores
+// (the fp32 track's arithmetic, no tensor cores): each output is fmaf-summed over its K products
+// in (input channel, kd, kh, kw) order, padding as zeros — exactly FP32, the same bits every run.
+//
+// Block: one image, one group, one chunk of output channels (kDirectConvChannelsPerThread per
+// thread, `warp_channels` slices), one output depth, `warp_rows` output rows at a time over
+// `row_steps` steps, `warp_col_groups` · 32 · cols_per_lane output columns — 8 warps, one per
+// (slice, row, column group); a lane's columns are 32 apart, so a warp's loads are consecutive
+// shared words and its stores coalesce. Column groups take the warps rows cannot use (fewer
+// output rows than warps: a 1-d convolution has one). Shared memory: the chunk's
+// weights, [k][chunk channels] (a thread's channels one 32-byte run, read as broadcast float4s),
+// loaded once; then per row step the input patch under the step's windows, [channel][kd][row]
+// [column], zeros outside x (negative padding crops). The per-thread work (direct_conv_block,
+// direct_conv_load_weights, direct_conv_load_patch, direct_conv_compute) is pure and __host__
+// __device__: conv_direct_plan_test.cu emulates whole launches on the CPU (label unit).
+//
+// Shapes are ConvIgemmShape (conv_igemm_common.cuh), negative padding and an output map
+// (ConvIgemmOutputMap: a transposed convolution's phase) included; the fused epilogue is the GEMM
+// kernels' (bias, ReLU, GELU). No allocation, no synchronisation: CUDA-graph capturable.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "conv_igemm_common.cuh"
+#include "runtime.cuh"
+#include "unroll.cuh"
+
+namespace stitch::kernels {
+namespace detail {
+
+inline constexpr int kDirectConvThreads = 256;
+inline constexpr int kDirectConvWarps = kDirectConvThreads / 32;
+inline constexpr int kDirectConvChannelsPerThread = 8;
+inline constexpr int64_t kDirectConvMaxK = 1024;
+// Shared memory per block (opted into above 48 KiB): two blocks fit an SM of sm_80 and later.
+inline constexpr int64_t kDirectConvSharedBytes = 96 * 1024;
+inline constexpr int kDirectConvMaxRowSteps = 4;  // row steps a block takes, reusing its weights
+
+struct DirectConvParams {
+  // The 3-d view (index 0 depth, 1 height, 2 width).
+  int in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1};
+  int pad[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
+  int batch = 1, groups = 1, cin_g = 0, cout_g = 0, k = 0;  // k: cin_g · taps
+  int64_t x_image = 0;                                      // floats per image of x
+  // Output (image, channel, od, oh, ow) at image·y_image + channel·y_channel + y_origin +
+  // od·y_step[0] + oh·y_step[1] + ow·y_step[2].
+  int64_t y_image = 0, y_channel = 0, y_origin = 0, y_step[3] = {0, 0, 0};
+  MatmulEpilogue epilogue = MatmulEpilogue::none;
+  // The tiling (plan_direct_conv).
+  int cols_per_lane = 1, warp_rows = 1, warp_col_groups = 1, warp_channels = 1, row_steps = 1;
+  int patch_rows = 0, patch_cols = 0;  // of one (channel, kd) plane of the patch
+  int chunks = 1, row_tiles = 1, col_tiles = 1;
+  int64_t blocks = 0;
+  int weight_floats = 0, patch_floats = 0;  // shared memory: weights, then the patch
+
+  __host__ __device__ int chunk_channels() const {
+    return warp_channels * kDirectConvChannelsPerThread;
+  }
+  __host__ __device__ int group_cols() const { return 32 * cols_per_lane; }
+  __host__ __device__ int tile_cols() const { return warp_col_groups * group_cols(); }
+  __host__ __device__ int64_t shared_bytes() const {
+    return 4 * (int64_t{weight_floats} + patch_floats);
+  }
+};
+
+// Where a block works: block index = ((((image · groups + group) · chunks + chunk) · out_d + od)
+// · row_tiles + row tile) · col_tiles + col tile.
+struct DirectConvBlock {
+  int image = 0, group = 0, co0 = 0, od = 0, oh0 = 0, ow0 = 0;
+};
+
+__host__ __device__ inline DirectConvBlock direct_conv_block(const DirectConvParams& p,
+                                                             int64_t block) {
+  DirectConvBlock b;
+  const int col_tile = static_cast<int>(block % p.col_tiles);
+  block /= p.col_tiles;
+  const int row_tile = static_cast<int>(block % p.row_tiles);
+  block /= p.row_tiles;
+  b.od = static_cast<int>(block % p.out[0]);
+  block /= p.out[0];
+  b.co0 = static_cast<int>(block % p.chunks) * p.chunk_channels();
+  block /= p.chunks;
+  b.group = static_cast<int>(block % p.groups);
+  b.image = static_cast<int>(block / p.groups);
+  b.oh0 = row_tile * p.warp_rows * p.row_steps;
+  b.ow0 = col_tile * p.tile_cols();
+  return b;
+}
+
+// The chunk's weights into shared memory, [k][chunk channels], zeros for channels past the group
+// (thread `tid` of `threads`). w: [out_channels][cin_g][kd][kh][kw], PyTorch's.
+__host__ __device__ inline void direct_conv_load_weights(const DirectConvParams& p,
+                                                         const DirectConvBlock& b, const float* w,
+                                                         float* shared, int tid, int threads) {
+  const int cc = p.chunk_channels();
+  const float* wg = w + int64_t{b.group} * p.cout_g * p.k;
+  for (int i = tid; i < p.weight_floats; i += threads) {
+    const int kk = i / cc, c = i - kk * cc, co = b.co0 + c;
+    shared[i] = co < p.cout_g ? wg[int64_t{co} * p.k + kk] : 0.0f;
+  }
+}
+
+// The input patch of row step `step` into shared memory after the weights: for each of the
+// group's channels and each kd, the rows and columns every window of the step's outputs reads,
+// zeros outside x. A warp per patch row (its coordinates worked out once), lanes along it
+// (`threads` a multiple of 32).
+__host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p,
+                                                       const DirectConvBlock& b, int step,
+                                                       const float* x, float* shared, int tid,
+                                                       int threads) {
+  float* patch = shared + p.weight_floats;
+  const int id0 = b.od * p.stride[0] - p.pad[0];
+  const int ih0 = (b.oh0 + step * p.warp_rows) * p.stride[1] - p.pad[1];
+  const int iw0 = b.ow0 * p.stride[2] - p.pad[2];
+  const int64_t in_plane = int64_t{p.in[0]} * p.in[1] * p.in[2];
+  const float* xg = x + int64_t{b.image} * p.x_image + int64_t{b.group} * p.cin_g * in_plane;
+  const int rows = p.patch_floats / p.patch_cols;  // (channel, kd, row) rows
+  for (int row = tid / 32; row < rows; row += threads / 32) {
+    const int plane = row / p.patch_rows, r = row - plane * p.patch_rows;
+    const int ci = plane / p.kernel[0], kd = plane - ci * p.kernel[0];
+    const int id = id0 + kd * p.dilation[0], ih = ih0 + r;
+    const bool row_inside = id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1];
+    const float* src =
+        row_inside ? xg + ci * in_plane + (int64_t{id} * p.in[1] + ih) * p.in[2] : xg;
+    float* dst = patch + row * p.patch_cols;
+    for (int c = tid % 32; c < p.patch_cols; c += 32) {
+      const int iw = iw0 + c;
+      dst[c] = row_inside && iw >= 0 && iw < p.in[2] ? src[iw] : 0.0f;
+    }
+  }
+}
+
+// Thread `tid`'s outputs of row step `step`: cols_per_lane (R) columns 32 apart by
+// kDirectConvChannelsPerThread channels, each the fmaf sum of its K products in k order, then the
+// epilogue, stored where the output map says. Threads past the output or the group store nothing.
+template <int R>
+__host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
+                                                    const DirectConvBlock& b, int step,
+                                                    const float* shared, const float* bias,
+                                                    float* y, int tid) {
+  constexpr int CT = kDirectConvChannelsPerThread;
+  const int warp = tid / 32, lane = tid % 32;
+  const int warps_per_slice = p.warp_rows * p.warp_col_groups;
+  const int wc = warp / warps_per_slice, within = warp % warps_per_slice;
+  const int wr = within % p.warp_rows, wg = within / p.warp_rows;
+  const int oh = b.oh0 + step * p.warp_rows + wr;
+  if (wc >= p.warp_channels || oh >= p.out[1]) return;
+  const int cc = p.chunk_channels();
+  const float* weights = shared + wc * CT;
+  const float* patch = shared + p.weight_floats;
+  float acc[R][CT];
+  STITCH_UNROLL
+  for (int j = 0; j < R; ++j) {
+    STITCH_UNROLL
+    for (int c = 0; c < CT; ++c)
+      acc[j][c] = 0.0f;
+  }
+  const int first_col = wg * p.group_cols() + lane;  // within the tile
+  const int column0 = first_col * p.stride[2];
+  const int lane_step = 32 * p.stride[2];
+  int kk = 0;
+  for (int plane = 0; plane < p.cin_g * p.kernel[0]; ++plane) {
+    for (int kh = 0; kh < p.kernel[1]; ++kh) {
+      const float* row =
+          patch + (plane * p.patch_rows + wr * p.stride[1] + kh * p.dilation[1]) * p.patch_cols +
+          column0;
+      for (int kw = 0; kw < p.kernel[2]; ++kw, ++kk) {
+        float wv[CT];
+        const float* wk = weights + kk * cc;
+#if defined(__CUDA_ARCH__)
+        // 16-byte broadcasts: kk · cc and wc · CT are multiples of 4.
+        STITCH_UNROLL
+        for (int c = 0; c < CT; c += 4) {
+          const float4 v = *reinterpret_cast<const float4*>(wk + c);
+          wv[c] = v.x, wv[c + 1] = v.y, wv[c + 2] = v.z, wv[c + 3] = v.w;
+        }
+#else
+        for (int c = 0; c < CT; ++c)
+          wv[c] = wk[c];
+#endif
+        const float* at = row + kw * p.dilation[2];
+        STITCH_UNROLL
+        for (int j = 0; j < R; ++j) {
+          const float xv = at[j * lane_step];
+          STITCH_UNROLL
+          for (int c = 0; c < CT; ++c)
+            acc[j][c] = fmaf(xv, wv[c], acc[j][c]);
+        }
+      }
+    }
+  }
+  const int64_t base = int64_t{b.image} * p.y_image + p.y_origin + int64_t{b.od} * p.y_step[0] +
+                       int64_t{oh} * p.y_step[1];
+  STITCH_UNROLL
+  for (int c = 0; c < CT; ++c) {
+    const int co = b.co0 + wc * CT + c;
+    if (co >= p.cout_g) break;
+    const int channel = b.group * p.cout_g + co;
+    const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
+    STITCH_UNROLL
+    for (int j = 0; j < R; ++j) {
+      const int ow = b.ow0 + first_col + 32 * j;
+      if (ow < p.out[2])
+        y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] =
+            gemm_activation(acc[j][c] + add, p.epilogue);
+    }
+  }
+}
+
+// Three blocks per SM: at most 80 registers, which the 4 x 8 accumulators fit without spilling
+// (ptxas, sm_90; left to itself it took 64 and spilled).
+template <int R>
+__global__ void __launch_bounds__(kDirectConvThreads, 3)
+    direct_conv_kernel(DirectConvParams p, const float* __restrict__ x, const float* __restrict__ w,
+                       const float* __restrict__ bias, float* __restrict__ y) {
+  extern __shared__ float4 direct_conv_smem[];
+  float* shared = reinterpret_cast<float*>(direct_conv_smem);
+  const DirectConvBlock b = direct_conv_block(p, blockIdx.x);
+  direct_conv_load_weights(p, b, w, shared, threadIdx.x, blockDim.x);
+  for (int step = 0; step < p.row_steps; ++step) {
+    if (b.oh0 + step * p.warp_rows >= p.out[1]) break;  // uniform across the block
+    if (step > 0) __syncthreads();  // the last step's reads of the patch are done
+    direct_conv_load_patch(p, b, step, x, shared, threadIdx.x, blockDim.x);
+    __syncthreads();
+    direct_conv_compute<R>(p, b, step, shared, bias, y, threadIdx.x);
+  }
+}
+
+// The tiling for `s` into `p` (whose shape fields it fills); "" when the kernel runs it, else
+// why not. Channels per block: the group's output channels in slices of 8 (a power-of-two count
+// of slices, at most a warp each), the remaining warps on consecutive rows, or, past the output's
+// rows, on further column groups while the width needs them; a lane's columns cover the output
+// width with as few as possible (1, 2 or 4); where the weights and the patch exceed
+// kDirectConvSharedBytes, fewer columns, then fewer channel slices. Row steps (the
+// weights loaded once for more rows): up to kDirectConvMaxRowSteps while at least four blocks per
+// SM remain (`sms`).
+inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConvParams& p) {
+  if (std::string bad = conv_igemm_shape_problem(s); !bad.empty()) return bad;
+  const ConvIgemmDims d = conv_igemm_dims(s);
+  p = DirectConvParams{};
+  int64_t taps = 1;
+  for (int i = 0; i < 3; ++i) {
+    p.in[i] = static_cast<int>(d.input[i]), p.out[i] = static_cast<int>(d.output[i]);
+    p.kernel[i] = static_cast<int>(d.kernel[i]), p.stride[i] = static_cast<int>(d.stride[i]);
+    p.pad[i] = static_cast<int>(d.pad[i]), p.dilation[i] = static_cast<int>(d.dilation[i]);
+    taps *= d.kernel[i];
+  }
+  const int64_t cin_g = s.in_channels / s.groups, cout_g = s.out_channels / s.groups;
+  if (cin_g * taps > kDirectConvMaxK)
+    return "more products per output than the direct kernel takes";
+  p.batch = static_cast<int>(s.batch), p.groups = static_cast<int>(s.groups);
+  p.cin_g = static_cast<int>(cin_g), p.cout_g = static_cast<int>(cout_g);
+  p.k = static_cast<int>(cin_g * taps);
+  const int64_t in_plane = d.input[0] * d.input[1] * d.input[2];
+  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
+  p.x_image = s.in_channels * in_plane;
+  p.y_image = s.out_channels * out_plane, p.y_channel = out_plane;
+  p.y_step[0] = d.output[1] * d.output[2], p.y_step[1] = d.output[2], p.y_step[2] = 1;
+  int slices = 1;
+  while (slices < kDirectConvWarps && slices * kDirectConvChannelsPerThread < cout_g)
+    slices *= 2;
+  int cols = p.out[2] <= 32 ? 1 : p.out[2] <= 64 ? 2 : 4;
+  auto shape_tiles = [&](int lane_cols, int channel_slices) {
+    p.cols_per_lane = lane_cols, p.warp_channels = channel_slices;
+    p.warp_rows = kDirectConvWarps / channel_slices;
+    p.warp_col_groups = 1;
+    while (p.warp_rows > 1 && p.warp_rows / 2 >= p.out[1] &&
+           p.warp_col_groups * p.group_cols() < p.out[2]) {
+      p.warp_rows /= 2;
+      p.warp_col_groups *= 2;
+    }
+    p.patch_rows = (p.warp_rows - 1) * p.stride[1] + (p.kernel[1] - 1) * p.dilation[1] + 1;
+    p.patch_cols = (p.tile_cols() - 1) * p.stride[2] + (p.kernel[2] - 1) * p.dilation[2] + 1;
+    p.weight_floats = p.k * p.chunk_channels();
+    p.patch_floats = p.cin_g * p.kernel[0] * p.patch_rows * p.patch_cols;
+    return p.shared_bytes() <= kDirectConvSharedBytes;
+  };
+  bool fits = false;
+  for (int c = cols; c >= 1 && !fits; c /= 2)
+    for (int slices_now = slices; slices_now >= 1 && !fits; slices_now /= 2)
+      fits = shape_tiles(c, slices_now);
+  if (!fits) return "the weights and input patch exceed the direct kernel's shared memory";
+  p.chunks = static_cast<int>((cout_g + p.chunk_channels() - 1) / p.chunk_channels());
+  p.col_tiles = (p.out[2] + p.tile_cols() - 1) / p.tile_cols();
+  auto count_blocks = [&](int steps) {
+    p.row_steps = steps;
+    const int rows = p.warp_rows * steps;
+    p.row_tiles = (p.out[1] + rows - 1) / rows;
+    p.blocks = int64_t{p.batch} * p.groups * p.chunks * p.out[0] * p.row_tiles * p.col_tiles;
+  };
+  int steps = 1;
+  count_blocks(steps);
+  while (steps < kDirectConvMaxRowSteps) {
+    count_blocks(steps * 2);
+    if (p.blocks < 4 * int64_t{std::max(sms, 1)}) {
+      count_blocks(steps);
+      break;
+    }
+    steps *= 2;
+  }
+  if (p.blocks > INT32_MAX) return "more blocks than one launch holds";
+  return "";
+}
+
+}  // namespace detail
+
+// A forward convolution on the direct kernel: init plans it (no allocation), run launches one
+// kernel. An output map (set_output_map, before init) places the outputs in a larger y.
+class ConvDirect {
+ public:
+  // "" when the direct kernel runs `shape`, else why not (no device needed: 132 SMs assumed).
+  static std::string shape_problem(const ConvIgemmShape& shape) {
+    detail::DirectConvParams p;
+    return detail::plan_direct_conv(shape, 132, p);
+  }
+
+  int init(const ConvIgemmShape& shape, MatmulEpilogue epilogue, std::string& error) {
+    ready_ = false;
+    DeviceProperties props;
+    STITCH_CHECK_CUDA(current_device_properties(props));
+    if (std::string bad = detail::plan_direct_conv(shape, props.sm_count, p_); !bad.empty()) {
+      error = "ConvDirect::init: " + bad;
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    p_.epilogue = epilogue;
+    if (has_map_) {
+      p_.y_image = map_.image_floats, p_.y_channel = map_.channel_floats, p_.y_origin = map_.origin;
+      for (int i = 0; i < 3; ++i)
+        p_.y_step[i] = map_.step[i];
+    }
+    // The kernels' limit, not this shape's: the attribute is per kernel and process-wide, and
+    // another ConvDirect may need more.
+    const int bytes = static_cast<int>(detail::kDirectConvSharedBytes);
+    STITCH_CHECK_CUDA(cudaFuncSetAttribute(detail::direct_conv_kernel<1>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    STITCH_CHECK_CUDA(cudaFuncSetAttribute(detail::direct_conv_kernel<2>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    STITCH_CHECK_CUDA(cudaFuncSetAttribute(detail::direct_conv_kernel<4>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    ready_ = true;
+    return STITCH_OK;
+  }
+
+  // Outputs through `map` instead of a dense y (call before init).
+  void set_output_map(const ConvIgemmOutputMap& map) {
+    map_ = map;
+    has_map_ = true;
+  }
+
+  // x and w as PyTorch holds them (contiguous), bias [out_channels] when the epilogue has one.
+  int run(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
+          std::string& error) const {
+    if (!ready_) {
+      error = "ConvDirect::run before a successful init";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    if (x == nullptr || w == nullptr || y == nullptr ||
+        (epilogue_has_bias(p_.epilogue) && bias == nullptr)) {
+      error = "ConvDirect::run: a null pointer";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    const auto blocks = static_cast<unsigned>(p_.blocks);
+    const size_t smem = static_cast<size_t>(p_.shared_bytes());
+    if (p_.cols_per_lane == 1)
+      detail::direct_conv_kernel<1>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y);
+    else if (p_.cols_per_lane == 2)
+      detail::direct_conv_kernel<2>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y);
+    else
+      detail::direct_conv_kernel<4>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y);
+    STITCH_CHECK_CUDA(cudaGetLastError());
+    return STITCH_OK;
+  }
+
+  const detail::DirectConvParams& params() const { return p_; }
+
+  // "direct fp32, 8 ch x 2 slices, 4 rows x 128 cols, 2 row steps, 40.5 KiB"
+  std::string describe() const {
+    char text[128];
+    std::snprintf(text, sizeof text,
+                  "direct fp32, %d ch x %d slices, %d rows x %d cols, %d row "
+                  "steps, %.1f KiB",
+                  detail::kDirectConvChannelsPerThread, p_.warp_channels, p_.warp_rows,
+                  p_.tile_cols(), p_.row_steps, p_.shared_bytes() / 1024.0);
+    return text;
+  }
+
+ private:
+  detail::DirectConvParams p_;
+  ConvIgemmOutputMap map_;
+  bool has_map_ = false;
+  bool ready_ = false;
+};
+
+}  // namespace stitch::kernels

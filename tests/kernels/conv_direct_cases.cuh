@@ -1,0 +1,70 @@
+// What the direct convolution (kernels/conv_direct.cuh) is tested against, shared by its CPU
+// emulation (conv_direct_plan_test.cu, label unit) and its GPU test (conv_direct_test.cu, label
+// gpu): the exact FP32 sum it computes, and shapes of few input channels besides
+// conv_igemm_cases.cuh's.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "conv_igemm_cases.cuh"
+
+namespace stitch::kernels::testing {
+
+// y[image][channel][od][oh][ow] (dense): per output the fmaf chain over k in PyTorch's weight
+// order, taps outside x read as zeros, then bias and activation.
+inline std::vector<float> k_order_reference(const ConvIgemmShape& s, MatmulEpilogue epilogue,
+                                            const std::vector<float>& x,
+                                            const std::vector<float>& w,
+                                            const std::vector<float>& bias) {
+  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
+  const int64_t cin = s.in_channels / s.groups, cout = s.out_channels / s.groups;
+  const int64_t in_plane = d.input[0] * d.input[1] * d.input[2];
+  const int64_t products = cin * d.kernel[0] * d.kernel[1] * d.kernel[2];  // K
+  std::vector<float> y(conv_output_elements(s));
+  int64_t at = 0;
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t co = 0; co < s.out_channels; ++co)
+      for (int64_t od = 0; od < d.output[0]; ++od)
+        for (int64_t oh = 0; oh < d.output[1]; ++oh)
+          for (int64_t ow = 0; ow < d.output[2]; ++ow) {
+            const int64_t group = co / cout;
+            float acc = 0.0f;
+            int64_t k = 0;
+            for (int64_t ci = 0; ci < cin; ++ci)
+              for (int64_t kd = 0; kd < d.kernel[0]; ++kd)
+                for (int64_t kh = 0; kh < d.kernel[1]; ++kh)
+                  for (int64_t kw = 0; kw < d.kernel[2]; ++kw, ++k) {
+                    const int64_t id = od * d.stride[0] - d.pad[0] + kd * d.dilation[0];
+                    const int64_t ih = oh * d.stride[1] - d.pad[1] + kh * d.dilation[1];
+                    const int64_t iw = ow * d.stride[2] - d.pad[2] + kw * d.dilation[2];
+                    const bool inside = id >= 0 && id < d.input[0] && ih >= 0 && ih < d.input[1] &&
+                                        iw >= 0 && iw < d.input[2];
+                    const float xv = inside ? x[(n * s.in_channels + group * cin + ci) * in_plane +
+                                                (id * d.input[1] + ih) * d.input[2] + iw]
+                                            : 0.0f;
+                    acc = std::fmaf(xv, w[co * products + k], acc);
+                  }
+            y[at++] = detail::gemm_activation(acc + (epilogue_has_bias(epilogue) ? bias[co] : 0.0f),
+                                              epilogue);
+          }
+  return y;
+}
+
+// KernelBench-like convolutions of few input channels (scaled down to emulate quickly), one whose
+// output is wider than a tile of 128 columns, and a 1-d one whose warps take column groups.
+inline std::vector<ConvIgemmCase> few_channel_cases() {
+  return {
+      {"cin3_conv3d_k3", conv_case_shape(2, 3, 16, 1, {5, 10, 12}, {3})},
+      {"cin8_k3_64_out", conv_case_shape(2, 8, 64, 1, {12, 20}, {3})},
+      {"cin8_conv3d_k3_32_out", conv_case_shape(1, 8, 32, 1, {4, 6, 40}, {3})},
+      {"cin3_conv3d_k4_bias_relu", conv_case_shape(1, 3, 16, 1, {6, 7, 9}, {4}),
+       MatmulEpilogue::bias_relu},
+      {"wide_row_stride2", conv_case_shape(1, 3, 24, 1, {6, 300}, {3}, {2}, {1})},
+      {"cin1_k5", conv_case_shape(3, 1, 6, 1, {16, 70}, {5})},
+      {"conv1d_column_groups", conv_case_shape(2, 4, 16, 1, {500}, {5}, {1}, {2})},
+  };
+}
+
+}  // namespace stitch::kernels::testing

@@ -1,0 +1,137 @@
+// kernels/conv_direct.cuh (ConvDirect) on the GPU, over the shapes of conv_igemm_cases.cuh within
+// its K and conv_direct_cases.cuh's few-channel ones: the same bits as the CPU's fmaf sum in k
+// order (conv_direct_cases.cuh; GELU's tanh to a few ulps, the device's tanhf being its own), every
+// output written (y starts NaN), a second run bit-identical; through an output map, only the
+// mapped elements written; a later, smaller ConvDirect leaves the larger one's shared memory.
+// Plus init's refusals and run before init, which need no GPU.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "conv_direct_cases.cuh"
+#include "kernel_test_support.cuh"
+#include "kernels/conv_direct.cuh"
+
+namespace stitch::kernels {
+namespace {
+
+using testing::ConvIgemmCase;
+using testing::DeviceBuffer;
+
+class ConvDirectTest : public ::testing::TestWithParam<ConvIgemmCase> {};
+
+TEST_P(ConvDirectTest, GivesTheKOrderSum) {
+  REQUIRE_GPU();
+  const ConvIgemmCase& c = GetParam();
+  const ConvIgemmShape& s = c.shape;
+  if (!ConvDirect::shape_problem(s).empty()) GTEST_SKIP() << c.name << ": K past the kernel's";
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 61, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 62, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(s.out_channels, 63, -1.f, 1.f);
+  const std::vector<float> expected = testing::k_order_reference(s, c.epilogue, x, w, bias);
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size()),
+      again(expected.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  ConvDirect conv;
+  std::string error;
+  ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), dy.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> y = dy.download();
+  if (c.epilogue == MatmulEpilogue::bias_gelu || c.epilogue == MatmulEpilogue::gelu) {
+    const std::vector<double> want(expected.begin(), expected.end());
+    EXPECT_TRUE(testing::all_close(y, want, testing::Tolerance{1e-6, 1e-6, 0})) << c.name;
+  } else {
+    EXPECT_TRUE(testing::bitwise_equal(y, expected)) << c.name << " on " << conv.describe();
+  }
+  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
+  std::printf("[ conv_direct ] %s: %s\n", c.name.c_str(), conv.describe().c_str());
+}
+
+std::vector<ConvIgemmCase> all_cases() {
+  std::vector<ConvIgemmCase> cases = testing::conv_igemm_cases();
+  for (ConvIgemmCase& c : testing::few_channel_cases())
+    cases.push_back(std::move(c));
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvDirectTest, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// A phase-like output map on the device: every other column of every other row of a y twice as
+// large, its other elements untouched.
+TEST(ConvDirectTest, WritesOnlyThroughTheOutputMap) {
+  REQUIRE_GPU();
+  const ConvIgemmShape s = testing::conv_case_shape(2, 3, 10, 1, {6, 9}, {3}, {1}, {1});
+  const int64_t oh = s.output[0], ow = s.output[1];
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 71, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 72, -1.f, 1.f);
+  const std::vector<float> dense =
+      testing::k_order_reference(s, MatmulEpilogue::none, x, w, std::vector<float>());
+  ConvIgemmOutputMap map;
+  map.channel_floats = 4 * oh * ow, map.image_floats = s.out_channels * map.channel_floats;
+  map.origin = 1, map.step[1] = 4 * ow, map.step[2] = 2;
+  std::vector<float> wide(s.batch * map.image_floats, -7.0f);
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(wide.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(dy.upload(wide));
+  ConvDirect conv;
+  conv.set_output_map(map);
+  std::string error;
+  ASSERT_EQ(conv.init(s, MatmulEpilogue::none, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), nullptr, dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t c = 0; c < s.out_channels; ++c)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j)
+          wide[n * map.image_floats + c * map.channel_floats + 1 + i * map.step[1] + j * 2] =
+              dense[((n * s.out_channels + c) * oh + i) * ow + j];
+  EXPECT_TRUE(testing::bitwise_equal(dy.download(), wide));
+}
+
+// The shared-memory opt-in is per kernel and process-wide: a ConvDirect initialised after another
+// that needs more than 48 KiB must not shrink it.
+TEST(ConvDirectTest, ALaterSmallerInitKeepsTheLargerSharedMemory) {
+  REQUIRE_GPU();
+  const ConvIgemmShape large = testing::conv_case_shape(1, 16, 64, 1, {4, 6, 40}, {3});
+  const ConvIgemmShape small = testing::conv_case_shape(1, 3, 8, 1, {8, 8}, {3});
+  ConvDirect big, little;
+  std::string error;
+  ASSERT_EQ(big.init(large, MatmulEpilogue::none, error), STITCH_OK) << error;
+  ASSERT_GT(big.params().shared_bytes(), 48 * 1024) << big.describe();
+  ASSERT_EQ(little.init(small, MatmulEpilogue::none, error), STITCH_OK) << error;
+  const auto x = testing::uniform_floats(testing::conv_input_elements(large), 81, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(large), 82, -1.f, 1.f);
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(testing::conv_output_elements(large));
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_EQ(big.run(dx.data(), dw.data(), nullptr, dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(testing::bitwise_equal(
+      dy.download(), testing::k_order_reference(large, MatmulEpilogue::none, x, w, {})));
+}
+
+TEST(ConvDirectTest, BadShapesAndCallsAreRefused) {
+  ConvDirect conv;
+  std::string error;
+  float dummy = 0.0f;
+  EXPECT_EQ(conv.run(&dummy, &dummy, nullptr, &dummy, nullptr, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("before a successful init"), std::string::npos) << error;
+  EXPECT_NE(ConvDirect::shape_problem(testing::conv_case_shape(1, 256, 8, 1, {8, 8}, {3}))
+                .find("products per output"),
+            std::string::npos);
+  EXPECT_EQ(ConvDirect::shape_problem(testing::conv_case_shape(128, 8, 64, 1, {128, 128}, {3})),
+            "");
+}
+
+}  // namespace
+}  // namespace stitch::kernels
