@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # End to end on the GPU: `stitchcuda generate` then `verify` (the judge against PyTorch, no
 # baselines) of own tasks given by name (tests/tasks/<name>.py); every one must pass. A name may
-# end in :TRACK (e.g. plan_conv1x1:tf32) for a precision track other than fp32. Exits 77 (ctest:
-# skipped) without a CUDA device. Usage: own_tasks_gpu_test.sh STITCHCUDA TESTS_DIR TASK[:TRACK]...
+# end in :TRACK (e.g. plan_conv1x1:tf32) for a precision track other than fp32, and then in
+# @ENGINE (e.g. plan_conv_direct@direct) for a convolution engine forced as STITCH_CONV_ENGINE does.
+# Exits 77 (ctest: skipped) without a CUDA device.
+# Usage: own_tasks_gpu_test.sh STITCHCUDA TESTS_DIR TASK[:TRACK][@ENGINE]...
 # The tasks run side by side, STITCH_OWN_TASK_JOBS at once (default: the CPU count, at most 8):
 # nothing here is timed, and one at a time the captures and builds took over 280 s on the H200.
 # Each task has its own run and build-cache directories; the results print in the order given.
@@ -15,12 +17,15 @@ jobs_max=${STITCH_OWN_TASK_JOBS:-$(( cpus < 8 ? cpus : 8 ))}
 
 # One task: generate, verify, and one line ("ok   NAME" or "FAIL NAME: why") in $work/NAME.line.
 run_task() {
-  local name=$1 track=fp32 task dir="$work/$1" program outcome
-  [[ "$name" == *:* ]] && track=${name#*:}
-  task="$tests/tasks/${name%%:*}.py"
+  local name=$1 track=fp32 engine="" base task dir="$work/$1" program outcome
+  base=${name%%@*}
+  [[ "$name" == *@* ]] && engine=${name#*@}
+  [[ "$base" == *:* ]] && track=${base#*:}
+  task="$tests/tasks/${base%%:*}.py"
   mkdir -p "$dir"
   export STITCH_BUILD_CACHE="$dir/build-cache"
-  if ! "$stitchcuda" generate "$task" --runs-dir "$dir/runs" --track "$track" > "$dir/gen" 2>&1
+  if ! STITCH_CONV_ENGINE=$engine "$stitchcuda" generate "$task" --runs-dir "$dir/runs" \
+      --track "$track" > "$dir/gen" 2>&1
   then
     echo "FAIL $name: generate: $(tail -3 "$dir/gen")" > "$work/$name.line"; return
   fi

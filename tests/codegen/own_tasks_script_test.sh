@@ -20,6 +20,8 @@ case "$1" in
           echo '{"outcome": "passed"}' ;;
 esac
 [[ "$1" == generate && "$2" == *on_tf32* && "$*" != *"--track tf32"* ]] && exit 1
+# a task named for the direct engine generates only with it forced
+[[ "$1" == generate && "$2" == *forced_direct* && "${STITCH_CONV_ENGINE:-}" != direct ]] && exit 1
 exit 0
 FAKE
 chmod +x "$fake/bin/"*
@@ -32,7 +34,13 @@ set -e
 expected=$'ok   a\nok   b\nFAIL is_wrong: wrong  {"outcome": "wrong"}\nok   c\nFAIL generate_fails: generate: no plan\nok   d'
 [ "$out" = "$expected" ] || { echo "unexpected output:"; echo "$out"; exit 1; }
 [ "$status" -eq 1 ] || { echo "exit $status with failed tasks, expected 1"; exit 1; }
-out=$(run a b c runs_on_tf32:tf32) || { echo "exit $? with every task passing"; exit 1; }
-[ "$out" = $'ok   a\nok   b\nok   c\nok   runs_on_tf32:tf32' ] ||
+out=$(run a b c runs_on_tf32:tf32 forced_direct@direct runs_on_tf32_forced_direct:tf32@direct) ||
+  { echo "exit $? with every task passing"; exit 1; }
+[ "$out" = $'ok   a\nok   b\nok   c\nok   runs_on_tf32:tf32\nok   forced_direct@direct\nok   runs_on_tf32_forced_direct:tf32@direct' ] ||
   { echo "unexpected output:"; echo "$out"; exit 1; }
-echo "own_tasks_gpu_test.sh: order, failures and exit status as expected"
+set +e
+out=$(run forced_direct); status=$?  # not forced: the stand-in refuses it
+set -e
+[ "$status" -eq 1 ] && [[ "$out" == "FAIL forced_direct: generate"* ]] ||
+  { echo "exit $status, output: $out (the engine was not required)"; exit 1; }
+echo "own_tasks_gpu_test.sh: order, failures, exit status, tracks and engines as expected"
