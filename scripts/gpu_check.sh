@@ -6,7 +6,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-device}
-# Sections to run (default all but kb and loop): STITCH_GPU_CHECK="tests bench sweep profile generated kb loop"
+# Sections to run (default all but kbench, kb and loop):
+#   STITCH_GPU_CHECK="tests bench sweep profile generated kbench kb loop"
+#   kbench: the kernel benches built into $BUILD/tests/kernels (ninja conv_igemm_tf32x3_bench
+#   gemm_tf32x3_bench conv_depthwise_bench before build_device.sh), each present one run as
+#   STITCH_KBENCH lists them: "NAME[:ARG]" words (default "conv_igemm_tf32x3_bench
+#   gemm_tf32x3_bench:--fused conv_depthwise_bench"); their output also lands in $OUT
 #   kb: scripts/kb_coverage.sh over $STITCH_KB_DIRS (default ".kb/level2 .kb/level3_mlp"; stage
 #   them with scripts/stage_kernelbench.sh and carry .kb)
 # STITCH_VERIFY_ARGS: extra `verify` flags of the generated section (STITCH_KB_VERIFY_ARGS for kb),
@@ -77,6 +82,20 @@ fi
 if want bench; then
   echo "== benchmarks"
   scripts/gpu_bench.sh "$build" "$out" | tee "$out/bench.txt"
+fi
+
+if want kbench; then
+  echo "== kernel benches"
+  for entry in ${STITCH_KBENCH:-conv_igemm_tf32x3_bench gemm_tf32x3_bench:--fused conv_depthwise_bench}; do
+    name=${entry%%:*}; arg=""; [[ "$entry" == *:* ]] && arg=${entry#*:}
+    binary="$build/tests/kernels/$name"
+    if [ ! -x "$binary" ]; then row "$name" "not built (ninja $name)"; continue; fi
+    timeout -k 5 "$(( $(left) > 30 ? $(left) - 20 : 10 ))" "$binary" $arg > "$out/$name.txt" 2>&1
+    status=$?
+    cat "$out/$name.txt"
+    [ -n "${OUT:-}" ] && cp "$out/$name.txt" "$OUT/"
+    row "$name $arg" "exit $status ($(grep -c . "$out/$name.txt") lines)"
+  done
 fi
 
 if want sweep; then

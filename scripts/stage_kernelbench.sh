@@ -19,6 +19,10 @@ done
 # The level-3 MLP tasks on their own (issue 4 measures them against reduce-overhead).
 mkdir -p .kb/level3_mlp
 find .kb/level3 -maxdepth 1 -name '*MLP*.py' -exec cp {} .kb/level3_mlp/ \; 2>/dev/null || true
+# Level 2's convolution tasks on their own (issue 13: the conv family's level-2 figures; shard
+# them over device calls: STITCH_GPU_CHECK=kb STITCH_KB_DIRS=.kb/level2_conv STITCH_KB_SHARD=i/n).
+mkdir -p .kb/level2_conv
+find .kb/level2 -maxdepth 1 -name '*Conv*.py' -exec cp {} .kb/level2_conv/ \; 2>/dev/null || true
 if ((covered)); then
   runs=$(mktemp -d)
   for level in level1 level2; do
