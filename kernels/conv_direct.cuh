@@ -40,7 +40,8 @@ inline constexpr int kDirectConvThreads = 256;
 inline constexpr int kDirectConvWarps = kDirectConvThreads / 32;
 inline constexpr int kDirectConvChannelsPerThread = 8;
 inline constexpr int64_t kDirectConvMaxK = 1024;
-// Shared memory per block (opted into above 48 KiB): two blocks fit an SM of sm_80 and later.
+// Shared memory per block at the most (opted into above 48 KiB): two such blocks fit an SM of
+// sm_80 and later.
 inline constexpr int64_t kDirectConvSharedBytes = 96 * 1024;
 inline constexpr int kDirectConvMaxRowSteps = 4;  // row steps a block takes, reusing its weights
 
