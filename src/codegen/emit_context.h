@@ -53,7 +53,7 @@ struct ProgramPieces {
   int rnn_count = 0;
   bool uses_depthwise = false;    // kernels/conv_depthwise.cuh
   bool uses_conv_igemm = false;   // kernels/conv_igemm_tf32x3.cuh
-  bool uses_conv_transpose_igemm = false;  // kernels/conv_transpose_igemm.cuh
+  bool uses_conv_transpose = false;  // kernels/conv_transpose.cuh
   bool uses_conv_direct = false;           // kernels/conv_direct.cuh
   bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
   bool uses_attention = false;    // kernels/attention.cuh

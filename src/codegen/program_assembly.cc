@@ -30,8 +30,8 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_depthwise) out.line("#include \"kernels/conv_depthwise.cuh\"");
   if (pieces.uses_conv_igemm) out.line("#include \"kernels/conv_igemm_tf32x3.cuh\"");
   if (pieces.uses_conv_direct) out.line("#include \"kernels/conv_direct.cuh\"");
-  if (pieces.uses_conv_transpose_igemm)
-    out.line("#include \"kernels/conv_transpose_igemm.cuh\"");
+  if (pieces.uses_conv_transpose)
+    out.line("#include \"kernels/conv_transpose.cuh\"");
   if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
   if (pieces.uses_attention) out.line("#include \"kernels/attention.cuh\"");
   if (pieces.uses_attention_mma) out.line("#include \"kernels/attention_mma.cuh\"");

@@ -2,11 +2,12 @@
 // its engine chosen in Program::init_convs (heuristics, then a short timing on scratch buffers),
 // run in run_subtasks on the arena's library workspace; or, where the plan chose the kernel
 // `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, a
-// ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh; ConvTransposeIgemmTf32x3 for a transposed one,
-// kernels/conv_transpose_igemm.cuh) member of Program::Gemms, its weight split in init_gemms (no
-// workspace); or, for `direct_conv`, a ConvDirect (kernels/conv_direct.cuh) member of
-// Program::Gemms, planned in init_gemms and given the weight per call. The epilogue (bias,
-// activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
+// ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh) member of Program::Gemms, its weight split in
+// init_gemms (no workspace); or, for `direct_conv`, a ConvDirect (kernels/conv_direct.cuh) given
+// the weight per call; a transposed one on either as its phases (ConvTransposeIgemmTf32x3,
+// ConvTransposeDirect: kernels/conv_transpose.cuh), each phase's weight gathered at init. The
+// epilogue (bias, activations, residual adds, scale/shift) runs as one elementwise pass after,
+// whichever engine.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
 
@@ -135,7 +136,8 @@ void emit_depthwise_run(const ConvSpec& spec, const std::string& x, const std::s
 // The shape of a convolution on one of the project's kernels (implicit GEMM or direct), declared
 // as `shape` in the current block of `iw`.
 void emit_kernel_conv_shape(const ConvSpec& spec, CodeWriter& iw) {
-  // A transposed convolution (ConvTransposeIgemmTf32x3) takes PyTorch's padding, symmetric.
+  // A transposed convolution (by phases: kernels/conv_transpose.cuh) takes PyTorch's padding,
+  // symmetric.
   iw.line("{} shape;", spec.transposed ? "ConvTransposeShape" : "ConvIgemmShape");
   iw.line("shape.spatial = {}; shape.batch = {}; shape.groups = {};", spec.input.size(), spec.batch,
           spec.groups);
@@ -156,32 +158,30 @@ void emit_kernel_conv_shape(const ConvSpec& spec, CodeWriter& iw) {
     iw.line("{}", array_fields(field, *values));
 }
 
-// The implicit-GEMM 3xTF32 kernel: a ConvIgemmTf32x3 member of Program::Gemms, its shape given
-// and a parameter weight split once in init_gemms. Returns the weight argument of its run:
-// "nullptr" when prepared at init. Its own fused bias / activation stays unused: the plan's
-// epilogue pass does them, as after cuDNN.
-std::string emit_conv_igemm_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
-                                 const std::string& member, const std::string& weight) {
+// One of the project's convolution kernels (implicit GEMM or direct; transposed: by phases) as
+// a member of Program::Gemms: its shape given in init_gemms, and a parameter weight prepared once
+// there where the class prepares one (split, or gathered per phase; a forward ConvDirect reads
+// the weight as it is). Returns the weight argument of its run: "nullptr" when prepared at init.
+// Its own fused bias / activation stays unused: the plan's epilogue pass does them, as after
+// cuDNN.
+std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
+                                  const std::string& member, const std::string& weight,
+                                  bool prepares_weights) {
   CodeWriter& iw = ctx.pieces().gemm_init;
   iw.open("{{  // {}", subtask.id);
   emit_kernel_conv_shape(spec, iw);
   iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::none, error));", member);
-  const bool weight_at_init = spec.w.base.kind == ir::ValueRef::Kind::param;
+  const bool weight_at_init = prepares_weights && spec.w.base.kind == ir::ValueRef::Kind::param;
   if (weight_at_init)
     iw.line("STITCH_CHECK(s->{}.prepare_weights({}, stream, error));", member, weight);
   iw.close();
   return weight_at_init ? std::string("nullptr") : weight;
 }
 
-// The direct kernel: a ConvDirect member of Program::Gemms, planned in init_gemms; the weight is
-// read per call (nothing to prepare). Its fused bias / activation stays unused, as the igemm's.
-void emit_conv_direct_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
-                           const std::string& member) {
-  CodeWriter& iw = ctx.pieces().gemm_init;
-  iw.open("{{  // {}", subtask.id);
-  emit_kernel_conv_shape(spec, iw);
-  iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::none, error));", member);
-  iw.close();
+// The class of a kernel convolution's member.
+std::string kernel_conv_class(const ConvSpec& spec, bool direct) {
+  if (spec.transposed) return direct ? "ConvTransposeDirect" : "ConvTransposeIgemmTf32x3";
+  return direct ? "ConvDirect" : "ConvIgemmTf32x3";
 }
 
 }  // namespace
@@ -203,20 +203,13 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
   std::string member;
   if (depthwise) {
     pieces.uses_depthwise = true;
-  } else if (igemm) {
-    pieces.uses_conv_igemm = true;
-    pieces.uses_conv_transpose_igemm |= spec.transposed;
+  } else if (igemm || direct) {
+    (direct ? pieces.uses_conv_direct : pieces.uses_conv_igemm) = true;
+    pieces.uses_conv_transpose |= spec.transposed;
     pieces.uses_matmul = true;  // its member lives in Program::Gemms, initialised in init_gemms
     member = fmt::format("gemms.conv{}", pieces.matmul_count++);
-    pieces.gemm_members.push_back(fmt::format(
-        "{} {};  // {}", spec.transposed ? "ConvTransposeIgemmTf32x3" : "ConvIgemmTf32x3",
-        member.substr(member.find('.') + 1), subtask.id));
-  } else if (direct) {
-    pieces.uses_conv_direct = true;
-    pieces.uses_matmul = true;  // its member lives in Program::Gemms, initialised in init_gemms
-    member = fmt::format("gemms.conv{}", pieces.matmul_count++);
-    pieces.gemm_members.push_back(
-        fmt::format("ConvDirect {};  // {}", member.substr(member.find('.') + 1), subtask.id));
+    pieces.gemm_members.push_back(fmt::format("{} {};  // {}", kernel_conv_class(spec, direct),
+                                              member.substr(member.find('.') + 1), subtask.id));
   } else {
     pieces.uses_conv = true;
     member = fmt::format("conv{}", pieces.conv_members.size());
@@ -243,13 +236,11 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     }
     emit_depthwise_run(spec, x, weight, y, block == subtask.tunables.end() ? 256 : block->second,
                        transform, w);
-  } else if (igemm) {
-    const std::string run_weight = emit_conv_igemm_init(ctx, subtask, spec, member, weight);
+  } else if (igemm || direct) {
+    const std::string run_weight =
+        emit_kernel_conv_init(ctx, subtask, spec, member, weight, igemm || spec.transposed);
     w.line("STITCH_CHECK(s->{}.run({}, {}, nullptr, {}, stream, error));", member, x, run_weight,
            y);
-  } else if (direct) {
-    emit_conv_direct_init(ctx, subtask, spec, member);
-    w.line("STITCH_CHECK(s->{}.run({}, {}, nullptr, {}, stream, error));", member, x, weight, y);
   } else {
     w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member,
            x, weight, y);

@@ -191,7 +191,7 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 bool conv_igemm_eligible(const ConvSpec& spec) {
   const size_t spatial = spec.input.size();
   // A transposed convolution runs as its output phases' forward convolutions
-  // (kernels/conv_transpose_igemm.cuh), with PyTorch's symmetric padding.
+  // (kernels/conv_transpose.cuh), with PyTorch's symmetric padding.
   if ((spec.transposed && spec.pad_before != spec.pad_after) || spatial < 1 || spatial > 3 ||
       spec.groups < 1 || spec.groups > kConvIgemmMaxGroups || spec.in_channels % spec.groups != 0 ||
       (spec.groups > 1 && spec.in_channels == spec.groups) || !spec.x.is_contiguous() ||
@@ -254,23 +254,18 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   return estimate;
 }
 
-bool direct_conv_eligible(const ConvSpec& spec) {
-  // The kernel takes the implicit GEMM's shapes (ConvIgemmShape and its checks), forward only.
-  if (spec.transposed || !conv_igemm_eligible(spec) || spec.out_channels % spec.groups != 0)
-    return false;
-  const size_t spatial = spec.input.size();
-  // The 3-d view's depth, height, width: index 0, 1, 2 (unit sizes in front of 1-d and 2-d).
-  auto dim = [&](const std::vector<int64_t>& v, int i) {
-    const int from_last = 2 - i;
-    return from_last < static_cast<int>(spatial) ? v[spatial - 1 - from_last] : int64_t{1};
-  };
-  const int64_t cin = spec.in_channels / spec.groups, cout = spec.out_channels / spec.groups;
-  const int64_t k = cin * static_cast<int64_t>(product(spec.kernel));
-  if (k > kDirectConvMaxK) return false;
-  // plan_direct_conv's search (kernels/conv_direct.cuh): from the widest columns per lane and
-  // the most channel slices down, the first tiling whose weights and input patch fit.
+namespace {
+
+// plan_direct_conv's search (kernels/conv_direct.cuh) for a forward convolution in the 3-d view
+// (index 0 depth, 1 height, 2 width): from the widest columns per lane and the most channel
+// slices down, whether a tiling's weights and input patch fit the shared memory.
+bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>& kernel,
+                        const std::array<int64_t, 3>& stride,
+                        const std::array<int64_t, 3>& dilation, int64_t out_rows,
+                        int64_t out_cols) {
   constexpr int64_t kWarps = 8, kSliceChannels = 8;
-  const int64_t out_rows = dim(spec.output, 1), out_cols = dim(spec.output, 2);
+  const int64_t k = cin * kernel[0] * kernel[1] * kernel[2];
+  if (k > kDirectConvMaxK) return false;
   int64_t slices = 1;
   while (slices < kWarps && slices * kSliceChannels < cout)
     slices *= 2;
@@ -282,15 +277,45 @@ bool direct_conv_eligible(const ConvSpec& spec) {
       int64_t rows = kWarps / s, col_groups = 1;
       while (rows > 1 && rows / 2 >= out_rows && col_groups * 32 * lane_cols < out_cols)
         rows /= 2, col_groups *= 2;
-      const int64_t patch_rows =
-          (rows - 1) * dim(spec.stride, 1) + (dim(spec.kernel, 1) - 1) * dim(spec.dilation, 1) + 1;
-      const int64_t patch_cols = (col_groups * 32 * lane_cols - 1) * dim(spec.stride, 2) +
-                                 (dim(spec.kernel, 2) - 1) * dim(spec.dilation, 2) + 1;
-      const int64_t floats =
-          k * kSliceChannels * s + cin * dim(spec.kernel, 0) * patch_rows * patch_cols;
-      if (4 * floats <= kDirectConvSharedBytes) return true;
+      const int64_t patch_rows = (rows - 1) * stride[1] + (kernel[1] - 1) * dilation[1] + 1;
+      const int64_t patch_cols =
+          (col_groups * 32 * lane_cols - 1) * stride[2] + (kernel[2] - 1) * dilation[2] + 1;
+      if (4 * (k * kSliceChannels * s + cin * kernel[0] * patch_rows * patch_cols) <=
+          kDirectConvSharedBytes)
+        return true;
     }
   return false;
+}
+
+}  // namespace
+
+bool direct_conv_eligible(const ConvSpec& spec) {
+  // The kernel takes the implicit GEMM's shapes (ConvIgemmShape and its checks); a transposed
+  // convolution runs as its phases' forward ones (kernels/conv_transpose.cuh), here with
+  // dilation 1 only.
+  if (!conv_igemm_eligible(spec) || spec.out_channels % spec.groups != 0) return false;
+  const size_t spatial = spec.input.size();
+  // The 3-d view of a per-dimension list (unit sizes in front of 1-d and 2-d).
+  auto view = [&](const std::vector<int64_t>& v) {
+    std::array<int64_t, 3> out = {1, 1, 1};
+    for (size_t i = 0; i < spatial; ++i)
+      out[3 - spatial + i] = v[i];
+    return out;
+  };
+  const int64_t cin = spec.in_channels / spec.groups, cout = spec.out_channels / spec.groups;
+  std::array<int64_t, 3> kernel = view(spec.kernel), stride = view(spec.stride);
+  std::array<int64_t, 3> dilation = view(spec.dilation), output = view(spec.output);
+  if (spec.transposed) {
+    // A phase's forward convolution: stride 1 over x, at most ceil(kernel / stride) taps and
+    // ceil(output / stride) outputs per dimension.
+    if (dilation != std::array<int64_t, 3>{1, 1, 1}) return false;
+    for (int i = 0; i < 3; ++i) {
+      kernel[i] = (kernel[i] + stride[i] - 1) / stride[i];
+      output[i] = (output[i] + stride[i] - 1) / stride[i];
+      stride[i] = 1;
+    }
+  }
+  return direct_tiling_fits(cin, cout, kernel, stride, dilation, output[1], output[2]);
 }
 
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks) {
@@ -298,7 +323,9 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
   estimate.eligible = direct_conv_eligible(spec);
   if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
   const double outputs = static_cast<double>(spec.batch * spec.out_channels) * product(spec.output);
-  const double k = static_cast<double>(spec.in_channels / spec.groups) * product(spec.kernel);
+  // A transposed convolution's output takes 1 / stride of the kernel's taps per dimension.
+  const double k = static_cast<double>(spec.in_channels / spec.groups) * product(spec.kernel) /
+                   (spec.transposed ? product(spec.stride) : 1.0);
   const double flops = 2.0 * outputs * k;
   const double bytes =
       4.0 * (static_cast<double>(spec.batch * spec.in_channels) * product(spec.input) + outputs +

@@ -18,13 +18,14 @@
 //                       (kernels/conv_depthwise.cuh), chosen by estimate_depthwise_conv; block
 //   igemm_tf32x3_conv   a forward convolution as an implicit GEMM in split-precision 3xTF32
 //                       (kernels/conv_igemm_tf32x3.cuh, FP32-accurate; a transposed one as its
-//                       output phases', kernels/conv_transpose_igemm.cuh), chosen on the fp32
+//                       output phases', kernels/conv_transpose.cuh), chosen on the fp32
 //                       track by estimate_conv_igemm or forced (PlanOptions::conv_engine);
 //                       estimate_us / cudnn_estimate_us (the time model's two sides, whole
 //                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine)
-//   direct_conv         a forward convolution of few products per output on the direct FP32
-//                       kernel (kernels/conv_direct.cuh, exact FP32 on every track), forced
-//                       only until measured; estimate_us / cudnn_estimate_us, forced
+//   direct_conv         a convolution of few products per output on the direct FP32 kernel
+//                       (kernels/conv_direct.cuh, exact FP32 on every track; a transposed one as
+//                       its phases', kernels/conv_transpose.cuh), forced only until measured;
+//                       estimate_us / cudnn_estimate_us, forced
 //   flash_attention     block_m x block_n query x key tiles, head_dim_tile (head and value dims
 //                       rounded up to 8); the products' arithmetic (attention_math_name):
 //                       tensor_math (tf32 / bf16 tracks: TF32 or BF16 mma.sync,
@@ -194,7 +195,7 @@ struct ConvIgemmEstimate {
   bool prefer_kernel = false;  // ... and is estimated faster (needs TF32 tensor cores)
 };
 // Forward, or transposed with symmetric padding (its output phases' forward convolutions:
-// kernels/conv_transpose_igemm.cuh; chosen only when forced until measured), 1 to 3 spatial
+// kernels/conv_transpose.cuh; chosen only when forced until measured), 1 to 3 spatial
 // dims, contiguous x and w, not depthwise (one input channel per group: those stay on cuDNN,
 // measured faster there than a direct kernel), indices within the kernel's int32 limits
 // (kernels/conv_igemm_tf32x3.cuh).
@@ -215,9 +216,11 @@ struct DirectConvEstimate {
   double kernel_s = 0, cudnn_s = 0;
   bool eligible = false;  // the kernel can run it (direct_conv_eligible)
 };
-// Forward, what conv_igemm_eligible accepts (1 to 3 spatial dims, contiguous x and w, not
-// depthwise, int32 indices), K and the input patch within the kernel's limits (mirrors
-// plan_direct_conv in kernels/conv_direct.cuh).
+// What conv_igemm_eligible accepts (1 to 3 spatial dims, contiguous x and w, not depthwise, int32
+// indices; transposed with symmetric padding, here also dilation 1: its output phases' forward
+// convolutions, kernels/conv_transpose.cuh), K and the input patch within the kernel's limits
+// (mirrors plan_direct_conv in kernels/conv_direct.cuh; for a transposed one, bounds every
+// phase's).
 bool direct_conv_eligible(const ConvSpec& spec);
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks);
 

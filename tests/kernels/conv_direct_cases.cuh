@@ -1,14 +1,18 @@
 // What the direct convolution (kernels/conv_direct.cuh) is tested against, shared by its CPU
 // emulation (conv_direct_plan_test.cu, label unit) and its GPU test (conv_direct_test.cu, label
-// gpu): the exact FP32 sum it computes, and shapes of few input channels besides
-// conv_igemm_cases.cuh's.
+// gpu): the exact FP32 sum it computes, shapes of few input channels besides
+// conv_igemm_cases.cuh's, and whole launches emulated on the CPU — one direct convolution, and a
+// transposed one as its phases (ConvTransposeDirect, kernels/conv_transpose.cuh).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "conv_igemm_cases.cuh"
+#include "kernels/conv_transpose.cuh"
 
 namespace stitch::kernels::testing {
 
@@ -65,6 +69,83 @@ inline std::vector<ConvIgemmCase> few_channel_cases() {
       {"cin1_k5", conv_case_shape(3, 1, 6, 1, {16, 70}, {5})},
       {"conv1d_column_groups", conv_case_shape(2, 4, 16, 1, {500}, {5}, {1}, {2})},
   };
+}
+
+// One launch of the direct kernel on the CPU into `y` (which the caller sized and filled): per
+// block, the weight copy, then per row step every thread's patch copy (the kernel's
+// __syncthreads) and every thread's compute; shared memory poisoned with NaN first, so a word
+// read before it is copied turns its outputs NaN.
+inline void emulate_direct_conv(const detail::DirectConvParams& p, const std::vector<float>& x,
+                                const std::vector<float>& w, const std::vector<float>& bias,
+                                std::vector<float>& y) {
+  std::vector<float> shared(p.weight_floats + p.patch_floats);
+  const int threads = detail::kDirectConvThreads;
+  for (int64_t block = 0; block < p.blocks; ++block) {
+    std::fill(shared.begin(), shared.end(), std::numeric_limits<float>::quiet_NaN());
+    const detail::DirectConvBlock b = detail::direct_conv_block(p, block);
+    for (int tid = 0; tid < threads; ++tid)
+      detail::direct_conv_load_weights(p, b, w.data(), shared.data(), tid, threads);
+    for (int step = 0; step < p.row_steps; ++step) {
+      if (b.oh0 + step * p.warp_rows >= p.out[1]) break;
+      std::fill(shared.begin() + p.weight_floats, shared.end(),
+                std::numeric_limits<float>::quiet_NaN());
+      for (int tid = 0; tid < threads; ++tid)
+        detail::direct_conv_load_patch(p, b, step, x.data(), shared.data(), tid, threads);
+      for (int tid = 0; tid < threads; ++tid) {
+        switch (p.cols_per_lane) {
+          case 1:
+            detail::direct_conv_compute<1>(p, b, step, shared.data(), bias.data(), y.data(), tid);
+            break;
+          case 2:
+            detail::direct_conv_compute<2>(p, b, step, shared.data(), bias.data(), y.data(), tid);
+            break;
+          default:
+            detail::direct_conv_compute<4>(p, b, step, shared.data(), bias.data(), y.data(), tid);
+        }
+      }
+    }
+  }
+}
+
+// ConvTransposeDirect on the CPU: per phase of `s` (conv_transpose_phases), its weight gathered
+// and its forward convolution emulated through its output map, or, where no tap reaches, the
+// fill with act(bias) — what the class launches, element for element.
+inline std::vector<float> emulate_conv_transpose_direct(const ConvTransposeShape& s,
+                                                        MatmulEpilogue epilogue,
+                                                        const std::vector<float>& x,
+                                                        const std::vector<float>& w,
+                                                        const std::vector<float>& bias) {
+  const ConvTransposeShape s3 = detail::conv_transpose_3d(s);
+  int64_t y_count = s3.batch * s3.out_channels;
+  for (int i = 0; i < 3; ++i)
+    y_count *= s3.output[i];
+  std::vector<float> y(y_count, std::numeric_limits<float>::quiet_NaN());
+  for (const ConvTransposePhase& phase : conv_transpose_phases(s)) {
+    const ConvIgemmOutputMap map = conv_transpose_output_map(s, phase);
+    if (!phase.contributes) {
+      const int64_t count = s3.batch * s3.out_channels * phase.axis[0].outputs *
+                            phase.axis[1].outputs * phase.axis[2].outputs;
+      const int64_t plane = count / (s3.batch * s3.out_channels);
+      for (int64_t i = 0; i < count; ++i)
+        y[detail::conv_transpose_fill_offset(map, s3.out_channels, phase, i)] =
+            detail::gemm_activation(
+                epilogue_has_bias(epilogue) ? bias[i / plane % s3.out_channels] : 0.0f, epilogue);
+      continue;
+    }
+    std::vector<float> phase_w(s3.out_channels * (s3.in_channels / s3.groups) * phase.axis[0].taps *
+                               phase.axis[1].taps * phase.axis[2].taps);
+    for (size_t i = 0; i < phase_w.size(); ++i)
+      phase_w[i] =
+          detail::conv_transpose_phase_weight(w.data(), s3, phase, static_cast<int64_t>(i));
+    detail::DirectConvParams p;
+    if (!detail::plan_direct_conv(phase.forward, 4, p).empty()) return {};
+    p.epilogue = epilogue;
+    p.y_image = map.image_floats, p.y_channel = map.channel_floats, p.y_origin = map.origin;
+    for (int i = 0; i < 3; ++i)
+      p.y_step[i] = map.step[i];
+    emulate_direct_conv(p, x, phase_w, bias, y);
+  }
+  return y;
 }
 
 }  // namespace stitch::kernels::testing

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "conv_direct_cases.cuh"
+#include "conv_transpose_cases.cuh"
 #include "kernel_test_support.cuh"
 #include "kernels/conv_direct.cuh"
 
@@ -26,38 +27,6 @@ using testing::few_channel_cases;
 using testing::k_order_reference;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-// One launch on the CPU into `y` (which the caller sized and filled).
-void emulate_launch(const DirectConvParams& p, const std::vector<float>& x,
-                    const std::vector<float>& w, const std::vector<float>& bias,
-                    std::vector<float>& y) {
-  std::vector<float> shared(p.weight_floats + p.patch_floats);
-  const int threads = detail::kDirectConvThreads;
-  for (int64_t block = 0; block < p.blocks; ++block) {
-    std::fill(shared.begin(), shared.end(), kNaN);
-    const detail::DirectConvBlock b = detail::direct_conv_block(p, block);
-    for (int tid = 0; tid < threads; ++tid)
-      detail::direct_conv_load_weights(p, b, w.data(), shared.data(), tid, threads);
-    for (int step = 0; step < p.row_steps; ++step) {
-      if (b.oh0 + step * p.warp_rows >= p.out[1]) break;
-      std::fill(shared.begin() + p.weight_floats, shared.end(), kNaN);
-      for (int tid = 0; tid < threads; ++tid)
-        detail::direct_conv_load_patch(p, b, step, x.data(), shared.data(), tid, threads);
-      for (int tid = 0; tid < threads; ++tid) {
-        switch (p.cols_per_lane) {
-          case 1:
-            detail::direct_conv_compute<1>(p, b, step, shared.data(), bias.data(), y.data(), tid);
-            break;
-          case 2:
-            detail::direct_conv_compute<2>(p, b, step, shared.data(), bias.data(), y.data(), tid);
-            break;
-          default:
-            detail::direct_conv_compute<4>(p, b, step, shared.data(), bias.data(), y.data(), tid);
-        }
-      }
-    }
-  }
-}
 
 class DirectConvEmulation : public ::testing::TestWithParam<ConvIgemmCase> {};
 
@@ -80,7 +49,7 @@ TEST_P(DirectConvEmulation, GivesTheKOrderSumExactly) {
   const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 42, -1.f, 1.f);
   const auto bias = testing::uniform_floats(s.out_channels, 43, -1.f, 1.f);
   std::vector<float> y(testing::conv_output_elements(s), kNaN);
-  emulate_launch(p, x, w, bias, y);
+  testing::emulate_direct_conv(p, x, w, bias, y);
   EXPECT_TRUE(testing::bitwise_equal(y, k_order_reference(s, c.epilogue, x, w, bias))) << c.name;
 }
 
@@ -88,6 +57,41 @@ INSTANTIATE_TEST_SUITE_P(IgemmShapes, DirectConvEmulation,
                          ::testing::ValuesIn(testing::conv_igemm_cases()),
                          [](const auto& info) { return info.param.name; });
 INSTANTIATE_TEST_SUITE_P(FewChannels, DirectConvEmulation, ::testing::ValuesIn(few_channel_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// ConvTransposeDirect (kernels/conv_transpose.cuh): its phases on the direct kernel, emulated on
+// the CPU (weights gathered, launches through the output maps, the bias fill), against the
+// definition in double over conv_transpose_cases.cuh: every output written, each within FP32's
+// error of its sum of |terms| (the phases sum the same products in another order).
+class ConvTransposeDirectEmulation : public ::testing::TestWithParam<testing::ConvTransposeCase> {};
+
+TEST_P(ConvTransposeDirectEmulation, MatchesTheDefinition) {
+  const testing::ConvTransposeCase& c = GetParam();
+  const ConvTransposeShape d = detail::conv_transpose_3d(c.shape);
+  const int64_t volume = d.kernel[0] * d.kernel[1] * d.kernel[2];
+  const auto x = testing::uniform_floats(
+      d.batch * d.in_channels * d.input[0] * d.input[1] * d.input[2], 91, -1.f, 1.f);
+  const auto w =
+      testing::uniform_floats(d.in_channels * (d.out_channels / d.groups) * volume, 92, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(d.out_channels, 93, -1.f, 1.f);
+  std::vector<double> scale;
+  std::vector<double> expected =
+      testing::conv_transpose_direct(c.shape, std::vector<double>(x.begin(), x.end()),
+                                     std::vector<double>(w.begin(), w.end()), &scale);
+  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const double b = bias[i / out_plane % d.out_channels];
+    if (epilogue_has_bias(c.epilogue)) expected[i] += b, scale[i] += std::fabs(b);
+    expected[i] = detail::gemm_activation(static_cast<float>(expected[i]), c.epilogue);
+  }
+  const std::vector<float> y =
+      testing::emulate_conv_transpose_direct(c.shape, c.epilogue, x, w, bias);
+  ASSERT_EQ(y.size(), expected.size()) << c.name << ": a phase the direct kernel refused";
+  EXPECT_TRUE(testing::all_close(y, expected, testing::Tolerance{1e-5, 0, 1e-5}, &scale)) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvTransposeDirectEmulation,
+                         ::testing::ValuesIn(testing::conv_transpose_cases()),
                          [](const auto& info) { return info.param.name; });
 
 // Through an output map that interleaves the outputs into every other element of a y twice as
@@ -101,12 +105,12 @@ TEST(DirectConvPlan, WritesThroughTheOutputMap) {
   const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 52, -1.f, 1.f);
   const std::vector<float> bias(s.out_channels, 0.0f);
   std::vector<float> dense(testing::conv_output_elements(s), kNaN);
-  emulate_launch(p, x, w, bias, dense);
+  testing::emulate_direct_conv(p, x, w, bias, dense);
   const int64_t oh = s.output[0], ow = s.output[1];
   p.y_step[1] = 2 * (2 * ow), p.y_step[2] = 2, p.y_origin = 1;  // rows 0, 2, ...; odd columns
   p.y_channel = (2 * oh) * (2 * ow), p.y_image = s.out_channels * p.y_channel;
   std::vector<float> wide(s.batch * p.y_image, -7.0f);
-  emulate_launch(p, x, w, bias, wide);
+  testing::emulate_direct_conv(p, x, w, bias, wide);
   int64_t written = 0;
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t c = 0; c < s.out_channels; ++c)

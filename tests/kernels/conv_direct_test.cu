@@ -2,13 +2,15 @@
 // its K and conv_direct_cases.cuh's few-channel ones: the same bits as the CPU's fmaf sum in k
 // order (conv_direct_cases.cuh; GELU's tanh to a few ulps, the device's tanhf being its own), every
 // output written (y starts NaN), a second run bit-identical; through an output map, only the
-// mapped elements written; a later, smaller ConvDirect leaves the larger one's shared memory.
-// Plus init's refusals and run before init, which need no GPU.
+// mapped elements written; a later, smaller ConvDirect leaves the larger one's shared memory; and
+// ConvTransposeDirect (kernels/conv_transpose.cuh: its phases on the direct kernel) against its
+// CPU emulation. Plus init's refusals and run before init, which need no GPU.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "conv_direct_cases.cuh"
+#include "conv_transpose_cases.cuh"
 #include "kernel_test_support.cuh"
 #include "kernels/conv_direct.cuh"
 
@@ -62,6 +64,52 @@ std::vector<ConvIgemmCase> all_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvDirectTest, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// ConvTransposeDirect: its phases on the direct kernel give the CPU emulation's bits
+// (conv_direct_cases.cuh; GELU to a few ulps), every output written; prepared once and given the
+// weight per call alike.
+class ConvTransposeDirectTest : public ::testing::TestWithParam<testing::ConvTransposeCase> {};
+
+TEST_P(ConvTransposeDirectTest, GivesTheEmulatedBits) {
+  REQUIRE_GPU();
+  const testing::ConvTransposeCase& c = GetParam();
+  const ConvTransposeShape d = detail::conv_transpose_3d(c.shape);
+  const auto x = testing::uniform_floats(
+      d.batch * d.in_channels * d.input[0] * d.input[1] * d.input[2], 91, -1.f, 1.f);
+  const auto w = testing::uniform_floats(
+      d.in_channels * (d.out_channels / d.groups) * d.kernel[0] * d.kernel[1] * d.kernel[2], 92,
+      -1.f, 1.f);
+  const auto bias = testing::uniform_floats(d.out_channels, 93, -1.f, 1.f);
+  const std::vector<float> expected =
+      testing::emulate_conv_transpose_direct(c.shape, c.epilogue, x, w, bias);
+  ASSERT_FALSE(expected.empty()) << c.name << ": a phase the direct kernel refused";
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size()),
+      again(expected.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  ConvTransposeDirect conv;
+  std::string error;
+  ASSERT_EQ(conv.init(c.shape, c.epilogue, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> y = dy.download();
+  if (c.epilogue == MatmulEpilogue::bias_gelu || c.epilogue == MatmulEpilogue::gelu) {
+    const std::vector<double> want(expected.begin(), expected.end());
+    EXPECT_TRUE(testing::all_close(y, want, testing::Tolerance{1e-6, 1e-6, 0})) << c.name;
+  } else {
+    EXPECT_TRUE(testing::bitwise_equal(y, expected)) << c.name << " on " << conv.describe();
+  }
+  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvTransposeDirectTest,
+                         ::testing::ValuesIn(testing::conv_transpose_cases()),
                          [](const auto& info) { return info.param.name; });
 
 // A phase-like output map on the device: every other column of every other row of a y twice as

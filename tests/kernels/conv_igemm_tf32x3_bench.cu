@@ -17,12 +17,13 @@
 // reading x and w and writing y at the DRAM bandwidth, the larger — over wgmma's time. "igemm eff":
 // 3 x 2·M·N·K over wgmma's time, as a fraction of the TF32 peak (the planner's model of this
 // kernel); "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak.
-// Then level 2's transposed convolutions: ConvTransposeIgemmTf32x3
-// (kernels/conv_transpose_igemm.cuh, its phases on the wgmma kernel) against cuDNN strict and
-// TF32, and its error norm against strict. Last, level 2's convolutions of few input channels
-// (2-d and 3-d, as the tasks have them): the direct FP32 kernel (kernels/conv_direct.cuh) against
-// the wgmma igemm and cuDNN strict and TF32, "direct eff" its FLOPs over its time as a fraction of
-// the FP32 peak (the planner's model of it), and its error norm against strict.
+// Then level 2's transposed convolutions: ConvTransposeIgemmTf32x3 (kernels/conv_transpose.cuh,
+// its phases on the wgmma kernel) and ConvTransposeDirect (its phases on the direct kernel, where
+// each is within its K) against cuDNN strict and TF32, and their error norms against strict. Last,
+// level 2's convolutions of few input channels (2-d and 3-d, as the tasks have them): the direct
+// FP32 kernel (kernels/conv_direct.cuh) against the wgmma igemm and cuDNN strict and TF32, "direct
+// eff" its FLOPs over its time as a fraction of the FP32 peak (the planner's model of it), and its
+// error norm against strict.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -35,7 +36,7 @@
 #include "kernels/conv.cuh"
 #include "kernels/conv_direct.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
-#include "kernels/conv_transpose_igemm.cuh"
+#include "kernels/conv_transpose.cuh"  // ConvTransposeIgemmTf32x3, ConvTransposeDirect
 
 namespace {
 
@@ -314,12 +315,25 @@ void bench_transposed(const TransposedLayer& l, CudnnHandle& cudnn, void* worksp
       std::exit(1);
     }
   };
+  // The phases on the direct kernel too, where every phase is within its K.
+  ConvTransposeDirect direct;
+  const bool have_direct = direct.init(s, MatmulEpilogue::none, error) == STITCH_OK &&
+                           direct.prepare_weights(o.w, nullptr, error) == STITCH_OK;
+  auto run_direct = [&] {
+    if (direct.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
+      std::printf("%s: transposed direct run: %s\n", l.name, error.c_str());
+      std::exit(1);
+    }
+  };
+  const double direct_norm = have_direct ? cudnn_side.error_norm(run_direct) : NAN;
+  const double direct_ms = have_direct ? median_ms(run_direct, flush) : NAN;
   const double norm = cudnn_side.error_norm(run_igemm);
   const double igemm_ms = median_ms(run_igemm, flush);
   const double strict_ms = cudnn_side.strict_ms(flush);
   const double tf32_ms = cudnn_side.tf32_ms(flush);
-  std::printf("%-26s %8.3f %8.3f %8.3f %8.2fx %9.1e  %s\n", l.name, igemm_ms, strict_ms, tf32_ms,
-              strict_ms / igemm_ms, norm, igemm.describe().c_str());
+  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.2fx %9.1e %9.1e  %s\n", l.name, igemm_ms, direct_ms,
+              strict_ms, tf32_ms, strict_ms / igemm_ms, norm, direct_norm,
+              igemm.describe().c_str());
 }
 
 // A convolution of few input channels: ConvDirect against the wgmma igemm and cuDNN.
@@ -427,9 +441,10 @@ int main(int argc, char** argv) {
       {"t2d_64_k3_s2_op1_128", 2, 128, 64, 64, 128, 3, 2, 1, 1},
       {"t3d_32to64_k3_s2_op1_32", 3, 32, 32, 64, 32, 3, 2, 1, 1},
       {"t3d_64to128_k3_s2_24", 3, 16, 64, 128, 24, 3, 2, 1, 0},
+      {"t3d_3to16_k3_s2_op1_16", 3, 128, 3, 16, 16, 3, 2, 1, 1},
   };
-  std::printf("%-26s %8s %8s %8s %9s %9s\n", "transposed layer", "igemm ms", "strict", "tf32",
-              "vs strict", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %9s %9s %9s\n", "transposed layer", "igemm ms", "direct",
+              "strict", "tf32", "vs strict", "rel_norm", "direct_n");
   for (const TransposedLayer& l : transposed)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
       bench_transposed(l, cudnn, workspace, flush);

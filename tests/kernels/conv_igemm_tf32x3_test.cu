@@ -1,6 +1,6 @@
 // kernels/conv_igemm_tf32x3.cuh (ConvIgemmTf32x3 on each of its kernels, mma.sync and wgmma, the
 // latter with either gather and with each tile width, 64 and 128) and the transposed convolution
-// built on it (kernels/conv_transpose_igemm.cuh) on a GPU against a double-precision CPU
+// built on it (kernels/conv_transpose.cuh) on a GPU against a double-precision CPU
 // convolution, over the shape tables of conv_igemm_cases.cuh (1x1, 3x3 with stride 1 and 2, 5x5
 // pad 2, the ResNet stem, dilation, asymmetric and negative padding, odd channel counts, a 1x1
 // output, batch 8, 1-d, 3-d, groups, long K, bias + ReLU / GELU epilogues) and
@@ -24,7 +24,7 @@
 #include "conv_transpose_cases.cuh"
 #include "kernel_test_support.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
-#include "kernels/conv_transpose_igemm.cuh"
+#include "kernels/conv_transpose.cuh"
 
 namespace stitch::kernels {
 namespace {
@@ -248,7 +248,7 @@ TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {
   EXPECT_TRUE(testing::bitwise_equal(dy.download(), dy_shifted.download()));
 }
 
-// ConvTransposeIgemmTf32x3 (kernels/conv_transpose_igemm.cuh): every output phase a forward
+// ConvTransposeIgemmTf32x3 (kernels/conv_transpose.cuh): every output phase a forward
 // convolution on the implicit GEMM (either kernel) writing through its output map, the outputs no
 // tap reaches filled with act(bias), against the definition in double (conv_transpose_cases.cuh),
 // by the bounds above; every output written (NaN first), a second run with the weight given (so

@@ -1,6 +1,8 @@
-// The transposed convolutions kernels/conv_transpose_igemm.cuh is tested on, and their definition
-// in double, shared by the CPU test of the phase decomposition (conv_transpose_phases_test.cu,
-// label unit) and the GPU test of ConvTransposeIgemmTf32x3 (conv_igemm_tf32x3_test.cu, label gpu).
+// The transposed convolutions kernels/conv_transpose.cuh is tested on, and their definition in
+// double, shared by the CPU tests (the phase decomposition, conv_transpose_phases_test.cu;
+// ConvTransposeDirect emulated, conv_direct_plan_test.cu; label unit) and the GPU tests of
+// ConvTransposeIgemmTf32x3 (conv_igemm_tf32x3_test.cu) and ConvTransposeDirect
+// (conv_direct_test.cu; label gpu).
 #pragma once
 
 #include <cmath>

@@ -7,7 +7,7 @@
 #include "kernels/attention_mma.cuh"
 #include "kernels/conv_direct.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
-#include "kernels/conv_transpose_igemm.cuh"
+#include "kernels/conv_transpose.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/gemm_tf32x3.cuh"
@@ -150,6 +150,10 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK(transposed3.init(transposed_shape, MatmulEpilogue::bias_gelu, error));
   STITCH_CHECK(transposed3.prepare_weights(a, stream, error));
   STITCH_CHECK(transposed3.run(a, nullptr, a, y, stream, error));
+  ConvTransposeDirect transposed_direct;
+  STITCH_CHECK(transposed_direct.init(transposed_shape, MatmulEpilogue::bias_relu, error));
+  STITCH_CHECK(transposed_direct.prepare_weights(a, stream, error));
+  STITCH_CHECK(transposed_direct.run(a, nullptr, a, y, stream, error));
   ConvDirect direct;
   direct.set_output_map(ConvIgemmOutputMap{});
   STITCH_CHECK(direct.init(conv_shape, MatmulEpilogue::bias_relu, error));

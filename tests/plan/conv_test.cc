@@ -566,7 +566,7 @@ TEST(ConvIgemmPlan, SmallOrNarrowConvolutionsStayOnCudnn) {
 }
 
 // A transposed convolution runs on the kernel as its output phases' forward convolutions
-// (kernels/conv_transpose_igemm.cuh) only where forced, until measured on the H200; with
+// (kernels/conv_transpose.cuh) only where forced, until measured on the H200; with
 // asymmetric padding (no PyTorch module makes one) never.
 TEST(ConvIgemmPlan, TransposedConvolutionsTakeTheKernelOnlyWhenForced) {
   auto kernel_of = [](const Result<Plan>& plan) {
@@ -595,8 +595,8 @@ TEST(ConvIgemmPlan, TransposedConvolutionsTakeTheKernelOnlyWhenForced) {
 
 // The direct FP32 kernel (kernels/conv_direct.cuh) for convolutions of few products per output:
 // only where forced (STITCH_CONV_ENGINE=direct) until measured on the H200, on any track, and
-// only where it can run them — K within kDirectConvMaxK, its smallest tiling within the shared
-// memory, forward, not depthwise; its estimates recorded as the reason.
+// only where it can run them — K within kDirectConvMaxK, a tiling within the shared memory, not
+// depthwise, transposed ones (by phases) with dilation 1; its estimates recorded as the reason.
 TEST(DirectConvPlan, TakesFewChannelConvolutionsOnlyWhenForced) {
   auto kernel_of = [](const Result<Plan>& plan) {
     EXPECT_TRUE(plan.ok()) << plan.error().message;
@@ -628,10 +628,19 @@ TEST(DirectConvPlan, TakesFewChannelConvolutionsOnlyWhenForced) {
       kernel_of(single_conv_plan({10, 256, 56, 56}, {256, 256, 3, 3}, {10, 256, 56, 56}, {1, 1},
                                  {1, 1}, 1, with_math(TensorMath::fp32, ConvEngine::direct))),
       "igemm_tf32x3_conv");
-  // Transposed and depthwise convolutions are not the direct kernel's.
-  EXPECT_NE(kernel_of(single_conv_plan({2, 3, 8, 8}, {3, 4, 3, 3}, {2, 4, 17, 17}, {2, 2}, {0, 0},
-                                       1, with_math(TensorMath::fp32, ConvEngine::direct), true)),
-            "direct_conv");
+  // A transposed convolution runs as its phases' forward convolutions (each of at most 2 x 2
+  // taps here), dilation 1 only; depthwise ones stay the depthwise kernel's.
+  auto transposed = single_conv_plan({2, 3, 8, 8}, {3, 4, 3, 3}, {2, 4, 17, 17}, {2, 2}, {0, 0}, 1,
+                                     with_math(TensorMath::fp32, ConvEngine::direct), true);
+  EXPECT_EQ(kernel_of(transposed), "direct_conv");
+  ConvSpec dilated = only_conv(*transposed);
+  // Its estimate counts the taps an output takes (a quarter of the kernel's at stride 2 x 2).
+  const DirectConvEstimate as_transposed = estimate_direct_conv(dilated, h200_peaks());
+  dilated.transposed = false;
+  EXPECT_LT(as_transposed.kernel_s, estimate_direct_conv(dilated, h200_peaks()).kernel_s);
+  dilated.transposed = true;
+  dilated.dilation = {2, 2};
+  EXPECT_FALSE(direct_conv_eligible(dilated));
   EXPECT_EQ(
       kernel_of(single_conv_plan({10, 256, 56, 56}, {256, 1, 3, 3}, {10, 256, 56, 56}, {1, 1},
                                  {1, 1}, 256, with_math(TensorMath::fp32, ConvEngine::direct))),

@@ -39,6 +39,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_conv_igemm",
     "plan_conv_transpose_igemm",
     "plan_conv_direct",
+    "plan_conv_transpose_direct",
     "plan_bn_running_stats",
     "plan_bn_relu6_depthwise",
     "plan_conv_bn_eval",
@@ -78,14 +79,16 @@ inline bool plan_fixture_refused(std::string_view name) {
 
 // The options a fixture is planned with (its goldens and round trips): the defaults, but for
 // plan_conv_igemm and plan_conv_transpose_igemm, which force the implicit-GEMM 3xTF32
-// convolution, and plan_conv_direct, which forces the direct kernel. The automatic choice keeps
-// cuDNN for them (the igemm: at the efficiencies measured on the H200; the direct kernel: until
-// measured), and the fixtures cover the kernels' plans and programs.
+// convolution, and plan_conv_direct and plan_conv_transpose_direct, which force the direct
+// kernel. The automatic choice keeps cuDNN for them (the igemm: at the efficiencies measured on
+// the H200; the direct kernel: until measured), and the fixtures cover the kernels' plans and
+// programs.
 inline plan::PlanOptions plan_fixture_options(std::string_view name) {
   plan::PlanOptions options;
   if (name == "plan_conv_igemm" || name == "plan_conv_transpose_igemm")
     options.conv_engine = plan::ConvEngine::igemm_tf32x3;
-  if (name == "plan_conv_direct") options.conv_engine = plan::ConvEngine::direct;
+  if (name == "plan_conv_direct" || name == "plan_conv_transpose_direct")
+    options.conv_engine = plan::ConvEngine::direct;
   return options;
 }
 

@@ -1,6 +1,6 @@
 # Own task (Planner golden test, conv family): ConvTranspose3d with stride 2, padding 1 and
 # output_padding 1, with a bias, then a ReLU; its golden is planned with the implicit-GEMM 3xTF32
-# convolution forced (its output phases' forward convolutions: kernels/conv_transpose_igemm.cuh).
+# convolution forced (its output phases' forward convolutions: kernels/conv_transpose.cuh).
 import torch
 import torch.nn as nn
 

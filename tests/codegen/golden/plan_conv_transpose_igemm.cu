@@ -12,7 +12,7 @@
 #include "kernels/row.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
-#include "kernels/conv_transpose_igemm.cuh"
+#include "kernels/conv_transpose.cuh"
 
 namespace {
 

@@ -1,12 +1,16 @@
-// ConvTransposeIgemmTf32x3: one transposed convolution on the fp32 track, y = act(conv_transpose(x,
-// w) + bias), as the forward convolutions of its output phases (conv_transpose_phases.cuh), each
-// on ConvIgemmTf32x3 — 3xTF32 tensor cores, FP32-accurate, and none of the zero products a
-// zero-inserted input would bring — writing through its output map into the strided subset of y
-// it owns; outputs no tap reaches get act(bias) from a fill kernel. The phases run one after
-// another on the caller's stream (capturable: kernel launches only).
+// A transposed convolution, y = act(conv_transpose(x, w) + bias), as the forward convolutions of
+// its output phases (conv_transpose_phases.cuh) — none of the zero products a zero-inserted input
+// would bring — each on a forward engine writing through its output map into the strided subset
+// of y it owns; outputs no tap reaches get act(bias) from a fill kernel. The phases run one after
+// another on the caller's stream (capturable: kernel launches only). ConvTransposeByPhases<Forward>
+// over either engine:
+//   ConvTransposeIgemmTf32x3  the implicit GEMM (conv_igemm_tf32x3.cuh): 3xTF32 tensor cores,
+//                             FP32-accurate, each phase's weight split once it is prepared;
+//   ConvTransposeDirect       the direct FP32 kernel (conv_direct.cuh): exact FP32, for few
+//                             products per output (every phase's within its K).
 //
 //   ConvTransposeIgemmTf32x3 conv;
-//   conv.init(shape, epilogue, error);      // the phases and their implicit GEMMs, buffers
+//   conv.init(shape, epilogue, error);      // the phases and their convolutions, buffers
 //   conv.prepare_weights(w, stream, error);  // a parameter weight: each phase's w' once
 //   conv.run(x, nullptr, bias, y, stream, error);
 //
@@ -18,8 +22,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "conv_direct.cuh"
 #include "conv_igemm_tf32x3.cuh"
 #include "conv_transpose_phases.cuh"
 #include "gemm_tf32x3_common.cuh"
@@ -30,21 +36,42 @@ namespace stitch::kernels {
 
 namespace detail {
 
-// out[co][ci][j...] = w[conv_transpose_weight_index(...)] over the phase's count weights.
+// Element i of a phase's weight w' [out_channels][in_channels / groups][its taps...]: w at
+// conv_transpose_weight_index. Pure: the CPU tests run it too.
+__host__ __device__ inline float conv_transpose_phase_weight(const float* w,
+                                                             const ConvTransposeShape& s3,
+                                                             const ConvTransposePhase& phase,
+                                                             int64_t i) {
+  const int64_t taps = phase.axis[0].taps * phase.axis[1].taps * phase.axis[2].taps;
+  const int64_t in_per_group = s3.in_channels / s3.groups;
+  const int64_t tap = i % taps, channel_pair = i / taps;
+  const int64_t j[3] = {tap / (phase.axis[1].taps * phase.axis[2].taps),
+                        tap / phase.axis[2].taps % phase.axis[1].taps, tap % phase.axis[2].taps};
+  return w[conv_transpose_weight_index(s3, phase, channel_pair / in_per_group,
+                                       channel_pair % in_per_group, j)];
+}
+
+// Where element i of a phase no tap reaches lies in y (its output map), for the fill.
+__host__ __device__ inline int64_t conv_transpose_fill_offset(const ConvIgemmOutputMap& map,
+                                                              int64_t channels,
+                                                              const ConvTransposePhase& phase,
+                                                              int64_t i) {
+  const int64_t q1 = phase.axis[1].outputs, q2 = phase.axis[2].outputs;
+  const int64_t plane = phase.axis[0].outputs * q1 * q2;
+  const int64_t position = i % plane, channel = i / plane % channels, image = i / plane / channels;
+  return image * map.image_floats + channel * map.channel_floats + map.origin +
+         position / (q1 * q2) * map.step[0] + position / q2 % q1 * map.step[1] +
+         position % q2 * map.step[2];
+}
+
+// out[i] = conv_transpose_phase_weight(w, ..., i) over the phase's count weights.
 template <int kUnused = 0>
 __global__ void conv_transpose_phase_weight_kernel(const float* w, float* out,
                                                    ConvTransposeShape s3, ConvTransposePhase phase,
                                                    int64_t count) {
-  const int64_t taps = phase.axis[0].taps * phase.axis[1].taps * phase.axis[2].taps;
-  const int64_t in_per_group = s3.in_channels / s3.groups;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t tap = i % taps, channel_pair = i / taps;
-    const int64_t j[3] = {tap / (phase.axis[1].taps * phase.axis[2].taps),
-                          tap / phase.axis[2].taps % phase.axis[1].taps, tap % phase.axis[2].taps};
-    out[i] = w[conv_transpose_weight_index(s3, phase, channel_pair / in_per_group,
-                                           channel_pair % in_per_group, j)];
-  }
+       i += int64_t{gridDim.x} * blockDim.x)
+    out[i] = conv_transpose_phase_weight(w, s3, phase, i);
 }
 
 // y = act(bias) (0 without a bias) at every output of a phase no tap reaches.
@@ -52,36 +79,36 @@ template <int kUnused = 0>
 __global__ void conv_transpose_fill_kernel(float* y, const float* bias, MatmulEpilogue epilogue,
                                            ConvIgemmOutputMap map, int64_t channels,
                                            ConvTransposePhase phase, int64_t count) {
-  const int64_t q1 = phase.axis[1].outputs, q2 = phase.axis[2].outputs;
-  const int64_t plane = phase.axis[0].outputs * q1 * q2;
+  const int64_t plane = phase.axis[0].outputs * phase.axis[1].outputs * phase.axis[2].outputs;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t position = i % plane, channel = i / plane % channels,
-                  image = i / plane / channels;
-    const int64_t at = image * map.image_floats + channel * map.channel_floats + map.origin +
-                       position / (q1 * q2) * map.step[0] + position / q2 % q1 * map.step[1] +
-                       position % q2 * map.step[2];
-    const float value = epilogue_has_bias(epilogue) ? bias[channel] : 0.0f;
-    y[at] = gemm_activation(value, epilogue);
+    const float value = epilogue_has_bias(epilogue) ? bias[i / plane % channels] : 0.0f;
+    y[conv_transpose_fill_offset(map, channels, phase, i)] = gemm_activation(value, epilogue);
   }
 }
 
 }  // namespace detail
 
-class ConvTransposeIgemmTf32x3 {
- public:
-  ConvTransposeIgemmTf32x3() = default;
-  ConvTransposeIgemmTf32x3(const ConvTransposeIgemmTf32x3&) = delete;
-  ConvTransposeIgemmTf32x3& operator=(const ConvTransposeIgemmTf32x3&) = delete;
+template <class Forward>
+class ConvTransposeByPhases {
+  // The implicit GEMM keeps each phase's weight split (prepare_weights); the direct kernel reads
+  // the gathered weight on every run.
+  static constexpr bool kForwardPreparesWeights = std::is_same_v<Forward, ConvIgemmTf32x3>;
 
-  // Tests force the engine (Tf32x3Engine) of every phase's implicit GEMM. Before init.
+ public:
+  ConvTransposeByPhases() = default;
+  ConvTransposeByPhases(const ConvTransposeByPhases&) = delete;
+  ConvTransposeByPhases& operator=(const ConvTransposeByPhases&) = delete;
+
+  // Tests force the engine (Tf32x3Engine) of every phase's implicit GEMM (the implicit GEMM's
+  // phases only). Before init.
   void set_engine(Tf32x3Engine engine) { engine_ = engine; }
 
   int init(const ConvTransposeShape& shape, MatmulEpilogue epilogue, std::string& error) {
     ready_ = prepared_ = false;
     phases_.clear();
     if (const std::string bad = conv_transpose_shape_problem(shape); !bad.empty()) {
-      error = "ConvTransposeIgemmTf32x3::init: " + bad;
+      error = "ConvTransposeByPhases::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     shape_ = shape;
@@ -94,8 +121,8 @@ class ConvTransposeIgemmTf32x3 {
       part.phase = phase;
       part.map = conv_transpose_output_map(shape, phase);
       if (phase.contributes) {
-        part.conv = std::make_unique<ConvIgemmTf32x3>();
-        part.conv->set_engine(engine_);
+        part.conv = std::make_unique<Forward>();
+        if constexpr (kForwardPreparesWeights) part.conv->set_engine(engine_);
         part.conv->set_output_map(part.map);
         STITCH_CHECK(part.conv->init(phase.forward, epilogue, error));
         part.weight_count = s3.out_channels * in_per_group * phase.axis[0].taps *
@@ -113,13 +140,14 @@ class ConvTransposeIgemmTf32x3 {
   // takes w = nullptr.
   int prepare_weights(const float* w, cudaStream_t stream, std::string& error) {
     if (!ready_ || w == nullptr) {
-      error = !ready_ ? "ConvTransposeIgemmTf32x3::prepare_weights before a successful init"
-                      : "ConvTransposeIgemmTf32x3::prepare_weights: null weight";
+      error = !ready_ ? "ConvTransposeByPhases::prepare_weights before a successful init"
+                      : "ConvTransposeByPhases::prepare_weights: null weight";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     STITCH_CHECK(gather_weights(w, stream, error));
-    for (Phase& part : phases_)
-      if (part.conv) STITCH_CHECK(part.conv->prepare_weights(phase_weight(part), stream, error));
+    if constexpr (kForwardPreparesWeights)
+      for (Phase& part : phases_)
+        if (part.conv) STITCH_CHECK(part.conv->prepare_weights(phase_weight(part), stream, error));
     prepared_ = true;
     return STITCH_OK;
   }
@@ -137,14 +165,16 @@ class ConvTransposeIgemmTf32x3 {
     else if (epilogue_has_bias(epilogue_) && bias == nullptr)
       bad = "the epilogue needs a bias";
     if (!bad.empty()) {
-      error = "ConvTransposeIgemmTf32x3::run: " + bad;
+      error = "ConvTransposeByPhases::run: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     if (w != nullptr) STITCH_CHECK(gather_weights(w, stream, error));
     for (const Phase& part : phases_) {
       if (part.conv) {
+        // The implicit GEMM runs on its prepared split weight unless given one to split.
+        const bool own_weight = kForwardPreparesWeights && w == nullptr;
         STITCH_CHECK(
-            part.conv->run(x, w != nullptr ? phase_weight(part) : nullptr, bias, y, stream, error));
+            part.conv->run(x, own_weight ? nullptr : phase_weight(part), bias, y, stream, error));
         continue;
       }
       const int64_t count = shape_.batch * shape_.out_channels * part.phase.axis[0].outputs *
@@ -176,7 +206,7 @@ class ConvTransposeIgemmTf32x3 {
   struct Phase {
     ConvTransposePhase phase;
     ConvIgemmOutputMap map;
-    std::unique_ptr<ConvIgemmTf32x3> conv;  // null: no tap reaches these outputs
+    std::unique_ptr<Forward> conv;  // null: no tap reaches these outputs
     int64_t weight_count = 0;
     size_t weight_offset = 0;  // in weights_
   };
@@ -207,5 +237,8 @@ class ConvTransposeIgemmTf32x3 {
   bool prepared_ = false;
   bool ready_ = false;
 };
+
+using ConvTransposeIgemmTf32x3 = ConvTransposeByPhases<ConvIgemmTf32x3>;
+using ConvTransposeDirect = ConvTransposeByPhases<ConvDirect>;
 
 }  // namespace stitch::kernels
