@@ -6,6 +6,7 @@
 // ConvTransposeDirect (kernels/conv_transpose.cuh: its phases on the direct kernel) against its
 // CPU emulation. Plus init's refusals and run before init, which need no GPU.
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,20 @@ namespace {
 
 using testing::ConvIgemmCase;
 using testing::DeviceBuffer;
+
+// The device's output `y` against the CPU's `expected` bits (GELU: to a few ulps, the device's
+// tanhf being its own), and a second run's `again` bit-identical to it.
+void expect_emulated_bits(const std::string& what, MatmulEpilogue epilogue,
+                          const std::vector<float>& y, const std::vector<float>& expected,
+                          const std::vector<float>& again) {
+  if (epilogue == MatmulEpilogue::bias_gelu || epilogue == MatmulEpilogue::gelu) {
+    const std::vector<double> want(expected.begin(), expected.end());
+    EXPECT_TRUE(testing::all_close(y, want, testing::Tolerance{1e-6, 1e-6, 0})) << what;
+  } else {
+    EXPECT_TRUE(testing::bitwise_equal(y, expected)) << what;
+  }
+  EXPECT_TRUE(testing::bitwise_equal(y, again)) << what;
+}
 
 class ConvDirectTest : public ::testing::TestWithParam<ConvIgemmCase> {};
 
@@ -45,14 +60,8 @@ TEST_P(ConvDirectTest, GivesTheKOrderSum) {
   ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
       << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> y = dy.download();
-  if (c.epilogue == MatmulEpilogue::bias_gelu || c.epilogue == MatmulEpilogue::gelu) {
-    const std::vector<double> want(expected.begin(), expected.end());
-    EXPECT_TRUE(testing::all_close(y, want, testing::Tolerance{1e-6, 1e-6, 0})) << c.name;
-  } else {
-    EXPECT_TRUE(testing::bitwise_equal(y, expected)) << c.name << " on " << conv.describe();
-  }
-  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
+  expect_emulated_bits(c.name + " on " + conv.describe(), c.epilogue, dy.download(), expected,
+                       again.download());
   std::printf("[ conv_direct ] %s: %s\n", c.name.c_str(), conv.describe().c_str());
 }
 
@@ -98,14 +107,8 @@ TEST_P(ConvTransposeDirectTest, GivesTheEmulatedBits) {
   ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
       << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> y = dy.download();
-  if (c.epilogue == MatmulEpilogue::bias_gelu || c.epilogue == MatmulEpilogue::gelu) {
-    const std::vector<double> want(expected.begin(), expected.end());
-    EXPECT_TRUE(testing::all_close(y, want, testing::Tolerance{1e-6, 1e-6, 0})) << c.name;
-  } else {
-    EXPECT_TRUE(testing::bitwise_equal(y, expected)) << c.name << " on " << conv.describe();
-  }
-  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
+  expect_emulated_bits(c.name + " on " + conv.describe(), c.epilogue, dy.download(), expected,
+                       again.download());
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvTransposeDirectTest,
