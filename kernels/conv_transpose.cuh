@@ -51,17 +51,19 @@ __host__ __device__ inline float conv_transpose_phase_weight(const float* w,
                                        channel_pair % in_per_group, j)];
 }
 
-// Where element i of a phase no tap reaches lies in y (its output map), for the fill.
-__host__ __device__ inline int64_t conv_transpose_fill_offset(const ConvIgemmOutputMap& map,
-                                                              int64_t channels,
-                                                              const ConvTransposePhase& phase,
-                                                              int64_t i) {
+// Element i of a phase no tap reaches, act(bias) (0 without a bias), written where its output
+// map puts it in y. Pure: the CPU tests run it too.
+__host__ __device__ inline void conv_transpose_fill(float* y, const float* bias,
+                                                    MatmulEpilogue epilogue,
+                                                    const ConvIgemmOutputMap& map, int64_t channels,
+                                                    const ConvTransposePhase& phase, int64_t i) {
   const int64_t q1 = phase.axis[1].outputs, q2 = phase.axis[2].outputs;
   const int64_t plane = phase.axis[0].outputs * q1 * q2;
   const int64_t position = i % plane, channel = i / plane % channels, image = i / plane / channels;
-  return image * map.image_floats + channel * map.channel_floats + map.origin +
-         position / (q1 * q2) * map.step[0] + position / q2 % q1 * map.step[1] +
-         position % q2 * map.step[2];
+  const int64_t at = image * map.image_floats + channel * map.channel_floats + map.origin +
+                     position / (q1 * q2) * map.step[0] + position / q2 % q1 * map.step[1] +
+                     position % q2 * map.step[2];
+  y[at] = gemm_activation(epilogue_has_bias(epilogue) ? bias[channel] : 0.0f, epilogue);
 }
 
 // out[i] = conv_transpose_phase_weight(w, ..., i) over the phase's count weights.
@@ -74,17 +76,14 @@ __global__ void conv_transpose_phase_weight_kernel(const float* w, float* out,
     out[i] = conv_transpose_phase_weight(w, s3, phase, i);
 }
 
-// y = act(bias) (0 without a bias) at every output of a phase no tap reaches.
+// conv_transpose_fill over a phase's count outputs.
 template <int kUnused = 0>
 __global__ void conv_transpose_fill_kernel(float* y, const float* bias, MatmulEpilogue epilogue,
                                            ConvIgemmOutputMap map, int64_t channels,
                                            ConvTransposePhase phase, int64_t count) {
-  const int64_t plane = phase.axis[0].outputs * phase.axis[1].outputs * phase.axis[2].outputs;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const float value = epilogue_has_bias(epilogue) ? bias[i / plane % channels] : 0.0f;
-    y[conv_transpose_fill_offset(map, channels, phase, i)] = gemm_activation(value, epilogue);
-  }
+       i += int64_t{gridDim.x} * blockDim.x)
+    conv_transpose_fill(y, bias, epilogue, map, channels, phase, i);
 }
 
 }  // namespace detail

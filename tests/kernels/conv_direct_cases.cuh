@@ -125,11 +125,9 @@ inline std::vector<float> emulate_conv_transpose_direct(const ConvTransposeShape
     if (!phase.contributes) {
       const int64_t count = s3.batch * s3.out_channels * phase.axis[0].outputs *
                             phase.axis[1].outputs * phase.axis[2].outputs;
-      const int64_t plane = count / (s3.batch * s3.out_channels);
       for (int64_t i = 0; i < count; ++i)
-        y[detail::conv_transpose_fill_offset(map, s3.out_channels, phase, i)] =
-            detail::gemm_activation(
-                epilogue_has_bias(epilogue) ? bias[i / plane % s3.out_channels] : 0.0f, epilogue);
+        detail::conv_transpose_fill(y.data(), bias.data(), epilogue, map, s3.out_channels, phase,
+                                    i);
       continue;
     }
     std::vector<float> phase_w(s3.out_channels * (s3.in_channels / s3.groups) * phase.axis[0].taps *

@@ -368,15 +368,13 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
                           igemm.prepare_weights(o.w, nullptr, error) == STITCH_OK;
   const double norm = cudnn_side.error_norm(run_direct);
   const double direct_ms = median_ms(run_direct, flush);
-  const double igemm_ms =
-      have_igemm
-          ? median_ms(
-                [&] {
-                  if (igemm.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK)
-                    std::exit(1);
-                },
-                flush)
-          : NAN;
+  auto run_igemm = [&] {
+    if (igemm.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
+      std::printf("%s: igemm run: %s\n", l.name, error.c_str());
+      std::exit(1);
+    }
+  };
+  const double igemm_ms = have_igemm ? median_ms(run_igemm, flush) : NAN;
   const double strict_ms = cudnn_side.strict_ms(flush);
   const double tf32_ms = cudnn_side.tf32_ms(flush);
   const double flops = 2.0 * static_cast<double>(ws) / s.out_channels * static_cast<double>(ys);
