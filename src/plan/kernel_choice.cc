@@ -59,10 +59,7 @@ bool choose_conv_igemm(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& p
   if (engine == ConvEngine::cudnn || !conv_igemm_eligible(spec)) return false;
   const ConvIgemmEstimate estimate = estimate_conv_igemm(spec, peaks);
   const bool forced = engine == ConvEngine::igemm_tf32x3;
-  // Transposed convolutions on the implicit GEMM are not yet measured on the H200: only
-  // STITCH_CONV_ENGINE=igemm_tf32x3 picks them for now.
-  if (!forced && (math != TensorMath::fp32 || !estimate.prefer_kernel || spec.transposed))
-    return false;
+  if (!forced && (math != TensorMath::fp32 || !estimate.prefer_kernel)) return false;
   subtask.kernel = "igemm_tf32x3_conv";
   subtask.tunables["estimate_us"] = std::llround(estimate.kernel_s * 1e6);
   subtask.tunables["cudnn_estimate_us"] = std::llround(estimate.cudnn_s * 1e6);
@@ -230,8 +227,13 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double bytes =
       input_bytes + 4.0 * (static_cast<double>(spec.out_channels) * k + groups * m * n);
   const double bandwidth = peaks.dram_gbps * 1e9;
+  const bool unit_stride = std::all_of(spec.stride.begin(), spec.stride.end(),
+                                       [](int64_t stride) { return stride == 1; });
+  const double cudnn_efficiency = !spec.transposed ? kCudnnStrictConvEfficiency
+                                  : unit_stride    ? kCudnnStrictUnitStrideTransposedConvEfficiency
+                                                   : kCudnnStrictTransposedConvEfficiency;
   estimate.cudnn_s =
-      std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), bytes / bandwidth) +
+      std::max(flops / (peaks.fp32_tflops * 1e12 * cudnn_efficiency), bytes / bandwidth) +
       kLaunchSeconds;
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
   const double sms = peaks.sms > 0 ? peaks.sms : 1;

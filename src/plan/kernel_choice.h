@@ -173,21 +173,27 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 // 0.06-0.22 on ResNet-50's small batch-10 layers (few K tiles, 64-channel tiles half empty, the
 // transpose); the 4-byte gather (3 input channels) 0.06-0.13.
 inline constexpr double kCudnnStrictConvEfficiency = 0.41;
+// A transposed convolution's useful FLOPs (the taps each output takes) on cuDNN's strict FP32
+// engines, measured on the H200 (2026-12-04, conv_igemm_tf32x3_bench's transposed rows: 64-128
+// channels, 3x3(x3), 2-d and 3-d): 0.10-0.18 of the FP32 peak at stride 2 (median 0.15), where
+// the kernel's phase convolutions ran 2.3-3.8x faster; at stride 1 (a forward convolution of the
+// flipped kernel to cuDNN, Winograd on the 3x3 measured) the FP32 peak itself, 1.4x faster than
+// the kernel.
+inline constexpr double kCudnnStrictTransposedConvEfficiency = 0.15;
+inline constexpr double kCudnnStrictUnitStrideTransposedConvEfficiency = 1.0;
 inline constexpr double kConvIgemmPeakEfficiency = 0.6;
 inline constexpr double kConvIgemmFillTiles = 10;
 inline constexpr double kConvIgemmScalarGatherEfficiency = 0.35;
 inline constexpr int64_t kConvIgemmTile = 128;
 // At most 64 output channels per group: the kernel's 64-wide tiles (conv_igemm_wgmma_tile_n), K
 // tiles of half the products at kConvIgemmNarrowEfficiency of the wide tile's rate. Measured on
-// the H200 (2026-12-03, conv_igemm_tf32x3_bench: VGG16 conv1_2, ResNet-50's 64-channel layers, a
-// DenseNet growth layer, level-2 convolutions of 16-64 channels): a narrow K tile takes 0.8-0.9 of
-// a wide one's time, not half — 0.50-0.62 of the model's wide rate (the tile's time is set by
-// something other than its products: the gather or the pipeline, not yet found) — so the narrow
-// tile is 10-20% faster than the wide one on these convolutions but at best level with cuDNN's
-// strict FP32 (0.42-0.63 of the FP32 peak on the level-2 shapes), and the model keeps them on
-// cuDNN.
+// the H200 (2026-12-04, conv_igemm_tf32x3_bench after the persistent kernel's straight-run
+// epilogue: VGG16 conv1_2, ResNet-50's 64-channel layers, a DenseNet growth layer, level-2
+// convolutions of 16-64 channels and transposed ones of 64): the narrow tiles ran at 1.4-2.4x
+// the rate 0.5 predicted (it was set from the kernel before that epilogue); 0.85 puts the
+// measured times within 0.7-1.3x of the model's on these shapes.
 inline constexpr int64_t kConvIgemmNarrowTile = 64;
-inline constexpr double kConvIgemmNarrowEfficiency = 0.5;
+inline constexpr double kConvIgemmNarrowEfficiency = 0.85;
 inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 struct ConvIgemmEstimate {
   double kernel_s = 0, cudnn_s = 0;
@@ -195,7 +201,7 @@ struct ConvIgemmEstimate {
   bool prefer_kernel = false;  // ... and is estimated faster (needs TF32 tensor cores)
 };
 // Forward, or transposed with symmetric padding (its output phases' forward convolutions:
-// kernels/conv_transpose.cuh; chosen only when forced until measured), 1 to 3 spatial
+// kernels/conv_transpose.cuh), 1 to 3 spatial
 // dims, contiguous x and w, not depthwise (one input channel per group: those stay on cuDNN,
 // measured faster there than a direct kernel), indices within the kernel's int32 limits
 // (kernels/conv_igemm_tf32x3.cuh).

@@ -76,9 +76,9 @@ ConvIgemmShape igemm_shape(const Layer& l) {
 
 ConvShape cudnn_shape(const ConvIgemmShape& g) {
   ConvShape s;
-  s.spatial = 2, s.batch = g.batch, s.in_channels = g.in_channels;
+  s.spatial = g.spatial, s.batch = g.batch, s.in_channels = g.in_channels;
   s.out_channels = g.out_channels;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < g.spatial; ++i) {
     s.input[i] = g.input[i], s.output[i] = g.output[i], s.kernel[i] = g.kernel[i];
     s.stride[i] = g.stride[i], s.pad_before[i] = g.pad_before[i], s.pad_after[i] = g.pad_after[i];
   }
