@@ -6,7 +6,8 @@
 // init_gemms (no workspace); or, for `direct_conv`, a ConvDirect (kernels/conv_direct.cuh) given
 // the weight per call; a transposed one on either as its phases (ConvTransposeIgemmTf32x3,
 // ConvTransposeDirect: kernels/conv_transpose.cuh), each phase's weight gathered at init. The
-// epilogue (bias, activations, residual adds, scale/shift) runs as one elementwise pass after,
+// project's kernels apply the plan's kernel epilogue (bias, ReLU / GELU) as they store; the rest
+// of the epilogue (activations, residual adds, scale/shift) runs as one elementwise pass after,
 // whichever engine.
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
@@ -162,15 +163,15 @@ void emit_kernel_conv_shape(const ConvSpec& spec, CodeWriter& iw) {
 // a member of Program::Gemms: its shape given in init_gemms, and a parameter weight prepared once
 // there where the class prepares one (split, or gathered per phase; a forward ConvDirect reads
 // the weight as it is). Returns the weight argument of its run: "nullptr" when prepared at init.
-// Its own fused bias / activation stays unused: the plan's epilogue pass does them, as after
-// cuDNN.
+// Its fused bias / activation: the plan's kernel epilogue.
 std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
                                   const std::string& member, const std::string& weight,
                                   bool prepares_weights) {
   CodeWriter& iw = ctx.pieces().gemm_init;
   iw.open("{{  // {}", subtask.id);
   emit_kernel_conv_shape(spec, iw);
-  iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::none, error));", member);
+  iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::{}, error));", member,
+          spec.kernel_epilogue);
   const bool weight_at_init = prepares_weights && spec.w.base.kind == ir::ValueRef::Kind::param;
   if (weight_at_init)
     iw.line("STITCH_CHECK(s->{}.prepare_weights({}, stream, error));", member, weight);
@@ -200,6 +201,12 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     return make_error("the implicit-GEMM 3xTF32 kernel cannot run this convolution");
   if (direct && !plan::direct_conv_eligible(spec))
     return make_error("the direct convolution kernel cannot run this convolution");
+  if (spec.kernel_epilogue != "none" && !igemm && !direct)
+    return make_error("kernel '{}' applies no convolution kernel epilogue", subtask.kernel);
+  if (!plan::is_store_epilogue(spec.kernel_epilogue) ||
+      spec.kernel_epilogue.starts_with("bias") != spec.bias.has_value())
+    return make_error("convolution kernel epilogue '{}' {} a bias", spec.kernel_epilogue,
+                      spec.bias ? "with" : "without");
   std::string member;
   if (depthwise) {
     pieces.uses_depthwise = true;
@@ -239,7 +246,11 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
   } else if (igemm || direct) {
     const std::string run_weight =
         emit_kernel_conv_init(ctx, subtask, spec, member, weight, igemm || spec.transposed);
-    w.line("STITCH_CHECK(s->{}.run({}, {}, nullptr, {}, stream, error));", member, x, run_weight,
+    std::string bias = "nullptr";
+    if (spec.bias) {
+      STITCH_ASSIGN_OR_RETURN(bias, ctx.access_pointer(*spec.bias));
+    }
+    w.line("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error));", member, x, run_weight, bias,
            y);
   } else {
     w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member,

@@ -2,8 +2,6 @@
 // (kernels/matmul_tf32x3.cuh) or the one-kernel split-precision GemmTf32x3
 // (kernels/gemm_tf32x3.cuh) member of Program::Gemms, described and tuned in Program::init_gemms,
 // run in run_subtasks; what the library epilogue cannot fold runs as one elementwise pass after.
-#include <set>
-
 #include "codegen/emit_context.h"
 #include "codegen/emit_elementwise.h"
 #include "plan/kernel_choice.h"
@@ -52,9 +50,7 @@ Result<GemmShape> check_gemm(const MatmulSpec& spec) {
       !operand_layout(spec.b, spec.k, spec.n, g.trans_b, g.ldb))
     return make_error("a matmul operand is neither row- nor column-contiguous");
   if (spec.stores.empty()) return make_error("a matmul with nothing to store");
-  static const std::set<std::string> epilogues = {"none", "relu",      "gelu",
-                                                  "bias", "bias_relu", "bias_gelu"};
-  if (epilogues.count(spec.library_epilogue) == 0)
+  if (!plan::is_store_epilogue(spec.library_epilogue))
     return make_error("unknown library epilogue '{}'", spec.library_epilogue);
   g.bias_vector = spec.library_epilogue.rfind("bias", 0) == 0;
   g.accumulate = spec.bias.has_value() && !g.bias_vector && spec.beta != 0.0;

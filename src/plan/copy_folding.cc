@@ -45,25 +45,6 @@ Subtask* attention_storing(std::vector<Subtask>& subtasks, const ir::ValueRef& v
   return nullptr;
 }
 
-// Some subtask other than `except` reads `buffer`, or a graph output lives in it.
-bool read_elsewhere(const ir::Graph& graph, const ValueMap& values,
-                    const std::vector<Subtask>& subtasks, size_t except,
-                    const ir::ValueRef& buffer) {
-  for (const ir::ValueRef& output : graph.outputs)
-    if (values.at(value_key(output)).base == buffer) return true;
-  for (size_t i = 0; i < subtasks.size(); ++i) {
-    if (i == except) continue;
-    for (const Access& read : subtask_reads(subtasks[i]))
-      if (read.base == buffer) return true;
-  }
-  return false;
-}
-
-bool owns_buffer(const ir::Graph& graph, const ValueMap& values, const ir::ValueRef& value) {
-  return value.kind == ir::ValueRef::Kind::node &&
-         values.at(value_key(value)) == contiguous_access(value, graph.type_of(value).shape);
-}
-
 }  // namespace
 
 void fold_copies_into_stores(const ir::Graph& graph, const ValueMap& values,

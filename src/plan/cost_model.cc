@@ -50,7 +50,7 @@ double product(const std::vector<int64_t>& sizes) {
 
 // 2·N·K·(C/groups)·prod(kernel)·prod(output) for the forward convolution; a transposed one does
 // the work of the forward convolution it inverts (input and output exchanged). Plus one per
-// output element per epilogue step.
+// output element per epilogue step, the kernel's (bias, activation) included.
 double conv_flops(const ConvSpec& s) {
   const std::vector<int64_t>& forward_out = s.transposed ? s.input : s.output;
   const double macs =
@@ -59,7 +59,9 @@ double conv_flops(const ConvSpec& s) {
       static_cast<double>((s.transposed ? s.out_channels : s.in_channels) / s.groups) *
       product(s.kernel) * product(forward_out);
   const double outputs = static_cast<double>(s.batch * s.out_channels) * product(s.output);
-  return 2 * macs + outputs * body_steps(s.epilogue);
+  const bool activation = s.kernel_epilogue != "none" && s.kernel_epilogue != "bias";
+  const double kernel_epilogue_steps = (s.bias ? 1.0 : 0.0) + (activation ? 1.0 : 0.0);
+  return 2 * macs + outputs * (kernel_epilogue_steps + body_steps(s.epilogue));
 }
 
 // Both products over the (batch, head, query, key) pairs the kernel visits (a causal mask skips

@@ -211,9 +211,11 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
 // The time model behind direct_conv (kernels/conv_direct.cuh): FP32 FMAs on the CUDA cores for
 // convolutions of few products per output (K = in_channels / groups · prod(kernel) up to
 // kDirectConvMaxK, and the kernel's smallest tiling within its shared memory), at
-// kDirectConvEfficiency of the FP32 peak or its bytes at the DRAM bandwidth, plus a launch. Not
-// yet measured on a GPU: chosen only where forced (STITCH_CONV_ENGINE=direct) until
-// conv_igemm_tf32x3_bench's few-channel rows have run; the efficiency is a first estimate
+// kDirectConvEfficiency of the FP32 peak or its bytes at the DRAM bandwidth, plus a launch.
+// Chosen only where forced (STITCH_CONV_ENGINE=direct): on the H200 (2026-12-04,
+// conv_igemm_tf32x3_bench's few-channel rows) the 2-d level-2 shapes ran at 0.05-0.32 of the
+// FP32 peak, 0.61-0.71x cuDNN's strict FP32; the 3-d rows' cuDNN side was a 2-d convolution
+// then (fixed since), so the 3-d comparison is still to run. The efficiency is a first estimate
 // (a thread's 4 x 8 outputs take 6 shared loads per 32 FMAs).
 inline constexpr int64_t kDirectConvMaxK = 1024;
 inline constexpr int64_t kDirectConvSharedBytes = 96 * 1024;

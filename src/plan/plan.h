@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -88,6 +89,14 @@ struct Store {
 
 // ---- Subtask kinds -----------------------------------------------------------------------------
 
+// What a GEMM library call (MatmulSpec::library_epilogue) or one of the project's convolution
+// kernels (ConvSpec::kernel_epilogue) applies as it stores: kernels/matmul.cuh's MatmulEpilogue.
+inline bool is_store_epilogue(std::string_view name) {
+  for (std::string_view known : {"none", "relu", "gelu", "bias", "bias_relu", "bias_gelu"})
+    if (name == known) return true;
+  return false;
+}
+
 // C[b] = epilogue(alpha * op(A[b]) @ op(B[b]) + bias) over a [batch, m, n] index space. A, B are
 // Access with shapes [batch, m, k] and [batch, k, n] (batch 1 for mm/addmm); their strides say
 // whether the kernel reads them transposed. The epilogue body's load 0 is the GEMM result (its
@@ -117,8 +126,13 @@ struct MatmulSpec {
 // output sizes of a transposed convolution include its output_padding. pad_before / pad_after are
 // the convolution's padding plus a folded zero constant_pad_nd of the spatial dims (asymmetric
 // padding arrives that way). The convolution's bias is lowered to an add the epilogue carries.
-// stores[0] is what the cuDNN call writes (the convolution node's value, epilogue load 0); further
-// stores come from the epilogue pass.
+// stores[0] is what the convolution call writes (the convolution node's value, epilogue load 0);
+// further stores come from the epilogue pass.
+// `kernel_epilogue` (the project's kernels igemm_tf32x3_conv and direct_conv only, folded after
+// kernel choice: conv_epilogue.h): act(conv + bias[co]) done as the kernel stores, "none", "bias",
+// "relu", "gelu" (tanh form), "bias_relu" or "bias_gelu" as a GEMM's library epilogue; stores[0]
+// is then the last folded node's value, `bias` the contiguous [out_channels] vector, and
+// `epilogue` what remains of the chain (load 0: that value).
 // `prologue` (kernel depthwise_conv only): elementwise work on the input fused into the kernel's
 // loads — a training-mode BatchNorm's normalisation and activation — evaluated per element of the
 // [batch, in_channels, input...] index space; load 0 is x, the raw contiguous input, and every
@@ -132,7 +146,9 @@ struct ConvSpec {
   bool transposed = false;
   Access x, w;
   std::optional<Body> prologue;  // load 0 = x
-  std::optional<Body> epilogue;  // load 0 = the convolution's output
+  std::string kernel_epilogue = "none";
+  std::optional<Access> bias;    // [out_channels], with a "bias*" kernel epilogue
+  std::optional<Body> epilogue;  // load 0 = the convolution's output (after kernel_epilogue)
   std::vector<Store> stores;
   bool operator==(const ConvSpec&) const = default;
 };

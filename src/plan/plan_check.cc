@@ -104,6 +104,13 @@ Status check_spec(const Plan& plan, const ConvSpec& spec) {
       if (!per_plane(spec.prologue->loads[k], space))
         return make_error("convolution prologue load {} is not one value per (n, c) plane", k);
   }
+  if (!is_store_epilogue(spec.kernel_epilogue))
+    return make_error("unknown convolution kernel epilogue '{}'", spec.kernel_epilogue);
+  if (spec.kernel_epilogue.starts_with("bias") != spec.bias.has_value())
+    return make_error("a convolution has a bias exactly when its kernel epilogue adds one");
+  if (spec.bias && (spec.bias->shape != std::vector<int64_t>{spec.out_channels} ||
+                    spec.bias->strides != std::vector<int64_t>{1}))
+    return make_error("a convolution's kernel bias is a contiguous [out_channels] vector");
   int64_t numel = spec.batch * spec.out_channels;
   for (int64_t size : spec.output)
     numel *= size;
@@ -200,6 +207,11 @@ Status check_plan(const Plan& plan) {
     if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
         conv && conv->prologue && subtask.kernel != "depthwise_conv")
       return fail(make_error("only the depthwise kernel runs a convolution prologue, not '{}'",
+                             subtask.kernel));
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
+        conv && conv->kernel_epilogue != "none" && subtask.kernel != "igemm_tf32x3_conv" &&
+        subtask.kernel != "direct_conv")
+      return fail(make_error("kernel '{}' applies no convolution kernel epilogue",
                              subtask.kernel));
     Status bodies =
         std::visit([&](const auto& spec) { return check_spec(plan, spec); }, subtask.spec);

@@ -163,6 +163,9 @@ void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
   text += fmt::format("    x = {}\n    w = {}\n", format_access(spec.x, plan.graph),
                       format_access(spec.w, plan.graph));
   if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
+  if (spec.kernel_epilogue != "none")
+    text += fmt::format("    kernel epilogue {}{}\n", spec.kernel_epilogue,
+                        spec.bias ? ", bias = " + format_access(*spec.bias, plan.graph) : "");
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   append_stores(text, plan, spec.stores);
 }

@@ -11,6 +11,7 @@
 #include "plan/access.h"
 #include "plan/cat_placement.h"
 #include "plan/copy_folding.h"
+#include "plan/conv_epilogue.h"
 #include "plan/cost_model.h"
 #include "plan/fusion.h"
 #include "plan/graph_edit.h"
@@ -134,6 +135,25 @@ Status check_dump_after(const PlanOptions& options) {
                     options.dump_after, fmt::join(names, ", "));
 }
 
+// Each subtask's kernel (its convolution epilogue folded in where the kernel takes it), then its
+// cost; the plan's floor their sum.
+void choose_kernels_and_costs(const ir::Graph& graph, const ValueMap& values,
+                              const PlanOptions& options, Plan& plan) {
+  GpuPeaks choice_peaks = options.peaks;
+  if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs and convs only
+  for (size_t i = 0; i < plan.subtasks.size(); ++i) {
+    Subtask& subtask = plan.subtasks[i];
+    choose_kernel(subtask, graph, choice_peaks, options.tensor_math, options.conv_engine);
+    fold_conv_epilogue(graph, values, plan.subtasks, i);
+    const SubtaskCost cost = estimate_subtask_cost(graph, subtask, options.peaks);
+    subtask.flops = cost.flops;
+    subtask.bytes = cost.bytes;
+    subtask.floor_us = cost.floor_us;
+    subtask.bound = cost.bound;
+    if (!subtask.at_init) plan.floor_us += cost.floor_us;
+  }
+}
+
 }  // namespace
 
 Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
@@ -179,17 +199,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
   STITCH_TRY(place_cat_pieces(graph, values, plan.subtasks));
   fold_copies_into_stores(graph, values, plan.subtasks);
   mark_init_subtasks(graph, values, plan.subtasks);
-  GpuPeaks choice_peaks = options.peaks;
-  if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs and convs only
-  for (Subtask& subtask : plan.subtasks) {
-    choose_kernel(subtask, graph, choice_peaks, options.tensor_math, options.conv_engine);
-    const SubtaskCost cost = estimate_subtask_cost(graph, subtask, options.peaks);
-    subtask.flops = cost.flops;
-    subtask.bytes = cost.bytes;
-    subtask.floor_us = cost.floor_us;
-    subtask.bound = cost.bound;
-    if (!subtask.at_init) plan.floor_us += cost.floor_us;
-  }
+  choose_kernels_and_costs(graph, values, options, plan);
   MemoryPlan memory = plan_memory(graph, values, plan.subtasks);
   plan.buffers = std::move(memory.buffers);
   plan.host = memory.host;

@@ -203,6 +203,24 @@ Result<std::vector<Subtask>> build_subtasks(const ir::Graph& graph, const ValueM
   return subtask_building::SpecBuilder(graph, values, fusion).run();
 }
 
+bool read_elsewhere(const ir::Graph& graph, const ValueMap& values,
+                    const std::vector<Subtask>& subtasks, size_t except,
+                    const ir::ValueRef& buffer) {
+  for (const ir::ValueRef& output : graph.outputs)
+    if (values.at(value_key(output)).base == buffer) return true;
+  for (size_t i = 0; i < subtasks.size(); ++i) {
+    if (i == except) continue;
+    for (const Access& read : subtask_reads(subtasks[i]))
+      if (read.base == buffer) return true;
+  }
+  return false;
+}
+
+bool owns_buffer(const ir::Graph& graph, const ValueMap& values, const ir::ValueRef& value) {
+  return value.kind == ir::ValueRef::Kind::node &&
+         values.at(value_key(value)) == contiguous_access(value, graph.type_of(value).shape);
+}
+
 std::vector<Access> subtask_reads(const Subtask& subtask) {
   std::vector<Access> reads;
   std::visit(
@@ -249,6 +267,7 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
         } else if constexpr (std::is_same_v<T, ConvSpec>) {
           reads.push_back(spec.x);
           reads.push_back(spec.w);
+          if (spec.bias) reads.push_back(*spec.bias);
           add_body_reads(spec.prologue, true, 1, reads);  // load 0: x
           if (spec.epilogue) {
             reads.push_back(spec.epilogue->loads[0]);  // the convolution's result, read back

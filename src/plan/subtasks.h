@@ -19,6 +19,12 @@ Result<std::vector<Subtask>> build_subtasks(const ir::Graph& graph, const ValueM
 std::vector<Access> subtask_reads(const Subtask& subtask);
 std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask);
 
+// Some subtask other than subtasks[except] reads `buffer`, or a graph output lives in it.
+bool read_elsewhere(const ir::Graph& graph, const ValueMap& values,
+                    const std::vector<Subtask>& subtasks, size_t except, const ir::ValueRef& buffer);
+// `value` is a node's output in a contiguous buffer of its own (not a view, not a cat's window).
+bool owns_buffer(const ir::Graph& graph, const ValueMap& values, const ir::ValueRef& value);
+
 // "matmul", "reduction", "row", "elementwise", "copy", "pool", "conv", "opaque", "scan", "gather".
 std::string_view spec_kind_name(const SubtaskSpec& spec);
 

@@ -22,13 +22,6 @@ int copies(const Plan& plan) {
   return count;
 }
 
-ir::Arg list(std::vector<ir::ValueRef> values) {
-  ir::ArgList items;
-  for (const ir::ValueRef& value : values)
-    items.push_back(ref(value));
-  return ir::Arg{std::move(items)};
-}
-
 Plan plan_of(const ir::Graph& graph) {
   auto plan = make_plan(graph, {});
   EXPECT_TRUE(plan.ok()) << plan.error().message;

@@ -38,6 +38,13 @@ inline ir::Arg flag(bool value) {
 inline ir::Arg ints(const std::vector<int64_t>& values) {
   return int_list_arg(values);
 }
+// A list of tensors (cat's first argument).
+inline ir::Arg list(const std::vector<ir::ValueRef>& values) {
+  ir::ArgList items;
+  for (const ir::ValueRef& value : values)
+    items.push_back(ref(value));
+  return ir::Arg{std::move(items)};
+}
 
 // Builds graphs node by node; every output is contiguous.
 class GraphBuilder {

@@ -1,7 +1,7 @@
 # Own task (Planner golden test, conv family): a VGG-like 3x3 convolution with a bias, then ReLU,
 # large enough that the fp32 track's time model picks the implicit-GEMM 3xTF32 kernel
-# (kernels/conv_igemm_tf32x3.cuh) over strict-FP32 cuDNN; the bias and ReLU run as its epilogue
-# pass. 128 output channels: one full channel tile.
+# (kernels/conv_igemm_tf32x3.cuh) over strict-FP32 cuDNN; the bias and ReLU fold into the
+# kernel's stores (plan/conv_epilogue.h). 128 output channels: one full channel tile.
 import torch
 import torch.nn as nn
 

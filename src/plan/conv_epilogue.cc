@@ -1,0 +1,188 @@
+// A convolution's bias and activation folded into its kernel (conv_epilogue.h).
+#include "plan/conv_epilogue.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "plan/access.h"
+#include "plan/graph_edit.h"
+#include "plan/op_traits.h"
+#include "plan/subtasks.h"
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+
+constexpr Operand kRawResult{Operand::Kind::load, 0, 0};
+
+Operand step_result(int step) {
+  return Operand{Operand::Kind::step, step, 0};
+}
+
+// The steps that read `operand`.
+std::vector<int> readers(const Body& body, const Operand& operand) {
+  std::vector<int> found;
+  for (size_t s = 0; s < body.steps.size(); ++s) {
+    const auto& operands = body.steps[s].operands;
+    if (std::find(operands.begin(), operands.end(), operand) != operands.end())
+      found.push_back(static_cast<int>(s));
+  }
+  return found;
+}
+
+bool stored(const std::vector<Store>& stores, const Operand& operand, size_t from = 0) {
+  return std::any_of(stores.begin() + static_cast<std::ptrdiff_t>(from), stores.end(),
+                     [&](const Store& store) { return store.from == operand; });
+}
+
+// "relu" or "gelu" where the step applies one to `input` (GELU in the tanh form only: the
+// kernels' GELU, as cuBLASLt's), else empty.
+std::string activation_of(const ir::Graph& graph, const BodyStep& step, const Operand& input) {
+  if (step.operands.size() != 1 || step.operands[0] != input) return "";
+  const ir::Node& node = graph.nodes[step.node];
+  if (node.op == Op::relu) return "relu";
+  const ir::Arg* approximate = node.kwarg("approximate");
+  if (node.op == Op::gelu && approximate != nullptr && approximate->as_string() != nullptr &&
+      *approximate->as_string() == "tanh")
+    return "gelu";
+  return "";
+}
+
+// The load a step adds to `input` (alpha 1), where it is a contiguous vector over the channels
+// (dim 1 of the output space) broadcast over every other dim; -1 otherwise.
+int channel_bias_load(const ir::Graph& graph, const Body& body, const BodyStep& step,
+                      const Operand& input, int64_t channels) {
+  const ir::Node& node = graph.nodes[step.node];
+  if (node.op != Op::add_tensor || step.operands.size() != 2 ||
+      double_arg(node, 2, "alpha", 1.0) != 1.0)
+    return -1;
+  const Operand& other = step.operands[0] == input ? step.operands[1] : step.operands[0];
+  if ((step.operands[0] != input && step.operands[1] != input) || other == input ||
+      other.kind != Operand::Kind::load)
+    return -1;
+  const Access& load = body.loads[other.index];
+  if (load.shape.size() < 3 || load.shape[1] != channels ||
+      graph.type_of(load.base).dtype != ir::DType::float32)
+    return -1;
+  for (size_t d = 0; d < load.shape.size(); ++d)
+    if (load.shape[d] != 1 && load.strides[d] != (d == 1 ? 1 : 0)) return -1;
+  return other.index;
+}
+
+// The chain's head the kernel can take: the bias step (or -1) and the activation step (or -1).
+struct Head {
+  int bias_load = -1, bias_step = -1, activation_step = -1;
+  std::string activation;
+  int last() const { return activation_step >= 0 ? activation_step : bias_step; }
+};
+
+std::optional<Head> foldable_head(const ir::Graph& graph, const ConvSpec& spec) {
+  const Body& body = *spec.epilogue;
+  const std::vector<int> first = readers(body, kRawResult);
+  if (first.size() != 1 || stored(spec.stores, kRawResult, 1)) return std::nullopt;
+  Head head;
+  const BodyStep& step = body.steps[first[0]];
+  head.activation = activation_of(graph, step, kRawResult);
+  if (!head.activation.empty()) {
+    head.activation_step = first[0];
+    return head;
+  }
+  head.bias_load = channel_bias_load(graph, body, step, kRawResult, spec.out_channels);
+  if (head.bias_load < 0) return std::nullopt;
+  head.bias_step = first[0];
+  // An activation after the bias folds in too where it is the sum's only use.
+  const Operand sum = step_result(head.bias_step);
+  const std::vector<int> next = readers(body, sum);
+  if (next.size() == 1 && !stored(spec.stores, sum)) {
+    head.activation = activation_of(graph, body.steps[next[0]], sum);
+    if (!head.activation.empty()) head.activation_step = next[0];
+  }
+  return head;
+}
+
+// The operand after the head's steps (and its bias load, when unread) leave the body: the folded
+// result becomes load 0, later steps and loads move down.
+Operand renumbered(const Operand& operand, const Head& head, bool bias_load_dropped) {
+  Operand out = operand;
+  if (operand.kind == Operand::Kind::step) {
+    if (operand.index == head.last()) return kRawResult;
+    for (int removed : {head.bias_step, head.activation_step})
+      if (removed >= 0 && removed < operand.index) --out.index;
+  } else if (operand.kind == Operand::Kind::load && bias_load_dropped &&
+             operand.index > head.bias_load) {
+    --out.index;
+  }
+  return out;
+}
+
+// The body and stores without the head: load 0 reads `folded` (the value the kernel stores).
+void remove_head(ConvSpec& spec, const Head& head, const Access& folded) {
+  Body& body = *spec.epilogue;
+  const int last = head.last();
+  std::vector<BodyStep> steps;
+  for (size_t s = 0; s < body.steps.size(); ++s)
+    if (static_cast<int>(s) != head.bias_step && static_cast<int>(s) != head.activation_step)
+      steps.push_back(body.steps[s]);
+  body.steps = std::move(steps);
+  bool bias_load_dropped = false;
+  if (head.bias_load >= 0) {
+    const Operand bias{Operand::Kind::load, head.bias_load, 0};
+    bias_load_dropped = readers(body, bias).empty() && !stored(spec.stores, bias);
+  }
+  for (BodyStep& step : body.steps)
+    for (Operand& operand : step.operands)
+      operand = renumbered(operand, head, bias_load_dropped);
+  if (bias_load_dropped)
+    body.loads.erase(body.loads.begin() + head.bias_load);
+  body.loads[0] = folded;
+  // stores[0] is now the folded value, which the kernel writes; a store of it from the pass would
+  // repeat that.
+  spec.stores[0] = Store{folded.base, kRawResult};
+  std::vector<Store> stores{spec.stores[0]};
+  for (size_t k = 1; k < spec.stores.size(); ++k) {
+    if (spec.stores[k].from == step_result(last)) continue;
+    stores.push_back(Store{spec.stores[k].value, renumbered(spec.stores[k].from, head,
+                                                            bias_load_dropped)});
+  }
+  spec.stores = std::move(stores);
+  if (body.steps.empty() && spec.stores.size() == 1) spec.epilogue.reset();
+}
+
+}  // namespace
+
+bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
+                        std::vector<Subtask>& subtasks, size_t index) {
+  Subtask& subtask = subtasks[index];
+  auto* spec = std::get_if<ConvSpec>(&subtask.spec);
+  if (spec == nullptr || spec->kernel_epilogue != "none" || !spec->epilogue ||
+      spec->stores.empty() ||
+      (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
+    return false;
+  const ir::ValueRef raw = spec->stores[0].value;
+  if (spec->stores[0].from != kRawResult || read_elsewhere(graph, values, subtasks, index, raw))
+    return false;
+  const std::optional<Head> head = foldable_head(graph, *spec);
+  if (!head) return false;
+  const ir::ValueRef folded = node_value(spec->epilogue->steps[head->last()].node);
+  if (!owns_buffer(graph, values, folded) ||
+      values.at(value_key(folded)).shape != spec->epilogue->loads[0].shape)
+    return false;
+  if (head->bias_load >= 0) {
+    const Access& load = spec->epilogue->loads[head->bias_load];
+    spec->bias = Access{load.base, load.offset, {spec->out_channels}, {1}};
+  }
+  spec->kernel_epilogue = head->bias_load < 0       ? head->activation
+                          : head->activation.empty() ? "bias"
+                                                     : "bias_" + head->activation;
+  remove_head(*spec, *head, values.at(value_key(folded)));
+  // The pass's launch shape (choose_conv) has nothing left to launch.
+  if (!spec->epilogue) {
+    subtask.tunables.erase("block");
+    subtask.tunables.erase("vector_width");
+  }
+  return true;
+}
+
+}  // namespace stitch::plan

@@ -1,0 +1,29 @@
+// A convolution's bias and activation folded into the project's own convolution kernels
+// (issue 13 item 1). The implicit-GEMM and direct kernels apply act(conv + bias[co]) as they store
+// (MatmulEpilogue, kernels/matmul.cuh), where cuDNN's path writes the raw result and reads it back
+// in the epilogue pass. Folding the head of the epilogue chain into the kernel saves that pass
+// whenever the chain is just the bias and a ReLU or tanh-form GELU (VGG's and AlexNet's
+// conv + bias + ReLU), and the raw result's buffer always.
+//
+// Run after kernel choice (the fold depends on the engine) and before the cost and memory plans.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "plan/fusion.h"  // ValueMap
+#include "plan/plan.h"
+
+namespace stitch::plan {
+
+// Folds subtasks[index]'s epilogue head into its kernel (ConvSpec::kernel_epilogue) where:
+// the kernel is igemm_tf32x3_conv or direct_conv; the raw result is read by one epilogue step and
+// nothing else (no other subtask, no graph output); that step adds a contiguous [out_channels]
+// vector broadcast over the rest, or is a ReLU / tanh-form GELU, and an activation after the bias
+// add is that add's only reader; and the last folded node's value owns a contiguous buffer (not a
+// cat's window) the kernel can write whole. Returns whether it folded anything. The epilogue pass
+// goes away when nothing of the chain remains.
+bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
+                        std::vector<Subtask>& subtasks, size_t index);
+
+}  // namespace stitch::plan

@@ -1,0 +1,184 @@
+// A convolution's bias and activation folded into the project's convolution kernels
+// (plan/conv_epilogue.h): what folds, what stays in the epilogue pass, and every case that must
+// not fold.
+#include <gtest/gtest.h>
+
+#include "plan/conv_epilogue.h"
+#include "plan/cost_model.h"
+#include "plan/planner.h"
+#include "plan_test_graphs.h"
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+const std::vector<int64_t> kOut = {2, 8, 6, 6};
+
+// x [2, 4, 6, 6] -> conv 3x3 (padding 1, bias unless `with_bias` is false) -> [2, 8, 6, 6].
+ir::ValueRef conv(GraphBuilder& b, bool with_bias = true) {
+  auto x = b.input("x", {2, 4, 6, 6});
+  auto w = b.param("w", {8, 4, 3, 3});
+  ir::Arg bias = with_bias ? ref(b.param("bias", {8})) : ir::Arg{};
+  return b.node("c", Op::convolution,
+                {ref(x), ref(w), bias, ints({1, 1}), ints({1, 1}), ints({1, 1}), flag(false),
+                 ints({0, 0}), integer(1)},
+                kOut);
+}
+
+ir::ValueRef gelu(GraphBuilder& b, const ir::ValueRef& x, const char* approximate) {
+  return b.multi("g", Op::gelu, {ref(x)}, {kOut}, ir::DType::float32,
+                 {{"approximate", ir::Arg{std::string(approximate)}}});
+}
+
+Result<Plan> plan_on(GraphBuilder& b, ConvEngine engine = ConvEngine::igemm_tf32x3) {
+  PlanOptions options;
+  options.conv_engine = engine;
+  return make_plan(b.graph(), options);
+}
+
+const Subtask& conv_subtask(const Plan& plan) {
+  for (const Subtask& subtask : plan.subtasks)
+    if (std::holds_alternative<ConvSpec>(subtask.spec)) return subtask;
+  ADD_FAILURE() << "no convolution subtask";
+  return plan.subtasks.at(0);
+}
+
+const ConvSpec& conv_of(const Plan& plan) {
+  return std::get<ConvSpec>(conv_subtask(plan).spec);
+}
+
+// conv + bias + ReLU, VGG's layer: the whole chain in the kernel, no pass, no raw buffer.
+TEST(ConvEpilogue, BiasAndReluFoldIntoTheKernel) {
+  for (ConvEngine engine : {ConvEngine::igemm_tf32x3, ConvEngine::direct}) {
+    GraphBuilder b;
+    b.output(b.node("r", Op::relu, {ref(conv(b))}, kOut));
+    auto plan = plan_on(b, engine);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const ConvSpec& spec = conv_of(*plan);
+    EXPECT_EQ(spec.kernel_epilogue, "bias_relu");
+    ASSERT_TRUE(spec.bias.has_value());
+    EXPECT_EQ(plan->graph.name_of(spec.bias->base), "bias");
+    EXPECT_EQ(spec.bias->shape, std::vector<int64_t>{8});
+    EXPECT_EQ(spec.bias->strides, std::vector<int64_t>{1});
+    EXPECT_FALSE(spec.epilogue.has_value());
+    ASSERT_EQ(spec.stores.size(), 1u);
+    EXPECT_EQ(plan->graph.name_of(spec.stores[0].value), "r");
+    EXPECT_EQ(conv_subtask(*plan).tunables.count("vector_width"), 0u);  // no pass to launch
+    // Only the output's buffer: the raw result is never stored.
+    ASSERT_EQ(plan->buffers.size(), 1u);
+    EXPECT_EQ(plan->buffers[0].value, "r");
+  }
+}
+
+// cuDNN writes the raw result: the chain stays in the pass.
+TEST(ConvEpilogue, CudnnKeepsTheEpiloguePass) {
+  GraphBuilder b;
+  b.output(b.node("r", Op::relu, {ref(conv(b))}, kOut));
+  auto plan = plan_on(b, ConvEngine::cudnn);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = conv_of(*plan);
+  EXPECT_EQ(spec.kernel_epilogue, "none");
+  EXPECT_FALSE(spec.bias.has_value());
+  ASSERT_TRUE(spec.epilogue.has_value());
+  EXPECT_EQ(spec.epilogue->steps.size(), 2u);
+}
+
+// The kernels' GELU is the tanh form: the exact one stays in the pass, after the folded bias.
+TEST(ConvEpilogue, OnlyTheTanhGeluFolds) {
+  {
+    GraphBuilder b;
+    b.output(gelu(b, conv(b), "tanh"));
+    auto plan = plan_on(b);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(conv_of(*plan).kernel_epilogue, "bias_gelu");
+    EXPECT_FALSE(conv_of(*plan).epilogue.has_value());
+  }
+  GraphBuilder b;
+  b.output(gelu(b, conv(b), "none"));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = conv_of(*plan);
+  EXPECT_EQ(spec.kernel_epilogue, "bias");
+  ASSERT_TRUE(spec.epilogue.has_value());
+  ASSERT_EQ(spec.epilogue->steps.size(), 1u);
+  EXPECT_EQ(plan->graph.nodes[spec.epilogue->steps[0].node].op, Op::gelu);
+  // Load 0 is now the biased sum the kernel stores; the bias load is gone.
+  ASSERT_EQ(spec.epilogue->loads.size(), 1u);
+  EXPECT_EQ(spec.epilogue->loads[0].base, spec.stores[0].value);
+  EXPECT_EQ(spec.epilogue->steps[0].operands[0], (Operand{Operand::Kind::load, 0, 0}));
+}
+
+// Without a bias the activation alone folds.
+TEST(ConvEpilogue, AnActivationWithoutBiasFolds) {
+  GraphBuilder b;
+  b.output(b.node("r", Op::relu, {ref(conv(b, false))}, kOut));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(conv_of(*plan).kernel_epilogue, "relu");
+  EXPECT_FALSE(conv_of(*plan).bias.has_value());
+  EXPECT_FALSE(conv_of(*plan).epilogue.has_value());
+}
+
+// A sum read twice (x · relu6(x + 3) / 6, a hardswish) keeps its readers in the pass; the bias
+// still folds, and the chain after it reads the kernel's result twice.
+TEST(ConvEpilogue, ASumReadTwiceKeepsTheActivationInThePass) {
+  GraphBuilder b;
+  auto c = conv(b);
+  auto r = b.node("r", Op::relu, {ref(c)}, kOut);
+  b.output(b.node("m", Op::mul_tensor, {ref(c), ref(r)}, kOut));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = conv_of(*plan);
+  EXPECT_EQ(spec.kernel_epilogue, "bias");
+  ASSERT_TRUE(spec.epilogue.has_value());
+  ASSERT_EQ(spec.epilogue->steps.size(), 2u);
+  const Operand result{Operand::Kind::load, 0, 0};
+  EXPECT_EQ(spec.epilogue->steps[0].operands, std::vector<Operand>{result});
+  EXPECT_EQ(spec.epilogue->steps[1].operands[0], result);
+  EXPECT_EQ(spec.epilogue->steps[1].operands[1], (Operand{Operand::Kind::step, 0, 0}));
+  ASSERT_EQ(spec.stores.size(), 2u);
+  EXPECT_EQ(plan->graph.name_of(spec.stores[1].value), "m");
+  EXPECT_EQ(spec.stores[1].from, (Operand{Operand::Kind::step, 1, 0}));
+}
+
+// The raw result (here the biased sum) as a graph output: it must be stored as it is.
+TEST(ConvEpilogue, AResultAnotherReaderNeedsStaysRaw) {
+  GraphBuilder b;
+  auto c = conv(b, false);
+  b.output(c);
+  b.output(b.node("r", Op::relu, {ref(c)}, kOut));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(conv_of(*plan).kernel_epilogue, "none");
+  ASSERT_TRUE(conv_of(*plan).epilogue.has_value());
+}
+
+// A ReLU stored into a cat's window: the kernel writes its output whole, so nothing folds.
+TEST(ConvEpilogue, AResultPlacedInACatStaysInThePass) {
+  GraphBuilder b;
+  auto r = b.node("r", Op::relu, {ref(conv(b))}, kOut);
+  auto other = b.input("other", kOut);
+  auto doubled = b.node("d", Op::mul_tensor, {ref(other), num(2)}, kOut);
+  b.output(b.node("joined", Op::cat, {list({r, doubled}), integer(1)}, {2, 16, 6, 6}));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(conv_of(*plan).kernel_epilogue, "none");
+}
+
+// The folded steps still count as work (one FLOP per output each).
+TEST(ConvEpilogue, TheCostModelCountsTheFoldedSteps) {
+  GraphBuilder b;
+  b.output(b.node("r", Op::relu, {ref(conv(b))}, kOut));
+  auto kernel = plan_on(b);
+  GraphBuilder again;
+  again.output(again.node("r", Op::relu, {ref(conv(again))}, kOut));
+  auto cudnn = plan_on(again, ConvEngine::cudnn);
+  ASSERT_TRUE(kernel.ok() && cudnn.ok());
+  EXPECT_DOUBLE_EQ(conv_subtask(*kernel).flops, conv_subtask(*cudnn).flops);
+  EXPECT_LT(conv_subtask(*kernel).bytes, conv_subtask(*cudnn).bytes);  // no raw write + read
+}
+
+}  // namespace
+}  // namespace stitch::plan
