@@ -6,9 +6,11 @@
 // init_gemms (no workspace); or, for `direct_conv`, a ConvDirect (kernels/conv_direct.cuh) given
 // the weight per call; a transposed one on either as its phases (ConvTransposeIgemmTf32x3,
 // ConvTransposeDirect: kernels/conv_transpose.cuh), each phase's weight gathered at init. The
-// project's kernels apply the plan's kernel epilogue (bias, ReLU / GELU) as they store; the rest
-// of the epilogue (activations, residual adds, scale/shift) runs as one elementwise pass after,
-// whichever engine.
+// project's kernels apply the plan's kernel epilogue (bias, ReLU / GELU) as they store — through
+// an output map where the result is a window of a cat's buffer; the rest of the epilogue
+// (activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
+#include <optional>
+
 #include "codegen/emit_context.h"
 #include "plan/kernel_choice.h"
 
@@ -159,17 +161,42 @@ void emit_kernel_conv_shape(const ConvSpec& spec, CodeWriter& iw) {
     iw.line("{}", array_fields(field, *values));
 }
 
+// Where a kernel convolution's stores[0] goes when that is not a dense buffer of its own: its
+// window of a larger one (a cat's, plan/cat_placement.h), written through an output map.
+std::optional<plan::Access> output_window(const EmitContext& ctx, const ConvSpec& spec) {
+  const plan::Access stored = ctx.store_access(spec.stores[0].value);
+  if (stored.base == spec.stores[0].value && stored.offset == 0 &&
+      stored.strides == ir::contiguous_strides(stored.shape))
+    return std::nullopt;
+  return stored;
+}
+
+// The output map of a window [batch, out_channels, output...] (its pointer carries the offset).
+void emit_output_map(const plan::Access& window, const std::string& member, CodeWriter& iw) {
+  iw.line("ConvIgemmOutputMap map;");
+  iw.line("map.image_floats = {}; map.channel_floats = {};", window.strides[0], window.strides[1]);
+  // The kernels' 3-d view: unit dims in front of a 1-d or 2-d output.
+  const size_t spatial = window.strides.size() - 2;
+  std::string steps;
+  for (size_t i = 0; i < 3; ++i)
+    steps += fmt::format("{}map.step[{}] = {};", i ? " " : "", i,
+                         i < 3 - spatial ? 0 : window.strides[2 + i - (3 - spatial)]);
+  iw.line("{}", steps);
+  iw.line("s->{}.set_output_map(map);", member);
+}
+
 // One of the project's convolution kernels (implicit GEMM or direct; transposed: by phases) as
 // a member of Program::Gemms: its shape given in init_gemms, and a parameter weight prepared once
 // there where the class prepares one (split, or gathered per phase; a forward ConvDirect reads
 // the weight as it is). Returns the weight argument of its run: "nullptr" when prepared at init.
-// Its fused bias / activation: the plan's kernel epilogue.
+// Its fused bias / activation: the plan's kernel epilogue; its output map, `window`'s.
 std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
                                   const std::string& member, const std::string& weight,
-                                  bool prepares_weights) {
+                                  bool prepares_weights, const std::optional<plan::Access>& window) {
   CodeWriter& iw = ctx.pieces().gemm_init;
   iw.open("{{  // {}", subtask.id);
   emit_kernel_conv_shape(spec, iw);
+  if (window) emit_output_map(*window, member, iw);
   iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::{}, error));", member,
           spec.kernel_epilogue);
   const bool weight_at_init = prepares_weights && spec.w.base.kind == ir::ValueRef::Kind::param;
@@ -185,11 +212,8 @@ std::string kernel_conv_class(const ConvSpec& spec, bool direct) {
   return direct ? "ConvDirect" : "ConvIgemmTf32x3";
 }
 
-}  // namespace
-
-Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec, CodeWriter& w) {
-  STITCH_TRY(check_conv(spec));
-  ProgramPieces& pieces = ctx.pieces();
+// The kernel can run the convolution, and the plan's kernel epilogue is one it applies.
+Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
   const bool depthwise = subtask.kernel == "depthwise_conv";
   const bool igemm = subtask.kernel == "igemm_tf32x3_conv";
   const bool direct = subtask.kernel == "direct_conv";
@@ -207,6 +231,56 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
       spec.kernel_epilogue.starts_with("bias") != spec.bias.has_value())
     return make_error("convolution kernel epilogue '{}' {} a bias", spec.kernel_epilogue,
                       spec.bias ? "with" : "without");
+  return {};
+}
+
+// A kernel convolution's run (its member initialised in init_gemms): into the buffer of its own
+// that stores[0] has, or through an output map into its window of a cat's.
+Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
+                            const std::string& member, const std::string& x,
+                            const std::string& weight, const std::vector<int64_t>& out_shape,
+                            CodeWriter& w) {
+  const std::optional<plan::Access> window = output_window(ctx, spec);
+  if (window && (spec.transposed || window->shape != out_shape))
+    return make_error("only a forward convolution's output goes to a window, its own shape");
+  std::string y;
+  if (window) {
+    STITCH_ASSIGN_OR_RETURN(std::string base, ctx.typed_base(window->base, true));
+    y = fmt::format("{} + {}", base, window->offset);
+  } else {
+    STITCH_ASSIGN_OR_RETURN(y, ctx.typed_base(spec.stores[0].value, true));
+  }
+  const bool igemm = subtask.kernel == "igemm_tf32x3_conv";
+  const std::string run_weight =
+      emit_kernel_conv_init(ctx, subtask, spec, member, weight, igemm || spec.transposed, window);
+  std::string bias = "nullptr";
+  if (spec.bias) {
+    STITCH_ASSIGN_OR_RETURN(bias, ctx.access_pointer(*spec.bias));
+  }
+  w.line("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error));", member, x, run_weight, bias,
+         y);
+  return {};
+}
+
+// What remains of the epilogue after the convolution: one elementwise pass, reading stores[0]
+// back and writing the other stores.
+Status emit_conv_epilogue(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
+                          const std::vector<int64_t>& out_shape, CodeWriter& w) {
+  if (!spec.epilogue) return {};
+  std::vector<Store> rest(spec.stores.begin() + 1, spec.stores.end());
+  if (rest.empty()) return make_error("a convolution epilogue that stores nothing");
+  return emit_library_elementwise(ctx, subtask, "epilogue", out_shape, *spec.epilogue, rest, w);
+}
+
+}  // namespace
+
+Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec, CodeWriter& w) {
+  STITCH_TRY(check_conv(spec));
+  ProgramPieces& pieces = ctx.pieces();
+  STITCH_TRY(check_kernel(subtask, spec));
+  const bool depthwise = subtask.kernel == "depthwise_conv";
+  const bool igemm = subtask.kernel == "igemm_tf32x3_conv";
+  const bool direct = subtask.kernel == "direct_conv";
   std::string member;
   if (depthwise) {
     pieces.uses_depthwise = true;
@@ -231,6 +305,10 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     return make_error("the convolution's output buffer does not hold [{}]", int_list(out_shape));
   STITCH_ASSIGN_OR_RETURN(std::string x, ctx.access_pointer(spec.x));
   STITCH_ASSIGN_OR_RETURN(std::string weight, ctx.access_pointer(spec.w));
+  if (igemm || direct) {
+    STITCH_TRY(emit_kernel_conv_run(ctx, subtask, spec, member, x, weight, out_shape, w));
+    return emit_conv_epilogue(ctx, subtask, spec, out_shape, w);
+  }
   STITCH_ASSIGN_OR_RETURN(std::string y, ctx.typed_base(conv_out.value, true));
   if (depthwise) {
     const auto block = subtask.tunables.find("block");
@@ -243,26 +321,11 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     }
     emit_depthwise_run(spec, x, weight, y, block == subtask.tunables.end() ? 256 : block->second,
                        transform, w);
-  } else if (igemm || direct) {
-    const std::string run_weight =
-        emit_kernel_conv_init(ctx, subtask, spec, member, weight, igemm || spec.transposed);
-    std::string bias = "nullptr";
-    if (spec.bias) {
-      STITCH_ASSIGN_OR_RETURN(bias, ctx.access_pointer(*spec.bias));
-    }
-    w.line("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error));", member, x, run_weight, bias,
-           y);
   } else {
     w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", member,
            x, weight, y);
   }
-  if (spec.epilogue) {
-    std::vector<Store> rest(spec.stores.begin() + 1, spec.stores.end());
-    if (rest.empty()) return make_error("a convolution epilogue that stores nothing");
-    STITCH_TRY(
-        emit_library_elementwise(ctx, subtask, "epilogue", out_shape, *spec.epilogue, rest, w));
-  }
-  return {};
+  return emit_conv_epilogue(ctx, subtask, spec, out_shape, w);
 }
 
 }  // namespace stitch::codegen

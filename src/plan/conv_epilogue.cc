@@ -117,8 +117,10 @@ Operand renumbered(const Operand& operand, const Head& head, bool bias_load_drop
   return out;
 }
 
-// The body and stores without the head: load 0 reads `folded` (the value the kernel stores).
-void remove_head(ConvSpec& spec, const Head& head, const Access& folded) {
+// The body and stores without the head: the kernel stores `folded`, which load 0 reads back at
+// `destination` (its buffer, or its window of a cat's).
+void remove_head(ConvSpec& spec, const Head& head, const ir::ValueRef& folded,
+                 const Access& destination) {
   Body& body = *spec.epilogue;
   const int last = head.last();
   std::vector<BodyStep> steps;
@@ -136,10 +138,10 @@ void remove_head(ConvSpec& spec, const Head& head, const Access& folded) {
       operand = renumbered(operand, head, bias_load_dropped);
   if (bias_load_dropped)
     body.loads.erase(body.loads.begin() + head.bias_load);
-  body.loads[0] = folded;
+  body.loads[0] = destination;
   // stores[0] is now the folded value, which the kernel writes; a store of it from the pass would
   // repeat that.
-  spec.stores[0] = Store{folded.base, kRawResult};
+  spec.stores[0] = Store{folded, kRawResult};
   std::vector<Store> stores{spec.stores[0]};
   for (size_t k = 1; k < spec.stores.size(); ++k) {
     if (spec.stores[k].from == step_result(last)) continue;
@@ -166,8 +168,10 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
   const std::optional<Head> head = foldable_head(graph, *spec);
   if (!head) return false;
   const ir::ValueRef folded = node_value(spec->epilogue->steps[head->last()].node);
-  if (!owns_buffer(graph, values, folded) ||
-      values.at(value_key(folded)).shape != spec->epilogue->loads[0].shape)
+  // A forward kernel writes a window of a larger buffer (a cat's) through its output map.
+  const Access& destination = values.at(value_key(folded));
+  if ((!owns_buffer(graph, values, folded) && spec->transposed) ||
+      destination.shape != spec->epilogue->loads[0].shape)
     return false;
   if (head->bias_load >= 0) {
     const Access& load = spec->epilogue->loads[head->bias_load];
@@ -176,7 +180,7 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
   spec->kernel_epilogue = head->bias_load < 0       ? head->activation
                           : head->activation.empty() ? "bias"
                                                      : "bias_" + head->activation;
-  remove_head(*spec, *head, values.at(value_key(folded)));
+  remove_head(*spec, *head, folded, destination);
   // The pass's launch shape (choose_conv) has nothing left to launch.
   if (!spec->epilogue) {
     subtask.tunables.erase("block");

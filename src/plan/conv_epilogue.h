@@ -3,7 +3,8 @@
 // (MatmulEpilogue, kernels/matmul.cuh), where cuDNN's path writes the raw result and reads it back
 // in the epilogue pass. Folding the head of the epilogue chain into the kernel saves that pass
 // whenever the chain is just the bias and a ReLU or tanh-form GELU (VGG's and AlexNet's
-// conv + bias + ReLU), and the raw result's buffer always.
+// conv + bias + ReLU; SqueezeNet's and GoogleNet's into their cats' windows), and the raw
+// result's buffer always.
 //
 // Run after kernel choice (the fold depends on the engine) and before the cost and memory plans.
 #pragma once
@@ -20,8 +21,9 @@ namespace stitch::plan {
 // the kernel is igemm_tf32x3_conv or direct_conv; the raw result is read by one epilogue step and
 // nothing else (no other subtask, no graph output); that step adds a contiguous [out_channels]
 // vector broadcast over the rest, or is a ReLU / tanh-form GELU, and an activation after the bias
-// add is that add's only reader; and the last folded node's value owns a contiguous buffer (not a
-// cat's window) the kernel can write whole. Returns whether it folded anything. The epilogue pass
+// add is that add's only reader; and the last folded node's value owns a contiguous buffer, or,
+// for a forward convolution, is a window of a larger one (a cat's: plan/cat_placement.h) the
+// kernel writes through its output map. Returns whether it folded anything. The epilogue pass
 // goes away when nothing of the chain remains.
 bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
                         std::vector<Subtask>& subtasks, size_t index);

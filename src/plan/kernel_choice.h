@@ -176,9 +176,9 @@ inline constexpr double kCudnnStrictConvEfficiency = 0.41;
 // A transposed convolution's useful FLOPs (the taps each output takes) on cuDNN's strict FP32
 // engines, measured on the H200 (2026-12-04, conv_igemm_tf32x3_bench's transposed rows: 64-128
 // channels, 3x3(x3), 2-d and 3-d): 0.10-0.18 of the FP32 peak at stride 2 (median 0.15), where
-// the kernel's phase convolutions ran 2.3-3.8x faster; at stride 1 (a forward convolution of the
-// flipped kernel to cuDNN, Winograd on the 3x3 measured) the FP32 peak itself, 1.4x faster than
-// the kernel.
+// the kernel's phase convolutions ran 2.3-3.8x faster; at stride 1 (to cuDNN a forward
+// convolution of the flipped kernel) the FP32 peak's rate in useful FLOPs on the one 3x3 shape
+// measured (an engine doing fewer products, Winograd-like), 1.4x faster than the kernel.
 inline constexpr double kCudnnStrictTransposedConvEfficiency = 0.15;
 inline constexpr double kCudnnStrictUnitStrideTransposedConvEfficiency = 1.0;
 inline constexpr double kConvIgemmPeakEfficiency = 0.6;

@@ -198,8 +198,12 @@ Status check_plan(const Plan& plan) {
     if (const auto* matmul = std::get_if<MatmulSpec>(&subtask.spec);
         matmul && !matmul->stores.empty())
       stored.insert(value_key(matmul->stores[0].value));
-    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec); conv && !conv->stores.empty())
-      stored.insert(value_key(conv->stores[0].value));
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec); conv && !conv->stores.empty()) {
+      // The value and its buffer (a cat's, where a kernel writes a window of it).
+      const ir::ValueRef& result = conv->stores[0].value;
+      stored.insert(value_key(result));
+      stored.insert(value_key(stored_buffer_by_name(plan.graph, plan.values, result)));
+    }
     for (const Access& read : subtask_reads(subtask))
       if (read.base.kind == ir::ValueRef::Kind::node && !stored.count(value_key(read.base)))
         return fail(

@@ -155,15 +155,45 @@ TEST(ConvEpilogue, AResultAnotherReaderNeedsStaysRaw) {
   ASSERT_TRUE(conv_of(*plan).epilogue.has_value());
 }
 
-// A ReLU stored into a cat's window: the kernel writes its output whole, so nothing folds.
-TEST(ConvEpilogue, AResultPlacedInACatStaysInThePass) {
+// A ReLU stored into a cat's window: a forward kernel writes it there through its output map.
+TEST(ConvEpilogue, AResultPlacedInACatIsWrittenThroughTheWindow) {
   GraphBuilder b;
   auto r = b.node("r", Op::relu, {ref(conv(b))}, kOut);
+  auto other = b.input("other", kOut);
+  auto doubled = b.node("d", Op::mul_tensor, {ref(other), num(2)}, kOut);
+  b.output(b.node("joined", Op::cat, {list({doubled, r}), integer(1)}, {2, 16, 6, 6}));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = conv_of(*plan);
+  EXPECT_EQ(spec.kernel_epilogue, "bias_relu");
+  EXPECT_FALSE(spec.epilogue.has_value());
+  ASSERT_EQ(spec.stores.size(), 1u);
+  EXPECT_EQ(plan->graph.name_of(spec.stores[0].value), "r");
+  // Its window: channels 8-15 of the cat's [2, 16, 6, 6].
+  const Access& window = plan->values.at("r");
+  EXPECT_EQ(plan->graph.name_of(window.base), "joined");
+  EXPECT_EQ(window.offset, 8 * 36);
+  EXPECT_EQ(window.strides, (std::vector<int64_t>{16 * 36, 36, 6, 1}));
+}
+
+// A transposed convolution's phases write through output maps of their own: its result in a
+// cat's window stays in the pass.
+TEST(ConvEpilogue, ATransposedResultPlacedInACatStaysInThePass) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 4, 3, 3});
+  auto w = b.param("w", {4, 8, 2, 2});
+  auto bias = b.param("bias", {8});
+  auto c = b.node("c", Op::convolution,
+                  {ref(x), ref(w), ref(bias), ints({2, 2}), ints({0, 0}), ints({1, 1}), flag(true),
+                   ints({0, 0}), integer(1)},
+                  kOut);
+  auto r = b.node("r", Op::relu, {ref(c)}, kOut);
   auto other = b.input("other", kOut);
   auto doubled = b.node("d", Op::mul_tensor, {ref(other), num(2)}, kOut);
   b.output(b.node("joined", Op::cat, {list({r, doubled}), integer(1)}, {2, 16, 6, 6}));
   auto plan = plan_on(b);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(conv_of(*plan).transposed);
   EXPECT_EQ(conv_of(*plan).kernel_epilogue, "none");
 }
 
