@@ -131,8 +131,9 @@ struct MatmulSpec {
 // `kernel_epilogue` (the project's kernels igemm_tf32x3_conv and direct_conv only, folded after
 // kernel choice: conv_epilogue.h): act(conv + bias[co]) done as the kernel stores, "none", "bias",
 // "relu", "gelu" (tanh form), "bias_relu" or "bias_gelu" as a GEMM's library epilogue; stores[0]
-// is then the last folded node's value, `bias` the contiguous [out_channels] vector, and
-// `epilogue` what remains of the chain (load 0: that value).
+// is then the last folded node's value (in a buffer of its own or, for a forward convolution, its
+// window of a cat's, written through the kernel's output map), `bias` the contiguous
+// [out_channels] vector, and `epilogue` what remains of the chain (load 0: that value).
 // `prologue` (kernel depthwise_conv only): elementwise work on the input fused into the kernel's
 // loads — a training-mode BatchNorm's normalisation and activation — evaluated per element of the
 // [batch, in_channels, input...] index space; load 0 is x, the raw contiguous input, and every
