@@ -121,8 +121,9 @@ TEST(ConvEpilogue, AnActivationWithoutBiasFolds) {
   EXPECT_FALSE(conv_of(*plan).epilogue.has_value());
 }
 
-// A sum read twice (x · relu6(x + 3) / 6, a hardswish) keeps its readers in the pass; the bias
-// still folds, and the chain after it reads the kernel's result twice.
+// A sum read twice (x · relu(x) here; a hardswish, x · relu6(x + 3) / 6, likewise) keeps its
+// readers in the pass; the bias still folds, and the chain after it reads the kernel's result
+// twice.
 TEST(ConvEpilogue, ASumReadTwiceKeepsTheActivationInThePass) {
   GraphBuilder b;
   auto c = conv(b);
