@@ -86,6 +86,9 @@ struct ConvIgemmParams {
   // Where output position (od, oh, ow) of channel c lies in an image of y: c·y_channel + y_origin
   // + od·y_step[0] + oh·y_step[1] + ow·y_step[2] (ConvIgemmOutputMap; dense by default).
   int64_t y_channel = 0, y_origin = 0, y_step[3] = {};
+  // The wgmma epilogue may store two channels at once: y_channel 1, N even and every offset even
+  // (conv_igemm_pair_stores), y 8-byte aligned.
+  bool pair_stores = false;
   int tiles_m = 0, tiles_n = 0;
   MatmulEpilogue epilogue = MatmulEpilogue::none;
   // x channels-last (NDHWC: conv_igemm_channels_last sets it), with K ordered (tap, channel):
@@ -349,6 +352,14 @@ inline ConvIgemmParams conv_igemm_params(const float* x, const float* w, const f
 inline void conv_igemm_output_map(ConvIgemmParams& p, const ConvIgemmOutputMap& map) {
   p.y_image = map.image_floats, p.y_channel = map.channel_floats, p.y_origin = map.origin;
   for (int i = 0; i < 3; ++i) p.y_step[i] = map.step[i];
+}
+
+// Whether y's addressing lets adjacent output channels go out as one 8-byte store: channel stride
+// 1 (a channels-last y), an even count per group, every other offset even and y 8-byte aligned.
+inline bool conv_igemm_pair_stores(const ConvIgemmParams& p) {
+  return p.y_channel == 1 && p.n % 2 == 0 && p.y_image % 2 == 0 && p.y_origin % 2 == 0 &&
+         p.y_step[0] % 2 == 0 && p.y_step[1] % 2 == 0 && p.y_step[2] % 2 == 0 &&
+         reinterpret_cast<uintptr_t>(p.y) % 8 == 0;
 }
 
 // Whether the channels-last gather (16-byte chunks) can run the shape: channels per group a

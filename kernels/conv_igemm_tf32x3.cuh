@@ -146,6 +146,10 @@ class ConvIgemmTf32x3 {
   // Whether the wgmma kernel may gather from a channels-last copy of x (the fast path, where
   // the channels per group are a multiple of 4); tests and the bench turn it off. Before init.
   void allow_channels_last(bool allowed) { allow_channels_last_ = allowed; }
+  // x arrives channels-last (NDHWC / NHWC / NLC, contiguous: a value the plan stores so) instead
+  // of NCDHW. The wgmma kernel's channels-last gather then reads it as it is; any other kernel or
+  // gather reads an NCDHW copy made per run. Before init.
+  void set_input_channels_last(bool channels_last) { input_channels_last_ = channels_last; }
   // Outputs through `map` instead of into a dense y of the shape's size (a transposed
   // convolution's phase: conv_transpose_phases.cuh).
   void set_output_map(const ConvIgemmOutputMap& map) {
@@ -154,6 +158,8 @@ class ConvIgemmTf32x3 {
   }
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
+  // Whether each run first transposes x into the layout the gather reads.
+  bool copies_input() const { return channels_last_ != input_channels_last_; }
   int tile_n() const { return wgmma_ ? tile_n_ : detail::kGemmBN; }
 
   // The shape (conv_igemm_shape_problem must accept it) and the epilogue; picks the kernel,
@@ -171,6 +177,8 @@ class ConvIgemmTf32x3 {
     STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemmTf32x3::init", wgmma_, error));
     if (!wgmma_) {
       STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem());
+      channels_last_ = false;
+      STITCH_CHECK(reserve_input_copy(error));
       ready_ = true;
       return STITCH_OK;
     }
@@ -198,10 +206,9 @@ class ConvIgemmTf32x3 {
     sms_ = sms;
     STITCH_CHECK(split_k_.init(plan_, error));
     STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_));
-    channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
-    if (channels_last_)
-      STITCH_CHECK(x_channels_last_.reserve(
-          static_cast<size_t>(shape.batch * p.x_image) * sizeof(float), error));
+    channels_last_ = (allow_channels_last_ || input_channels_last_) &&
+                     detail::conv_igemm_channels_last_eligible(shape);
+    STITCH_CHECK(reserve_input_copy(error));
     ready_ = true;
     return STITCH_OK;
   }
@@ -233,6 +240,14 @@ class ConvIgemmTf32x3 {
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     const ConvIgemmOutputMap* map = has_output_map_ ? &output_map_ : nullptr;
+    if (copies_input()) {  // one batched transpose either way (NCDHW <-> NDHWC)
+      float* copy = static_cast<float*>(x_copy_.at(0));
+      const int64_t positions = input_positions();
+      STITCH_CHECK_CUDA(detail::launch_channels_last(
+          x, copy, shape_.batch, input_channels_last_ ? positions : shape_.in_channels,
+          input_channels_last_ ? shape_.in_channels : positions, stream));
+      x = copy;
+    }
     if (!wgmma_) {
       STITCH_CHECK_CUDA(detail::launch_conv_igemm_tf32x3_mma_sync(x, w, bias, y, shape_, epilogue_,
                                                                   stream, map));
@@ -240,14 +255,11 @@ class ConvIgemmTf32x3 {
     }
     if (given_w) STITCH_CHECK(split_weights(w, stream, error));
     detail::ConvIgemmParams p = detail::conv_igemm_params(x, w, bias, y, shape_, epilogue_);
-    if (map != nullptr) detail::conv_igemm_output_map(p, *map);
-    if (channels_last_) {
-      float* copy = static_cast<float*>(x_channels_last_.at(0));
-      STITCH_CHECK_CUDA(detail::launch_channels_last(x, copy, shape_.batch, shape_.in_channels,
-                                                     p.in_plane, stream));
-      p.x = copy;
-      detail::conv_igemm_channels_last(p, shape_);
+    if (map != nullptr) {
+      detail::conv_igemm_output_map(p, *map);
+      p.pair_stores = detail::conv_igemm_pair_stores(p);
     }
+    if (channels_last_) detail::conv_igemm_channels_last(p, shape_);
     detail::GemmTf32x3Args order;  // the tile order, split plan and chunking (no matrices)
     order.tiles_m = plan_.tiles_m, order.tiles_n = plan_.tiles_n;
     order.splits = plan_.splits, order.split_k = plan_.split_k;
@@ -267,7 +279,11 @@ class ConvIgemmTf32x3 {
     std::string out = std::string("3xTF32 implicit GEMM, one ") +
                       (wgmma_ ? "wgmma + TMA (sm_90a)" : "mma.sync") + " kernel, 128x" +
                       std::to_string(tile_n()) + " tiles";
-    if (channels_last_) out += ", gathered from a channels-last copy of x";
+    if (channels_last_)
+      out += input_channels_last_ ? ", gathered from the channels-last x"
+                                  : ", gathered from a channels-last copy of x";
+    else if (input_channels_last_)
+      out += ", gathered from an NCDHW copy of the channels-last x";
     if (plan_.splits > 1)
       out += ", K split " + std::to_string(plan_.splits) + " ways (" +
              std::to_string(plan_.split_k) + " each)";
@@ -288,6 +304,20 @@ class ConvIgemmTf32x3 {
           <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
   }
 
+  int64_t input_positions() const {
+    int64_t positions = 1;
+    for (int i = 0; i < shape_.spatial; ++i)
+      positions *= shape_.input[i];
+    return positions;
+  }
+
+  // The per-run copy of x in the gather's layout, where x arrives in the other one.
+  int reserve_input_copy(std::string& error) {
+    if (!copies_input()) return STITCH_OK;
+    const auto floats = static_cast<size_t>(shape_.batch * shape_.in_channels * input_positions());
+    return x_copy_.reserve(floats * sizeof(float), error);
+  }
+
   // The weight [groups][n][k] (rows of K contiguous floats: a transposed B per group), K
   // reordered to (tap, channel) for the channels-last gather.
   int split_weights(const float* w, cudaStream_t stream, std::string& error) const {
@@ -302,13 +332,14 @@ class ConvIgemmTf32x3 {
   detail::GemmTf32x3Plan plan_;  // wgmma: tiles and split K (groups are the batch)
   SplitKScratch split_k_;
   WgmmaSplitB split_w_;
-  Arena x_channels_last_;  // the channels-last copy of x the wgmma gather reads
+  Arena x_copy_;  // x in the gather's layout, where it arrives in the other (copies_input)
   const float* prepared_w_ = nullptr;
   Tf32x3Engine requested_engine_ = Tf32x3Engine::automatic;
   int requested_tile_n_ = 0;
   int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
   int sms_ = 1;                    // the persistent wgmma kernel's blocks
   bool allow_channels_last_ = true;
+  bool input_channels_last_ = false;
   ConvIgemmOutputMap output_map_;
   bool has_output_map_ = false;
   bool wgmma_ = false;

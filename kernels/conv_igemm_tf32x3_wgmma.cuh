@@ -28,6 +28,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "conv_igemm_common.cuh"
 #include "gemm_tf32x3_wgmma.cuh"
 
@@ -55,8 +57,9 @@ __host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_chunk_slot(int ptid) {
 #if defined(STITCH_GEMM_WGMMA)
 // The epilogue on a consumer thread's sums of the output tile at (m0, n0) of `group` (row: its
 // first tile row): y = act(sum + bias) in NCDHW (through p's output map), one element per store
-// (adjacent columns are output channels, a plane apart). Straight runs, as apply_bias_activation
-// says why; the position's divisions are done once per row.
+// (adjacent columns are output channels, a plane apart), or a pair of channels per 8-byte store
+// where the map puts them side by side (p.pair_stores: a channels-last y). Straight runs, as
+// apply_bias_activation says why; the position's divisions are done once per row.
 template <int kAcc>
 __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int group, int m0,
                                                 int n0, int row, int t, float (&acc)[kAcc]) {
@@ -68,6 +71,13 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
     const int m = m0 + row + 8 * half;
     row_inside[half] = m < p.m;
     row_at[half] = conv_output_offset(p, group, m, n0);
+  }
+  if (p.pair_stores) {  // p.n even: a pair lies in y or outside it
+    for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
+      if (row_inside[half] && n0 + column < p.n)
+        *reinterpret_cast<float2*>(p.y + row_at[half] + column) = make_float2(sum, next);
+    });
+    return;
   }
   for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
     const int64_t at = row_at[half] + column * p.y_channel;
@@ -150,29 +160,36 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 
 // x [batch][channels][positions] (NCDHW) into y [batch][positions][channels] (NDHWC), through
 // 32 x 32 shared tiles: reads and writes both along contiguous memory. Block (32, 8); grid
-// (positions / 32, channels / 32, batch), rounded up.
+// (positions / 32, channels / 32 capped at 65535, batch), rounded up; a block steps over the
+// channel tiles grid.y apart. A batched transpose: with channels and positions swapped it turns
+// NDHWC back into NCDHW.
 template <int kUnused = 0>
 __global__ void __launch_bounds__(256) channels_last_kernel(const float* x, float* y,
                                                             int64_t channels, int64_t positions) {
   __shared__ float tile[32][33];
-  const int64_t image = blockIdx.z, p0 = blockIdx.x * int64_t{32}, c0 = blockIdx.y * int64_t{32};
+  const int64_t image = blockIdx.z, p0 = blockIdx.x * int64_t{32};
   const float* in = x + image * channels * positions;
   float* out = y + image * channels * positions;
-  for (int i = threadIdx.y; i < 32; i += 8) {
-    const int64_t c = c0 + i, p = p0 + threadIdx.x;
-    if (c < channels && p < positions) tile[i][threadIdx.x] = in[c * positions + p];
-  }
-  __syncthreads();
-  for (int i = threadIdx.y; i < 32; i += 8) {
-    const int64_t p = p0 + i, c = c0 + threadIdx.x;
-    if (c < channels && p < positions) out[p * channels + c] = tile[threadIdx.x][i];
+  for (int64_t c0 = blockIdx.y * int64_t{32}; c0 < channels; c0 += gridDim.y * int64_t{32}) {
+    for (int i = threadIdx.y; i < 32; i += 8) {
+      const int64_t c = c0 + i, p = p0 + threadIdx.x;
+      if (c < channels && p < positions) tile[i][threadIdx.x] = in[c * positions + p];
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += 8) {
+      const int64_t p = p0 + i, c = c0 + threadIdx.x;
+      if (c < channels && p < positions) out[p * channels + c] = tile[threadIdx.x][i];
+    }
+    __syncthreads();  // the tile is rewritten for the next channels
   }
 }
 
 inline cudaError_t launch_channels_last(const float* x, float* y, int64_t batch, int64_t channels,
                                         int64_t positions, cudaStream_t stream) {
+  constexpr int64_t kMaxGridY = 65535;
   const dim3 grid(static_cast<unsigned>((positions + 31) / 32),
-                  static_cast<unsigned>((channels + 31) / 32), static_cast<unsigned>(batch));
+                  static_cast<unsigned>(std::min((channels + 31) / 32, kMaxGridY)),
+                  static_cast<unsigned>(batch));
   channels_last_kernel<><<<grid, dim3(32, 8), 0, stream>>>(x, y, channels, positions);
   return cudaGetLastError();
 }

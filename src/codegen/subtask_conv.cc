@@ -7,11 +7,13 @@
 // the weight per call; a transposed one on either as its phases (ConvTransposeIgemmTf32x3,
 // ConvTransposeDirect: kernels/conv_transpose.cuh), each phase's weight gathered at init. The
 // project's kernels apply the plan's kernel epilogue (bias, ReLU / GELU) as they store — through
-// an output map where the result is a window of a cat's buffer; the rest of the epilogue
+// an output map where the result is a window of a cat's buffer or stored channels-last
+// (plan/layout.h; the implicit GEMM then also takes such an x as it is); the rest of the epilogue
 // (activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
 #include <optional>
 
 #include "codegen/emit_context.h"
+#include "plan/access.h"
 #include "plan/kernel_choice.h"
 
 namespace stitch::codegen {
@@ -27,8 +29,7 @@ Status check_conv(const ConvSpec& spec) {
   for (const auto* list : {&spec.output, &spec.kernel, &spec.stride, &spec.pad_before,
                            &spec.pad_after, &spec.dilation})
     if (list->size() != spatial) return make_error("convolution sizes differ in spatial rank");
-  if (!spec.x.is_contiguous() || !spec.w.is_contiguous())
-    return make_error("cuDNN reads a contiguous input and weight");
+  if (!spec.w.is_contiguous()) return make_error("a convolution reads a contiguous weight");
   if (spec.stores.empty()) return make_error("a convolution with nothing to store");
   return {};
 }
@@ -162,7 +163,8 @@ void emit_kernel_conv_shape(const ConvSpec& spec, CodeWriter& iw) {
 }
 
 // Where a kernel convolution's stores[0] goes when that is not a dense buffer of its own: its
-// window of a larger one (a cat's, plan/cat_placement.h), written through an output map.
+// window of a larger one (a cat's, plan/cat_placement.h) or its own buffer channels-last
+// (plan/layout.h), written through an output map.
 std::optional<plan::Access> output_window(const EmitContext& ctx, const ConvSpec& spec) {
   const plan::Access stored = ctx.store_access(spec.stores[0].value);
   if (stored.base == spec.stores[0].value && stored.offset == 0 &&
@@ -197,6 +199,8 @@ std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, cons
   iw.open("{{  // {}", subtask.id);
   emit_kernel_conv_shape(spec, iw);
   if (window) emit_output_map(*window, member, iw);
+  if (!spec.x.is_contiguous())  // channels-last (check_kernel): the gather reads it as it is
+    iw.line("s->{}.set_input_channels_last(true);", member);
   iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::{}, error));", member,
           spec.kernel_epilogue);
   const bool weight_at_init = prepares_weights && spec.w.base.kind == ir::ValueRef::Kind::param;
@@ -221,6 +225,8 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
     return make_error("the depthwise kernel cannot run this convolution");
   if (spec.prologue && !depthwise)
     return make_error("only the depthwise kernel runs a convolution prologue");
+  if (!spec.x.is_contiguous() && !(igemm && !spec.transposed && plan::is_channels_last(spec.x)))
+    return make_error("only the implicit-GEMM kernel reads a channels-last x, and only forward");
   if (igemm && !plan::conv_igemm_eligible(spec))
     return make_error("the implicit-GEMM 3xTF32 kernel cannot run this convolution");
   if (direct && !plan::direct_conv_eligible(spec))
@@ -235,7 +241,7 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
 }
 
 // A kernel convolution's run (its member initialised in init_gemms): into the buffer of its own
-// that stores[0] has, or through an output map into its window of a cat's.
+// that stores[0] has, or through an output map into its window of a cat's or channels-last.
 Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
                             const std::string& member, const std::string& x,
                             const std::string& weight, const std::vector<int64_t>& out_shape,

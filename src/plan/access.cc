@@ -38,6 +38,26 @@ Access contiguous_access(const ir::ValueRef& base, const std::vector<int64_t>& s
   return Access{base, 0, shape, ir::contiguous_strides(shape)};
 }
 
+Access channels_last_access(const ir::ValueRef& base, const std::vector<int64_t>& shape) {
+  // Row-major strides of [N, spatial..., C], put back in [N, C, spatial...] order.
+  std::vector<int64_t> order{shape[0]};
+  order.insert(order.end(), shape.begin() + 2, shape.end());
+  order.push_back(shape[1]);
+  const std::vector<int64_t> packed = ir::contiguous_strides(order);
+  std::vector<int64_t> strides{packed[0], packed.back()};
+  strides.insert(strides.end(), packed.begin() + 1, packed.end() - 1);
+  return Access{base, 0, shape, strides};
+}
+
+bool is_channels_last(const Access& access) {
+  const size_t rank = access.shape.size();
+  if (rank < 3 || rank > 5 || access.offset != 0) return false;
+  const Access expected = channels_last_access(access.base, access.shape);
+  for (size_t d = 0; d < rank; ++d)
+    if (access.shape[d] != 1 && access.strides[d] != expected.strides[d]) return false;
+  return true;
+}
+
 int64_t access_numel(const Access& access) {
   int64_t numel = 1;
   for (int64_t size : access.shape)

@@ -18,6 +18,11 @@ std::map<std::string, Access> arrival_accesses(const ir::Graph& graph);
 
 // The whole of a buffer with the given shape, contiguous, offset 0.
 Access contiguous_access(const ir::ValueRef& base, const std::vector<int64_t>& shape);
+// The whole of a buffer of shape [N, C, spatial...] (rank 3 to 5) stored channels-last (NLC,
+// NHWC, NDHWC): the channels of one position side by side, offset 0.
+Access channels_last_access(const ir::ValueRef& base, const std::vector<int64_t>& shape);
+// The access reads its buffer from the start in channels-last order (size-1 dims take any stride).
+bool is_channels_last(const Access& access);
 int64_t access_numel(const Access& access);
 // Elements the access can touch: the product of the dims that are not broadcast (stride 0).
 int64_t access_footprint(const Access& access);

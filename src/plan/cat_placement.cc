@@ -224,9 +224,11 @@ ValueMap cat_homes(const ir::Graph& graph, const ValueMap& values,
   return homes;
 }
 
-Status place_cat_pieces(const ir::Graph& graph, ValueMap& values, std::vector<Subtask>& subtasks) {
-  const ValueMap homes = cat_homes(graph, values, subtasks);
+Status place_cat_pieces(const ir::Graph& graph, ValueMap& values, std::vector<Subtask>& subtasks,
+                        const ValueMap& fixed_homes) {
+  ValueMap homes = cat_homes(graph, values, subtasks);
   if (homes.empty()) return {};
+  homes.insert(fixed_homes.begin(), fixed_homes.end());
   auto placed_values = fold_views(graph, &homes);
   if (!placed_values.ok()) return {};  // a view of a piece the strides cannot express
   auto placed = build_subtasks(graph, *placed_values, fuse(graph, *placed_values));

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "plan/access.h"
+
 namespace stitch::plan {
 
 namespace {
@@ -154,7 +156,9 @@ Result<ConvSpec> conv_spec(const ir::Graph& graph, const std::map<std::string, A
   }
   spec.x = values.at(value_key(x));
   spec.w = values.at(value_key(*node.args[1].ref()));
-  if (!spec.x.is_contiguous() || !spec.w.is_contiguous())
+  // A channels-last x: a value layout.h chose so, for the implicit GEMM's gather.
+  const bool x_ok = spec.x.is_contiguous() || (!spec.transposed && is_channels_last(spec.x));
+  if (!x_ok || !spec.w.is_contiguous())
     return make_error("node '{}': input or weight is not contiguous", node.id);
   return spec;
 }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "plan/access.h"
 #include "plan/subtasks.h"
 
 namespace stitch::plan {
@@ -192,7 +193,8 @@ bool conv_igemm_eligible(const ConvSpec& spec) {
   // (kernels/conv_transpose.cuh), with PyTorch's symmetric padding.
   if ((spec.transposed && spec.pad_before != spec.pad_after) || spatial < 1 || spatial > 3 ||
       spec.groups < 1 || spec.groups > kConvIgemmMaxGroups || spec.in_channels % spec.groups != 0 ||
-      (spec.groups > 1 && spec.in_channels == spec.groups) || !spec.x.is_contiguous() ||
+      (spec.groups > 1 && spec.in_channels == spec.groups) ||
+      !(spec.x.is_contiguous() || (!spec.transposed && is_channels_last(spec.x))) ||
       !spec.w.is_contiguous())
     return false;
   int64_t in_plane = 1, out_plane = 1, volume = 1;
@@ -250,7 +252,11 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
                             (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency) *
                             (narrow ? kConvIgemmNarrowEfficiency : 1.0);
   const double k_tile_s = 3.0 * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
-  const double transpose_s = chunked ? 2.0 * input_bytes / bandwidth + kLaunchSeconds : 0.0;
+  // The kernel transposes x per run where the gather's layout (channels-last when chunked) is
+  // not the one x arrives in.
+  const bool x_channels_last = !spec.x.is_contiguous();  // eligible: then channels-last
+  const double transpose_s =
+      chunked != x_channels_last ? 2.0 * input_bytes / bandwidth + kLaunchSeconds : 0.0;
   estimate.kernel_s = std::max(waves * k_tiles * k_tile_s / efficiency, bytes / bandwidth) +
                       transpose_s + kLaunchSeconds;
   estimate.prefer_kernel = estimate.kernel_s <= kTf32x3Margin * estimate.cudnn_s;
@@ -296,7 +302,9 @@ bool direct_conv_eligible(const ConvSpec& spec) {
   // The kernel takes the implicit GEMM's shapes (ConvIgemmShape and its checks); a transposed
   // convolution runs as its phases' forward ones (kernels/conv_transpose.cuh), here with
   // dilation 1 only.
-  if (!conv_igemm_eligible(spec) || spec.out_channels % spec.groups != 0) return false;
+  if (!conv_igemm_eligible(spec) || !spec.x.is_contiguous() ||
+      spec.out_channels % spec.groups != 0)
+    return false;
   const size_t spatial = spec.input.size();
   // The 3-d view of a per-dimension list (unit sizes in front of 1-d and 2-d).
   auto view = [&](const std::vector<int64_t>& v) {

@@ -201,10 +201,11 @@ struct ConvIgemmEstimate {
   bool prefer_kernel = false;  // ... and is estimated faster (needs TF32 tensor cores)
 };
 // Forward, or transposed with symmetric padding (its output phases' forward convolutions:
-// kernels/conv_transpose.cuh), 1 to 3 spatial
-// dims, contiguous x and w, not depthwise (one input channel per group: those stay on cuDNN,
+// kernels/conv_transpose.cuh), 1 to 3 spatial dims, contiguous w, x contiguous or (forward)
+// channels-last (layout.h), not depthwise (one input channel per group: those stay on cuDNN,
 // measured faster there than a direct kernel), indices within the kernel's int32 limits
-// (kernels/conv_igemm_tf32x3.cuh).
+// (kernels/conv_igemm_tf32x3.cuh). The estimate counts the per-run transpose of x where the
+// kernel's gather reads the other layout.
 bool conv_igemm_eligible(const ConvSpec& spec);
 ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks);
 
@@ -224,7 +225,7 @@ struct DirectConvEstimate {
   double kernel_s = 0, cudnn_s = 0;
   bool eligible = false;  // the kernel can run it (direct_conv_eligible)
 };
-// What conv_igemm_eligible accepts (1 to 3 spatial dims, contiguous x and w, not depthwise, int32
+// What conv_igemm_eligible accepts with x contiguous (1 to 3 spatial dims, not depthwise, int32
 // indices; transposed with symmetric padding, here also dilation 1: its output phases' forward
 // convolutions, kernels/conv_transpose.cuh), K and the input patch within the kernel's limits
 // (mirrors plan_direct_conv in kernels/conv_direct.cuh; for a transposed one, bounds every

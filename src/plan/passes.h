@@ -98,7 +98,8 @@ Result<ir::Graph> materialize_layouts(const ir::Graph& graph, const PlanOptions&
 
 // views (an analysis, not a rewrite): the Access of every value, views folded. Keys: value_key().
 // Fails when a view cannot be expressed (materialize guarantees it can). `homes`: node values that
-// live in a window of another buffer (a cat's, cat_placement.h) instead of their own.
+// live in a window of another buffer (a cat's, cat_placement.h) instead of their own, or in their
+// own in another order (channels-last, layout.h).
 Result<std::map<std::string, Access>> fold_views(
     const ir::Graph& graph, const std::map<std::string, Access>* homes = nullptr);
 // The Access one view node's output `out` has, given its input's Access; nullopt when strides

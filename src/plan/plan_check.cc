@@ -104,6 +104,8 @@ Status check_spec(const Plan& plan, const ConvSpec& spec) {
       if (!per_plane(spec.prologue->loads[k], space))
         return make_error("convolution prologue load {} is not one value per (n, c) plane", k);
   }
+  if (!spec.x.is_contiguous() && (spec.transposed || !is_channels_last(spec.x)))
+    return make_error("a convolution's x is contiguous or (forward) channels-last");
   if (!is_store_epilogue(spec.kernel_epilogue))
     return make_error("unknown convolution kernel epilogue '{}'", spec.kernel_epilogue);
   if (spec.kernel_epilogue.starts_with("bias") != spec.bias.has_value())

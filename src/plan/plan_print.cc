@@ -120,6 +120,11 @@ void append_pool(std::string& text, const Plan& plan, const PoolSpec& spec) {
                         spec.align_corners ? " align_corners" : "");
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   append_stores(text, plan, spec.stores);
+  if (spec.stores.empty()) return;
+  const auto stored = plan.values.find(plan.graph.name_of(spec.stores[0].value));
+  if (stored != plan.values.end() && !stored->second.is_contiguous() &&
+      stored->second.base == spec.stores[0].value && is_channels_last(stored->second))
+    text += fmt::format("    {} stored channels-last\n", plan.graph.name_of(spec.stores[0].value));
 }
 
 void append_scan_or_gather(std::string& text, const Plan& plan, const ScanSpec& spec) {
@@ -130,6 +135,11 @@ void append_scan_or_gather(std::string& text, const Plan& plan, const ScanSpec& 
   if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   append_stores(text, plan, spec.stores);
+  if (spec.stores.empty()) return;
+  const auto stored = plan.values.find(plan.graph.name_of(spec.stores[0].value));
+  if (stored != plan.values.end() && !stored->second.is_contiguous() &&
+      stored->second.base == spec.stores[0].value && is_channels_last(stored->second))
+    text += fmt::format("    {} stored channels-last\n", plan.graph.name_of(spec.stores[0].value));
 }
 
 void append_scan_or_gather(std::string& text, const Plan& plan, const GatherSpec& spec) {
@@ -160,14 +170,20 @@ void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
       fmt::join(spec.input, ","), spec.batch, spec.out_channels, fmt::join(spec.output, ","),
       fmt::join(spec.kernel, ","), fmt::join(spec.stride, ","), fmt::join(spec.pad_before, ","),
       fmt::join(spec.pad_after, ","), fmt::join(spec.dilation, ","), spec.groups);
-  text += fmt::format("    x = {}\n    w = {}\n", format_access(spec.x, plan.graph),
-                      format_access(spec.w, plan.graph));
+  const bool x_last = !spec.x.is_contiguous() && is_channels_last(spec.x);
+  text += fmt::format("    x = {}{}\n    w = {}\n", format_access(spec.x, plan.graph),
+                      x_last ? " (channels-last)" : "", format_access(spec.w, plan.graph));
   if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
   if (spec.kernel_epilogue != "none")
     text += fmt::format("    kernel epilogue {}{}\n", spec.kernel_epilogue,
                         spec.bias ? ", bias = " + format_access(*spec.bias, plan.graph) : "");
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   append_stores(text, plan, spec.stores);
+  if (spec.stores.empty()) return;
+  const auto stored = plan.values.find(plan.graph.name_of(spec.stores[0].value));
+  if (stored != plan.values.end() && !stored->second.is_contiguous() &&
+      stored->second.base == spec.stores[0].value && is_channels_last(stored->second))
+    text += fmt::format("    {} stored channels-last\n", plan.graph.name_of(spec.stores[0].value));
 }
 
 void append_attention(std::string& text, const Plan& plan, const AttentionSpec& spec) {

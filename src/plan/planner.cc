@@ -16,6 +16,7 @@
 #include "plan/fusion.h"
 #include "plan/graph_edit.h"
 #include "plan/kernel_choice.h"
+#include "plan/layout.h"
 #include "plan/memory_plan.h"
 #include "plan/plan_check.h"
 #include "plan/plan_print.h"
@@ -154,6 +155,44 @@ void choose_kernels_and_costs(const ir::Graph& graph, const ValueMap& values,
   }
 }
 
+// The analyses after the graph passes: the Access of every value (`layout_homes`: the values
+// stored channels-last, layout.h), fusion, the subtasks (cats written in place, copies folded into
+// stores, init-time ones marked), each one's kernel and cost. Dumps only the first build (no
+// layout homes yet).
+Status build_subtasks_and_kernels(const ir::Graph& graph, const PlanOptions& options,
+                                  const Pipeline& pipeline, const ValueMap& layout_homes,
+                                  ValueMap& values, Plan& plan) {
+  const bool first = layout_homes.empty();
+  STITCH_ASSIGN_OR_RETURN(values, fold_views(graph, first ? nullptr : &layout_homes));
+  if (first) pipeline.dump("views", [&] { return format_values(graph, values); });
+  const Fusion fusion = fuse(graph, values, options.keep_uncovered);
+  if (first) pipeline.dump("fuse", [&] { return format_groups(graph, fusion); });
+  STITCH_ASSIGN_OR_RETURN(plan.subtasks, build_subtasks(graph, values, fusion));
+  STITCH_TRY(place_cat_pieces(graph, values, plan.subtasks, layout_homes));
+  fold_copies_into_stores(graph, values, plan.subtasks);
+  mark_init_subtasks(graph, values, plan.subtasks);
+  plan.floor_us = 0;
+  choose_kernels_and_costs(graph, values, options, plan);
+  return {};
+}
+
+// The plan rebuilt with the values channels_last_homes picks stored channels-last; kept where
+// every one still meets layout.h's rule, else the NCHW plan stays.
+Status choose_layouts(const ir::Graph& graph, const PlanOptions& options, const Pipeline& pipeline,
+                      ValueMap& values, Plan& plan) {
+  const ChannelsLastChoice choice =
+      channels_last_homes(graph, values, plan.subtasks, options.peaks);
+  if (choice.homes.empty()) return {};
+  ValueMap rebuilt_values;
+  Plan rebuilt = plan;
+  STITCH_TRY(build_subtasks_and_kernels(graph, options, pipeline, choice.homes, rebuilt_values,
+                                        rebuilt));
+  if (!channels_last_holds(graph, rebuilt_values, rebuilt.subtasks, choice.homes)) return {};
+  values = std::move(rebuilt_values);
+  plan = std::move(rebuilt);
+  return {};
+}
+
 }  // namespace
 
 Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
@@ -189,17 +228,9 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
       "materialize", graph, [&](const ir::Graph& g) { return materialize_layouts(g, options); }));
   STITCH_TRY(pipeline.graph_step("cats", graph, nest_cats));
 
-  STITCH_ASSIGN_OR_RETURN(ValueMap values, fold_views(graph));
-  pipeline.dump("views", [&] { return format_values(graph, values); });
-
-  const Fusion fusion = fuse(graph, values, options.keep_uncovered);
-  pipeline.dump("fuse", [&] { return format_groups(graph, fusion); });
-
-  STITCH_ASSIGN_OR_RETURN(plan.subtasks, build_subtasks(graph, values, fusion));
-  STITCH_TRY(place_cat_pieces(graph, values, plan.subtasks));
-  fold_copies_into_stores(graph, values, plan.subtasks);
-  mark_init_subtasks(graph, values, plan.subtasks);
-  choose_kernels_and_costs(graph, values, options, plan);
+  ValueMap values;
+  STITCH_TRY(build_subtasks_and_kernels(graph, options, pipeline, {}, values, plan));
+  STITCH_TRY(choose_layouts(graph, options, pipeline, values, plan));
   MemoryPlan memory = plan_memory(graph, values, plan.subtasks);
   plan.buffers = std::move(memory.buffers);
   plan.host = memory.host;

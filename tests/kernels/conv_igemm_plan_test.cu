@@ -259,6 +259,35 @@ TEST_P(ConvIgemmGather, EveryGemmElementHasItsOwnOutputElement) {
     ASSERT_EQ(hits[i], 1) << i;
 }
 
+// A channels-last y (the output map a plan's channels-last value gets, plan/layout.h): GEMM element
+// (m, co) lands on [image][position][channel]; where the channels per group are even the wgmma
+// epilogue stores two channels at once (conv_igemm_pair_stores), never with an odd count, an
+// NCDHW y or a y not 8-byte aligned.
+TEST_P(ConvIgemmGather, ChannelsLastOutputMapAddressesNdhwc) {
+  const ConvIgemmShape& s = GetParam().shape;
+  alignas(8) static float y[2];
+  detail::ConvIgemmParams p =
+      detail::conv_igemm_params(nullptr, nullptr, nullptr, y, s, MatmulEpilogue::none);
+  EXPECT_FALSE(detail::conv_igemm_pair_stores(p));  // NCDHW: channels a plane apart
+  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
+  ConvIgemmOutputMap map;
+  map.image_floats = int64_t{p.out_plane} * s.out_channels, map.channel_floats = 1;
+  map.step[0] = d.output[1] * d.output[2] * s.out_channels;
+  map.step[1] = d.output[2] * s.out_channels;
+  map.step[2] = s.out_channels;
+  detail::conv_igemm_output_map(p, map);
+  for (int group = 0; group < s.groups; ++group)
+    for (int m = 0; m < p.m; ++m)
+      for (int co = 0; co < p.n; ++co) {
+        const int64_t image = m / p.out_plane, position = m % p.out_plane;
+        ASSERT_EQ(detail::conv_output_offset(p, group, m, co),
+                  (image * p.out_plane + position) * s.out_channels + group * p.n + co);
+      }
+  EXPECT_EQ(detail::conv_igemm_pair_stores(p), p.n % 2 == 0) << p.n;
+  p.y = y + 1;  // 4 bytes past an 8-byte boundary
+  EXPECT_FALSE(detail::conv_igemm_pair_stores(p));
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmGather, ::testing::ValuesIn(testing::conv_igemm_cases()),
                          testing::case_name<ConvIgemmCase>);
 

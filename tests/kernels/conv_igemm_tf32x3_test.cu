@@ -4,11 +4,12 @@
 // convolution, over the shape tables of conv_igemm_cases.cuh (1x1, 3x3 with stride 1 and 2, 5x5
 // pad 2, the ResNet stem, dilation, asymmetric and negative padding, odd channel counts, a 1x1
 // output, batch 8, 1-d, 3-d, groups, long K, bias + ReLU / GELU epilogues) and
-// conv_transpose_cases.cuh. Per element: the GEMM tests' 3xTF32 bound (1e-6 + 2e-5 of the sum of
-// |terms|, strict FP32's doubled: TF32 alone fails it); over the output: the relative error norm
-// under 1e-6 (3xTF32 at FP32 level: the GEMM kernel measured 1.2e-7 to 3.3e-7; plain TF32 gives
-// ~1e-4, the fp32 track's bound is 5e-5) and the largest absolute error is reported. The output
-// starts as NaN: every element must be written. Label gpu; skips without a device.
+// conv_transpose_cases.cuh; and channels-last x and y against the NCDHW run. Per element: the
+// GEMM tests' 3xTF32 bound (1e-6 + 2e-5 of the sum of |terms|, strict FP32's doubled: TF32 alone
+// fails it); over the output: the relative error norm under 1e-6 (3xTF32 at FP32 level: the GEMM
+// kernel measured 1.2e-7 to 3.3e-7; plain TF32 gives ~1e-4, the fp32 track's bound is 5e-5) and
+// the largest absolute error is reported. The output starts as NaN: every element must be
+// written. Label gpu; skips without a device.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -247,6 +248,90 @@ TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {
   ASSERT_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(testing::bitwise_equal(dy.download(), dy_shifted.download()));
 }
+
+// [batch][a][b] into [batch][b][a]: NCDHW into NDHWC with (a, b) = (channels, positions), and
+// back with them swapped.
+std::vector<float> transpose_batched(const std::vector<float>& v, int64_t batch, int64_t a,
+                                     int64_t b) {
+  std::vector<float> out(v.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < b; ++j)
+        out[(n * b + j) * a + i] = v[(n * a + i) * b + j];
+  return out;
+}
+
+int64_t plane(const int64_t (&sizes)[3], int spatial) {
+  int64_t positions = 1;
+  for (int i = 0; i < spatial; ++i)
+    positions *= sizes[i];
+  return positions;
+}
+
+// Channels-last tensors, as a plan's channels-last values give them (layout.h): x arriving NDHWC
+// (read as it is by the wgmma channels-last gather, through an NCDHW copy on the other kernels)
+// and y written NDHWC through the output map (channel stride 1: two channels per store on wgmma)
+// give, transposed back, bit for bit what the NCDHW run gives on the same kernel and gather.
+class ConvIgemmChannelsLastTest
+    : public ::testing::TestWithParam<std::tuple<ConvIgemmCase, Variant>> {};
+
+TEST_P(ConvIgemmChannelsLastTest, MatchesTheNcdhwRunBitForBit) {
+  REQUIRE_GPU();
+  const auto& [c, variant] = GetParam();
+  REQUIRE_VARIANT(variant);
+  const ConvIgemmShape& s = c.shape;
+  const int64_t in_plane = plane(s.input, s.spatial), out_plane = plane(s.output, s.spatial);
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 31, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 32, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(s.out_channels, 33, -1.f, 1.f);
+  const std::vector<float> x_last = transpose_batched(x, s.batch, s.in_channels, in_plane);
+  DeviceBuffer<float> dx(x.size()), dx_last(x.size()), dw(w.size()), db(bias.size()),
+      dy(testing::conv_output_elements(s)), dy_last(dy.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dx_last.upload(x_last));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(cudaMemset(dy_last.data(), 0xff, dy_last.size() * sizeof(float)));
+  const bool wgmma = variant != Variant::mma_sync;
+  auto configure = [&](ConvIgemmTf32x3& conv) {
+    conv.set_engine(wgmma ? Tf32x3Engine::wgmma : Tf32x3Engine::mma_sync);
+    conv.allow_channels_last(variant == Variant::wgmma);
+  };
+  std::string error;
+  ConvIgemmTf32x3 dense, last;
+  configure(dense);
+  configure(last);
+  last.set_input_channels_last(true);
+  ConvIgemmOutputMap map;  // [image][position][channel], the 3-d view's unit dims in front
+  map.image_floats = out_plane * s.out_channels, map.channel_floats = 1;
+  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
+  map.step[0] = d.output[1] * d.output[2] * s.out_channels;
+  map.step[1] = d.output[2] * s.out_channels;
+  map.step[2] = s.out_channels;
+  last.set_output_map(map);
+  ASSERT_EQ(dense.init(s, c.epilogue, error), STITCH_OK) << error;
+  ASSERT_EQ(last.init(s, c.epilogue, error), STITCH_OK) << error;
+  const bool gathers_last = variant == Variant::wgmma && detail::conv_igemm_channels_last_eligible(s);
+  EXPECT_EQ(last.uses_channels_last(), gathers_last);
+  EXPECT_EQ(last.copies_input(), !gathers_last) << last.describe();
+  ASSERT_EQ(dense.run(dx.data(), dw.data(), db.data(), dy.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_EQ(last.run(dx_last.data(), dw.data(), db.data(), dy_last.data(), nullptr, error),
+            STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> back =
+      transpose_batched(dy_last.download(), s.batch, out_plane, s.out_channels);
+  EXPECT_TRUE(testing::bitwise_equal(dy.download(), back)) << c.name << " on " << last.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvIgemmChannelsLastTest,
+    ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
+                       ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma)),
+    [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
+      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
+    });
 
 // ConvTransposeIgemmTf32x3 (kernels/conv_transpose.cuh): every output phase a forward
 // convolution on the implicit GEMM (either kernel) writing through its output map, the outputs no

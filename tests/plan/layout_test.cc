@@ -1,0 +1,212 @@
+// Values stored channels-last between the project's convolution kernels (plan/layout.h): the chain
+// that qualifies, each reason a value stays NCHW, the time model's transpose, and the plan's
+// invariants on a channels-last x.
+#include <gtest/gtest.h>
+
+#include "plan/access.h"
+#include "plan/kernel_choice.h"
+#include "plan/plan_check.h"
+#include "plan/plan_json.h"
+#include "plan/planner.h"
+#include "plan_test_graphs.h"
+
+namespace stitch::plan {
+namespace {
+
+using ir::Op;
+using namespace testing;  // NOLINT: test helpers
+
+// A 2-d convolution with a bias, padding 1 (3x3) or 0 (1x1), of `x` [2, in, 6, 6].
+ir::ValueRef conv(GraphBuilder& b, const std::string& name, const ir::ValueRef& x, int64_t in,
+                  int64_t out, int64_t kernel = 3) {
+  auto w = b.param(name + "_w", {out, in, kernel, kernel});
+  auto bias = b.param(name + "_b", {out});
+  const int64_t pad = kernel / 2;
+  return b.node(name, Op::convolution,
+                {ref(x), ref(w), ref(bias), ints({1, 1}), ints({pad, pad}), ints({1, 1}),
+                 flag(false), ints({0, 0}), integer(1)},
+                {2, out, 6, 6});
+}
+
+ir::ValueRef relu(GraphBuilder& b, const std::string& name, const ir::ValueRef& x) {
+  return b.node(name, Op::relu, {ref(x)}, b.graph().type_of(x).shape);
+}
+
+// x [2, 8, 6, 6] -> conv + bias + ReLU "r1" [2, `mid`, 6, 6] -> conv + bias + ReLU "r2"
+// [2, 16, 6, 6], the graph's output; returns r1.
+ir::ValueRef vgg_pair(GraphBuilder& b, int64_t mid = 16) {
+  auto x = b.input("x", {2, 8, 6, 6});
+  auto r1 = relu(b, "r1", conv(b, "c1", x, 8, mid));
+  b.output(relu(b, "r2", conv(b, "c2", r1, mid, 16)));
+  return r1;
+}
+
+Result<Plan> plan_on(GraphBuilder& b, ConvEngine engine = ConvEngine::igemm_tf32x3) {
+  PlanOptions options;
+  options.conv_engine = engine;
+  return make_plan(b.graph(), options);
+}
+
+const Access& value_of(const Plan& plan, const std::string& name) {
+  return plan.values.at(name);
+}
+
+// The convolution subtask whose node is named `name`.
+const ConvSpec& conv_named(const Plan& plan, const std::string& name) {
+  for (const Subtask& subtask : plan.subtasks)
+    if (const auto* spec = std::get_if<ConvSpec>(&subtask.spec);
+        spec && plan.graph.nodes[spec->node].id == name)
+      return *spec;
+  ADD_FAILURE() << "no convolution " << name;
+  static const ConvSpec none;
+  return none;
+}
+
+TEST(ChannelsLastAccess, PutsTheChannelsInnermost) {
+  const ir::ValueRef v{ir::ValueRef::Kind::node, 0, 0};
+  EXPECT_EQ(channels_last_access(v, {2, 3, 4, 5}).strides, (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_EQ(channels_last_access(v, {2, 3, 7}).strides, (std::vector<int64_t>{21, 1, 3}));
+  EXPECT_EQ(channels_last_access(v, {2, 3, 4, 5, 6}).strides,
+            (std::vector<int64_t>{360, 1, 90, 18, 3}));
+  EXPECT_TRUE(is_channels_last(channels_last_access(v, {2, 3, 4, 5})));
+  EXPECT_FALSE(is_channels_last(contiguous_access(v, {2, 3, 4, 5})));
+  // One channel: both orders are the same memory.
+  EXPECT_TRUE(is_channels_last(contiguous_access(v, {2, 1, 4, 5})));
+  Access shifted = channels_last_access(v, {2, 3, 4, 5});
+  shifted.offset = 4;
+  EXPECT_FALSE(is_channels_last(shifted));
+  EXPECT_FALSE(is_channels_last(contiguous_access(v, {3, 4})));
+}
+
+// VGG's pair: the first kernel writes r1 NHWC, the second gathers it as it is; r2, the graph's
+// output, stays NCHW; the plan holds its invariants and round-trips through plan.json.
+TEST(ChannelsLast, ConvolutionChainStoresItsLinkChannelsLast) {
+  GraphBuilder b;
+  vgg_pair(b);
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const Access& r1 = value_of(*plan, "r1");
+  EXPECT_EQ(r1.strides, (std::vector<int64_t>{576, 1, 96, 16}));
+  EXPECT_EQ(plan->graph.name_of(r1.base), "r1");
+  EXPECT_TRUE(value_of(*plan, "r2").is_contiguous());
+  const ConvSpec& c1 = conv_named(*plan, "c1");
+  EXPECT_EQ(c1.kernel_epilogue, "bias_relu");
+  EXPECT_FALSE(c1.epilogue.has_value());
+  EXPECT_TRUE(c1.x.is_contiguous());
+  const ConvSpec& c2 = conv_named(*plan, "c2");
+  EXPECT_EQ(c2.x, r1);
+  for (const Subtask& subtask : plan->subtasks) EXPECT_EQ(subtask.kernel, "igemm_tf32x3_conv");
+  EXPECT_TRUE(check_plan(*plan).ok());
+  auto parsed = parse_plan(serialize_plan(*plan));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_TRUE(*parsed == *plan);
+}
+
+// 1-d convolutions (NLC) too.
+TEST(ChannelsLast, OneDimensionalChainGoesNlc) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8, 10});
+  auto conv1d = [&](const std::string& name, const ir::ValueRef& in, int64_t from, int64_t to) {
+    auto w = b.param(name + "_w", {to, from, 3});
+    auto bias = b.param(name + "_b", {to});
+    return b.node(name, Op::convolution,
+                  {ref(in), ref(w), ref(bias), ints({1}), ints({1}), ints({1}), flag(false),
+                   ints({0}), integer(1)},
+                  {2, to, 10});
+  };
+  auto r1 = relu(b, "r1", conv1d("c1", x, 8, 12));
+  b.output(relu(b, "r2", conv1d("c2", r1, 12, 4)));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(value_of(*plan, "r1").strides, (std::vector<int64_t>{120, 1, 12}));
+}
+
+// Each reason the link stays NCHW; the same pair without it goes channels-last (above).
+TEST(ChannelsLast, AGraphOutputStaysNchw) {
+  GraphBuilder b;
+  b.output(vgg_pair(b));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(value_of(*plan, "r1").is_contiguous());
+}
+
+TEST(ChannelsLast, AValueAPassAlsoReadsStaysNchw) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8, 6, 6});
+  auto r1 = relu(b, "r1", conv(b, "c1", x, 8, 16));
+  auto r2 = relu(b, "r2", conv(b, "c2", r1, 16, 16));
+  b.output(b.node("sum", Op::add_tensor, {ref(r2), ref(r1)}, {2, 16, 6, 6}));  // a residual
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(value_of(*plan, "r1").is_contiguous());
+}
+
+TEST(ChannelsLast, ChannelsNotAMultipleOfFourStayNchw) {
+  GraphBuilder b;
+  vgg_pair(b, 6);  // the wgmma gather's 16-byte chunks need 4 channels per group
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(value_of(*plan, "r1").is_contiguous());
+}
+
+TEST(ChannelsLast, CudnnConvolutionsStayNchw) {
+  GraphBuilder b;
+  vgg_pair(b);
+  auto plan = plan_on(b, ConvEngine::cudnn);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(value_of(*plan, "r1").is_contiguous());
+}
+
+TEST(ChannelsLast, AnEpiloguePassLeftAfterTheProducerStaysNchw) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8, 6, 6});
+  auto t1 = b.node("t1", Op::tanh, {ref(conv(b, "c1", x, 8, 16))}, {2, 16, 6, 6});
+  b.output(relu(b, "r2", conv(b, "c2", t1, 16, 16)));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(value_of(*plan, "t1").is_contiguous());
+  EXPECT_TRUE(conv_named(*plan, "c1").epilogue.has_value());  // tanh: not a kernel epilogue
+}
+
+// The time model: a channels-last x saves the reader's per-run transpose, two passes over x.
+TEST(ChannelsLast, TheEstimateDropsTheReadersTranspose) {
+  GraphBuilder b;
+  vgg_pair(b);
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ConvSpec last = conv_named(*plan, "c2");
+  ConvSpec dense = last;
+  dense.x = contiguous_access(last.x.base, last.x.shape);
+  const GpuPeaks& peaks = plan->peaks;
+  const double saved_s =
+      estimate_conv_igemm(dense, peaks).kernel_s - estimate_conv_igemm(last, peaks).kernel_s;
+  const double x_bytes = 4.0 * 2 * 16 * 6 * 6;
+  EXPECT_NEAR(saved_s, 2.0 * x_bytes / (peaks.dram_gbps * 1e9) + kLaunchSeconds, 1e-12);
+  // Too few channels for the channels-last gather: the kernel transposes a channels-last x back.
+  last.in_channels = dense.in_channels = 6;
+  EXPECT_GT(estimate_conv_igemm(last, peaks).kernel_s, estimate_conv_igemm(dense, peaks).kernel_s);
+}
+
+// Only a forward convolution reads a channels-last x; the direct kernel never does.
+TEST(ChannelsLast, OnlyTheForwardImplicitGemmTakesAChannelsLastX) {
+  GraphBuilder b;
+  vgg_pair(b);
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ConvSpec c2 = conv_named(*plan, "c2");
+  EXPECT_TRUE(conv_igemm_eligible(c2));
+  EXPECT_FALSE(direct_conv_eligible(c2));
+  c2.transposed = true;
+  EXPECT_FALSE(conv_igemm_eligible(c2));
+  for (Subtask& subtask : plan->subtasks)
+    if (auto* spec = std::get_if<ConvSpec>(&subtask.spec); spec && !spec->x.is_contiguous())
+      spec->transposed = true;
+  const Status broken = check_plan(*plan);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.error().message.find("contiguous or (forward) channels-last"),
+            std::string::npos)
+      << broken.error().message;
+}
+
+}  // namespace
+}  // namespace stitch::plan
