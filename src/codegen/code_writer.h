@@ -33,6 +33,13 @@ class CodeWriter {
     out_ += suffix;
     out_ += '\n';
   }
+  // "}" + `continuation` (" else {") at the outer indentation; the lines after stay indented.
+  void close_and_reopen(std::string_view continuation) {
+    out_.append(static_cast<size_t>(depth_ - 1) * 2, ' ');
+    out_ += '}';
+    out_ += continuation;
+    out_ += '\n';
+  }
   std::string fresh(std::string_view prefix) { return fmt::format("{}{}", prefix, counter_++); }
   void reset_names() { counter_ = 0; }
   const std::string& text() const { return out_; }

@@ -55,6 +55,7 @@ struct ProgramPieces {
   bool uses_conv_igemm = false;   // kernels/conv_igemm_tf32x3.cuh
   bool uses_conv_transpose = false;  // kernels/conv_transpose.cuh
   bool uses_conv_direct = false;           // kernels/conv_direct.cuh
+  bool uses_conv_timing = false;  // cuDNN timed against a kernel (kernels/conv_engine_timing.cuh)
   bool uses_gemm_tf32x3 = false;  // the one-kernel 3xTF32 GEMM (kernels/gemm_tf32x3.cuh)
   bool uses_attention = false;    // kernels/attention.cuh
   bool uses_attention_mma = false;  // its tensor-core variants (kernels/attention_mma.cuh)

@@ -32,6 +32,7 @@ void emit_includes(const ProgramPieces& pieces, CodeWriter& out) {
   if (pieces.uses_conv_direct) out.line("#include \"kernels/conv_direct.cuh\"");
   if (pieces.uses_conv_transpose)
     out.line("#include \"kernels/conv_transpose.cuh\"");
+  if (pieces.uses_conv_timing) out.line("#include \"kernels/conv_engine_timing.cuh\"");
   if (pieces.uses_gemm_tf32x3) out.line("#include \"kernels/gemm_tf32x3.cuh\"");
   if (pieces.uses_attention) out.line("#include \"kernels/attention.cuh\"");
   if (pieces.uses_attention_mma) out.line("#include \"kernels/attention_mma.cuh\"");

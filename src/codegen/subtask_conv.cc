@@ -42,9 +42,10 @@ std::string array_fields(const char* field, const std::vector<int64_t>& values) 
   return text;
 }
 
-// Init: the shape, the engine candidates under the track's math, then the timing.
+// Init: the shape, the engine candidates under the track's math, then the timing; `then`: a
+// line after it in the same block (where `shape` is in scope), or empty.
 void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
-                    const std::string& member) {
+                    const std::string& member, const std::string& then = "") {
   CodeWriter& iw = ctx.pieces().conv_init;
   iw.open("{{  // {}", subtask.id);
   iw.line("ConvShape shape;");
@@ -70,6 +71,7 @@ void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& sp
       "STITCH_CHECK(tune_conv_on_scratch(s->convs.{}, shape, s->convs.workspace, stream, "
       "error, {}));",
       member, ctx.options().tune_iterations);
+  if (!then.empty()) iw.line("{}", then);
   iw.close();
 }
 
@@ -263,8 +265,37 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   if (spec.bias) {
     STITCH_ASSIGN_OR_RETURN(bias, ctx.access_pointer(*spec.bias));
   }
-  w.line("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error));", member, x, run_weight, bias,
-         y);
+  const std::string run = fmt::format("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error));",
+                                      member, x, run_weight, bias, y);
+  if (subtask.tunables.count("cudnn_alternative") == 0) {
+    w.line("{}", run);
+    return {};
+  }
+  if (window) return make_error("cuDNN, timed against the kernel, writes a dense output");
+  // cuDNN timed against the kernel at init; the faster one runs (kernels/conv_engine_timing.cuh).
+  ProgramPieces& pieces = ctx.pieces();
+  pieces.uses_conv = pieces.uses_conv_timing = true;
+  const std::string cudnn = fmt::format("conv{}", pieces.conv_members.size());
+  pieces.conv_members.push_back(fmt::format("CudnnConv {};  // {}, timed against the kernel", cudnn,
+                                            subtask.id));
+  pieces.conv_members.push_back(fmt::format("bool {}_faster = false;  // ... and chosen", cudnn));
+  emit_conv_init(ctx, subtask, spec, cudnn,
+                 fmt::format("STITCH_CHECK(time_kernel_against_cudnn(s->{}, {}, s->convs.{}, shape, "
+                             "MatmulEpilogue::{}, s->convs.workspace, stream, error, "
+                             "s->convs.{}_faster));",
+                             member, run_weight == "nullptr", cudnn, spec.kernel_epilogue, cudnn));
+  w.open("if (s->convs.{}_faster) {{", cudnn);
+  w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", cudnn, x,
+         weight, y);
+  if (spec.kernel_epilogue != "none")
+    w.line(
+        "STITCH_CHECK_CUDA(launch_conv_bias_activation({}, {}, MatmulEpilogue::{}, {}, {}, {}, "
+        "stream));",
+        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels,
+        numel(out_shape) / (spec.batch * spec.out_channels));
+  w.close_and_reopen(" else {");
+  w.line("{}", run);
+  w.close();
   return {};
 }
 

@@ -170,17 +170,24 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
   const ir::ValueRef folded = node_value(spec->epilogue->steps[head->last()].node);
   // A forward kernel writes a window of a larger buffer (a cat's) through its output map.
   const Access& destination = values.at(value_key(folded));
-  if ((!owns_buffer(graph, values, folded) && spec->transposed) ||
-      destination.shape != spec->epilogue->loads[0].shape)
+  const bool own = owns_buffer(graph, values, folded);
+  if ((!own && spec->transposed) || destination.shape != spec->epilogue->loads[0].shape)
     return false;
+  // With cuDNN timed against the kernel (kernel_choice.h), cuDNN's side applies the folded head
+  // in a pass of its own: fold only where that pass is all that remains, into a dense buffer.
+  const bool timed = subtask.tunables.count("cudnn_alternative") > 0;
+  if (timed && !own) return false;
+  ConvSpec folded_spec = *spec;
   if (head->bias_load >= 0) {
     const Access& load = spec->epilogue->loads[head->bias_load];
-    spec->bias = Access{load.base, load.offset, {spec->out_channels}, {1}};
+    folded_spec.bias = Access{load.base, load.offset, {spec->out_channels}, {1}};
   }
-  spec->kernel_epilogue = head->bias_load < 0       ? head->activation
-                          : head->activation.empty() ? "bias"
-                                                     : "bias_" + head->activation;
-  remove_head(*spec, *head, folded, destination);
+  folded_spec.kernel_epilogue = head->bias_load < 0       ? head->activation
+                                : head->activation.empty() ? "bias"
+                                                           : "bias_" + head->activation;
+  remove_head(folded_spec, *head, folded, destination);
+  if (timed && folded_spec.epilogue) return false;
+  *spec = std::move(folded_spec);
   // The pass's launch shape (choose_conv) has nothing left to launch.
   if (!spec->epilogue) {
     subtask.tunables.erase("block");

@@ -53,33 +53,41 @@ void choose_reduction(Subtask& subtask, const ReductionSpec& spec) {
   tunables["vector_width"] = vector ? 4 : 1;
 }
 
-// The implicit-GEMM 3xTF32 kernel where the time model prefers it on the fp32 track (or the
-// override forces it), its estimates kept as the choice's reason.
-bool choose_conv_igemm(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks,
-                       TensorMath math, ConvEngine engine) {
-  if (engine == ConvEngine::cudnn || !conv_igemm_eligible(spec)) return false;
-  const ConvIgemmEstimate estimate = estimate_conv_igemm(spec, peaks);
-  const bool forced = engine == ConvEngine::igemm_tf32x3;
-  if (!forced && (math != TensorMath::fp32 || !estimate.prefer_kernel)) return false;
-  subtask.kernel = "igemm_tf32x3_conv";
-  subtask.tunables["estimate_us"] = std::llround(estimate.kernel_s * 1e6);
-  subtask.tunables["cudnn_estimate_us"] = std::llround(estimate.cudnn_s * 1e6);
-  if (forced) subtask.tunables["forced"] = 1;
+// The engine the override (STITCH_CONV_ENGINE) forces where its kernel can run the convolution,
+// on any track (the direct kernel is exact FP32, the implicit GEMM FP32-accurate); its estimates
+// kept as the choice's reason. False: cuDNN (forced, or the kernel cannot run it).
+bool choose_forced_conv_kernel(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks,
+                               ConvEngine engine) {
+  double kernel_s = 0, cudnn_s = 0;
+  if (engine == ConvEngine::igemm_tf32x3 && conv_igemm_eligible(spec)) {
+    const ConvIgemmEstimate estimate = estimate_conv_igemm(spec, peaks);
+    subtask.kernel = "igemm_tf32x3_conv";
+    kernel_s = estimate.kernel_s, cudnn_s = estimate.cudnn_s;
+  } else if (engine == ConvEngine::direct && direct_conv_eligible(spec)) {
+    const DirectConvEstimate estimate = estimate_direct_conv(spec, peaks);
+    subtask.kernel = "direct_conv";
+    kernel_s = estimate.kernel_s, cudnn_s = estimate.cudnn_s;
+  } else {
+    return false;
+  }
+  subtask.tunables["estimate_us"] = std::llround(kernel_s * 1e6);
+  subtask.tunables["cudnn_estimate_us"] = std::llround(cudnn_s * 1e6);
+  subtask.tunables["forced"] = 1;
   return true;
 }
 
-// The direct FP32 kernel where forced (STITCH_CONV_ENGINE=direct) and it can run the
-// convolution, on any track (exact FP32 is never wrong); not chosen by its time model (slower
-// than cuDNN on the 2-d shapes measured; the 3-d ones wait for the H200). Its estimates are kept
-// as the reason.
-bool choose_conv_direct(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks,
-                        ConvEngine engine) {
-  if (engine != ConvEngine::direct || !direct_conv_eligible(spec)) return false;
-  const DirectConvEstimate estimate = estimate_direct_conv(spec, peaks);
-  subtask.kernel = "direct_conv";
-  subtask.tunables["estimate_us"] = std::llround(estimate.kernel_s * 1e6);
-  subtask.tunables["cudnn_estimate_us"] = std::llround(estimate.cudnn_s * 1e6);
-  subtask.tunables["forced"] = 1;
+// The automatic choice on the fp32 track (conv_engine_call): the project's kernel, with cuDNN as
+// its timed alternative inside the band; false: cuDNN.
+bool choose_conv_kernel(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks) {
+  const ConvEngineCall call = conv_engine_call(spec, peaks);
+  if (call.kernel.empty()) return false;
+  subtask.kernel = call.kernel;
+  subtask.tunables["estimate_us"] = std::llround(call.kernel_s * 1e6);
+  subtask.tunables["cudnn_estimate_us"] = std::llround(call.cudnn_s * 1e6);
+  if (call.timed) {
+    subtask.tunables["cudnn_alternative"] = 1;
+    subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;  // cuDNN's, as cudnn_conv's
+  }
   return true;
 }
 
@@ -106,9 +114,11 @@ void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, 
     subtask.tunables["block"] = 256;
     return;
   }
-  if (choose_conv_direct(subtask, spec, peaks, engine) ||
-      choose_conv_igemm(subtask, spec, peaks, math, engine))
+  if (engine != ConvEngine::automatic && choose_forced_conv_kernel(subtask, spec, peaks, engine))
     return;
+  // The automatic choice, also where the direct kernel is forced but cannot run the convolution.
+  const bool automatic = engine == ConvEngine::automatic || engine == ConvEngine::direct;
+  if (automatic && math == TensorMath::fp32 && choose_conv_kernel(subtask, spec, peaks)) return;
   subtask.kernel = "cudnn_conv";
   subtask.tunables["algo_candidates"] = kConvCandidates;
   subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;
@@ -349,6 +359,33 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
       std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), bytes / bandwidth) +
       kLaunchSeconds;
   return estimate;
+}
+
+ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks) {
+  ConvEngineCall call;
+  // A prologue is the depthwise kernel's alone; no TF32 peak: no tensor cores, or
+  // --strict-fp32-gemm, which keeps the automatic choice on cuDNN.
+  if (spec.prologue || peaks.tf32_tflops <= 0) return call;
+  const ConvIgemmEstimate igemm = estimate_conv_igemm(spec, peaks);
+  const DirectConvEstimate direct = estimate_direct_conv(spec, peaks);
+  call.cudnn_s = igemm.cudnn_s;  // the cuDNN model per direction (direct's has no transposed one)
+  // cuDNN runs whatever the kernels run but a channels-last x (layout.h); a convolution it runs
+  // in a few microseconds is not worth timing.
+  const bool timeable = spec.x.is_contiguous() && call.cudnn_s >= kTimedEngineMinSeconds;
+  auto take = [&](const char* kernel, double kernel_s, bool timed) {
+    call.kernel = kernel, call.kernel_s = kernel_s, call.timed = timed;
+    return call;
+  };
+  if (igemm.eligible && igemm.kernel_s > 0) {  // TF32 tensor cores there
+    const double ratio = igemm.kernel_s / call.cudnn_s;
+    if (ratio <= kConfidentKernelRatio) return take("igemm_tf32x3_conv", igemm.kernel_s, false);
+    if (timeable && ratio <= kTimedEngineRatio)
+      return take("igemm_tf32x3_conv", igemm.kernel_s, true);
+  }
+  // The direct kernel where the implicit GEMM is rated slower than cuDNN: few products per output.
+  if (direct.eligible && timeable && direct.kernel_s <= kTimedEngineRatio * call.cudnn_s)
+    return take("direct_conv", direct.kernel_s, true);
+  return call;
 }
 
 std::string_view reduce_strategy_name(int64_t strategy) {

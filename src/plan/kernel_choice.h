@@ -19,13 +19,16 @@
 //   igemm_tf32x3_conv   a forward convolution as an implicit GEMM in split-precision 3xTF32
 //                       (kernels/conv_igemm_tf32x3.cuh, FP32-accurate; a transposed one as its
 //                       output phases', kernels/conv_transpose.cuh), chosen on the fp32
-//                       track by estimate_conv_igemm or forced (PlanOptions::conv_engine);
+//                       track by conv_engine_call or forced (PlanOptions::conv_engine);
 //                       estimate_us / cudnn_estimate_us (the time model's two sides, whole
-//                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine)
+//                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine),
+//                       cudnn_alternative (1: cuDNN is timed against it at init and the faster
+//                       runs, kernels/conv_engine_timing.cuh; with cuDNN's workspace_bytes)
 //   direct_conv         a convolution of few products per output on the direct FP32 kernel
 //                       (kernels/conv_direct.cuh, exact FP32 on every track; a transposed one as
-//                       its phases', kernels/conv_transpose.cuh), forced only until measured;
-//                       estimate_us / cudnn_estimate_us, forced
+//                       its phases', kernels/conv_transpose.cuh), chosen by conv_engine_call
+//                       only with cudnn_alternative (its model is not calibrated yet) or forced;
+//                       estimate_us / cudnn_estimate_us, forced, cudnn_alternative
 //   flash_attention     block_m x block_n query x key tiles, head_dim_tile (head and value dims
 //                       rounded up to 8); the products' arithmetic (attention_math_name):
 //                       tensor_math (tf32 / bf16 tracks: TF32 or BF16 mma.sync,
@@ -163,7 +166,8 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 // kConvIgemmPeakEfficiency · kt / (kt + kConvIgemmFillTiles) — a tile's pipeline fill and
 // epilogue weigh on short K. Where the channels per group are a multiple of 4 the kernel gathers
 // 16-byte chunks from a channels-last copy of x, made by one more pass over the input (read and
-// written at the DRAM bandwidth); else 4-byte elements from x itself, at
+// written at the DRAM bandwidth; no pass where x is stored channels-last already, layout.h); else
+// 4-byte elements from x itself (from an NCDHW copy of a channels-last x, that pass again), at
 // kConvIgemmScalarGatherEfficiency of the chunked rate. Each side also at least its bytes at the
 // DRAM bandwidth, plus its launches. The kernel is chosen when estimated at most kTf32x3Margin of
 // cuDNN's time. Measured on the H200 by tests/kernels/conv_igemm_tf32x3_bench.cu (2026-12-03,
@@ -232,6 +236,31 @@ struct DirectConvEstimate {
 // phase's).
 bool direct_conv_eligible(const ConvSpec& spec);
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks);
+
+// The engine call on the fp32 track with no override, where TF32 tensor cores may be used (none
+// under --strict-fp32-gemm: cuDNN then), by the ratio of the kernel's estimate to cuDNN's strict
+// FP32 (estimate_conv_igemm's cuDNN model):
+//   the implicit GEMM at ratio <= kConfidentKernelRatio: the kernel;
+//   the implicit GEMM at ratio <= kTimedEngineRatio: the kernel, with cuDNN as its alternative
+//     (`timed`): the program times the two at init and runs the faster
+//     (kernels/conv_engine_timing.cuh);
+//   else the direct kernel at ratio <= kTimedEngineRatio, timed likewise (its model is not
+//     calibrated yet: it never runs untimed, and never displaces a better-rated implicit GEMM);
+//   else cuDNN. Nothing is timed where cuDNN cannot run the convolution (a channels-last x) or
+//     it is too small to be worth it (cuDNN's estimate under kTimedEngineMinSeconds).
+// The confident side is the implicit GEMM's own margin (kTf32x3Margin), where the bench rows it
+// was calibrated on agree with the model (ConvIgemmCost.PicksTheEngineTheH200MeasuredFaster); the
+// timed band above it is the model's error elsewhere: 1.6-3x off on shapes it was not calibrated
+// on (the direct kernel's 2-d level-2 rows; cuDNN's transposed engines before calibration).
+inline constexpr double kConfidentKernelRatio = kTf32x3Margin;
+inline constexpr double kTimedEngineRatio = 1.5;
+inline constexpr double kTimedEngineMinSeconds = 20e-6;
+struct ConvEngineCall {
+  std::string kernel;  // "igemm_tf32x3_conv", "direct_conv"; empty: cuDNN
+  bool timed = false;  // cuDNN is timed against the kernel at init (tunable cudnn_alternative)
+  double kernel_s = 0, cudnn_s = 0;
+};
+ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks);
 
 // Which engine runs the convolutions its kernel can run (conv_igemm_eligible,
 // direct_conv_eligible): the time model's pick, or one forced (measurement on a GPU:

@@ -13,11 +13,17 @@
 namespace stitch::plan {
 namespace {
 
+// cuDNN may run the convolution instead (timed at init): it reads and writes NCHW only.
+bool timed_against_cudnn(const Subtask& subtask) {
+  return subtask.tunables.count("cudnn_alternative") > 0;
+}
+
 // The subtask is a forward convolution on one of the project's kernels that writes `value` from
 // its stores and nothing else: no epilogue pass left to read it back.
 bool kernel_writes_only(const Subtask& subtask, const ir::ValueRef& value) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-  return conv != nullptr && !conv->transposed && !conv->epilogue && conv->stores.size() == 1 &&
+  return conv != nullptr && !timed_against_cudnn(subtask) && !conv->transposed &&
+         !conv->epilogue && conv->stores.size() == 1 &&
          conv->stores[0].value == value &&
          (subtask.kernel == "igemm_tf32x3_conv" || subtask.kernel == "direct_conv");
 }
@@ -26,8 +32,9 @@ bool kernel_writes_only(const Subtask& subtask, const ir::ValueRef& value) {
 // is its x.
 bool gathers_channels_last(const Subtask& subtask, const Access& x) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-  return conv != nullptr && subtask.kernel == "igemm_tf32x3_conv" && !conv->transposed &&
-         !conv->prologue && conv->x == x && (conv->in_channels / conv->groups) % 4 == 0;
+  return conv != nullptr && subtask.kernel == "igemm_tf32x3_conv" && !timed_against_cudnn(subtask) &&
+         !conv->transposed && !conv->prologue && conv->x == x &&
+         (conv->in_channels / conv->groups) % 4 == 0;
 }
 
 // The subtasks (other than the producer) that read `value`'s buffer, where each reads it only as

@@ -8,6 +8,7 @@
 //     its output map, and
 //   - every reader is an implicit-GEMM convolution whose wgmma gather reads channels-last (its
 //     channels per group a multiple of 4) and reads it as x, nothing else,
+//   - none of them timed against cuDNN at init (cudnn_alternative: cuDNN reads and writes NCHW),
 // and the time model says it saves time: each such reader would transpose x per run
 // (estimate_conv_igemm counts that transpose), while the producer writes the same bytes in either
 // layout. A region is such a chain of convolutions — VGG's conv + bias + ReLU blocks, AlexNet's

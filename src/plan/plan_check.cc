@@ -9,6 +9,7 @@
 #include "plan/cat_placement.h"
 #include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
+#include "plan/kernel_choice.h"
 #include "plan/op_traits.h"
 #include "plan/recurrent.h"
 #include "plan/subtasks.h"
@@ -191,6 +192,22 @@ Status check_spec(const Plan& plan, const RecurrentSpec& spec) {
 
 }  // namespace
 
+// cuDNN timed against the project's kernel (kernel_choice.h) runs the same convolution on the
+// fp32 track: x read and the result written dense (NCHW), the kernel's epilogue its one pass.
+Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const ConvSpec* conv) {
+  if (conv == nullptr ||
+      (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
+    return make_error("cuDNN is timed only against the project's convolution kernels");
+  if (subtask_tensor_math(subtask) != TensorMath::fp32 || conv->prologue ||
+      !conv->x.is_contiguous())
+    return make_error("cuDNN, timed against the kernel, needs the fp32 track and a dense x");
+  const ir::ValueRef& result = conv->stores.at(0).value;
+  const auto home = plan.values.find(plan.graph.name_of(result));
+  if (home == plan.values.end() || home->second.base != result || !home->second.is_contiguous())
+    return make_error("cuDNN, timed against the kernel, writes a dense output of its own");
+  return {};
+}
+
 Status check_plan(const Plan& plan) {
   std::set<std::string> stored;
   for (const Subtask& subtask : plan.subtasks) {
@@ -219,6 +236,11 @@ Status check_plan(const Plan& plan) {
         subtask.kernel != "direct_conv")
       return fail(make_error("kernel '{}' applies no convolution kernel epilogue",
                              subtask.kernel));
+    if (subtask.tunables.count("cudnn_alternative") > 0) {
+      const Status timed =
+          check_cudnn_alternative(plan, subtask, std::get_if<ConvSpec>(&subtask.spec));
+      if (!timed.ok()) return fail(timed.error());
+    }
     Status bodies =
         std::visit([&](const auto& spec) { return check_spec(plan, spec); }, subtask.spec);
     if (!bodies.ok()) return fail(bodies.error());

@@ -6,6 +6,7 @@
 #include "kernels/attention.cuh"
 #include "kernels/attention_mma.cuh"
 #include "kernels/conv_direct.cuh"
+#include "kernels/conv_engine_timing.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 #include "kernels/conv_transpose.cuh"
 #include "kernels/elementwise.cuh"
@@ -158,6 +159,24 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   direct.set_output_map(ConvIgemmOutputMap{});
   STITCH_CHECK(direct.init(conv_shape, MatmulEpilogue::bias_relu, error));
   STITCH_CHECK(direct.run(a, a, a, y, stream, error));
+  ConvIgemmTf32x3 channels_last;
+  channels_last.set_input_channels_last(true);
+  STITCH_CHECK(channels_last.init(conv_shape, MatmulEpilogue::none, error));
+  CudnnConv cudnn_conv;  // timed against each kernel class (kernels/conv_engine_timing.cuh)
+  const ConvShape cudnn_shape;
+  bool cudnn_faster = false;
+  STITCH_CHECK(time_kernel_against_cudnn(conv3, true, cudnn_conv, cudnn_shape,
+                                         MatmulEpilogue::bias_relu, workspace, stream, error,
+                                         cudnn_faster));
+  STITCH_CHECK(time_kernel_against_cudnn(direct, false, cudnn_conv, cudnn_shape,
+                                         MatmulEpilogue::bias_relu, workspace, stream, error,
+                                         cudnn_faster));
+  STITCH_CHECK(time_kernel_against_cudnn(transposed3, true, cudnn_conv, cudnn_shape,
+                                         MatmulEpilogue::bias_gelu, workspace, stream, error,
+                                         cudnn_faster));
+  STITCH_CHECK(time_kernel_against_cudnn(transposed_direct, true, cudnn_conv, cudnn_shape,
+                                         MatmulEpilogue::bias_relu, workspace, stream, error,
+                                         cudnn_faster));
 
   AttentionShape attention;
   attention.queries = attention.keys = 4, attention.head_dim = attention.value_dim = 4;

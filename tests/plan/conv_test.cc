@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "plan/access.h"
 #include "plan/conv_geometry.h"
 #include "plan/cost_model.h"
 #include "plan/kernel_choice.h"
@@ -34,9 +35,11 @@ ir::ValueRef conv(GraphBuilder& b, const std::string& id, ir::ValueRef x, ir::Va
                 std::move(out));
 }
 
-Result<Plan> plan_graph(GraphBuilder& b, TensorMath math = TensorMath::fp32) {
+Result<Plan> plan_graph(GraphBuilder& b, TensorMath math = TensorMath::fp32,
+                        ConvEngine engine = ConvEngine::automatic) {
   PlanOptions options;
   options.tensor_math = math;
+  options.conv_engine = engine;
   return make_plan(b.graph(), options);
 }
 
@@ -202,6 +205,8 @@ TEST(ConvPlan, OnlyPlainPointwiseConvolutionsBecomeGemms) {
   EXPECT_EQ(kind_of({1, 1}, {0, 0}, 2), "conv");
 }
 
+// cuDNN's convolution (forced: the fp32 track would time the implicit GEMM against it) at the
+// FP32 peak on the fp32 track, the TF32 peak on the others.
 TEST(ConvCost, FlopsAndThePeakOfTheTrack) {
   auto build = [](TensorMath math) {
     GraphBuilder b;
@@ -209,7 +214,7 @@ TEST(ConvCost, FlopsAndThePeakOfTheTrack) {
     auto w = b.param("w", {128, 32, 3, 3});
     b.output(conv(b, "c", x, w, std::nullopt, {8, 128, 28, 28}, {2, 2}, {1, 1}, {1, 1}, false,
                   {0, 0}, 2));
-    return plan_graph(b, math);
+    return plan_graph(b, math, ConvEngine::cudnn);
   };
   const GpuPeaks h200 = h200_peaks();
   const double flops = 2.0 * 8 * 128 * (64 / 2) * 9 * 28 * 28;
@@ -600,8 +605,9 @@ TEST(ConvIgemmPlan, TransposedConvolutionsFollowTheTimeModel) {
 
 // The engine the time model picks for the convolutions conv_igemm_tf32x3_bench timed on the H200
 // (2026-12-04, fp32 track, the wgmma kernel against cuDNN's strict FP32 engines): the kernel
-// where it ran in at most kTf32x3Margin of cuDNN's time, cuDNN where the kernel was slower; the
-// close calls between (0.8-1.0) may go either way.
+// where it ran in at most kTf32x3Margin of cuDNN's time, untimed; where the kernel was slower,
+// cuDNN or a kernel timed against cuDNN at init (cudnn_alternative: cuDNN then runs), never a
+// kernel alone; the close calls between (0.8-1.0) may go either way.
 TEST(ConvIgemmCost, PicksTheEngineTheH200MeasuredFaster) {
   struct Measured {
     const char* name;
@@ -639,16 +645,24 @@ TEST(ConvIgemmCost, PicksTheEngineTheH200MeasuredFaster) {
     const bool kernel_won = m.kernel_ms <= kTf32x3Margin * m.cudnn_ms;
     const bool cudnn_won = m.kernel_ms >= m.cudnn_ms;
     ASSERT_TRUE(kernel_won || cudnn_won) << "a close call: no engine to expect";
-    EXPECT_EQ(plan->subtasks.at(0).kernel, kernel_won ? "igemm_tf32x3_conv" : "cudnn_conv");
+    const Subtask& subtask = plan->subtasks.at(0);
+    const bool timed = subtask.tunables.count("cudnn_alternative") > 0;
+    if (kernel_won) {
+      EXPECT_EQ(subtask.kernel, "igemm_tf32x3_conv");
+      EXPECT_FALSE(timed);
+    } else {
+      EXPECT_TRUE(subtask.kernel == "cudnn_conv" || timed) << subtask.kernel;
+    }
   }
 }
 
 // The direct FP32 kernel (kernels/conv_direct.cuh) for convolutions of few products per output:
-// only where forced (STITCH_CONV_ENGINE=direct; slower than cuDNN on the 2-d shapes measured on
-// the H200), on any track, and only where it can run them — K within kDirectConvMaxK, a tiling
-// within the shared memory, not depthwise, transposed ones (by phases) with dilation 1; its
-// estimates recorded as the reason.
-TEST(DirectConvPlan, TakesFewChannelConvolutionsOnlyWhenForced) {
+// automatically only timed against cuDNN at init (its model is uncalibrated: it ran at
+// 0.61-0.71x of cuDNN on the 2-d shapes measured on the H200), untimed only where forced
+// (STITCH_CONV_ENGINE=direct), on any track, and only where it can run them — K within
+// kDirectConvMaxK, a tiling within the shared memory, not depthwise, transposed ones (by phases)
+// with dilation 1; its estimates recorded as the reason.
+TEST(DirectConvPlan, TakesFewChannelConvolutionsTimedOrForced) {
   auto kernel_of = [](const Result<Plan>& plan) {
     EXPECT_TRUE(plan.ok()) << plan.error().message;
     return plan.ok() ? plan->subtasks.at(0).kernel : "";
@@ -658,11 +672,16 @@ TEST(DirectConvPlan, TakesFewChannelConvolutionsOnlyWhenForced) {
     return single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1}, {0, 0},
                             1, with_math(math, engine));
   };
-  EXPECT_EQ(kernel_of(few(ConvEngine::automatic)), "cudnn_conv");
+  auto automatic = few(ConvEngine::automatic);
+  ASSERT_EQ(kernel_of(automatic), "direct_conv");
+  EXPECT_EQ(automatic->subtasks.at(0).tunables.at("cudnn_alternative"), 1);
+  EXPECT_EQ(automatic->subtasks.at(0).tunables.count("forced"), 0u);
+  EXPECT_EQ(kernel_of(few(ConvEngine::automatic, TensorMath::tf32)), "cudnn_conv");
   auto forced = few(ConvEngine::direct);
   ASSERT_EQ(kernel_of(forced), "direct_conv");
   const Subtask& subtask = forced->subtasks.at(0);
   EXPECT_EQ(subtask.tunables.at("forced"), 1);
+  EXPECT_EQ(subtask.tunables.count("cudnn_alternative"), 0u);
   const DirectConvEstimate estimate = estimate_direct_conv(only_conv(*forced), h200_peaks());
   ASSERT_TRUE(estimate.eligible);
   EXPECT_EQ(subtask.tunables.at("estimate_us"), std::llround(estimate.kernel_s * 1e6));
@@ -785,6 +804,109 @@ TEST(ConvIgemmCost, NarrowConvolutionsTakeTheNarrowTile) {
   EXPECT_NEAR(estimate.kernel_s - 2 * kLaunchSeconds,
               std::ceil(32258.0 / 132) * 18 * k_tile_s / efficiency + transpose_s, 1e-12);
   EXPECT_TRUE(estimate.prefer_kernel);
+}
+
+// The engine call between the project's kernels and cuDNN (conv_engine_call): untimed where the
+// model is confident, the kernel with cuDNN timed against it at init inside the model's error
+// band, cuDNN where the kernels are rated well behind or the convolution is too small to time.
+TEST(TimedConvEngine, TheModelsCallByTheRatioOfItsEstimates) {
+  auto subtask_of = [](const Result<Plan>& plan) -> const Subtask& {
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    return plan->subtasks.at(0);
+  };
+  auto timed = [](const Subtask& subtask) {
+    return subtask.tunables.count("cudnn_alternative") > 0;
+  };
+  const PlanOptions fp32 = with_math(TensorMath::fp32);
+  // VGG16's conv3 (measured 1.4x faster on the kernel): confident.
+  auto vgg = vgg_conv(fp32);
+  EXPECT_EQ(subtask_of(vgg).kernel, "igemm_tf32x3_conv");
+  EXPECT_FALSE(timed(subtask_of(vgg)));
+  // Level 2's 8 -> 64 channels, K = 72: the implicit GEMM rated behind cuDNN, the direct kernel
+  // within the band.
+  auto few = single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1},
+                              {0, 0}, 1, fp32);
+  EXPECT_EQ(subtask_of(few).kernel, "direct_conv");
+  EXPECT_TRUE(timed(subtask_of(few)));
+  const ConvSpec& spec = only_conv(*few);
+  const ConvEngineCall call = conv_engine_call(spec, h200_peaks());
+  EXPECT_TRUE(call.timed);
+  EXPECT_GT(estimate_conv_igemm(spec, h200_peaks()).kernel_s, kTimedEngineRatio * call.cudnn_s);
+  EXPECT_LE(call.kernel_s, kTimedEngineRatio * call.cudnn_s);
+  EXPECT_EQ(subtask_of(few).tunables.at("estimate_us"), std::llround(call.kernel_s * 1e6));
+  // Too small to be worth timing: cuDNN.
+  auto tiny = single_conv_plan({2, 3, 8, 8}, {4, 3, 3, 3}, {2, 4, 8, 8}, {1, 1}, {1, 1}, 1, fp32);
+  EXPECT_EQ(subtask_of(tiny).kernel, "cudnn_conv");
+  EXPECT_LT(estimate_conv_igemm(only_conv(*tiny), h200_peaks()).cudnn_s, kTimedEngineMinSeconds);
+  // --strict-fp32-gemm, or no tensor cores: cuDNN, untimed.
+  PlanOptions strict = fp32;
+  strict.allow_tf32x3 = false;
+  auto no_split = single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1},
+                                   {0, 0}, 1, strict);
+  EXPECT_EQ(subtask_of(no_split).kernel, "cudnn_conv");
+  GpuPeaks no_tensor_cores = h200_peaks();
+  no_tensor_cores.tf32_tflops = 0;
+  EXPECT_TRUE(conv_engine_call(spec, no_tensor_cores).kernel.empty());
+  // A channels-last x (layout.h) cuDNN cannot read: never timed.
+  ConvSpec last = spec;
+  last.x = channels_last_access(spec.x.base, spec.x.shape);
+  EXPECT_FALSE(conv_engine_call(last, h200_peaks()).timed);
+}
+
+// conv + bias + activation on a kernel timed against cuDNN: the whole chain folds (cuDNN's side
+// runs it as its one pass, as an unfolded plan would); a chain that would leave a pass after the
+// fold stays whole in the pass, where the forced kernel folds its head.
+TEST(TimedConvEngine, OnlyAWholeChainFoldsBesideTheAlternative) {
+  auto plan_chain = [](Op activation, ConvEngine engine) {
+    GraphBuilder b;
+    auto x = b.input("x", {128, 8, 128, 128});
+    auto w = b.param("w", {64, 8, 3, 3});
+    auto bias = b.param("bias", {64});
+    auto c = conv(b, "c", x, w, bias, {128, 64, 126, 126}, {1, 1}, {0, 0});
+    b.output(b.node("a", activation, {ref(c)}, {128, 64, 126, 126}));
+    return make_plan(b.graph(), with_math(TensorMath::fp32, engine));
+  };
+  auto relu = plan_chain(Op::relu, ConvEngine::automatic);
+  ASSERT_TRUE(relu.ok()) << relu.error().message;
+  ASSERT_EQ(relu->subtasks.at(0).tunables.count("cudnn_alternative"), 1u);
+  EXPECT_EQ(only_conv(*relu).kernel_epilogue, "bias_relu");
+  EXPECT_FALSE(only_conv(*relu).epilogue.has_value());
+  auto tanh = plan_chain(Op::tanh, ConvEngine::automatic);
+  ASSERT_TRUE(tanh.ok()) << tanh.error().message;
+  ASSERT_EQ(tanh->subtasks.at(0).tunables.count("cudnn_alternative"), 1u);
+  EXPECT_EQ(only_conv(*tanh).kernel_epilogue, "none");
+  ASSERT_TRUE(only_conv(*tanh).epilogue.has_value());
+  EXPECT_EQ(only_conv(*tanh).epilogue->steps.size(), 2u);  // bias add, tanh
+  auto forced = plan_chain(Op::tanh, ConvEngine::direct);
+  ASSERT_TRUE(forced.ok()) << forced.error().message;
+  EXPECT_EQ(only_conv(*forced).kernel_epilogue, "bias");
+  EXPECT_EQ(only_conv(*forced).epilogue->steps.size(), 1u);  // tanh
+}
+
+// plan_check holds cuDNN's alternative to what cuDNN can run: the project's kernel beside it, a
+// dense x, a dense output of its own, the fp32 track.
+TEST(TimedConvEngine, PlanCheckHoldsTheAlternativeToADenseConvolution) {
+  auto plan = single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1},
+                               {0, 0}, 1, with_math(TensorMath::fp32));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.at(0).tunables.count("cudnn_alternative"), 1u);
+  EXPECT_TRUE(check_plan(*plan).ok());
+  auto expect_refused = [](const Plan& broken, const char* why) {
+    const Status status = check_plan(broken);
+    ASSERT_FALSE(status.ok()) << why;
+    EXPECT_NE(status.error().message.find(why), std::string::npos) << status.error().message;
+  };
+  Plan on_cudnn = *plan;
+  on_cudnn.subtasks[0].kernel = "cudnn_conv";
+  expect_refused(on_cudnn, "only against the project's convolution kernels");
+  Plan tf32 = *plan;
+  tf32.subtasks[0].tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
+  expect_refused(tf32, "needs the fp32 track and a dense x");
+  Plan strided = *plan;
+  const ConvSpec& spec = only_conv(strided);
+  const std::string out = strided.graph.name_of(spec.stores[0].value);
+  strided.values[out] = channels_last_access(spec.stores[0].value, strided.values[out].shape);
+  expect_refused(strided, "writes a dense output of its own");
 }
 
 }  // namespace

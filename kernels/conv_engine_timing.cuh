@@ -1,0 +1,120 @@
+// A convolution whose engine the planner's time model could not call with confidence (the
+// subtask's tunable cudnn_alternative, src/plan/kernel_choice.h): the program holds both the
+// project's kernel (ConvIgemmTf32x3, ConvDirect or their transposed forms) and a CudnnConv of the
+// same shape, times the two at init on scratch operands and runs the faster one every forward —
+// "engine chosen at init by heuristics plus a short timing", across engine families.
+//
+// The kernel applies the plan's kernel epilogue (bias, ReLU / GELU) as it stores; on cuDNN the
+// same epilogue is one in-place pass over y after the convolution (conv_bias_activation), timed
+// with it. Both write y dense (NCDHW): the planner gives no alternative to a convolution whose
+// output is a window (a cat's, channels-last) or whose x is channels-last.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "conv.cuh"
+#include "gemm_tf32x3_common.cuh"
+#include "matmul.cuh"
+
+namespace stitch::kernels {
+
+namespace detail {
+
+// y[n, c, p] = act(y[n, c, p] + bias[c]) (as MatmulEpilogue says) over y [batch][channels][plane].
+template <int kUnused = 0>
+__global__ void conv_bias_activation_kernel(float* y, const float* bias, MatmulEpilogue epilogue,
+                                            int64_t channels, int64_t plane, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    float v = y[i];
+    if (epilogue_has_bias(epilogue)) v += bias[i / plane % channels];
+    y[i] = gemm_activation(v, epilogue);
+  }
+}
+
+}  // namespace detail
+
+// The kernel epilogue of the project's convolution kernels, in place on a dense y that cuDNN
+// wrote: nothing for MatmulEpilogue::none.
+inline cudaError_t launch_conv_bias_activation(float* y, const float* bias,
+                                               MatmulEpilogue epilogue, int64_t batch,
+                                               int64_t channels, int64_t plane,
+                                               cudaStream_t stream) {
+  if (epilogue == MatmulEpilogue::none) return cudaSuccess;
+  const int64_t count = batch * channels * plane;
+  const int64_t blocks = std::min<int64_t>((count + 255) / 256, 65536);
+  detail::conv_bias_activation_kernel<><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+      y, bias, epilogue, channels, plane, count);
+  return cudaGetLastError();
+}
+
+// The cuDNN side of a timed pair: the convolution, then the kernel epilogue's pass.
+inline int run_cudnn_with_epilogue(const CudnnConv& conv, const ConvShape& shape,
+                                   MatmulEpilogue epilogue, const float* x, const float* w,
+                                   const float* bias, float* y, void* workspace,
+                                   cudaStream_t stream, std::string& error) {
+  STITCH_CHECK(conv.run(x, w, y, workspace, stream, error));
+  int64_t plane = 1;
+  for (int i = 0; i < shape.spatial; ++i)
+    plane *= shape.output[i];
+  STITCH_CHECK_CUDA(launch_conv_bias_activation(y, bias, epilogue, shape.batch,
+                                                shape.out_channels, plane, stream));
+  return STITCH_OK;
+}
+
+// Times `kernel` (initialised with `epilogue`; `weights_prepared`: it runs with w = nullptr, as
+// the program's forward does) against `cudnn` (initialised and tuned for `shape`) plus the
+// epilogue's pass, on zeroed scratch x, w, bias and y allocated here and freed before returning:
+// one warm-up each, then `iterations` runs each, CUDA events on `stream`. cudnn_faster: cuDNN's
+// total was the smaller. Synchronises `stream`; for stitch_init only.
+template <class KernelConv>
+int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
+                              const CudnnConv& cudnn, const ConvShape& shape,
+                              MatmulEpilogue epilogue, void* workspace, cudaStream_t stream,
+                              std::string& error, bool& cudnn_faster, int iterations = 5) {
+  int64_t x = 0, w = 0, y = 0;
+  conv_elements(shape, x, w, y);
+  const size_t xb = Arena::align(x * 4), wb = Arena::align(w * 4), yb = Arena::align(y * 4);
+  const size_t bb = Arena::align(shape.out_channels * 4);
+  char* base = nullptr;
+  STITCH_CHECK_CUDA(cudaMalloc(&base, xb + wb + yb + bb));
+  const float* sx = reinterpret_cast<const float*>(base);
+  const float* sw = reinterpret_cast<const float*>(base + xb);
+  float* sy = reinterpret_cast<float*>(base + xb + wb);
+  const float* sb = reinterpret_cast<const float*>(base + xb + wb + yb);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  float ms[2] = {0, 0};
+  int status = STITCH_OK;
+  auto run_side = [&](int side) {
+    return side == 0 ? kernel.run(sx, weights_prepared ? nullptr : sw, sb, sy, stream, error)
+                     : run_cudnn_with_epilogue(cudnn, shape, epilogue, sx, sw, sb, sy, workspace,
+                                               stream, error);
+  };
+  if (cudaMemsetAsync(base, 0, xb + wb + yb + bb, stream) != cudaSuccess ||
+      cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+    error = "time_kernel_against_cudnn: scratch or events could not be set up";
+    status = STITCH_ERROR_CUDA;
+  }
+  for (int side = 0; side < 2 && status == STITCH_OK; ++side) {
+    status = run_side(side);  // warm-up
+    if (status == STITCH_OK) cudaEventRecord(start, stream);
+    for (int i = 0; i < iterations && status == STITCH_OK; ++i)
+      status = run_side(side);
+    if (status != STITCH_OK) break;
+    cudaEventRecord(stop, stream);
+    cudaEventSynchronize(stop);
+    cudaEventElapsedTime(&ms[side], start, stop);
+  }
+  if (start != nullptr) cudaEventDestroy(start);
+  if (stop != nullptr) cudaEventDestroy(stop);
+  cudaStreamSynchronize(stream);
+  cudaFree(base);
+  if (status == STITCH_OK) cudnn_faster = ms[1] < ms[0];
+  return status;
+}
+
+}  // namespace stitch::kernels
