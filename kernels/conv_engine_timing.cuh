@@ -40,9 +40,8 @@ __global__ void conv_bias_activation_kernel(float* y, const float* bias, MatmulE
 
 // The kernel epilogue of the project's convolution kernels, in place on a dense y that cuDNN
 // wrote: nothing for MatmulEpilogue::none.
-inline cudaError_t launch_conv_bias_activation(float* y, const float* bias,
-                                               MatmulEpilogue epilogue, int64_t batch,
-                                               int64_t channels, int64_t plane,
+inline cudaError_t launch_conv_bias_activation(float* y, const float* bias, MatmulEpilogue epilogue,
+                                               int64_t batch, int64_t channels, int64_t plane,
                                                cudaStream_t stream) {
   if (epilogue == MatmulEpilogue::none) return cudaSuccess;
   const int64_t count = batch * channels * plane;
@@ -61,8 +60,8 @@ inline int run_cudnn_with_epilogue(const CudnnConv& conv, const ConvShape& shape
   int64_t plane = 1;
   for (int i = 0; i < shape.spatial; ++i)
     plane *= shape.output[i];
-  STITCH_CHECK_CUDA(launch_conv_bias_activation(y, bias, epilogue, shape.batch,
-                                                shape.out_channels, plane, stream));
+  STITCH_CHECK_CUDA(launch_conv_bias_activation(y, bias, epilogue, shape.batch, shape.out_channels,
+                                                plane, stream));
   return STITCH_OK;
 }
 

@@ -10,6 +10,9 @@
 // an output map where the result is a window of a cat's buffer or stored channels-last
 // (plan/layout.h; the implicit GEMM then also takes such an x as it is); the rest of the epilogue
 // (activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
+// A kernel convolution with `cudnn_alternative` also gets a CudnnConv: init_convs times the two
+// (kernels/conv_engine_timing.cuh) and the forward runs the faster, cuDNN followed by the kernel
+// epilogue's pass.
 #include <optional>
 
 #include "codegen/emit_context.h"
@@ -276,14 +279,15 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   ProgramPieces& pieces = ctx.pieces();
   pieces.uses_conv = pieces.uses_conv_timing = true;
   const std::string cudnn = fmt::format("conv{}", pieces.conv_members.size());
-  pieces.conv_members.push_back(fmt::format("CudnnConv {};  // {}, timed against the kernel", cudnn,
-                                            subtask.id));
+  pieces.conv_members.push_back(
+      fmt::format("CudnnConv {};  // {}, timed against the kernel", cudnn, subtask.id));
   pieces.conv_members.push_back(fmt::format("bool {}_faster = false;  // ... and chosen", cudnn));
-  emit_conv_init(ctx, subtask, spec, cudnn,
-                 fmt::format("STITCH_CHECK(time_kernel_against_cudnn(s->{}, {}, s->convs.{}, shape, "
-                             "MatmulEpilogue::{}, s->convs.workspace, stream, error, "
-                             "s->convs.{}_faster));",
-                             member, run_weight == "nullptr", cudnn, spec.kernel_epilogue, cudnn));
+  emit_conv_init(
+      ctx, subtask, spec, cudnn,
+      fmt::format("STITCH_CHECK(time_kernel_against_cudnn(s->{}, {}, s->convs.{}, shape, "
+                  "MatmulEpilogue::{}, s->convs.workspace, stream, error, "
+                  "s->convs.{}_faster));",
+                  member, run_weight == "nullptr", cudnn, spec.kernel_epilogue, cudnn));
   w.open("if (s->convs.{}_faster) {{", cudnn);
   w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", cudnn, x,
          weight, y);

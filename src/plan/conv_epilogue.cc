@@ -182,7 +182,7 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
     const Access& load = spec->epilogue->loads[head->bias_load];
     folded_spec.bias = Access{load.base, load.offset, {spec->out_channels}, {1}};
   }
-  folded_spec.kernel_epilogue = head->bias_load < 0       ? head->activation
+  folded_spec.kernel_epilogue = head->bias_load < 0        ? head->activation
                                 : head->activation.empty() ? "bias"
                                                            : "bias_" + head->activation;
   remove_head(folded_spec, *head, folded, destination);

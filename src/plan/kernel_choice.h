@@ -129,6 +129,8 @@ GemmEstimate estimate_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64
                            int64_t b_elements, bool b_constant, const GpuPeaks& peaks,
                            bool kernel_available = true);
 
+// The convolution engines' models from here to conv_engine_call (depthwise, implicit GEMM,
+// direct, the call between them and cuDNN) are implemented in conv_estimates.cc.
 // The time model behind depthwise_conv. A depthwise convolution does kernel-size multiply-adds per
 // output, a few FLOPs per byte: both engines are estimated as a fixed cost per launch plus
 // max(bytes / (DRAM · memory efficiency), FLOPs / (FP32 peak · compute efficiency)). The constants

@@ -22,9 +22,8 @@ bool timed_against_cudnn(const Subtask& subtask) {
 // its stores and nothing else: no epilogue pass left to read it back.
 bool kernel_writes_only(const Subtask& subtask, const ir::ValueRef& value) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-  return conv != nullptr && !timed_against_cudnn(subtask) && !conv->transposed &&
-         !conv->epilogue && conv->stores.size() == 1 &&
-         conv->stores[0].value == value &&
+  return conv != nullptr && !timed_against_cudnn(subtask) && !conv->transposed && !conv->epilogue &&
+         conv->stores.size() == 1 && conv->stores[0].value == value &&
          (subtask.kernel == "igemm_tf32x3_conv" || subtask.kernel == "direct_conv");
 }
 
@@ -32,8 +31,8 @@ bool kernel_writes_only(const Subtask& subtask, const ir::ValueRef& value) {
 // is its x.
 bool gathers_channels_last(const Subtask& subtask, const Access& x) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-  return conv != nullptr && subtask.kernel == "igemm_tf32x3_conv" && !timed_against_cudnn(subtask) &&
-         !conv->transposed && !conv->prologue && conv->x == x &&
+  return conv != nullptr && subtask.kernel == "igemm_tf32x3_conv" &&
+         !timed_against_cudnn(subtask) && !conv->transposed && !conv->prologue && conv->x == x &&
          (conv->in_channels / conv->groups) % 4 == 0;
 }
 

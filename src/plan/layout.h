@@ -37,8 +37,7 @@ struct ChannelsLastChoice {
 // The values to store channels-last in `subtasks` (built with `values`, keys value_key()), by the
 // rule above; `peaks` prices the transposes saved. Empty homes where none qualifies.
 ChannelsLastChoice channels_last_homes(const ir::Graph& graph, const ValueMap& values,
-                                       const std::vector<Subtask>& subtasks,
-                                       const GpuPeaks& peaks);
+                                       const std::vector<Subtask>& subtasks, const GpuPeaks& peaks);
 
 // Every value of `homes` still has its home in `values` and still meets the rule in `subtasks`
 // (a plan rebuilt with the homes: the producer writes it through its output map, every reader

@@ -195,8 +195,7 @@ Status check_spec(const Plan& plan, const RecurrentSpec& spec) {
 // cuDNN timed against the project's kernel (kernel_choice.h) runs the same convolution on the
 // fp32 track: x read and the result written dense (NCHW), the kernel's epilogue its one pass.
 Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const ConvSpec* conv) {
-  if (conv == nullptr ||
-      (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
+  if (conv == nullptr || (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
     return make_error("cuDNN is timed only against the project's convolution kernels");
   if (subtask_tensor_math(subtask) != TensorMath::fp32 || conv->prologue ||
       !conv->x.is_contiguous())

@@ -10,8 +10,8 @@
 #include "ir/print.h"
 #include "plan/access.h"
 #include "plan/cat_placement.h"
-#include "plan/copy_folding.h"
 #include "plan/conv_epilogue.h"
+#include "plan/copy_folding.h"
 #include "plan/cost_model.h"
 #include "plan/fusion.h"
 #include "plan/graph_edit.h"
@@ -185,8 +185,8 @@ Status choose_layouts(const ir::Graph& graph, const PlanOptions& options, const 
   if (choice.homes.empty()) return {};
   ValueMap rebuilt_values;
   Plan rebuilt = plan;
-  STITCH_TRY(build_subtasks_and_kernels(graph, options, pipeline, choice.homes, rebuilt_values,
-                                        rebuilt));
+  STITCH_TRY(
+      build_subtasks_and_kernels(graph, options, pipeline, choice.homes, rebuilt_values, rebuilt));
   if (!channels_last_holds(graph, rebuilt_values, rebuilt.subtasks, choice.homes)) return {};
   values = std::move(rebuilt_values);
   plan = std::move(rebuilt);

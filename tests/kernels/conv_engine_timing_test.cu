@@ -1,8 +1,8 @@
 // kernels/conv_engine_timing.cuh on the GPU: cuDNN plus the kernel epilogue's pass
 // (run_cudnn_with_epilogue) gives what each of the project's convolution kernels gives with the
-// epilogue fused (ConvIgemmTf32x3, ConvDirect and both transposed forms, bias + ReLU / GELU), within
-// FP32 rounding over the sum of |terms|; time_kernel_against_cudnn runs both sides on its scratch
-// and reports a choice; the pass itself against the CPU. Label gpu; skips without a device.
+// epilogue fused (ConvIgemmTf32x3, ConvDirect and both transposed forms, bias + ReLU / GELU),
+// within FP32 rounding over the sum of |terms|; time_kernel_against_cudnn runs both sides on its
+// scratch and reports a choice; the pass itself against the CPU. Label gpu; skips without a device.
 #include <cudnn.h>
 
 #include <cmath>
@@ -103,7 +103,8 @@ void expect_sides_agree(const Case& c, MatmulEpilogue epilogue) {
   ASSERT_CUDA(cudaDeviceSynchronize());
   const std::vector<float> by_cudnn = dy_cudnn.download();
   const std::vector<double> expected(by_cudnn.begin(), by_cudnn.end());
-  // Both FP32-accurate: a few FP32 roundings of sums of at most 9 · in_channels terms of |x·w| <= 1.
+  // Both FP32-accurate: a few FP32 roundings of sums of at most 9 · in_channels terms of |x·w|
+  // <= 1.
   const double bound = 1e-5 * 9 * static_cast<double>(c.in_channels);
   EXPECT_TRUE(all_close(dy_kernel.download(), expected, Tolerance{bound, 1e-5, 0}))
       << kernel.describe();
@@ -132,8 +133,8 @@ TEST(ConvEngineTiming, DirectKernelAgreesWithCudnnAndThePass) {
 
 TEST(ConvEngineTiming, TransposedKernelsAgreeWithCudnnAndThePass) {
   REQUIRE_GPU();
-  expect_sides_agree<ConvTransposeIgemmTf32x3, ConvTransposeShape, true>(
-      {2, 16, 32, 12, true}, MatmulEpilogue::bias_relu);
+  expect_sides_agree<ConvTransposeIgemmTf32x3, ConvTransposeShape, true>({2, 16, 32, 12, true},
+                                                                         MatmulEpilogue::bias_relu);
   expect_sides_agree<ConvTransposeDirect, ConvTransposeShape, true>({2, 4, 8, 12, true},
                                                                     MatmulEpilogue::bias);
 }
@@ -149,8 +150,8 @@ TEST(ConvEngineTiming, BiasActivationPassMatchesTheCpu) {
   for (MatmulEpilogue e : {MatmulEpilogue::none, MatmulEpilogue::relu, MatmulEpilogue::bias,
                            MatmulEpilogue::bias_relu, MatmulEpilogue::bias_gelu}) {
     ASSERT_CUDA(dy.upload(y));
-    ASSERT_CUDA(launch_conv_bias_activation(dy.data(), db.data(), e, batch, channels, plane,
-                                            nullptr));
+    ASSERT_CUDA(
+        launch_conv_bias_activation(dy.data(), db.data(), e, batch, channels, plane, nullptr));
     ASSERT_CUDA(cudaDeviceSynchronize());
     std::vector<double> expected(y.size());
     for (size_t i = 0; i < y.size(); ++i) {

@@ -283,9 +283,8 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
                                    4.0 * static_cast<double>(xs + ws + ys) / (kDramGbps * 1e6));
   const double efficiency = 3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops;
   const double strict_efficiency = flops / (strict_ms * 1e9) / kFp32PeakTflops;
-  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n",
-              l.name, wgmma_ms, nhwc_ms, wide_ms, mma_ms, strict_ms, tf32_ms,
-              100.0 * floor_ms / wgmma_ms,
+  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n", l.name,
+              wgmma_ms, nhwc_ms, wide_ms, mma_ms, strict_ms, tf32_ms, 100.0 * floor_ms / wgmma_ms,
               efficiency, strict_efficiency, norm, wgmma.describe().c_str());
   if (std::isfinite(efficiency)) summary.wgmma_efficiency.push_back(efficiency);
   if (std::isfinite(strict_efficiency)) summary.strict_efficiency.push_back(strict_efficiency);

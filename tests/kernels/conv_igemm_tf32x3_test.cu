@@ -311,7 +311,8 @@ TEST_P(ConvIgemmChannelsLastTest, MatchesTheNcdhwRunBitForBit) {
   last.set_output_map(map);
   ASSERT_EQ(dense.init(s, c.epilogue, error), STITCH_OK) << error;
   ASSERT_EQ(last.init(s, c.epilogue, error), STITCH_OK) << error;
-  const bool gathers_last = variant == Variant::wgmma && detail::conv_igemm_channels_last_eligible(s);
+  const bool gathers_last =
+      variant == Variant::wgmma && detail::conv_igemm_channels_last_eligible(s);
   EXPECT_EQ(last.uses_channels_last(), gathers_last);
   EXPECT_EQ(last.copies_input(), !gathers_last) << last.describe();
   ASSERT_EQ(dense.run(dx.data(), dw.data(), db.data(), dy.data(), nullptr, error), STITCH_OK)

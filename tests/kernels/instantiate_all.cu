@@ -10,15 +10,15 @@
 #include "kernels/conv_igemm_tf32x3.cuh"
 #include "kernels/conv_transpose.cuh"
 #include "kernels/elementwise.cuh"
-#include "kernels/matmul.cuh"
 #include "kernels/gemm_tf32x3.cuh"
+#include "kernels/matmul.cuh"
 #include "kernels/matmul_tf32x3.cuh"
 #include "kernels/pooling.cuh"
 #include "kernels/program_support.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
-#include "kernels/scan.cuh"
 #include "kernels/runtime.cuh"
+#include "kernels/scan.cuh"
 
 namespace {
 

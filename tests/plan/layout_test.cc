@@ -95,7 +95,8 @@ TEST(ChannelsLast, ConvolutionChainStoresItsLinkChannelsLast) {
   EXPECT_TRUE(c1.x.is_contiguous());
   const ConvSpec& c2 = conv_named(*plan, "c2");
   EXPECT_EQ(c2.x, r1);
-  for (const Subtask& subtask : plan->subtasks) EXPECT_EQ(subtask.kernel, "igemm_tf32x3_conv");
+  for (const Subtask& subtask : plan->subtasks)
+    EXPECT_EQ(subtask.kernel, "igemm_tf32x3_conv");
   EXPECT_TRUE(check_plan(*plan).ok());
   auto parsed = parse_plan(serialize_plan(*plan));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
@@ -203,8 +204,7 @@ TEST(ChannelsLast, OnlyTheForwardImplicitGemmTakesAChannelsLastX) {
       spec->transposed = true;
   const Status broken = check_plan(*plan);
   ASSERT_FALSE(broken.ok());
-  EXPECT_NE(broken.error().message.find("contiguous or (forward) channels-last"),
-            std::string::npos)
+  EXPECT_NE(broken.error().message.find("contiguous or (forward) channels-last"), std::string::npos)
       << broken.error().message;
 }
 

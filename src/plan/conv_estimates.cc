@@ -1,0 +1,246 @@
+// The convolution engines' time models and the engine call between them (kernel_choice.h):
+// cuDNN, the depthwise, implicit-GEMM and direct kernels. The efficiencies are the H200's as the
+// benches measured them (the constants' comments say where).
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "plan/access.h"
+#include "plan/kernel_choice.h"
+
+namespace stitch::plan {
+
+namespace {
+
+// The product of a shape's sizes, as a double (spatial volumes of a convolution).
+double product(const std::vector<int64_t>& sizes) {
+  double result = 1;
+  for (int64_t size : sizes)
+    result *= static_cast<double>(size);
+  return result;
+}
+
+}  // namespace
+
+bool depthwise_conv_eligible(const ConvSpec& spec) {
+  return !spec.transposed && (spec.input.size() == 1 || spec.input.size() == 2) &&
+         spec.groups == spec.in_channels && spec.groups > 1 &&
+         spec.out_channels % spec.in_channels == 0 && spec.x.is_contiguous() &&
+         spec.w.is_contiguous();
+}
+
+DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& peaks) {
+  DepthwiseEstimate estimate;
+  estimate.eligible = depthwise_conv_eligible(spec);
+  if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
+  const double outputs = static_cast<double>(spec.batch * spec.out_channels) * product(spec.output);
+  const double inputs = static_cast<double>(spec.batch * spec.in_channels) * product(spec.input);
+  const double weights = static_cast<double>(spec.out_channels) * product(spec.kernel);
+  const double bytes = 4.0 * (inputs + outputs + weights);
+  const double flops = 2.0 * outputs * product(spec.kernel);
+  auto seconds = [&](double fixed, double memory, double compute) {
+    return fixed + std::max(bytes / (peaks.dram_gbps * 1e9 * memory),
+                            flops / (peaks.fp32_tflops * 1e12 * compute));
+  };
+  const bool one_d = spec.input.size() == 1;
+  estimate.kernel_s =
+      seconds(kDepthwiseKernelFixedSeconds,
+              one_d ? kDepthwiseKernelMemory1d : kDepthwiseKernelMemory, kDepthwiseKernelCompute);
+  estimate.cudnn_s =
+      seconds(kCudnnDepthwiseFixedSeconds, one_d ? kCudnnDepthwiseMemory1d : kCudnnDepthwiseMemory,
+              kCudnnDepthwiseCompute);
+  estimate.prefer_kernel = estimate.kernel_s < estimate.cudnn_s;
+  return estimate;
+}
+
+bool conv_igemm_eligible(const ConvSpec& spec) {
+  const size_t spatial = spec.input.size();
+  // A transposed convolution runs as its output phases' forward convolutions
+  // (kernels/conv_transpose.cuh), with PyTorch's symmetric padding.
+  if ((spec.transposed && spec.pad_before != spec.pad_after) || spatial < 1 || spatial > 3 ||
+      spec.groups < 1 || spec.groups > kConvIgemmMaxGroups || spec.in_channels % spec.groups != 0 ||
+      (spec.groups > 1 && spec.in_channels == spec.groups) ||
+      !(spec.x.is_contiguous() || (!spec.transposed && is_channels_last(spec.x))) ||
+      !spec.w.is_contiguous())
+    return false;
+  int64_t in_plane = 1, out_plane = 1, volume = 1;
+  for (size_t i = 0; i < spatial; ++i) {
+    in_plane *= spec.input[i];
+    out_plane *= spec.output[i];
+    volume *= spec.kernel[i];
+  }
+  // kernels/conv_igemm_tf32x3.cuh indexes one image and the GEMM's M and K in int32.
+  constexpr int64_t kInt32Max = 2147483647;
+  return spec.in_channels * in_plane <= kInt32Max && spec.out_channels * out_plane <= kInt32Max &&
+         spec.batch * out_plane <= kInt32Max &&
+         spec.in_channels / spec.groups * volume <= kInt32Max;
+}
+
+ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks) {
+  ConvIgemmEstimate estimate;
+  estimate.eligible = conv_igemm_eligible(spec);
+  if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
+  const double tile_m = static_cast<double>(kConvIgemmTile);
+  const double m = static_cast<double>(spec.batch) * product(spec.output);
+  const double n = static_cast<double>(spec.out_channels / spec.groups);
+  const bool narrow = n <= kConvIgemmNarrowTile;
+  const double tile_n = static_cast<double>(narrow ? kConvIgemmNarrowTile : kConvIgemmTile);
+  const int64_t channels = spec.in_channels / spec.groups;
+  // A transposed convolution's output takes 1 / stride of the kernel's taps per dimension.
+  const double k = static_cast<double>(channels) * product(spec.kernel) /
+                   (spec.transposed ? product(spec.stride) : 1.0);
+  const double groups = static_cast<double>(spec.groups);
+  const double flops = 2.0 * groups * m * n * k;
+  const double input_bytes =
+      4.0 * static_cast<double>(spec.batch * spec.in_channels) * product(spec.input);
+  const double bytes =
+      input_bytes + 4.0 * (static_cast<double>(spec.out_channels) * k + groups * m * n);
+  const double bandwidth = peaks.dram_gbps * 1e9;
+  const bool unit_stride = std::all_of(spec.stride.begin(), spec.stride.end(),
+                                       [](int64_t stride) { return stride == 1; });
+  const double cudnn_efficiency = !spec.transposed ? kCudnnStrictConvEfficiency
+                                  : unit_stride    ? kCudnnStrictUnitStrideTransposedConvEfficiency
+                                                   : kCudnnStrictTransposedConvEfficiency;
+  estimate.cudnn_s =
+      std::max(flops / (peaks.fp32_tflops * 1e12 * cudnn_efficiency), bytes / bandwidth) +
+      kLaunchSeconds;
+  if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
+  const double sms = peaks.sms > 0 ? peaks.sms : 1;
+  const double tiles = groups * std::ceil(m / tile_m) * std::ceil(n / tile_n);
+  double k_tiles = std::ceil(k / 32.0), waves = std::ceil(tiles / sms);
+  if (tiles < sms) {  // split K: more, shorter blocks in one wave, each at least 8 K tiles
+    const double splits =
+        std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k_tiles / 8.0)));
+    k_tiles = std::ceil(k_tiles / splits);
+  }
+  const bool chunked = channels % 4 == 0;
+  const double efficiency = kConvIgemmPeakEfficiency * k_tiles / (k_tiles + kConvIgemmFillTiles) *
+                            (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency) *
+                            (narrow ? kConvIgemmNarrowEfficiency : 1.0);
+  const double k_tile_s = 3.0 * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
+  // The kernel transposes x per run where the gather's layout (channels-last when chunked) is
+  // not the one x arrives in.
+  const bool x_channels_last = !spec.x.is_contiguous();  // eligible: then channels-last
+  const double transpose_s =
+      chunked != x_channels_last ? 2.0 * input_bytes / bandwidth + kLaunchSeconds : 0.0;
+  estimate.kernel_s = std::max(waves * k_tiles * k_tile_s / efficiency, bytes / bandwidth) +
+                      transpose_s + kLaunchSeconds;
+  estimate.prefer_kernel = estimate.kernel_s <= kTf32x3Margin * estimate.cudnn_s;
+  return estimate;
+}
+
+namespace {
+
+// plan_direct_conv's search (kernels/conv_direct.cuh) for a forward convolution in the 3-d view
+// (index 0 depth, 1 height, 2 width): from the widest columns per lane and the most channel
+// slices down, whether a tiling's weights and input patch fit the shared memory.
+bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>& kernel,
+                        const std::array<int64_t, 3>& stride,
+                        const std::array<int64_t, 3>& dilation, int64_t out_rows,
+                        int64_t out_cols) {
+  constexpr int64_t kWarps = 8, kSliceChannels = 8;
+  const int64_t k = cin * kernel[0] * kernel[1] * kernel[2];
+  if (k > kDirectConvMaxK) return false;
+  int64_t slices = 1;
+  while (slices < kWarps && slices * kSliceChannels < cout)
+    slices *= 2;
+  for (int64_t lane_cols = out_cols <= 32   ? 1
+                           : out_cols <= 64 ? 2
+                                            : 4;
+       lane_cols >= 1; lane_cols /= 2)
+    for (int64_t s = slices; s >= 1; s /= 2) {
+      int64_t rows = kWarps / s, col_groups = 1;
+      while (rows > 1 && rows / 2 >= out_rows && col_groups * 32 * lane_cols < out_cols)
+        rows /= 2, col_groups *= 2;
+      const int64_t patch_rows = (rows - 1) * stride[1] + (kernel[1] - 1) * dilation[1] + 1;
+      const int64_t patch_cols =
+          (col_groups * 32 * lane_cols - 1) * stride[2] + (kernel[2] - 1) * dilation[2] + 1;
+      if (4 * (k * kSliceChannels * s + cin * kernel[0] * patch_rows * patch_cols) <=
+          kDirectConvSharedBytes)
+        return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+bool direct_conv_eligible(const ConvSpec& spec) {
+  // The kernel takes the implicit GEMM's shapes (ConvIgemmShape and its checks); a transposed
+  // convolution runs as its phases' forward ones (kernels/conv_transpose.cuh), here with
+  // dilation 1 only.
+  if (!conv_igemm_eligible(spec) || !spec.x.is_contiguous() || spec.out_channels % spec.groups != 0)
+    return false;
+  const size_t spatial = spec.input.size();
+  // The 3-d view of a per-dimension list (unit sizes in front of 1-d and 2-d).
+  auto view = [&](const std::vector<int64_t>& v) {
+    std::array<int64_t, 3> out = {1, 1, 1};
+    for (size_t i = 0; i < spatial; ++i)
+      out[3 - spatial + i] = v[i];
+    return out;
+  };
+  const int64_t cin = spec.in_channels / spec.groups, cout = spec.out_channels / spec.groups;
+  std::array<int64_t, 3> kernel = view(spec.kernel), stride = view(spec.stride);
+  std::array<int64_t, 3> dilation = view(spec.dilation), output = view(spec.output);
+  if (spec.transposed) {
+    // A phase's forward convolution: stride 1 over x, at most ceil(kernel / stride) taps and
+    // ceil(output / stride) outputs per dimension.
+    if (dilation != std::array<int64_t, 3>{1, 1, 1}) return false;
+    for (int i = 0; i < 3; ++i) {
+      kernel[i] = (kernel[i] + stride[i] - 1) / stride[i];
+      output[i] = (output[i] + stride[i] - 1) / stride[i];
+      stride[i] = 1;
+    }
+  }
+  return direct_tiling_fits(cin, cout, kernel, stride, dilation, output[1], output[2]);
+}
+
+DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks) {
+  DirectConvEstimate estimate;
+  estimate.eligible = direct_conv_eligible(spec);
+  if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
+  const double outputs = static_cast<double>(spec.batch * spec.out_channels) * product(spec.output);
+  // A transposed convolution's output takes 1 / stride of the kernel's taps per dimension.
+  const double k = static_cast<double>(spec.in_channels / spec.groups) * product(spec.kernel) /
+                   (spec.transposed ? product(spec.stride) : 1.0);
+  const double flops = 2.0 * outputs * k;
+  const double bytes =
+      4.0 * (static_cast<double>(spec.batch * spec.in_channels) * product(spec.input) + outputs +
+             static_cast<double>(spec.out_channels) * k);
+  const double bandwidth = peaks.dram_gbps * 1e9;
+  estimate.kernel_s =
+      std::max(flops / (peaks.fp32_tflops * 1e12 * kDirectConvEfficiency), bytes / bandwidth) +
+      kLaunchSeconds;
+  estimate.cudnn_s =
+      std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), bytes / bandwidth) +
+      kLaunchSeconds;
+  return estimate;
+}
+
+ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks) {
+  ConvEngineCall call;
+  // A prologue is the depthwise kernel's alone; no TF32 peak: no tensor cores, or
+  // --strict-fp32-gemm, which keeps the automatic choice on cuDNN.
+  if (spec.prologue || peaks.tf32_tflops <= 0) return call;
+  const ConvIgemmEstimate igemm = estimate_conv_igemm(spec, peaks);
+  const DirectConvEstimate direct = estimate_direct_conv(spec, peaks);
+  call.cudnn_s = igemm.cudnn_s;  // the cuDNN model per direction (direct's has no transposed one)
+  // cuDNN runs whatever the kernels run but a channels-last x (layout.h); a convolution it runs
+  // in a few microseconds is not worth timing.
+  const bool timeable = spec.x.is_contiguous() && call.cudnn_s >= kTimedEngineMinSeconds;
+  auto take = [&](const char* kernel, double kernel_s, bool timed) {
+    call.kernel = kernel, call.kernel_s = kernel_s, call.timed = timed;
+    return call;
+  };
+  if (igemm.eligible && igemm.kernel_s > 0) {  // TF32 tensor cores there
+    const double ratio = igemm.kernel_s / call.cudnn_s;
+    if (ratio <= kConfidentKernelRatio) return take("igemm_tf32x3_conv", igemm.kernel_s, false);
+    if (timeable && ratio <= kTimedEngineRatio)
+      return take("igemm_tf32x3_conv", igemm.kernel_s, true);
+  }
+  // The direct kernel where the implicit GEMM is rated slower than cuDNN: few products per output.
+  if (direct.eligible && timeable && direct.kernel_s <= kTimedEngineRatio * call.cudnn_s)
+    return take("direct_conv", direct.kernel_s, true);
+  return call;
+}
+
+}  // namespace stitch::plan
