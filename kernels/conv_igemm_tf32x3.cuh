@@ -143,8 +143,9 @@ class ConvIgemmTf32x3 {
   // The wgmma kernel's tile width: 0 (the default) picks conv_igemm_wgmma_tile_n's; tests and the
   // bench force 64 or 128. Before init.
   void set_tile_n(int tile_n) { requested_tile_n_ = tile_n; }
-  // Whether the wgmma kernel may gather from a channels-last copy of x (the fast path, where
-  // the channels per group are a multiple of 4); tests and the bench turn it off. Before init.
+  // Whether the wgmma kernel may gather channels-last — from a copy of x, or from x itself where
+  // it arrives so (the fast path, where the channels per group are a multiple of 4); tests and the
+  // bench turn it off (a channels-last x is then read through an NCDHW copy). Before init.
   void allow_channels_last(bool allowed) { allow_channels_last_ = allowed; }
   // x arrives channels-last (NDHWC / NHWC / NLC, contiguous: a value the plan stores so) instead
   // of NCDHW. The wgmma kernel's channels-last gather then reads it as it is; any other kernel or
@@ -206,8 +207,7 @@ class ConvIgemmTf32x3 {
     sms_ = sms;
     STITCH_CHECK(split_k_.init(plan_, error));
     STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_));
-    channels_last_ = (allow_channels_last_ || input_channels_last_) &&
-                     detail::conv_igemm_channels_last_eligible(shape);
+    channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
     STITCH_CHECK(reserve_input_copy(error));
     ready_ = true;
     return STITCH_OK;
