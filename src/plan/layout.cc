@@ -7,7 +7,6 @@
 
 #include "plan/access.h"
 #include "plan/graph_edit.h"
-#include "plan/kernel_choice.h"
 #include "plan/subtasks.h"
 
 namespace stitch::plan {
@@ -77,26 +76,20 @@ std::optional<std::vector<size_t>> rule_readers(const ir::Graph& graph, const Va
 
 }  // namespace
 
-ChannelsLastChoice channels_last_homes(const ir::Graph& graph, const ValueMap& values,
-                                       const std::vector<Subtask>& subtasks,
-                                       const GpuPeaks& peaks) {
-  ChannelsLastChoice choice;
-  if (peaks.tf32_tflops <= 0 || peaks.dram_gbps <= 0) return choice;  // no wgmma gather to feed
+ValueMap channels_last_homes(const ir::Graph& graph, const ValueMap& values,
+                             const std::vector<Subtask>& subtasks, const GpuPeaks& peaks) {
+  ValueMap homes;
+  if (peaks.tf32_tflops <= 0) return homes;  // no wgmma gather to feed
   for (size_t p = 0; p < subtasks.size(); ++p) {
     const auto* conv = std::get_if<ConvSpec>(&subtasks[p].spec);
     if (conv == nullptr || conv->stores.empty()) continue;
     const ir::ValueRef value = conv->stores[0].value;
-    const std::vector<int64_t>& shape = graph.type_of(value).shape;
     if (!owns_buffer(graph, values, value)) continue;  // a cat's window, or not a node value
     const auto readers = rule_readers(graph, values, subtasks, p, values.at(value_key(value)));
-    if (!readers || readers->empty()) continue;
-    // Each reader's transpose of x, as estimate_conv_igemm prices it.
-    const double bytes = static_cast<double>(graph.type_of(value).bytes());
-    const double transpose_us = 2.0 * bytes / (peaks.dram_gbps * 1e3) + kLaunchSeconds * 1e6;
-    choice.homes[value_key(value)] = channels_last_access(value, shape);
-    choice.saved_us += transpose_us * static_cast<double>(readers->size());
+    if (readers && !readers->empty())
+      homes[value_key(value)] = channels_last_access(value, graph.type_of(value).shape);
   }
-  return choice;
+  return homes;
 }
 
 bool channels_last_holds(const ir::Graph& graph, const ValueMap& values,

@@ -176,21 +176,19 @@ Status build_subtasks_and_kernels(const ir::Graph& graph, const PlanOptions& opt
   return {};
 }
 
-// The plan rebuilt with the values channels_last_homes picks stored channels-last; kept where
-// every one still meets layout.h's rule, else the NCHW plan stays.
-Status choose_layouts(const ir::Graph& graph, const PlanOptions& options, const Pipeline& pipeline,
+// The plan rebuilt with the values channels_last_homes picks stored channels-last; kept where the
+// rebuild succeeds and every one still meets layout.h's rule, else the NCHW plan stays.
+void choose_layouts(const ir::Graph& graph, const PlanOptions& options, const Pipeline& pipeline,
                       ValueMap& values, Plan& plan) {
-  const ChannelsLastChoice choice =
-      channels_last_homes(graph, values, plan.subtasks, options.peaks);
-  if (choice.homes.empty()) return {};
+  const ValueMap homes = channels_last_homes(graph, values, plan.subtasks, options.peaks);
+  if (homes.empty()) return;
   ValueMap rebuilt_values;
   Plan rebuilt = plan;
-  STITCH_TRY(
-      build_subtasks_and_kernels(graph, options, pipeline, choice.homes, rebuilt_values, rebuilt));
-  if (!channels_last_holds(graph, rebuilt_values, rebuilt.subtasks, choice.homes)) return {};
+  if (!build_subtasks_and_kernels(graph, options, pipeline, homes, rebuilt_values, rebuilt).ok() ||
+      !channels_last_holds(graph, rebuilt_values, rebuilt.subtasks, homes))
+    return;
   values = std::move(rebuilt_values);
   plan = std::move(rebuilt);
-  return {};
 }
 
 }  // namespace
@@ -230,7 +228,7 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
 
   ValueMap values;
   STITCH_TRY(build_subtasks_and_kernels(graph, options, pipeline, {}, values, plan));
-  STITCH_TRY(choose_layouts(graph, options, pipeline, values, plan));
+  choose_layouts(graph, options, pipeline, values, plan);
   MemoryPlan memory = plan_memory(graph, values, plan.subtasks);
   plan.buffers = std::move(memory.buffers);
   plan.host = memory.host;
