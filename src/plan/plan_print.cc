@@ -228,6 +228,26 @@ std::string_view bound_name(Bound bound) {
   return enum_name(kNames, bound, "?");
 }
 
+// The engines the program times at init, and the values stored channels-last (layout.h); empty
+// where there are none.
+std::string choices_text(const Plan& plan) {
+  std::string text;
+  const auto timed = std::count_if(
+      plan.subtasks.begin(), plan.subtasks.end(),
+      [](const Subtask& subtask) { return subtask.tunables.count("cudnn_alternative") > 0; });
+  if (timed > 0)
+    text += fmt::format("timed at init: {} convolution(s) against cuDNN, the faster one runs\n",
+                        timed);
+  std::vector<std::string> channels_last;
+  for (const auto& [name, access] : plan.values)
+    if (access.base.kind == ir::ValueRef::Kind::node && plan.graph.name_of(access.base) == name &&
+        !access.is_contiguous() && is_channels_last(access))
+      channels_last.push_back(name);
+  if (!channels_last.empty())
+    text += fmt::format("channels-last: {}\n", fmt::join(channels_last, ", "));
+  return text;
+}
+
 std::string format_plan(const Plan& plan) {
   // The compute peak of a split_tf32x3 GEMM's floor (cost_model.h).
   const std::string tf32x3 = plan.peaks.tf32_tflops > 0
@@ -268,6 +288,7 @@ std::string format_plan(const Plan& plan) {
                       ir::format_bytes(static_cast<double>(plan.host.library_workspace_bytes)),
                       ir::format_bytes(static_cast<double>(plan.host.persistent_bytes)),
                       plan.host.cuda_graph ? "yes" : "no");
+  text += choices_text(plan);
   for (const Skipped& skipped : plan.skipped)
     text += fmt::format("skipped {}: {}\n", skipped.node_id, skipped.reason);
   for (const ParamPrep& prep : plan.param_preps)
