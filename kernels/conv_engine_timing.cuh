@@ -19,6 +19,7 @@
 #include "conv.cuh"
 #include "gemm_tf32x3_common.cuh"
 #include "matmul.cuh"
+#include "program_support.cuh"
 
 namespace stitch::kernels {
 
@@ -67,9 +68,9 @@ inline int run_cudnn_with_epilogue(const CudnnConv& conv, const ConvShape& shape
 
 // Times `kernel` (initialised with `epilogue`; `weights_prepared`: it runs with w = nullptr, as
 // the program's forward does) against `cudnn` (initialised and tuned for `shape`) plus the
-// epilogue's pass, on zeroed scratch x, w, bias and y allocated here and freed before returning:
-// one warm-up each, then `iterations` runs each, CUDA events on `stream`. cudnn_faster: cuDNN's
-// total was the smaller. Synchronises `stream`; for stitch_init only.
+// epilogue's pass, on zeroed scratch x, w, bias and y allocated here and freed before returning,
+// by time_alternatives (kernels/program_support.cuh). cudnn_faster: cuDNN's total was the
+// smaller. Synchronises `stream`; for stitch_init only.
 template <class KernelConv>
 int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
                               const CudnnConv& cudnn, const ConvShape& shape,
@@ -85,34 +86,21 @@ int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
   const float* sw = reinterpret_cast<const float*>(base + xb);
   float* sy = reinterpret_cast<float*>(base + xb + wb);
   const float* sb = reinterpret_cast<const float*>(base + xb + wb + yb);
-  cudaEvent_t start = nullptr, stop = nullptr;
-  float ms[2] = {0, 0};
   int status = STITCH_OK;
-  auto run_side = [&](int side) {
-    return side == 0 ? kernel.run(sx, weights_prepared ? nullptr : sw, sb, sy, stream, error)
-                     : run_cudnn_with_epilogue(cudnn, shape, epilogue, sx, sw, sb, sy, workspace,
-                                               stream, error);
-  };
-  if (cudaMemsetAsync(base, 0, xb + wb + yb + bb, stream) != cudaSuccess ||
-      cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
-    error = "time_kernel_against_cudnn: scratch or events could not be set up";
+  if (cudaMemsetAsync(base, 0, xb + wb + yb + bb, stream) != cudaSuccess) {
+    error = "time_kernel_against_cudnn: the scratch operands could not be zeroed";
     status = STITCH_ERROR_CUDA;
+  } else {
+    status = time_alternatives(
+        [&] { return kernel.run(sx, weights_prepared ? nullptr : sw, sb, sy, stream, error); },
+        [&] {
+          return run_cudnn_with_epilogue(cudnn, shape, epilogue, sx, sw, sb, sy, workspace, stream,
+                                         error);
+        },
+        stream, error, cudnn_faster, iterations);
   }
-  for (int side = 0; side < 2 && status == STITCH_OK; ++side) {
-    status = run_side(side);  // warm-up
-    if (status == STITCH_OK) cudaEventRecord(start, stream);
-    for (int i = 0; i < iterations && status == STITCH_OK; ++i)
-      status = run_side(side);
-    if (status != STITCH_OK) break;
-    cudaEventRecord(stop, stream);
-    cudaEventSynchronize(stop);
-    cudaEventElapsedTime(&ms[side], start, stop);
-  }
-  if (start != nullptr) cudaEventDestroy(start);
-  if (stop != nullptr) cudaEventDestroy(stop);
   cudaStreamSynchronize(stream);
   cudaFree(base);
-  if (status == STITCH_OK) cudnn_faster = ms[1] < ms[0];
   return status;
 }
 

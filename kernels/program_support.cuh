@@ -1,6 +1,7 @@
 // Host-side helpers every generated program uses (the emitter only instantiates them): checking a
-// tensor handed to the ABI against the shape the program was generated for, and tuning a GEMM's
-// algorithm choice on scratch buffers at init.
+// tensor handed to the ABI against the shape the program was generated for, tuning a GEMM's
+// algorithm choice on scratch buffers at init, and timing two engines of one subtask against each
+// other there.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -63,6 +64,79 @@ int tune_on_scratch(Matmul& mm, int64_t a_elems, int64_t b_elems, int64_t d_elem
                      reinterpret_cast<float*>(base + a + b),
                      bias_elems ? reinterpret_cast<float*>(base + a + b + 2 * d) : nullptr, stream,
                      error, iterations);
+  }
+  cudaStreamSynchronize(stream);
+  cudaFree(base);
+  return status;
+}
+
+// Times two ways of running the same subtask on `stream`: one warm-up each, then `iterations`
+// runs each between CUDA events; second_faster: the second's total was the smaller. Each side
+// returns a STITCH_ status. Synchronises `stream`; for stitch_init only (engines timed against
+// each other: kernels/conv_engine_timing.cuh, time_gemm_against_strict below).
+template <class First, class Second>
+int time_alternatives(const First& first, const Second& second, cudaStream_t stream,
+                      std::string& error, bool& second_faster, int iterations = 5) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  STITCH_CHECK_CUDA(cudaEventCreate(&start));
+  if (const cudaError_t created = cudaEventCreate(&stop); created != cudaSuccess) {
+    cudaEventDestroy(start);
+    STITCH_CHECK_CUDA(created);
+  }
+  float ms[2] = {0, 0};
+  int status = STITCH_OK;
+  for (int side = 0; side < 2 && status == STITCH_OK; ++side) {
+    auto run = [&] { return side == 0 ? first() : second(); };
+    status = run();  // warm-up
+    if (status == STITCH_OK) cudaEventRecord(start, stream);
+    for (int i = 0; i < iterations && status == STITCH_OK; ++i)
+      status = run();
+    if (status != STITCH_OK) break;
+    cudaEventRecord(stop, stream);
+    cudaEventSynchronize(stop);
+    cudaEventElapsedTime(&ms[side], start, stop);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaStreamSynchronize(stream);
+  if (status == STITCH_OK) second_faster = ms[1] < ms[0];
+  return status;
+}
+
+// A split-precision GEMM (`split`: Tf32x3Matmul or GemmTf32x3, initialised; b_prepared: it runs
+// with b = nullptr, B split at init) timed against strict FP32 (`strict`: an LtMatmul, initialised
+// and tuned) on zeroed scratch operands of the GEMM's sizes (C as large as D where the GEMM
+// accumulates it), allocated here and freed before returning; strict_faster: strict FP32 won.
+// The plan's `strict_alternative` (src/plan/kernel_choice.h). For stitch_init only.
+template <class Split, class Strict>
+int time_gemm_against_strict(const Split& split, bool b_prepared, const Strict& strict,
+                             int64_t a_elems, int64_t b_elems, int64_t d_elems,
+                             int64_t bias_elems, bool accumulate, cudaStream_t stream,
+                             std::string& error, bool& strict_faster, int iterations = 5) {
+  const size_t a = Arena::align(a_elems * 4), b = Arena::align(b_elems * 4);
+  const size_t d = Arena::align(d_elems * 4), bias = Arena::align(bias_elems * 4);
+  char* base = nullptr;
+  STITCH_CHECK_CUDA(cudaMalloc(&base, a + b + 2 * d + bias));
+  const float* sa = reinterpret_cast<const float*>(base);
+  const float* sb = reinterpret_cast<const float*>(base + a);
+  float* sd = reinterpret_cast<float*>(base + a + b);
+  const float* sc = accumulate ? reinterpret_cast<const float*>(base + a + b + d) : nullptr;
+  const float* sbias = bias_elems ? reinterpret_cast<const float*>(base + a + b + 2 * d) : nullptr;
+  const float beta = accumulate ? 1.0f : 0.0f;
+  int status = STITCH_OK;
+  if (const cudaError_t zeroed = cudaMemsetAsync(base, 0, a + b + 2 * d + bias, stream);
+      zeroed != cudaSuccess) {
+    error = detail::format_failure(__FILE__, __LINE__, "cudaMemsetAsync(scratch)",
+                                   cudaGetErrorName(zeroed), cudaGetErrorString(zeroed));
+    status = STITCH_ERROR_CUDA;
+  } else {
+    status = time_alternatives(
+        [&] {
+          return split.run(sa, b_prepared ? nullptr : sb, sc, sd, sbias, 1.0f, beta, stream,
+                           error);
+        },
+        [&] { return strict.run(sa, sb, sc, sd, sbias, 1.0f, beta, stream, error); }, stream,
+        error, strict_faster, iterations);
   }
   cudaStreamSynchronize(stream);
   cudaFree(base);

@@ -68,10 +68,12 @@ bool tunable_set(const Subtask& subtask, const char* key) {
 
 // Init: describe, pick candidates, time them on scratch (unless `tune` is false: GemmTf32x3 has
 // nothing to time), and split a param B once, after tuning, which splits scratch into the same
-// buffer. Returns B's pointer for the run, "nullptr" when B was prepared at init.
+// buffer; `timed`: then a strict-FP32 LtMatmul (member <member>_strict), tuned and timed against
+// it (<member>_strict_faster). Returns B's pointer for the run, "nullptr" when B was prepared at
+// init.
 Result<std::string> emit_gemm_init(EmitContext& ctx, const Subtask& subtask, const MatmulSpec& spec,
                                    const GemmShape& g, const std::string& member, bool b_at_init,
-                                   bool tune) {
+                                   bool tune, bool timed) {
   CodeWriter& iw = ctx.pieces().gemm_init;
   iw.open("{{  // {}: [{}] x [{}x{}] @ [{}x{}]", subtask.id, spec.batch, spec.m, spec.k, spec.k,
           spec.n);
@@ -106,6 +108,19 @@ Result<std::string> emit_gemm_init(EmitContext& ctx, const Subtask& subtask, con
     iw.line("STITCH_CHECK(s->{}.prepare_b({} + {}, stream, error));", member, b, spec.b.offset);
     b = "nullptr";
   }
+  if (timed) {  // strict FP32 timed against the split GEMM (kernel_choice.h, strict_alternative)
+    iw.line("STITCH_CHECK(s->{0}_strict.init(s->lt, shape, MatmulEpilogue::{1}, {2}, "
+            "s->lt_workspace, s->lt_workspace_bytes, error));",
+            member, spec.library_epilogue, g.accumulate);
+    iw.line("STITCH_CHECK(tune_on_scratch(s->{}_strict, {}, {}, {}, {}, stream, error, {}));",
+            member, std::max<int64_t>(a_elems, 1), std::max<int64_t>(b_elems, 1),
+            spec.batch * spec.m * spec.n, g.bias_vector ? spec.n : 0,
+            ctx.options().tune_iterations);
+    iw.line("STITCH_CHECK(time_gemm_against_strict(s->{0}, {1}, s->{0}_strict, {2}, {3}, {4}, {5}, "
+            "{6}, stream, error, s->{0}_strict_faster));",
+            member, b_at_init, std::max<int64_t>(a_elems, 1), std::max<int64_t>(b_elems, 1),
+            spec.batch * spec.m * spec.n, g.bias_vector ? spec.n : 0, g.accumulate);
+  }
   iw.close();
   return b;
 }
@@ -137,12 +152,19 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const MatmulSpec& spe
                          spec.b.base.kind == ir::ValueRef::Kind::param;
   pieces.uses_tf32x3 = pieces.uses_tf32x3 || (tf32x3 && !in_kernel);
   pieces.uses_gemm_tf32x3 = pieces.uses_gemm_tf32x3 || in_kernel;
+  const bool timed = tf32x3 && tunable_set(subtask, "strict_alternative");
   const char* type = in_kernel ? "GemmTf32x3" : tf32x3 ? "Tf32x3Matmul" : "LtMatmul";
-  pieces.gemm_members.push_back(
-      fmt::format("{} {};  // {}", type, member.substr(member.find('.') + 1), subtask.id));
+  const std::string name = member.substr(member.find('.') + 1);
+  pieces.gemm_members.push_back(fmt::format("{} {};  // {}", type, name, subtask.id));
+  if (timed) {
+    pieces.gemm_members.push_back(
+        fmt::format("LtMatmul {}_strict;  // strict FP32, timed against it at init", name));
+    pieces.gemm_members.push_back(fmt::format("bool {}_strict_faster = false;", name));
+  }
   STITCH_ASSIGN_OR_RETURN(std::string a, ctx.access_pointer(spec.a));
-  STITCH_ASSIGN_OR_RETURN(std::string b,
-                          emit_gemm_init(ctx, subtask, spec, g, member, b_at_init, !in_kernel));
+  STITCH_ASSIGN_OR_RETURN(std::string raw_b, ctx.typed_base(spec.b.base));
+  STITCH_ASSIGN_OR_RETURN(
+      std::string b, emit_gemm_init(ctx, subtask, spec, g, member, b_at_init, !in_kernel, timed));
 
   const Store& gemm_out = spec.stores[0];
   STITCH_ASSIGN_OR_RETURN(std::string d, ctx.typed_base(gemm_out.value, true));
@@ -153,8 +175,21 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const MatmulSpec& spe
     STITCH_ASSIGN_OR_RETURN((g.bias_vector ? bias : c_in), ctx.access_pointer(*spec.bias));
   }
   const std::string b_arg = b == "nullptr" ? b : fmt::format("{} + {}", b, spec.b.offset);
-  w.line("STITCH_CHECK(s->{}.run({}, {}, {}, {}, {}, {}, {}, stream, error));", member, a, b_arg,
-         c_in, d, bias, float_literal(spec.alpha), float_literal(g.accumulate ? spec.beta : 0.0));
+  const std::string alpha = float_literal(spec.alpha);
+  const std::string beta = float_literal(g.accumulate ? spec.beta : 0.0);
+  const std::string run = fmt::format("STITCH_CHECK(s->{}.run({}, {}, {}, {}, {}, {}, {}, stream, "
+                                      "error));",
+                                      member, a, b_arg, c_in, d, bias, alpha, beta);
+  if (timed) {
+    w.open("if (s->{}_strict_faster) {{", member);
+    w.line("STITCH_CHECK(s->{}_strict.run({}, {} + {}, {}, {}, {}, {}, {}, stream, error));",
+           member, a, raw_b, spec.b.offset, c_in, d, bias, alpha, beta);
+    w.close_and_reopen(" else {");
+    w.line("{}", run);
+    w.close();
+  } else {
+    w.line("{}", run);
+  }
   if (spec.epilogue) {
     std::vector<Store> rest(spec.stores.begin() + 1, spec.stores.end());
     if (rest.empty()) return make_error("a GEMM epilogue that stores nothing");

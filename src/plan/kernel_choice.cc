@@ -155,6 +155,15 @@ void choose_row(Subtask& subtask, const RowSpec& spec) {
   tunables["vector_width"] = vector ? 4 : 1;
 }
 
+// The split GEMM rated behind strict FP32 but within the model's error of it (the timed band of
+// conv_engine_call), and not too short to time: the program times the two at init.
+bool gemm_timed(const GemmEstimate& estimate) {
+  const double split_s =
+      estimate.prefer_tf32x3_kernel ? estimate.tf32x3_kernel_s : estimate.tf32x3_s;
+  return split_s > 0 && estimate.fp32_s >= kTimedEngineMinSeconds &&
+         split_s <= kTimedEngineRatio * estimate.fp32_s;
+}
+
 }  // namespace
 
 std::string_view reduce_strategy_name(int64_t strategy) {
@@ -331,10 +340,11 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
                             peaks, !column_major(spec.a));
           if (math != TensorMath::fp32) {
             subtask.tunables["tensor_math"] = static_cast<int64_t>(math);
-          } else if (estimate.prefer_tf32x3) {
+          } else if (estimate.prefer_tf32x3 || gemm_timed(estimate)) {
             subtask.tunables["split_tf32x3"] = 1;
             subtask.tunables["split_b_at_init"] = b_constant ? 1 : 0;
             if (estimate.prefer_tf32x3_kernel) subtask.tunables["tf32x3_kernel"] = 1;
+            if (!estimate.prefer_tf32x3) subtask.tunables["strict_alternative"] = 1;
           }
           if (spec.epilogue) {
             subtask.tunables["block"] = 256;

@@ -9,7 +9,11 @@
 //                       chosen by estimate_gemm), tf32x3_kernel (1: the split done on tiles in one
 //                       mma.sync kernel, kernels/gemm_tf32x3.cuh; absent: cuBLASLt on split copies,
 //                       kernels/matmul_tf32x3.cuh), split_b_at_init (1: B is a parameter, split
-//                       once), tensor_math (TensorMath; absent: fp32 — strict or split)
+//                       once), strict_alternative (1: the split GEMM, rated behind strict FP32 but
+//                       within kTimedEngineRatio of it, is timed against a strict LtMatmul at init
+//                       and the faster runs: time_gemm_against_strict, kernels/
+//                       program_support.cuh), tensor_math (TensorMath; absent: fp32 — strict or
+//                       split)
 //   cudnn_conv          algo_candidates (engines kept to time at init), workspace_bytes,
 //                       tensor_math (tf32 on the tf32 and bf16 tracks; absent: strict FP32)
 //   cudnn_rnn           tensor_math (tf32 on the tf32 and bf16 tracks, TF32 tensor cores on float32

@@ -235,6 +235,11 @@ Status check_plan(const Plan& plan) {
         subtask.kernel != "direct_conv")
       return fail(make_error("kernel '{}' applies no convolution kernel epilogue",
                              subtask.kernel));
+    if (subtask.tunables.count("strict_alternative") > 0 &&
+        (!std::holds_alternative<MatmulSpec>(subtask.spec) ||
+         subtask.tunables.count("split_tf32x3") == 0 ||
+         subtask_tensor_math(subtask) != TensorMath::fp32))
+      return fail(make_error("strict FP32 is timed only against a split-precision GEMM"));
     if (subtask.tunables.count("cudnn_alternative") > 0) {
       const Status timed =
           check_cudnn_alternative(plan, subtask, std::get_if<ConvSpec>(&subtask.spec));

@@ -228,16 +228,21 @@ std::string_view bound_name(Bound bound) {
   return enum_name(kNames, bound, "?");
 }
 
-// The engines the program times at init, and the values stored channels-last (layout.h); empty
-// where there are none.
+// The engines the program times at init (kernel_choice.h: cudnn_alternative, strict_alternative)
+// and the values stored channels-last (layout.h); empty where there are none.
 std::string choices_text(const Plan& plan) {
   std::string text;
-  const auto timed = std::count_if(
-      plan.subtasks.begin(), plan.subtasks.end(),
-      [](const Subtask& subtask) { return subtask.tunables.count("cudnn_alternative") > 0; });
-  if (timed > 0)
-    text += fmt::format("timed at init: {} convolution(s) against cuDNN, the faster one runs\n",
-                        timed);
+  auto count = [&](const char* tunable) {
+    return std::count_if(plan.subtasks.begin(), plan.subtasks.end(),
+                         [&](const Subtask& subtask) { return subtask.tunables.count(tunable); });
+  };
+  std::vector<std::string> timed;
+  if (const auto convs = count("cudnn_alternative"); convs > 0)
+    timed.push_back(fmt::format("{} convolution(s) against cuDNN", convs));
+  if (const auto gemms = count("strict_alternative"); gemms > 0)
+    timed.push_back(fmt::format("{} split GEMM(s) against strict FP32", gemms));
+  if (!timed.empty())
+    text += fmt::format("timed at init: {}, the faster one runs\n", fmt::join(timed, "; "));
   std::vector<std::string> channels_last;
   for (const auto& [name, access] : plan.values)
     if (access.base.kind == ir::ValueRef::Kind::node && plan.graph.name_of(access.base) == name &&

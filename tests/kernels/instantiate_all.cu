@@ -162,6 +162,11 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   ConvIgemmTf32x3 channels_last;
   channels_last.set_input_channels_last(true);
   STITCH_CHECK(channels_last.init(conv_shape, MatmulEpilogue::none, error));
+  bool strict_faster = false;  // strict FP32 timed against each split GEMM class
+  STITCH_CHECK(time_gemm_against_strict(gemm3, true, mm, 16, 16, 16, 4, true, stream, error,
+                                        strict_faster));
+  STITCH_CHECK(time_gemm_against_strict(mm3, false, mm, 16, 16, 16, 4, false, stream, error,
+                                        strict_faster));
   CudnnConv cudnn_conv;  // timed against each kernel class (kernels/conv_engine_timing.cuh)
   const ConvShape cudnn_shape;
   bool cudnn_faster = false;

@@ -19,6 +19,7 @@
 #include "kernel_test_support.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/matmul_tf32x3.cuh"
+#include "kernels/program_support.cuh"
 
 namespace stitch::kernels {
 namespace {
@@ -264,6 +265,63 @@ TEST(Tf32x3, LongSameSignedSumsStayAtFp32Level) {
   EXPECT_LT(relative_error_norm, 3e-5) << mm.describe();
   std::printf("3xTF32, k = %lld, same-signed operands: relative error norm %.3g (%s)\n",
               static_cast<long long>(k), relative_error_norm, mm.describe().c_str());
+}
+
+// strict FP32 timed against a split GEMM (time_gemm_against_strict, kernels/program_support.cuh,
+// the plan's strict_alternative): the two sides give the same GEMM with bias + ReLU within FP32
+// rounding, and the timing runs on its scratch (B prepared, as a parameter's is, and not).
+TEST(Tf32x3, StrictFp32TimedAgainstTheSplitGemm) {
+  REQUIRE_GPU();
+  const int64_t m = 96, n = 80, k = 300;
+  MatmulShape shape;
+  shape.m = m, shape.n = n, shape.k = k;
+  shape.lda = k, shape.ldb = n, shape.ldc = n;
+  const std::vector<float> a = testing::uniform_floats(m * k, 21, -1.0f, 1.0f);
+  const std::vector<float> b = testing::uniform_floats(k * n, 22, -1.0f, 1.0f);
+  const std::vector<float> bias = testing::uniform_floats(n, 23, -1.0f, 1.0f);
+  DeviceBuffer<float> a_dev(a.size()), b_dev(b.size()), bias_dev(n), split_d(m * n),
+      strict_d(m * n);
+  ASSERT_CUDA(a_dev.upload(a));
+  ASSERT_CUDA(b_dev.upload(b));
+  ASSERT_CUDA(bias_dev.upload(bias));
+  LtHandle lt;
+  DeviceBuffer<uint8_t> workspace(kWorkspaceBytes);
+  std::string error;
+  for (bool b_prepared : {false, true}) {
+    Tf32x3Matmul split;
+    LtMatmul strict;
+    ASSERT_EQ(split.init(lt.handle, shape, MatmulEpilogue::bias_relu, false, workspace.data(),
+                         kWorkspaceBytes, error),
+              STITCH_OK)
+        << error;
+    ASSERT_EQ(strict.init(lt.handle, shape, MatmulEpilogue::bias_relu, false, workspace.data(),
+                          kWorkspaceBytes, error),
+              STITCH_OK)
+        << error;
+    ASSERT_EQ(tune_on_scratch(strict, m * k, k * n, m * n, n, nullptr, error), STITCH_OK) << error;
+    if (b_prepared) ASSERT_EQ(split.prepare_b(b_dev.data(), nullptr, error), STITCH_OK) << error;
+    bool strict_faster = false;
+    ASSERT_EQ(time_gemm_against_strict(split, b_prepared, strict, m * k, k * n, m * n, n, false,
+                                       nullptr, error, strict_faster),
+              STITCH_OK)
+        << error;
+    ASSERT_EQ(split.run(a_dev.data(), b_prepared ? nullptr : b_dev.data(), nullptr, split_d.data(),
+                        bias_dev.data(), 1.0f, 0.0f, nullptr, error),
+              STITCH_OK)
+        << error;
+    ASSERT_EQ(strict.run(a_dev.data(), b_dev.data(), nullptr, strict_d.data(), bias_dev.data(),
+                         1.0f, 0.0f, nullptr, error),
+              STITCH_OK)
+        << error;
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> by_strict = strict_d.download();
+    const std::vector<double> expected(by_strict.begin(), by_strict.end());
+    EXPECT_TRUE(all_close(split_d.download(), expected, Tolerance{1e-4, 1e-5, 0}))
+        << split.describe();
+    std::printf("[ timing ] %s, B %s: %s\n", split.describe().c_str(),
+                b_prepared ? "prepared" : "per call",
+                strict_faster ? "strict FP32 faster" : "split faster");
+  }
 }
 
 TEST(Matmul, RejectsWhatInitWasNotPromised) {

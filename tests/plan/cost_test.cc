@@ -3,6 +3,7 @@
 
 #include "plan/cost_model.h"
 #include "plan/kernel_choice.h"
+#include "plan/plan_check.h"
 #include "plan/planner.h"
 #include "plan_test_graphs.h"
 
@@ -89,6 +90,54 @@ TEST(CostModel, FloorUsesThePeakOfTheChosenArithmetic) {
   EXPECT_DOUBLE_EQ(compute_peak_tflops(strict, h200), h200.fp32_tflops);
   EXPECT_NEAR(strict.floor_us, flops / (h200.fp32_tflops * 1e6), 1e-6);
   EXPECT_LT(split.floor_us, strict.floor_us);
+}
+
+// A GEMM the model rates split-precision behind strict FP32, but within its error band
+// (kTimedEngineRatio), runs split with strict FP32 timed against it at init (strict_alternative);
+// one rated clearly ahead runs split untimed; one too short to time, or on the tf32 track, is
+// never timed; plan_check holds the tunable to a split GEMM.
+TEST(CostModel, SplitGemmsWithinTheModelsErrorAreTimedAgainstStrict) {
+  auto plan_bmm = [](int64_t batch, int64_t m, int64_t n, int64_t k, TensorMath math) {
+    GraphBuilder b;
+    auto x = b.input("x", {batch, m, k});
+    auto w = b.input("w", {batch, k, n});
+    b.output(b.node("mm", Op::bmm, {ref(x), ref(w)}, {batch, m, n}));
+    PlanOptions options;
+    options.tensor_math = math;
+    return make_plan(b.graph(), options);
+  };
+  const GpuPeaks h200 = h200_peaks();
+  // plan_bmm_scale's GEMM: the 3xTF32 kernel rated within the band of strict FP32.
+  auto band = plan_bmm(32, 256, 384, 128, TensorMath::fp32);
+  ASSERT_TRUE(band.ok()) << band.error().message;
+  const Subtask& timed = band->subtasks.at(0);
+  EXPECT_EQ(timed.tunables.count("split_tf32x3"), 1u);
+  EXPECT_EQ(timed.tunables.count("strict_alternative"), 1u);
+  const GemmEstimate estimate =
+      estimate_gemm(32, 256, 384, 128, 32 * 256 * 128, 32 * 128 * 384, false, h200, true);
+  EXPECT_FALSE(estimate.prefer_tf32x3);
+  const double split_s =
+      estimate.prefer_tf32x3_kernel ? estimate.tf32x3_kernel_s : estimate.tf32x3_s;
+  EXPECT_LE(split_s, kTimedEngineRatio * estimate.fp32_s);
+  EXPECT_GE(estimate.fp32_s, kTimedEngineMinSeconds);
+  EXPECT_TRUE(check_plan(*band).ok());
+  // 4096³: split, confidently.
+  const Subtask big = planned_big_gemm(PlanOptions{});
+  EXPECT_EQ(big.tunables.count("split_tf32x3"), 1u);
+  EXPECT_EQ(big.tunables.count("strict_alternative"), 0u);
+  // Too short to be worth timing, and the tf32 track: no alternative.
+  auto tiny = plan_bmm(1, 32, 32, 32, TensorMath::fp32);
+  ASSERT_TRUE(tiny.ok());
+  EXPECT_EQ(tiny->subtasks.at(0).tunables.count("strict_alternative"), 0u);
+  auto tf32 = plan_bmm(32, 256, 384, 128, TensorMath::tf32);
+  ASSERT_TRUE(tf32.ok());
+  EXPECT_EQ(tf32->subtasks.at(0).tunables.count("strict_alternative"), 0u);
+  Plan broken = *band;
+  broken.subtasks[0].tunables.erase("split_tf32x3");
+  const Status refused = check_plan(broken);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("only against a split-precision GEMM"),
+            std::string::npos);
 }
 
 // Issue 13 item 6: the tf32 and bf16 tracks' GEMMs use that tensor-core math (never split), and

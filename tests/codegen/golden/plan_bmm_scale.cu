@@ -11,6 +11,7 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/matmul.cuh"
+#include "kernels/gemm_tf32x3.cuh"
 
 namespace {
 
@@ -36,7 +37,9 @@ struct Program {
   };
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
-    LtMatmul mm0;  // s00_matmul_32x256x384x128
+    GemmTf32x3 mm0;  // s00_matmul_32x256x384x128
+    LtMatmul mm0_strict;  // strict FP32, timed against it at init
+    bool mm0_strict_faster = false;
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -53,7 +56,11 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   (void)outputs;
   // s00_matmul_32x256x384x128 (cublaslt_matmul): nodes bmm, mul
   {
-    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), nullptr, 0.125f, 0.0f, stream, error));
+    if (s->gemms.mm0_strict_faster) {
+      STITCH_CHECK(s->gemms.mm0_strict.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), nullptr, 0.125f, 0.0f, stream, error));
+    } else {
+      STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), nullptr, 0.125f, 0.0f, stream, error));
+    }
   }
   return STITCH_OK;
 }
@@ -78,7 +85,9 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     shape.stride_a = 32768; shape.stride_b = 49152; shape.stride_c = 98304;
     shape.trans_a = false; shape.trans_b = true;
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 1048576, 1572864, 3145728, 0, stream, error, 5));
+    STITCH_CHECK(s->gemms.mm0_strict.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
+    STITCH_CHECK(tune_on_scratch(s->gemms.mm0_strict, 1048576, 1572864, 3145728, 0, stream, error, 5));
+    STITCH_CHECK(time_gemm_against_strict(s->gemms.mm0, false, s->gemms.mm0_strict, 1048576, 1572864, 3145728, 0, false, stream, error, s->gemms.mm0_strict_faster));
   }
   return STITCH_OK;
 }
