@@ -483,24 +483,11 @@ inline int tune_conv_on_scratch(CudnnConv& conv, const ConvShape& shape, void* w
                                 cudaStream_t stream, std::string& error, int iterations = 3) {
   int64_t x = 0, w = 0, y = 0;
   conv_elements(shape, x, w, y);
-  const size_t xb = Arena::align(x * 4), wb = Arena::align(w * 4), yb = Arena::align(y * 4);
-  char* base = nullptr;
-  STITCH_CHECK_CUDA(cudaMalloc(&base, xb + wb + yb));
-  int status = STITCH_OK;
-  const cudaError_t zeroed = cudaMemsetAsync(base, 0, xb + wb + yb, stream);
-  if (zeroed != cudaSuccess) {
-    error = detail::format_failure(__FILE__, __LINE__, "cudaMemsetAsync(scratch)",
-                                   cudaGetErrorName(zeroed), cudaGetErrorString(zeroed));
-    status = STITCH_ERROR_CUDA;
-  } else {
-    status = conv.tune(reinterpret_cast<const float*>(base),
-                       reinterpret_cast<const float*>(base + xb),
-                       reinterpret_cast<float*>(base + xb + wb), workspace, stream, error,
-                       iterations);
-  }
-  cudaStreamSynchronize(stream);
-  cudaFree(base);
-  return status;
+  InitScratch scratch(stream);
+  const int sx = scratch.add(x), sw = scratch.add(w), sy = scratch.add(y);
+  STITCH_CHECK(scratch.allocate(error));
+  return conv.tune(scratch.at(sx), scratch.at(sw), scratch.at(sy), workspace, stream, error,
+                   iterations);
 }
 
 }  // namespace stitch::kernels

@@ -78,30 +78,20 @@ int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
                               std::string& error, bool& cudnn_faster, int iterations = 5) {
   int64_t x = 0, w = 0, y = 0;
   conv_elements(shape, x, w, y);
-  const size_t xb = Arena::align(x * 4), wb = Arena::align(w * 4), yb = Arena::align(y * 4);
-  const size_t bb = Arena::align(shape.out_channels * 4);
-  char* base = nullptr;
-  STITCH_CHECK_CUDA(cudaMalloc(&base, xb + wb + yb + bb));
-  const float* sx = reinterpret_cast<const float*>(base);
-  const float* sw = reinterpret_cast<const float*>(base + xb);
-  float* sy = reinterpret_cast<float*>(base + xb + wb);
-  const float* sb = reinterpret_cast<const float*>(base + xb + wb + yb);
-  int status = STITCH_OK;
-  if (cudaMemsetAsync(base, 0, xb + wb + yb + bb, stream) != cudaSuccess) {
-    error = "time_kernel_against_cudnn: the scratch operands could not be zeroed";
-    status = STITCH_ERROR_CUDA;
-  } else {
-    status = time_alternatives(
-        [&] { return kernel.run(sx, weights_prepared ? nullptr : sw, sb, sy, stream, error); },
-        [&] {
-          return run_cudnn_with_epilogue(cudnn, shape, epilogue, sx, sw, sb, sy, workspace, stream,
-                                         error);
-        },
-        stream, error, cudnn_faster, iterations);
-  }
-  cudaStreamSynchronize(stream);
-  cudaFree(base);
-  return status;
+  InitScratch scratch(stream);
+  const int sx = scratch.add(x), sw = scratch.add(w), sy = scratch.add(y);
+  const int bias = scratch.add(shape.out_channels);
+  STITCH_CHECK(scratch.allocate(error));
+  return time_alternatives(
+      [&] {
+        return kernel.run(scratch.at(sx), weights_prepared ? nullptr : scratch.at(sw),
+                          scratch.at(bias), scratch.at(sy), stream, error);
+      },
+      [&] {
+        return run_cudnn_with_epilogue(cudnn, shape, epilogue, scratch.at(sx), scratch.at(sw),
+                                       scratch.at(bias), scratch.at(sy), workspace, stream, error);
+      },
+      stream, error, cudnn_faster, iterations);
 }
 
 }  // namespace stitch::kernels

@@ -49,25 +49,12 @@ template <class Matmul>
 int tune_on_scratch(Matmul& mm, int64_t a_elems, int64_t b_elems, int64_t d_elems,
                     int64_t bias_elems, cudaStream_t stream, std::string& error,
                     int iterations = 5) {
-  const size_t a = Arena::align(a_elems * 4), b = Arena::align(b_elems * 4);
-  const size_t d = Arena::align(d_elems * 4), bias = Arena::align(bias_elems * 4);
-  char* base = nullptr;
-  STITCH_CHECK_CUDA(cudaMalloc(&base, a + b + 2 * d + bias));
-  int status = STITCH_OK;
-  const cudaError_t zeroed = cudaMemsetAsync(base, 0, a + b + 2 * d + bias, stream);
-  if (zeroed != cudaSuccess) {
-    error = detail::format_failure(__FILE__, __LINE__, "cudaMemsetAsync(scratch)",
-                                   cudaGetErrorName(zeroed), cudaGetErrorString(zeroed));
-    status = STITCH_ERROR_CUDA;
-  } else {
-    status = mm.tune(reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + a),
-                     reinterpret_cast<float*>(base + a + b),
-                     bias_elems ? reinterpret_cast<float*>(base + a + b + 2 * d) : nullptr, stream,
-                     error, iterations);
-  }
-  cudaStreamSynchronize(stream);
-  cudaFree(base);
-  return status;
+  InitScratch scratch(stream);
+  const int a = scratch.add(a_elems), b = scratch.add(b_elems), d = scratch.add(d_elems);
+  const int bias = scratch.add(bias_elems);
+  STITCH_CHECK(scratch.allocate(error));
+  return mm.tune(scratch.at(a), scratch.at(b), scratch.at(d), scratch.at(bias), stream, error,
+                 iterations);
 }
 
 // Times two ways of running the same subtask on `stream`: one warm-up each, then `iterations`
@@ -113,34 +100,21 @@ int time_gemm_against_strict(const Split& split, bool b_prepared, const Strict& 
                              int64_t a_elems, int64_t b_elems, int64_t d_elems,
                              int64_t bias_elems, bool accumulate, cudaStream_t stream,
                              std::string& error, bool& strict_faster, int iterations = 5) {
-  const size_t a = Arena::align(a_elems * 4), b = Arena::align(b_elems * 4);
-  const size_t d = Arena::align(d_elems * 4), bias = Arena::align(bias_elems * 4);
-  char* base = nullptr;
-  STITCH_CHECK_CUDA(cudaMalloc(&base, a + b + 2 * d + bias));
-  const float* sa = reinterpret_cast<const float*>(base);
-  const float* sb = reinterpret_cast<const float*>(base + a);
-  float* sd = reinterpret_cast<float*>(base + a + b);
-  const float* sc = accumulate ? reinterpret_cast<const float*>(base + a + b + d) : nullptr;
-  const float* sbias = bias_elems ? reinterpret_cast<const float*>(base + a + b + 2 * d) : nullptr;
+  InitScratch scratch(stream);
+  const int a = scratch.add(a_elems), b = scratch.add(b_elems), d = scratch.add(d_elems);
+  const int c = scratch.add(accumulate ? d_elems : 0), bias = scratch.add(bias_elems);
+  STITCH_CHECK(scratch.allocate(error));
   const float beta = accumulate ? 1.0f : 0.0f;
-  int status = STITCH_OK;
-  if (const cudaError_t zeroed = cudaMemsetAsync(base, 0, a + b + 2 * d + bias, stream);
-      zeroed != cudaSuccess) {
-    error = detail::format_failure(__FILE__, __LINE__, "cudaMemsetAsync(scratch)",
-                                   cudaGetErrorName(zeroed), cudaGetErrorString(zeroed));
-    status = STITCH_ERROR_CUDA;
-  } else {
-    status = time_alternatives(
-        [&] {
-          return split.run(sa, b_prepared ? nullptr : sb, sc, sd, sbias, 1.0f, beta, stream,
-                           error);
-        },
-        [&] { return strict.run(sa, sb, sc, sd, sbias, 1.0f, beta, stream, error); }, stream,
-        error, strict_faster, iterations);
-  }
-  cudaStreamSynchronize(stream);
-  cudaFree(base);
-  return status;
+  return time_alternatives(
+      [&] {
+        return split.run(scratch.at(a), b_prepared ? nullptr : scratch.at(b), scratch.at(c),
+                         scratch.at(d), scratch.at(bias), 1.0f, beta, stream, error);
+      },
+      [&] {
+        return strict.run(scratch.at(a), scratch.at(b), scratch.at(c), scratch.at(d),
+                          scratch.at(bias), 1.0f, beta, stream, error);
+      },
+      stream, error, strict_faster, iterations);
 }
 
 }  // namespace stitch::kernels

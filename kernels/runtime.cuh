@@ -219,6 +219,52 @@ class ArenaLayout {
   size_t total_ = 0;
 };
 
+// Zeroed device scratch for timing a subtask's engines at stitch_init, where the program's own
+// operands may not exist yet: float buffers planned one after another (add), then allocated and
+// zeroed on `stream` (allocate); the destructor waits for `stream` and frees them. Synchronises
+// `stream`; for stitch_init only.
+class InitScratch {
+ public:
+  explicit InitScratch(cudaStream_t stream) : stream_(stream) {}
+  InitScratch(const InitScratch&) = delete;
+  InitScratch& operator=(const InitScratch&) = delete;
+  ~InitScratch() {
+    if (arena_.bytes() > 0) cudaStreamSynchronize(stream_);  // then arena_ frees the buffers
+  }
+
+  // Plans a buffer of `floats` floats; its handle for at() (none when `floats` is 0).
+  int add(int64_t floats) {
+    buffers_.push_back({layout_.take(static_cast<size_t>(floats) * sizeof(float)), floats > 0});
+    return static_cast<int>(buffers_.size()) - 1;
+  }
+  int allocate(std::string& error) {
+    if (layout_.total() == 0) return STITCH_OK;
+    STITCH_CHECK(arena_.reserve(layout_.total(), error));
+    const cudaError_t zeroed = cudaMemsetAsync(arena_.at(0), 0, layout_.total(), stream_);
+    if (zeroed != cudaSuccess) {
+      error = detail::format_failure(__FILE__, __LINE__, "cudaMemsetAsync(scratch)",
+                                     cudaGetErrorName(zeroed), cudaGetErrorString(zeroed));
+      return STITCH_ERROR_CUDA;
+    }
+    return STITCH_OK;
+  }
+  // Buffer `handle` after allocate(); nullptr for an empty one.
+  float* at(int handle) const {
+    const Buffer& buffer = buffers_[handle];
+    return buffer.used ? static_cast<float*>(arena_.at(buffer.offset)) : nullptr;
+  }
+
+ private:
+  struct Buffer {
+    size_t offset = 0;
+    bool used = false;
+  };
+  cudaStream_t stream_;
+  ArenaLayout layout_;
+  Arena arena_;
+  std::vector<Buffer> buffers_;
+};
+
 // Replays CUDA graphs of a forward call, keyed by the pointers it was given (inputs, outputs,
 // workspace...). A key must include everything that changes the recorded work: values baked into
 // launches (shapes) that may vary belong in the key too, e.g. cast to pointers.
