@@ -111,7 +111,7 @@ __global__ void depthwise_conv2d_simple_kernel(const float* __restrict__ x,
 }
 
 // The simple kernel alone (the launcher's fallback; the bench times it as the baseline).
-template <class Transform = DepthwiseIdentity>
+template <class Transform = PlaneIdentity>
 inline int launch_depthwise_conv2d_simple(const float* x, const float* w, float* y,
                                           const DepthwiseConv2dShape& shape, cudaStream_t stream,
                                           int block, const Transform& transform = {}) {
@@ -128,10 +128,10 @@ inline int launch_depthwise_conv2d_simple(const float* x, const float* w, float*
 
 // `block`: the most threads a block takes (the tiled kernel rounds it down to whole warps, at
 // most kDepthwiseMaxThreads; the simple kernel takes it as given). `transform`: applied to each
-// input element before the convolution (detail::DepthwiseIdentity says how), padding left zero.
+// input element before the convolution (plane_transform.cuh says how), padding left zero.
 // cudaErrorInvalidValue for a shape depthwise_shape_problem refuses, null pointers or a block
 // outside 1..1024; else the launch's status.
-template <class Transform = detail::DepthwiseIdentity>
+template <class Transform = detail::PlaneIdentity>
 inline int launch_depthwise_conv2d(const float* x, const float* w, float* y,
                                    const DepthwiseConv2dShape& shape, cudaStream_t stream,
                                    int block = 256, const Transform& transform = {}) {

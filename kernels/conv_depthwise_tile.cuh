@@ -20,6 +20,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "plane_transform.cuh"
 #include "unroll.cuh"
 
 namespace stitch::kernels {
@@ -242,25 +243,6 @@ __host__ __device__ inline DepthwiseTile depthwise_tile(const DepthwiseParams& p
   return tile;
 }
 
-// What the kernel applies to each input element it reads from inside the plane, before the
-// convolution: `float operator()(int64_t plane, float x) const`, plane = n * channels + c (a
-// training-mode BatchNorm's normalisation and activation, fused into the convolution that consumes
-// it). Padding stays zero: it pads the transformed input. The identity by default.
-struct DepthwiseIdentity {
-  __host__ __device__ float operator()(int64_t, float x) const { return x; }
-};
-template <class Transform>
-__host__ __device__ inline float transform_input(const Transform& transform, int64_t plane,
-                                                 float x) {
-  return transform(plane, x);
-}
-template <class Transform>
-__host__ __device__ inline float4 transform_input(const Transform& transform, int64_t plane,
-                                                  float4 x) {
-  return make_float4(transform(plane, x.x), transform(plane, x.y), transform(plane, x.z),
-                     transform(plane, x.w));
-}
-
 // Loads through the read-only cache on the device; plain reads in the CPU emulation.
 __host__ __device__ inline void read_only_load(const float* at, float& value) {
 #ifdef __CUDA_ARCH__
@@ -344,7 +326,7 @@ __host__ __device__ inline void depthwise_copy_patch(const DepthwiseParams& p,
   }
 }
 
-template <int kPhases, class Transform = DepthwiseIdentity>
+template <int kPhases, class Transform = PlaneIdentity>
 __host__ __device__ inline void depthwise_load_patch(const DepthwiseParams& p,
                                                      const DepthwiseTile& tile,
                                                      const float* x_plane, int tid, float* patch,

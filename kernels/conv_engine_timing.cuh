@@ -6,8 +6,11 @@
 //
 // The kernel applies the plan's kernel epilogue (bias, ReLU / GELU) as it stores; on cuDNN the
 // same epilogue is one in-place pass over y after the convolution (conv_bias_activation), timed
-// with it. Both write y dense (NCDHW): the planner gives no alternative to a convolution whose
-// output is a window (a cat's, channels-last) or whose x is channels-last.
+// with it. Where the implicit GEMM applies an input transform as it copies x (a BatchNorm's
+// normalisation fused in: ConvIgemmTf32x3::set_input_transform), cuDNN reads the transformed
+// copy that one pass over x makes (transformed_input), timed with it too. Both write y dense
+// (NCDHW): the planner gives no alternative to a convolution whose output is a window (a cat's,
+// channels-last) or whose x is channels-last.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,6 +22,7 @@
 #include "conv.cuh"
 #include "gemm_tf32x3_common.cuh"
 #include "matmul.cuh"
+#include "plane_transform.cuh"
 #include "program_support.cuh"
 
 namespace stitch::kernels {
@@ -68,19 +72,22 @@ inline int run_cudnn_with_epilogue(const CudnnConv& conv, const ConvShape& shape
 
 // Times `kernel` (initialised with `epilogue`; `weights_prepared`: it runs with w = nullptr, as
 // the program's forward does) against `cudnn` (initialised and tuned for `shape`) plus the
-// epilogue's pass, on zeroed scratch x, w, bias and y allocated here and freed before returning,
-// by time_alternatives (kernels/program_support.cuh). cudnn_faster: cuDNN's total was the
-// smaller. Synchronises `stream`; for stitch_init only.
+// epilogue's pass and, with `input_pass`, the pass over x that gives cuDNN the kernel's
+// transformed input, on zeroed scratch x, w, bias and y allocated here and freed before
+// returning, by time_alternatives (kernels/program_support.cuh). cudnn_faster: cuDNN's total was
+// the smaller. Synchronises `stream`; for stitch_init only.
 template <class KernelConv>
 int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
                               const CudnnConv& cudnn, const ConvShape& shape,
-                              MatmulEpilogue epilogue, void* workspace, cudaStream_t stream,
-                              std::string& error, bool& cudnn_faster, int iterations = 5) {
+                              MatmulEpilogue epilogue, bool input_pass, void* workspace,
+                              cudaStream_t stream, std::string& error, bool& cudnn_faster,
+                              int iterations = 5) {
   int64_t x = 0, w = 0, y = 0;
   conv_elements(shape, x, w, y);
   InitScratch scratch(stream);
   const int sx = scratch.add(x), sw = scratch.add(w), sy = scratch.add(y);
   const int bias = scratch.add(shape.out_channels);
+  const int sx_pass = input_pass ? scratch.add(x) : sx;
   STITCH_CHECK(scratch.allocate(error));
   return time_alternatives(
       [&] {
@@ -88,7 +95,11 @@ int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
                           scratch.at(bias), scratch.at(sy), stream, error);
       },
       [&] {
-        return run_cudnn_with_epilogue(cudnn, shape, epilogue, scratch.at(sx), scratch.at(sw),
+        if (input_pass)
+          STITCH_CHECK_CUDA(detail::launch_transform_planes(
+              scratch.at(sx), x / shape.batch, scratch.at(sx_pass), shape.batch, shape.in_channels,
+              x / (shape.batch * shape.in_channels), stream));
+        return run_cudnn_with_epilogue(cudnn, shape, epilogue, scratch.at(sx_pass), scratch.at(sw),
                                        scratch.at(bias), scratch.at(sy), workspace, stream, error);
       },
       stream, error, cudnn_faster, iterations);

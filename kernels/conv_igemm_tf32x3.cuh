@@ -16,9 +16,11 @@
 // Either way the error is the GEMM kernels' (FP32 level), judged by the fp32 track's error norm.
 //
 // Fused epilogue: y = act(conv + bias[co]) with MatmulEpilogue's activations (none / ReLU / GELU,
-// tanh form) as the GEMM's. tests/kernels/conv_igemm_tf32x3_bench.cu times both against cuDNN
-// strict FP32 and TF32 on an H200; the planner's estimate_conv_igemm (src/plan/kernel_choice.h)
-// models its times (kernels/README.md has both).
+// tanh form) as the GEMM's. Fused prologue (set_input_transform): a per-(image, channel) transform
+// of x (plane_transform.cuh: a training-mode BatchNorm's normalisation and activation) applied as
+// each run copies x into the layout the gather reads. tests/kernels/conv_igemm_tf32x3_bench.cu
+// times both against cuDNN strict FP32 and TF32 on an H200; the planner's estimate_conv_igemm
+// (src/plan/kernel_choice.h) models its times (kernels/README.md has both).
 //
 // ConvIgemmTf32x3::init (at init) picks the kernel, allows its shared memory and allocates the
 // weight's split copies; prepare_weights splits a parameter weight once; run then allocates and
@@ -30,6 +32,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "conv_igemm_common.cuh"
 #include "conv_igemm_tf32x3_wgmma.cuh"
@@ -151,6 +154,14 @@ class ConvIgemmTf32x3 {
   // of NCDHW. The wgmma kernel's channels-last gather then reads it as it is; any other kernel or
   // gather reads an NCDHW copy made per run. Before init.
   void set_input_channels_last(bool channels_last) { input_channels_last_ = channels_last; }
+  // Each run copies x through a per-element transform of its (image, channel) plane into the
+  // layout the gather reads (plane_transform.cuh: a training-mode BatchNorm's normalisation and
+  // activation, the planner's fusion rule F10), the transform given to run; padding pads the
+  // transformed input. x then arrives NCDHW. Before init.
+  void set_input_transform(bool transforms) { transforms_input_ = transforms; }
+  // x is a window of whole channels of a larger buffer (a cat's piece), its images `floats` apart
+  // (0: dense). The transform's copy reads it so; needs set_input_transform(true). Before init.
+  void set_input_image_floats(int64_t floats) { input_image_floats_ = floats; }
   // Outputs through `map` instead of into a dense y of the shape's size (a transposed
   // convolution's phase: conv_transpose_phases.cuh).
   void set_output_map(const ConvIgemmOutputMap& map) {
@@ -159,8 +170,8 @@ class ConvIgemmTf32x3 {
   }
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
-  // Whether each run first transposes x into the layout the gather reads.
-  bool copies_input() const { return channels_last_ != input_channels_last_; }
+  // Whether each run first copies x: transposed into the layout the gather reads, or transformed.
+  bool copies_input() const { return transforms_input_ || channels_last_ != input_channels_last_; }
   int tile_n() const { return wgmma_ ? tile_n_ : detail::kGemmBN; }
 
   // The shape (conv_igemm_shape_problem must accept it) and the epilogue; picks the kernel,
@@ -173,7 +184,17 @@ class ConvIgemmTf32x3 {
       error = "ConvIgemmTf32x3::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
+    if (transforms_input_ && input_channels_last_) {
+      error = "ConvIgemmTf32x3::init: a transformed x arrives NCDHW, not channels-last";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
     shape_ = shape;
+    if (input_image_floats_ != 0 &&
+        (!transforms_input_ || input_image_floats_ < shape.in_channels * input_positions())) {
+      error = "ConvIgemmTf32x3::init: x's images " + std::to_string(input_image_floats_) +
+              " floats apart need an input transform and at least one image between them";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
     epilogue_ = epilogue;
     STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemmTf32x3::init", wgmma_, error));
     if (!wgmma_) {
@@ -226,28 +247,73 @@ class ConvIgemmTf32x3 {
   }
 
   // x, w, y as detail::launch_conv_igemm_tf32x3_mma_sync takes them; w == nullptr: the prepared
-  // weight.
+  // weight. `transform`: x's input transform where set_input_transform asked for one.
+  template <class Transform = detail::PlaneIdentity>
   int run(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
-          std::string& error) const {
-    const bool given_w = w != nullptr;
-    if (w == nullptr) w = prepared_w_;
+          std::string& error, const Transform& transform = {}) const {
     std::string bad;
     if (!ready_) bad = "run before a successful init";
-    else if (x == nullptr || w == nullptr || y == nullptr) bad = "null tensor pointer";
+    else if (x == nullptr || (w == nullptr && prepared_w_ == nullptr) || y == nullptr)
+      bad = "null tensor pointer";
     else if (epilogue_has_bias(epilogue_) && bias == nullptr) bad = "the epilogue needs a bias";
+    else if (!std::is_same_v<Transform, detail::PlaneIdentity> && !transforms_input_)
+      bad = "a transform without set_input_transform(true) before init";
     if (!bad.empty()) {
       error = "ConvIgemmTf32x3::run: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
-    const ConvIgemmOutputMap* map = has_output_map_ ? &output_map_ : nullptr;
-    if (copies_input()) {  // one batched transpose either way (NCDHW <-> NDHWC)
+    if (copies_input()) {
       float* copy = static_cast<float*>(x_copy_.at(0));
-      const int64_t positions = input_positions();
-      STITCH_CHECK_CUDA(detail::launch_channels_last(
-          x, copy, shape_.batch, input_channels_last_ ? positions : shape_.in_channels,
-          input_channels_last_ ? shape_.in_channels : positions, stream));
+      STITCH_CHECK_CUDA(copy_input(x, copy, stream, transform));
       x = copy;
     }
+    return run_gathered(x, w, bias, y, stream, error);
+  }
+
+  // x through the transform into NCDHW in the run's copy buffer: cuDNN's input where it is timed
+  // against this kernel (conv_engine_timing.cuh) and runs instead. After init with
+  // set_input_transform(true); `transformed` is valid until the next run.
+  template <class Transform>
+  int transformed_input(const float* x, cudaStream_t stream, const Transform& transform,
+                        const float*& transformed, std::string& error) const {
+    if (!ready_ || !transforms_input_ || x == nullptr) {
+      error = "ConvIgemmTf32x3::transformed_input: " +
+              std::string(x == nullptr ? "null x" : "no set_input_transform(true) and init");
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    float* copy = static_cast<float*>(x_copy_.at(0));
+    STITCH_CHECK_CUDA(detail::launch_transform_planes(x, input_image(), copy, shape_.batch,
+                                                      shape_.in_channels, input_positions(), stream,
+                                                      transform));
+    transformed = copy;
+    return STITCH_OK;
+  }
+
+  std::string describe() const {
+    if (!ready_) return "not initialised";
+    std::string out = std::string("3xTF32 implicit GEMM, one ") +
+                      (wgmma_ ? "wgmma + TMA (sm_90a)" : "mma.sync") + " kernel, 128x" +
+                      std::to_string(tile_n()) + " tiles";
+    if (channels_last_)
+      out += input_channels_last_ ? ", gathered from the channels-last x"
+                                  : ", gathered from a channels-last copy of x";
+    else if (input_channels_last_)
+      out += ", gathered from an NCDHW copy of the channels-last x";
+    if (transforms_input_) out += ", x transformed as it is copied";
+    if (plan_.splits > 1)
+      out += ", K split " + std::to_string(plan_.splits) + " ways (" +
+             std::to_string(plan_.split_k) + " each)";
+    return out;
+  }
+  int splits() const { return plan_.splits; }
+
+ private:
+  // x in the layout the gather reads (from the caller, or copied).
+  int run_gathered(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
+                   std::string& error) const {
+    const bool given_w = w != nullptr;
+    if (w == nullptr) w = prepared_w_;
+    const ConvIgemmOutputMap* map = has_output_map_ ? &output_map_ : nullptr;
     if (!wgmma_) {
       STITCH_CHECK_CUDA(detail::launch_conv_igemm_tf32x3_mma_sync(x, w, bias, y, shape_, epilogue_,
                                                                   stream, map));
@@ -274,24 +340,20 @@ class ConvIgemmTf32x3 {
     return STITCH_OK;
   }
 
-  std::string describe() const {
-    if (!ready_) return "not initialised";
-    std::string out = std::string("3xTF32 implicit GEMM, one ") +
-                      (wgmma_ ? "wgmma + TMA (sm_90a)" : "mma.sync") + " kernel, 128x" +
-                      std::to_string(tile_n()) + " tiles";
-    if (channels_last_)
-      out += input_channels_last_ ? ", gathered from the channels-last x"
-                                  : ", gathered from a channels-last copy of x";
-    else if (input_channels_last_)
-      out += ", gathered from an NCDHW copy of the channels-last x";
-    if (plan_.splits > 1)
-      out += ", K split " + std::to_string(plan_.splits) + " ways (" +
-             std::to_string(plan_.split_k) + " each)";
-    return out;
+  // x into `copy`: transposed where the gather reads the other layout (a transform only from
+  // NCDHW: init), else through the transform alone.
+  template <class Transform>
+  cudaError_t copy_input(const float* x, float* copy, cudaStream_t stream,
+                         const Transform& transform) const {
+    const int64_t positions = input_positions();
+    if (channels_last_ == input_channels_last_)
+      return detail::launch_transform_planes(x, input_image(), copy, shape_.batch,
+                                             shape_.in_channels, positions, stream, transform);
+    return detail::launch_channels_last(
+        x, copy, shape_.batch, input_channels_last_ ? positions : shape_.in_channels,
+        input_channels_last_ ? shape_.in_channels : positions, stream, transform, input_image());
   }
-  int splits() const { return plan_.splits; }
 
- private:
   template <int kBN>
   void launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
                     unsigned blocks, cudaStream_t stream) const {
@@ -310,8 +372,12 @@ class ConvIgemmTf32x3 {
       positions *= shape_.input[i];
     return positions;
   }
+  // The floats between x's images as it arrives.
+  int64_t input_image() const {
+    return input_image_floats_ != 0 ? input_image_floats_ : shape_.in_channels * input_positions();
+  }
 
-  // The per-run copy of x in the gather's layout, where x arrives in the other one.
+  // The per-run copy of x (copies_input).
   int reserve_input_copy(std::string& error) {
     if (!copies_input()) return STITCH_OK;
     const auto floats = static_cast<size_t>(shape_.batch * shape_.in_channels * input_positions());
@@ -332,7 +398,7 @@ class ConvIgemmTf32x3 {
   detail::GemmTf32x3Plan plan_;  // wgmma: tiles and split K (groups are the batch)
   SplitKScratch split_k_;
   WgmmaSplitB split_w_;
-  Arena x_copy_;  // x in the gather's layout, where it arrives in the other (copies_input)
+  Arena x_copy_;  // x transposed into the gather's layout or transformed (copies_input)
   const float* prepared_w_ = nullptr;
   Tf32x3Engine requested_engine_ = Tf32x3Engine::automatic;
   int requested_tile_n_ = 0;
@@ -340,6 +406,8 @@ class ConvIgemmTf32x3 {
   int sms_ = 1;                    // the persistent wgmma kernel's blocks
   bool allow_channels_last_ = true;
   bool input_channels_last_ = false;
+  bool transforms_input_ = false;
+  int64_t input_image_floats_ = 0;  // 0: x dense
   ConvIgemmOutputMap output_map_;
   bool has_output_map_ = false;
   bool wgmma_ = false;

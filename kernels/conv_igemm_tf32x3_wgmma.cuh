@@ -32,6 +32,7 @@
 
 #include "conv_igemm_common.cuh"
 #include "gemm_tf32x3_wgmma.cuh"
+#include "plane_transform.cuh"
 
 namespace stitch::kernels::detail {
 
@@ -158,22 +159,26 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 #endif
 }
 
-// x [batch][channels][positions] (NCDHW) into y [batch][positions][channels] (NDHWC), through
-// 32 x 32 shared tiles: reads and writes both along contiguous memory. Block (32, 8); grid
+// x [batch][channels][positions] (NCDHW; images x_image floats apart, a window of whole channels
+// of a larger buffer or dense) into a dense y [batch][positions][channels] (NDHWC), through
+// 32 x 32 shared tiles: reads and writes both along contiguous memory, each element through
+// `transform` (plane_transform.cuh: plane = image * channels + channel). Block (32, 8); grid
 // (positions / 32, channels / 32 capped at 65535, batch), rounded up; a block steps over the
-// channel tiles grid.y apart. A batched transpose: with channels and positions swapped it turns
-// NDHWC back into NCDHW.
-template <int kUnused = 0>
-__global__ void __launch_bounds__(256) channels_last_kernel(const float* x, float* y,
-                                                            int64_t channels, int64_t positions) {
+// channel tiles grid.y apart. A batched transpose: with channels and positions swapped (and the
+// identity) it turns NDHWC back into NCDHW.
+template <class Transform>
+__global__ void __launch_bounds__(256)
+    channels_last_kernel(const float* x, int64_t x_image, float* y, int64_t channels,
+                         int64_t positions, const Transform transform) {
   __shared__ float tile[32][33];
   const int64_t image = blockIdx.z, p0 = blockIdx.x * int64_t{32};
-  const float* in = x + image * channels * positions;
+  const float* in = x + image * x_image;
   float* out = y + image * channels * positions;
   for (int64_t c0 = blockIdx.y * int64_t{32}; c0 < channels; c0 += gridDim.y * int64_t{32}) {
     for (int i = threadIdx.y; i < 32; i += 8) {
       const int64_t c = c0 + i, p = p0 + threadIdx.x;
-      if (c < channels && p < positions) tile[i][threadIdx.x] = in[c * positions + p];
+      if (c < channels && p < positions)
+        tile[i][threadIdx.x] = transform(image * channels + c, in[c * positions + p]);
     }
     __syncthreads();
     for (int i = threadIdx.y; i < 32; i += 8) {
@@ -184,13 +189,17 @@ __global__ void __launch_bounds__(256) channels_last_kernel(const float* x, floa
   }
 }
 
+// x_image 0: dense, channels · positions.
+template <class Transform = PlaneIdentity>
 inline cudaError_t launch_channels_last(const float* x, float* y, int64_t batch, int64_t channels,
-                                        int64_t positions, cudaStream_t stream) {
+                                        int64_t positions, cudaStream_t stream,
+                                        const Transform& transform = {}, int64_t x_image = 0) {
   constexpr int64_t kMaxGridY = 65535;
   const dim3 grid(static_cast<unsigned>((positions + 31) / 32),
                   static_cast<unsigned>(std::min((channels + 31) / 32, kMaxGridY)),
                   static_cast<unsigned>(batch));
-  channels_last_kernel<><<<grid, dim3(32, 8), 0, stream>>>(x, y, channels, positions);
+  channels_last_kernel<Transform><<<grid, dim3(32, 8), 0, stream>>>(
+      x, x_image != 0 ? x_image : channels * positions, y, channels, positions, transform);
   return cudaGetLastError();
 }
 

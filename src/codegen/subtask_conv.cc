@@ -78,11 +78,11 @@ void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& sp
   iw.close();
 }
 
-// The depthwise kernel's input transform for a prologue: `float operator()(int64_t plane, float
-// x0)`, the raw input element x0 of plane n * C + c; the other loads are one value per plane
-// (plan_check), read at (n, c). Returns the functor's initializer list.
-Result<std::string> emit_depthwise_prologue(EmitContext& ctx, const std::string& name,
-                                            const ConvSpec& spec) {
+// A prologue as the kernel's input transform (kernels/plane_transform.cuh): `float operator()(
+// int64_t plane, float x0)`, the raw input element x0 of plane n * C + c; the other loads are one
+// value per plane (plan_check), read at (n, c). Returns the functor's initializer list.
+Result<std::string> emit_conv_prologue(EmitContext& ctx, const std::string& name,
+                                       const ConvSpec& spec) {
   const plan::Body& body = *spec.prologue;
   const std::vector<int64_t> planes{spec.batch, spec.in_channels};
   Members members;
@@ -204,8 +204,13 @@ std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, cons
   iw.open("{{  // {}", subtask.id);
   emit_kernel_conv_shape(spec, iw);
   if (window) emit_output_map(*window, member, iw);
-  if (!spec.x.is_contiguous())  // channels-last (check_kernel): the gather reads it as it is
+  if (spec.prologue) {  // the implicit GEMM (check_kernel) applies it as it copies x
+    iw.line("s->{}.set_input_transform(true);", member);
+    if (!spec.x.is_contiguous())  // a window of whole channels (a cat's piece)
+      iw.line("s->{}.set_input_image_floats({});", member, spec.x.strides[0]);
+  } else if (!spec.x.is_contiguous()) {  // channels-last (check_kernel): read as it is
     iw.line("s->{}.set_input_channels_last(true);", member);
+  }
   iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::{}, error));", member,
           spec.kernel_epilogue);
   const bool weight_at_init = prepares_weights && spec.w.base.kind == ir::ValueRef::Kind::param;
@@ -228,10 +233,16 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
   const bool direct = subtask.kernel == "direct_conv";
   if (depthwise && !plan::depthwise_conv_eligible(spec))
     return make_error("the depthwise kernel cannot run this convolution");
-  if (spec.prologue && !depthwise)
-    return make_error("only the depthwise kernel runs a convolution prologue");
-  if (!spec.x.is_contiguous() && !(igemm && !spec.transposed && plan::is_channels_last(spec.x)))
+  if (spec.prologue && !depthwise && !(igemm && !spec.transposed))
+    return make_error(
+        "only the depthwise kernel and a forward implicit GEMM run a convolution prologue");
+  if (spec.prologue && igemm) {
+    if (!plan::is_dense_per_image(spec.x))
+      return make_error("the implicit GEMM's prologue reads x dense per image");
+  } else if (!spec.x.is_contiguous() &&
+             !(igemm && !spec.transposed && plan::is_channels_last(spec.x))) {
     return make_error("only the implicit-GEMM kernel reads a channels-last x, and only forward");
+  }
   if (igemm && !plan::conv_igemm_eligible(spec))
     return make_error("the implicit-GEMM 3xTF32 kernel cannot run this convolution");
   if (direct && !plan::direct_conv_eligible(spec))
@@ -268,8 +279,13 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   if (spec.bias) {
     STITCH_ASSIGN_OR_RETURN(bias, ctx.access_pointer(*spec.bias));
   }
-  const std::string run = fmt::format("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error));",
-                                      member, x, run_weight, bias, y);
+  if (spec.prologue) {  // the input transform, given to the run (and to cuDNN's copy of x)
+    const std::string functor = EmitContext::functor_name(subtask, "prologue");
+    STITCH_ASSIGN_OR_RETURN(std::string init, emit_conv_prologue(ctx, functor, spec));
+    w.line("const {} pro{{{}}};", functor, init);
+  }
+  const std::string run = fmt::format("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error{}));",
+                                      member, x, run_weight, bias, y, spec.prologue ? ", pro" : "");
   if (subtask.tunables.count("cudnn_alternative") == 0) {
     w.line("{}", run);
     return {};
@@ -285,12 +301,20 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   emit_conv_init(
       ctx, subtask, spec, cudnn,
       fmt::format("STITCH_CHECK(time_kernel_against_cudnn(s->{}, {}, s->convs.{}, shape, "
-                  "MatmulEpilogue::{}, s->convs.workspace, stream, error, "
+                  "MatmulEpilogue::{}, {}, s->convs.workspace, stream, error, "
                   "s->convs.{}_faster));",
-                  member, run_weight == "nullptr", cudnn, spec.kernel_epilogue, cudnn));
+                  member, run_weight == "nullptr", cudnn, spec.kernel_epilogue,
+                  spec.prologue.has_value(), cudnn));
   w.open("if (s->convs.{}_faster) {{", cudnn);
-  w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", cudnn, x,
-         weight, y);
+  std::string cudnn_x = x;
+  if (spec.prologue) {  // cuDNN reads the kernel's transformed copy of x
+    cudnn_x = "transformed";
+    w.line("const float* transformed = nullptr;");
+    w.line("STITCH_CHECK(s->{}.transformed_input({}, stream, pro, transformed, error));", member,
+           x);
+  }
+  w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", cudnn,
+         cudnn_x, weight, y);
   if (spec.kernel_epilogue != "none")
     w.line(
         "STITCH_CHECK_CUDA(launch_conv_bias_activation({}, {}, MatmulEpilogue::{}, {}, {}, {}, "
@@ -356,7 +380,7 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     std::string transform;
     if (spec.prologue) {
       const std::string functor = EmitContext::functor_name(subtask, "prologue");
-      STITCH_ASSIGN_OR_RETURN(std::string init, emit_depthwise_prologue(ctx, functor, spec));
+      STITCH_ASSIGN_OR_RETURN(std::string init, emit_conv_prologue(ctx, functor, spec));
       w.line("const {} pro{{{}}};", functor, init);
       transform = "pro";
     }

@@ -58,6 +58,14 @@ bool is_channels_last(const Access& access) {
   return true;
 }
 
+bool is_dense_per_image(const Access& access) {
+  if (access.shape.empty()) return false;
+  Access image = access;
+  image.shape[0] = 1;
+  return image.is_contiguous() &&
+         (access.shape[0] == 1 || access.strides[0] >= access_numel(image));
+}
+
 int64_t access_numel(const Access& access) {
   int64_t numel = 1;
   for (int64_t size : access.shape)

@@ -9,6 +9,7 @@
 
 #include "plan/access.h"
 #include "plan/graph_edit.h"
+#include "plan/kernel_choice.h"
 #include "plan/op_traits.h"
 #include "plan/passes.h"
 #include "plan/subtasks.h"
@@ -90,7 +91,10 @@ std::vector<std::pair<ir::ValueRef, bool>> strided_writes(const Subtask& subtask
 std::vector<Access> dense_reads(const Subtask& subtask) {
   std::vector<Access> reads;
   if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec)) {
-    reads = {conv->x, conv->w};
+    // The implicit GEMM's copy of x through a prologue reads a window of whole channels
+    // (conv_prologue_fits); the depthwise kernel (x contiguous, eligible) reads x dense.
+    reads = {conv->w};
+    if (!conv->prologue || depthwise_conv_eligible(*conv)) reads.push_back(conv->x);
   } else if (const auto* matmul = std::get_if<MatmulSpec>(&subtask.spec)) {
     reads = {matmul->a, matmul->b};
     if (matmul->bias) reads.push_back(*matmul->bias);
@@ -225,13 +229,14 @@ ValueMap cat_homes(const ir::Graph& graph, const ValueMap& values,
 }
 
 Status place_cat_pieces(const ir::Graph& graph, ValueMap& values, std::vector<Subtask>& subtasks,
-                        const ValueMap& fixed_homes) {
+                        const ValueMap& fixed_homes, const ConvPrologueRule& conv_takes_prologue) {
   ValueMap homes = cat_homes(graph, values, subtasks);
   if (homes.empty()) return {};
   homes.insert(fixed_homes.begin(), fixed_homes.end());
   auto placed_values = fold_views(graph, &homes);
   if (!placed_values.ok()) return {};  // a view of a piece the strides cannot express
-  auto placed = build_subtasks(graph, *placed_values, fuse(graph, *placed_values));
+  auto placed = build_subtasks(graph, *placed_values,
+                               fuse(graph, *placed_values, false, conv_takes_prologue));
   if (!placed.ok() || !homes_hold(*placed_values, *placed)) return {};
   values = std::move(*placed_values);
   subtasks = std::move(*placed);

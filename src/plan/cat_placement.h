@@ -31,11 +31,12 @@ Result<ir::Graph> nest_cats(const ir::Graph& graph);
 ValueMap cat_homes(const ir::Graph& graph, const ValueMap& values,
                    const std::vector<Subtask>& subtasks);
 
-// Rebuilds views, fusion and subtasks with the homes of cat_homes (and `fixed_homes`, the homes
-// `values` was built with: layout.h's); keeps the given ones when there are none or the rebuilt
-// plan cannot hold them.
+// Rebuilds views, fusion (with the planner's F10 rule, as `subtasks` were fused) and subtasks
+// with the homes of cat_homes (and `fixed_homes`, the homes `values` was built with: layout.h's);
+// keeps the given ones when there are none or the rebuilt plan cannot hold them.
 Status place_cat_pieces(const ir::Graph& graph, ValueMap& values, std::vector<Subtask>& subtasks,
-                        const ValueMap& fixed_homes = {});
+                        const ValueMap& fixed_homes = {},
+                        const ConvPrologueRule& conv_takes_prologue = {});
 
 // The buffer a stored value lives in: its home's base (a cat's buffer), or the value itself.
 // `values` as in Plan::values (keyed by name) or ValueMap (keyed by value_key()).

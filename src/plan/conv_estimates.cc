@@ -60,7 +60,8 @@ bool conv_igemm_eligible(const ConvSpec& spec) {
   if ((spec.transposed && spec.pad_before != spec.pad_after) || spatial < 1 || spatial > 3 ||
       spec.groups < 1 || spec.groups > kConvIgemmMaxGroups || spec.in_channels % spec.groups != 0 ||
       (spec.groups > 1 && spec.in_channels == spec.groups) ||
-      !(spec.x.is_contiguous() || (!spec.transposed && is_channels_last(spec.x))) ||
+      !(spec.x.is_contiguous() || (!spec.transposed && is_channels_last(spec.x)) ||
+        (!spec.transposed && spec.prologue && is_dense_per_image(spec.x))) ||
       !spec.w.is_contiguous())
     return false;
   int64_t in_plane = 1, out_plane = 1, volume = 1;
@@ -101,9 +102,12 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double cudnn_efficiency = !spec.transposed ? kCudnnStrictConvEfficiency
                                   : unit_stride    ? kCudnnStrictUnitStrideTransposedConvEfficiency
                                                    : kCudnnStrictTransposedConvEfficiency;
+  // A prologue (the kernel's input transform, fusion rule F10): cuDNN reads the transformed copy
+  // that one pass over x makes.
+  const double input_pass_s = 2.0 * input_bytes / bandwidth + kLaunchSeconds;
   estimate.cudnn_s =
       std::max(flops / (peaks.fp32_tflops * 1e12 * cudnn_efficiency), bytes / bandwidth) +
-      kLaunchSeconds;
+      kLaunchSeconds + (spec.prologue ? input_pass_s : 0.0);
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
   const double sms = peaks.sms > 0 ? peaks.sms : 1;
   const double tiles = groups * std::ceil(m / tile_m) * std::ceil(n / tile_n);
@@ -118,13 +122,13 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
                             (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency) *
                             (narrow ? kConvIgemmNarrowEfficiency : 1.0);
   const double k_tile_s = 3.0 * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
-  // The kernel transposes x per run where the gather's layout (channels-last when chunked) is
-  // not the one x arrives in.
-  const bool x_channels_last = !spec.x.is_contiguous();  // eligible: then channels-last
-  const double transpose_s =
-      chunked != x_channels_last ? 2.0 * input_bytes / bandwidth + kLaunchSeconds : 0.0;
+  // The kernel copies x per run where the gather's layout (channels-last when chunked) is not
+  // the one x arrives in (a transpose), or to apply a prologue (the transpose does that too).
+  // Eligible: channels-last where not contiguous, or a window read by the prologue's copy.
+  const bool x_channels_last = !spec.x.is_contiguous() && !spec.prologue;
+  const bool copies = chunked != x_channels_last || spec.prologue.has_value();
   estimate.kernel_s = std::max(waves * k_tiles * k_tile_s / efficiency, bytes / bandwidth) +
-                      transpose_s + kLaunchSeconds;
+                      (copies ? input_pass_s : 0.0) + kLaunchSeconds;
   estimate.prefer_kernel = estimate.kernel_s <= kTf32x3Margin * estimate.cudnn_s;
   return estimate;
 }
@@ -218,15 +222,17 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
 
 ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks) {
   ConvEngineCall call;
-  // A prologue is the depthwise kernel's alone; no TF32 peak: no tensor cores, or
-  // --strict-fp32-gemm, which keeps the automatic choice on cuDNN.
-  if (spec.prologue || peaks.tf32_tflops <= 0) return call;
+  // No TF32 peak: no tensor cores, or --strict-fp32-gemm, which keeps the automatic choice on
+  // cuDNN.
+  if (peaks.tf32_tflops <= 0) return call;
   const ConvIgemmEstimate igemm = estimate_conv_igemm(spec, peaks);
   const DirectConvEstimate direct = estimate_direct_conv(spec, peaks);
   call.cudnn_s = igemm.cudnn_s;  // the cuDNN model per direction (direct's has no transposed one)
-  // cuDNN runs whatever the kernels run but a channels-last x (layout.h); a convolution it runs
-  // in a few microseconds is not worth timing.
-  const bool timeable = spec.x.is_contiguous() && call.cudnn_s >= kTimedEngineMinSeconds;
+  // cuDNN runs whatever the kernels run but a channels-last x (layout.h; with a prologue it reads
+  // the kernel's dense transformed copy); a convolution it runs in a few microseconds is not
+  // worth timing.
+  const bool timeable =
+      (spec.x.is_contiguous() || spec.prologue) && call.cudnn_s >= kTimedEngineMinSeconds;
   auto take = [&](const char* kernel, double kernel_s, bool timed) {
     call.kernel = kernel, call.kernel_s = kernel_s, call.timed = timed;
     return call;
@@ -238,7 +244,9 @@ ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks) {
       return take("igemm_tf32x3_conv", igemm.kernel_s, true);
   }
   // The direct kernel where the implicit GEMM is rated slower than cuDNN: few products per output.
-  if (direct.eligible && timeable && direct.kernel_s <= kTimedEngineRatio * call.cudnn_s)
+  // It applies no prologue (conv_takes_prologue gives one only where the implicit GEMM is picked).
+  if (!spec.prologue && direct.eligible && timeable &&
+      direct.kernel_s <= kTimedEngineRatio * call.cudnn_s)
     return take("direct_conv", direct.kernel_s, true);
   return call;
 }

@@ -163,7 +163,8 @@ bool prologue_has_input(const ir::Graph& graph, const ValueMap& values,
 }
 
 bool conv_prologue_fits(const ir::Graph& graph, const ValueMap& values,
-                        const std::vector<int>& prologue, const std::vector<int64_t>& index_shape) {
+                        const std::vector<int>& prologue, const std::vector<int64_t>& index_shape,
+                        bool image_windows) {
   const std::set<int> members(prologue.begin(), prologue.end());
   std::optional<Access> input;
   for (int index : prologue) {
@@ -178,9 +179,9 @@ bool conv_prologue_fits(const ir::Graph& graph, const ValueMap& values,
       auto load = full ? reshape_access(*full, index_shape) : std::nullopt;
       if (!load) return false;
       if (per_plane(*load, index_shape)) continue;
-      // The kernel reads its input as contiguous float32.
-      if (!load->is_contiguous() || graph.type_of(*ref).dtype != ir::DType::float32 ||
-          (input && *input != *load))
+      // The kernel reads its input as contiguous float32 (or, image_windows, each image so).
+      if (!(image_windows ? is_dense_per_image(*load) : load->is_contiguous()) ||
+          graph.type_of(*ref).dtype != ir::DType::float32 || (input && *input != *load))
         return false;
       input = *load;
     }
@@ -221,10 +222,12 @@ namespace {
 
 class Fuser {
  public:
-  Fuser(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered)
+  Fuser(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered,
+        const ConvPrologueRule& conv_takes_prologue)
       : graph_(graph),
         values_(values),
         keep_uncovered_(keep_uncovered),
+        conv_takes_prologue_(conv_takes_prologue),
         uses_(graph),
         owner_(graph.nodes.size(), -1),
         claimed_by_(graph.nodes.size(), -1) {}
@@ -300,7 +303,9 @@ class Fuser {
     }
   }
 
-  void claim_prologue(Group& group) {
+  // image_windows: a convolution's kernel reads the prologue's input dense per image
+  // (conv_prologue_fits).
+  void claim_prologue(Group& group, bool image_windows = false) {
     const std::vector<int64_t> index_shape = index_shape_of(group, graph_);
     std::set<int> members(group.pattern.begin(), group.pattern.end());
     members.insert(group.anchor);
@@ -331,9 +336,10 @@ class Fuser {
     std::sort(group.prologue.begin(), group.prologue.end());
     // The kernel iterates one load in the index space's own shape; without one, no prologue. A
     // convolution's kernel reads that one and otherwise only per-plane values (F10).
-    const bool fits = group.kind == GroupKind::conv
-                          ? conv_prologue_fits(graph_, values_, group.prologue, index_shape)
-                          : prologue_has_input(graph_, values_, group.prologue, index_shape);
+    const bool fits =
+        group.kind == GroupKind::conv
+            ? conv_prologue_fits(graph_, values_, group.prologue, index_shape, image_windows)
+            : prologue_has_input(graph_, values_, group.prologue, index_shape);
     if (!group.prologue.empty() && !fits) {
       for (int node : group.prologue)
         claimed_by_[node] = -1;
@@ -341,27 +347,62 @@ class Fuser {
     }
   }
 
-  // F10: a convolution the depthwise kernel can run takes the elementwise chain that produces its
-  // input as a prologue (conv_prologue_fits); it is created at its anchor like a reduction.
+  // F10: a convolution whose kernel applies an input transform takes the elementwise chain that
+  // produces its input as a prologue (conv_prologue_fits); it is created at its anchor like a
+  // reduction.
   void claim_conv_prologues() {
     for (int i = 0; i < static_cast<int>(graph_.nodes.size()); ++i) {
       if (graph_.nodes[i].op != Op::convolution || claimed_by_[i] >= 0 || opaque(i)) continue;
       const auto pad = foldable_pad(graph_, uses_, i);
       if (pad && claimed_by_[*pad] != i) continue;
       auto spec = conv_spec(graph_, values_, i, pad);
-      if (!spec.ok() || !depthwise_conv_eligible(*spec)) continue;
+      if (!spec.ok() ||
+          !(conv_takes_prologue_ ? conv_takes_prologue_(*spec) : depthwise_conv_eligible(*spec)))
+        continue;
       Group group;
       group.kind = GroupKind::conv;
       group.anchor = i;
       if (pad) group.pattern = {*pad};
       claimed_by_[i] = i;
-      claim_prologue(group);
+      // The implicit GEMM's copy of x reads a window of whole channels too; the depthwise
+      // kernel reads x dense.
+      const bool depthwise = depthwise_conv_eligible(*spec);
+      claim_prologue(group, !depthwise);
+      if (!depthwise && !group.prologue.empty() && !prologue_input_stored_anyway(group)) {
+        for (int node : group.prologue)
+          claimed_by_[node] = -1;
+        group.prologue.clear();
+      }
       if (group.prologue.empty()) {
         claimed_by_[i] = -1;  // the sweep creates it as usual
         continue;
       }
       pending_[i] = std::move(group);
     }
+  }
+
+  // The implicit GEMM takes a prologue only where its input is stored anyway (an input or param,
+  // or a value another group reads too, as a BatchNorm's statistics do): otherwise the producer's
+  // own stores apply the chain (a convolution's kernel epilogue, conv_epilogue.h), and the value
+  // may go channels-last (layout.h).
+  bool prologue_input_stored_anyway(const Group& group) const {
+    const std::set<int> members(group.prologue.begin(), group.prologue.end());
+    const ir::Arg& x = graph_.nodes[group.anchor].args.at(0);
+    const int64_t input_numel = x.is_ref() ? value_numel(graph_, *x.ref()) : 0;
+    for (int index : group.prologue) {
+      const ir::Node& node = graph_.nodes[index];
+      for (int a = 0; a < operand_count(node.op) && a < static_cast<int>(node.args.size()); ++a) {
+        const ValueRef* ref = node.args[a].ref();
+        if (!ref || value_numel(graph_, *ref) != input_numel) continue;  // a per-plane value
+        const ValueRef value = through_order_preserving_views(graph_, *ref).value_or(*ref);
+        if (value.kind != ValueRef::Kind::node || members.count(value.index)) continue;
+        const std::vector<int> readers = uses_.real_consumers(value);
+        if (!uses_.reaches_output(value) &&
+            std::all_of(readers.begin(), readers.end(), [&](int r) { return members.count(r); }))
+          return false;
+      }
+    }
+    return true;
   }
 
   // F9: each detached scalar joins the body of the next pending reduction.
@@ -511,6 +552,7 @@ class Fuser {
   const ir::Graph& graph_;
   const ValueMap& values_;
   bool keep_uncovered_ = false;
+  const ConvPrologueRule& conv_takes_prologue_;
   Uses uses_;
   std::vector<int> owner_;       // group index, -1 unassigned
   std::vector<int> claimed_by_;  // anchor of the pending group holding the node, -1 none
@@ -520,8 +562,9 @@ class Fuser {
 
 }  // namespace
 
-Fusion fuse(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered) {
-  return Fuser(graph, values, keep_uncovered).run();
+Fusion fuse(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered,
+            const ConvPrologueRule& conv_takes_prologue) {
+  return Fuser(graph, values, keep_uncovered, conv_takes_prologue).run();
 }
 
 }  // namespace stitch::plan

@@ -49,17 +49,20 @@
 //                as BatchNorm's num_batches_tracked + 1), joins the epilogue of the next reduction
 //                after it, where output element 0 stores it: no launch of its own. Without a later
 //                reduction it is an elementwise group.
-//   F10 conv     A convolution the depthwise kernel can run (depthwise_conv_eligible) takes a
-//                prologue as F3 says — a training-mode BatchNorm's normalisation and activation —
-//                when it reads one contiguous float32 input of the convolution's input shape and
-//                otherwise only values constant over the spatial dims (one per (n, c) plane); the
-//                kernel applies it as it loads (padding pads its result). Without one, the
+//   F10 conv     A convolution whose kernel applies an input transform (ConvPrologueRule: the
+//                depthwise kernel as it loads; the implicit GEMM as it copies x, where the planner
+//                puts it there — conv_takes_prologue, kernel_choice.h) takes a prologue as F3
+//                says — a training-mode BatchNorm's normalisation and activation — when it reads
+//                one float32 input of the convolution's input shape, contiguous (for the implicit
+//                GEMM dense per image: a cat's piece), and otherwise only values constant over the
+//                spatial dims (one per (n, c) plane); padding pads its result. Without one, the
 //                convolution is grouped as usual.
 //   F7 order     Groups run in the order the topological sweep creates them; a prologue (and an F9
 //                scalar) is claimed before the sweep, its group created at the anchor, so every
 //                load is produced by an earlier group.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -116,9 +119,14 @@ struct Fusion {
 // Values keyed by value_key() (fold_views()).
 using ValueMap = std::map<std::string, Access>;
 
+// F10: whether a convolution, as planned without a prologue, takes one. Empty: where the depthwise
+// kernel can run it (depthwise_conv_eligible).
+using ConvPrologueRule = std::function<bool(const ConvSpec&)>;
+
 // keep_uncovered: a node outside the covered families (uncovered_reason, passes.h) is a group of
 // its own (GroupKind::opaque) that nothing fuses into.
-Fusion fuse(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered = false);
+Fusion fuse(const ir::Graph& graph, const ValueMap& values, bool keep_uncovered = false,
+            const ConvPrologueRule& conv_takes_prologue = {});
 
 // ---- The rules, exposed for tests -------------------------------------------------------------
 
@@ -136,9 +144,12 @@ bool can_join_prologue(const ir::Graph& graph, const Uses& uses, const ValueMap&
 bool prologue_has_input(const ir::Graph& graph, const ValueMap& values,
                         const std::vector<int>& prologue, const std::vector<int64_t>& index_shape);
 // F10: a convolution prologue reads one contiguous float32 input in the index space's shape
-// ([batch, in_channels, input...]) and otherwise only values constant over the spatial dims.
+// ([batch, in_channels, input...]) — or, image_windows (the implicit GEMM's copy of x), one
+// dense per image (is_dense_per_image: a cat's piece) — and otherwise only values constant over
+// the spatial dims.
 bool conv_prologue_fits(const ir::Graph& graph, const ValueMap& values,
-                        const std::vector<int>& prologue, const std::vector<int64_t>& index_shape);
+                        const std::vector<int>& prologue, const std::vector<int64_t>& index_shape,
+                        bool image_windows = false);
 // F5: folds the library epilogue of GEMM `anchor` into `group` (library, library_epilogue, bias,
 // alpha); `taken` lists nodes already claimed by other groups (prologues), which never fold.
 void fold_library_epilogue(const ir::Graph& graph, const Uses& uses, const ValueMap& values,

@@ -107,8 +107,11 @@ void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, 
     subtask.tunables["block"] = 256;
     subtask.tunables["vector_width"] = all_vectorizable(spec.epilogue->loads) ? 4 : 1;
   }
-  // A prologue (fused in where the kernel can run the convolution) is run only by the kernel.
-  if (spec.prologue || estimate_depthwise_conv(spec, peaks).prefer_kernel) {
+  // A prologue (conv_takes_prologue) goes to the depthwise kernel where that can run the
+  // convolution, else to the implicit GEMM (forced, or conv_engine_call's pick, as the rule had
+  // it).
+  if (spec.prologue ? depthwise_conv_eligible(spec)
+                    : estimate_depthwise_conv(spec, peaks).prefer_kernel) {
     subtask.kernel = "depthwise_conv";  // exact FP32 on every track: no tensor cores to use
     subtask.tunables["block"] = 256;
     return;
@@ -318,6 +321,15 @@ std::string format_tunable(const std::string& key, int64_t value) {
   if (key == "scan_strategy") return fmt::format("{}", scan_strategy_name(value));
   if (key == "tensor_math") return fmt::format("{}", tensor_math_name(value));
   return fmt::format("{}={}", key, value);
+}
+
+bool conv_takes_prologue(const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math,
+                         ConvEngine conv_engine) {
+  if (depthwise_conv_eligible(spec)) return true;
+  if (spec.transposed || !spec.x.is_contiguous() || !conv_igemm_eligible(spec)) return false;
+  if (conv_engine == ConvEngine::igemm_tf32x3) return true;
+  return conv_engine == ConvEngine::automatic && math == TensorMath::fp32 &&
+         conv_engine_call(spec, peaks).kernel == "igemm_tf32x3_conv";
 }
 
 void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks, TensorMath math,

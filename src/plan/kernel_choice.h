@@ -304,6 +304,15 @@ void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& pea
                    TensorMath math = TensorMath::fp32,
                    ConvEngine conv_engine = ConvEngine::automatic);
 
+// Fusion rule F10 (fusion.h): whether a convolution, as planned without a prologue, takes the
+// elementwise chain that produces its input as one — where the kernel choose_kernel then gives it
+// applies an input transform: the depthwise kernel as it loads, or the implicit GEMM of a forward
+// convolution with x dense NCDHW as it copies x (ConvIgemmTf32x3::set_input_transform), chosen by
+// conv_engine_call or forced; cuDNN, timed against it, reads that transformed copy. Same
+// arguments as choose_kernel's.
+bool conv_takes_prologue(const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math,
+                         ConvEngine conv_engine);
+
 // "strategy=block_per_row" for enum-valued tunables, "block=256" otherwise.
 std::string format_tunable(const std::string& key, int64_t value);
 

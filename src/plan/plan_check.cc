@@ -99,14 +99,16 @@ Status check_spec(const Plan& plan, const ConvSpec& spec) {
     const std::vector<int64_t> space = conv_input_space(spec);
     STITCH_TRY(check_body(plan, *spec.prologue, access_numel(spec.x), "prologue"));
     if (spec.prologue->loads.empty() || spec.prologue->loads[0] != spec.x ||
-        !spec.x.is_contiguous())
-      return make_error("a convolution prologue's load 0 is x, contiguous");
+        !is_dense_per_image(spec.x))
+      return make_error("a convolution prologue's load 0 is x, dense per image");
     for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
       if (!per_plane(spec.prologue->loads[k], space))
         return make_error("convolution prologue load {} is not one value per (n, c) plane", k);
   }
-  if (!spec.x.is_contiguous() && (spec.transposed || !is_channels_last(spec.x)))
-    return make_error("a convolution's x is contiguous or (forward) channels-last");
+  if (!spec.x.is_contiguous() && (spec.transposed || !is_channels_last(spec.x)) &&
+      !(spec.prologue && !spec.transposed))
+    return make_error(
+        "a convolution's x is contiguous, (forward) channels-last or read through a prologue");
   if (!is_store_epilogue(spec.kernel_epilogue))
     return make_error("unknown convolution kernel epilogue '{}'", spec.kernel_epilogue);
   if (spec.kernel_epilogue.starts_with("bias") != spec.bias.has_value())
@@ -190,15 +192,30 @@ Status check_spec(const Plan& plan, const RecurrentSpec& spec) {
   return {};
 }
 
+// A convolution prologue is the depthwise kernel's (x contiguous) or a forward implicit GEMM's,
+// applied as it copies x (x dense per image: check_spec).
+Status check_conv_prologue_kernel(const Subtask& subtask, const ConvSpec& conv) {
+  if (subtask.kernel == "depthwise_conv")
+    return conv.x.is_contiguous() ? Status{}
+                                  : make_error("the depthwise kernel reads its prologue's x dense");
+  if (subtask.kernel != "igemm_tf32x3_conv" || conv.transposed)
+    return make_error(
+        "only the depthwise kernel and a forward implicit GEMM run a convolution prologue, not "
+        "'{}'",
+        subtask.kernel);
+  return {};
+}
+
 }  // namespace
 
 // cuDNN timed against the project's kernel (kernel_choice.h) runs the same convolution on the
-// fp32 track: x read and the result written dense (NCHW), the kernel's epilogue its one pass.
+// fp32 track: x read (through the implicit GEMM's transformed copy, with a prologue) and the result
+// written dense (NCHW), the kernel's epilogue its one pass.
 Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const ConvSpec* conv) {
   if (conv == nullptr || (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
     return make_error("cuDNN is timed only against the project's convolution kernels");
-  if (subtask_tensor_math(subtask) != TensorMath::fp32 || conv->prologue ||
-      !conv->x.is_contiguous())
+  if (subtask_tensor_math(subtask) != TensorMath::fp32 ||
+      !(conv->x.is_contiguous() || conv->prologue))
     return make_error("cuDNN, timed against the kernel, needs the fp32 track and a dense x");
   const ir::ValueRef& result = conv->stores.at(0).value;
   const auto home = plan.values.find(plan.graph.name_of(result));
@@ -226,10 +243,9 @@ Status check_plan(const Plan& plan) {
       if (read.base.kind == ir::ValueRef::Kind::node && !stored.count(value_key(read.base)))
         return fail(
             make_error("reads '{}' before any subtask stores it", plan.graph.name_of(read.base)));
-    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-        conv && conv->prologue && subtask.kernel != "depthwise_conv")
-      return fail(make_error("only the depthwise kernel runs a convolution prologue, not '{}'",
-                             subtask.kernel));
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec); conv && conv->prologue)
+      if (Status held = check_conv_prologue_kernel(subtask, *conv); !held.ok())
+        return fail(held.error());
     if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
         conv && conv->kernel_epilogue != "none" && subtask.kernel != "igemm_tf32x3_conv" &&
         subtask.kernel != "direct_conv")

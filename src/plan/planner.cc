@@ -136,15 +136,22 @@ Status check_dump_after(const PlanOptions& options) {
                     options.dump_after, fmt::join(names, ", "));
 }
 
+// The peaks kernel choice goes by: no TF32 tensor cores under --strict-fp32-gemm (strict FP32
+// GEMMs and convolutions only).
+GpuPeaks choice_peaks(const PlanOptions& options) {
+  GpuPeaks peaks = options.peaks;
+  if (!options.allow_tf32x3) peaks.tf32_tflops = 0;
+  return peaks;
+}
+
 // Each subtask's kernel (its convolution epilogue folded in where the kernel takes it), then its
 // cost; the plan's floor their sum.
 void choose_kernels_and_costs(const ir::Graph& graph, const ValueMap& values,
                               const PlanOptions& options, Plan& plan) {
-  GpuPeaks choice_peaks = options.peaks;
-  if (!options.allow_tf32x3) choice_peaks.tf32_tflops = 0;  // strict FP32 GEMMs and convs only
+  const GpuPeaks peaks = choice_peaks(options);
   for (size_t i = 0; i < plan.subtasks.size(); ++i) {
     Subtask& subtask = plan.subtasks[i];
-    choose_kernel(subtask, graph, choice_peaks, options.tensor_math, options.conv_engine);
+    choose_kernel(subtask, graph, peaks, options.tensor_math, options.conv_engine);
     fold_conv_epilogue(graph, values, plan.subtasks, i);
     const SubtaskCost cost = estimate_subtask_cost(graph, subtask, options.peaks);
     subtask.flops = cost.flops;
@@ -165,10 +172,14 @@ Status build_subtasks_and_kernels(const ir::Graph& graph, const PlanOptions& opt
   const bool first = layout_homes.empty();
   STITCH_ASSIGN_OR_RETURN(values, fold_views(graph, first ? nullptr : &layout_homes));
   if (first) pipeline.dump("views", [&] { return format_values(graph, values); });
-  const Fusion fusion = fuse(graph, values, options.keep_uncovered);
+  const GpuPeaks peaks = choice_peaks(options);
+  const ConvPrologueRule prologue_rule = [&](const ConvSpec& spec) {
+    return conv_takes_prologue(spec, peaks, options.tensor_math, options.conv_engine);
+  };
+  const Fusion fusion = fuse(graph, values, options.keep_uncovered, prologue_rule);
   if (first) pipeline.dump("fuse", [&] { return format_groups(graph, fusion); });
   STITCH_ASSIGN_OR_RETURN(plan.subtasks, build_subtasks(graph, values, fusion));
-  STITCH_TRY(place_cat_pieces(graph, values, plan.subtasks, layout_homes));
+  STITCH_TRY(place_cat_pieces(graph, values, plan.subtasks, layout_homes, prologue_rule));
   fold_copies_into_stores(graph, values, plan.subtasks);
   mark_init_subtasks(graph, values, plan.subtasks);
   plan.floor_us = 0;

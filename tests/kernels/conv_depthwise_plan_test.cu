@@ -56,7 +56,7 @@ std::vector<float> window_order_reference(const DepthwiseConv2dShape& s,
 // A launch on the CPU: per block, every thread's copy (the kernel's __syncthreads), then every
 // thread's compute. y starts NaN, the patch too: an output never written, or computed from a word
 // never copied, stays or turns NaN.
-template <class Transform = detail::DepthwiseIdentity>
+template <class Transform = detail::PlaneIdentity>
 std::vector<float> emulate_launch(const DepthwiseConv2dShape& s, const DepthwisePlan& plan,
                                   const std::vector<float>& x, const std::vector<float>& w,
                                   const Transform& transform = {}) {

@@ -1,8 +1,10 @@
 // kernels/conv_engine_timing.cuh on the GPU: cuDNN plus the kernel epilogue's pass
 // (run_cudnn_with_epilogue) gives what each of the project's convolution kernels gives with the
 // epilogue fused (ConvIgemmTf32x3, ConvDirect and both transposed forms, bias + ReLU / GELU),
-// within FP32 rounding over the sum of |terms|; time_kernel_against_cudnn runs both sides on its
-// scratch and reports a choice; the pass itself against the CPU. Label gpu; skips without a device.
+// within FP32 rounding over the sum of |terms|, and cuDNN on the implicit GEMM's transformed copy
+// of x what the kernel gives with the transform fused; time_kernel_against_cudnn runs both sides on
+// its scratch and reports a choice; the pass itself against the CPU. Label gpu; skips without a
+// device.
 #include <cudnn.h>
 
 #include <cmath>
@@ -66,8 +68,10 @@ Shape kernel_shape(const ConvShape& s) {
 
 // The kernel's output against cuDNN + the pass on the same operands, then the timing.
 // kPrepare: the kernel's weight prepared at init (run with w = nullptr), as programs do for every
-// kernel class but the forward ConvDirect, which reads w as it is.
-template <class Kernel, class Shape, bool kPrepare>
+// kernel class but the forward ConvDirect, which reads w as it is. kTransform (ConvIgemmTf32x3
+// only): the kernel applies an input transform as it copies x, cuDNN reads the kernel's
+// transformed_input, and the timing counts that pass on cuDNN's side.
+template <class Kernel, class Shape, bool kPrepare, bool kTransform = false>
 void expect_sides_agree(const Case& c, MatmulEpilogue epilogue) {
   constexpr bool prepare = kPrepare;
   const ConvShape s = cudnn_shape(c);
@@ -76,11 +80,17 @@ void expect_sides_agree(const Case& c, MatmulEpilogue epilogue) {
   const auto x = testing::uniform_floats(xn, 41, -1.f, 1.f);
   const auto w = testing::uniform_floats(wn, 42, -1.f, 1.f);
   const auto bias = testing::uniform_floats(s.out_channels, 43, -1.f, 1.f);
+  const auto scale = testing::uniform_floats(s.batch * s.in_channels, 44, -2.f, 2.f);
+  const auto shift = testing::uniform_floats(s.batch * s.in_channels, 45, -0.5f, 1.f);
   DeviceBuffer<float> dx(xn), dw(wn), db(bias.size()), dy_kernel(yn), dy_cudnn(yn);
+  DeviceBuffer<float> dscale(scale.size()), dshift(shift.size());
   DeviceBuffer<char> workspace(kWorkspace);
   ASSERT_CUDA(dx.upload(x));
   ASSERT_CUDA(dw.upload(w));
   ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(dscale.upload(scale));
+  ASSERT_CUDA(dshift.upload(shift));
+  const testing::AffineRelu transform{dscale.data(), dshift.data()};
   std::string error;
   CudnnHandle handle;
   ASSERT_EQ(handle.create(error), STITCH_OK) << error;
@@ -89,14 +99,25 @@ void expect_sides_agree(const Case& c, MatmulEpilogue epilogue) {
       << error;
   ASSERT_EQ(tune_conv_on_scratch(cudnn, s, workspace.data(), nullptr, error), STITCH_OK) << error;
   Kernel kernel;
+  if constexpr (kTransform) kernel.set_input_transform(true);
   ASSERT_EQ(kernel.init(kernel_shape<Shape>(s), epilogue, error), STITCH_OK) << error;
   if constexpr (kPrepare)
     ASSERT_EQ(kernel.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
-  ASSERT_EQ(kernel.run(dx.data(), prepare ? nullptr : dw.data(), db.data(), dy_kernel.data(),
-                       nullptr, error),
-            STITCH_OK)
-      << error;
-  ASSERT_EQ(run_cudnn_with_epilogue(cudnn, s, epilogue, dx.data(), dw.data(), db.data(),
+  const float* cudnn_x = dx.data();
+  if constexpr (kTransform) {
+    ASSERT_EQ(kernel.run(dx.data(), prepare ? nullptr : dw.data(), db.data(), dy_kernel.data(),
+                         nullptr, error, transform),
+              STITCH_OK)
+        << error;
+    ASSERT_EQ(kernel.transformed_input(dx.data(), nullptr, transform, cudnn_x, error), STITCH_OK)
+        << error;
+  } else {
+    ASSERT_EQ(kernel.run(dx.data(), prepare ? nullptr : dw.data(), db.data(), dy_kernel.data(),
+                         nullptr, error),
+              STITCH_OK)
+        << error;
+  }
+  ASSERT_EQ(run_cudnn_with_epilogue(cudnn, s, epilogue, cudnn_x, dw.data(), db.data(),
                                     dy_cudnn.data(), workspace.data(), nullptr, error),
             STITCH_OK)
       << error;
@@ -104,13 +125,13 @@ void expect_sides_agree(const Case& c, MatmulEpilogue epilogue) {
   const std::vector<float> by_cudnn = dy_cudnn.download();
   const std::vector<double> expected(by_cudnn.begin(), by_cudnn.end());
   // Both FP32-accurate: a few FP32 roundings of sums of at most 9 · in_channels terms of |x·w|
-  // <= 1.
-  const double bound = 1e-5 * 9 * static_cast<double>(c.in_channels);
+  // <= 1 (<= 3 transformed).
+  const double bound = (kTransform ? 3e-5 : 1e-5) * 9 * static_cast<double>(c.in_channels);
   EXPECT_TRUE(all_close(dy_kernel.download(), expected, Tolerance{bound, 1e-5, 0}))
       << kernel.describe();
   bool cudnn_faster = false;
-  ASSERT_EQ(time_kernel_against_cudnn(kernel, prepare, cudnn, s, epilogue, workspace.data(),
-                                      nullptr, error, cudnn_faster),
+  ASSERT_EQ(time_kernel_against_cudnn(kernel, prepare, cudnn, s, epilogue, kTransform,
+                                      workspace.data(), nullptr, error, cudnn_faster),
             STITCH_OK)
       << error;
   std::printf("[ timing ] %s: %s\n", kernel.describe().c_str(),
@@ -123,6 +144,16 @@ TEST(ConvEngineTiming, ImplicitGemmAgreesWithCudnnAndThePass) {
                                                             MatmulEpilogue::bias_relu);
   expect_sides_agree<ConvIgemmTf32x3, ConvIgemmShape, true>({2, 8, 24, 9, false},
                                                             MatmulEpilogue::none);
+}
+
+// A BatchNorm's normalisation and ReLU fused into the implicit GEMM's copy of x: cuDNN, reading
+// the kernel's transformed copy, agrees (the timed pair of a convolution with a prologue).
+TEST(ConvEngineTiming, ImplicitGemmWithAnInputTransformAgreesWithCudnnOnItsCopy) {
+  REQUIRE_GPU();
+  expect_sides_agree<ConvIgemmTf32x3, ConvIgemmShape, true, true>({4, 16, 32, 20, false},
+                                                                  MatmulEpilogue::bias_relu);
+  expect_sides_agree<ConvIgemmTf32x3, ConvIgemmShape, true, true>({2, 6, 24, 9, false},
+                                                                  MatmulEpilogue::none);
 }
 
 TEST(ConvEngineTiming, DirectKernelAgreesWithCudnnAndThePass) {

@@ -350,6 +350,28 @@ TEST(ConvIgemmShapeCheck, RefusesShapesItCannotRun) {
             STITCH_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(error.find("before a successful init"), std::string::npos) << error;
   EXPECT_EQ(conv.describe(), "not initialised");
+  const float* transformed = nullptr;
+  EXPECT_EQ(conv.transformed_input(&buffer, nullptr, detail::PlaneIdentity{}, transformed, error),
+            STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(transformed, nullptr);
+  EXPECT_FALSE(conv.copies_input());
+  conv.set_input_transform(true);
+  EXPECT_TRUE(conv.copies_input());  // every run copies x through the transform
+  // An input transform reads x NCDHW: a channels-last x with one is refused at init.
+  ConvIgemmTf32x3 transformed_last;
+  transformed_last.set_input_transform(true);
+  transformed_last.set_input_channels_last(true);
+  EXPECT_EQ(transformed_last.init(s, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("transformed x arrives NCDHW"), std::string::npos) << error;
+  // x as a window of a larger buffer is read only by the transform's copy, images no closer
+  // than one image.
+  ConvIgemmTf32x3 window;
+  window.set_input_image_floats(2 * s.in_channels * s.input[0] * s.input[1]);
+  EXPECT_EQ(window.init(s, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("need an input transform"), std::string::npos) << error;
+  window.set_input_transform(true);
+  window.set_input_image_floats(s.in_channels * s.input[0] * s.input[1] - 1);
+  EXPECT_EQ(window.init(s, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(ConvIgemmShapeCheck, ParamsOfTheResNetStem) {

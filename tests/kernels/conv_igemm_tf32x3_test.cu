@@ -334,6 +334,99 @@ INSTANTIATE_TEST_SUITE_P(
       return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
     });
 
+// x through set_input_transform's copy (transposed channels-last on the wgmma gather that reads
+// so, NCDHW otherwise) gives bit for bit the run on x transformed beforehand, padding included
+// (it pads the transformed input: relu(shift) is not zero), also where x is a window of whole
+// channels of a larger buffer (a cat's piece: set_input_image_floats); transformed_input gives
+// that x.
+class ConvIgemmInputTransformTest
+    : public ::testing::TestWithParam<std::tuple<ConvIgemmCase, Variant>> {};
+
+TEST_P(ConvIgemmInputTransformTest, MatchesTheRunOnTheTransformedInputBitForBit) {
+  REQUIRE_GPU();
+  const auto& [c, variant] = GetParam();
+  REQUIRE_VARIANT(variant);
+  const ConvIgemmShape& s = c.shape;
+  const int64_t in_plane = plane(s.input, s.spatial), planes = s.batch * s.in_channels;
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 31, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 32, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(s.out_channels, 33, -1.f, 1.f);
+  const auto scale = testing::uniform_floats(planes, 34, -2.f, 2.f);
+  const auto shift = testing::uniform_floats(planes, 35, -0.5f, 1.f);
+  std::vector<float> transformed(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const auto p = static_cast<size_t>(static_cast<int64_t>(i) / in_plane);
+    transformed[i] = testing::AffineRelu::apply(x[i], scale[p], shift[p]);
+  }
+  // The window: channels 2 .. C + 1 of a buffer of C + 3 per image, the rest NaN.
+  const int64_t image = s.in_channels * in_plane, wide_image = (s.in_channels + 3) * in_plane;
+  std::vector<float> wide(static_cast<size_t>(s.batch * wide_image), std::nanf(""));
+  for (int64_t n = 0; n < s.batch; ++n)
+    std::copy_n(x.begin() + n * image, image, wide.begin() + n * wide_image + 2 * in_plane);
+  DeviceBuffer<float> dx(x.size()), dx_transformed(x.size()), dw(w.size()), db(bias.size()),
+      dscale(scale.size()), dshift(shift.size()), dy(testing::conv_output_elements(s)),
+      dy_fused(dy.size()), dwide(wide.size()), dy_window(dy.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dwide.upload(wide));
+  ASSERT_CUDA(dx_transformed.upload(transformed));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(dscale.upload(scale));
+  ASSERT_CUDA(dshift.upload(shift));
+  ASSERT_CUDA(cudaMemset(dy_fused.data(), 0xff, dy_fused.size() * sizeof(float)));
+  auto configure = [&](ConvIgemmTf32x3& conv) {
+    conv.set_engine(variant == Variant::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
+    conv.allow_channels_last(variant == Variant::wgmma);
+  };
+  std::string error;
+  ConvIgemmTf32x3 plain, fused, window;
+  configure(plain);
+  configure(fused);
+  configure(window);
+  fused.set_input_transform(true);
+  window.set_input_transform(true);
+  window.set_input_image_floats(wide_image);
+  ASSERT_EQ(plain.init(s, c.epilogue, error), STITCH_OK) << error;
+  ASSERT_EQ(fused.init(s, c.epilogue, error), STITCH_OK) << error;
+  ASSERT_EQ(window.init(s, c.epilogue, error), STITCH_OK) << error;
+  EXPECT_TRUE(fused.copies_input());
+  const testing::AffineRelu transform{dscale.data(), dshift.data()};
+  EXPECT_EQ(plain.run(dx.data(), dw.data(), db.data(), dy.data(), nullptr, error, transform),
+            STITCH_ERROR_INVALID_ARGUMENT);  // not asked for one before init
+  EXPECT_NE(error.find("set_input_transform"), std::string::npos) << error;
+  ASSERT_EQ(plain.run(dx_transformed.data(), dw.data(), db.data(), dy.data(), nullptr, error),
+            STITCH_OK)
+      << error;
+  ASSERT_EQ(fused.run(dx.data(), dw.data(), db.data(), dy_fused.data(), nullptr, error, transform),
+            STITCH_OK)
+      << error;
+  ASSERT_EQ(window.run(dwide.data() + 2 * in_plane, dw.data(), db.data(), dy_window.data(), nullptr,
+                       error, transform),
+            STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> expected = dy.download();
+  EXPECT_TRUE(testing::bitwise_equal(expected, dy_fused.download()))
+      << c.name << " on " << fused.describe();
+  EXPECT_TRUE(testing::bitwise_equal(expected, dy_window.download()))
+      << c.name << " on " << window.describe() << ", x a window";
+  const float* copy = nullptr;
+  ASSERT_EQ(fused.transformed_input(dx.data(), nullptr, transform, copy, error), STITCH_OK)
+      << error;
+  std::vector<float> copied(x.size());
+  ASSERT_CUDA(
+      cudaMemcpy(copied.data(), copy, copied.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  EXPECT_TRUE(testing::bitwise_equal(copied, transformed)) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvIgemmInputTransformTest,
+    ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
+                       ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma)),
+    [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
+      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
+    });
+
 // ConvTransposeIgemmTf32x3 (kernels/conv_transpose.cuh): every output phase a forward
 // convolution on the implicit GEMM (either kernel) writing through its output map, the outputs no
 // tap reaches filled with act(bias), against the definition in double (conv_transpose_cases.cuh),

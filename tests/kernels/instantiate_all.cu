@@ -74,6 +74,10 @@ struct PoolStore {
     if (index != nullptr) index[e] = i;
   }
 };
+struct ScaleShift {  // a convolution input transform (plane_transform.cuh)
+  const float* per_plane;
+  __device__ float operator()(int64_t plane, float x) const { return x * per_plane[plane]; }
+};
 
 int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, cudaStream_t stream,
             std::string& error) {
@@ -162,6 +166,13 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   ConvIgemmTf32x3 channels_last;
   channels_last.set_input_channels_last(true);
   STITCH_CHECK(channels_last.init(conv_shape, MatmulEpilogue::none, error));
+  ConvIgemmTf32x3 transformed;  // an input transform applied in the copy of x
+  transformed.set_input_transform(true);
+  STITCH_CHECK(transformed.init(conv_shape, MatmulEpilogue::none, error));
+  const ScaleShift scale_shift{a};
+  STITCH_CHECK(transformed.run(a, a, nullptr, y, stream, error, scale_shift));
+  const float* transformed_x = nullptr;
+  STITCH_CHECK(transformed.transformed_input(a, stream, scale_shift, transformed_x, error));
   bool strict_faster = false;  // strict FP32 timed against each split GEMM class
   STITCH_CHECK(time_gemm_against_strict(gemm3, true, mm, 16, 16, 16, 4, true, stream, error,
                                         strict_faster));
@@ -171,16 +182,19 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   const ConvShape cudnn_shape;
   bool cudnn_faster = false;
   STITCH_CHECK(time_kernel_against_cudnn(conv3, true, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::bias_relu, workspace, stream, error,
+                                         MatmulEpilogue::bias_relu, false, workspace, stream, error,
+                                         cudnn_faster));
+  STITCH_CHECK(time_kernel_against_cudnn(transformed, false, cudnn_conv, cudnn_shape,
+                                         MatmulEpilogue::none, true, workspace, stream, error,
                                          cudnn_faster));
   STITCH_CHECK(time_kernel_against_cudnn(direct, false, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::bias_relu, workspace, stream, error,
+                                         MatmulEpilogue::bias_relu, false, workspace, stream, error,
                                          cudnn_faster));
   STITCH_CHECK(time_kernel_against_cudnn(transposed3, true, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::bias_gelu, workspace, stream, error,
+                                         MatmulEpilogue::bias_gelu, false, workspace, stream, error,
                                          cudnn_faster));
   STITCH_CHECK(time_kernel_against_cudnn(transposed_direct, true, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::bias_relu, workspace, stream, error,
+                                         MatmulEpilogue::bias_relu, false, workspace, stream, error,
                                          cudnn_faster));
 
   AttentionShape attention;

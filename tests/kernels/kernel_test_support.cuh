@@ -196,4 +196,17 @@ void gemm_reference(const Case& c, const Shape& s, const std::vector<float>& a,
       }
 }
 
+// A BatchNorm-like convolution input transform (kernels/plane_transform.cuh), relu(x ·
+// scale[plane] + shift[plane]) with plane = n · C + c; apply() does the same operations on the CPU.
+struct AffineRelu {
+  const float* scale;
+  const float* shift;
+  __device__ float operator()(int64_t plane, float x) const {
+    return fmaxf(fmaf(x, scale[plane], shift[plane]), 0.f);
+  }
+  static float apply(float x, float scale, float shift) {
+    return std::fmax(std::fma(x, scale, shift), 0.f);
+  }
+};
+
 }  // namespace stitch::kernels::testing

@@ -22,6 +22,17 @@ TEST(Access, ContiguousAndFootprint) {
   EXPECT_FALSE(is_full_contiguous(make({4, 8}, {8, 1}, 8), 32));
 }
 
+// A cat's piece along the channels: each image contiguous, images a whole larger image apart.
+TEST(Access, DensePerImageTakesWindowsOfWholeChannels) {
+  EXPECT_TRUE(is_dense_per_image(contiguous_access(kBase, {2, 3, 4, 4})));
+  EXPECT_TRUE(is_dense_per_image(make({2, 3, 4, 4}, {80, 16, 4, 1}, 32)));  // channels 2..4 of 5
+  EXPECT_TRUE(is_dense_per_image(make({1, 3, 4, 4}, {7, 16, 4, 1})));       // one image
+  EXPECT_FALSE(is_dense_per_image(make({2, 3, 4, 4}, {40, 16, 4, 1})));     // images overlap
+  EXPECT_FALSE(is_dense_per_image(make({2, 3, 4, 4}, {80, 1, 12, 3})));     // channels-last
+  EXPECT_FALSE(is_dense_per_image(make({2, 3, 4, 4}, {96, 32, 8, 2})));     // strided inside
+  EXPECT_FALSE(is_dense_per_image(make({}, {})));
+}
+
 TEST(Access, ReshapeMergesAndSplitsContiguousDims) {
   auto merged = reshape_access(contiguous_access(kBase, {2, 3, 4}), {6, 4});
   ASSERT_TRUE(merged);

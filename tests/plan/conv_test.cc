@@ -293,26 +293,35 @@ TEST(ConvPlan, DepthwiseConvolutionTakesTheKernelWhereMeasuredFaster) {
 }
 
 // F10: relu(x * scale + shift), scale and shift per channel (a training-mode BatchNorm's
-// normalisation and activation), into a 3x3 convolution; `groups` 8 makes it depthwise.
+// normalisation and activation), into a 3x3 convolution of `channels` channels in and out;
+// `groups` == channels makes it depthwise.
 struct NormalisedConv {
-  bool full_scale = false;    // scale a full [2, 8, 16, 16] input instead of per channel
+  bool full_scale = false;    // scale a full-size input instead of per channel
   bool return_input = false;  // the normalised value is also a graph output
   int64_t groups = 8;
+  int64_t batch = 2, channels = 8, size = 16;
+  ConvEngine engine = ConvEngine::automatic;
+  TensorMath math = TensorMath::fp32;
 };
 Result<Plan> normalised_conv(const NormalisedConv& c) {
   GraphBuilder b;
-  const std::vector<int64_t> shape{2, 8, 16, 16};
+  const std::vector<int64_t> shape{c.batch, c.channels, c.size, c.size};
   auto x = b.input("x", shape);
-  auto scale = c.full_scale ? b.input("scale", shape) : b.param("scale", {1, 8, 1, 1});
-  auto shift = b.param("shift", {1, 8, 1, 1});
+  auto scale = c.full_scale ? b.input("scale", shape) : b.param("scale", {1, c.channels, 1, 1});
+  auto shift = b.param("shift", {1, c.channels, 1, 1});
   auto scaled = b.node("scaled", Op::mul_tensor, {ref(x), ref(scale)}, shape);
   auto shifted = b.node("shifted", Op::add_tensor, {ref(scaled), ref(shift)}, shape);
   auto normalised = b.node("relu", Op::relu, {ref(shifted)}, shape);
-  auto w = b.param("w", {8, 8 / c.groups, 3, 3});
+  auto w = b.param("w", {c.channels, c.channels / c.groups, 3, 3});
   b.output(conv(b, "c", normalised, w, std::nullopt, shape, {1, 1}, {1, 1}, {1, 1}, false, {0, 0},
                 c.groups));
   if (c.return_input) b.output(normalised);
-  return plan_graph(b);
+  return plan_graph(b, c.math, c.engine);
+}
+
+// The H200's model puts this one on the implicit GEMM (128 channels, 56x56, batch 8).
+NormalisedConv implicit_gemm_sized() {
+  return {.groups = 1, .batch = 8, .channels = 128, .size = 56};
 }
 
 TEST(ConvPlan, DepthwiseConvolutionAppliesTheNormalisationAsItLoads) {
@@ -329,8 +338,57 @@ TEST(ConvPlan, DepthwiseConvolutionAppliesTheNormalisationAsItLoads) {
     EXPECT_TRUE(per_plane(spec.prologue->loads[k], space)) << "load " << k;
 }
 
+TEST(ConvPlan, ImplicitGemmAppliesTheNormalisationAsItCopiesX) {
+  auto plan = normalised_conv(implicit_gemm_sized());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = only_conv(*plan);  // no elementwise pass: one subtask
+  EXPECT_EQ(plan->subtasks[0].kernel, "igemm_tf32x3_conv");
+  ASSERT_TRUE(spec.prologue.has_value());
+  EXPECT_EQ(spec.prologue->steps.size(), 3u);
+  EXPECT_EQ(spec.x.base.kind, ir::ValueRef::Kind::input);
+  EXPECT_TRUE(conv_takes_prologue(spec, h200_peaks(), TensorMath::fp32, ConvEngine::automatic));
+  // Forced onto the implicit GEMM, a small one takes it too; forced onto cuDNN, or on the tf32
+  // track (cuDNN's TF32 engines), none does.
+  auto forced = normalised_conv({.groups = 1, .engine = ConvEngine::igemm_tf32x3});
+  ASSERT_TRUE(forced.ok()) << forced.error().message;
+  EXPECT_TRUE(only_conv(*forced).prologue.has_value());
+  for (const NormalisedConv& on_cudnn :
+       {NormalisedConv{
+            .groups = 1, .batch = 8, .channels = 128, .size = 56, .engine = ConvEngine::cudnn},
+        NormalisedConv{
+            .groups = 1, .batch = 8, .channels = 128, .size = 56, .math = TensorMath::tf32}}) {
+    auto cudnn = normalised_conv(on_cudnn);
+    ASSERT_TRUE(cudnn.ok()) << cudnn.error().message;
+    ASSERT_EQ(cudnn->subtasks.size(), 2u);
+    EXPECT_EQ(cudnn->subtasks[1].kernel, "cudnn_conv");
+    EXPECT_FALSE(std::get<ConvSpec>(cudnn->subtasks[1].spec).prologue.has_value());
+  }
+}
+
+// The copy pass the prologue rides on: the kernel's per-run transpose where it gathers
+// channels-last (else one more pass), and cuDNN's side one pass for the transformed copy it reads.
+TEST(ConvCost, APrologueCostsCudnnTheCopyItReads) {
+  auto plan = normalised_conv(implicit_gemm_sized());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& fused = only_conv(*plan);
+  ConvSpec bare = fused;
+  bare.prologue.reset();
+  const ConvIgemmEstimate with = estimate_conv_igemm(fused, h200_peaks());
+  const ConvIgemmEstimate without = estimate_conv_igemm(bare, h200_peaks());
+  const double pass = 2.0 * 4 * 8 * 128 * 56 * 56 / (h200_peaks().dram_gbps * 1e9) + kLaunchSeconds;
+  EXPECT_NEAR(with.kernel_s, without.kernel_s, 1e-12);  // 128 channels: transposed anyway
+  EXPECT_NEAR(with.cudnn_s - without.cudnn_s, pass, 1e-12);
+  ConvSpec scalar = fused;  // 6 channels: the 4-byte gather reads x as it is, without a copy
+  scalar.in_channels = 6;
+  ConvSpec scalar_bare = scalar;
+  scalar_bare.prologue.reset();
+  ASSERT_TRUE(conv_igemm_eligible(scalar));
+  EXPECT_GT(estimate_conv_igemm(scalar, h200_peaks()).kernel_s,
+            estimate_conv_igemm(scalar_bare, h200_peaks()).kernel_s);
+}
+
 TEST(ConvPlan, NormalisationStaysAPassWhereTheKernelCannotTakeIt) {
-  // Not depthwise: cuDNN or the implicit GEMM read a stored input.
+  // Not depthwise, and too small for the implicit GEMM: cuDNN reads a stored input.
   auto dense = normalised_conv({.groups = 1});
   ASSERT_TRUE(dense.ok()) << dense.error().message;
   ASSERT_EQ(dense->subtasks.size(), 2u);
@@ -362,6 +420,50 @@ TEST(ConvPlan, PlanCheckHoldsTheConvolutionPrologueToTheKernel) {
   prologue.loads[1].strides.back() = 1;  // a spatial stride: not one value per plane
   ASSERT_FALSE(check_plan(per_element).ok());
   EXPECT_NE(check_plan(per_element).error().message.find("per (n, c) plane"), std::string::npos);
+  // The implicit GEMM's: forward only, x dense per image (a window of whole channels is).
+  auto igemm = normalised_conv(implicit_gemm_sized());
+  ASSERT_TRUE(igemm.ok()) << igemm.error().message;
+  ASSERT_TRUE(check_plan(*igemm).ok());
+  Plan transposed = *igemm;
+  std::get<ConvSpec>(transposed.subtasks[0].spec).transposed = true;
+  ASSERT_FALSE(check_plan(transposed).ok());
+  Plan strided = *igemm;
+  ConvSpec& strided_spec = std::get<ConvSpec>(strided.subtasks[0].spec);
+  strided_spec.x.strides.back() = 2;  // not dense within an image
+  strided_spec.prologue->loads[0] = strided_spec.x;
+  ASSERT_FALSE(check_plan(strided).ok());
+  EXPECT_NE(check_plan(strided).error().message.find("dense per image"), std::string::npos)
+      << check_plan(strided).error().message;
+  Plan depthwise_window = *plan;  // the depthwise kernel reads its prologue's x contiguous
+  ConvSpec& window_spec = std::get<ConvSpec>(depthwise_window.subtasks[0].spec);
+  window_spec.x.strides[0] *= 2;
+  window_spec.prologue->loads[0] = window_spec.x;
+  ASSERT_FALSE(check_plan(depthwise_window).ok());
+  EXPECT_NE(check_plan(depthwise_window).error().message.find("depthwise kernel reads"),
+            std::string::npos)
+      << check_plan(depthwise_window).error().message;
+}
+
+// conv -> bias -> ReLU -> conv, both on the implicit GEMM: the chain only the second reads is the
+// first's kernel epilogue (its stores apply it, conv_epilogue.h), not the second's prologue.
+TEST(ConvPlan, AChainOnlyTheConvolutionReadsStaysWithItsProducer) {
+  GraphBuilder b;
+  const std::vector<int64_t> shape{8, 128, 56, 56};
+  auto x = b.input("x", shape);
+  auto w1 = b.param("w1", {128, 128, 3, 3});
+  auto bias = b.param("bias", {1, 128, 1, 1});
+  auto w2 = b.param("w2", {128, 128, 3, 3});
+  auto c1 = conv(b, "c1", x, w1, std::nullopt, shape, {1, 1}, {1, 1}, {1, 1});
+  auto biased = b.node("biased", Op::add_tensor, {ref(c1), ref(bias)}, shape);
+  auto relu = b.node("relu", Op::relu, {ref(biased)}, shape);
+  b.output(conv(b, "c2", relu, w2, std::nullopt, shape, {1, 1}, {1, 1}, {1, 1}));
+  auto plan = plan_graph(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 2u);
+  const auto& first = std::get<ConvSpec>(plan->subtasks[0].spec);
+  const auto& second = std::get<ConvSpec>(plan->subtasks[1].spec);
+  EXPECT_EQ(first.kernel_epilogue, "bias_relu");
+  EXPECT_FALSE(second.prologue.has_value());
 }
 
 DepthwiseEstimate depthwise_estimate(std::vector<int64_t> x_shape, std::vector<int64_t> w_shape,

@@ -204,7 +204,7 @@ TEST(ChannelsLast, OnlyTheForwardImplicitGemmTakesAChannelsLastX) {
       spec->transposed = true;
   const Status broken = check_plan(*plan);
   ASSERT_FALSE(broken.ok());
-  EXPECT_NE(broken.error().message.find("contiguous or (forward) channels-last"), std::string::npos)
+  EXPECT_NE(broken.error().message.find("contiguous, (forward) channels-last"), std::string::npos)
       << broken.error().message;
 }
 
