@@ -220,6 +220,14 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
   return estimate;
 }
 
+bool cudnn_grid_underfilled(const ConvSpec& spec, const GpuPeaks& peaks) {
+  const int64_t positions = spec.batch * static_cast<int64_t>(product(spec.output));
+  const int64_t channels = spec.out_channels / std::max<int64_t>(spec.groups, 1);
+  const int64_t tiles = spec.groups * ((positions + kCudnnGridTileM - 1) / kCudnnGridTileM) *
+                        ((channels + kCudnnGridTileN - 1) / kCudnnGridTileN);
+  return peaks.sms > 0 && tiles < peaks.sms;
+}
+
 ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks) {
   ConvEngineCall call;
   // No TF32 peak: no tensor cores, or --strict-fp32-gemm, which keeps the automatic choice on
@@ -230,9 +238,12 @@ ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks) {
   call.cudnn_s = igemm.cudnn_s;  // the cuDNN model per direction (direct's has no transposed one)
   // cuDNN runs whatever the kernels run but a channels-last x (layout.h; with a prologue it reads
   // the kernel's dense transformed copy); a convolution it runs in a few microseconds is not
-  // worth timing.
+  // worth timing, unless its model has no ground (an under-filled grid: a wider band too).
+  const bool underfilled = cudnn_grid_underfilled(spec, peaks);
+  const double band = underfilled ? kUnderfilledTimedRatio : kTimedEngineRatio;
   const bool timeable =
-      (spec.x.is_contiguous() || spec.prologue) && call.cudnn_s >= kTimedEngineMinSeconds;
+      (spec.x.is_contiguous() || spec.prologue) &&
+      call.cudnn_s >= (underfilled ? kUnderfilledMinSeconds : kTimedEngineMinSeconds);
   auto take = [&](const char* kernel, double kernel_s, bool timed) {
     call.kernel = kernel, call.kernel_s = kernel_s, call.timed = timed;
     return call;
@@ -240,13 +251,11 @@ ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks) {
   if (igemm.eligible && igemm.kernel_s > 0) {  // TF32 tensor cores there
     const double ratio = igemm.kernel_s / call.cudnn_s;
     if (ratio <= kConfidentKernelRatio) return take("igemm_tf32x3_conv", igemm.kernel_s, false);
-    if (timeable && ratio <= kTimedEngineRatio)
-      return take("igemm_tf32x3_conv", igemm.kernel_s, true);
+    if (timeable && ratio <= band) return take("igemm_tf32x3_conv", igemm.kernel_s, true);
   }
   // The direct kernel where the implicit GEMM is rated slower than cuDNN: few products per output.
   // It applies no prologue (conv_takes_prologue gives one only where the implicit GEMM is picked).
-  if (!spec.prologue && direct.eligible && timeable &&
-      direct.kernel_s <= kTimedEngineRatio * call.cudnn_s)
+  if (!spec.prologue && direct.eligible && timeable && direct.kernel_s <= band * call.cudnn_s)
     return take("direct_conv", direct.kernel_s, true);
   return call;
 }

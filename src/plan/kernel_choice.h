@@ -253,14 +253,28 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
 //   else the direct kernel at ratio <= kTimedEngineRatio, timed likewise (its model is not
 //     calibrated yet: it never runs untimed, and never displaces a better-rated implicit GEMM);
 //   else cuDNN. Nothing is timed where cuDNN cannot run the convolution (a channels-last x) or
-//     it is too small to be worth it (cuDNN's estimate under kTimedEngineMinSeconds).
+//     it is too small to be worth it (cuDNN's estimate under kTimedEngineMinSeconds). Where
+//     cuDNN's grid is under-filled (cudnn_grid_underfilled, below) the band is
+//     kUnderfilledTimedRatio and the floor kUnderfilledMinSeconds.
 // The confident side is the implicit GEMM's own margin (kTf32x3Margin), where the bench rows it
 // was calibrated on agree with the model (ConvIgemmCost.PicksTheEngineTheH200MeasuredFaster); the
 // timed band above it is the model's error elsewhere: 1.6-3x off on shapes it was not calibrated
 // on (the direct kernel's 2-d level-2 rows; cuDNN's transposed engines before calibration).
+// cuDNN's model is a full grid's efficiency; where its output tiles (kCudnnGridTileM x
+// kCudnnGridTileN, the FP32 implicit-GEMM kernels' usual) cannot fill the SMs — a small output
+// with a long K, as DenseNet201's 7x7 and 14x14 layers (490-1960 positions x 32 channels, K up to
+// 17k) — it has no ground at all (a few CTAs, unless the engine splits K), while the implicit GEMM
+// splits K: there the band widens to kUnderfilledTimedRatio and the floor drops to
+// kUnderfilledMinSeconds (such layers come by the dozen).
 inline constexpr double kConfidentKernelRatio = kTf32x3Margin;
 inline constexpr double kTimedEngineRatio = 1.5;
 inline constexpr double kTimedEngineMinSeconds = 20e-6;
+inline constexpr int64_t kCudnnGridTileM = 128, kCudnnGridTileN = 64;
+inline constexpr double kUnderfilledTimedRatio = 3.0;
+inline constexpr double kUnderfilledMinSeconds = 10e-6;
+// cuDNN's output tiles for the convolution (kCudnnGridTileM positions x kCudnnGridTileN channels
+// per group) are fewer than the SMs.
+bool cudnn_grid_underfilled(const ConvSpec& spec, const GpuPeaks& peaks);
 struct ConvEngineCall {
   std::string kernel;  // "igemm_tf32x3_conv", "direct_conv"; empty: cuDNN
   bool timed = false;  // cuDNN is timed against the kernel at init (tunable cudnn_alternative)

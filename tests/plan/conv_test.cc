@@ -286,10 +286,11 @@ TEST(ConvPlan, DepthwiseConvolutionTakesTheKernelWhereMeasuredFaster) {
       "depthwise_conv");
   EXPECT_EQ(conv_kernel({8, 64, 64, 64}, {64, 1, 31, 31}, {8, 64, 64, 64}, {1, 1}, {15, 15}, 64),
             "depthwise_conv");
-  // 1-d: cuDNN (0.80x for the kernel); grouped but not depthwise: cuDNN.
+  // 1-d: cuDNN (0.80x for the kernel); grouped but not depthwise: the implicit GEMM, timed
+  // against cuDNN (whose grid it does not fill: TimedConvEngine below).
   EXPECT_EQ(conv_kernel({8, 64, 1000}, {64, 1, 5}, {8, 64, 1000}, {1}, {2}, 64), "cudnn_conv");
   EXPECT_EQ(conv_kernel({8, 64, 32, 32}, {64, 32, 3, 3}, {8, 64, 32, 32}, {1, 1}, {1, 1}, 2),
-            "cudnn_conv");
+            "igemm_tf32x3_conv");
 }
 
 // F10: relu(x * scale + shift), scale and shift per channel (a training-mode BatchNorm's
@@ -958,6 +959,32 @@ TEST(TimedConvEngine, TheModelsCallByTheRatioOfItsEstimates) {
 // conv + bias + activation on a kernel timed against cuDNN: the whole chain folds (cuDNN's side
 // runs it as its one pass, as an unfolded plan would); a chain that would leave a pass after the
 // fold stays whole in the pass, where the forced kernel folds its head.
+// DenseNet201's 7x7 layers (490 positions x 32 channels, K = 9216): cuDNN's grid a few tiles, so
+// its model has no ground; the band widens and the floor drops, and the program times the two.
+TEST(TimedConvEngine, AnUnderfilledCudnnGridIsTimedInAWiderBand) {
+  auto plan = single_conv_plan({10, 1024, 7, 7}, {32, 1024, 3, 3}, {10, 32, 7, 7}, {1, 1}, {1, 1},
+                               1, with_math(TensorMath::fp32));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const ConvSpec& spec = only_conv(*plan);
+  EXPECT_TRUE(cudnn_grid_underfilled(spec, h200_peaks()));
+  const ConvEngineCall call = conv_engine_call(spec, h200_peaks());
+  EXPECT_LT(call.cudnn_s, kTimedEngineMinSeconds);  // too short to time on a full grid's model
+  EXPECT_GE(call.cudnn_s, kUnderfilledMinSeconds);
+  EXPECT_EQ(plan->subtasks.at(0).kernel, "igemm_tf32x3_conv");
+  EXPECT_EQ(plan->subtasks.at(0).tunables.count("cudnn_alternative"), 1u);
+  EXPECT_LE(call.kernel_s, kUnderfilledTimedRatio * call.cudnn_s);
+  // A full grid (VGG16's conv3, 10 x 56 x 56 positions) keeps the usual band.
+  auto vgg = vgg_conv(with_math(TensorMath::fp32));
+  ASSERT_TRUE(vgg.ok()) << vgg.error().message;
+  EXPECT_FALSE(cudnn_grid_underfilled(only_conv(*vgg), h200_peaks()));
+  // Under the lower floor still: cuDNN, untimed.
+  auto tiny = single_conv_plan({2, 3, 8, 8}, {4, 3, 3, 3}, {2, 4, 8, 8}, {1, 1}, {1, 1}, 1,
+                               with_math(TensorMath::fp32));
+  ASSERT_TRUE(tiny.ok()) << tiny.error().message;
+  EXPECT_TRUE(cudnn_grid_underfilled(only_conv(*tiny), h200_peaks()));
+  EXPECT_EQ(tiny->subtasks.at(0).kernel, "cudnn_conv");
+}
+
 TEST(TimedConvEngine, OnlyAWholeChainFoldsBesideTheAlternative) {
   auto plan_chain = [](Op activation, ConvEngine engine) {
     GraphBuilder b;
