@@ -55,6 +55,9 @@ struct ConvShape {
   // that need more are not chosen. Generated programs promise 16 (arena slots, params and
   // caller tensors are; the planner clones misaligned views).
   int64_t alignment = 4;
+  // y is a window of whole channels of a larger buffer (a cat's piece): its images y_image floats
+  // apart, each dense. 0: y dense.
+  int64_t y_image = 0;
 };
 
 enum class ConvMath { strict_fp32, tf32 };
@@ -147,6 +150,10 @@ inline std::string conv_shape_problem(const ConvShape& s) {
     if ((from + s.pad_before[i] + s.pad_after[i] - span) / s.stride[i] + 1 != to)
       return "output size does not follow from input, kernel, stride, padding and dilation";
   }
+  int64_t y_image = s.out_channels;
+  for (int i = 0; i < s.spatial; ++i)
+    y_image *= s.output[i];
+  if (s.y_image != 0 && s.y_image < y_image) return "y's images must lie at least one image apart";
   return "";
 }
 
@@ -216,7 +223,8 @@ class CudnnConv {
     detail::CudnnDescriptor x, w, y, conv, op, graph;
     int status = make_tensor(x, detail::kConvX, dims.x, dims.rank, error);
     if (status == STITCH_OK) status = make_tensor(w, detail::kConvW, dims.w, dims.rank, error);
-    if (status == STITCH_OK) status = make_tensor(y, detail::kConvY, dims.y, dims.rank, error);
+    if (status == STITCH_OK)
+      status = make_tensor(y, detail::kConvY, dims.y, dims.rank, error, shape.y_image);
     if (status == STITCH_OK) status = make_convolution(conv, dims, error);
     if (status == STITCH_OK) status = make_operation(op, x, w, y, conv, error);
     if (status == STITCH_OK) status = make_graph(graph, op, error);
@@ -280,10 +288,12 @@ class CudnnConv {
   float tuned_ms() const { return tuned_ms_; }
 
  private:
+  // image_stride: the images' distance where it is not the dense one (0).
   int make_tensor(detail::CudnnDescriptor& t, int64_t uid, const int64_t* dims, int rank,
-                  std::string& error) {
+                  std::string& error, int64_t image_stride = 0) {
     int64_t strides[5];
     detail::contiguous_strides(dims, rank, strides);
+    if (image_stride != 0) strides[0] = image_stride;
     const cudnnDataType_t type = CUDNN_DATA_FLOAT;
     const int64_t alignment = shape_.alignment;
     STITCH_CHECK_CUDNN(t.create(CUDNN_BACKEND_TENSOR_DESCRIPTOR));
@@ -476,6 +486,13 @@ inline void conv_elements(const ConvShape& s, int64_t& x, int64_t& w, int64_t& y
   }
 }
 
+// The floats a buffer holding y needs: y dense, or its images y_image apart.
+inline int64_t conv_y_footprint(const ConvShape& s) {
+  int64_t x = 0, w = 0, y = 0;
+  conv_elements(s, x, w, y);
+  return s.y_image != 0 ? (s.batch - 1) * s.y_image + y / s.batch : y;
+}
+
 // Times the candidates of an initialised CudnnConv on zeroed scratch buffers of its operands'
 // sizes, allocated here and freed before returning (the program's own x may be an input that
 // does not exist at init). Synchronises `stream`; for stitch_init only.
@@ -484,7 +501,7 @@ inline int tune_conv_on_scratch(CudnnConv& conv, const ConvShape& shape, void* w
   int64_t x = 0, w = 0, y = 0;
   conv_elements(shape, x, w, y);
   InitScratch scratch(stream);
-  const int sx = scratch.add(x), sw = scratch.add(w), sy = scratch.add(y);
+  const int sx = scratch.add(x), sw = scratch.add(w), sy = scratch.add(conv_y_footprint(shape));
   STITCH_CHECK(scratch.allocate(error));
   return conv.tune(scratch.at(sx), scratch.at(sw), scratch.at(sy), workspace, stream, error,
                    iterations);

@@ -8,9 +8,10 @@
 // same epilogue is one in-place pass over y after the convolution (conv_bias_activation), timed
 // with it. Where the implicit GEMM applies an input transform as it copies x (a BatchNorm's
 // normalisation fused in: ConvIgemmTf32x3::set_input_transform), cuDNN reads the transformed
-// copy that one pass over x makes (transformed_input), timed with it too. Both write y dense
-// (NCDHW): the planner gives no alternative to a convolution whose output is a window (a cat's,
-// channels-last) or whose x is channels-last.
+// copy that one pass over x makes (transformed_input), timed with it too. Both write y in NCDHW,
+// dense or as a window of whole channels of a cat's buffer (ConvShape::y_image, the kernel's
+// output map; the planner folds no epilogue there, so no pass runs over a window); the planner
+// gives no alternative to a convolution whose x is channels-last.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -85,7 +86,7 @@ int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
   int64_t x = 0, w = 0, y = 0;
   conv_elements(shape, x, w, y);
   InitScratch scratch(stream);
-  const int sx = scratch.add(x), sw = scratch.add(w), sy = scratch.add(y);
+  const int sx = scratch.add(x), sw = scratch.add(w), sy = scratch.add(conv_y_footprint(shape));
   const int bias = scratch.add(shape.out_channels);
   const int sx_pass = input_pass ? scratch.add(x) : sx;
   STITCH_CHECK(scratch.allocate(error));

@@ -8,11 +8,12 @@
 // ConvTransposeDirect: kernels/conv_transpose.cuh), each phase's weight gathered at init. The
 // project's kernels apply the plan's kernel epilogue (bias, ReLU / GELU) as they store — through
 // an output map where the result is a window of a cat's buffer or stored channels-last
-// (plan/layout.h; the implicit GEMM then also takes such an x as it is); the rest of the epilogue
+// (plan/layout.h; the implicit GEMM then also takes such an x as it is), and cuDNN a window of
+// whole channels through y's image stride (ConvShape::y_image); the rest of the epilogue
 // (activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
 // A kernel convolution with `cudnn_alternative` also gets a CudnnConv: init_convs times the two
-// (kernels/conv_engine_timing.cuh) and the forward runs the faster, cuDNN followed by the kernel
-// epilogue's pass.
+// (kernels/conv_engine_timing.cuh; where cuDNN has no engine for the shape, the kernel alone) and
+// the forward runs the faster, cuDNN followed by the kernel epilogue's pass.
 #include <optional>
 
 #include "codegen/emit_context.h"
@@ -45,10 +46,12 @@ std::string array_fields(const char* field, const std::vector<int64_t>& values) 
   return text;
 }
 
-// Init: the shape, the engine candidates under the track's math, then the timing; `then`: a
-// line after it in the same block (where `shape` is in scope), or empty.
+// Init: the shape, the engine candidates under the track's math, then the timing; `y_image`: y's
+// image stride where y is a window of whole channels (0: dense). `then` (a timed pair's timing):
+// a line after it in the same block (where `shape` is in scope), run only where cuDNN has an
+// engine — otherwise the kernel runs, the alternative dropped.
 void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
-                    const std::string& member, const std::string& then = "") {
+                    const std::string& member, int64_t y_image = 0, const std::string& then = "") {
   CodeWriter& iw = ctx.pieces().conv_init;
   iw.open("{{  // {}", subtask.id);
   iw.line("ConvShape shape;");
@@ -64,17 +67,28 @@ void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& sp
   iw.line("{}", array_fields("dilation", spec.dilation));
   iw.line("shape.transposed = {};", spec.transposed);
   iw.line("shape.alignment = 16;  // the planner clones views that are not");
+  if (y_image != 0) iw.line("shape.y_image = {};  // y: a window of whole channels", y_image);
   // The tf32 / bf16 tracks' tensor cores (TF32 either way); strict FP32 on the fp32 track.
   const bool tf32 = plan::subtask_tensor_math(subtask) != plan::TensorMath::fp32;
-  iw.line(
-      "STITCH_CHECK(s->convs.{}.init(s->convs.cudnn.get(), shape, ConvMath::{}, "
-      "kLayout.lt_workspace_bytes, error));",
+  const std::string init = fmt::format(
+      "s->convs.{}.init(s->convs.cudnn.get(), shape, ConvMath::{}, "
+      "kLayout.lt_workspace_bytes, error)",
       member, tf32 ? "tf32" : "strict_fp32");
-  iw.line(
-      "STITCH_CHECK(tune_conv_on_scratch(s->convs.{}, shape, s->convs.workspace, stream, "
-      "error, {}));",
+  const std::string tune = fmt::format(
+      "STITCH_CHECK(tune_conv_on_scratch(s->convs.{}, shape, s->convs.workspace, "
+      "stream, error, {}));",
       member, ctx.options().tune_iterations);
-  if (!then.empty()) iw.line("{}", then);
+  if (then.empty()) {
+    iw.line("STITCH_CHECK({});", init);
+    iw.line("{}", tune);
+  } else {
+    iw.open("if ({} == STITCH_OK) {{", init);
+    iw.line("{}", tune);
+    iw.line("{}", then);
+    iw.close_and_reopen(" else {");
+    iw.line("error.clear();  // no cuDNN engine for it: the kernel runs");
+    iw.close();
+  }
   iw.close();
 }
 
@@ -178,6 +192,14 @@ std::optional<plan::Access> output_window(const EmitContext& ctx, const ConvSpec
   return stored;
 }
 
+// What the convolution writes its result through: its own buffer, or its window's start.
+Result<std::string> output_pointer(EmitContext& ctx, const ConvSpec& spec,
+                                   const std::optional<plan::Access>& window) {
+  if (!window) return ctx.typed_base(spec.stores[0].value, true);
+  STITCH_ASSIGN_OR_RETURN(std::string base, ctx.typed_base(window->base, true));
+  return fmt::format("{} + {}", base, window->offset);
+}
+
 // The output map of a window [batch, out_channels, output...] (its pointer carries the offset).
 void emit_output_map(const plan::Access& window, const std::string& member, CodeWriter& iw) {
   iw.line("ConvIgemmOutputMap map;");
@@ -265,13 +287,7 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   const std::optional<plan::Access> window = output_window(ctx, spec);
   if (window && (spec.transposed || window->shape != out_shape))
     return make_error("only a forward convolution's output goes to a window, its own shape");
-  std::string y;
-  if (window) {
-    STITCH_ASSIGN_OR_RETURN(std::string base, ctx.typed_base(window->base, true));
-    y = fmt::format("{} + {}", base, window->offset);
-  } else {
-    STITCH_ASSIGN_OR_RETURN(y, ctx.typed_base(spec.stores[0].value, true));
-  }
+  STITCH_ASSIGN_OR_RETURN(const std::string y, output_pointer(ctx, spec, window));
   const bool igemm = subtask.kernel == "igemm_tf32x3_conv";
   const std::string run_weight =
       emit_kernel_conv_init(ctx, subtask, spec, member, weight, igemm || spec.transposed, window);
@@ -290,7 +306,10 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
     w.line("{}", run);
     return {};
   }
-  if (window) return make_error("cuDNN, timed against the kernel, writes a dense output");
+  if (window && (!plan::is_dense_per_image(*window) || spec.kernel_epilogue != "none"))
+    return make_error(
+        "cuDNN, timed against the kernel, writes a dense output or, with no kernel epilogue, a "
+        "window of whole channels");
   // cuDNN timed against the kernel at init; the faster one runs (kernels/conv_engine_timing.cuh).
   ProgramPieces& pieces = ctx.pieces();
   pieces.uses_conv = pieces.uses_conv_timing = true;
@@ -299,7 +318,7 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
       fmt::format("CudnnConv {};  // {}, timed against the kernel", cudnn, subtask.id));
   pieces.conv_members.push_back(fmt::format("bool {}_faster = false;  // ... and chosen", cudnn));
   emit_conv_init(
-      ctx, subtask, spec, cudnn,
+      ctx, subtask, spec, cudnn, window ? window->strides[0] : 0,
       fmt::format("STITCH_CHECK(time_kernel_against_cudnn(s->{}, {}, s->convs.{}, shape, "
                   "MatmulEpilogue::{}, {}, s->convs.workspace, stream, error, "
                   "s->convs.{}_faster));",
@@ -346,6 +365,12 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
   const bool depthwise = subtask.kernel == "depthwise_conv";
   const bool igemm = subtask.kernel == "igemm_tf32x3_conv";
   const bool direct = subtask.kernel == "direct_conv";
+  // cuDNN and the depthwise kernel: into the result's own buffer, or (cuDNN) a window of whole
+  // channels of a cat's through y's image stride; the kernels take any window (their output map).
+  const std::optional<plan::Access> window = output_window(ctx, spec);
+  if (window && !igemm && !direct && (depthwise || !plan::is_dense_per_image(*window)))
+    return make_error("kernel '{}' writes a dense output or (cuDNN) a window of whole channels",
+                      subtask.kernel);
   std::string member;
   if (depthwise) {
     pieces.uses_depthwise = true;
@@ -360,7 +385,7 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     pieces.uses_conv = true;
     member = fmt::format("conv{}", pieces.conv_members.size());
     pieces.conv_members.push_back(fmt::format("CudnnConv {};  // {}", member, subtask.id));
-    emit_conv_init(ctx, subtask, spec, member);
+    emit_conv_init(ctx, subtask, spec, member, window ? window->strides[0] : 0);
   }
 
   std::vector<int64_t> out_shape{spec.batch, spec.out_channels};
@@ -374,7 +399,7 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     STITCH_TRY(emit_kernel_conv_run(ctx, subtask, spec, member, x, weight, out_shape, w));
     return emit_conv_epilogue(ctx, subtask, spec, out_shape, w);
   }
-  STITCH_ASSIGN_OR_RETURN(std::string y, ctx.typed_base(conv_out.value, true));
+  STITCH_ASSIGN_OR_RETURN(const std::string y, output_pointer(ctx, spec, window));
   if (depthwise) {
     const auto block = subtask.tunables.find("block");
     std::string transform;

@@ -76,14 +76,37 @@ int find_run(const std::vector<ir::ValueRef>& outer, const std::vector<ir::Value
 // Each value a subtask stores, and whether it can store it through strides: not the result a
 // cuBLASLt or cuDNN call writes whole (stores[0] of a GEMM or convolution), nor the attention
 // kernel's contiguous output.
+// The value whose storage a cat piece is: the piece, or the value an alias renames where the alias
+// is that value's one reader (a p = 0 dropout's clone after each DenseNet layer).
+ir::ValueRef stored_piece(const ir::Graph& graph, const Uses& uses, ir::ValueRef piece) {
+  while (piece.kind == ir::ValueRef::Kind::node && graph.nodes[piece.index].op == Op::alias &&
+         !graph.nodes[piece.index].args.empty() && graph.nodes[piece.index].args[0].is_ref()) {
+    const ir::ValueRef source = *graph.nodes[piece.index].args[0].ref();
+    if (source.kind != ir::ValueRef::Kind::node || uses.consumers(source).size() != 1 ||
+        uses.is_graph_output(source))
+      break;
+    piece = source;
+  }
+  return piece;
+}
+
+// Whatever engine runs a forward convolution that cannot be depthwise, it writes its result into
+// a window of whole channels (the kernels through their output map, cuDNN through y's image
+// stride: ConvShape::y_image); the depthwise kernel and a transposed convolution's phases write
+// it dense.
+bool conv_writes_windows(const ConvSpec& spec) {
+  return !spec.transposed && !depthwise_conv_eligible(spec);
+}
+
 std::vector<std::pair<ir::ValueRef, bool>> strided_writes(const Subtask& subtask) {
-  const bool library = std::holds_alternative<MatmulSpec>(subtask.spec) ||
-                       std::holds_alternative<ConvSpec>(subtask.spec) ||
+  const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
+  const bool library = std::holds_alternative<MatmulSpec>(subtask.spec) || conv != nullptr ||
                        std::holds_alternative<AttentionSpec>(subtask.spec);
   std::vector<std::pair<ir::ValueRef, bool>> writes;
   const std::vector<ir::ValueRef> values = subtask_writes(subtask);
   for (size_t k = 0; k < values.size(); ++k)
-    writes.emplace_back(values[k], !(library && k == 0));
+    writes.emplace_back(values[k],
+                        !(library && k == 0) || (conv != nullptr && conv_writes_windows(*conv)));
   return writes;
 }
 
@@ -200,6 +223,11 @@ ValueMap cat_homes(const ir::Graph& graph, const ValueMap& values,
                    const std::vector<Subtask>& subtasks) {
   const std::vector<CatNode> cats = cat_nodes(graph);
   const std::set<std::string> blocked = unplaceable(graph, values, subtasks);
+  const Uses uses(graph);
+  std::set<std::string> conv_results;  // placed only in a window of whole channels
+  for (const Subtask& subtask : subtasks)
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec); conv && !conv->stores.empty())
+      conv_results.insert(value_key(conv->stores[0].value));
   std::map<std::string, int> piece_uses;
   for (const CatNode& cat : cats)
     for (const ir::ValueRef& piece : cat.pieces)
@@ -216,12 +244,15 @@ ValueMap cat_homes(const ir::Graph& graph, const ValueMap& values,
       const ir::TensorType& type = graph.type_of(piece);
       if (type.shape.size() != target_type.shape.size()) continue;  // torch skips empty 1-D
       const int64_t size = type.shape[cat->dim];
-      const std::string key = value_key(piece);
-      const bool owns_storage = piece.kind == ir::ValueRef::Kind::node &&
-                                values.at(key) == contiguous_access(piece, type.shape);
-      if (owns_storage && !blocked.count(key) && piece_uses[key] == 1 && !homes.count(key) &&
-          type.dtype == target_type.dtype)
-        homes[key] = slice_access(home, cat->dim, offset, offset + size, 1);
+      const ir::ValueRef stored = stored_piece(graph, uses, piece);
+      const std::string key = value_key(stored);
+      const bool owns_storage = stored.kind == ir::ValueRef::Kind::node &&
+                                values.at(key) == contiguous_access(stored, type.shape);
+      const Access window = slice_access(home, cat->dim, offset, offset + size, 1);
+      if (owns_storage && !blocked.count(key) && piece_uses[value_key(piece)] == 1 &&
+          !homes.count(key) && type.dtype == target_type.dtype &&
+          (!conv_results.count(key) || is_dense_per_image(window)))
+        homes[key] = window;
       offset += size;
     }
   }

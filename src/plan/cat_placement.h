@@ -10,10 +10,13 @@
 // a *home* — its window of the cat's buffer (plan.h's Access) — when its producers can store
 // through strides and no reader needs it dense; fold_views then describes it, and every view of
 // it, inside the cat's buffer, and the cat's copy for that piece goes away. Cats nest: a cat that
-// is itself a piece lives in its window of the outer cat, and so do its pieces. Pieces that cannot
-// be placed (graph inputs, params, views, values another cat or a graph output also holds, a
-// cuDNN or cuBLASLt result written whole) keep their copy into the cat's window. When the plan
-// built with the homes breaks one of these conditions, the homes are dropped (all copies).
+// is itself a piece lives in its window of the outer cat, and so do its pieces. A forward
+// convolution's result (not depthwise) goes to a window of whole channels (cuDNN writes one
+// through y's image stride, the project's kernels through their output map), also through the
+// alias a p = 0 dropout leaves. Pieces that cannot be placed (graph inputs, params, views, values
+// another cat or a graph output also holds, a cuBLASLt result or the depthwise kernel's written
+// whole) keep their copy into the cat's window. When the plan built with the homes breaks one of
+// these conditions, the homes are dropped (all copies).
 #pragma once
 
 #include <vector>

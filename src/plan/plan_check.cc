@@ -192,6 +192,23 @@ Status check_spec(const Plan& plan, const RecurrentSpec& spec) {
   return {};
 }
 
+// Where a convolution's result lives: its own dense buffer, or a window of a larger one (a cat's
+// piece) — for cuDNN one of whole channels (y's image stride), for the project's kernels any
+// (their output map), for a forward convolution only; the depthwise kernel writes dense.
+Status check_conv_output(const Plan& plan, const Subtask& subtask, const ConvSpec& conv) {
+  if (conv.stores.empty()) return {};
+  const ir::ValueRef& result = conv.stores[0].value;
+  const auto home = plan.values.find(plan.graph.name_of(result));
+  if (home == plan.values.end() || (home->second.base == result && home->second.is_contiguous()))
+    return {};
+  if (!is_channels_last(home->second) &&
+      (subtask.kernel == "depthwise_conv" || conv.transposed ||
+       (subtask.kernel == "cudnn_conv" && !is_dense_per_image(home->second))))
+    return make_error("kernel '{}' cannot write this convolution's result where it lives",
+                      subtask.kernel);
+  return {};
+}
+
 // A convolution prologue is the depthwise kernel's (x contiguous) or a forward implicit GEMM's,
 // applied as it copies x (x dense per image: check_spec).
 Status check_conv_prologue_kernel(const Subtask& subtask, const ConvSpec& conv) {
@@ -210,7 +227,8 @@ Status check_conv_prologue_kernel(const Subtask& subtask, const ConvSpec& conv) 
 
 // cuDNN timed against the project's kernel (kernel_choice.h) runs the same convolution on the
 // fp32 track: x read (through the implicit GEMM's transformed copy, with a prologue) and the result
-// written dense (NCHW), the kernel's epilogue its one pass.
+// written dense (NCHW) or into a window of whole channels (a cat's piece; then with no kernel
+// epilogue), the kernel's epilogue its one pass.
 Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const ConvSpec* conv) {
   if (conv == nullptr || (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
     return make_error("cuDNN is timed only against the project's convolution kernels");
@@ -219,8 +237,12 @@ Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const C
     return make_error("cuDNN, timed against the kernel, needs the fp32 track and a dense x");
   const ir::ValueRef& result = conv->stores.at(0).value;
   const auto home = plan.values.find(plan.graph.name_of(result));
-  if (home == plan.values.end() || home->second.base != result || !home->second.is_contiguous())
-    return make_error("cuDNN, timed against the kernel, writes a dense output of its own");
+  if (home == plan.values.end() ||
+      !((home->second.base == result && home->second.is_contiguous()) ||
+        (is_dense_per_image(home->second) && conv->kernel_epilogue == "none")))
+    return make_error(
+        "cuDNN, timed against the kernel, writes a dense output of its own or, with no kernel "
+        "epilogue, a window of whole channels");
   return {};
 }
 
@@ -245,6 +267,9 @@ Status check_plan(const Plan& plan) {
             make_error("reads '{}' before any subtask stores it", plan.graph.name_of(read.base)));
     if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec); conv && conv->prologue)
       if (Status held = check_conv_prologue_kernel(subtask, *conv); !held.ok())
+        return fail(held.error());
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec))
+      if (Status held = check_conv_output(plan, subtask, *conv); !held.ok())
         return fail(held.error());
     if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
         conv && conv->kernel_epilogue != "none" && subtask.kernel != "igemm_tf32x3_conv" &&

@@ -197,6 +197,59 @@ TEST(ConvProgramPath, HandleScratchTuningAndAlignment) {
   EXPECT_TRUE(all_close(dy.download(), expected, Tolerance{1e-6, 0, 1e-6}, &scale));
 }
 
+// y as a window of whole channels of a larger buffer (a cat's piece, ConvShape::y_image): the
+// same result as dense, and nothing outside the window written (NaN stays NaN). Forward and
+// transposed (cuDNN's backward-data DX takes the strides as well).
+TEST(ConvProgramPath, WritesAWindowOfWholeChannels) {
+  REQUIRE_GPU();
+  for (ConvShape s : {shape_of(2, 2, 8, 16, 1, {12, 10}, {3, 3}, 1, {1, 1}, {1, 1}, 1),
+                      shape_of(2, 2, 8, 6, 1, {5, 6}, {3, 3}, 2, {1, 1}, {1, 1}, 1, true, 1)}) {
+    s.alignment = 16;
+    const int64_t w_out = s.transposed ? s.in_channels : s.out_channels;
+    const int64_t w_in = (s.transposed ? s.out_channels : s.in_channels) / s.groups;
+    const auto x =
+        testing::uniform_floats(s.batch * s.in_channels * product(s.input, 2), 5, -1.f, 1.f);
+    const auto w = testing::uniform_floats(w_out * w_in * product(s.kernel, 2), 6, -1.f, 1.f);
+    std::vector<double> scale;
+    const std::vector<double> expected = reference(s, x, w, &scale);
+    // The window: channels 4 .. C + 3 of a buffer of C + 8 per image.
+    const int64_t plane = product(s.output, 2), image = s.out_channels * plane;
+    const int64_t wide_image = (s.out_channels + 8) * plane, offset = 4 * plane;
+    s.y_image = wide_image;
+    EXPECT_EQ(conv_y_footprint(s), (s.batch - 1) * wide_image + image);
+    CudnnHandle handle;
+    std::string error;
+    ASSERT_EQ(handle.create(error), STITCH_OK) << error;
+    DeviceBuffer<float> dx(x.size()), dw(w.size()), dwide(s.batch * wide_image);
+    ASSERT_CUDA(dx.upload(x));
+    ASSERT_CUDA(dw.upload(w));
+    constexpr size_t kWorkspace = 16 << 20;
+    DeviceBuffer<char> workspace(kWorkspace);
+    CudnnConv conv;
+    ASSERT_EQ(conv.init(handle.get(), s, ConvMath::strict_fp32, kWorkspace, error), STITCH_OK)
+        << error;
+    ASSERT_EQ(tune_conv_on_scratch(conv, s, workspace.data(), nullptr, error), STITCH_OK) << error;
+    ASSERT_CUDA(cudaMemset(dwide.data(), 0xff, dwide.size() * sizeof(float)));
+    ASSERT_EQ(
+        conv.run(dx.data(), dw.data(), dwide.data() + offset, workspace.data(), nullptr, error),
+        STITCH_OK)
+        << error;
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> wide = dwide.download();
+    std::vector<float> inside;
+    int64_t untouched = 0;
+    for (int64_t i = 0; i < static_cast<int64_t>(wide.size()); ++i) {
+      const int64_t at = i % wide_image - offset;
+      if (at >= 0 && at < image)
+        inside.push_back(wide[i]);
+      else
+        untouched += std::isnan(wide[i]) ? 1 : 0;
+    }
+    EXPECT_EQ(untouched, static_cast<int64_t>(wide.size()) - s.batch * image);
+    EXPECT_TRUE(all_close(inside, expected, Tolerance{1e-6, 0, 1e-6}, &scale));
+  }
+}
+
 TEST(ConvShapeCheck, ElementCountsAndAlignment) {
   const ConvShape t = shape_of(2, 2, 6, 9, 3, {7, 7}, {4, 4}, 2, {1, 1}, {1, 1}, 1, true, 0);
   int64_t x = 0, w = 0, y = 0;
@@ -223,6 +276,11 @@ TEST(ConvShapeCheck, RefusesShapesThatDoNotFollow) {
   ConvShape bad_groups = s;
   bad_groups.groups = 3;
   EXPECT_NE(detail::conv_shape_problem(bad_groups).find("divisible"), std::string::npos);
+  ConvShape overlapping = s;  // y's images closer than one image
+  overlapping.y_image = 8 * 8 * 8 - 1;
+  EXPECT_NE(detail::conv_shape_problem(overlapping).find("one image apart"), std::string::npos);
+  overlapping.y_image = 8 * 8 * 8;
+  EXPECT_EQ(detail::conv_shape_problem(overlapping), "");
   ConvShape transposed = shape_of(2, 1, 4, 8, 1, {5, 5}, {3, 3}, 2, {1, 1}, {1, 1}, 1, true, 1);
   EXPECT_EQ(detail::conv_shape_problem(transposed), "");
   EXPECT_EQ(transposed.output[0], 10);  // (5-1)*2 - 2 + 2 + 1 + 1

@@ -1,10 +1,12 @@
 // Concatenation written in place (plan/cat_placement.h): pieces whose producers can store through
 // strides live in their window of the cat's buffer and need no copy; the others (graph inputs,
-// values another cat or a graph output holds, results cuDNN writes whole) keep a copy into their
-// window; DenseNet's growing cat nests into one buffer.
+// values another cat or a graph output holds, results a library or the depthwise kernel writes
+// whole) keep a copy into their window; DenseNet's growing cat nests into one buffer.
 #include <gtest/gtest.h>
 
+#include "plan/access.h"
 #include "plan/cat_placement.h"
+#include "plan/plan_check.h"
 #include "plan/plan_json.h"
 #include "plan/planner.h"
 #include "plan_test_graphs.h"
@@ -93,6 +95,36 @@ TEST(CatPlan, GrowingCatsNestInOneBuffer) {
   EXPECT_EQ(plan.values.at("a").offset, 3);
   EXPECT_EQ(plan.values.at("c").offset, 6);
   EXPECT_FALSE(has_slot(plan, "first"));
+}
+
+// A convolution's result without an epilogue (DenseNet's bias-free layers) is written into its
+// window of whole channels by whichever engine runs it — cuDNN through y's image stride — also
+// through the alias a p = 0 dropout leaves; the depthwise kernel and a transposed convolution
+// write dense, so their results are copied.
+TEST(CatPlan, ConvolutionResultsStoreIntoTheirWindows) {
+  auto plan_cat_of = [](int64_t groups, bool transposed, bool through_alias) {
+    GraphBuilder b;
+    const std::vector<int64_t> shape{2, 8, 12, 12};
+    auto x = b.input("x", shape);
+    auto w = b.param("w", {8, 8 / groups, 3, 3});
+    ir::ValueRef y = b.node("c", Op::convolution,
+                            {ref(x), ref(w), ir::Arg{}, ints({1, 1}), ints({1, 1}), ints({1, 1}),
+                             ir::Arg{transposed}, ints({0, 0}), integer(groups)},
+                            shape);
+    if (through_alias) y = b.node("dropped", Op::alias, {ref(y)}, shape);
+    b.output(b.node("joined", Op::cat, {list({x, y}), integer(1)}, {2, 16, 12, 12}));
+    return plan_of(b.graph());
+  };
+  const Plan dense = plan_cat_of(1, false, false);
+  EXPECT_EQ(copies(dense), 1);  // the input x only
+  const Access& result = dense.values.at("c");
+  EXPECT_EQ(dense.graph.name_of(result.base), "joined");
+  EXPECT_EQ(result.offset, 8 * 144);
+  EXPECT_TRUE(is_dense_per_image(result));
+  EXPECT_TRUE(check_plan(dense).ok());
+  EXPECT_EQ(copies(plan_cat_of(1, false, true)), 1);   // the alias renames the stored result
+  EXPECT_EQ(copies(plan_cat_of(8, false, false)), 2);  // depthwise
+  EXPECT_EQ(copies(plan_cat_of(1, true, false)), 2);   // transposed
 }
 
 TEST(CatPlan, OwnTasks) {
