@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "conv.cuh"
 #include "gemm_tf32x3_common.cuh"
@@ -71,6 +73,20 @@ inline int run_cudnn_with_epilogue(const CudnnConv& conv, const ConvShape& shape
   return STITCH_OK;
 }
 
+// The floats the kernel's x spans: more than dense where it reads a window of a larger buffer
+// (ConvIgemmTf32x3::input_floats), else `dense`.
+template <class KernelConv, class = void>
+struct KernelInputFloats {
+  static int64_t of(const KernelConv&, int64_t dense) { return dense; }
+};
+template <class KernelConv>
+struct KernelInputFloats<KernelConv,
+                         std::void_t<decltype(std::declval<const KernelConv&>().input_floats())>> {
+  static int64_t of(const KernelConv& kernel, int64_t dense) {
+    return std::max(dense, kernel.input_floats());
+  }
+};
+
 // Times `kernel` (initialised with `epilogue`; `weights_prepared`: it runs with w = nullptr, as
 // the program's forward does) against `cudnn` (initialised and tuned for `shape`) plus the
 // epilogue's pass and, with `input_pass`, the pass over x that gives cuDNN the kernel's
@@ -86,7 +102,8 @@ int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
   int64_t x = 0, w = 0, y = 0;
   conv_elements(shape, x, w, y);
   InitScratch scratch(stream);
-  const int sx = scratch.add(x), sw = scratch.add(w), sy = scratch.add(conv_y_footprint(shape));
+  const int sx = scratch.add(KernelInputFloats<KernelConv>::of(kernel, x)), sw = scratch.add(w);
+  const int sy = scratch.add(conv_y_footprint(shape));
   const int bias = scratch.add(shape.out_channels);
   const int sx_pass = input_pass ? scratch.add(x) : sx;
   STITCH_CHECK(scratch.allocate(error));

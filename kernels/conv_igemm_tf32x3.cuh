@@ -306,6 +306,10 @@ class ConvIgemmTf32x3 {
     return out;
   }
   int splits() const { return plan_.splits; }
+  // The floats a buffer holding x as it arrives spans (its images input_image_floats apart).
+  int64_t input_floats() const {
+    return (shape_.batch - 1) * input_image() + shape_.in_channels * input_positions();
+  }
 
  private:
   // x in the layout the gather reads (from the caller, or copied).

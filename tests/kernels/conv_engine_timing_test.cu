@@ -156,6 +156,35 @@ TEST(ConvEngineTiming, ImplicitGemmWithAnInputTransformAgreesWithCudnnOnItsCopy)
                                                                   MatmulEpilogue::none);
 }
 
+// A kernel reading x as a window of a larger buffer (a cat's piece, through its transform's copy)
+// is timed on scratch as large as that window's span (KernelInputFloats): the timing runs.
+TEST(ConvEngineTiming, TimesAKernelReadingAWindowOfX) {
+  REQUIRE_GPU();
+  const ConvShape s = cudnn_shape({4, 16, 32, 20, false});
+  int64_t xn = 0, wn = 0, yn = 0;
+  conv_elements(s, xn, wn, yn);
+  std::string error;
+  CudnnHandle handle;
+  ASSERT_EQ(handle.create(error), STITCH_OK) << error;
+  DeviceBuffer<char> workspace(kWorkspace);
+  CudnnConv cudnn;
+  ASSERT_EQ(cudnn.init(handle.get(), s, ConvMath::strict_fp32, kWorkspace, error), STITCH_OK)
+      << error;
+  ConvIgemmTf32x3 kernel;
+  kernel.set_input_transform(true);
+  kernel.set_input_image_floats(3 * xn / s.batch);  // x: a third of each image of a wider buffer
+  ASSERT_EQ(kernel.init(kernel_shape<ConvIgemmShape>(s), MatmulEpilogue::none, error), STITCH_OK)
+      << error;
+  EXPECT_EQ(kernel.input_floats(), (s.batch - 1) * 3 * xn / s.batch + xn / s.batch);
+  EXPECT_EQ(KernelInputFloats<ConvIgemmTf32x3>::of(kernel, xn), kernel.input_floats());
+  EXPECT_EQ(KernelInputFloats<ConvDirect>::of(ConvDirect{}, xn), xn);
+  bool cudnn_faster = false;
+  ASSERT_EQ(time_kernel_against_cudnn(kernel, false, cudnn, s, MatmulEpilogue::none, true,
+                                      workspace.data(), nullptr, error, cudnn_faster),
+            STITCH_OK)
+      << error;
+}
+
 TEST(ConvEngineTiming, DirectKernelAgreesWithCudnnAndThePass) {
   REQUIRE_GPU();
   expect_sides_agree<ConvDirect, ConvIgemmShape, false>({4, 8, 64, 20, false},
