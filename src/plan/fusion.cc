@@ -1,4 +1,4 @@
-// Fusion grouping (fusion.h): the legality rules F1-F10 and the sweep that applies them; the
+// Fusion grouping (fusion.h): the legality rules F1-F11 and the sweep that applies them; the
 // library-epilogue and rms_norm patterns are in fusion_patterns.cc.
 #include "plan/fusion.h"
 
@@ -262,6 +262,7 @@ class Fuser {
     claim_detached_scalars();
     for (int i = 0; i < n; ++i)
       sweep(i);
+    sink_elementwise_groups(graph_, uses_, fusion_.groups);
     return std::move(fusion_);
   }
 

@@ -57,6 +57,11 @@
 //                GEMM dense per image: a cat's piece), and otherwise only values constant over the
 //                spatial dims (one per (n, c) plane); padding pads its result. Without one, the
 //                convolution is grouped as usual.
+//   F11 sink     After the sweep: an elementwise group whose values one later elementwise group
+//                alone reads (no graph output; directly or through order-preserving views) over
+//                the same index space runs inside that group, which then reads the earlier one's
+//                inputs instead of a stored value (a residual block's BatchNorm + ReLU branch,
+//                which the shortcut's statistics keep apart from the add in the sweep).
 //   F7 order     Groups run in the order the topological sweep creates them; a prologue (and an F9
 //                scalar) is claimed before the sweep, its group created at the anchor, so every
 //                load is produced by an earlier group.
@@ -154,6 +159,9 @@ bool conv_prologue_fits(const ir::Graph& graph, const ValueMap& values,
 // alpha); `taken` lists nodes already claimed by other groups (prologues), which never fold.
 void fold_library_epilogue(const ir::Graph& graph, const Uses& uses, const ValueMap& values,
                            int anchor, Group& group, const std::set<int>& taken = {});
+// F11: sinks every plain elementwise group that one later elementwise group alone reads into it
+// (fusion_sink.cc); `groups` in execution order.
+void sink_elementwise_groups(const ir::Graph& graph, const Uses& uses, std::vector<Group>& groups);
 // F9: `node` is a one-element value computed from inputs, params and constants only, and returned
 // without being read.
 bool is_detached_scalar(const ir::Graph& graph, const Uses& uses, int node);

@@ -241,12 +241,33 @@ FusionCase conv_prologue() {  // F10: a depthwise convolution normalises its inp
           kSum};
 }
 
+FusionCase sink() {  // F11: a pass only a later one reads (past a reduction) runs inside it
+  GraphBuilder b;
+  auto x = b.input("x", {kRows, kCols});
+  auto z = b.input("z", {kRows, kCols});
+  auto main = b.node("main", Op::relu, {ref(x)}, {kRows, kCols});
+  auto total = b.node("total", Op::sum_dim_intlist, {ref(z), ints({1}), flag(true)}, {kRows, 1});
+  auto shortcut = b.node("shortcut", Op::mul_tensor, {ref(z), ref(total)}, {kRows, kCols});
+  b.output(b.node("out", Op::add_tensor, {ref(main), ref(shortcut)}, {kRows, kCols}));
+  return {"residual_sink",
+          "F11",
+          b.graph(),
+          {"reduce", "elementwise"},
+          [](const Values& in) {
+            Values out(1);
+            for (int64_t e = 0; e < kRows * kCols; ++e)
+              out[0].push_back(std::max(in[0][e], 0.0) + in[1][e] * row_sum(in[1], e / kCols));
+            return out;
+          },
+          kSum};
+}
+
 }  // namespace
 
 const std::vector<FusionCase>& fusion_cases() {
   static const std::vector<FusionCase> cases = {
-      anchors(), index_space(), prologue(),  epilogue(),        side_chain(),   library(),
-      stores(),  order(),       attention(), detached_scalar(), conv_prologue()};
+      anchors(), index_space(), prologue(),  epilogue(),        side_chain(),    library(),
+      stores(),  order(),       attention(), detached_scalar(), conv_prologue(), sink()};
   return cases;
 }
 

@@ -1,4 +1,5 @@
-// Fusion legality rules F1-F6 and F9 (fusion.h), one or more cases each, on hand-built graphs.
+// Fusion legality rules F1-F6, F9 and F11 (fusion.h), one or more cases each, on hand-built
+// graphs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -253,6 +254,32 @@ TEST(FusionF9, DetachedScalarJoinsTheNextReduction) {
 // mode): per BatchNorm one statistics reduction that also writes the new running mean, running
 // variance and num_batches_tracked (F4 side chains, F9), then the normalisation: no kernel of its
 // own for any state update (11 subtasks before).
+// A residual block's shape: relu(x) is one pass, the shortcut's sum over z comes after it, and
+// only the final add reads relu(x): the first pass runs inside the add's (F11), which reads x
+// instead of a stored relu(x). Not where relu(x) is also returned, or read through a reordering
+// view.
+TEST(FusionF11, AnElementwisePassOnlyALaterOneReadsSinksIntoIt) {
+  auto groups_of = [](bool returned, bool transposed) {
+    GraphBuilder b;
+    auto x = b.input("x", {4, 4});
+    auto z = b.input("z", {4, 4});
+    auto main = b.node("main", Op::relu, {ref(x)}, {4, 4});
+    auto total = b.node("total", Op::sum_dim_intlist, {ref(z), ints({1}), flag(true)}, {4, 1});
+    auto shortcut = b.node("shortcut", Op::mul_tensor, {ref(z), ref(total)}, {4, 4});
+    ir::ValueRef read = main;
+    if (transposed) read = b.node("t", Op::permute, {ref(main), ints({1, 0})}, {4, 4});
+    b.output(b.node("out", Op::add_tensor, {ref(read), ref(shortcut)}, {4, 4}));
+    if (returned) b.output(main);
+    return fuse_graph(b.graph()).fusion.groups;
+  };
+  const std::vector<Group> sunk = groups_of(false, false);
+  ASSERT_EQ(sunk.size(), 2u);  // the sum, then one pass: relu, the shortcut's product, the add
+  EXPECT_EQ(sunk[1].kind, GroupKind::elementwise);
+  EXPECT_EQ(sunk[1].body, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(groups_of(true, false).size(), 3u);
+  EXPECT_EQ(groups_of(false, true).size(), 3u);
+}
+
 TEST(FusionBatchNorm, StateUpdatesAreWrittenByTheStatisticsReduction) {
   auto graph = ir::load_graph(data_path("plan_bn_running_stats.graph.json"));
   ASSERT_TRUE(graph.ok()) << graph.error().message;
