@@ -61,7 +61,8 @@
 //                alone reads (no graph output; directly or through order-preserving views) over
 //                the same index space runs inside that group, which then reads the earlier one's
 //                inputs instead of a stored value (a residual block's BatchNorm + ReLU branch,
-//                which the shortcut's statistics keep apart from the add in the sweep).
+//                which the shortcut's statistics keep apart from the add in the sweep). Not a
+//                group over constants only: that one runs once at init.
 //   F7 order     Groups run in the order the topological sweep creates them; a prologue (and an F9
 //                scalar) is claimed before the sweep, its group created at the anchor, so every
 //                load is produced by an earlier group.

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "plan/fusion.h"
+#include "plan/graph_edit.h"
 #include "plan/op_traits.h"
 
 namespace stitch::plan {
@@ -41,6 +42,25 @@ bool reads_in_order(const ir::Graph& graph, int reader, const std::set<int>& mem
   return true;
 }
 
+// Per node, whether its value changes between calls: it reads, through any chain, a graph input
+// or a buffer forward updates (a state param). The others are constants, computed once at init
+// (memory_plan.h's mark_init_subtasks), which a forward pass must not take over.
+std::vector<bool> varying_nodes(const ir::Graph& graph) {
+  std::set<int32_t> state;
+  for (const std::string& name : graph.state_params)
+    for (size_t p = 0; p < graph.params.size(); ++p)
+      if (graph.params[p].name == name) state.insert(static_cast<int32_t>(p));
+  std::vector<bool> varying(graph.nodes.size(), false);
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for_each_ref(graph.nodes[i], [&](const ValueRef& ref) {
+      if (ref.kind == ValueRef::Kind::input ||
+          (ref.kind == ValueRef::Kind::param && state.count(ref.index)) ||
+          (ref.kind == ValueRef::Kind::node && varying[ref.index]))
+        varying[i] = true;
+    });
+  return varying;
+}
+
 // The one later group that reads the values of group `g` from outside it, where that is all that
 // reads them (no graph output) and it reads them in order; -1 otherwise.
 int sole_reader_group(const ir::Graph& graph, const Uses& uses, const std::vector<int>& owner,
@@ -68,9 +88,13 @@ void sink_elementwise_groups(const ir::Graph& graph, const Uses& uses, std::vect
   for (size_t g = 0; g < groups.size(); ++g)
     for (int node : groups[g].nodes())
       owner[node] = static_cast<int>(g);
+  const std::vector<bool> varying = varying_nodes(graph);
   std::vector<bool> sunk(groups.size(), false);
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (!plain_elementwise(groups[g])) continue;
+    // A pass over constants runs once at init: it stays a pass of its own.
+    if (!plain_elementwise(groups[g]) || std::none_of(groups[g].body.begin(), groups[g].body.end(),
+                                                      [&](int node) { return varying[node]; }))
+      continue;
     const int target = sole_reader_group(graph, uses, owner, groups[g], static_cast<int>(g));
     if (target < 0) continue;
     Group& sink = groups[target];

@@ -257,11 +257,11 @@ TEST(FusionF9, DetachedScalarJoinsTheNextReduction) {
 // A residual block's shape: relu(x) is one pass, the shortcut's sum over z comes after it, and
 // only the final add reads relu(x): the first pass runs inside the add's (F11), which reads x
 // instead of a stored relu(x). Not where relu(x) is also returned, or read through a reordering
-// view.
+// view, or is a constant (relu of a param: computed once at init).
 TEST(FusionF11, AnElementwisePassOnlyALaterOneReadsSinksIntoIt) {
-  auto groups_of = [](bool returned, bool transposed) {
+  auto groups_of = [](bool returned, bool transposed, bool constant = false) {
     GraphBuilder b;
-    auto x = b.input("x", {4, 4});
+    auto x = constant ? b.param("x", {4, 4}) : b.input("x", {4, 4});
     auto z = b.input("z", {4, 4});
     auto main = b.node("main", Op::relu, {ref(x)}, {4, 4});
     auto total = b.node("total", Op::sum_dim_intlist, {ref(z), ints({1}), flag(true)}, {4, 1});
@@ -278,6 +278,7 @@ TEST(FusionF11, AnElementwisePassOnlyALaterOneReadsSinksIntoIt) {
   EXPECT_EQ(sunk[1].body, (std::vector<int>{0, 2, 3}));
   EXPECT_EQ(groups_of(true, false).size(), 3u);
   EXPECT_EQ(groups_of(false, true).size(), 3u);
+  EXPECT_EQ(groups_of(false, false, true).size(), 3u);
 }
 
 TEST(FusionBatchNorm, StateUpdatesAreWrittenByTheStatisticsReduction) {
