@@ -73,9 +73,6 @@ int find_run(const std::vector<ir::ValueRef>& outer, const std::vector<ir::Value
   return found == outer.end() ? -1 : static_cast<int>(found - outer.begin());
 }
 
-// Each value a subtask stores, and whether it can store it through strides: not the result a
-// cuBLASLt or cuDNN call writes whole (stores[0] of a GEMM or convolution), nor the attention
-// kernel's contiguous output.
 // The value whose storage a cat piece is: the piece, or the value an alias renames where the alias
 // is that value's one reader (a p = 0 dropout's clone after each DenseNet layer).
 ir::ValueRef stored_piece(const ir::Graph& graph, const Uses& uses, ir::ValueRef piece) {
@@ -98,6 +95,9 @@ bool conv_writes_windows(const ConvSpec& spec) {
   return !spec.transposed && !depthwise_conv_eligible(spec);
 }
 
+// Each value a subtask stores, and whether it can store it through strides: not the result a
+// cuBLASLt call writes whole (stores[0] of a GEMM), nor a depthwise or transposed convolution's
+// (stores[0]), nor the attention kernel's contiguous output.
 std::vector<std::pair<ir::ValueRef, bool>> strided_writes(const Subtask& subtask) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
   const bool library = std::holds_alternative<MatmulSpec>(subtask.spec) || conv != nullptr ||

@@ -201,9 +201,9 @@ Status check_conv_output(const Plan& plan, const Subtask& subtask, const ConvSpe
   const auto home = plan.values.find(plan.graph.name_of(result));
   if (home == plan.values.end() || (home->second.base == result && home->second.is_contiguous()))
     return {};
-  if (!is_channels_last(home->second) &&
-      (subtask.kernel == "depthwise_conv" || conv.transposed ||
-       (subtask.kernel == "cudnn_conv" && !is_dense_per_image(home->second))))
+  const bool own_kernel = subtask.kernel == "igemm_tf32x3_conv" || subtask.kernel == "direct_conv";
+  if (conv.transposed ||
+      !(own_kernel || (subtask.kernel == "cudnn_conv" && is_dense_per_image(home->second))))
     return make_error("kernel '{}' cannot write this convolution's result where it lives",
                       subtask.kernel);
   return {};

@@ -122,6 +122,14 @@ TEST(CatPlan, ConvolutionResultsStoreIntoTheirWindows) {
   EXPECT_EQ(result.offset, 8 * 144);
   EXPECT_TRUE(is_dense_per_image(result));
   EXPECT_TRUE(check_plan(dense).ok());
+  Plan on_depthwise = dense;  // the depthwise kernel writes dense: plan_check refuses the window
+  for (Subtask& subtask : on_depthwise.subtasks)
+    if (std::holds_alternative<ConvSpec>(subtask.spec)) subtask.kernel = "depthwise_conv";
+  const Status refused = check_plan(on_depthwise);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("cannot write this convolution's result"),
+            std::string::npos)
+      << refused.error().message;
   EXPECT_EQ(copies(plan_cat_of(1, false, true)), 1);   // the alias renames the stored result
   EXPECT_EQ(copies(plan_cat_of(8, false, false)), 2);  // depthwise
   EXPECT_EQ(copies(plan_cat_of(1, true, false)), 2);   // transposed
