@@ -46,10 +46,7 @@ bool reads_in_order(const ir::Graph& graph, int reader, const std::set<int>& mem
 // or a buffer forward updates (a state param). The others are constants, computed once at init
 // (memory_plan.h's mark_init_subtasks), which a forward pass must not take over.
 std::vector<bool> varying_nodes(const ir::Graph& graph) {
-  std::set<int32_t> state;
-  for (const std::string& name : graph.state_params)
-    for (size_t p = 0; p < graph.params.size(); ++p)
-      if (graph.params[p].name == name) state.insert(static_cast<int32_t>(p));
+  const std::set<int32_t> state = state_param_indices(graph);
   std::vector<bool> varying(graph.nodes.size(), false);
   for (size_t i = 0; i < graph.nodes.size(); ++i)
     for_each_ref(graph.nodes[i], [&](const ValueRef& ref) {

@@ -73,6 +73,14 @@ std::string value_key(const ir::ValueRef& ref) {
   return fmt::format("n{}.{}", ref.index, ref.out);
 }
 
+std::set<int32_t> state_param_indices(const ir::Graph& graph) {
+  std::set<int32_t> state;
+  for (const std::string& name : graph.state_params)
+    for (size_t p = 0; p < graph.params.size(); ++p)
+      if (graph.params[p].name == name) state.insert(static_cast<int32_t>(p));
+  return state;
+}
+
 // ---- GraphRewriter
 // -------------------------------------------------------------------------------
 

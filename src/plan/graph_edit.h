@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -22,6 +23,8 @@ ir::Node new_node(std::string id, ir::Op op, std::vector<ir::Arg> args,
 // Calls fn on every value reference in the node's args and kwargs (lists included).
 void for_each_ref(const ir::Node& node, const std::function<void(const ir::ValueRef&)>& fn);
 std::string value_key(const ir::ValueRef& ref);  // "i3", "p0", "n12.1": a map key
+// The param indices of the buffers forward updates (graph.state_params): they change between calls.
+std::set<int32_t> state_param_indices(const ir::Graph& graph);
 // Output `out` of node `index`.
 inline ir::ValueRef node_value(int index, int out = 0) {
   return ir::ValueRef{ir::ValueRef::Kind::node, index, out};

@@ -36,10 +36,7 @@ void mark_init_subtasks(const ir::Graph& graph, const ValueMap& values,
   for (const ir::ValueRef& output : graph.outputs)
     outputs.insert(value_key(values.at(value_key(output)).base));
   // A buffer forward updates (a state update) changes between calls: not a constant.
-  std::set<int32_t> state;
-  for (const std::string& name : graph.state_params)
-    for (size_t p = 0; p < graph.params.size(); ++p)
-      if (graph.params[p].name == name) state.insert(static_cast<int32_t>(p));
+  const std::set<int32_t> state = state_param_indices(graph);
   // Every subtask that writes each buffer: a cat's buffer has one per piece, and only when all of
   // them run at init is it a constant (ViT's class token is, its patch embeddings are not).
   std::map<std::string, std::vector<size_t>> writers;
