@@ -19,7 +19,9 @@
 //
 // Shapes are ConvIgemmShape (conv_igemm_common.cuh), negative padding and an output map
 // (ConvIgemmOutputMap: a transposed convolution's phase) included; the fused epilogue is the GEMM
-// kernels' (bias, ReLU, GELU). No allocation, no synchronisation: CUDA-graph capturable.
+// kernels' (bias, ReLU, GELU), then an output transform where run is given one
+// (plane_transform.cuh's signature: the elementwise rest of a convolution's epilogue, applied to
+// each result before it is stored). No allocation, no synchronisation: CUDA-graph capturable.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,8 +30,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 
 #include "conv_igemm_common.cuh"
+#include "plane_transform.cuh"
 #include "runtime.cuh"
 #include "unroll.cuh"
 
@@ -141,12 +145,14 @@ __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p
 
 // Thread `tid`'s outputs of row step `step`: cols_per_lane (R) columns 32 apart by
 // kDirectConvChannelsPerThread channels, each the fmaf sum of its K products in k order, then the
-// epilogue, stored where the output map says. Threads past the output or the group store nothing.
-template <int R>
+// epilogue and `transform` (plane: image · out_channels + channel), stored where the output map
+// says. Threads past the output or the group store nothing.
+template <int R, class Transform = PlaneIdentity>
 __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
                                                     const DirectConvBlock& b, int step,
                                                     const float* shared, const float* bias,
-                                                    float* y, int tid) {
+                                                    float* y, int tid,
+                                                    const Transform& transform = {}) {
   constexpr int CT = kDirectConvChannelsPerThread;
   const int warp = tid / 32, lane = tid % 32;
   const int warps_per_slice = p.warp_rows * p.warp_col_groups;
@@ -205,23 +211,25 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
     const int co = b.co0 + wc * CT + c;
     if (co >= p.cout_g) break;
     const int channel = b.group * p.cout_g + co;
+    const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
     const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
     STITCH_UNROLL
     for (int j = 0; j < R; ++j) {
       const int ow = b.ow0 + first_col + 32 * j;
       if (ow < p.out[2])
         y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] =
-            gemm_activation(acc[j][c] + add, p.epilogue);
+            transform(plane, gemm_activation(acc[j][c] + add, p.epilogue));
     }
   }
 }
 
 // Three blocks per SM: at most 80 registers, which the 4 x 8 accumulators fit without spilling
 // (ptxas, sm_90; left to itself it took 64 and spilled).
-template <int R>
+template <int R, class Transform>
 __global__ void __launch_bounds__(kDirectConvThreads, 3)
     direct_conv_kernel(DirectConvParams p, const float* __restrict__ x, const float* __restrict__ w,
-                       const float* __restrict__ bias, float* __restrict__ y) {
+                       const float* __restrict__ bias, float* __restrict__ y,
+                       const Transform transform) {
   extern __shared__ float4 direct_conv_smem[];
   float* shared = reinterpret_cast<float*>(direct_conv_smem);
   const DirectConvBlock b = direct_conv_block(p, blockIdx.x);
@@ -231,7 +239,7 @@ __global__ void __launch_bounds__(kDirectConvThreads, 3)
     if (step > 0) __syncthreads();  // the last step's reads of the patch are done
     direct_conv_load_patch(p, b, step, x, shared, threadIdx.x, blockDim.x);
     __syncthreads();
-    direct_conv_compute<R>(p, b, step, shared, bias, y, threadIdx.x);
+    direct_conv_compute<R>(p, b, step, shared, bias, y, threadIdx.x, transform);
   }
 }
 
@@ -323,6 +331,9 @@ class ConvDirect {
     return detail::plan_direct_conv(shape, 132, p);
   }
 
+  // OutputTransform: the type of the output transform run will be given (the shared-memory opt-in
+  // is per kernel instantiation; the identity's too, as init-time timing runs it).
+  template <class OutputTransform = detail::PlaneIdentity>
   int init(const ConvIgemmShape& shape, MatmulEpilogue epilogue, std::string& error) {
     ready_ = false;
     DeviceProperties props;
@@ -339,13 +350,8 @@ class ConvDirect {
     }
     // The kernels' limit, not this shape's: the attribute is per kernel and process-wide, and
     // another ConvDirect may need more.
-    const int bytes = static_cast<int>(detail::kDirectConvSharedBytes);
-    STITCH_CHECK_CUDA(cudaFuncSetAttribute(detail::direct_conv_kernel<1>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    STITCH_CHECK_CUDA(cudaFuncSetAttribute(detail::direct_conv_kernel<2>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    STITCH_CHECK_CUDA(cudaFuncSetAttribute(detail::direct_conv_kernel<4>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    STITCH_CHECK_CUDA(allow_shared_memory<detail::PlaneIdentity>());  // as timed at init
+    STITCH_CHECK_CUDA(allow_shared_memory<OutputTransform>());
     ready_ = true;
     return STITCH_OK;
   }
@@ -356,9 +362,16 @@ class ConvDirect {
     has_map_ = true;
   }
 
-  // x and w as PyTorch holds them (contiguous), bias [out_channels] when the epilogue has one.
+  // x and w as PyTorch holds them (contiguous), bias [out_channels] when the epilogue has one;
+  // `output_transform` applied to each result after the epilogue (init given its type). The
+  // signature is ConvIgemmTf32x3's, whose input transform this kernel does not take.
+  template <class InputTransform = detail::PlaneIdentity,
+            class OutputTransform = detail::PlaneIdentity>
   int run(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
-          std::string& error) const {
+          std::string& error, const InputTransform& = {},
+          const OutputTransform& output_transform = {}) const {
+    static_assert(std::is_same_v<InputTransform, detail::PlaneIdentity>,
+                  "the direct kernel takes no input transform");
     if (!ready_) {
       error = "ConvDirect::run before a successful init";
       return STITCH_ERROR_INVALID_ARGUMENT;
@@ -371,14 +384,17 @@ class ConvDirect {
     const auto blocks = static_cast<unsigned>(p_.blocks);
     const size_t smem = static_cast<size_t>(p_.shared_bytes());
     if (p_.cols_per_lane == 1)
-      detail::direct_conv_kernel<1>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y);
+      detail::direct_conv_kernel<1, OutputTransform>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
+                                                                 output_transform);
     else if (p_.cols_per_lane == 2)
-      detail::direct_conv_kernel<2>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y);
+      detail::direct_conv_kernel<2, OutputTransform>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
+                                                                 output_transform);
     else
-      detail::direct_conv_kernel<4>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y);
+      detail::direct_conv_kernel<4, OutputTransform>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
+                                                                 output_transform);
     STITCH_CHECK_CUDA(cudaGetLastError());
     return STITCH_OK;
   }
@@ -397,6 +413,19 @@ class ConvDirect {
   }
 
  private:
+  template <class OutputTransform>
+  static cudaError_t allow_shared_memory() {
+    const int bytes = static_cast<int>(detail::kDirectConvSharedBytes);
+    cudaError_t status = cudaSuccess;
+    for (const void* kernel :
+         {reinterpret_cast<const void*>(detail::direct_conv_kernel<1, OutputTransform>),
+          reinterpret_cast<const void*>(detail::direct_conv_kernel<2, OutputTransform>),
+          reinterpret_cast<const void*>(detail::direct_conv_kernel<4, OutputTransform>)})
+      if (status == cudaSuccess)
+        status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    return status;
+  }
+
   detail::DirectConvParams p_;
   ConvIgemmOutputMap map_;
   bool has_map_ = false;

@@ -87,16 +87,23 @@ struct KernelInputFloats<KernelConv,
   }
 };
 
+// The passes cuDNN's side of a timed pair makes besides the convolution and the kernel
+// epilogue's: over x, giving cuDNN the input the kernel transforms as it reads (a prologue); over
+// y, applying the output transform the kernel applies as it stores.
+struct CudnnSidePasses {
+  bool input = false, output = false;
+};
+
 // Times `kernel` (initialised with `epilogue`; `weights_prepared`: it runs with w = nullptr, as
 // the program's forward does) against `cudnn` (initialised and tuned for `shape`) plus the
-// epilogue's pass and, with `input_pass`, the pass over x that gives cuDNN the kernel's
-// transformed input, on zeroed scratch x, w, bias and y allocated here and freed before
-// returning, by time_alternatives (kernels/program_support.cuh). cudnn_faster: cuDNN's total was
-// the smaller. Synchronises `stream`; for stitch_init only.
+// epilogue's pass and the `passes` (each an identity transform here, as costly as the real one),
+// on zeroed scratch x, w, bias and y allocated here and freed before returning, by
+// time_alternatives (kernels/program_support.cuh). cudnn_faster: cuDNN's total was the smaller.
+// Synchronises `stream`; for stitch_init only.
 template <class KernelConv>
 int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
                               const CudnnConv& cudnn, const ConvShape& shape,
-                              MatmulEpilogue epilogue, bool input_pass, void* workspace,
+                              MatmulEpilogue epilogue, CudnnSidePasses passes, void* workspace,
                               cudaStream_t stream, std::string& error, bool& cudnn_faster,
                               int iterations = 5) {
   int64_t x = 0, w = 0, y = 0;
@@ -105,7 +112,7 @@ int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
   const int sx = scratch.add(KernelInputFloats<KernelConv>::of(kernel, x)), sw = scratch.add(w);
   const int sy = scratch.add(conv_y_footprint(shape));
   const int bias = scratch.add(shape.out_channels);
-  const int sx_pass = input_pass ? scratch.add(x) : sx;
+  const int sx_pass = passes.input ? scratch.add(x) : sx;
   STITCH_CHECK(scratch.allocate(error));
   return time_alternatives(
       [&] {
@@ -113,12 +120,18 @@ int time_kernel_against_cudnn(const KernelConv& kernel, bool weights_prepared,
                           scratch.at(bias), scratch.at(sy), stream, error);
       },
       [&] {
-        if (input_pass)
+        if (passes.input)
           STITCH_CHECK_CUDA(detail::launch_transform_planes(
               scratch.at(sx), x / shape.batch, scratch.at(sx_pass), shape.batch, shape.in_channels,
               x / (shape.batch * shape.in_channels), stream));
-        return run_cudnn_with_epilogue(cudnn, shape, epilogue, scratch.at(sx_pass), scratch.at(sw),
-                                       scratch.at(bias), scratch.at(sy), workspace, stream, error);
+        STITCH_CHECK(run_cudnn_with_epilogue(cudnn, shape, epilogue, scratch.at(sx_pass),
+                                             scratch.at(sw), scratch.at(bias), scratch.at(sy),
+                                             workspace, stream, error));
+        if (passes.output)  // in place, y dense (a transformed y is a buffer of its own)
+          STITCH_CHECK_CUDA(detail::launch_transform_planes(
+              scratch.at(sy), y / shape.batch, scratch.at(sy), shape.batch, shape.out_channels,
+              y / (shape.batch * shape.out_channels), stream));
+        return STITCH_OK;
       },
       stream, error, cudnn_faster, iterations);
 }

@@ -78,6 +78,7 @@ struct ConvIgemmParams {
   const float* bias = nullptr;
   float* y = nullptr;
   int m = 0, n = 0, k = 0;  // the per-group GEMM
+  int out_channels = 0;     // every group's: an output transform's planes are image · these + c
   int channels = 0;         // input channels per group
   int in[3] = {}, out_hw = 0, out_w = 0, kernel[3] = {}, stride[3] = {}, pad[3] = {},
       dilation[3] = {};
@@ -250,13 +251,17 @@ __host__ __device__ __forceinline__ int64_t conv_output_offset(const ConvIgemmPa
          od * p.y_step[0] + oh * p.y_step[1] + ow * p.y_step[2];
 }
 
-// y[image, group·N + co, position] = act(sum + bias) for the GEMM element (m, co).
+// y[image, group·N + co, position] = transform(plane, act(sum + bias)) for the GEMM element
+// (m, co), plane = image · out_channels + group·N + co (plane_transform.cuh).
+template <class Transform>
 __device__ __forceinline__ void store_conv_output(const ConvIgemmParams& p, int group, int m,
-                                                  int co, float sum) {
+                                                  int co, float sum, const Transform& transform) {
   if (m >= p.m || co >= p.n) return;
   float v = sum;
-  if (epilogue_has_bias(p.epilogue)) v += p.bias[group * p.n + co];
-  p.y[conv_output_offset(p, group, m, co)] = gemm_activation(v, p.epilogue);
+  const int channel = group * p.n + co;
+  if (epilogue_has_bias(p.epilogue)) v += p.bias[channel];
+  const int64_t plane = int64_t{m / p.out_plane} * p.out_channels + channel;
+  p.y[conv_output_offset(p, group, m, co)] = transform(plane, gemm_activation(v, p.epilogue));
 }
 
 }  // namespace detail
@@ -325,6 +330,7 @@ inline ConvIgemmParams conv_igemm_params(const float* x, const float* w, const f
   p.x = x, p.w = w, p.bias = bias, p.y = y, p.epilogue = epilogue;
   p.channels = static_cast<int>(s.in_channels / s.groups);
   p.n = static_cast<int>(s.out_channels / s.groups);
+  p.out_channels = static_cast<int>(s.out_channels);
   int64_t volume = 1;
   for (int i = 0; i < 3; ++i) {
     p.in[i] = static_cast<int>(d.input[i]);

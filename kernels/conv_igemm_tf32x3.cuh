@@ -16,11 +16,13 @@
 // Either way the error is the GEMM kernels' (FP32 level), judged by the fp32 track's error norm.
 //
 // Fused epilogue: y = act(conv + bias[co]) with MatmulEpilogue's activations (none / ReLU / GELU,
-// tanh form) as the GEMM's. Fused prologue (set_input_transform): a per-(image, channel) transform
-// of x (plane_transform.cuh: a training-mode BatchNorm's normalisation and activation) applied as
-// each run copies x into the layout the gather reads. tests/kernels/conv_igemm_tf32x3_bench.cu
-// times both against cuDNN strict FP32 and TF32 on an H200; the planner's estimate_conv_igemm
-// (src/plan/kernel_choice.h) models its times (kernels/README.md has both).
+// tanh form) as the GEMM's, then an output transform where run is given one (plane_transform.cuh's
+// signature: the elementwise rest of the convolution's epilogue). Fused prologue
+// (set_input_transform): a per-(image, channel) transform of x (plane_transform.cuh: a
+// training-mode BatchNorm's normalisation and activation) applied as each run copies x into the
+// layout the gather reads. tests/kernels/conv_igemm_tf32x3_bench.cu times both against cuDNN strict
+// FP32 and TF32 on an H200; the planner's estimate_conv_igemm (src/plan/kernel_choice.h) models its
+// times (kernels/README.md has both).
 //
 // ConvIgemmTf32x3::init (at init) picks the kernel, allows its shared memory and allocates the
 // weight's split copies; prepare_weights splits a parameter weight once; run then allocates and
@@ -45,8 +47,9 @@ namespace stitch::kernels {
 
 namespace detail {
 
-template <bool kVec4Weights>
-__global__ void __launch_bounds__(kGemmThreads, 1) conv_igemm_tf32x3_kernel(ConvIgemmParams p) {
+template <bool kVec4Weights, class Transform>
+__global__ void __launch_bounds__(kGemmThreads, 1)
+    conv_igemm_tf32x3_kernel(ConvIgemmParams p, const Transform transform) {
 #if defined(STITCH_GEMM_MMA_SYNC)
   extern __shared__ float4 conv_smem[];
   float* smem = reinterpret_cast<float*>(conv_smem);
@@ -72,9 +75,9 @@ __global__ void __launch_bounds__(kGemmThreads, 1) conv_igemm_tf32x3_kernel(Conv
     ConvKCursor cursor;
     cursor.start(p, k0 + gather_column);
     gather_conv_columns<2, 64, 8>(p, rows, gather_row, gather_column, cursor,
-                               [stage](int tile_row, int column, const float* src, bool ok) {
-                                 cp_async_4(stage + tile_row * kGemmLdK + column, src, ok);
-                               });
+                                  [stage](int tile_row, int column, const float* src, bool ok) {
+                                    cp_async_4(stage + tile_row * kGemmLdK + column, src, ok);
+                                  });
     load_k_contiguous<kVec4Weights>(stage + kGemmTileFloats, w, p.k, cols_b, k0, p.k, tid);
   };
   float acc[4][4][4] = {};
@@ -86,20 +89,22 @@ __global__ void __launch_bounds__(kGemmThreads, 1) conv_igemm_tf32x3_kernel(Conv
 #pragma unroll
       for (int r = 0; r < 4; ++r)
         store_conv_output(p, group, m0 + wm * 64 + i * 16 + g + (r >> 1) * 8,
-                          n0 + wn * 32 + j * 8 + 2 * t + (r & 1), acc[i][j][r]);
+                          n0 + wn * 32 + j * 8 + 2 * t + (r & 1), acc[i][j][r], transform);
 #else
-  (void)p;
+  (void)p, (void)transform;
 #endif
 }
 
-// Lets the mma.sync kernel use its 160 KiB of dynamic shared memory on the current device. Once
-// per device before the first launch, outside any graph capture; the launch fails without it.
+// Lets the mma.sync kernel (of an output transform) use its 160 KiB of dynamic shared memory on
+// the current device. Once per device before the first launch, outside any graph capture; the
+// launch fails without it.
+template <class Transform = PlaneIdentity>
 inline cudaError_t allow_conv_igemm_tf32x3_smem() {
   const int smem = static_cast<int>(kGemmSmemBytes);
-  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_kernel<true>,
+  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_kernel<true, Transform>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (status == cudaSuccess)
-    status = cudaFuncSetAttribute(conv_igemm_tf32x3_kernel<false>,
+    status = cudaFuncSetAttribute(conv_igemm_tf32x3_kernel<false, Transform>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   return status;
 }
@@ -107,13 +112,17 @@ inline cudaError_t allow_conv_igemm_tf32x3_smem() {
 // y = act(conv(x, w) + bias) on the mma.sync kernel, stateless, after
 // allow_conv_igemm_tf32x3_smem. x [batch, in_channels, input...], w [out_channels, in_channels /
 // groups, kernel...], y [batch, out_channels, output...], all contiguous; bias [out_channels] when
-// `epilogue` has one (else ignored). cudaErrorInvalidValue for a shape conv_igemm_shape_problem
-// refuses or a missing pointer; else the launch's status. Code built for sm_90a holds the kernel
-// only with STITCH_GEMM_TF32X3_MMA_SYNC_ON_SM90A (ConvIgemmTf32x3 checks; this does not).
+// `epilogue` has one (else ignored); `transform` applied to each result after it (after
+// allow_conv_igemm_tf32x3_smem<Transform>). cudaErrorInvalidValue for a shape
+// conv_igemm_shape_problem refuses or a missing pointer; else the launch's status. Code built for
+// sm_90a holds the kernel only with STITCH_GEMM_TF32X3_MMA_SYNC_ON_SM90A (ConvIgemmTf32x3 checks;
+// this does not).
+template <class Transform = PlaneIdentity>
 inline int launch_conv_igemm_tf32x3_mma_sync(const float* x, const float* w, const float* bias,
                                              float* y, const ConvIgemmShape& s,
                                              MatmulEpilogue epilogue, cudaStream_t stream,
-                                             const ConvIgemmOutputMap* output_map = nullptr) {
+                                             const ConvIgemmOutputMap* output_map = nullptr,
+                                             const Transform& transform = {}) {
   if (x == nullptr || w == nullptr || y == nullptr ||
       (epilogue_has_bias(epilogue) && bias == nullptr) || !conv_igemm_shape_problem(s).empty())
     return cudaErrorInvalidValue;
@@ -124,9 +133,11 @@ inline int launch_conv_igemm_tf32x3_mma_sync(const float* x, const float* w, con
   // 16-byte weight loads: every weight row (K floats) starts 16-byte aligned.
   const bool vec4 = p.k % 4 == 0 && is_aligned(w, 16);
   if (vec4)
-    conv_igemm_tf32x3_kernel<true><<<grid, kGemmThreads, kGemmSmemBytes, stream>>>(p);
+    conv_igemm_tf32x3_kernel<true, Transform>
+        <<<grid, kGemmThreads, kGemmSmemBytes, stream>>>(p, transform);
   else
-    conv_igemm_tf32x3_kernel<false><<<grid, kGemmThreads, kGemmSmemBytes, stream>>>(p);
+    conv_igemm_tf32x3_kernel<false, Transform>
+        <<<grid, kGemmThreads, kGemmSmemBytes, stream>>>(p, transform);
   return cudaGetLastError();
 }
 
@@ -175,7 +186,10 @@ class ConvIgemmTf32x3 {
   int tile_n() const { return wgmma_ ? tile_n_ : detail::kGemmBN; }
 
   // The shape (conv_igemm_shape_problem must accept it) and the epilogue; picks the kernel,
-  // allows its shared memory, plans split K over the device's SMs and allocates what it needs.
+  // allows its shared memory (for the output transform's type run will be given, and the
+  // identity's: the opt-in is per kernel instantiation), plans split K over the device's SMs and
+  // allocates what it needs.
+  template <class OutputTransform = detail::PlaneIdentity>
   int init(const ConvIgemmShape& shape, MatmulEpilogue epilogue, std::string& error) {
     ready_ = false;
     prepared_w_ = nullptr;
@@ -198,7 +212,8 @@ class ConvIgemmTf32x3 {
     epilogue_ = epilogue;
     STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemmTf32x3::init", wgmma_, error));
     if (!wgmma_) {
-      STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem());
+      STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<detail::PlaneIdentity>());
+      STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<OutputTransform>());
       channels_last_ = false;
       STITCH_CHECK(reserve_input_copy(error));
       ready_ = true;
@@ -208,12 +223,17 @@ class ConvIgemmTf32x3 {
         detail::conv_igemm_params(nullptr, nullptr, nullptr, nullptr, shape, epilogue);
     tile_n_ = requested_tile_n_ != 0 ? requested_tile_n_ : conv_igemm_wgmma_tile_n(p.n);
     if (tile_n_ != 64 && tile_n_ != 128) {
-      error = "ConvIgemmTf32x3::init: the wgmma tile is 64 or 128 wide, not " +
-              std::to_string(tile_n_);
+      error =
+          "ConvIgemmTf32x3::init: the wgmma tile is 64 or 128 wide, not " + std::to_string(tile_n_);
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
-    STITCH_CHECK_CUDA(tile_n_ == 64 ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64>()
-                                    : detail::allow_conv_igemm_tf32x3_wgmma_smem<128>());
+    // The identity's kernels too: init-time timing runs them.
+    STITCH_CHECK_CUDA(
+        (tile_n_ == 64 ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64, detail::PlaneIdentity>()
+                       : detail::allow_conv_igemm_tf32x3_wgmma_smem<128, detail::PlaneIdentity>()));
+    STITCH_CHECK_CUDA((tile_n_ == 64
+                           ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64, OutputTransform>()
+                           : detail::allow_conv_igemm_tf32x3_wgmma_smem<128, OutputTransform>()));
     int device = 0, sms = 0;
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -247,15 +267,19 @@ class ConvIgemmTf32x3 {
   }
 
   // x, w, y as detail::launch_conv_igemm_tf32x3_mma_sync takes them; w == nullptr: the prepared
-  // weight. `transform`: x's input transform where set_input_transform asked for one.
-  template <class Transform = detail::PlaneIdentity>
+  // weight. `transform`: x's input transform where set_input_transform asked for one;
+  // `output_transform`: applied to each result after the epilogue (init given its type).
+  template <class Transform = detail::PlaneIdentity, class OutputTransform = detail::PlaneIdentity>
   int run(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
-          std::string& error, const Transform& transform = {}) const {
+          std::string& error, const Transform& transform = {},
+          const OutputTransform& output_transform = {}) const {
     std::string bad;
-    if (!ready_) bad = "run before a successful init";
+    if (!ready_)
+      bad = "run before a successful init";
     else if (x == nullptr || (w == nullptr && prepared_w_ == nullptr) || y == nullptr)
       bad = "null tensor pointer";
-    else if (epilogue_has_bias(epilogue_) && bias == nullptr) bad = "the epilogue needs a bias";
+    else if (epilogue_has_bias(epilogue_) && bias == nullptr)
+      bad = "the epilogue needs a bias";
     else if (!std::is_same_v<Transform, detail::PlaneIdentity> && !transforms_input_)
       bad = "a transform without set_input_transform(true) before init";
     if (!bad.empty()) {
@@ -267,7 +291,7 @@ class ConvIgemmTf32x3 {
       STITCH_CHECK_CUDA(copy_input(x, copy, stream, transform));
       x = copy;
     }
-    return run_gathered(x, w, bias, y, stream, error);
+    return run_gathered(x, w, bias, y, stream, error, output_transform);
   }
 
   // x through the transform into NCDHW in the run's copy buffer: cuDNN's input where it is timed
@@ -313,14 +337,15 @@ class ConvIgemmTf32x3 {
 
  private:
   // x in the layout the gather reads (from the caller, or copied).
+  template <class OutputTransform>
   int run_gathered(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
-                   std::string& error) const {
+                   std::string& error, const OutputTransform& output_transform) const {
     const bool given_w = w != nullptr;
     if (w == nullptr) w = prepared_w_;
     const ConvIgemmOutputMap* map = has_output_map_ ? &output_map_ : nullptr;
     if (!wgmma_) {
       STITCH_CHECK_CUDA(detail::launch_conv_igemm_tf32x3_mma_sync(x, w, bias, y, shape_, epilogue_,
-                                                                  stream, map));
+                                                                  stream, map, output_transform));
       return STITCH_OK;
     }
     if (given_w) STITCH_CHECK(split_weights(w, stream, error));
@@ -337,9 +362,9 @@ class ConvIgemmTf32x3 {
     order.units = static_cast<int>(plan_.tiles * plan_.splits);  // init checked it fits
     const auto blocks = static_cast<unsigned>(std::min(order.units, sms_));
     if (tile_n_ == 64)
-      launch_wgmma<64>(p, order, blocks, stream);
+      launch_wgmma<64>(p, order, blocks, stream, output_transform);
     else
-      launch_wgmma<128>(p, order, blocks, stream);
+      launch_wgmma<128>(p, order, blocks, stream, output_transform);
     STITCH_CHECK_CUDA(cudaGetLastError());
     return STITCH_OK;
   }
@@ -358,16 +383,19 @@ class ConvIgemmTf32x3 {
         input_channels_last_ ? shape_.in_channels : positions, stream, transform, input_image());
   }
 
-  template <int kBN>
+  template <int kBN, class OutputTransform>
   void launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
-                    unsigned blocks, cudaStream_t stream) const {
+                    unsigned blocks, cudaStream_t stream,
+                    const OutputTransform& output_transform) const {
     constexpr size_t smem = detail::WgmmaTile<kBN>::kSmemBytes;
     if (channels_last_)
-      detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN>
-          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
+      detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform>
+          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(),
+                                                            output_transform);
     else
-      detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN>
-          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps());
+      detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform>
+          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(),
+                                                            output_transform);
   }
 
   int64_t input_positions() const {
@@ -407,7 +435,7 @@ class ConvIgemmTf32x3 {
   Tf32x3Engine requested_engine_ = Tf32x3Engine::automatic;
   int requested_tile_n_ = 0;
   int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
-  int sms_ = 1;                    // the persistent wgmma kernel's blocks
+  int sms_ = 1;                   // the persistent wgmma kernel's blocks
   bool allow_channels_last_ = true;
   bool input_channels_last_ = false;
   bool transforms_input_ = false;

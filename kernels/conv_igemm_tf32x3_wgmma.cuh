@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "conv_igemm_common.cuh"
 #include "gemm_tf32x3_wgmma.cuh"
@@ -60,19 +61,29 @@ __host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_chunk_slot(int ptid) {
 // first tile row): y = act(sum + bias) in NCDHW (through p's output map), one element per store
 // (adjacent columns are output channels, a plane apart), or a pair of channels per 8-byte store
 // where the map puts them side by side (p.pair_stores: a channels-last y). Straight runs, as
-// apply_bias_activation says why; the position's divisions are done once per row.
-template <int kAcc>
-__device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int group, int m0,
-                                                int n0, int row, int t, float (&acc)[kAcc]) {
+// apply_bias_activation says why; the position's divisions are done once per row. Then
+// `transform` (plane_transform.cuh; plane = image · out_channels + channel), skipped entirely
+// for the identity.
+template <int kAcc, class Transform>
+__device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int group, int m0, int n0,
+                                                int row, int t, float (&acc)[kAcc],
+                                                const Transform& transform) {
   apply_bias_activation(acc, t, p.epilogue, p.bias + int64_t{group} * p.n, n0, p.n);
   int64_t row_at[2];  // where each of the thread's two rows puts channel 0 of the tile
   bool row_inside[2];
+  int64_t row_plane[2];  // the plane of each row's channel 0 of the tile
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int m = m0 + row + 8 * half;
     row_inside[half] = m < p.m;
     row_at[half] = conv_output_offset(p, group, m, n0);
+    row_plane[half] = int64_t{m / p.out_plane} * p.out_channels + int64_t{group} * p.n + n0;
   }
+  if constexpr (!std::is_same_v<Transform, PlaneIdentity>)
+    for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
+      sum = transform(row_plane[half] + column, sum);
+      next = transform(row_plane[half] + column + 1, next);
+    });
   if (p.pair_stores) {  // p.n even: a pair lies in y or outside it
     for_each_accumulator_pair(acc, t, [&](int half, int column, float& sum, float& next) {
       if (row_inside[half] && n0 + column < p.n)
@@ -94,10 +105,11 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
 // one ring across them, so the producers gather the next tile while the consumers store this one.
 // order holds the tile counts, the split plan, the partials and the chunk length (its matrix
 // fields are unused).
-template <bool kChannelsLast, int kBN>
+template <bool kChannelsLast, int kBN, class Transform>
 __global__ void __launch_bounds__(kWgmmaThreads, 1)
     conv_igemm_tf32x3_wgmma_kernel(ConvIgemmParams p, GemmTf32x3Args order,
-                                   const __grid_constant__ WgmmaMaps maps) {
+                                   const __grid_constant__ WgmmaMaps maps,
+                                   const Transform transform) {
 #if defined(STITCH_GEMM_WGMMA)
   extern __shared__ float4 wgmma_smem[];
   WgmmaBlock<kBN> blk = wgmma_block<kBN>(wgmma_smem, 0, 0);
@@ -151,11 +163,11 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     const GemmTileCoord tile = next_tile(unit);
     const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kBN;
     wgmma_consume_tile(blk, order, tile, warp, [&](auto& acc, int row, int t) {
-      store_conv_tile(p, group, m0, n0, row, t, acc);
+      store_conv_tile(p, group, m0, n0, row, t, acc, transform);
     });
   }
 #else
-  (void)p, (void)order, (void)maps;
+  (void)p, (void)order, (void)maps, (void)transform;
 #endif
 }
 
@@ -203,14 +215,15 @@ inline cudaError_t launch_channels_last(const float* x, float* y, int64_t batch,
   return cudaGetLastError();
 }
 
-// Lets the wgmma kernel of a kBN-wide tile use its dynamic shared memory (both gathers).
-template <int kBN>
+// Lets the wgmma kernel of a kBN-wide tile and an output transform use its dynamic shared memory
+// (both gathers).
+template <int kBN, class Transform = PlaneIdentity>
 inline cudaError_t allow_conv_igemm_tf32x3_wgmma_smem() {
   const int smem = static_cast<int>(WgmmaTile<kBN>::kSmemBytes);
-  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<true, kBN>,
+  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<true, kBN, Transform>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (status == cudaSuccess)
-    status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<false, kBN>,
+    status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<false, kBN, Transform>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   return status;
 }

@@ -1,7 +1,8 @@
 // A transposed convolution, y = act(conv_transpose(x, w) + bias), as the forward convolutions of
 // its output phases (conv_transpose_phases.cuh) — none of the zero products a zero-inserted input
 // would bring — each on a forward engine writing through its output map into the strided subset
-// of y it owns; outputs no tap reaches get act(bias) from a fill kernel. The phases run one after
+// of y it owns; outputs no tap reaches get act(bias) from a fill kernel (then the output transform
+// where run is given one, as the phases apply it). The phases run one after
 // another on the caller's stream (capturable: kernel launches only). ConvTransposeByPhases<Forward>
 // over either engine:
 //   ConvTransposeIgemmTf32x3  the implicit GEMM (conv_igemm_tf32x3.cuh): 3xTF32 tensor cores,
@@ -51,19 +52,23 @@ __host__ __device__ inline float conv_transpose_phase_weight(const float* w,
                                        channel_pair % in_per_group, j)];
 }
 
-// Element i of a phase no tap reaches, act(bias) (0 without a bias), written where its output
-// map puts it in y. Pure: the CPU tests run it too.
+// Element i of a phase no tap reaches, transform(plane, act(bias)) (0 without a bias; plane =
+// image · channels + channel), written where its output map puts it in y. Pure: the CPU tests
+// run it too.
+template <class Transform = PlaneIdentity>
 __host__ __device__ inline void conv_transpose_fill(float* y, const float* bias,
                                                     MatmulEpilogue epilogue,
                                                     const ConvIgemmOutputMap& map, int64_t channels,
-                                                    const ConvTransposePhase& phase, int64_t i) {
+                                                    const ConvTransposePhase& phase, int64_t i,
+                                                    const Transform& transform = {}) {
   const int64_t q1 = phase.axis[1].outputs, q2 = phase.axis[2].outputs;
   const int64_t plane = phase.axis[0].outputs * q1 * q2;
   const int64_t position = i % plane, channel = i / plane % channels, image = i / plane / channels;
   const int64_t at = image * map.image_floats + channel * map.channel_floats + map.origin +
                      position / (q1 * q2) * map.step[0] + position / q2 % q1 * map.step[1] +
                      position % q2 * map.step[2];
-  y[at] = gemm_activation(epilogue_has_bias(epilogue) ? bias[channel] : 0.0f, epilogue);
+  y[at] = transform(image * channels + channel,
+                    gemm_activation(epilogue_has_bias(epilogue) ? bias[channel] : 0.0f, epilogue));
 }
 
 // out[i] = conv_transpose_phase_weight(w, ..., i) over the phase's count weights.
@@ -77,13 +82,14 @@ __global__ void conv_transpose_phase_weight_kernel(const float* w, float* out,
 }
 
 // conv_transpose_fill over a phase's count outputs.
-template <int kUnused = 0>
+template <class Transform>
 __global__ void conv_transpose_fill_kernel(float* y, const float* bias, MatmulEpilogue epilogue,
                                            ConvIgemmOutputMap map, int64_t channels,
-                                           ConvTransposePhase phase, int64_t count) {
+                                           ConvTransposePhase phase, int64_t count,
+                                           const Transform transform) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x)
-    conv_transpose_fill(y, bias, epilogue, map, channels, phase, i);
+    conv_transpose_fill(y, bias, epilogue, map, channels, phase, i, transform);
 }
 
 }  // namespace detail
@@ -103,6 +109,9 @@ class ConvTransposeByPhases {
   // phases only). Before init.
   void set_engine(Tf32x3Engine engine) { engine_ = engine; }
 
+  // OutputTransform: the type of the output transform run will be given (its phases' kernels'
+  // shared-memory opt-in is per instantiation).
+  template <class OutputTransform = detail::PlaneIdentity>
   int init(const ConvTransposeShape& shape, MatmulEpilogue epilogue, std::string& error) {
     ready_ = prepared_ = false;
     phases_.clear();
@@ -123,7 +132,7 @@ class ConvTransposeByPhases {
         part.conv = std::make_unique<Forward>();
         if constexpr (kForwardPreparesWeights) part.conv->set_engine(engine_);
         part.conv->set_output_map(part.map);
-        STITCH_CHECK(part.conv->init(phase.forward, epilogue, error));
+        STITCH_CHECK(part.conv->template init<OutputTransform>(phase.forward, epilogue, error));
         part.weight_count = s3.out_channels * in_per_group * phase.axis[0].taps *
                             phase.axis[1].taps * phase.axis[2].taps;
         part.weight_offset = layout.take(static_cast<size_t>(part.weight_count) * sizeof(float));
@@ -152,8 +161,15 @@ class ConvTransposeByPhases {
   }
 
   // w == nullptr: the prepared weight; otherwise the phases' weights are gathered from w first.
+  // `output_transform` applied to each result after the epilogue, the filled ones too (init given
+  // its type); the signature is the forward kernels', with no input transform.
+  template <class InputTransform = detail::PlaneIdentity,
+            class OutputTransform = detail::PlaneIdentity>
   int run(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
-          std::string& error) const {
+          std::string& error, const InputTransform& = {},
+          const OutputTransform& output_transform = {}) const {
+    static_assert(std::is_same_v<InputTransform, detail::PlaneIdentity>,
+                  "a transposed convolution takes no input transform");
     std::string bad;
     if (!ready_)
       bad = "run before a successful init";
@@ -172,16 +188,18 @@ class ConvTransposeByPhases {
       if (part.conv) {
         // The implicit GEMM runs on its prepared split weight unless given one to split.
         const bool own_weight = kForwardPreparesWeights && w == nullptr;
-        STITCH_CHECK(
-            part.conv->run(x, own_weight ? nullptr : phase_weight(part), bias, y, stream, error));
+        STITCH_CHECK(part.conv->run(x, own_weight ? nullptr : phase_weight(part), bias, y, stream,
+                                    error, detail::PlaneIdentity{}, output_transform));
         continue;
       }
       const int64_t count = shape_.batch * shape_.out_channels * part.phase.axis[0].outputs *
                             part.phase.axis[1].outputs * part.phase.axis[2].outputs;
       int64_t blocks = 0;
       STITCH_CHECK_CUDA(grid_stride_blocks(count, kBlock, blocks));
-      detail::conv_transpose_fill_kernel<><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
-          y, bias, epilogue_, part.map, shape_.out_channels, part.phase, count);
+      detail::conv_transpose_fill_kernel<OutputTransform>
+          <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(y, bias, epilogue_, part.map,
+                                                                 shape_.out_channels, part.phase,
+                                                                 count, output_transform);
       STITCH_CHECK_CUDA(cudaGetLastError());
     }
     return STITCH_OK;

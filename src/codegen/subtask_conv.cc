@@ -10,10 +10,12 @@
 // an output map where the result is a window of a cat's buffer or stored channels-last
 // (plan/layout.h; the implicit GEMM then also takes such an x as it is), and cuDNN a window of
 // whole channels through y's image stride (ConvShape::y_image); the rest of the epilogue
-// (activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine.
-// A kernel convolution with `cudnn_alternative` also gets a CudnnConv: init_convs times the two
-// (kernels/conv_engine_timing.cuh; where cuDNN has no engine for the shape, the kernel alone) and
-// the forward runs the faster, cuDNN followed by the kernel epilogue's pass.
+// (activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine,
+// or, where the plan made it the kernel's output transform, as a per-plane functor the kernel
+// applies as it stores. A kernel convolution with `cudnn_alternative` also gets a CudnnConv:
+// init_convs times the two (kernels/conv_engine_timing.cuh; where cuDNN has no engine for the
+// shape, the kernel alone) and the forward runs the faster, cuDNN followed by the kernel
+// epilogue's pass or the output transform's, in place.
 #include <optional>
 
 #include "codegen/emit_context.h"
@@ -92,13 +94,15 @@ void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& sp
   iw.close();
 }
 
-// A prologue as the kernel's input transform (kernels/plane_transform.cuh): `float operator()(
-// int64_t plane, float x0)`, the raw input element x0 of plane n * C + c; the other loads are one
-// value per plane (plan_check), read at (n, c). Returns the functor's initializer list.
-Result<std::string> emit_conv_prologue(EmitContext& ctx, const std::string& name,
-                                       const ConvSpec& spec) {
-  const plan::Body& body = *spec.prologue;
-  const std::vector<int64_t> planes{spec.batch, spec.in_channels};
+// A per-plane functor (kernels/plane_transform.cuh): `float operator()(int64_t plane, float x0)`
+// evaluating `body` on x0, its load 0, where every other load is one value per plane, read at
+// (n, c) of plane n * channels + c; it returns `result`, an operand of the body. A prologue (the
+// kernel's input transform, over [batch, in_channels]) or an output transform (over [batch,
+// out_channels]). Returns the functor's initializer list.
+Result<std::string> emit_plane_functor(EmitContext& ctx, const std::string& name,
+                                       const plan::Body& body, int64_t batch, int64_t channels,
+                                       const plan::Operand& result) {
+  const std::vector<int64_t> planes{batch, channels};
   Members members;
   std::vector<plan::Access> plane_loads;
   for (size_t k = 1; k < body.loads.size(); ++k) {
@@ -111,7 +115,7 @@ Result<std::string> emit_conv_prologue(EmitContext& ctx, const std::string& name
   }
   CodeWriter& f = ctx.pieces().functors;
   open_functor(f, name, {&members}, "__device__ float operator()(int64_t plane, float x0) const");
-  f.line("const int64_t n = plane / {}, c = plane % {};", spec.in_channels, spec.in_channels);
+  f.line("const int64_t n = plane / {}, c = plane % {};", channels, channels);
   f.line("(void)n;");
   f.line("(void)c;");
   std::vector<std::string> names{"x0"};
@@ -121,11 +125,30 @@ Result<std::string> emit_conv_prologue(EmitContext& ctx, const std::string& name
            index_expr(plane_loads[k], planes, {"n", "c"}, "plane"));
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<std::string> steps, ctx.emit_steps(f, body, names, {}, "v"));
-  f.line("return {};", steps.empty() ? names[0] : steps.back());
+  STITCH_ASSIGN_OR_RETURN(std::string returned, ctx.operand_expr(result, names, steps, {}));
+  f.line("return {};", returned);
   close_functor(f);
   std::string init;
   append_inits(init, members);
   return init;
+}
+
+// A prologue as the kernel's input transform: x0 the raw input element, the result the last step.
+Result<std::string> emit_conv_prologue(EmitContext& ctx, const std::string& name,
+                                       const ConvSpec& spec) {
+  const plan::Body& body = *spec.prologue;
+  const plan::Operand last =
+      body.steps.empty()
+          ? plan::Operand{plan::Operand::Kind::load, 0, 0}
+          : plan::Operand{plan::Operand::Kind::step, static_cast<int>(body.steps.size()) - 1, 0};
+  return emit_plane_functor(ctx, name, body, spec.batch, spec.in_channels, last);
+}
+
+// The output transform: x0 the kernel's result, the stored value its one store's operand.
+Result<std::string> emit_conv_output_transform(EmitContext& ctx, const std::string& name,
+                                               const ConvSpec& spec) {
+  return emit_plane_functor(ctx, name, *spec.output_transform, spec.batch, spec.out_channels,
+                            spec.stores[0].from);
 }
 
 // The direct depthwise kernel: a 1-d convolution is a 2-d one of height 1. `transform`: the
@@ -233,7 +256,10 @@ std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, cons
   } else if (!spec.x.is_contiguous()) {  // channels-last (check_kernel): read as it is
     iw.line("s->{}.set_input_channels_last(true);", member);
   }
-  iw.line("STITCH_CHECK(s->{}.init(shape, MatmulEpilogue::{}, error));", member,
+  // A kernel with an output transform is initialised for its functor's type.
+  const std::string init_for =
+      spec.output_transform ? "<" + EmitContext::functor_name(subtask, "output") + ">" : "";
+  iw.line("STITCH_CHECK(s->{}.init{}(shape, MatmulEpilogue::{}, error));", member, init_for,
           spec.kernel_epilogue);
   const bool weight_at_init = prepares_weights && spec.w.base.kind == ir::ValueRef::Kind::param;
   if (weight_at_init)
@@ -269,8 +295,9 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
     return make_error("the implicit-GEMM 3xTF32 kernel cannot run this convolution");
   if (direct && !plan::direct_conv_eligible(spec))
     return make_error("the direct convolution kernel cannot run this convolution");
-  if (spec.kernel_epilogue != "none" && !igemm && !direct)
-    return make_error("kernel '{}' applies no convolution kernel epilogue", subtask.kernel);
+  if ((spec.kernel_epilogue != "none" || spec.output_transform) && !igemm && !direct)
+    return make_error("kernel '{}' applies no convolution kernel epilogue or output transform",
+                      subtask.kernel);
   if (!plan::is_store_epilogue(spec.kernel_epilogue) ||
       spec.kernel_epilogue.starts_with("bias") != spec.bias.has_value())
     return make_error("convolution kernel epilogue '{}' {} a bias", spec.kernel_epilogue,
@@ -300,8 +327,17 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
     STITCH_ASSIGN_OR_RETURN(std::string init, emit_conv_prologue(ctx, functor, spec));
     w.line("const {} pro{{{}}};", functor, init);
   }
+  if (spec.output_transform) {  // applied by the kernel as it stores (and to cuDNN's output)
+    const std::string functor = EmitContext::functor_name(subtask, "output");
+    STITCH_ASSIGN_OR_RETURN(std::string init, emit_conv_output_transform(ctx, functor, spec));
+    w.line("const {} out{{{}}};", functor, init);
+  }
+  // The kernels' run(..., input transform, output transform).
+  std::string transform = spec.prologue ? ", pro" : "";
+  if (spec.output_transform)
+    transform = fmt::format("{}, out", spec.prologue ? ", pro" : ", detail::PlaneIdentity{}");
   const std::string run = fmt::format("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error{}));",
-                                      member, x, run_weight, bias, y, spec.prologue ? ", pro" : "");
+                                      member, x, run_weight, bias, y, transform);
   if (subtask.tunables.count("cudnn_alternative") == 0) {
     w.line("{}", run);
     return {};
@@ -310,6 +346,10 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
     return make_error(
         "cuDNN, timed against the kernel, writes a dense output or, with no kernel epilogue, a "
         "window of whole channels");
+  if (spec.output_transform && (window || spec.kernel_epilogue != "none"))
+    return make_error(
+        "cuDNN, timed against a kernel with an output transform, writes a dense output with no "
+        "kernel epilogue");
   // cuDNN timed against the kernel at init; the faster one runs (kernels/conv_engine_timing.cuh).
   ProgramPieces& pieces = ctx.pieces();
   pieces.uses_conv = pieces.uses_conv_timing = true;
@@ -320,10 +360,10 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   emit_conv_init(
       ctx, subtask, spec, cudnn, window ? window->strides[0] : 0,
       fmt::format("STITCH_CHECK(time_kernel_against_cudnn(s->{}, {}, s->convs.{}, shape, "
-                  "MatmulEpilogue::{}, {}, s->convs.workspace, stream, error, "
-                  "s->convs.{}_faster));",
+                  "MatmulEpilogue::{}, CudnnSidePasses{{{}, {}}}, s->convs.workspace, stream, "
+                  "error, s->convs.{}_faster));",
                   member, run_weight == "nullptr", cudnn, spec.kernel_epilogue,
-                  spec.prologue.has_value(), cudnn));
+                  spec.prologue.has_value(), spec.output_transform.has_value(), cudnn));
   w.open("if (s->convs.{}_faster) {{", cudnn);
   std::string cudnn_x = x;
   if (spec.prologue) {  // cuDNN reads the kernel's transformed copy of x
@@ -334,12 +374,16 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   }
   w.line("STITCH_CHECK(s->convs.{}.run({}, {}, {}, s->convs.workspace, stream, error));", cudnn,
          cudnn_x, weight, y);
+  const int64_t plane = numel(out_shape) / (spec.batch * spec.out_channels);
   if (spec.kernel_epilogue != "none")
     w.line(
         "STITCH_CHECK_CUDA(launch_conv_bias_activation({}, {}, MatmulEpilogue::{}, {}, {}, {}, "
         "stream));",
-        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels,
-        numel(out_shape) / (spec.batch * spec.out_channels));
+        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels, plane);
+  if (spec.output_transform)  // in place over its dense output (plan_check)
+    w.line(
+        "STITCH_CHECK_CUDA(detail::launch_transform_planes({}, {}, {}, {}, {}, {}, stream, out));",
+        y, spec.out_channels * plane, y, spec.batch, spec.out_channels, plane);
   w.close_and_reopen(" else {");
   w.line("{}", run);
   w.close();

@@ -1,4 +1,4 @@
-// A convolution's bias and activation folded into its kernel (conv_epilogue.h).
+// A convolution's epilogue folded into its kernel (conv_epilogue.h).
 #include "plan/conv_epilogue.h"
 
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plan/access.h"
+#include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
 #include "plan/op_traits.h"
 #include "plan/subtasks.h"
@@ -193,6 +194,64 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
     subtask.tunables.erase("block");
     subtask.tunables.erase("vector_width");
   }
+  return true;
+}
+
+namespace {
+
+// The special functions (op_traits.h) an output transform may evaluate per element. Measured on
+// the H200 (2026-12-05, level 2's convolution tasks): on the implicit GEMM, whose consumer warps
+// (8 per SM) evaluate it between tiles, a transform of one (a GELU, a sigmoid) gained over the
+// separate pass (93_: 1.27x -> 4.45x eager with the phase kernel) while Mish twice (six) lost
+// 3.3 ms of 9.0 (4_: 1.99x -> 1.45x); on the direct kernel, at full occupancy, two (tanh,
+// sigmoid: 48_) gained.
+constexpr int kIgemmTransformSpecialFunctions = 1;
+constexpr int kDirectTransformSpecialFunctions = 3;
+
+int body_special_functions(const ir::Graph& graph, const Body& body) {
+  int count = 0;
+  for (const BodyStep& step : body.steps)
+    count += special_functions(graph.nodes[step.node].op);
+  return count;
+}
+
+}  // namespace
+
+bool fold_conv_output_transform(const ir::Graph& graph, const ValueMap& values,
+                                std::vector<Subtask>& subtasks, size_t index) {
+  Subtask& subtask = subtasks[index];
+  auto* spec = std::get_if<ConvSpec>(&subtask.spec);
+  if (spec == nullptr || !spec->epilogue || spec->output_transform ||
+      (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv") ||
+      spec->stores.size() != 2 || spec->stores[0].from != kRawResult ||
+      spec->stores[1].from.kind != Operand::Kind::step)
+    return false;
+  if (read_elsewhere(graph, values, subtasks, index, spec->stores[0].value)) return false;
+  const Body& body = *spec->epilogue;
+  const int special_limit = subtask.kernel == "direct_conv" ? kDirectTransformSpecialFunctions
+                                                            : kIgemmTransformSpecialFunctions;
+  if (body_special_functions(graph, body) > special_limit) return false;
+  std::vector<int64_t> space{spec->batch, spec->out_channels};
+  space.insert(space.end(), spec->output.begin(), spec->output.end());
+  for (size_t k = 1; k < body.loads.size(); ++k)
+    if (!per_plane(body.loads[k], space)) return false;
+  const ir::ValueRef result = spec->stores[1].value;
+  if (graph.type_of(result).dtype != ir::DType::float32) return false;
+  // Where the kernel writes it: a buffer of its own, or (a forward one, untimed) a window of a
+  // cat's through its output map; cuDNN, timed against the kernel, transforms its dense output
+  // in place.
+  const Access& destination = values.at(value_key(result));
+  const bool own = owns_buffer(graph, values, result);
+  const bool timed = subtask.tunables.count("cudnn_alternative") > 0;
+  if (destination.shape != body.loads[0].shape || (!own && spec->transposed) ||
+      (timed && (!own || spec->kernel_epilogue != "none")))
+    return false;
+  spec->output_transform = std::move(spec->epilogue);
+  spec->epilogue.reset();
+  spec->output_transform->loads[0] = destination;
+  spec->stores = {spec->stores[1]};
+  subtask.tunables.erase("block");
+  subtask.tunables.erase("vector_width");
   return true;
 }
 

@@ -1,10 +1,11 @@
-// A convolution's bias and activation folded into the project's own convolution kernels
-// (issue 13 item 1). The implicit-GEMM and direct kernels apply act(conv + bias[co]) as they store
-// (MatmulEpilogue, kernels/matmul.cuh), where cuDNN's path writes the raw result and reads it back
-// in the epilogue pass. Folding the head of the epilogue chain into the kernel saves that pass
-// whenever the chain is just the bias and a ReLU or tanh-form GELU (VGG's and AlexNet's
-// conv + bias + ReLU; SqueezeNet's and GoogleNet's into their cats' windows), and the raw
-// result's buffer always.
+// A convolution's epilogue folded into the project's own convolution kernels (issue 13 item 1).
+// The implicit-GEMM and direct kernels apply act(conv + bias[co]) as they store (MatmulEpilogue,
+// kernels/matmul.cuh), where cuDNN's path writes the raw result and reads it back in the epilogue
+// pass. Folding the head of the epilogue chain into the kernel saves that pass whenever the chain
+// is just the bias and a ReLU or tanh-form GELU (VGG's and AlexNet's conv + bias + ReLU;
+// SqueezeNet's and GoogleNet's into their cats' windows), and the raw result's buffer always.
+// The kernels also take the rest of a chain of per-element work (level 2's conv + scale +
+// activations) as an output transform, a functor the generated program gives them.
 //
 // Run after kernel choice (the fold depends on the engine) and before the cost and memory plans.
 #pragma once
@@ -29,5 +30,17 @@ namespace stitch::plan {
 // epilogue pass goes away when nothing of the chain remains.
 bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
                         std::vector<Subtask>& subtasks, size_t index);
+
+// Then what remains of the epilogue, whole, as the kernel's output transform
+// (ConvSpec::output_transform): where subtasks[index] runs on igemm_tf32x3_conv or direct_conv;
+// its epilogue stores exactly one value (a float32 one), from a step, and the kernel's result
+// (stores[0]) is read by nothing else; every load but the result is one value per (n, c) plane
+// (a per-channel bias or scale, a scalar); it evaluates few special functions per element (exp,
+// tanh, erf ...: at most one on the implicit GEMM, three on the direct kernel, as measured); and
+// the stored value's home is as for the head (where cuDNN is timed against the kernel: a dense
+// buffer of its own and no kernel epilogue, cuDNN's side transforming its output in place). The
+// pass and the result's buffer go away. Returns whether it folded.
+bool fold_conv_output_transform(const ir::Graph& graph, const ValueMap& values,
+                                std::vector<Subtask>& subtasks, size_t index);
 
 }  // namespace stitch::plan

@@ -99,6 +99,47 @@ bool float_result(Op op) {
   }
 }
 
+int special_functions(Op op) {
+  switch (op) {
+    case Op::mish:
+      return 3;
+    case Op::softplus:
+    case Op::pow_tensor_scalar:
+    case Op::pow_tensor_tensor:
+    case Op::pow_scalar:
+      return 2;
+    case Op::exp:
+    case Op::exp2:
+    case Op::expm1:
+    case Op::log:
+    case Op::log1p:
+    case Op::log2:
+    case Op::log10:
+    case Op::sin:
+    case Op::cos:
+    case Op::tan:
+    case Op::asin:
+    case Op::acos:
+    case Op::atan:
+    case Op::sinh:
+    case Op::cosh:
+    case Op::tanh:
+    case Op::asinh:
+    case Op::acosh:
+    case Op::atanh:
+    case Op::erf:
+    case Op::erfinv:
+    case Op::sigmoid:
+    case Op::gelu:
+    case Op::elu:
+    case Op::silu:
+    case Op::atan2:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 std::optional<double> constant_scalar(const ir::Node& node) {
   const ir::Arg* value = nullptr;
   if (node.op == Op::scalar_tensor) {

@@ -139,6 +139,11 @@ struct MatmulSpec {
 // [batch, in_channels, input...] index space; load 0 is x, the raw contiguous input, and every
 // other load is constant over the spatial dims (one value per (n, c) plane). Padding pads the
 // prologue's result.
+// `output_transform` (the project's kernels only, folded after kernel choice: conv_epilogue.h): the
+// whole elementwise epilogue applied by the kernel to each result as it stores, after
+// kernel_epilogue — `epilogue` is then empty and stores[0] the one value it stores, its `from`
+// the operand of this body that value is. Load 0 is the result in registers (its Access where
+// stores[0] lives); every other load is one value per (n, c) plane of the output space.
 struct ConvSpec {
   int node = -1;  // the convolution node
   int64_t batch = 1, in_channels = 0, out_channels = 0, groups = 1;
@@ -150,6 +155,7 @@ struct ConvSpec {
   std::string kernel_epilogue = "none";
   std::optional<Access> bias;    // [out_channels], with a "bias*" kernel epilogue
   std::optional<Body> epilogue;  // load 0 = the convolution's output (after kernel_epilogue)
+  std::optional<Body> output_transform;  // load 0 = the same, in the kernel's registers
   std::vector<Store> stores;
   bool operator==(const ConvSpec&) const = default;
 };

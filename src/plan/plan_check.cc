@@ -94,6 +94,26 @@ Status check_spec(const Plan& plan, const PoolSpec& spec) {
   return {};
 }
 
+// The output transform (plan.h): the whole epilogue, its other loads one value per plane, one
+// value stored, from the body.
+Status check_output_transform(const Plan& plan, const ConvSpec& spec, int64_t numel) {
+  const Body& body = *spec.output_transform;
+  STITCH_TRY(check_body(plan, body, numel, "output transform"));
+  if (spec.epilogue || spec.stores.size() != 1 || body.loads.empty())
+    return make_error("a convolution's output transform is its whole epilogue, storing one value");
+  std::vector<int64_t> space{spec.batch, spec.out_channels};
+  space.insert(space.end(), spec.output.begin(), spec.output.end());
+  for (size_t k = 1; k < body.loads.size(); ++k)
+    if (!per_plane(body.loads[k], space))
+      return make_error("convolution output transform load {} is not one value per (n, c) plane",
+                        k);
+  const Operand& from = spec.stores[0].from;
+  if (from.kind != Operand::Kind::step || from.index < 0 ||
+      from.index >= static_cast<int>(body.steps.size()))
+    return make_error("a convolution's output transform stores one of its steps");
+  return {};
+}
+
 Status check_spec(const Plan& plan, const ConvSpec& spec) {
   if (spec.prologue) {
     const std::vector<int64_t> space = conv_input_space(spec);
@@ -119,6 +139,7 @@ Status check_spec(const Plan& plan, const ConvSpec& spec) {
   int64_t numel = spec.batch * spec.out_channels;
   for (int64_t size : spec.output)
     numel *= size;
+  if (spec.output_transform) STITCH_TRY(check_output_transform(plan, spec, numel));
   if (spec.epilogue) return check_body(plan, *spec.epilogue, numel, "epilogue");
   return {};
 }
@@ -131,11 +152,12 @@ Status check_spec(const Plan& plan, const AttentionSpec& spec) {
   if (spec.stores.size() != 1) return make_error("attention stores one output");
   if (spec.output &&
       (spec.output->base != spec.stores[0].value ||
-       spec.output->shape != std::vector<int64_t>{spec.batch, spec.heads, spec.queries,
-                                                  spec.value_dim} ||
+       spec.output->shape !=
+           std::vector<int64_t>{spec.batch, spec.heads, spec.queries, spec.value_dim} ||
        access_footprint(*spec.output) != plan.graph.type_of(spec.stores[0].value).numel()))
-    return make_error("attention output is not a [batch, heads, queries, value_dim] placement of "
-                      "its stored value's whole buffer");
+    return make_error(
+        "attention output is not a [batch, heads, queries, value_dim] placement of "
+        "its stored value's whole buffer");
   if (spec.scores)
     return check_body(plan, *spec.scores,
                       product({spec.batch, spec.heads, spec.queries, spec.keys}), "scores");
@@ -228,7 +250,7 @@ Status check_conv_prologue_kernel(const Subtask& subtask, const ConvSpec& conv) 
 // cuDNN timed against the project's kernel (kernel_choice.h) runs the same convolution on the
 // fp32 track: x read (through the implicit GEMM's transformed copy, with a prologue) and the result
 // written dense (NCHW) or into a window of whole channels (a cat's piece; then with no kernel
-// epilogue), the kernel's epilogue its one pass.
+// epilogue), the kernel's epilogue or output transform its one pass.
 Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const ConvSpec* conv) {
   if (conv == nullptr || (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
     return make_error("cuDNN is timed only against the project's convolution kernels");
@@ -243,6 +265,12 @@ Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const C
     return make_error(
         "cuDNN, timed against the kernel, writes a dense output of its own or, with no kernel "
         "epilogue, a window of whole channels");
+  // The output transform then runs as one pass over that output, in place.
+  if (conv->output_transform && (conv->kernel_epilogue != "none" || home->second.base != result ||
+                                 !home->second.is_contiguous()))
+    return make_error(
+        "cuDNN, timed against a kernel with an output transform, writes a dense output of its own "
+        "with no kernel epilogue");
   return {};
 }
 
@@ -274,8 +302,12 @@ Status check_plan(const Plan& plan) {
     if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
         conv && conv->kernel_epilogue != "none" && subtask.kernel != "igemm_tf32x3_conv" &&
         subtask.kernel != "direct_conv")
-      return fail(make_error("kernel '{}' applies no convolution kernel epilogue",
-                             subtask.kernel));
+      return fail(make_error("kernel '{}' applies no convolution kernel epilogue", subtask.kernel));
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
+        conv && conv->output_transform && subtask.kernel != "igemm_tf32x3_conv" &&
+        subtask.kernel != "direct_conv")
+      return fail(
+          make_error("kernel '{}' applies no convolution output transform", subtask.kernel));
     if (subtask.tunables.count("strict_alternative") > 0 &&
         (!std::holds_alternative<MatmulSpec>(subtask.spec) ||
          subtask.tunables.count("split_tf32x3") == 0 ||

@@ -178,6 +178,7 @@ void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
     text += fmt::format("    kernel epilogue {}{}\n", spec.kernel_epilogue,
                         spec.bias ? ", bias = " + format_access(*spec.bias, plan.graph) : "");
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
+  if (spec.output_transform) append_body(text, plan, "output transform", *spec.output_transform);
   append_stores(text, plan, spec.stores);
   if (spec.stores.empty()) return;
   const auto stored = plan.values.find(plan.graph.name_of(spec.stores[0].value));
@@ -195,12 +196,13 @@ void append_attention(std::string& text, const Plan& plan, const AttentionSpec& 
   text += fmt::format("    q = {}\n    k = {}\n    v = {}\n", format_access(spec.q, plan.graph),
                       format_access(spec.k, plan.graph), format_access(spec.v, plan.graph));
   if (spec.mask)
-    text += fmt::format("    mask ({}) = {}\n",
-                        kAttentionMaskNames[static_cast<int>(spec.mask_kind)],
-                        format_access(*spec.mask, plan.graph));
+    text +=
+        fmt::format("    mask ({}) = {}\n", kAttentionMaskNames[static_cast<int>(spec.mask_kind)],
+                    format_access(*spec.mask, plan.graph));
   if (spec.scores) append_body(text, plan, "scores", *spec.scores);
   append_stores(text, plan, spec.stores);
-  if (spec.output) text += fmt::format("    output = {}\n", format_access(*spec.output, plan.graph));
+  if (spec.output)
+    text += fmt::format("    output = {}\n", format_access(*spec.output, plan.graph));
 }
 
 std::string_view reduce_op_name(ReduceOp op) {

@@ -273,6 +273,7 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
             reads.push_back(spec.epilogue->loads[0]);  // the convolution's result, read back
             add_body_reads(spec.epilogue, true, 1, reads);
           }
+          add_body_reads(spec.output_transform, true, 1, reads);  // load 0: in registers
         } else if constexpr (std::is_same_v<T, AttentionSpec>) {
           reads.push_back(spec.q);
           reads.push_back(spec.k);

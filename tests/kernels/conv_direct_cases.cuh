@@ -75,9 +75,10 @@ inline std::vector<ConvIgemmCase> few_channel_cases() {
 // block, the weight copy, then per row step every thread's patch copy (the kernel's
 // __syncthreads) and every thread's compute; shared memory poisoned with NaN first, so a word
 // read before it is copied turns its outputs NaN.
+template <class Transform = detail::PlaneIdentity>
 inline void emulate_direct_conv(const detail::DirectConvParams& p, const std::vector<float>& x,
                                 const std::vector<float>& w, const std::vector<float>& bias,
-                                std::vector<float>& y) {
+                                std::vector<float>& y, const Transform& transform = {}) {
   std::vector<float> shared(p.weight_floats + p.patch_floats);
   const int threads = detail::kDirectConvThreads;
   for (int64_t block = 0; block < p.blocks; ++block) {
@@ -94,13 +95,16 @@ inline void emulate_direct_conv(const detail::DirectConvParams& p, const std::ve
       for (int tid = 0; tid < threads; ++tid) {
         switch (p.cols_per_lane) {
           case 1:
-            detail::direct_conv_compute<1>(p, b, step, shared.data(), bias.data(), y.data(), tid);
+            detail::direct_conv_compute<1>(p, b, step, shared.data(), bias.data(), y.data(), tid,
+                                           transform);
             break;
           case 2:
-            detail::direct_conv_compute<2>(p, b, step, shared.data(), bias.data(), y.data(), tid);
+            detail::direct_conv_compute<2>(p, b, step, shared.data(), bias.data(), y.data(), tid,
+                                           transform);
             break;
           default:
-            detail::direct_conv_compute<4>(p, b, step, shared.data(), bias.data(), y.data(), tid);
+            detail::direct_conv_compute<4>(p, b, step, shared.data(), bias.data(), y.data(), tid,
+                                           transform);
         }
       }
     }

@@ -4,7 +4,8 @@
 // give exactly the FP32 fmaf sum of each output's K products in (channel, kd, kh, kw) order with
 // the epilogue, over the shape table of conv_igemm_cases.cuh (the ones within the kernel's K) and
 // shapes of few input channels as KernelBench's level 2 has them; through an output map, the
-// outputs land where it says and nothing else is touched. Plus the plan's choices and refusals.
+// outputs land where it says and nothing else is touched; an output transform applies per plane.
+// Plus the plan's choices and refusals.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -125,6 +126,37 @@ TEST(DirectConvPlan, WritesThroughTheOutputMap) {
           }
         }
   EXPECT_EQ(written, static_cast<int64_t>(dense.size()));
+}
+
+// A host-side output transform: y = t * scale[plane] + plane, different for every (n, c) plane.
+struct PlaneAffine {
+  const float* scale;
+  float operator()(int64_t plane, float t) const {
+    return t * scale[plane] + static_cast<float>(plane);
+  }
+};
+
+// The output transform (an epilogue's per-element rest, from the plan) is applied to each result
+// after the bias and activation, with the plane of its (image, channel), grouped or not.
+TEST(DirectConvPlan, AppliesTheOutputTransformPerPlane) {
+  for (const int64_t groups : {1, 2}) {
+    const ConvIgemmShape s = testing::conv_case_shape(3, 4, 12, groups, {7, 40}, {3}, {1}, {1});
+    DirectConvParams p;
+    ASSERT_EQ(detail::plan_direct_conv(s, 4, p), "");
+    p.epilogue = MatmulEpilogue::bias_relu;
+    const auto x = testing::uniform_floats(testing::conv_input_elements(s), 61, -1.f, 1.f);
+    const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 62, -1.f, 1.f);
+    const auto bias = testing::uniform_floats(s.out_channels, 63, -1.f, 1.f);
+    const auto scale = testing::uniform_floats(s.batch * s.out_channels, 64, 0.5f, 2.f);
+    std::vector<float> y(testing::conv_output_elements(s), kNaN);
+    testing::emulate_direct_conv(p, x, w, bias, y, PlaneAffine{scale.data()});
+    const std::vector<float> plain = k_order_reference(s, p.epilogue, x, w, bias);
+    const int64_t plane_size = static_cast<int64_t>(plain.size()) / (s.batch * s.out_channels);
+    std::vector<float> expected(plain.size());
+    for (size_t i = 0; i < plain.size(); ++i)
+      expected[i] = PlaneAffine{scale.data()}(static_cast<int64_t>(i) / plane_size, plain[i]);
+    EXPECT_TRUE(testing::bitwise_equal(y, expected)) << "groups " << groups;
+  }
 }
 
 // The tiling: channel slices for the group's output channels, columns for the width (column

@@ -130,7 +130,7 @@ void expect_sides_agree(const Case& c, MatmulEpilogue epilogue) {
   EXPECT_TRUE(all_close(dy_kernel.download(), expected, Tolerance{bound, 1e-5, 0}))
       << kernel.describe();
   bool cudnn_faster = false;
-  ASSERT_EQ(time_kernel_against_cudnn(kernel, prepare, cudnn, s, epilogue, kTransform,
+  ASSERT_EQ(time_kernel_against_cudnn(kernel, prepare, cudnn, s, epilogue, {kTransform, false},
                                       workspace.data(), nullptr, error, cudnn_faster),
             STITCH_OK)
       << error;
@@ -179,7 +179,7 @@ TEST(ConvEngineTiming, TimesAKernelReadingAWindowOfX) {
   EXPECT_EQ(KernelInputFloats<ConvIgemmTf32x3>::of(kernel, xn), kernel.input_floats());
   EXPECT_EQ(KernelInputFloats<ConvDirect>::of(ConvDirect{}, xn), xn);
   bool cudnn_faster = false;
-  ASSERT_EQ(time_kernel_against_cudnn(kernel, false, cudnn, s, MatmulEpilogue::none, true,
+  ASSERT_EQ(time_kernel_against_cudnn(kernel, false, cudnn, s, MatmulEpilogue::none, {true, false},
                                       workspace.data(), nullptr, error, cudnn_faster),
             STITCH_OK)
       << error;

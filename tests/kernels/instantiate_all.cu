@@ -115,8 +115,8 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
 
   STITCH_CHECK_CUDA((launch_scan<ScanKind::sum>(ScanStrategy::warp_rows, 4, 4, 1, false, false,
                                                 Pro{a}, ScanStore{y}, stream)));
-  STITCH_CHECK_CUDA((launch_scan<ScanKind::prod>(ScanStrategy::columns, 4, 4, 2, true, true,
-                                                 Pro{a}, ScanStore{y}, stream)));
+  STITCH_CHECK_CUDA((launch_scan<ScanKind::prod>(ScanStrategy::columns, 4, 4, 2, true, true, Pro{a},
+                                                 ScanStore{y}, stream)));
 
   STITCH_CHECK_CUDA(launch_softmax(4, 4, false, Load{a}, Store{y}, stream));
   STITCH_CHECK_CUDA(launch_layer_norm(4, 4, 1e-5f, a, a, Load{a}, Store{y}, stream));
@@ -126,21 +126,20 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   mm_shape.m = mm_shape.n = mm_shape.k = 4;
   mm_shape.lda = mm_shape.ldb = mm_shape.ldc = 4;
   LtMatmul mm;
-  STITCH_CHECK(
-      mm.init(handle, mm_shape, MatmulEpilogue::bias_gelu, false, workspace, 1 << 20, error));
+  STITCH_CHECK(mm.init(handle, mm_shape, MatmulEpilogue::bias_gelu, {}, workspace, 1 << 20, error));
   STITCH_CHECK(mm.tune(a, a, y, a, stream, error));
   STITCH_CHECK(mm.run(a, a, nullptr, y, a, 1.0f, 0.0f, stream, error));
   Tf32x3Matmul mm3;
-  STITCH_CHECK(mm3.init(handle, mm_shape, MatmulEpilogue::bias_relu, false, workspace, 1 << 20,
-                        error));
+  STITCH_CHECK(
+      mm3.init(handle, mm_shape, MatmulEpilogue::bias_relu, {}, workspace, 1 << 20, error));
   STITCH_CHECK(mm3.tune(a, a, y, a, stream, error));
   STITCH_CHECK(tune_on_scratch(mm, 16, 16, 16, 4, stream, error));
   STITCH_CHECK(tune_on_scratch(mm3, 16, 16, 16, 4, stream, error, 2));
   STITCH_CHECK(mm3.prepare_b(a, stream, error));
   STITCH_CHECK(mm3.run(a, nullptr, nullptr, y, a, 1.0f, 0.0f, stream, error));
   GemmTf32x3 gemm3;
-  STITCH_CHECK(gemm3.init(handle, mm_shape, MatmulEpilogue::bias_gelu, true, workspace, 1 << 20,
-                          error));
+  STITCH_CHECK(
+      gemm3.init(handle, mm_shape, MatmulEpilogue::bias_gelu, true, workspace, 1 << 20, error));
   STITCH_CHECK(gemm3.prepare_b(a, stream, error));
   STITCH_CHECK(gemm3.run(a, nullptr, y, y, a, 1.0f, 1.0f, stream, error));
   ConvIgemmShape conv_shape;
@@ -163,6 +162,20 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   direct.set_output_map(ConvIgemmOutputMap{});
   STITCH_CHECK(direct.init(conv_shape, MatmulEpilogue::bias_relu, error));
   STITCH_CHECK(direct.run(a, a, a, y, stream, error));
+  ConvDirect direct_transformed;  // an output transform applied as it stores
+  STITCH_CHECK(direct_transformed.init<ScaleShift>(conv_shape, MatmulEpilogue::none, error));
+  STITCH_CHECK(direct_transformed.run(a, a, nullptr, y, stream, error, detail::PlaneIdentity{},
+                                      ScaleShift{a}));
+  ConvIgemmTf32x3 igemm_transformed;  // both transforms: in the copy of x, and as it stores
+  igemm_transformed.set_input_transform(true);
+  STITCH_CHECK(igemm_transformed.init<ScaleShift>(conv_shape, MatmulEpilogue::none, error));
+  STITCH_CHECK(
+      igemm_transformed.run(a, a, nullptr, y, stream, error, ScaleShift{a}, ScaleShift{a}));
+  ConvTransposeIgemmTf32x3 transposed_transformed;
+  STITCH_CHECK(
+      transposed_transformed.init<ScaleShift>(transposed_shape, MatmulEpilogue::none, error));
+  STITCH_CHECK(transposed_transformed.run(a, a, nullptr, y, stream, error, detail::PlaneIdentity{},
+                                          ScaleShift{a}));
   ConvIgemmTf32x3 channels_last;
   channels_last.set_input_channels_last(true);
   STITCH_CHECK(channels_last.init(conv_shape, MatmulEpilogue::none, error));
@@ -174,27 +187,30 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   const float* transformed_x = nullptr;
   STITCH_CHECK(transformed.transformed_input(a, stream, scale_shift, transformed_x, error));
   bool strict_faster = false;  // strict FP32 timed against each split GEMM class
-  STITCH_CHECK(time_gemm_against_strict(gemm3, true, mm, 16, 16, 16, 4, true, stream, error,
-                                        strict_faster));
-  STITCH_CHECK(time_gemm_against_strict(mm3, false, mm, 16, 16, 16, 4, false, stream, error,
-                                        strict_faster));
+  STITCH_CHECK(
+      time_gemm_against_strict(gemm3, true, mm, 16, 16, 16, 4, true, stream, error, strict_faster));
+  STITCH_CHECK(
+      time_gemm_against_strict(mm3, false, mm, 16, 16, 16, 4, false, stream, error, strict_faster));
   CudnnConv cudnn_conv;  // timed against each kernel class (kernels/conv_engine_timing.cuh)
   const ConvShape cudnn_shape;
   bool cudnn_faster = false;
   STITCH_CHECK(time_kernel_against_cudnn(conv3, true, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::bias_relu, false, workspace, stream, error,
+                                         MatmulEpilogue::bias_relu, {}, workspace, stream, error,
                                          cudnn_faster));
   STITCH_CHECK(time_kernel_against_cudnn(transformed, false, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::none, true, workspace, stream, error,
-                                         cudnn_faster));
+                                         MatmulEpilogue::none, {true, false}, workspace, stream,
+                                         error, cudnn_faster));
   STITCH_CHECK(time_kernel_against_cudnn(direct, false, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::bias_relu, false, workspace, stream, error,
+                                         MatmulEpilogue::bias_relu, {}, workspace, stream, error,
                                          cudnn_faster));
+  STITCH_CHECK(time_kernel_against_cudnn(direct_transformed, false, cudnn_conv, cudnn_shape,
+                                         MatmulEpilogue::none, {false, true}, workspace, stream,
+                                         error, cudnn_faster));
   STITCH_CHECK(time_kernel_against_cudnn(transposed3, true, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::bias_gelu, false, workspace, stream, error,
+                                         MatmulEpilogue::bias_gelu, {}, workspace, stream, error,
                                          cudnn_faster));
   STITCH_CHECK(time_kernel_against_cudnn(transposed_direct, true, cudnn_conv, cudnn_shape,
-                                         MatmulEpilogue::bias_relu, false, workspace, stream, error,
+                                         MatmulEpilogue::bias_relu, {}, workspace, stream, error,
                                          cudnn_faster));
 
   AttentionShape attention;

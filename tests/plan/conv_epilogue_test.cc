@@ -1,10 +1,11 @@
-// A convolution's bias and activation folded into the project's convolution kernels
-// (plan/conv_epilogue.h): what folds, what stays in the epilogue pass, and every case that must
-// not fold.
+// A convolution's epilogue folded into the project's convolution kernels (plan/conv_epilogue.h):
+// the bias and activation as the kernel epilogue, the rest as the output transform, what stays
+// in the epilogue pass, and every case that must not fold.
 #include <gtest/gtest.h>
 
 #include "plan/conv_epilogue.h"
 #include "plan/cost_model.h"
+#include "plan/plan_check.h"
 #include "plan/planner.h"
 #include "plan_test_graphs.h"
 
@@ -85,7 +86,8 @@ TEST(ConvEpilogue, CudnnKeepsTheEpiloguePass) {
   EXPECT_EQ(spec.epilogue->steps.size(), 2u);
 }
 
-// The kernels' GELU is the tanh form: the exact one stays in the pass, after the folded bias.
+// The kernels' GELU is the tanh form: the exact one is the output transform, after the folded
+// bias.
 TEST(ConvEpilogue, OnlyTheTanhGeluFolds) {
   {
     GraphBuilder b;
@@ -94,6 +96,7 @@ TEST(ConvEpilogue, OnlyTheTanhGeluFolds) {
     ASSERT_TRUE(plan.ok()) << plan.error().message;
     EXPECT_EQ(conv_of(*plan).kernel_epilogue, "bias_gelu");
     EXPECT_FALSE(conv_of(*plan).epilogue.has_value());
+    EXPECT_FALSE(conv_of(*plan).output_transform.has_value());
   }
   GraphBuilder b;
   b.output(gelu(b, conv(b), "none"));
@@ -101,13 +104,18 @@ TEST(ConvEpilogue, OnlyTheTanhGeluFolds) {
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const ConvSpec& spec = conv_of(*plan);
   EXPECT_EQ(spec.kernel_epilogue, "bias");
-  ASSERT_TRUE(spec.epilogue.has_value());
-  ASSERT_EQ(spec.epilogue->steps.size(), 1u);
-  EXPECT_EQ(plan->graph.nodes[spec.epilogue->steps[0].node].op, Op::gelu);
-  // Load 0 is now the biased sum the kernel stores; the bias load is gone.
-  ASSERT_EQ(spec.epilogue->loads.size(), 1u);
-  EXPECT_EQ(spec.epilogue->loads[0].base, spec.stores[0].value);
-  EXPECT_EQ(spec.epilogue->steps[0].operands[0], (Operand{Operand::Kind::load, 0, 0}));
+  EXPECT_FALSE(spec.epilogue.has_value());
+  ASSERT_TRUE(spec.output_transform.has_value());
+  const Body& rest = *spec.output_transform;
+  ASSERT_EQ(rest.steps.size(), 1u);
+  EXPECT_EQ(plan->graph.nodes[rest.steps[0].node].op, Op::gelu);
+  // Load 0 is the biased sum in the kernel's registers; the bias load is gone. The kernel stores
+  // the GELU.
+  ASSERT_EQ(rest.loads.size(), 1u);
+  EXPECT_EQ(rest.steps[0].operands[0], (Operand{Operand::Kind::load, 0, 0}));
+  ASSERT_EQ(spec.stores.size(), 1u);
+  EXPECT_EQ(plan->graph.name_of(spec.stores[0].value), "g");
+  EXPECT_EQ(spec.stores[0].from, (Operand{Operand::Kind::step, 0, 0}));
 }
 
 // Without a bias the activation alone folds.
@@ -121,10 +129,10 @@ TEST(ConvEpilogue, AnActivationWithoutBiasFolds) {
   EXPECT_FALSE(conv_of(*plan).epilogue.has_value());
 }
 
-// A sum read twice (x · relu(x) here; a hardswish, x · relu6(x + 3) / 6, likewise) keeps its
-// readers in the pass; the bias still folds, and the chain after it reads the kernel's result
-// twice.
-TEST(ConvEpilogue, ASumReadTwiceKeepsTheActivationInThePass) {
+// A sum read twice (x · relu(x) here; a hardswish, x · relu6(x + 3) / 6, likewise) is no kernel
+// epilogue's activation: the bias folds, and the rest, reading the kernel's result twice, is the
+// output transform.
+TEST(ConvEpilogue, ASumReadTwiceIsTheOutputTransform) {
   GraphBuilder b;
   auto c = conv(b);
   auto r = b.node("r", Op::relu, {ref(c)}, kOut);
@@ -133,15 +141,76 @@ TEST(ConvEpilogue, ASumReadTwiceKeepsTheActivationInThePass) {
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   const ConvSpec& spec = conv_of(*plan);
   EXPECT_EQ(spec.kernel_epilogue, "bias");
-  ASSERT_TRUE(spec.epilogue.has_value());
-  ASSERT_EQ(spec.epilogue->steps.size(), 2u);
+  ASSERT_TRUE(spec.output_transform.has_value());
+  const Body& rest = *spec.output_transform;
+  ASSERT_EQ(rest.steps.size(), 2u);
   const Operand result{Operand::Kind::load, 0, 0};
-  EXPECT_EQ(spec.epilogue->steps[0].operands, std::vector<Operand>{result});
-  EXPECT_EQ(spec.epilogue->steps[1].operands[0], result);
-  EXPECT_EQ(spec.epilogue->steps[1].operands[1], (Operand{Operand::Kind::step, 0, 0}));
-  ASSERT_EQ(spec.stores.size(), 2u);
-  EXPECT_EQ(plan->graph.name_of(spec.stores[1].value), "m");
-  EXPECT_EQ(spec.stores[1].from, (Operand{Operand::Kind::step, 1, 0}));
+  EXPECT_EQ(rest.steps[0].operands, std::vector<Operand>{result});
+  EXPECT_EQ(rest.steps[1].operands[0], result);
+  EXPECT_EQ(rest.steps[1].operands[1], (Operand{Operand::Kind::step, 0, 0}));
+  ASSERT_EQ(spec.stores.size(), 1u);
+  EXPECT_EQ(plan->graph.name_of(spec.stores[0].value), "m");
+  EXPECT_EQ(spec.stores[0].from, (Operand{Operand::Kind::step, 1, 0}));
+  EXPECT_EQ(rest.loads[0], plan->values.at("m"));
+  // Only the output's buffer: neither the raw result nor the relu is stored.
+  ASSERT_EQ(plan->buffers.size(), 1u);
+  EXPECT_EQ(plan->buffers[0].value, "m");
+}
+
+// What must stay in the pass: a chain storing two values (the tanh read by another subtask too),
+// a load that varies inside a plane (a product with a whole tensor), more special functions than
+// the kernel takes, and cuDNN's engine.
+TEST(ConvEpilogue, OnlyAWholeChainOfPlaneValuesIsTheOutputTransform) {
+  {
+    GraphBuilder b;
+    auto t = b.node("t", Op::tanh, {ref(conv(b))}, kOut);
+    b.output(t);
+    b.output(b.node("e", Op::exp, {ref(t)}, kOut));
+    auto plan = plan_on(b);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_FALSE(conv_of(*plan).output_transform.has_value());
+  }
+  {
+    GraphBuilder b;
+    auto other = b.input("other", kOut);
+    b.output(b.node("m", Op::mul_tensor, {ref(conv(b)), ref(other)}, kOut));
+    auto plan = plan_on(b);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_FALSE(conv_of(*plan).output_transform.has_value());
+    ASSERT_TRUE(conv_of(*plan).epilogue.has_value());
+  }
+  {
+    GraphBuilder b;
+    auto scale = b.param("scale", {8, 1, 1});  // one value per channel: a plane value
+    b.output(b.node("m", Op::mul_tensor, {ref(conv(b)), ref(scale)}, kOut));
+    auto plan = plan_on(b);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    ASSERT_TRUE(conv_of(*plan).output_transform.has_value());
+    EXPECT_EQ(conv_of(*plan).output_transform->loads.size(), 2u);
+  }
+  for (ConvEngine engine : {ConvEngine::igemm_tf32x3, ConvEngine::direct}) {
+    // Two special functions (tanh, sigmoid): too many for the implicit GEMM's consumer warps,
+    // within the direct kernel's.
+    GraphBuilder b;
+    auto t = b.node("t", Op::tanh, {ref(conv(b))}, kOut);
+    b.output(b.node("s", Op::sigmoid, {ref(t)}, kOut));
+    auto plan = plan_on(b, engine);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(conv_of(*plan).output_transform.has_value(), engine == ConvEngine::direct);
+    EXPECT_EQ(conv_of(*plan).epilogue.has_value(), engine != ConvEngine::direct);
+  }
+  GraphBuilder b;
+  b.output(b.node("t", Op::tanh, {ref(conv(b))}, kOut));
+  auto plan = plan_on(b, ConvEngine::cudnn);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_FALSE(conv_of(*plan).output_transform.has_value());
+  // plan_check refuses one on cuDNN.
+  Plan broken = *plan;
+  ConvSpec& spec = std::get<ConvSpec>(broken.subtasks.at(0).spec);
+  spec.output_transform = spec.epilogue;
+  spec.epilogue.reset();
+  spec.stores.erase(spec.stores.begin());
+  EXPECT_FALSE(check_plan(broken).ok());
 }
 
 // The raw result (here the biased sum) as a graph output: it must be stored as it is.

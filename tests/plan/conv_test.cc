@@ -985,7 +985,11 @@ TEST(TimedConvEngine, AnUnderfilledCudnnGridIsTimedInAWiderBand) {
   EXPECT_EQ(tiny->subtasks.at(0).kernel, "cudnn_conv");
 }
 
-TEST(TimedConvEngine, OnlyAWholeChainFoldsBesideTheAlternative) {
+// Beside cuDNN's alternative a chain folds whole: as the kernel epilogue where it is one
+// (bias + ReLU), else as the direct kernel's output transform, cuDNN's side then transforming its
+// own output. With no alternative (the direct kernel forced) the head is the kernel epilogue and
+// the rest the output transform.
+TEST(TimedConvEngine, BesideTheAlternativeAChainFoldsWhole) {
   auto plan_chain = [](Op activation, ConvEngine engine) {
     GraphBuilder b;
     auto x = b.input("x", {128, 8, 128, 128});
@@ -1000,16 +1004,21 @@ TEST(TimedConvEngine, OnlyAWholeChainFoldsBesideTheAlternative) {
   ASSERT_EQ(relu->subtasks.at(0).tunables.count("cudnn_alternative"), 1u);
   EXPECT_EQ(only_conv(*relu).kernel_epilogue, "bias_relu");
   EXPECT_FALSE(only_conv(*relu).epilogue.has_value());
+  EXPECT_FALSE(only_conv(*relu).output_transform.has_value());
   auto tanh = plan_chain(Op::tanh, ConvEngine::automatic);
   ASSERT_TRUE(tanh.ok()) << tanh.error().message;
   ASSERT_EQ(tanh->subtasks.at(0).tunables.count("cudnn_alternative"), 1u);
   EXPECT_EQ(only_conv(*tanh).kernel_epilogue, "none");
-  ASSERT_TRUE(only_conv(*tanh).epilogue.has_value());
-  EXPECT_EQ(only_conv(*tanh).epilogue->steps.size(), 2u);  // bias add, tanh
+  EXPECT_FALSE(only_conv(*tanh).epilogue.has_value());
+  ASSERT_TRUE(only_conv(*tanh).output_transform.has_value());
+  EXPECT_EQ(only_conv(*tanh).output_transform->steps.size(), 2u);  // bias add, tanh
+  EXPECT_TRUE(check_plan(*tanh).ok());
   auto forced = plan_chain(Op::tanh, ConvEngine::direct);
   ASSERT_TRUE(forced.ok()) << forced.error().message;
   EXPECT_EQ(only_conv(*forced).kernel_epilogue, "bias");
-  EXPECT_EQ(only_conv(*forced).epilogue->steps.size(), 1u);  // tanh
+  EXPECT_FALSE(only_conv(*forced).epilogue.has_value());
+  ASSERT_TRUE(only_conv(*forced).output_transform.has_value());
+  EXPECT_EQ(only_conv(*forced).output_transform->steps.size(), 1u);  // tanh
 }
 
 // plan_check holds cuDNN's alternative to what cuDNN can run: the project's kernel beside it, a

@@ -158,15 +158,35 @@ TEST(ChannelsLast, CudnnConvolutionsStayNchw) {
   EXPECT_TRUE(value_of(*plan, "r1").is_contiguous());
 }
 
+// An epilogue pass (here: a product with another tensor, not an output transform) reads the
+// producer's result back NCHW.
 TEST(ChannelsLast, AnEpiloguePassLeftAfterTheProducerStaysNchw) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8, 6, 6});
+  auto scale = b.input("scale", {2, 16, 6, 6});
+  auto t1 = b.node("t1", Op::mul_tensor, {ref(conv(b, "c1", x, 8, 16)), ref(scale)}, {2, 16, 6, 6});
+  b.output(relu(b, "r2", conv(b, "c2", t1, 16, 16)));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(value_of(*plan, "t1").is_contiguous());
+  EXPECT_TRUE(conv_named(*plan, "c1").epilogue.has_value());
+}
+
+// An output transform (bias + tanh, applied as the kernel stores) leaves no pass: its result
+// goes channels-last like a kernel epilogue's.
+TEST(ChannelsLast, AnOutputTransformsResultGoesChannelsLast) {
   GraphBuilder b;
   auto x = b.input("x", {2, 8, 6, 6});
   auto t1 = b.node("t1", Op::tanh, {ref(conv(b, "c1", x, 8, 16))}, {2, 16, 6, 6});
   b.output(relu(b, "r2", conv(b, "c2", t1, 16, 16)));
   auto plan = plan_on(b);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
-  EXPECT_TRUE(value_of(*plan, "t1").is_contiguous());
-  EXPECT_TRUE(conv_named(*plan, "c1").epilogue.has_value());  // tanh: not a kernel epilogue
+  EXPECT_TRUE(is_channels_last(value_of(*plan, "t1")));
+  const ConvSpec& c1 = conv_named(*plan, "c1");
+  EXPECT_FALSE(c1.epilogue.has_value());
+  ASSERT_TRUE(c1.output_transform.has_value());
+  EXPECT_EQ(c1.output_transform->loads[0], value_of(*plan, "t1"));
+  EXPECT_TRUE(check_plan(*plan).ok());
 }
 
 // The time model: a channels-last x saves the reader's per-run transpose, two passes over x.

@@ -294,7 +294,7 @@ int Program::init_convs(State* s, cudaStream_t stream) {
     shape.y_image = 1204224;  // y: a window of whole channels
     if (s->convs.conv0.init(s->convs.cudnn.get(), shape, ConvMath::strict_fp32, kLayout.lt_workspace_bytes, error) == STITCH_OK) {
       STITCH_CHECK(tune_conv_on_scratch(s->convs.conv0, shape, s->convs.workspace, stream, error, 5));
-      STITCH_CHECK(time_kernel_against_cudnn(s->gemms.conv0, false, s->convs.conv0, shape, MatmulEpilogue::none, false, s->convs.workspace, stream, error, s->convs.conv0_faster));
+      STITCH_CHECK(time_kernel_against_cudnn(s->gemms.conv0, false, s->convs.conv0, shape, MatmulEpilogue::none, CudnnSidePasses{false, false}, s->convs.workspace, stream, error, s->convs.conv0_faster));
     } else {
       error.clear();  // no cuDNN engine for it: the kernel runs
     }
@@ -315,7 +315,7 @@ int Program::init_convs(State* s, cudaStream_t stream) {
     shape.y_image = 1204224;  // y: a window of whole channels
     if (s->convs.conv2.init(s->convs.cudnn.get(), shape, ConvMath::strict_fp32, kLayout.lt_workspace_bytes, error) == STITCH_OK) {
       STITCH_CHECK(tune_conv_on_scratch(s->convs.conv2, shape, s->convs.workspace, stream, error, 5));
-      STITCH_CHECK(time_kernel_against_cudnn(s->gemms.conv1, true, s->convs.conv2, shape, MatmulEpilogue::none, true, s->convs.workspace, stream, error, s->convs.conv2_faster));
+      STITCH_CHECK(time_kernel_against_cudnn(s->gemms.conv1, true, s->convs.conv2, shape, MatmulEpilogue::none, CudnnSidePasses{true, false}, s->convs.workspace, stream, error, s->convs.conv2_faster));
     } else {
       error.clear();  // no cuDNN engine for it: the kernel runs
     }

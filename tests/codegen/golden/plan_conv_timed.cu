@@ -109,7 +109,7 @@ int Program::init_convs(State* s, cudaStream_t stream) {
     shape.alignment = 16;  // the planner clones views that are not
     if (s->convs.conv0.init(s->convs.cudnn.get(), shape, ConvMath::strict_fp32, kLayout.lt_workspace_bytes, error) == STITCH_OK) {
       STITCH_CHECK(tune_conv_on_scratch(s->convs.conv0, shape, s->convs.workspace, stream, error, 5));
-      STITCH_CHECK(time_kernel_against_cudnn(s->gemms.conv0, false, s->convs.conv0, shape, MatmulEpilogue::bias_relu, false, s->convs.workspace, stream, error, s->convs.conv0_faster));
+      STITCH_CHECK(time_kernel_against_cudnn(s->gemms.conv0, false, s->convs.conv0, shape, MatmulEpilogue::bias_relu, CudnnSidePasses{false, false}, s->convs.workspace, stream, error, s->convs.conv0_faster));
     } else {
       error.clear();  // no cuDNN engine for it: the kernel runs
     }

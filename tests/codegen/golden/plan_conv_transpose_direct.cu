@@ -18,14 +18,17 @@ namespace {
 
 using namespace stitch::kernels;
 
-struct s00_conv3d_t_s2x2x2_2x3x4x5x20_k3x3x3x3_epilogue {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    const float v0 = (x[0] + 3.0f);  // add
+struct s00_conv3d_t_s2x2x2_2x3x4x5x20_k3x3x3x3_output {
+  __device__ float operator()(int64_t plane, float x0) const {
+    const int64_t n = plane / 16, c = plane % 16;
+    (void)n;
+    (void)c;
+    const float v0 = (x0 + 3.0f);  // add
     const float v1 = op_clamp_min(v0, 0.0f);  // clamp
     const float v2 = op_clamp_max(v1, 6.0f);  // clamp_1
-    const float v3 = (x[0] * v2);  // mul
+    const float v3 = (x0 * v2);  // mul
     const float v4 = (v3 / 6.0f);  // div
-    y[0] = v4;
+    return v4;
   }
 };
 
@@ -47,9 +50,9 @@ struct Program {
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
     5632,  // persistent_bytes
-    409600,  // arena_bytes
+    0,  // arena_bytes
     0,  // lt_workspace_bytes
-    409600,  // lt_workspace_offset
+    0,  // lt_workspace_offset
     true,  // cuda_graph
   };
   static constexpr bool kUsesMatmul = true;
@@ -71,13 +74,8 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   (void)outputs;
   // s00_conv3d_t_s2x2x2_2x3x4x5x20_k3x3x3x3 (direct_conv): nodes convolution, convolution_bias, add, clamp, clamp_1, mul, div
   {
-    STITCH_CHECK(s->gemms.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, reinterpret_cast<const float*>((s->persistent + 5376)) + 0, reinterpret_cast<float*>((s->arena_base + 0)), stream, error));
-    const int64_t shape[5] = {2, 16, 8, 10, 40};
-    const TensorOperand in0{(s->arena_base + 0), 0, 0, {51200, 3200, 400, 40, 1}};
-    const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {51200, 3200, 400, 40, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s00_conv3d_t_s2x2x2_2x3x4x5x20_k3x3x3x3_epilogue{}, ins, outs, 5, shape, stream));
+    const s00_conv3d_t_s2x2x2_2x3x4x5x20_k3x3x3x3_output out{};
+    STITCH_CHECK(s->gemms.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, reinterpret_cast<const float*>((s->persistent + 5376)) + 0, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), stream, error, detail::PlaneIdentity{}, out));
   }
   return STITCH_OK;
 }
@@ -105,7 +103,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     shape.stride[0] = 2; shape.stride[1] = 2; shape.stride[2] = 2;
     shape.pad[0] = 1; shape.pad[1] = 1; shape.pad[2] = 1;
     shape.dilation[0] = 1; shape.dilation[1] = 1; shape.dilation[2] = 1;
-    STITCH_CHECK(s->gemms.conv0.init(shape, MatmulEpilogue::bias, error));
+    STITCH_CHECK(s->gemms.conv0.init<s00_conv3d_t_s2x2x2_2x3x4x5x20_k3x3x3x3_output>(shape, MatmulEpilogue::bias, error));
     STITCH_CHECK(s->gemms.conv0.prepare_weights(reinterpret_cast<const float*>((s->persistent + 0)) + 0, stream, error));
   }
   return STITCH_OK;
