@@ -17,15 +17,17 @@
 // align_corners either way), with `scale` the source step per output position exactly as PyTorch
 // computes it in float (the planner passes it); the store gets index -1.
 //
-// One thread per output element, grid-stride; every window is read straight from the input, so
-// the input is read once from DRAM (overlapping windows share their reads through L1/L2) and
-// nothing is allocated: CUDA-graph capturable.
+// One thread per output element, grid-stride, in NCDHW order or channels fastest (PoolShape::
+// channels); every window is read straight from the input, each row of it with its loads in flight
+// together (loads_in_flight.cuh), so the input is read once from DRAM (overlapping windows share
+// their reads through L1/L2) and nothing is allocated: CUDA-graph capturable.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "loads_in_flight.cuh"
 #include "runtime.cuh"
 
 namespace stitch::kernels {
@@ -44,6 +46,9 @@ struct PoolShape {
   int64_t divisor = 0;            // avg: divisor_override; 0 = none
   float scale[3] = {1, 1, 1};     // nearest, bilinear: source positions per output position
   bool align_corners = false;     // bilinear
+  // The order threads take the outputs in: 0, NCDHW (e); C > 0, outer = N·C and channels fastest
+  // (N, D, H, W, C), the order of a channels-last input, whose loads are then coalesced.
+  int64_t channels = 0;
 };
 
 namespace detail {
@@ -94,7 +99,8 @@ struct LinearTaps {
 
 __device__ inline LinearTaps linear_taps(const PoolShape& s, int dim, int64_t o) {
   const float position = static_cast<float>(o);
-  float source = s.align_corners ? s.scale[dim] * position : s.scale[dim] * (position + 0.5f) - 0.5f;
+  float source =
+      s.align_corners ? s.scale[dim] * position : s.scale[dim] * (position + 0.5f) - 0.5f;
   if (source < 0.0f) source = 0.0f;
   const auto i0 = static_cast<int64_t>(source);
   const float w1 = source - static_cast<float>(i0);
@@ -121,8 +127,14 @@ __global__ void pool_kernel(PoolShape s, Index total, Load load, Store store) {
   const Index step = static_cast<Index>(gridDim.x) * blockDim.x;
   const Index out_d = static_cast<Index>(s.out[0]), out_h = static_cast<Index>(s.out[1]);
   const Index out_w = static_cast<Index>(s.out[2]);
-  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
-    Index rest = e;
+  const Index channels = static_cast<Index>(s.channels);
+  for (Index t = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += step) {
+    Index rest = t;
+    Index c = 0;
+    if (channels > 0) {
+      c = rest % channels;
+      rest /= channels;
+    }
     int64_t position[3];
     position[2] = static_cast<int64_t>(rest % out_w);
     rest /= out_w;
@@ -130,7 +142,11 @@ __global__ void pool_kernel(PoolShape s, Index total, Load load, Store store) {
     rest /= out_h;
     position[0] = static_cast<int64_t>(rest % out_d);
     rest /= out_d;
-    const int64_t o = static_cast<int64_t>(rest);
+    const int64_t o = static_cast<int64_t>(channels > 0 ? rest * channels + c : rest);
+    const int64_t e =
+        channels > 0
+            ? ((o * s.out[0] + position[0]) * s.out[1] + position[1]) * s.out[2] + position[2]
+            : static_cast<int64_t>(t);
     if constexpr (Kind == PoolKind::nearest || Kind == PoolKind::bilinear) {
       store(e, resample<Kind>(s, load, o, position), -1);
       continue;
@@ -143,13 +159,14 @@ __global__ void pool_kernel(PoolShape s, Index total, Load load, Store store) {
       int64_t best_index = (wd.start * s.in[1] + wh.start) * s.in[2] + ww.start;
       for (int64_t d = wd.start; d < wd.end; d += wd.step)
         for (int64_t h = wh.start; h < wh.end; h += wh.step)
-          for (int64_t w = ww.start; w < ww.end; w += ww.step) {
-            const float v = load(o, d, h, w);
-            if (v > best || v != v) {
-              best = v;
-              best_index = (d * s.in[1] + h) * s.in[2] + w;
-            }
-          }
+          for_each_strided(
+              ww.start, ww.end, ww.step, [&](int64_t w) { return load(o, d, h, w); },
+              [&](int64_t w, float v) {
+                if (v > best || v != v) {
+                  best = v;
+                  best_index = (d * s.in[1] + h) * s.in[2] + w;
+                }
+              });
       store(e, best, best_index);
       continue;
     }
@@ -160,8 +177,9 @@ __global__ void pool_kernel(PoolShape s, Index total, Load load, Store store) {
     float sum = 0.0f;
     for (int64_t d = wd.start; d < wd.end; ++d)
       for (int64_t h = wh.start; h < wh.end; ++h)
-        for (int64_t w = ww.start; w < ww.end; ++w)
-          sum += load(o, d, h, w);
+        for_each_strided(
+            ww.start, ww.end, 1, [&](int64_t w) { return load(o, d, h, w); },
+            [&](int64_t, float v) { sum += v; });
     const int64_t counted = (wd.end - wd.start) * (wh.end - wh.start) * (ww.end - ww.start);
     int64_t divisor = counted;
     if (Kind == PoolKind::avg)
@@ -187,7 +205,9 @@ int launch_pool(const PoolShape& shape, Load load, Store store, cudaStream_t str
         return cudaErrorInvalidValue;
     total *= shape.out[dim];
   }
-  if (shape.outer < 0) return cudaErrorInvalidValue;
+  if (shape.outer < 0 || shape.channels < 0 ||
+      (shape.channels > 0 && shape.outer % shape.channels != 0))
+    return cudaErrorInvalidValue;
   if (Kind == PoolKind::bilinear && shape.in[0] != shape.out[0]) return cudaErrorInvalidValue;
   if (total == 0) return cudaSuccess;
   int64_t grid = 0;

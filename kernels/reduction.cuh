@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "loads_in_flight.cuh"
 #include "runtime.cuh"
 
 namespace stitch::kernels {
@@ -338,29 +339,15 @@ struct ThreadRun<R, std::void_t<typename R::Run>> {
   __device__ static typename R::Acc end(typename R::Acc acc, Type run) { return R::end(acc, run); }
 };
 
-// A thread's part of a reduce range: r = first, first + step, ... < end, accumulated in that order,
-// with kLoadsInFlight loads issued before their values are used (a thread's loads are otherwise one
-// at a time, too few in flight to approach the DRAM bandwidth). The order, and so the bits, are a
-// plain loop's.
-inline constexpr int kLoadsInFlight = 4;
+// A thread's part of a reduce range: r = first, first + step, ... < end, accumulated in that order
+// with several loads in flight (loads_in_flight.cuh): the bits of a plain loop.
 template <class R, class Load>
 __device__ __forceinline__ typename R::Acc accumulate_strided(typename R::Acc acc, const Load& load,
                                                               int64_t first, int64_t end,
                                                               int64_t step) {
   using Run = ThreadRun<R>;
   typename Run::Type run = Run::start(acc, load, first, end);
-  int64_t r = first;
-  for (; r + (kLoadsInFlight - 1) * step < end; r += kLoadsInFlight * step) {
-    float x[kLoadsInFlight];
-#pragma unroll
-    for (int u = 0; u < kLoadsInFlight; ++u)
-      x[u] = load(r + u * step);
-#pragma unroll
-    for (int u = 0; u < kLoadsInFlight; ++u)
-      run = Run::add(run, x[u], r + u * step);
-  }
-  for (; r < end; r += step)
-    run = Run::add(run, load(r), r);
+  for_each_strided(first, end, step, load, [&](int64_t r, float x) { run = Run::add(run, x, r); });
   return Run::end(acc, run);
 }
 

@@ -9,7 +9,8 @@
 //              read and one write of the row.
 //   block      cols <= 8192: a 512-thread block per row, K = 4..16 values per thread in registers.
 //   loop       longer rows: a 512-thread block per row, two passes over global memory (softmax:
-//              online max and sum in the first, so two reads instead of three).
+//              online max and sum in the first, so two reads instead of three), four loads in
+//              flight per thread.
 // Statistics are combined in a fixed order: results are reproducible bit for bit. The register
 // paths compute layer-norm variance in two passes over the registers (mean first), the loop path
 // with Welford/Chan; variance is biased (divides by cols), as in PyTorch.
@@ -24,6 +25,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "loads_in_flight.cuh"
 #include "runtime.cuh"
 
 namespace stitch::kernels {
@@ -244,7 +246,8 @@ __global__ void __launch_bounds__(Warp ? kRowWarpThreads : kRowBlockThreads)
   }
 }
 
-// Rows too long for registers: a block per row, statistics in a first pass, outputs in a second.
+// Rows too long for registers: a block per row, statistics in a first pass, outputs in a second,
+// each with several loads in flight per thread (loads_in_flight.cuh).
 template <RowOp Op, class Load, class Store>
 __global__ void __launch_bounds__(kRowLoopThreads)
     row_loop_kernel(const Load load, const Store store, const RowArgs a) {
@@ -252,47 +255,45 @@ __global__ void __launch_bounds__(kRowLoopThreads)
   const int64_t cols = a.cols;
   const float count = static_cast<float>(cols);
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const auto load_col = [&](int64_t col) { return load(row, col); };
     float stat_a = 0.0f, stat_b = 0.0f;
     if constexpr (Op == RowOp::softmax || Op == RowOp::log_softmax) {
       MaxSum ms{-__int_as_float(0x7f800000), 0.0f};
-      for (int64_t col = threadIdx.x; col < cols; col += blockDim.x) {
-        const float x = load(row, col);
+      for_each_strided(threadIdx.x, cols, blockDim.x, load_col, [&](int64_t, float x) {
         // -inf adds nothing. One expf per element except when the maximum moves; expf(x - x) is
         // 1, or NaN for x = +inf, which (like NaN inputs) makes the row NaN as in PyTorch.
-        if (x == -__int_as_float(0x7f800000)) continue;
+        if (x == -__int_as_float(0x7f800000)) return;
         if (x > ms.max) {
           ms.sum = ms.sum * expf(ms.max - x) + expf(x - x);
           ms.max = x;
         } else {
           ms.sum += expf(x - ms.max);
         }
-      }
+      });
       ms = group_all_reduce<false>(ms, MaxSumOp{}, reinterpret_cast<MaxSum*>(scratch_bytes));
       stat_a = ms.max;
       stat_b = Op == RowOp::softmax ? ms.sum : logf(ms.sum);
     } else if constexpr (Op == RowOp::layer_norm) {
       Welford w{0.0f, 0.0f, 0};
-      for (int64_t col = threadIdx.x; col < cols; col += blockDim.x) {
-        const float x = load(row, col);
+      for_each_strided(threadIdx.x, cols, blockDim.x, load_col, [&](int64_t, float x) {
         w.count += 1;
         const float delta = x - w.mean;
         w.mean += delta / static_cast<float>(w.count);
         w.m2 += delta * (x - w.mean);
-      }
+      });
       w = group_all_reduce<false>(w, WelfordOp{}, reinterpret_cast<Welford*>(scratch_bytes));
       stat_a = w.mean;
       stat_b = rsqrtf(w.m2 / count + a.eps);
     } else {
       float q = 0.0f;
-      for (int64_t col = threadIdx.x; col < cols; col += blockDim.x) {
-        const float x = load(row, col);
-        q += x * x;
-      }
+      for_each_strided(threadIdx.x, cols, blockDim.x, load_col,
+                       [&](int64_t, float x) { q += x * x; });
       q = group_all_reduce<false>(q, AddOp{}, reinterpret_cast<float*>(scratch_bytes));
       stat_b = rsqrtf(q / count + a.eps);
     }
-    for (int64_t col = threadIdx.x; col < cols; col += blockDim.x)
-      store(row, col, row_output<Op>(load(row, col), stat_a, stat_b, col, a));
+    for_each_strided(threadIdx.x, cols, blockDim.x, load_col, [&](int64_t col, float x) {
+      store(row, col, row_output<Op>(x, stat_a, stat_b, col, a));
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 // Pooling subtasks: a load functor that reads the input through its strides (the leading dims of
 // the planes unravelled), a store functor (the pooled value and the maximum's index as registers,
-// then the fused epilogue and the stores) and one launch_pool (kernels/pooling.cuh).
+// then the fused epilogue and the stores) and one launch_pool (kernels/pooling.cuh), whose threads
+// take the outputs channels fastest where the input is channels-last (plan/layout.h).
 #include "codegen/emit_context.h"
 #include "codegen/emit_elementwise.h"
 #include "plan/access.h"
@@ -125,6 +126,9 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const PoolSpec& spec,
   for (size_t k = 0; k < spec.scale.size() && spec.scale.size() <= 3; ++k)
     w.line("shape.scale[{}] = {};", pad + k, float_literal(spec.scale[k]));
   if (spec.align_corners) w.line("shape.align_corners = true;");
+  // A channels-last input is read in its own order: channels fastest, coalesced.
+  if (lead == 2 && plan::is_channels_last(spec.input) && !spec.input.is_contiguous())
+    w.line("shape.channels = {};", spec.input.shape[1]);
   w.line("const {} load{{{}}};", load, load_init);
   w.line("const {} store{{{}}};", store, store_init);
   w.line("STITCH_CHECK_CUDA((launch_pool<PoolKind::{}>(shape, load, store, stream, {})));",

@@ -2,7 +2,9 @@
 #include "plan/layout.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <string>
 #include <variant>
 
 #include "plan/access.h"
@@ -35,43 +37,93 @@ bool gathers_channels_last(const Subtask& subtask, const Access& x) {
          (conv->in_channels / conv->groups) % 4 == 0;
 }
 
-// The subtasks (other than the producer) that read `value`'s buffer, where each reads it only as
-// a channels-last gather's x at `access`; nullopt when any reads it otherwise, or another subtask
-// writes it too.
-std::optional<std::vector<size_t>> gathering_readers(const std::vector<Subtask>& subtasks,
-                                                     size_t producer, const ir::ValueRef& value,
-                                                     const Access& access) {
-  std::vector<size_t> readers;
+// The pool reads `x` as its input over every dim after N and C (a channels-last input is then
+// read channels fastest: kernels/pooling.cuh).
+bool pools_whole_planes(const Subtask& subtask, const Access& x) {
+  const auto* pool = std::get_if<PoolSpec>(&subtask.spec);
+  return pool != nullptr && pool->input == x && pool->input.shape.size() == pool->out.size() + 2;
+}
+
+// The subtask is a pool that stores `value` (through its store functor: any layout).
+bool pool_stores(const Subtask& subtask, const ir::ValueRef& value) {
+  const auto* pool = std::get_if<PoolSpec>(&subtask.spec);
+  if (pool == nullptr) return false;
+  return std::any_of(pool->stores.begin(), pool->stores.end(),
+                     [&](const Store& store) { return store.value == value; });
+}
+
+// A value that may be stored channels-last, and the subtasks around it.
+struct Link {
+  ir::ValueRef value;
+  size_t producer = 0;
+  std::vector<size_t> gathers;  // implicit-GEMM convolutions reading it as x, channels-last
+  std::vector<size_t> pools;    // pools reading it as their input
+};
+
+// The link of `value` (written by subtasks[producer], its buffer seen through `access`: dense
+// before the choice, channels-last after), when each subtask but the producer that touches its
+// buffer reads it only as a channels-last gather's x or a pool's input; nullopt otherwise.
+std::optional<Link> link_of(const ir::Graph& graph, const ValueMap& values,
+                            const std::vector<Subtask>& subtasks, size_t producer,
+                            const Access& access) {
+  const ir::ValueRef value = access.base;
+  const ir::TensorType& type = graph.type_of(value);
+  if (value.kind != ir::ValueRef::Kind::node || type.dtype != ir::DType::float32 ||
+      type.shape.size() < 3 || type.shape.size() > 5 ||
+      !(kernel_writes_only(subtasks[producer], value) || pool_stores(subtasks[producer], value)))
+    return std::nullopt;
+  for (const ir::ValueRef& output : graph.outputs)
+    if (values.at(value_key(output)).base == value) return std::nullopt;
+  Link link{value, producer, {}, {}};
   for (size_t i = 0; i < subtasks.size(); ++i) {
     if (i == producer) continue;
     for (const ir::ValueRef& written : subtask_writes(subtasks[i]))
       if (written == value) return std::nullopt;
     std::vector<Access> reads = subtask_reads(subtasks[i]);
-    const auto as_x = std::find(reads.begin(), reads.end(), access);
-    const bool gathered = as_x != reads.end() && gathers_channels_last(subtasks[i], access);
-    if (gathered) reads.erase(as_x);
+    const auto whole = std::find(reads.begin(), reads.end(), access);
+    const bool gathered = whole != reads.end() && gathers_channels_last(subtasks[i], access);
+    const bool pooled = whole != reads.end() && pools_whole_planes(subtasks[i], access);
+    if (gathered || pooled) reads.erase(whole);
     for (const Access& read : reads)
       if (read.base == value) return std::nullopt;  // read otherwise (an epilogue's load, ...)
-    if (gathered) readers.push_back(i);
+    if (gathered) link.gathers.push_back(i);
+    if (pooled) link.pools.push_back(i);
   }
-  return readers;
+  return link;
 }
 
-// The readers of the value `subtasks[producer]` stores when the rule of layout.h holds for it with
-// its buffer seen through `access` (dense before the choice, channels-last after); nullopt or
-// none when it does not.
-std::optional<std::vector<size_t>> rule_readers(const ir::Graph& graph, const ValueMap& values,
-                                                const std::vector<Subtask>& subtasks,
-                                                size_t producer, const Access& access) {
-  const ir::ValueRef value = access.base;
-  const ir::TensorType& type = graph.type_of(value);
-  if (value.kind != ir::ValueRef::Kind::node || type.dtype != ir::DType::float32 ||
-      type.shape.size() < 3 || type.shape.size() > 5 ||
-      !kernel_writes_only(subtasks[producer], value))
-    return std::nullopt;
-  for (const ir::ValueRef& output : graph.outputs)
-    if (values.at(value_key(output)).base == value) return std::nullopt;
-  return gathering_readers(subtasks, producer, value, access);
+// The value stored by `subtasks[producer]` that `links` holds, if any.
+const Link* stored_link(const std::map<std::string, Link>& links,
+                        const std::vector<Subtask>& subtasks, size_t producer) {
+  for (const ir::ValueRef& written : subtask_writes(subtasks[producer])) {
+    const auto found = links.find(value_key(written));
+    if (found != links.end() && found->second.producer == producer) return &found->second;
+  }
+  return nullptr;
+}
+
+// Drops links until every one left pays: a value stays channels-last where a gather reads it (the
+// transpose it saves) or a pool reads it whose result stays channels-last too; a pool's result
+// stays only where its input does (the pool then reads and writes channels fastest, both
+// coalesced).
+void keep_paying(const std::vector<Subtask>& subtasks, std::map<std::string, Link>& links) {
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (auto it = links.begin(); it != links.end();) {
+      const Link& link = it->second;
+      bool pays = !link.gathers.empty();
+      for (size_t pool : link.pools)
+        pays = pays || stored_link(links, subtasks, pool) != nullptr;
+      if (const auto* pool = std::get_if<PoolSpec>(&subtasks[link.producer].spec))
+        pays = pays && links.count(value_key(pool->input.base)) > 0;
+      if (pays) {
+        ++it;
+      } else {
+        it = links.erase(it);
+        dropped = true;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -80,31 +132,38 @@ ValueMap channels_last_homes(const ir::Graph& graph, const ValueMap& values,
                              const std::vector<Subtask>& subtasks, const GpuPeaks& peaks) {
   ValueMap homes;
   if (peaks.tf32_tflops <= 0) return homes;  // no wgmma gather to feed
+  std::map<std::string, Link> links;
   for (size_t p = 0; p < subtasks.size(); ++p) {
-    const auto* conv = std::get_if<ConvSpec>(&subtasks[p].spec);
-    if (conv == nullptr || conv->stores.empty()) continue;
-    const ir::ValueRef value = conv->stores[0].value;
-    if (!owns_buffer(graph, values, value)) continue;  // a cat's window, or not a node value
-    const auto readers = rule_readers(graph, values, subtasks, p, values.at(value_key(value)));
-    if (readers && !readers->empty())
-      homes[value_key(value)] = channels_last_access(value, graph.type_of(value).shape);
+    for (const ir::ValueRef& value : subtask_writes(subtasks[p])) {
+      if (value.kind != ir::ValueRef::Kind::node || !owns_buffer(graph, values, value))
+        continue;  // a cat's window, or not a node value
+      if (auto link = link_of(graph, values, subtasks, p, values.at(value_key(value))))
+        links.emplace(value_key(value), std::move(*link));
+    }
   }
+  keep_paying(subtasks, links);
+  for (const auto& [key, link] : links)
+    homes[key] = channels_last_access(link.value, graph.type_of(link.value).shape);
   return homes;
 }
 
 bool channels_last_holds(const ir::Graph& graph, const ValueMap& values,
                          const std::vector<Subtask>& subtasks, const ValueMap& homes) {
+  std::map<std::string, Link> links;
   for (const auto& [key, home] : homes) {
     const auto found = values.find(key);
     if (found == values.end() || found->second != home) return false;
-    bool held = false;
-    for (size_t p = 0; p < subtasks.size() && !held; ++p) {
-      const auto readers = rule_readers(graph, values, subtasks, p, home);
-      held = readers && !readers->empty();
+    for (size_t p = 0; p < subtasks.size(); ++p) {
+      const auto writes = subtask_writes(subtasks[p]);
+      if (std::find(writes.begin(), writes.end(), home.base) == writes.end()) continue;
+      if (auto link = link_of(graph, values, subtasks, p, home))
+        links.emplace(key, std::move(*link));
+      break;
     }
-    if (!held) return false;
+    if (links.count(key) == 0) return false;
   }
-  return true;
+  keep_paying(subtasks, links);
+  return links.size() == homes.size();
 }
 
 }  // namespace stitch::plan

@@ -5,17 +5,22 @@
 // channels_last_access) where
 //   - one of the project's forward convolution kernels (implicit GEMM or direct) writes it from
 //     its stores, nothing of its epilogue left as a pass (conv_epilogue.h folded it all), through
-//     its output map;
+//     its output map; or a pool writes it (its store functor writes any layout);
 //   - every reader is an implicit-GEMM convolution whose wgmma gather reads channels-last (its
-//     channels per group a multiple of 4) and reads it as x, nothing else;
-//   - neither side is timed against cuDNN at init (cudnn_alternative: cuDNN reads and writes
-//     NCHW).
-// That always saves time: each such reader would transpose x per run (estimate_conv_igemm counts
-// that transpose and drops it for a channels-last x), while the producer writes the same bytes in
-// either layout. A region is such a chain of convolutions: VGG's conv + bias + ReLU blocks,
-// AlexNet's conv3 to conv5. Graph inputs and outputs, cat pieces and values that passes, pools,
-// GEMMs (1x1 convolutions lowered to them) or cuDNN read stay NCHW, so no conversion is ever
-// inserted: the only conversions are the readers' own transposes, which the layout removes.
+//     channels per group a multiple of 4) and reads it as x, or a pool over all its spatial dims
+//     reading it as its input, nothing else;
+//   - no convolution on either side is timed against cuDNN at init (cudnn_alternative: cuDNN
+//     reads and writes NCHW);
+//   - and it pays: a gather reads it, or a pool whose result is channels-last too; a pool's result
+//     is channels-last only where its input is (the pool then takes its outputs channels fastest,
+//     kernels/pooling.cuh, reading and writing coalesced).
+// That always saves time: each gathering reader would transpose x per run (estimate_conv_igemm
+// counts that transpose and drops it for a channels-last x), while the producers write the same
+// bytes in either layout. A region is such a chain of convolutions and pools: VGG's conv + bias +
+// ReLU blocks and the max pools between them, AlexNet's conv1 to conv5. Graph inputs and outputs,
+// cat pieces and values that elementwise passes, GEMMs (1x1 convolutions lowered to them) or cuDNN
+// read stay NCHW, so no conversion is ever inserted: the only conversions are the readers' own
+// transposes, which the layout removes.
 //
 // channels_last_homes picks the values in a plan whose kernels are chosen and epilogues folded;
 // the planner then rebuilds the plan with those homes (fold_views, fusion, kernel choice again)
@@ -36,8 +41,8 @@ ValueMap channels_last_homes(const ir::Graph& graph, const ValueMap& values,
                              const std::vector<Subtask>& subtasks, const GpuPeaks& peaks);
 
 // Every value of `homes` still has its home in `values` and still meets the rule in `subtasks`
-// (a plan rebuilt with the homes: the producer writes it through its output map, every reader
-// gathers it as x).
+// (a plan rebuilt with the homes: its producer writes it through its output map or store functor,
+// every reader gathers or pools it, and it still pays).
 bool channels_last_holds(const ir::Graph& graph, const ValueMap& values,
                          const std::vector<Subtask>& subtasks, const ValueMap& homes);
 

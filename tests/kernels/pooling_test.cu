@@ -1,7 +1,8 @@
 // kernels/pooling.cuh on a GPU against a double-precision CPU reference written from PyTorch's
 // definitions (pooling_output_shape, max_pool*_with_indices, avg_pool* with count_include_pad and
 // divisor_override, adaptive pools): 1-d, 2-d and 3-d windows with stride, padding, dilation, ceil
-// mode, strided (permuted) input, NaN in a window, and the flat spatial index of every maximum.
+// mode, strided (permuted) input, NaN in a window, and the flat spatial index of every maximum;
+// channels-last inputs with the outputs taken channels fastest (PoolShape::channels).
 // Skips without a CUDA device.
 #include <cuda_runtime.h>
 
@@ -22,12 +23,17 @@ using testing::DeviceBuffer;
 using testing::Tolerance;
 
 // Input element (o, d, h, w) of a [outer, D, H, W] tensor stored with its last two dims swapped
-// ([outer, D, W, H] in memory) when `transposed`: a strided read like a permuted view's.
+// ([outer, D, W, H] in memory) when `transposed`: a strided read like a permuted view's; or, with
+// `channels` > 0, stored channels-last ([N, D, H, W, C], o = n·C + c).
 struct PoolLoad {
   const float* x;
   int64_t d_size, h_size, w_size;
   bool transposed;
+  int64_t channels = 0;
   __device__ float operator()(int64_t o, int64_t d, int64_t h, int64_t w) const {
+    if (channels > 0)
+      return x[(((o / channels) * d_size + d) * h_size + h) * w_size * channels + w * channels +
+               o % channels];
     const int64_t plane = (o * d_size + d) * h_size * w_size;
     return transposed ? x[plane + w * h_size + h] : x[plane + h * w_size + w];
   }
@@ -50,7 +56,14 @@ struct PoolCase {
   bool ceil_mode = false, count_include_pad = true;
   int64_t divisor = 0;
   bool transposed = false, nan = false;
+  int64_t channels = 0;  // > 0: the input channels-last, the outputs taken channels fastest
 };
+
+PoolCase channels_last(PoolCase c, int64_t channels) {
+  c.name += "_channels_last";
+  c.channels = channels;
+  return c;
+}
 
 // PyTorch's pooling_output_shape.
 int64_t output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil) {
@@ -80,6 +93,7 @@ PoolShape shape_of(const PoolCase& c) {
   }
   s.count_include_pad = c.count_include_pad;
   s.divisor = c.divisor;
+  s.channels = c.channels;
   return s;
 }
 
@@ -164,10 +178,15 @@ TEST_P(Pooling, MatchesTheDoubleReference) {
       for (int64_t h = 0; h < s.in[1]; ++h)
         for (int64_t w = 0; w < s.in[2]; ++w)
           stored[(p * s.in[2] + w) * s.in[1] + h] = x[(p * s.in[1] + h) * s.in[2] + w];
+  const int64_t spatial = s.in[0] * s.in[1] * s.in[2];
+  if (c.channels > 0)
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < spatial; ++i)
+        stored[((o / c.channels) * spatial + i) * c.channels + o % c.channels] = x[o * spatial + i];
   DeviceBuffer<float> dx(stored.size()), dy(static_cast<size_t>(out_numel));
   DeviceBuffer<int64_t> di(static_cast<size_t>(out_numel));
   ASSERT_CUDA(dx.upload(stored));
-  const PoolLoad load{dx.data(), s.in[0], s.in[1], s.in[2], c.transposed};
+  const PoolLoad load{dx.data(), s.in[0], s.in[1], s.in[2], c.transposed, c.channels};
   const PoolStore store{dy.data(), di.data()};
   switch (c.kind) {
     case PoolKind::max:
@@ -279,7 +298,32 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  {4, 6, 7}},
         PoolCase{"adaptive_max2d_6x4", PoolKind::adaptive_max, 5, {19, 13}, {}, {}, {}, {}, {6, 4}},
-        PoolCase{"adaptive_max1d", PoolKind::adaptive_max, 5, {50}, {}, {}, {}, {}, {7}}),
+        PoolCase{"adaptive_max1d", PoolKind::adaptive_max, 5, {50}, {}, {}, {}, {}, {7}},
+        channels_last(
+            PoolCase{"max2d_k3_s2_p1", kMax, 2 * 12, {13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {}},
+            12),
+        channels_last(PoolCase{"max3d_k2_s2",
+                               kMax,
+                               3 * 8,
+                               {6, 7, 8},
+                               {2, 2, 2},
+                               {2, 2, 2},
+                               {0, 0, 0},
+                               {1, 1, 1},
+                               {}},
+                      8),
+        channels_last(
+            PoolCase{"avg2d_k3_s2_p1", kAvg, 2 * 20, {15, 9}, {3, 3}, {2, 2}, {1, 1}, {}, {}}, 20),
+        channels_last(PoolCase{"adaptive_avg2d_3x2",
+                               PoolKind::adaptive_avg,
+                               4 * 6,
+                               {11, 7},
+                               {},
+                               {},
+                               {},
+                               {},
+                               {3, 2}},
+                      6)),
     testing::case_name<PoolCase>);
 
 TEST(PoolingArguments, BadShapesAreRejectedAndEmptyOutputsLaunchNothing) {
@@ -289,6 +333,10 @@ TEST(PoolingArguments, BadShapesAreRejectedAndEmptyOutputsLaunchNothing) {
   const PoolLoad load{nullptr, 1, 1, 1, false};
   const PoolStore store{nullptr, nullptr};
   EXPECT_EQ((launch_pool<PoolKind::max>(s, load, store, nullptr)), cudaErrorInvalidValue);
+  PoolShape ragged;
+  ragged.outer = 10;
+  ragged.channels = 4;  // not a whole number of images
+  EXPECT_EQ((launch_pool<PoolKind::max>(ragged, load, store, nullptr)), cudaErrorInvalidValue);
   PoolShape empty;
   empty.outer = 0;
   EXPECT_EQ((launch_pool<PoolKind::avg>(empty, load, store, nullptr)), cudaSuccess);

@@ -1,6 +1,6 @@
-// Values stored channels-last between the project's convolution kernels (plan/layout.h): the chain
-// that qualifies, each reason a value stays NCHW, the time model's transpose, and the plan's
-// invariants on a channels-last x.
+// Values stored channels-last between the project's convolution kernels and pools (plan/layout.h):
+// the chain that qualifies, each reason a value stays NCHW, the time model's transpose, and the
+// plan's invariants on a channels-last x.
 #include <gtest/gtest.h>
 
 #include "plan/access.h"
@@ -16,16 +16,27 @@ namespace {
 using ir::Op;
 using namespace testing;  // NOLINT: test helpers
 
-// A 2-d convolution with a bias, padding 1 (3x3) or 0 (1x1), of `x` [2, in, 6, 6].
+// A 2-d convolution with a bias, padding 1 (3x3) or 0 (1x1), of `x` [2, in, size, size].
 ir::ValueRef conv(GraphBuilder& b, const std::string& name, const ir::ValueRef& x, int64_t in,
-                  int64_t out, int64_t kernel = 3) {
+                  int64_t out, int64_t kernel = 3, int64_t size = 6) {
   auto w = b.param(name + "_w", {out, in, kernel, kernel});
   auto bias = b.param(name + "_b", {out});
   const int64_t pad = kernel / 2;
   return b.node(name, Op::convolution,
                 {ref(x), ref(w), ref(bias), ints({1, 1}), ints({pad, pad}), ints({1, 1}),
                  flag(false), ints({0, 0}), integer(1)},
-                {2, out, 6, 6});
+                {2, out, size, size});
+}
+
+// AlexNet's MaxPool2d(3, stride=2) of `x` [2, channels, 6, 6]: [2, channels, 2, 2]. (A pool whose
+// windows tile its input is a reduction instead: plan/lower_pooling.cc.)
+ir::ValueRef max_pool(GraphBuilder& b, const std::string& name, const ir::ValueRef& x) {
+  const int64_t channels = b.graph().type_of(x).shape[1];
+  auto pool = b.multi(name, Op::max_pool2d_with_indices,
+                      {ref(x), ints({3, 3}), ints({2, 2}), ints({0, 0}), ints({1, 1}), flag(false)},
+                      {{2, channels, 2, 2}, {2, channels, 2, 2}});
+  b.graph().nodes.back().outputs[1].dtype = ir::DType::int64;
+  return pool;
 }
 
 ir::ValueRef relu(GraphBuilder& b, const std::string& name, const ir::ValueRef& x) {
@@ -187,6 +198,56 @@ TEST(ChannelsLast, AnOutputTransformsResultGoesChannelsLast) {
   ASSERT_TRUE(c1.output_transform.has_value());
   EXPECT_EQ(c1.output_transform->loads[0], value_of(*plan, "t1"));
   EXPECT_TRUE(check_plan(*plan).ok());
+}
+
+// AlexNet's block boundary: conv + ReLU, a max pool, conv + ReLU. The pool reads r1 and writes its
+// result channels-last, taking its outputs channels fastest; the second convolution gathers the
+// pool's result as it is.
+TEST(ChannelsLast, APoolBetweenConvolutionsStaysInTheRegion) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8, 6, 6});
+  auto r1 = relu(b, "r1", conv(b, "c1", x, 8, 16));
+  auto pooled = max_pool(b, "pool", r1);
+  b.output(relu(b, "r2", conv(b, "c2", pooled, 16, 16, 3, 2)));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(is_channels_last(value_of(*plan, "r1")));
+  EXPECT_FALSE(value_of(*plan, "r1").is_contiguous());
+  const Access& pool_result = value_of(*plan, "pool");
+  EXPECT_EQ(pool_result.strides, (std::vector<int64_t>{64, 1, 32, 16}));
+  const PoolSpec* pool = nullptr;
+  for (const Subtask& subtask : plan->subtasks)
+    if (const auto* spec = std::get_if<PoolSpec>(&subtask.spec)) pool = spec;
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->input, value_of(*plan, "r1"));
+  ASSERT_EQ(pool->stores.size(), 1u);
+  EXPECT_EQ(conv_named(*plan, "c2").x, pool_result);
+  EXPECT_TRUE(value_of(*plan, "r2").is_contiguous());
+  EXPECT_TRUE(check_plan(*plan).ok());
+  auto parsed = parse_plan(serialize_plan(*plan));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_TRUE(*parsed == *plan);
+}
+
+// A pool whose result no gather reads (here: the graph's output) gives its input nothing to
+// save: both stay NCHW. And a pool of an NCHW value (the graph's input) writes NCHW, though a
+// gather reads its result.
+TEST(ChannelsLast, APoolLinksOnlyChannelsLastValues) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8, 6, 6});
+  auto r1 = relu(b, "r1", conv(b, "c1", x, 8, 16));
+  b.output(max_pool(b, "pool", r1));
+  auto plan = plan_on(b);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(value_of(*plan, "r1").is_contiguous());
+
+  GraphBuilder input_pooled;
+  auto y = input_pooled.input("y", {2, 8, 6, 6});
+  auto pooled = max_pool(input_pooled, "pool", y);
+  input_pooled.output(relu(input_pooled, "r", conv(input_pooled, "c", pooled, 8, 16, 3, 2)));
+  plan = plan_on(input_pooled);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(value_of(*plan, "pool").is_contiguous());
 }
 
 // The time model: a channels-last x saves the reader's per-run transpose, two passes over x.

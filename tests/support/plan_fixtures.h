@@ -41,6 +41,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_conv_direct",
     "plan_conv_transpose_direct",
     "plan_conv_channels_last",
+    "plan_conv_pool_channels_last",
     "plan_conv_timed",
     "plan_conv_timed_transform",
     "plan_conv_bn_prologue",
