@@ -1,7 +1,8 @@
-// Gathers along one dim (index_select; index.Tensor with one index tensor): one thread per output
-// element of an [outer, count, inner] index space, y[o, j, i] = x[o, index[j], i]. The generated
-// functor does the element's whole work — reads index[j] (any strides), wraps a negative index,
-// reads x through its strides, stores — so the kernel is only the index space:
+// Gathers along one dim (index_select; index.Tensor with one index tensor; torch.gather): one
+// thread per output element of an [outer, count, inner] index space, y[o, j, i] = x[o, index[j], i]
+// (torch.gather: index[o, j, i]). The generated functor does the element's whole work — reads the
+// index (any strides), wraps a negative index, reads x through its strides, stores — so the
+// kernel is only the index space:
 //
 //   struct Gather { __device__ void operator()(int64_t o, int64_t j, int64_t i) const; };
 //

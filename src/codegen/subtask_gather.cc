@@ -1,6 +1,6 @@
-// Gather subtasks: one functor per gather that reads the index, wraps it, reads the input through
-// its strides and stores (an index outside the dim stores NaN rather than reading out of bounds),
-// and one launch_gather (kernels/gather.cuh).
+// Gather subtasks: one functor per gather that reads the index (index[j], or index[o, j, i] for
+// torch.gather), wraps it, reads the input through its strides and stores (an index outside the
+// dim stores NaN rather than reading out of bounds), and one launch_gather (kernels/gather.cuh).
 #include "codegen/emit_context.h"
 
 namespace stitch::codegen {
@@ -17,7 +17,9 @@ Status emit_spec(EmitContext& ctx, const plan::Subtask& subtask, const plan::Gat
                "__device__ void operator()(int64_t o, int64_t j, int64_t i) const");
   f.line("const int64_t e = (o * {} + j) * {} + i;", spec.count, spec.inner);
   f.line("int64_t k = static_cast<int64_t>(l1[{}]);",
-         index_expr(spec.index, {spec.count}, {"j"}, "j"));
+         spec.per_element
+             ? index_expr(spec.index, {spec.outer, spec.count, spec.inner}, {"o", "j", "i"}, "e")
+             : index_expr(spec.index, {spec.count}, {"j"}, "j"));
   f.line("if (k < 0) k += {};", spec.size);
   f.line("const float x0 = k >= 0 && k < {} ? static_cast<float>(l0[{}]) : NAN;", spec.size,
          index_expr(spec.input, {spec.outer, spec.size, spec.inner}, {"o", "k", "i"},

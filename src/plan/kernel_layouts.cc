@@ -76,18 +76,20 @@ std::optional<ScanGeometry> scan_geometry(const ir::Graph& graph, const ir::Node
 }
 
 std::optional<GatherGeometry> gather_geometry(const ir::Graph& graph, const ir::Node& node) {
-  if (node.op != Op::index_select && node.op != Op::index_tensor) return std::nullopt;
+  if (node.op != Op::index_select && node.op != Op::index_tensor && node.op != Op::gather)
+    return std::nullopt;
   const ir::Arg* self = node.arg_or_kwarg(0, "self");
   if (self == nullptr || !self->is_ref()) return std::nullopt;
   GatherGeometry geometry;
   geometry.input = *self->ref();
   const std::vector<int64_t>& shape = graph.type_of(geometry.input).shape;
   const ir::Arg* index = nullptr;
-  if (node.op == Op::index_select) {
+  if (node.op == Op::index_select || node.op == Op::gather) {
     const auto dim = wrap_dim(int_arg(node, 1, "dim", 0), static_cast<int64_t>(shape.size()));
     if (!dim) return std::nullopt;
     geometry.dim = *dim;
     index = node.arg_or_kwarg(2, "index");
+    geometry.per_element = node.op == Op::gather;
   } else {
     const ir::Arg* indices = node.arg_or_kwarg(1, "indices");
     if (indices == nullptr || indices->list() == nullptr || indices->list()->size() != 1)
@@ -100,12 +102,18 @@ std::optional<GatherGeometry> gather_geometry(const ir::Graph& graph, const ir::
   if (index_type.dtype != ir::DType::int64 && index_type.dtype != ir::DType::int32)
     return std::nullopt;  // a bool mask selects, it does not gather
   if (node.op == Op::index_select && index_type.rank() > 1) return std::nullopt;
+  if (geometry.per_element) {  // the index's sizes are x's but along dim (smaller: not covered)
+    if (index_type.shape.size() != shape.size()) return std::nullopt;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (static_cast<int64_t>(d) != geometry.dim && index_type.shape[d] != shape[d])
+        return std::nullopt;
+  }
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
     if (d < geometry.dim) geometry.outer *= shape[d];
     if (d > geometry.dim) geometry.inner *= shape[d];
   }
   geometry.size = shape[geometry.dim];
-  geometry.count = index_type.numel();
+  geometry.count = geometry.per_element ? index_type.shape[geometry.dim] : index_type.numel();
   return geometry;
 }
 

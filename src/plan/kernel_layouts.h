@@ -45,11 +45,14 @@ std::optional<ScanGeometry> scan_geometry(const ir::Graph& graph, const ir::Node
 bool scan_reverse(const ir::Node& node);
 bool scan_exclusive(const ir::Node& node);
 
-// Gathers along one dim (GatherSpec): index_select, and index.Tensor with one index tensor
-// (on dim 0). nullopt for other nodes, more index tensors, or a dim out of range.
+// Gathers along one dim (GatherSpec): index_select, and index.Tensor with one index tensor (on
+// dim 0): y[o, j, i] = x[o, index[j], i]; torch.gather (per_element: an index of the output's
+// shape, equal to x's outside `dim`): y[o, j, i] = x[o, index[o, j, i], i]. nullopt for other
+// nodes, more index tensors, a torch.gather index smaller than x, or a dim out of range.
 struct GatherGeometry {
   int64_t dim = 0, outer = 1, size = 1, count = 1, inner = 1;
   ir::ValueRef input, index;
+  bool per_element = false;
 };
 std::optional<GatherGeometry> gather_geometry(const ir::Graph& graph, const ir::Node& node);
 

@@ -7,7 +7,8 @@
 // convolutions (1-3 spatial dims, transposed and grouped included), scaled_dot_product_attention
 // where attention_pattern.h's kernel runs it (no dropout, head dims up to 128), constant pads
 // (folded into a convolution, or cats of fills), cumsum/cumprod with float32 results (ScanSpec),
-// index_select and index.Tensor with one integer index tensor on float32 data (GatherSpec),
+// index_select, index.Tensor with one integer index tensor and torch.gather whose index matches
+// its input outside the dim, on float32 data (GatherSpec),
 // float32 LSTM/GRU/RNN layers without training-mode dropout or projections (RecurrentSpec,
 // plan/recurrent.h). Not covered: scatters, masks as indices, reflect/replicate padding, sorting,
 // random ops left in the graph.
@@ -46,12 +47,15 @@ std::string uncovered_reason(const ir::Graph& graph, const ir::Node& node) {
       if (node.op == Op::clone || node.op == Op::copy || node.op == Op::cat || node.op == Op::stack)
         return "";
       if (node.op == Op::constant_pad_nd) return "";  // folds into a conv, or cats of fills
-      if (node.op == Op::index_select || node.op == Op::index_tensor) {
+      if (node.op == Op::index_select || node.op == Op::index_tensor || node.op == Op::gather) {
         if (!gather_geometry(graph, node))
-          return fmt::format(
-              "{} other than one integer index tensor along one dim is not "
-              "covered by the built-in Coder yet",
-              name);
+          return node.op == Op::gather
+                     ? "gather whose integer index differs from its input's sizes outside the dim "
+                       "is not covered by the built-in Coder yet"
+                     : fmt::format(
+                           "{} other than one integer index tensor along one dim is not "
+                           "covered by the built-in Coder yet",
+                           name);
         if (node.outputs[0].dtype != ir::DType::float32)
           return fmt::format("{} of {} data is not covered by the built-in Coder yet", name,
                              ir::dtype_name(node.outputs[0].dtype));

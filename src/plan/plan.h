@@ -311,13 +311,16 @@ struct ScanSpec {
 // y[o, j, i] = x[o, index[j], i] over an [outer, count, inner] index space, x being
 // [outer, size, inner] around the gathered dim and `count` the index tensor's element count (its
 // elements in row-major order; index.Tensor's output puts the index's shape in the dim's place).
+// per_element (torch.gather, whose index has the output's shape): y[o, j, i] = x[o, index[o, j, i],
+// i], `count` the index's size along the dim; `index` is then [outer, count, inner].
 // Negative indices wrap, as index.Tensor's do; an index outside [-size, size) stores NaN instead
 // of reading outside x (PyTorch raises a device-side assert). stores: the node's value.
 struct GatherSpec {
   int node = -1;  // the index_select / index.Tensor node
   int64_t outer = 1, size = 1, count = 1, inner = 1;
   Access input;  // [outer, size, inner] when its strides merge so, else its own shape
-  Access index;  // int64 or int32, `count` elements
+  Access index;  // int64 or int32: `count` elements, or outer * count * inner per_element
+  bool per_element = false;
   std::vector<Store> stores;
   bool operator==(const GatherSpec&) const = default;
 };

@@ -176,7 +176,8 @@ Status check_spec(const Plan& plan, const ScanSpec& spec) {
 Status check_spec(const Plan& plan, const GatherSpec& spec) {
   if (product({spec.outer, spec.count, spec.inner}) !=
           plan.graph.nodes.at(spec.node).outputs[0].numel() ||
-      access_numel(spec.index) != spec.count)
+      access_numel(spec.index) !=
+          (spec.per_element ? product({spec.outer, spec.count, spec.inner}) : spec.count))
     return make_error("gather extents do not match its index and output");
   return {};
 }

@@ -143,9 +143,10 @@ void append_scan_or_gather(std::string& text, const Plan& plan, const ScanSpec& 
 }
 
 void append_scan_or_gather(std::string& text, const Plan& plan, const GatherSpec& spec) {
-  text += fmt::format("    {}x[{}]x{} of {}, input = {}, index = {}\n", spec.outer, spec.count,
-                      spec.inner, spec.size, format_access(spec.input, plan.graph),
-                      format_access(spec.index, plan.graph));
+  text +=
+      fmt::format("    {}x[{}]x{} of {}, input = {}, index = {}{}\n", spec.outer, spec.count,
+                  spec.inner, spec.size, format_access(spec.input, plan.graph),
+                  format_access(spec.index, plan.graph), spec.per_element ? " (per element)" : "");
   append_stores(text, plan, spec.stores);
 }
 

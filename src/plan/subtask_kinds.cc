@@ -96,12 +96,17 @@ Status SpecBuilder::add_gather(const Group& group) {
   const ir::Node& node = graph_.nodes[group.anchor];
   const auto geometry = gather_geometry(graph_, node);
   if (!geometry) return make_error("node '{}': not a gather along one dim", node.id);
-  GatherSpec spec{group.anchor};
+  GatherSpec spec;
+  spec.node = group.anchor;
   spec.outer = geometry->outer, spec.size = geometry->size;
   spec.count = geometry->count, spec.inner = geometry->inner;
   const Access& x = values_.at(value_key(geometry->input));
   spec.input = reshape_access(x, {spec.outer, spec.size, spec.inner}).value_or(x);
-  spec.index = values_.at(value_key(geometry->index));
+  spec.per_element = geometry->per_element;
+  const Access& index = values_.at(value_key(geometry->index));
+  spec.index = spec.per_element
+                   ? reshape_access(index, {spec.outer, spec.count, spec.inner}).value_or(index)
+                   : index;
   spec.stores.push_back(Store{node_value(group.anchor), Operand{Operand::Kind::load, 0}});
   push(group, std::move(spec),
        fmt::format("gather_{}x{}x{}_from_{}", geometry->outer, geometry->count, geometry->inner,

@@ -3,6 +3,7 @@
 
 #include "plan/access.h"
 #include "plan/graph_edit.h"
+#include "plan/kernel_layouts.h"
 #include "plan_test_graphs.h"
 
 namespace stitch::plan {
@@ -90,6 +91,32 @@ TEST(Coverage, RefusesOpaqueAndScans) {
   ir::Node relu =
       new_node("r", Op::relu, {ref(x)}, {contiguous_type({4}, ir::DType::float32)}, ir::Node{});
   EXPECT_EQ(uncovered_reason(b.graph(), relu), "");
+}
+
+// torch.gather (a per-element index, cross-entropy's target logits) is a gather where its index
+// has the input's sizes outside the dim; a smaller index is refused, saying why.
+TEST(Coverage, TorchGatherWithAnIndexOfTheInputsSizes) {
+  GraphBuilder b;
+  auto x = b.input("x", {8, 10});
+  auto index = b.input("index", {8, 1}, ir::DType::int64);
+  const auto gather = [&](const ir::ValueRef& idx, std::vector<int64_t> shape) {
+    return new_node("g", Op::gather, {ref(x), integer(1), ref(idx)},
+                    {contiguous_type(shape, ir::DType::float32)}, ir::Node{});
+  };
+  const ir::Node targets = gather(index, {8, 1});
+  EXPECT_EQ(uncovered_reason(b.graph(), targets), "");
+  const auto geometry = gather_geometry(b.graph(), targets);
+  ASSERT_TRUE(geometry.has_value());
+  EXPECT_TRUE(geometry->per_element);
+  EXPECT_EQ(geometry->dim, 1);
+  EXPECT_EQ(geometry->outer, 8);
+  EXPECT_EQ(geometry->size, 10);
+  EXPECT_EQ(geometry->count, 1);
+  EXPECT_EQ(geometry->inner, 1);
+  auto few_rows = b.input("few_rows", {4, 1}, ir::DType::int64);
+  EXPECT_EQ(uncovered_reason(b.graph(), gather(few_rows, {4, 1})),
+            "gather whose integer index differs from its input's sizes outside the dim is not "
+            "covered by the built-in Coder yet");
 }
 
 TEST(Views, FoldsChainsIntoOneAccess) {

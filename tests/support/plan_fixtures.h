@@ -63,6 +63,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_scan_exclusive",
     "plan_flip_clamp",
     "plan_gather",
+    "plan_cross_entropy",
     "plan_multihead_attention",
     "plan_transformer_encoder_layer",
     "plan_transformer_sequence_first",
