@@ -17,10 +17,11 @@
 // That always saves time: each gathering reader would transpose x per run (estimate_conv_igemm
 // counts that transpose and drops it for a channels-last x), while the producers write the same
 // bytes in either layout. A region is such a chain of convolutions and pools: VGG's conv + bias +
-// ReLU blocks and the max pools between them, AlexNet's conv1 to conv5. Graph inputs and outputs,
-// cat pieces and values that elementwise passes, GEMMs (1x1 convolutions lowered to them) or cuDNN
-// read stay NCHW, so no conversion is ever inserted: the only conversions are the readers' own
-// transposes, which the layout removes.
+// ReLU blocks, AlexNet's conv2 -> max pool -> conv3 -> conv4 -> conv5. Graph inputs and outputs,
+// cat pieces and values that elementwise passes, reductions (VGG's pools, whose windows tile their
+// input: plan/lower_pooling.cc), GEMMs (1x1 convolutions lowered to them) or cuDNN read stay NCHW,
+// so no conversion is ever inserted: the only conversions are the readers' own transposes, which
+// the layout removes.
 //
 // channels_last_homes picks the values in a plan whose kernels are chosen and epilogues folded;
 // the planner then rebuilds the plan with those homes (fold_views, fusion, kernel choice again)
