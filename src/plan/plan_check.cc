@@ -301,14 +301,11 @@ Status check_plan(const Plan& plan) {
       if (Status held = check_conv_output(plan, subtask, *conv); !held.ok())
         return fail(held.error());
     if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-        conv && conv->kernel_epilogue != "none" && subtask.kernel != "igemm_tf32x3_conv" &&
-        subtask.kernel != "direct_conv")
-      return fail(make_error("kernel '{}' applies no convolution kernel epilogue", subtask.kernel));
-    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-        conv && conv->output_transform && subtask.kernel != "igemm_tf32x3_conv" &&
-        subtask.kernel != "direct_conv")
+        conv && (conv->kernel_epilogue != "none" || conv->output_transform) &&
+        subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv")
       return fail(
-          make_error("kernel '{}' applies no convolution output transform", subtask.kernel));
+          make_error("kernel '{}' applies no convolution kernel epilogue or output transform",
+                     subtask.kernel));
     if (subtask.tunables.count("strict_alternative") > 0 &&
         (!std::holds_alternative<MatmulSpec>(subtask.spec) ||
          subtask.tunables.count("split_tf32x3") == 0 ||
