@@ -210,7 +210,12 @@ TEST(ConvEpilogue, OnlyAWholeChainOfPlaneValuesIsTheOutputTransform) {
   spec.output_transform = spec.epilogue;
   spec.epilogue.reset();
   spec.stores.erase(spec.stores.begin());
-  EXPECT_FALSE(check_plan(broken).ok());
+  const Status refused = check_plan(broken);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("applies no convolution kernel epilogue or output "
+                                         "transform"),
+            std::string::npos)
+      << refused.error().message;
 }
 
 // The raw result (here the biased sum) as a graph output: it must be stored as it is.
