@@ -368,16 +368,43 @@ inline bool conv_igemm_pair_stores(const ConvIgemmParams& p) {
          reinterpret_cast<uintptr_t>(p.y) % 8 == 0;
 }
 
-// Whether the channels-last gather (16-byte chunks) can run the shape: channels per group a
-// multiple of 4, so every chunk is one kernel position's channels, 16-byte aligned in x.
-inline bool conv_igemm_channels_last_eligible(const ConvIgemmShape& s) {
-  return s.groups > 0 && (s.in_channels / s.groups) % 4 == 0;
+// The channels per group and position of the channels-last x the chunked gather (16-byte chunks:
+// one kernel position's four channels, 16-byte aligned) reads, or 0 where it cannot run the
+// shape: the channels per group where they are a multiple of 4; else, with one group, the count
+// rounded up to a multiple of 4 where that adds at most a third (3 -> 4, 6 -> 8, 7 -> 8) — x is
+// then always read through a copy holding zero channels past the real ones, and the weight's
+// split copies zero K columns for them: a third more K work at the chunked gather's several times
+// the 4-byte gather's rate (the first layer of an image network: 3 channels).
+inline int64_t conv_igemm_gather_channels(const ConvIgemmShape& s) {
+  if (s.groups <= 0) return 0;
+  const int64_t channels = s.in_channels / s.groups;
+  if (channels % 4 == 0) return channels;
+  const int64_t padded = (channels + 3) / 4 * 4;
+  int64_t volume = 1;
+  for (int i = 0; i < s.spatial; ++i)
+    volume *= s.kernel[i];
+  return s.groups == 1 && 3 * padded <= 4 * channels && padded * volume <= INT32_MAX ? padded : 0;
 }
 
-// The parameters for x in channels-last order (NDHWC, contiguous) instead of NCDHW.
+// Whether the channels-last gather can run the shape (conv_igemm_gather_channels).
+inline bool conv_igemm_channels_last_eligible(const ConvIgemmShape& s) {
+  return conv_igemm_gather_channels(s) != 0;
+}
+
+// Whether that gather reads zero channels past x's (a copy of x with them: padding channels).
+inline bool conv_igemm_pads_channels(const ConvIgemmShape& s) {
+  const int64_t channels = conv_igemm_gather_channels(s);
+  return channels != 0 && channels != s.in_channels / s.groups;
+}
+
+// The parameters for x in channels-last order (NDHWC, contiguous, conv_igemm_gather_channels per
+// group and position) instead of NCDHW: K ordered (tap, channel) over those channels.
 inline void conv_igemm_channels_last(ConvIgemmParams& p, const ConvIgemmShape& s) {
   p.channels_last = true;
-  p.pixel_stride = static_cast<int>(s.in_channels);
+  p.channels = static_cast<int>(conv_igemm_gather_channels(s));
+  p.k = p.channels * p.kernel[0] * p.kernel[1] * p.kernel[2];
+  p.pixel_stride = static_cast<int>(p.channels * s.groups);
+  p.x_image = int64_t{p.pixel_stride} * p.in_plane;
 }
 
 }  // namespace detail

@@ -157,13 +157,14 @@ class ConvIgemmTf32x3 {
   // The wgmma kernel's tile width: 0 (the default) picks conv_igemm_wgmma_tile_n's; tests and the
   // bench force 64 or 128. Before init.
   void set_tile_n(int tile_n) { requested_tile_n_ = tile_n; }
-  // Whether the wgmma kernel may gather channels-last — from a copy of x, or from x itself where
-  // it arrives so (the fast path, where the channels per group are a multiple of 4); tests and the
-  // bench turn it off (a channels-last x is then read through an NCDHW copy). Before init.
+  // Whether the wgmma kernel may gather channels-last (where detail::conv_igemm_gather_channels
+  // allows) — from a copy of x (padded with zero channels where that rounds them up to a multiple
+  // of 4), or from x itself where it arrives so (the fast path); tests and the bench turn it off
+  // (a channels-last x is then read through an NCDHW copy). Before init.
   void allow_channels_last(bool allowed) { allow_channels_last_ = allowed; }
   // x arrives channels-last (NDHWC / NHWC / NLC, contiguous: a value the plan stores so) instead
-  // of NCDHW. The wgmma kernel's channels-last gather then reads it as it is; any other kernel or
-  // gather reads an NCDHW copy made per run. Before init.
+  // of NCDHW. The wgmma kernel's channels-last gather then reads it as it is (or a copy padded
+  // with zero channels); any other kernel or gather reads an NCDHW copy made per run. Before init.
   void set_input_channels_last(bool channels_last) { input_channels_last_ = channels_last; }
   // Each run copies x through a per-element transform of its (image, channel) plane into the
   // layout the gather reads (plane_transform.cuh: a training-mode BatchNorm's normalisation and
@@ -181,8 +182,11 @@ class ConvIgemmTf32x3 {
   }
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
-  // Whether each run first copies x: transposed into the layout the gather reads, or transformed.
-  bool copies_input() const { return transforms_input_ || channels_last_ != input_channels_last_; }
+  // Whether each run first copies x: transposed into the layout the gather reads, padded with
+  // zero channels for it (detail::conv_igemm_gather_channels), or transformed.
+  bool copies_input() const {
+    return transforms_input_ || channels_last_ != input_channels_last_ || pads_channels();
+  }
   int tile_n() const { return wgmma_ ? tile_n_ : detail::kGemmBN; }
 
   // The shape (conv_igemm_shape_problem must accept it) and the epilogue; picks the kernel,
@@ -219,8 +223,8 @@ class ConvIgemmTf32x3 {
       ready_ = true;
       return STITCH_OK;
     }
-    const detail::ConvIgemmParams p =
-        detail::conv_igemm_params(nullptr, nullptr, nullptr, nullptr, shape, epilogue);
+    channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
+    const detail::ConvIgemmParams p = gather_params(nullptr, nullptr, nullptr, nullptr);
     tile_n_ = requested_tile_n_ != 0 ? requested_tile_n_ : conv_igemm_wgmma_tile_n(p.n);
     if (tile_n_ != 64 && tile_n_ != 128) {
       error =
@@ -248,7 +252,6 @@ class ConvIgemmTf32x3 {
     sms_ = sms;
     STITCH_CHECK(split_k_.init(plan_, error));
     STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_));
-    channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
     STITCH_CHECK(reserve_input_copy(error));
     ready_ = true;
     return STITCH_OK;
@@ -318,7 +321,10 @@ class ConvIgemmTf32x3 {
     std::string out = std::string("3xTF32 implicit GEMM, one ") +
                       (wgmma_ ? "wgmma + TMA (sm_90a)" : "mma.sync") + " kernel, 128x" +
                       std::to_string(tile_n()) + " tiles";
-    if (channels_last_)
+    if (pads_channels())
+      out += ", gathered from a channels-last copy of x padded to " +
+             std::to_string(detail::conv_igemm_gather_channels(shape_)) + " channels";
+    else if (channels_last_)
       out += input_channels_last_ ? ", gathered from the channels-last x"
                                   : ", gathered from a channels-last copy of x";
     else if (input_channels_last_)
@@ -349,12 +355,11 @@ class ConvIgemmTf32x3 {
       return STITCH_OK;
     }
     if (given_w) STITCH_CHECK(split_weights(w, stream, error));
-    detail::ConvIgemmParams p = detail::conv_igemm_params(x, w, bias, y, shape_, epilogue_);
+    detail::ConvIgemmParams p = gather_params(x, w, bias, y);
     if (map != nullptr) {
       detail::conv_igemm_output_map(p, *map);
       p.pair_stores = detail::conv_igemm_pair_stores(p);
     }
-    if (channels_last_) detail::conv_igemm_channels_last(p, shape_);
     detail::GemmTf32x3Args order;  // the tile order, split plan and chunking (no matrices)
     order.tiles_m = plan_.tiles_m, order.tiles_n = plan_.tiles_n;
     order.splits = plan_.splits, order.split_k = plan_.split_k;
@@ -370,17 +375,24 @@ class ConvIgemmTf32x3 {
   }
 
   // x into `copy`: transposed where the gather reads the other layout (a transform only from
-  // NCDHW: init), else through the transform alone.
+  // NCDHW: init), padded with zero channels where it reads more (from either layout), else
+  // through the transform alone.
   template <class Transform>
   cudaError_t copy_input(const float* x, float* copy, cudaStream_t stream,
                          const Transform& transform) const {
     const int64_t positions = input_positions();
-    if (channels_last_ == input_channels_last_)
-      return detail::launch_transform_planes(x, input_image(), copy, shape_.batch,
-                                             shape_.in_channels, positions, stream, transform);
-    return detail::launch_channels_last(
-        x, copy, shape_.batch, input_channels_last_ ? positions : shape_.in_channels,
-        input_channels_last_ ? shape_.in_channels : positions, stream, transform, input_image());
+    if (channels_last_ && input_channels_last_)  // only to pad
+      return detail::launch_pad_channels(x, copy, shape_.batch * positions, shape_.in_channels,
+                                         detail::conv_igemm_gather_channels(shape_), stream);
+    if (channels_last_)  // every group's channels per position, padded or not
+      return detail::launch_channels_last(
+          x, copy, shape_.batch, shape_.in_channels, positions, stream, transform, input_image(),
+          detail::conv_igemm_gather_channels(shape_) * shape_.groups);
+    if (input_channels_last_)  // back to NCDHW
+      return detail::launch_channels_last(x, copy, shape_.batch, positions, shape_.in_channels,
+                                          stream, transform, input_image());
+    return detail::launch_transform_planes(x, input_image(), copy, shape_.batch, shape_.in_channels,
+                                           positions, stream, transform);
   }
 
   template <int kBN, class OutputTransform>
@@ -409,20 +421,36 @@ class ConvIgemmTf32x3 {
     return input_image_floats_ != 0 ? input_image_floats_ : shape_.in_channels * input_positions();
   }
 
-  // The per-run copy of x (copies_input).
+  // Whether the gather reads zero channels past x's (through the copy).
+  bool pads_channels() const { return channels_last_ && detail::conv_igemm_pads_channels(shape_); }
+
+  // The kernel's parameters for the gather init chose.
+  detail::ConvIgemmParams gather_params(const float* x, const float* w, const float* bias,
+                                        float* y) const {
+    detail::ConvIgemmParams p = detail::conv_igemm_params(x, w, bias, y, shape_, epilogue_);
+    if (channels_last_) detail::conv_igemm_channels_last(p, shape_);
+    return p;
+  }
+
+  // The per-run copy of x (copies_input), with the padding channels where the gather reads them.
   int reserve_input_copy(std::string& error) {
     if (!copies_input()) return STITCH_OK;
-    const auto floats = static_cast<size_t>(shape_.batch * shape_.in_channels * input_positions());
+    const int64_t channels =
+        pads_channels() ? detail::conv_igemm_gather_channels(shape_) : shape_.in_channels;
+    const auto floats = static_cast<size_t>(shape_.batch * channels * input_positions());
     return x_copy_.reserve(floats * sizeof(float), error);
   }
 
   // The weight [groups][n][k] (rows of K contiguous floats: a transposed B per group), K
-  // reordered to (tap, channel) for the channels-last gather.
+  // reordered to (tap, channel) for the channels-last gather, zero columns for its padding
+  // channels.
   int split_weights(const float* w, cudaStream_t stream, std::string& error) const {
-    const detail::ConvIgemmParams p =
+    const detail::ConvIgemmParams dense =
         detail::conv_igemm_params(nullptr, w, nullptr, nullptr, shape_, epilogue_);
-    return split_w_.split(w, p.k, int64_t{p.n} * p.k, true, stream, error,
-                          channels_last_ ? p.channels : 0);
+    if (!channels_last_)
+      return split_w_.split(w, dense.k, int64_t{dense.n} * dense.k, true, stream, error);
+    return split_w_.split(w, dense.k, int64_t{dense.n} * dense.k, true, stream, error,
+                          gather_params(nullptr, w, nullptr, nullptr).channels, dense.channels);
   }
 
   ConvIgemmShape shape_;

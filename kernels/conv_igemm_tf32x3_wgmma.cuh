@@ -12,9 +12,10 @@
 // rows 32 apart, keeping their window origins and one K cursor for its whole K range (a tile's
 // gather costs no division), in one of two ways:
 // - channels-last x (ConvIgemmTf32x3 transposes an NCDHW input into its own NDHWC copy first,
-//   where the channels per group are a multiple of 4), K ordered (kernel position, channel) —
-//   the weight's split copies reordered to match: 16-byte chunks, two per row and tile
-//   (gather_conv_chunks, conv_wgmma_chunk_slot), 8 copies per thread and tile as the GEMM's A;
+//   where the channels per group are a multiple of 4 or, one group, padded to one with zero
+//   channels: conv_igemm_gather_channels), K ordered (kernel position, channel) — the weight's
+//   split copies reordered to match (zero columns for padding): 16-byte chunks, two per row and
+//   tile (gather_conv_chunks, conv_wgmma_chunk_slot), 8 copies per thread and tile as the GEMM's A;
 // - NCDHW x as it is (any channel count): 4-byte copies, 32 per thread and tile
 //   (gather_conv_columns, conv_wgmma_gather_slot). A warp's eight lanes of one column read eight
 //   consecutive output positions; one pass's 32 writes land in 32 different banks. This is the
@@ -172,46 +173,72 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 }
 
 // x [batch][channels][positions] (NCDHW; images x_image floats apart, a window of whole channels
-// of a larger buffer or dense) into a dense y [batch][positions][channels] (NDHWC), through
-// 32 x 32 shared tiles: reads and writes both along contiguous memory, each element through
-// `transform` (plane_transform.cuh: plane = image * channels + channel). Block (32, 8); grid
-// (positions / 32, channels / 32 capped at 65535, batch), rounded up; a block steps over the
-// channel tiles grid.y apart. A batched transpose: with channels and positions swapped (and the
-// identity) it turns NDHWC back into NCDHW.
+// of a larger buffer or dense) into a dense y [batch][positions][padded] (NDHWC, channels
+// `channels` .. padded - 1 zero: conv_igemm_gather_channels), through 32 x 32 shared tiles: reads
+// and writes both along contiguous memory, each element through `transform` (plane_transform.cuh:
+// plane = image * channels + channel). Block (32, 8); grid (positions / 32, padded / 32 capped at
+// 65535, batch), rounded up; a block steps over the channel tiles grid.y apart. A batched
+// transpose: with channels and positions swapped (padded = channels, the identity) it turns
+// NDHWC back into NCDHW.
 template <class Transform>
 __global__ void __launch_bounds__(256)
     channels_last_kernel(const float* x, int64_t x_image, float* y, int64_t channels,
-                         int64_t positions, const Transform transform) {
+                         int64_t padded, int64_t positions, const Transform transform) {
   __shared__ float tile[32][33];
   const int64_t image = blockIdx.z, p0 = blockIdx.x * int64_t{32};
   const float* in = x + image * x_image;
-  float* out = y + image * channels * positions;
-  for (int64_t c0 = blockIdx.y * int64_t{32}; c0 < channels; c0 += gridDim.y * int64_t{32}) {
+  float* out = y + image * padded * positions;
+  for (int64_t c0 = blockIdx.y * int64_t{32}; c0 < padded; c0 += gridDim.y * int64_t{32}) {
     for (int i = threadIdx.y; i < 32; i += 8) {
       const int64_t c = c0 + i, p = p0 + threadIdx.x;
-      if (c < channels && p < positions)
-        tile[i][threadIdx.x] = transform(image * channels + c, in[c * positions + p]);
+      if (c < padded && p < positions)
+        tile[i][threadIdx.x] =
+            c < channels ? transform(image * channels + c, in[c * positions + p]) : 0.0f;
     }
     __syncthreads();
     for (int i = threadIdx.y; i < 32; i += 8) {
       const int64_t p = p0 + i, c = c0 + threadIdx.x;
-      if (c < channels && p < positions) out[p * channels + c] = tile[threadIdx.x][i];
+      if (c < padded && p < positions) out[p * padded + c] = tile[threadIdx.x][i];
     }
     __syncthreads();  // the tile is rewritten for the next channels
   }
 }
 
-// x_image 0: dense, channels · positions.
+// x_image 0: dense, channels · positions; padded 0: channels.
 template <class Transform = PlaneIdentity>
 inline cudaError_t launch_channels_last(const float* x, float* y, int64_t batch, int64_t channels,
                                         int64_t positions, cudaStream_t stream,
-                                        const Transform& transform = {}, int64_t x_image = 0) {
+                                        const Transform& transform = {}, int64_t x_image = 0,
+                                        int64_t padded = 0) {
   constexpr int64_t kMaxGridY = 65535;
+  if (padded == 0) padded = channels;
   const dim3 grid(static_cast<unsigned>((positions + 31) / 32),
-                  static_cast<unsigned>(std::min((channels + 31) / 32, kMaxGridY)),
+                  static_cast<unsigned>(std::min((padded + 31) / 32, kMaxGridY)),
                   static_cast<unsigned>(batch));
   channels_last_kernel<Transform><<<grid, dim3(32, 8), 0, stream>>>(
-      x, x_image != 0 ? x_image : channels * positions, y, channels, positions, transform);
+      x, x_image != 0 ? x_image : channels * positions, y, channels, padded, positions, transform);
+  return cudaGetLastError();
+}
+
+// A channels-last x [pixels][channels] into y [pixels][padded], channels .. padded - 1 zero (the
+// padded gather's copy of an x that arrives channels-last). A thread per element of y. (A
+// template: a header's kernel, defined once however many files include it.)
+template <int kUnused = 0>
+__global__ void __launch_bounds__(256) pad_channels_kernel(const float* x, float* y, int64_t pixels,
+                                                           int64_t channels, int64_t padded) {
+  const int64_t total = pixels * padded;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t pixel = i / padded, c = i - pixel * padded;
+    y[i] = c < channels ? x[pixel * channels + c] : 0.0f;
+  }
+}
+
+inline cudaError_t launch_pad_channels(const float* x, float* y, int64_t pixels, int64_t channels,
+                                       int64_t padded, cudaStream_t stream) {
+  const int64_t blocks = std::min<int64_t>((pixels * padded + 255) / 256, 65535);
+  pad_channels_kernel<><<<static_cast<unsigned>(std::max<int64_t>(blocks, 1)), 256, 0, stream>>>(
+      x, y, pixels, channels, padded);
   return cudaGetLastError();
 }
 

@@ -103,15 +103,25 @@ __host__ __device__ inline int wgmma_a_offset(int row, int column) {
   return row * 32 + (((column >> 2) ^ (row & 7)) << 2) + (column & 3);
 }
 
+// Column kc (< k) of a K ordered (tap, channel) with `channels` channels per tap, the first
+// `used` of them B's (a convolution weight read by the channels-last gather of
+// conv_igemm_common.cuh; the rest zero channels of a padded x): B's column in its (channel, tap)
+// order, channel · taps + tap with taps = k / channels, or -1 for a padding channel.
+__host__ __device__ inline int64_t tap_major_source_column(int64_t kc, int64_t k, int64_t channels,
+                                                           int64_t used) {
+  const int64_t tap = kc / channels, channel = kc - tap * channels;
+  return channel < used ? channel * (k / channels) + tap : -1;
+}
+
 // B (batches of [k, n], or [n, k] when trans_b) into big[batch][n][k32] and small[...]: TF32 bit
 // patterns in the permuted order above, zeros past k. k_channels > 0 also reorders K from B's
-// (channel, tap) to (tap, channel) with k_channels channels (a convolution weight read by the
-// channels-last gather of conv_igemm_common.cuh): column kc holds B's (kc % k_channels) · taps +
-// kc / k_channels.
+// (channel, tap) to (tap, channel) (tap_major_source_column, with k_used of the k_channels
+// channels B's: zeros for the others).
 template <int kUnused = 0>
 __global__ void split_b_for_wgmma(const float* b, int64_t ldb, int64_t stride_b, bool trans_b,
                                   int64_t batches, int64_t n, int64_t k, int64_t k32,
-                                  int64_t k_channels, uint32_t* big, uint32_t* small) {
+                                  int64_t k_channels, int64_t k_used, uint32_t* big,
+                                  uint32_t* small) {
   const int64_t total = batches * n * k32;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
@@ -122,9 +132,10 @@ __global__ void split_b_for_wgmma(const float* b, int64_t ldb, int64_t stride_b,
       col = i % n, p = i / n % k32, batch = i / (n * k32);
     }
     int64_t kc = wgmma_split_column(p);
-    if (k_channels > 0 && kc < k) kc = kc % k_channels * (k / k_channels) + kc / k_channels;
-    const float x = kc < k ? b[batch * stride_b + (trans_b ? col * ldb + kc : kc * ldb + col)]
-                           : 0.0f;
+    if (k_channels > 0 && kc < k) kc = tap_major_source_column(kc, k, k_channels, k_used);
+    const float x = kc >= 0 && kc < k
+                        ? b[batch * stride_b + (trans_b ? col * ldb + kc : kc * ldb + col)]
+                        : 0.0f;
     const int64_t at = (batch * n + col) * k32 + p;
     split_tf32(x, big[at], small[at]);
   }
@@ -139,15 +150,15 @@ inline constexpr int kSplitTransposeRows = 8;
 template <int kUnused = 0>
 __global__ void split_b_for_wgmma_transposing(const float* b, int64_t ldb, int64_t stride_b,
                                               int64_t n, int64_t k, int64_t k32, int64_t k_channels,
-                                              uint32_t* big, uint32_t* small) {
+                                              int64_t k_used, uint32_t* big, uint32_t* small) {
   __shared__ float tile[32][33];  // [p][column], padded against bank conflicts on the way out
   const int64_t col0 = int64_t{blockIdx.x} * 32, p0 = int64_t{blockIdx.y} * 32, batch = blockIdx.z;
   const int lane = threadIdx.x;
   for (int r = threadIdx.y; r < 32; r += kSplitTransposeRows) {
     int64_t kc = wgmma_split_column(p0 + r);
-    if (k_channels > 0 && kc < k) kc = kc % k_channels * (k / k_channels) + kc / k_channels;
+    if (k_channels > 0 && kc < k) kc = tap_major_source_column(kc, k, k_channels, k_used);
     const int64_t col = col0 + lane;
-    tile[r][lane] = kc < k && col < n ? b[batch * stride_b + kc * ldb + col] : 0.0f;
+    tile[r][lane] = kc >= 0 && kc < k && col < n ? b[batch * stride_b + kc * ldb + col] : 0.0f;
   }
   __syncthreads();
   for (int c = threadIdx.y; c < 32; c += kSplitTransposeRows) {
@@ -744,21 +755,22 @@ class WgmmaSplitB {
   }
 
   // B as the GEMM reads it (MatmulShape's b, ldb, stride_b, trans_b) into the copies; k_channels
-  // > 0: K reordered (split_b_for_wgmma says how).
+  // > 0: K reordered (split_b_for_wgmma says how), k_used of the channels B's (0: all).
   int split(const float* b, int64_t ldb, int64_t stride_b, bool trans_b, cudaStream_t stream,
-            std::string& error, int64_t k_channels = 0) const {
+            std::string& error, int64_t k_channels = 0, int64_t k_used = 0) const {
     const int64_t stride = batches_ > 1 ? stride_b : 0;
+    if (k_used == 0) k_used = k_channels;
     if (!trans_b && batches_ <= 65535 && k32_ / 32 <= 65535) {
       const dim3 grid(static_cast<unsigned>((n_ + 31) / 32), static_cast<unsigned>(k32_ / 32),
                       static_cast<unsigned>(batches_));
       detail::split_b_for_wgmma_transposing<>
-          <<<grid, dim3(32, detail::kSplitTransposeRows), 0, stream>>>(b, ldb, stride, n_, k_, k32_,
-                                                                       k_channels, buffer_, small_);
+          <<<grid, dim3(32, detail::kSplitTransposeRows), 0, stream>>>(
+              b, ldb, stride, n_, k_, k32_, k_channels, k_used, buffer_, small_);
     } else {
       const int64_t total = batches_ * n_ * k32_;
       const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 8192));
       detail::split_b_for_wgmma<><<<blocks, 256, 0, stream>>>(
-          b, ldb, stride, trans_b, batches_, n_, k_, k32_, k_channels, buffer_, small_);
+          b, ldb, stride, trans_b, batches_, n_, k_, k32_, k_channels, k_used, buffer_, small_);
     }
     const cudaError_t launched = cudaGetLastError();
     if (launched == cudaSuccess) return STITCH_OK;

@@ -161,7 +161,10 @@ fi
 
 if want kb; then
   echo "== built-in Coder on KernelBench (scripts/kb_coverage.sh ${STITCH_KB_DIRS:-.kb/level2 .kb/level3_mlp})"
-  scripts/kb_coverage.sh "$build" "$out/kb" ${STITCH_KB_DIRS:-.kb/level2 .kb/level3_mlp} 2> "$out/kb.log"
+  # Without STITCH_KB_DEADLINE, no verification starts later than a minute before this call's end
+  # (so tests and kb fit in one call, tests first).
+  STITCH_KB_DEADLINE=${STITCH_KB_DEADLINE:-$(( $(left) > 120 ? $(left) - 60 : 60 ))} \
+    scripts/kb_coverage.sh "$build" "$out/kb" ${STITCH_KB_DIRS:-.kb/level2 .kb/level3_mlp} 2> "$out/kb.log"
   tail -25 "$out/kb.log"
   [ -f "$out/kb/coverage.md" ] && cp "$out/kb/coverage.md" "$out/kb/results.jsonl" "${OUT:-$out}/" 2>/dev/null
   row "kb coverage" "$(grep -c '"status": "passed"' "$out/kb/results.jsonl" 2>/dev/null) passed (see coverage.md)"

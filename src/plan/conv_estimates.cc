@@ -77,6 +77,16 @@ bool conv_igemm_eligible(const ConvSpec& spec) {
          spec.in_channels / spec.groups * volume <= kInt32Max;
 }
 
+int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t kernel_volume) {
+  if (groups <= 0) return 0;
+  const int64_t channels = in_channels / groups;
+  if (channels % 4 == 0) return channels;
+  const int64_t padded = (channels + 3) / 4 * 4;
+  constexpr int64_t kInt32Max = 2147483647;
+  return groups == 1 && 3 * padded <= 4 * channels && padded * kernel_volume <= kInt32Max ? padded
+                                                                                          : 0;
+}
+
 ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks) {
   ConvIgemmEstimate estimate;
   estimate.eligible = conv_igemm_eligible(spec);
@@ -87,6 +97,7 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const bool narrow = n <= kConvIgemmNarrowTile;
   const double tile_n = static_cast<double>(narrow ? kConvIgemmNarrowTile : kConvIgemmTile);
   const int64_t channels = spec.in_channels / spec.groups;
+  const auto kernel_volume = static_cast<int64_t>(product(spec.kernel));
   // A transposed convolution's output takes 1 / stride of the kernel's taps per dimension.
   const double k = static_cast<double>(channels) * product(spec.kernel) /
                    (spec.transposed ? product(spec.stride) : 1.0);
@@ -111,24 +122,34 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
   const double sms = peaks.sms > 0 ? peaks.sms : 1;
   const double tiles = groups * std::ceil(m / tile_m) * std::ceil(n / tile_n);
-  double k_tiles = std::ceil(k / 32.0), waves = std::ceil(tiles / sms);
+  // The chunked gather (padded channels count in K: zero columns are products too).
+  const int64_t gather_channels =
+      conv_igemm_gather_channels(spec.in_channels, spec.groups, kernel_volume);
+  const bool chunked = gather_channels != 0, padded = chunked && gather_channels != channels;
+  const double kernel_k = padded ? k * static_cast<double>(gather_channels) / channels : k;
+  double k_tiles = std::ceil(kernel_k / 32.0), waves = std::ceil(tiles / sms);
   if (tiles < sms) {  // split K: more, shorter blocks in one wave, each at least 8 K tiles
     const double splits =
         std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k_tiles / 8.0)));
     k_tiles = std::ceil(k_tiles / splits);
   }
-  const bool chunked = channels % 4 == 0;
   const double efficiency = kConvIgemmPeakEfficiency * k_tiles / (k_tiles + kConvIgemmFillTiles) *
                             (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency) *
                             (narrow ? kConvIgemmNarrowEfficiency : 1.0);
   const double k_tile_s = 3.0 * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
   // The kernel copies x per run where the gather's layout (channels-last when chunked) is not
-  // the one x arrives in (a transpose), or to apply a prologue (the transpose does that too).
-  // Eligible: channels-last where not contiguous, or a window read by the prologue's copy.
+  // the one x arrives in (a transpose), to pad its channels, or to apply a prologue (the
+  // transpose does that too). Eligible: channels-last where not contiguous, or a window read by
+  // the prologue's copy.
   const bool x_channels_last = !spec.x.is_contiguous() && !spec.prologue;
-  const bool copies = chunked != x_channels_last || spec.prologue.has_value();
+  const bool copies = chunked != x_channels_last || padded || spec.prologue.has_value();
+  // The copy with padding channels writes more than it reads.
+  const double copy_s =
+      padded ? (1.0 + static_cast<double>(gather_channels) / channels) * input_bytes / bandwidth +
+                   kLaunchSeconds
+             : input_pass_s;
   estimate.kernel_s = std::max(waves * k_tiles * k_tile_s / efficiency, bytes / bandwidth) +
-                      (copies ? input_pass_s : 0.0) + kLaunchSeconds;
+                      (copies ? copy_s : 0.0) + kLaunchSeconds;
   estimate.prefer_kernel = estimate.kernel_s <= kTf32x3Margin * estimate.cudnn_s;
   return estimate;
 }

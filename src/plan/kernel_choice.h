@@ -172,9 +172,11 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 // kConvIgemmPeakEfficiency · kt / (kt + kConvIgemmFillTiles) — a tile's pipeline fill and
 // epilogue weigh on short K. Where the channels per group are a multiple of 4 the kernel gathers
 // 16-byte chunks from a channels-last copy of x, made by one more pass over the input (read and
-// written at the DRAM bandwidth; no pass where x is stored channels-last already, layout.h); else
-// 4-byte elements from x itself (from an NCDHW copy of a channels-last x, that pass again), at
-// kConvIgemmScalarGatherEfficiency of the chunked rate. Each side also at least its bytes at the
+// written at the DRAM bandwidth; no pass where x is stored channels-last already, layout.h); also
+// where one group's channels round up to a multiple of 4 by at most a third
+// (conv_igemm_gather_channels: 3 -> 4), the copy then holding zero channels and K counting them;
+// else 4-byte elements from x itself (from an NCDHW copy of a channels-last x, that pass again),
+// at kConvIgemmScalarGatherEfficiency of the chunked rate. Each side also at least its bytes at the
 // DRAM bandwidth, plus its launches. The kernel is chosen when estimated at most kTf32x3Margin of
 // cuDNN's time. Measured on the H200 by tests/kernels/conv_igemm_tf32x3_bench.cu (2026-12-03,
 // AlexNet / VGG16 / ResNet-50 layers, after the split-major split-K reduction): cuDNN strict FP32
@@ -218,6 +220,11 @@ struct ConvIgemmEstimate {
 // kernel's gather reads the other layout.
 bool conv_igemm_eligible(const ConvSpec& spec);
 ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks);
+// The channels per group and position the kernel's chunked gather reads, or 0 where it gathers
+// 4-byte elements: the rule of kernels/conv_igemm_common.cuh's conv_igemm_gather_channels
+// (ConvIgemmCost.FewChannelsArePaddedToAChunk holds it to the table the kernel's CPU test,
+// ConvIgemmWgmmaGather.PadsFewChannelsToAChunk, holds that one to).
+int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t kernel_volume);
 
 // The time model behind direct_conv (kernels/conv_direct.cuh): FP32 FMAs on the CUDA cores for
 // convolutions of few products per output (K = in_channels / groups · prod(kernel) up to

@@ -73,10 +73,11 @@ inline int64_t conv_output_elements(const ConvIgemmShape& s) {
   return n;
 }
 
-// 1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem, dilation, asymmetric padding, channel counts
-// that are not multiples of the tile (K not a multiple of 4: the 4-byte weight loads), more than
-// one channel tile, a 1x1 output, negative padding, batch 8, 1-d, 3-d, groups, long K, the fused
-// epilogues.
+// 1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem, AlexNet's 11x11 stride 4, dilation,
+// asymmetric padding, channel counts that are not multiples of the tile (K not a multiple of 4:
+// the 4-byte weight loads; 3, 6 and 7 channels padded to 4 or 8 for the chunked gather), more
+// than one channel tile, a 1x1 output, negative padding, batch 8, 1-d, 3-d, groups, long K, the
+// fused epilogues.
 inline std::vector<ConvIgemmCase> conv_igemm_cases() {
   using E = MatmulEpilogue;
   return {
@@ -85,6 +86,8 @@ inline std::vector<ConvIgemmCase> conv_igemm_cases() {
       {"k3_stride2_pad1", conv_case_shape(2, 24, 48, 1, {17, 17}, {3}, {2}, {1})},
       {"k5_pad2", conv_case_shape(1, 8, 16, 1, {12, 12}, {5}, {1}, {2})},
       {"resnet_stem_k7_stride2_pad3", conv_case_shape(1, 3, 64, 1, {64, 64}, {7}, {2}, {3})},
+      // AlexNet's first layer, smaller: 3 channels padded to 4 for the chunked gather.
+      {"alexnet_k11_stride4_pad2", conv_case_shape(2, 3, 96, 1, {67, 67}, {11}, {4}, {2})},
       {"k3_dilation2", conv_case_shape(1, 16, 32, 1, {15, 15}, {3}, {1}, {2}, {2}, {2})},
       {"asymmetric_padding",
        conv_case_shape(2, 6, 10, 1, {11, 13}, {3, 2}, {1, 2}, {0, 1}, {2, 1})},

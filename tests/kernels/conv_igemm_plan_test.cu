@@ -148,25 +148,29 @@ TEST_P(ConvIgemmGather, WgmmaTilesAreTheIm2colTilesOverEachKRange) {
   EXPECT_EQ(mismatches, 0);
 }
 
-// The wgmma producer's channels-last gather: x transposed to NDHWC, K ordered (tap, channel),
-// 16-byte chunks placed by conv_wgmma_chunk_slot; every chunk must hold the four im2col elements
-// of its columns (K column k' is the NCDHW order's (k' % channels) · taps + k' / channels).
+// The wgmma producer's channels-last gather: x transposed to NDHWC (padded with zero channels to
+// conv_igemm_gather_channels), K ordered (tap, channel), 16-byte chunks placed by
+// conv_wgmma_chunk_slot; every chunk must hold the four im2col elements of its columns (K column
+// k' is the NCDHW order's tap_major_source_column, zero for a padding channel).
 TEST_P(ConvIgemmGather, ChannelsLastTilesAreTheReorderedIm2colTiles) {
   const ConvIgemmShape& s = GetParam().shape;
   if (!detail::conv_igemm_channels_last_eligible(s))
-    GTEST_SKIP() << "channels per group not a multiple of 4: the 4-byte gather runs it";
+    GTEST_SKIP() << "channels per group neither a multiple of 4 nor padded to one: the 4-byte "
+                    "gather runs it";
   const std::vector<float> x = numbered_input(s);
   const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
   const int64_t positions = d.input[0] * d.input[1] * d.input[2];
-  std::vector<float> x_last(x.size());
+  const int64_t padded = detail::conv_igemm_gather_channels(s) * s.groups;
+  std::vector<float> x_last(static_cast<size_t>(s.batch * positions * padded), 0.0f);
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t c = 0; c < s.in_channels; ++c)
       for (int64_t q = 0; q < positions; ++q)
-        x_last[(n * positions + q) * s.in_channels + c] = x[(n * s.in_channels + c) * positions + q];
+        x_last[(n * positions + q) * padded + c] = x[(n * s.in_channels + c) * positions + q];
   detail::ConvIgemmParams p = detail::conv_igemm_params(x_last.data(), x_last.data(), nullptr,
                                                         nullptr, s, MatmulEpilogue::none);
+  const int used_channels = p.channels;
   detail::conv_igemm_channels_last(p, s);
-  const int channels = p.channels, taps = p.k / p.channels;
+  const int channels = p.channels;
   int mismatches = 0;
   for (int group = 0; group < s.groups; ++group)
     for (int tm = 0; tm < p.tiles_m; ++tm) {
@@ -191,8 +195,10 @@ TEST_P(ConvIgemmGather, ChannelsLastTilesAreTheReorderedIm2colTiles) {
         for (int r = 0; r < kTileRows; ++r)
           for (int c = 0; c < kTileColumns; ++c) {
             const int k = static_cast<int>(t) * kTileColumns + c;
-            const int source_k = k < p.k ? k % channels * taps + k / channels : k;
-            const float want = im2col(s, x, group, int64_t{tm} * kTileRows + r, source_k);
+            const int64_t source_k =
+                k < p.k ? detail::tap_major_source_column(k, p.k, channels, used_channels) : k;
+            const float want =
+                source_k < 0 ? 0.0f : im2col(s, x, group, int64_t{tm} * kTileRows + r, source_k);
             const int at = r * kTileColumns + c;
             if ((tiles[t].writes[at] != 1 || tiles[t].values[at] != want) && mismatches++ < 5)
               ADD_FAILURE() << "group " << group << " m " << tm * kTileRows + r << " k " << k
@@ -310,6 +316,50 @@ TEST(ConvIgemmWgmmaTile, NarrowForConvolutionsOfAtMost64Channels) {
   EXPECT_EQ(detail::WgmmaTile<64>::kAcc, 32);
 }
 
+// The chunked gather's channels per position: multiples of 4 as they are; one group's count
+// rounded up to one where that adds at most a third (an image's 3 channels -> 4); nothing
+// otherwise (the 4-byte gather). The parameters then count K over the padded channels, and the
+// weight's reorder leaves the padding channels' columns zero.
+TEST(ConvIgemmWgmmaGather, PadsFewChannelsToAChunk) {
+  auto channels = [](int64_t in_channels, int64_t groups) {
+    return detail::conv_igemm_gather_channels(
+        testing::conv_case_shape(1, in_channels, 8 * groups, groups, {8, 8}, {3}, {1}, {1}));
+  };
+  EXPECT_EQ(channels(8, 1), 8);
+  EXPECT_EQ(channels(16, 2), 8);
+  EXPECT_EQ(channels(3, 1), 4);
+  EXPECT_EQ(channels(6, 1), 8);
+  EXPECT_EQ(channels(7, 1), 8);
+  EXPECT_EQ(channels(9, 1), 12);
+  EXPECT_EQ(channels(1, 1), 0);  // 4x the K: the 4-byte gather
+  EXPECT_EQ(channels(2, 1), 0);
+  EXPECT_EQ(channels(5, 1), 0);
+  EXPECT_EQ(channels(6, 2), 0);  // 3 per group: padding would interleave the groups' channels
+  const ConvIgemmShape stem = testing::conv_case_shape(2, 3, 64, 1, {64, 64}, {7}, {2}, {3});
+  EXPECT_TRUE(detail::conv_igemm_pads_channels(stem));
+  EXPECT_FALSE(detail::conv_igemm_pads_channels(
+      testing::conv_case_shape(2, 8, 64, 1, {64, 64}, {7}, {2}, {3})));
+  detail::ConvIgemmParams p =
+      detail::conv_igemm_params(nullptr, nullptr, nullptr, nullptr, stem, MatmulEpilogue::none);
+  EXPECT_EQ(p.k, 3 * 49);
+  detail::conv_igemm_channels_last(p, stem);
+  EXPECT_EQ(p.channels, 4);
+  EXPECT_EQ(p.k, 4 * 49);
+  EXPECT_EQ(p.pixel_stride, 4);
+  EXPECT_EQ(p.x_image, 4 * 64 * 64);
+  // K column (tap, channel) -> the weight's (channel, tap) column, -1 for channel 3.
+  EXPECT_EQ(detail::tap_major_source_column(0, 4 * 49, 4, 3), 0);
+  EXPECT_EQ(detail::tap_major_source_column(1, 4 * 49, 4, 3), 49);
+  EXPECT_EQ(detail::tap_major_source_column(2, 4 * 49, 4, 3), 98);
+  EXPECT_EQ(detail::tap_major_source_column(3, 4 * 49, 4, 3), -1);
+  EXPECT_EQ(detail::tap_major_source_column(4 * 48 + 2, 4 * 49, 4, 3), 2 * 49 + 48);
+  EXPECT_EQ(detail::tap_major_source_column(4 * 48 + 3, 4 * 49, 4, 3), -1);
+  // Unpadded: every column maps, a permutation of K.
+  std::vector<int> seen(8 * 9, 0);
+  for (int64_t kc = 0; kc < 8 * 9; ++kc)
+    ++seen[detail::tap_major_source_column(kc, 8 * 9, 8, 8)];
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 8 * 9);
+}
 TEST(ConvIgemmShapeCheck, RefusesShapesItCannotRun) {
   ConvIgemmShape s = testing::conv_case_shape(1, 4, 8, 1, {8, 8}, {3}, {1}, {1});
   EXPECT_EQ(conv_igemm_shape_problem(s), "");

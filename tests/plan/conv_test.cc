@@ -379,8 +379,8 @@ TEST(ConvCost, APrologueCostsCudnnTheCopyItReads) {
   const double pass = 2.0 * 4 * 8 * 128 * 56 * 56 / (h200_peaks().dram_gbps * 1e9) + kLaunchSeconds;
   EXPECT_NEAR(with.kernel_s, without.kernel_s, 1e-12);  // 128 channels: transposed anyway
   EXPECT_NEAR(with.cudnn_s - without.cudnn_s, pass, 1e-12);
-  ConvSpec scalar = fused;  // 6 channels: the 4-byte gather reads x as it is, without a copy
-  scalar.in_channels = 6;
+  ConvSpec scalar = fused;  // 5 channels: the 4-byte gather reads x as it is, without a copy
+  scalar.in_channels = 5;
   ConvSpec scalar_bare = scalar;
   scalar_bare.prologue.reset();
   ASSERT_TRUE(conv_igemm_eligible(scalar));
@@ -873,19 +873,53 @@ TEST(ConvIgemmCost, ComputeBoundTimesFollowTheEfficiencies) {
   EXPECT_FALSE(estimate_conv_igemm(only_conv(*plan), no_tensor_cores).prefer_kernel);
 }
 
-// Channels per group not a multiple of 4 (an RGB stem): the 4-byte gather, at
-// kConvIgemmScalarGatherEfficiency of the chunked rate and without the transpose.
+// Channels per group neither a multiple of 4 nor padded to one (2 channels: padding would double
+// K): the 4-byte gather, at kConvIgemmScalarGatherEfficiency of the chunked rate and without the
+// transpose.
 TEST(ConvIgemmCost, OddChannelCountsTakeTheSlowerGather) {
+  auto two = single_conv_plan({16, 2, 224, 224}, {256, 2, 3, 3}, {16, 256, 224, 224}, {1, 1},
+                              {1, 1}, 1, with_math(TensorMath::fp32, ConvEngine::cudnn));
+  auto four = single_conv_plan({16, 4, 224, 224}, {256, 4, 3, 3}, {16, 256, 224, 224}, {1, 1},
+                               {1, 1}, 1, with_math(TensorMath::fp32, ConvEngine::cudnn));
+  ASSERT_TRUE(two.ok() && four.ok());
+  const ConvIgemmEstimate slow = estimate_conv_igemm(only_conv(*two), h200_peaks());
+  const ConvIgemmEstimate fast = estimate_conv_igemm(only_conv(*four), h200_peaks());
+  // K = 18 and 36: one and two K tiles, yet the one-tile 4-byte gather takes more than twice the
+  // two-tile chunked one's time (the same gather for both would make it about 0.6x).
+  EXPECT_GT(slow.kernel_s, 2.0 * fast.kernel_s);
+}
+
+// One group's channels rounded up to a multiple of 4 where that adds at most a third (the kernel
+// then gathers chunks from a copy of x with zero channels: conv_igemm_gather_channels, the same
+// table as the kernel's ConvIgemmWgmmaGather.PadsFewChannelsToAChunk): an RGB stem's estimate is
+// the 4-channel one's products plus its copy, far under the 4-byte gather's.
+TEST(ConvIgemmCost, FewChannelsArePaddedToAChunk) {
+  EXPECT_EQ(conv_igemm_gather_channels(8, 1, 9), 8);
+  EXPECT_EQ(conv_igemm_gather_channels(16, 2, 9), 8);
+  EXPECT_EQ(conv_igemm_gather_channels(3, 1, 9), 4);
+  EXPECT_EQ(conv_igemm_gather_channels(6, 1, 9), 8);
+  EXPECT_EQ(conv_igemm_gather_channels(7, 1, 9), 8);
+  EXPECT_EQ(conv_igemm_gather_channels(9, 1, 9), 12);
+  EXPECT_EQ(conv_igemm_gather_channels(1, 1, 9), 0);
+  EXPECT_EQ(conv_igemm_gather_channels(2, 1, 9), 0);
+  EXPECT_EQ(conv_igemm_gather_channels(5, 1, 9), 0);
+  EXPECT_EQ(conv_igemm_gather_channels(6, 2, 9), 0);
   auto rgb = single_conv_plan({16, 3, 224, 224}, {256, 3, 3, 3}, {16, 256, 224, 224}, {1, 1},
                               {1, 1}, 1, with_math(TensorMath::fp32, ConvEngine::cudnn));
   auto four = single_conv_plan({16, 4, 224, 224}, {256, 4, 3, 3}, {16, 256, 224, 224}, {1, 1},
                                {1, 1}, 1, with_math(TensorMath::fp32, ConvEngine::cudnn));
   ASSERT_TRUE(rgb.ok() && four.ok());
-  const ConvIgemmEstimate slow = estimate_conv_igemm(only_conv(*rgb), h200_peaks());
-  const ConvIgemmEstimate fast = estimate_conv_igemm(only_conv(*four), h200_peaks());
-  // K = 27 and 36: one and two K tiles, yet the one-tile 4-byte gather takes more than twice the
-  // two-tile chunked one's time (the same gather for both would make it about 0.9x).
-  EXPECT_GT(slow.kernel_s, 2.0 * fast.kernel_s);
+  const ConvIgemmEstimate padded = estimate_conv_igemm(only_conv(*rgb), h200_peaks());
+  const ConvIgemmEstimate chunked = estimate_conv_igemm(only_conv(*four), h200_peaks());
+  // The same two K tiles; the copies write the same 4 channels, the padded one reads 3 of them.
+  const double channel_s = 4.0 * (16.0 * 224 * 224) / (h200_peaks().dram_gbps * 1e9);
+  EXPECT_NEAR(padded.kernel_s, chunked.kernel_s - channel_s, 1e-9);
+  // AlexNet's first layer (3 -> 64, 11x11 stride 4, batch 1024): padded, the kernel is
+  // preferred or timed against cuDNN (on the 4-byte gather it was only level with cuDNN).
+  auto alexnet = single_conv_plan({1024, 3, 224, 224}, {96, 3, 11, 11}, {1024, 96, 55, 55}, {4, 4},
+                                  {2, 2}, 1, with_math(TensorMath::fp32));
+  ASSERT_TRUE(alexnet.ok()) << alexnet.error().message;
+  EXPECT_EQ(alexnet->subtasks.at(0).kernel, "igemm_tf32x3_conv");
 }
 
 // At most 64 output channels: the kernel's 64-wide tiles, each K tile half the products at
