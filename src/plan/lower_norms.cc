@@ -2,9 +2,12 @@
 // the table. A normalization whose statistics run over trailing dims becomes native_layer_norm
 // (one row kernel) when its row shape suits a row kernel; otherwise var_mean + elementwise.
 #include <limits>
+#include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "plan/access.h"
 #include "plan/kernel_layouts.h"
 #include "plan/lowering.h"
 #include "plan/op_traits.h"
@@ -189,14 +192,31 @@ TrailingRows trailing_rows(const ir::TensorType& input, const std::vector<int64_
   return result;
 }
 
-// Batch statistics over N and the spatial dims in one Welford pass (a mean_var reduction): with
-// spatial dims the channels go first through a permuted view, which the reduction reads in place,
-// so N and the spatial dims are one reduced block. Shapes [1, C, 1...] (keepdim).
-std::pair<ir::ValueRef, ir::ValueRef> batch_stats(Lowerer& lowerer, const ir::ValueRef& x,
-                                                  const std::vector<int64_t>& dims) {
+// The pieces of x where x is a cat along the channel dim (1) in the graph built so far.
+std::optional<std::vector<ir::ValueRef>> channel_cat_pieces(Lowerer& lowerer,
+                                                            const ir::ValueRef& x) {
+  if (x.kind != ir::ValueRef::Kind::node || x.out != 0) return std::nullopt;
+  const ir::Node& node = lowerer.rewriter().graph().nodes[x.index];
+  if (node.op != Op::cat || node.args.empty() || !node.args[0].is_list()) return std::nullopt;
+  if (wrap_dim(int_arg(node, 1, "dim", 0), lowerer.type(x).rank()) != 1) return std::nullopt;
+  std::vector<ir::ValueRef> pieces;
+  for (const ir::Arg& item : *node.args[0].list()) {
+    if (!item.is_ref()) return std::nullopt;
+    pieces.push_back(*item.ref());
+  }
+  return pieces;
+}
+
+// The [C] variance (biased) and mean of x's channels (dim 1) over `dims` (N and the spatial
+// dims), computed here: in one Welford pass (a mean_var reduction); with spatial dims the channels
+// go first through a permuted view, which the reduction reads in place, so N and the spatial dims
+// are one reduced block.
+std::pair<ir::ValueRef, ir::ValueRef> computed_channel_stats(Lowerer& lowerer,
+                                                             const ir::ValueRef& x,
+                                                             const std::vector<int64_t>& dims) {
   const ir::TensorType input = lowerer.type(x);
   if (reduction_blocks(input.shape, dims).size() <= 1)
-    return lowerer.var_mean("stats", x, dims, 0, true);
+    return lowerer.var_mean("stats", x, dims, 0, false);
   const int64_t rank = input.rank();
   std::vector<int64_t> order{1, 0}, shape{input.shape[1], input.shape[0]}, rest{1};
   for (int64_t d = 2; d < rank; ++d) {
@@ -207,9 +227,66 @@ std::pair<ir::ValueRef, ir::ValueRef> batch_stats(Lowerer& lowerer, const ir::Va
   const ir::ValueRef channels_first =
       lowerer.emit("channels_first", Op::permute, {ref_arg(x), int_list_arg(order)},
                    {contiguous_type(shape, input.dtype)});
-  auto [var, mean] = lowerer.var_mean("stats", channels_first, rest, 0, false);
-  std::vector<int64_t> kept(static_cast<size_t>(rank), 1);
-  kept[1] = input.shape[1];
+  return lowerer.var_mean("stats", channels_first, rest, 0, false);
+}
+
+// Piece by piece (channel_stats) pays where the pieces whose statistics are known already hold at
+// least this many bytes: reading them again would take longer than the few small launches the
+// pieces add (the statistics' epilogue — the reciprocal std, the running statistics — then runs
+// as passes of their own, where a whole cat's reduction fuses it). DenseNet-121's 224 x 224 block
+// (32-channel pieces of 64 MB) takes it, DenseNet-201's blocks (8 MB and less) do not.
+constexpr int64_t kReusedStatisticsMinBytes = int64_t{32} << 20;
+
+std::string channel_stats_key(const ir::ValueRef& x, const std::vector<int64_t>& dims) {
+  std::string key = "channel_stats:" + value_key(x);
+  for (int64_t d : dims)
+    key += fmt::format(",{}", d);
+  return key;
+}
+
+// computed_channel_stats, once per value in a lowering (Lowerer::reusable); a channel cat's piece
+// by piece, their [C_piece] results joined by a cat (written in place by the reductions: cat
+// placement), where the pieces with known statistics hold kReusedStatisticsMinBytes — each
+// channel's statistics depend on its channel alone, and a DenseNet block normalises the cat of
+// every earlier feature at each layer.
+std::pair<ir::ValueRef, ir::ValueRef> channel_stats(Lowerer& lowerer, const ir::ValueRef& x,
+                                                    const std::vector<int64_t>& dims) {
+  const std::string key = channel_stats_key(x, dims);
+  auto& reusable = lowerer.reusable();
+  if (auto found = reusable.find(key); found != reusable.end())
+    return {found->second.at(0), found->second.at(1)};
+  const auto pieces = channel_cat_pieces(lowerer, x);
+  if (pieces && pieces->size() == 1) return channel_stats(lowerer, pieces->front(), dims);
+  int64_t known_bytes = 0;
+  for (const ir::ValueRef& piece : pieces.value_or(std::vector<ir::ValueRef>{}))
+    if (reusable.count(channel_stats_key(piece, dims)))
+      known_bytes += lowerer.type(piece).numel() * ir::dtype_size(lowerer.type(piece).dtype);
+  std::pair<ir::ValueRef, ir::ValueRef> stats;
+  if (known_bytes >= kReusedStatisticsMinBytes) {
+    ir::ArgList vars, means;
+    for (const ir::ValueRef& piece : *pieces) {
+      auto [var, mean] = channel_stats(lowerer, piece, dims);
+      vars.push_back(ref_arg(var));
+      means.push_back(ref_arg(mean));
+    }
+    const ir::TensorType out = contiguous_type({lowerer.type(x).shape[1]}, lowerer.type(x).dtype);
+    stats = {lowerer.emit("stats_var_cat", Op::cat, {ir::Arg{std::move(vars)}, ir::Arg{int64_t{0}}},
+                          {out}),
+             lowerer.emit("stats_mean_cat", Op::cat,
+                          {ir::Arg{std::move(means)}, ir::Arg{int64_t{0}}}, {out})};
+  } else {
+    stats = computed_channel_stats(lowerer, x, dims);
+  }
+  reusable[key] = {stats.first, stats.second};
+  return stats;
+}
+
+// Batch statistics over N and the spatial dims (channel_stats), shaped [1, C, 1...].
+std::pair<ir::ValueRef, ir::ValueRef> batch_stats(Lowerer& lowerer, const ir::ValueRef& x,
+                                                  const std::vector<int64_t>& dims) {
+  auto [var, mean] = channel_stats(lowerer, x, dims);
+  std::vector<int64_t> kept(static_cast<size_t>(lowerer.type(x).rank()), 1);
+  kept[1] = lowerer.type(x).shape[1];
   return {lowerer.view("stats_var", var, kept), lowerer.view("stats_mean", mean, kept)};
 }
 

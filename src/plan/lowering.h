@@ -77,6 +77,11 @@ class Lowerer {
                                                  const std::vector<int64_t>& dims,
                                                  double correction, bool keepdim);
 
+  // Values an earlier node's lowering computed that a later one may reuse as they are (the new
+  // graph's values never change), by a key the lowering makes (e.g. "batch_stats:" + the input's
+  // value_key): batch norms of DenseNet's growing cats share each piece's statistics.
+  std::map<std::string, std::vector<ir::ValueRef>>& reusable() { return reusable_; }
+
  private:
   const ir::Graph& source_;
   const PlanOptions& options_;
@@ -84,6 +89,7 @@ class Lowerer {
   Uses uses_;
   int origin_ = 0;
   std::vector<int> folded_;
+  std::map<std::string, std::vector<ir::ValueRef>> reusable_;
 };
 
 // Splits reduced dims (sorted) into maximal blocks adjacent in the shape once size-1 dims are

@@ -146,5 +146,25 @@ TEST(CatPlan, OwnTasks) {
   EXPECT_EQ(copies(fixture_plan("plan_cat_dense_block")), 1);  // cat([x]) is x itself
 }
 
+// The batch statistics a training-mode BatchNorm takes of a channel cat: each feature's channels
+// reduced once where the features already reduced are large (32 MiB each here), the layers'
+// statistics cats of the per-feature results that the reductions write in place; with small
+// features one reduction over the whole cat per layer (its epilogue then fused).
+TEST(CatPlan, BatchStatisticsOfLargeFeaturesAreReducedOncePerFeature) {
+  auto reduced_channels = [](const Plan& plan) {
+    std::vector<int64_t> rows;
+    for (const Subtask& subtask : plan.subtasks)
+      if (const auto* spec = std::get_if<ReductionSpec>(&subtask.spec);
+          spec && spec->op == ReduceOp::mean_var)
+        rows.push_back(spec->outer);
+    return rows;
+  };
+  const Plan large = fixture_plan("plan_dense_block_stats");  // 3 layers, 16-channel features
+  EXPECT_EQ(reduced_channels(large), (std::vector<int64_t>{16, 16, 16}));
+  EXPECT_EQ(copies(large), 1);  // the block's input only: the statistics are written in place
+  const Plan small = fixture_plan("plan_cat_dense_block");  // 3 layers, 8 then 4 per feature
+  EXPECT_EQ(reduced_channels(small), (std::vector<int64_t>{8, 12, 16}));
+}
+
 }  // namespace
 }  // namespace stitch::plan

@@ -49,6 +49,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_bn_relu6_depthwise",
     "plan_conv_bn_eval",
     "plan_cat_dense_block",
+    "plan_dense_block_stats",
     "plan_cat_fire",
     "plan_cat_inception",
     "plan_cat_unet",
