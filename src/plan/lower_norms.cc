@@ -201,7 +201,9 @@ std::optional<std::vector<ir::ValueRef>> channel_cat_pieces(Lowerer& lowerer,
   if (wrap_dim(int_arg(node, 1, "dim", 0), lowerer.type(x).rank()) != 1) return std::nullopt;
   std::vector<ir::ValueRef> pieces;
   for (const ir::Arg& item : *node.args[0].list()) {
-    if (!item.is_ref()) return std::nullopt;
+    // A piece of another rank (an empty 1-d tensor, which torch.cat skips): left whole.
+    if (!item.is_ref() || lowerer.type(*item.ref()).rank() != lowerer.type(x).rank())
+      return std::nullopt;
     pieces.push_back(*item.ref());
   }
   return pieces;
