@@ -78,7 +78,7 @@ class Lowerer {
                                                  double correction, bool keepdim);
 
   // Values an earlier node's lowering computed that a later one may reuse as they are (the new
-  // graph's values never change), by a key the lowering makes (e.g. "batch_stats:" + the input's
+  // graph's values never change), by a key the lowering makes (e.g. "channel_stats:" + the input's
   // value_key): batch norms of DenseNet's growing cats share each piece's statistics.
   std::map<std::string, std::vector<ir::ValueRef>>& reusable() { return reusable_; }
 

@@ -1,5 +1,5 @@
-# Own task (Planner golden test, GPU check): a DenseNet-like dense block whose feature maps are large
-# (2 x 16 x 512 x 512: 32 MiB each). Each layer's training-mode BatchNorm takes batch statistics of
+# Own task (Planner golden test, GPU check): a DenseNet-like dense block whose feature maps are
+# large (2 x 16 x 512 x 512: 32 MiB each). Each layer's training-mode BatchNorm takes statistics of
 # the cat of every earlier feature; a channel's statistics depend on that channel alone, so the
 # plan reduces each feature once (layer k reduces only the newest 16 channels, not 16 (k + 1)) and
 # the layers' statistics are cats of the per-feature results, written in place by the reductions
