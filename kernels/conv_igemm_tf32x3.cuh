@@ -383,11 +383,10 @@ class ConvIgemmTf32x3 {
     const int64_t positions = input_positions();
     if (channels_last_ && input_channels_last_)  // only to pad
       return detail::launch_pad_channels(x, copy, shape_.batch * positions, shape_.in_channels,
-                                         detail::conv_igemm_gather_channels(shape_), stream);
-    if (channels_last_)  // every group's channels per position, padded or not
-      return detail::launch_channels_last(
-          x, copy, shape_.batch, shape_.in_channels, positions, stream, transform, input_image(),
-          detail::conv_igemm_gather_channels(shape_) * shape_.groups);
+                                         copy_channels(), stream);
+    if (channels_last_)
+      return detail::launch_channels_last(x, copy, shape_.batch, shape_.in_channels, positions,
+                                          stream, transform, input_image(), copy_channels());
     if (input_channels_last_)  // back to NCDHW
       return detail::launch_channels_last(x, copy, shape_.batch, positions, shape_.in_channels,
                                           stream, transform, input_image());
@@ -432,12 +431,17 @@ class ConvIgemmTf32x3 {
     return p;
   }
 
-  // The per-run copy of x (copies_input), with the padding channels where the gather reads them.
+  // The channels per position (every group's) of the per-run copy of x: the gather's, padding
+  // channels included, for the channels-last gather; x's for an NCDHW one.
+  int64_t copy_channels() const {
+    return channels_last_ ? detail::conv_igemm_gather_channels(shape_) * shape_.groups
+                          : shape_.in_channels;
+  }
+
+  // The per-run copy of x (copies_input).
   int reserve_input_copy(std::string& error) {
     if (!copies_input()) return STITCH_OK;
-    const int64_t channels =
-        pads_channels() ? detail::conv_igemm_gather_channels(shape_) : shape_.in_channels;
-    const auto floats = static_cast<size_t>(shape_.batch * channels * input_positions());
+    const auto floats = static_cast<size_t>(shape_.batch * copy_channels() * input_positions());
     return x_copy_.reserve(floats * sizeof(float), error);
   }
 
