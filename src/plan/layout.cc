@@ -28,8 +28,9 @@ bool kernel_writes_only(const Subtask& subtask, const ir::ValueRef& value) {
          (subtask.kernel == "igemm_tf32x3_conv" || subtask.kernel == "direct_conv");
 }
 
-// The subtask is an implicit-GEMM convolution whose wgmma gather reads x channels-last, and `x`
-// is its x.
+// The subtask is an implicit-GEMM convolution whose wgmma gather reads x channels-last as it is
+// stored (channels per group a multiple of 4: a count the kernel pads, 3 -> 4, reads a padded copy
+// of x whatever its layout), and `x` is its x.
 bool gathers_channels_last(const Subtask& subtask, const Access& x) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
   return conv != nullptr && subtask.kernel == "igemm_tf32x3_conv" &&
