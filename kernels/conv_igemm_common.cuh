@@ -214,18 +214,12 @@ __host__ __device__ __forceinline__ void gather_conv_columns(const ConvIgemmPara
 }
 
 
-// A channels-last gatherer's second chunk of a tile row lies this many K columns past its first.
-// Four threads' first (or second) chunks are then 16 contiguous columns, 64 bytes of x where a
-// kernel position's channels run on (two whole 32-byte sectors per copy instruction; with 4
-// columns between them a sector was fetched twice, once per half).
-inline constexpr int kConvChunkHalfColumns = 16;
-
 // The channels-last gather: 16-byte chunks of 4 K columns (one kernel position's channels c ..
 // c + 3, contiguous in x; needs channels % 4 == 0). A thread's chunks of a tile: rows `row` +
-// i·kRowStep (i < kRows), columns `first_column` and first_column + kConvChunkHalfColumns.
-// `cursor` (start_taps) is at K column k0 + first_column on entry and is left at k0 + 32 +
-// first_column. sink(tile_row, column, src, ok) moves 4 floats from src (zeros when !ok). The two
-// halves stay a loop: the wgmma producer's 40 registers spill when they are unrolled.
+// i·kRowStep (i < kRows), columns `first_column` and first_column + 4. `cursor` (start_taps) is at
+// K column k0 + first_column on entry and is left at k0 + 32 + first_column. sink(tile_row,
+// column, src, ok) moves 4 floats from src (zeros when !ok). The two halves stay a loop: the
+// wgmma producer's 40 registers spill when they are unrolled.
 template <int kRows, int kRowStep, class Sink>
 __host__ __device__ __forceinline__ void gather_conv_chunks(const ConvIgemmParams& p,
                                                             const ConvIgemmRow (&rows)[kRows],
@@ -242,11 +236,11 @@ __host__ __device__ __forceinline__ void gather_conv_chunks(const ConvIgemmParam
       const bool ok = k_valid && pixel >= 0;
       const float* src =
           ok ? rows[i].image + int64_t{pixel} * p.pixel_stride + cursor.channel : p.x;
-      sink(row + i * kRowStep, first_column + kConvChunkHalfColumns * half, src, ok);
+      sink(row + i * kRowStep, first_column + 4 * half, src, ok);
     }
-    cursor.advance_taps(p, kConvChunkHalfColumns);
+    cursor.advance_taps(p, 4);
   }
-  static_assert(2 * kConvChunkHalfColumns == kGemmBK, "the two halves end at the next tile");
+  cursor.advance_taps(p, kGemmBK - 8);
 }
 
 // Where the GEMM element (m, co) of `group` goes in y: [image, group·N + co, position], the

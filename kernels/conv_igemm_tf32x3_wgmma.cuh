@@ -49,13 +49,12 @@ __host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_gather_slot(int ptid) 
   const int warp = ptid / 32, lane = ptid % 32;
   return {warp * 8 + lane % 8, lane / 8};
 }
-// Channels-last x, 16-byte chunks: columns 4 (lane % 4) and + kConvChunkHalfColumns, rows
-// 8w + q / 2 + 4 (q % 2) (+ 32i) for the lane's quad q = lane / 4. Per copy instruction four lanes
-// read 16 contiguous floats of one position (whole sectors); a quarter warp's two rows are four
-// apart, so their chunks land in eight different 16-byte bank groups of the swizzled tile.
+// Channels-last x, 16-byte chunks: rows 8w + lane / 4 (+ 32i), columns 8 (lane % 4) and + 4. Four
+// lanes read 32 contiguous floats of one position; a quarter warp's chunks (two rows, alternate
+// chunk columns) land in eight different 16-byte bank groups of the swizzled tile.
 __host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_chunk_slot(int ptid) {
-  const int warp = ptid / 32, lane = ptid % 32, quad = lane / 4;
-  return {warp * 8 + quad / 2 + 4 * (quad % 2), 4 * (lane % 4)};
+  const int warp = ptid / 32, lane = ptid % 32;
+  return {warp * 8 + lane / 4, 8 * (lane % 4)};
 }
 
 #if defined(STITCH_GEMM_WGMMA)

@@ -8,7 +8,6 @@
 // checks. Every shape of the GPU test's table (conv_igemm_cases.cuh).
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <utility>
 #include <string>
 #include <vector>
@@ -227,9 +226,7 @@ TEST(ConvIgemmWgmmaGather, WritesAreFreeOfBankConflicts) {
           std::vector<int> groups(8, 0);
           for (int lane = 8 * quarter; lane < 8 * quarter + 8; ++lane) {
             const detail::ConvWgmmaGatherSlot at = detail::conv_wgmma_chunk_slot(warp * 32 + lane);
-            ++groups[detail::wgmma_a_offset(at.row + 32 * i,
-                                            at.first_column + detail::kConvChunkHalfColumns * half) /
-                     4 % 8];
+            ++groups[detail::wgmma_a_offset(at.row + 32 * i, at.first_column + 4 * half) / 4 % 8];
           }
           EXPECT_EQ(std::count(groups.begin(), groups.end(), 1), 8)
               << "warp " << warp << " row step " << i << " half " << half << " quarter " << quarter;
@@ -246,28 +243,6 @@ TEST(ConvIgemmWgmmaGather, WritesAreFreeOfBankConflicts) {
         EXPECT_EQ(std::count(banks.begin(), banks.end(), 1), 32)
             << "warp " << warp << " row step " << i << " pass " << j;
       }
-}
-
-// Channels-last chunks: the lanes of a warp that read one position in one copy instruction read
-// 16 contiguous K columns starting at a multiple of 16 — 64 bytes of x, two whole 32-byte sectors,
-// where the position's channels run on — and every row of a tile is read by two such instructions.
-TEST(ConvIgemmWgmmaGather, ChunksOfAPositionAreWholeSectors) {
-  for (int warp = 0; warp < 4; ++warp)
-    for (int half = 0; half < 2; ++half) {
-      std::map<int, std::vector<int>> columns;  // row -> the columns read (first of each chunk)
-      for (int lane = 0; lane < 32; ++lane) {
-        const detail::ConvWgmmaGatherSlot at = detail::conv_wgmma_chunk_slot(warp * 32 + lane);
-        columns[at.row].push_back(at.first_column + detail::kConvChunkHalfColumns * half);
-      }
-      EXPECT_EQ(columns.size(), 8u) << "warp " << warp << " half " << half;
-      for (auto& [row, firsts] : columns) {
-        std::sort(firsts.begin(), firsts.end());
-        ASSERT_EQ(firsts.size(), 4u) << "row " << row;
-        EXPECT_EQ(firsts.front() % 16, 0) << "row " << row;
-        for (size_t j = 1; j < firsts.size(); ++j)
-          EXPECT_EQ(firsts[j], firsts[j - 1] + 4) << "row " << row << " half " << half;
-      }
-    }
 }
 
 TEST_P(ConvIgemmGather, EveryGemmElementHasItsOwnOutputElement) {
