@@ -96,9 +96,6 @@ struct ConvIgemmParams {
   // A[m, tap·channels + c] — every kernel position's channel run contiguous in x.
   bool channels_last = false;
   int pixel_stride = 0;  // channels-last: floats per input position (every group's channels)
-  // The wgmma kernel's chunked gather copies through L1 (cp.async.ca) instead of around it, so a
-  // kernel tap re-reading its neighbour's input positions may hit there.
-  bool gather_through_l1 = false;
 };
 
 // Which input channel and kernel position a K column is. K ordered (channel, tap) (NCDHW x:

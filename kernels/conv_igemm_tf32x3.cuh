@@ -180,9 +180,6 @@ class ConvIgemmTf32x3 {
     output_map_ = map;
     has_output_map_ = true;
   }
-  // The wgmma kernel's channels-last gather copies through L1 (ConvIgemmParams::
-  // gather_through_l1). Before init.
-  void set_gather_through_l1(bool through_l1) { gather_through_l1_ = through_l1; }
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
   // Whether each run first copies x: transposed into the layout the gather reads, padded with
@@ -431,7 +428,6 @@ class ConvIgemmTf32x3 {
                                         float* y) const {
     detail::ConvIgemmParams p = detail::conv_igemm_params(x, w, bias, y, shape_, epilogue_);
     if (channels_last_) detail::conv_igemm_channels_last(p, shape_);
-    p.gather_through_l1 = gather_through_l1_;
     return p;
   }
 
@@ -469,7 +465,6 @@ class ConvIgemmTf32x3 {
   Arena x_copy_;  // x transposed into the gather's layout or transformed (copies_input)
   const float* prepared_w_ = nullptr;
   Tf32x3Engine requested_engine_ = Tf32x3Engine::automatic;
-  bool gather_through_l1_ = false;
   int requested_tile_n_ = 0;
   int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
   int sms_ = 1;                   // the persistent wgmma kernel's blocks

@@ -144,11 +144,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         if constexpr (kChannelsLast)
           gather_conv_chunks<kConvWgmmaGatherRows, 32>(
               p, rows, at.row, at.first_column, cursor,
-              [s, l1 = p.gather_through_l1](int row, int column, const float* src, bool ok) {
-                if (l1)
-                  cp_async_16_l1(s + wgmma_a_offset(row, column), src, ok);
-                else
-                  cp_async_16(s + wgmma_a_offset(row, column), src, ok);
+              [s](int row, int column, const float* src, bool ok) {
+                cp_async_16(s + wgmma_a_offset(row, column), src, ok);
               });
         else
           gather_conv_columns<kConvWgmmaGatherRows, 32, 1>(

@@ -110,12 +110,6 @@ __device__ __forceinline__ void cp_async_16(float* dst, const float* src, bool v
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
                "r"(valid ? 16 : 0));
 }
-// As cp_async_16, through L1 (cp.async.ca): for gathers that read the same bytes again soon, as
-// an implicit-GEMM convolution's neighbouring kernel taps do.
-__device__ __forceinline__ void cp_async_16_l1(float* dst, const float* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
-}
 __device__ __forceinline__ void cp_async_4(float* dst, const float* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(dst)), "l"(src),
                "r"(valid ? 4 : 0));

@@ -14,8 +14,7 @@
 // automatic choice is the 64-wide one — and its mma.sync kernel, the weight split at init; cuDNN
 // strict and TF32) timed with CUDA events, L2 flushed before every run, the median of kIterations
 // after warm-ups; "nhwc": the wgmma kernel on a layer inside an NHWC region (src/plan/layout.h:
-// x arrives channels-last, no transpose, y written channels-last); "nhwc_l1": the same with its
-// gather's copies through L1 (set_gather_through_l1). "%floor": the 3xTF32 roofline
+// x arrives channels-last, no transpose, y written channels-last). "%floor": the 3xTF32 roofline
 // floor — 3 x 2·M·N·K at the dense TF32 peak, or reading x and w and writing y at the DRAM
 // bandwidth, the larger — over wgmma's time. "igemm eff":
 // 3 x 2·M·N·K over wgmma's time, as a fraction of the TF32 peak (the planner's model of this
@@ -245,10 +244,9 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   CudnnSide cudnn_side(cudnn_shape(s), o, cudnn, workspace, l.name);
   std::string error;
   auto ready = [&](ConvIgemmTf32x3& conv, Tf32x3Engine engine, int tile_n = 0,
-                   bool channels_last = false, bool through_l1 = false) {
+                   bool channels_last = false) {
     conv.set_engine(engine);
     conv.set_tile_n(tile_n);
-    conv.set_gather_through_l1(through_l1);
     if (channels_last) {  // a layer inside a plan's NHWC region (src/plan/layout.h)
       conv.set_input_channels_last(true);
       conv.set_output_map(nhwc_output_map(s));
@@ -260,11 +258,9 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
     }
     return true;
   };
-  ConvIgemmTf32x3 wgmma, wide, mma, nhwc, nhwc_l1;
+  ConvIgemmTf32x3 wgmma, wide, mma, nhwc;
   const bool have_wgmma = ready(wgmma, Tf32x3Engine::wgmma);
   const bool have_nhwc = ready(nhwc, Tf32x3Engine::wgmma, 0, true);
-  const bool have_nhwc_l1 =
-      have_nhwc && nhwc.uses_channels_last() && ready(nhwc_l1, Tf32x3Engine::wgmma, 0, true, true);
   // The 128-wide tile where the automatic choice is the 64-wide one: what the narrow tile gains.
   const bool narrow = have_wgmma && wgmma.tile_n() < 128;
   const bool have_wide = narrow && ready(wide, Tf32x3Engine::wgmma, 128);
@@ -278,7 +274,6 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const double norm = have_wgmma ? cudnn_side.error_norm([&] { run_igemm(wgmma); }) : NAN;
   const double wgmma_ms = have_wgmma ? median_ms([&] { run_igemm(wgmma); }, flush) : NAN;
   const double nhwc_ms = have_nhwc ? median_ms([&] { run_igemm(nhwc); }, flush) : NAN;
-  const double nhwc_l1_ms = have_nhwc_l1 ? median_ms([&] { run_igemm(nhwc_l1); }, flush) : NAN;
   const double wide_ms = have_wide ? median_ms([&] { run_igemm(wide); }, flush) : NAN;
   const double mma_ms = have_mma ? median_ms([&] { run_igemm(mma); }, flush) : NAN;
   const double strict_ms = cudnn_side.strict_ms(flush);
@@ -288,8 +283,8 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
                                    4.0 * static_cast<double>(xs + ws + ys) / (kDramGbps * 1e6));
   const double efficiency = 3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops;
   const double strict_efficiency = flops / (strict_ms * 1e9) / kFp32PeakTflops;
-  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n",
-              l.name, wgmma_ms, nhwc_ms, nhwc_l1_ms, wide_ms, mma_ms, strict_ms, tf32_ms, 100.0 * floor_ms / wgmma_ms,
+  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n", l.name,
+              wgmma_ms, nhwc_ms, wide_ms, mma_ms, strict_ms, tf32_ms, 100.0 * floor_ms / wgmma_ms,
               efficiency, strict_efficiency, norm, wgmma.describe().c_str());
   if (std::isfinite(efficiency)) summary.wgmma_efficiency.push_back(efficiency);
   if (std::isfinite(strict_efficiency)) summary.strict_efficiency.push_back(strict_efficiency);
@@ -450,8 +445,8 @@ int main(int argc, char** argv) {
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "wgmma ms", "nhwc",
-              "nhwc_l1", "wide", "mma", "strict", "tf32", "%floor", "igemm eff", "strict eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "wgmma ms", "nhwc",
+              "wide", "mma", "strict", "tf32", "%floor", "igemm eff", "strict eff", "rel_norm");
   Summary summary;
   for (const Layer& l : layers)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)

@@ -337,46 +337,6 @@ INSTANTIATE_TEST_SUITE_P(
       return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
     });
 
-// The channels-last gather's copies through L1 (set_gather_through_l1) change where the bytes
-// come from, not what they are: bit for bit the default gather's result.
-class ConvIgemmGatherThroughL1Test : public ::testing::TestWithParam<ConvIgemmCase> {};
-
-TEST_P(ConvIgemmGatherThroughL1Test, MatchesTheDefaultGatherBitForBit) {
-  REQUIRE_GPU();
-  REQUIRE_VARIANT(Variant::wgmma);
-  const ConvIgemmCase& c = GetParam();
-  const ConvIgemmShape& s = c.shape;
-  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 41, -1.f, 1.f);
-  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 42, -1.f, 1.f);
-  const auto bias = testing::uniform_floats(s.out_channels, 43, -1.f, 1.f);
-  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()),
-      dy(testing::conv_output_elements(s)), dy_l1(dy.size());
-  ASSERT_CUDA(dx.upload(x));
-  ASSERT_CUDA(dw.upload(w));
-  ASSERT_CUDA(db.upload(bias));
-  ASSERT_CUDA(cudaMemset(dy_l1.data(), 0xff, dy_l1.size() * sizeof(float)));
-  std::string error;
-  ConvIgemmTf32x3 plain, l1;
-  plain.set_engine(Tf32x3Engine::wgmma);
-  l1.set_engine(Tf32x3Engine::wgmma);
-  l1.set_gather_through_l1(true);
-  ASSERT_EQ(plain.init(s, c.epilogue, error), STITCH_OK) << error;
-  ASSERT_EQ(l1.init(s, c.epilogue, error), STITCH_OK) << error;
-  ASSERT_EQ(plain.run(dx.data(), dw.data(), db.data(), dy.data(), nullptr, error), STITCH_OK)
-      << error;
-  ASSERT_EQ(l1.run(dx.data(), dw.data(), db.data(), dy_l1.data(), nullptr, error), STITCH_OK)
-      << error;
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  EXPECT_TRUE(testing::bitwise_equal(dy.download(), dy_l1.download()))
-      << c.name << " on " << l1.describe();
-}
-
-INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmGatherThroughL1Test,
-                         ::testing::ValuesIn(testing::conv_igemm_cases()),
-                         [](const ::testing::TestParamInfo<ConvIgemmCase>& info) {
-                           return info.param.name;
-                         });
-
 // x through set_input_transform's copy (transposed channels-last on the wgmma gather that reads
 // so, NCDHW otherwise) gives bit for bit the run on x transformed beforehand, padding included
 // (it pads the transformed input: relu(shift) is not zero), also where x is a window of whole
