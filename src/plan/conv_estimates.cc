@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "plan/access.h"
 #include "plan/kernel_choice.h"
@@ -53,6 +55,9 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
   return estimate;
 }
 
+// kernels/conv_igemm_tf32x3.cuh indexes one image and the GEMM's M and K in int32.
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
 bool conv_igemm_eligible(const ConvSpec& spec) {
   const size_t spatial = spec.input.size();
   // A transposed convolution runs as its output phases' forward convolutions
@@ -70,8 +75,6 @@ bool conv_igemm_eligible(const ConvSpec& spec) {
     out_plane *= spec.output[i];
     volume *= spec.kernel[i];
   }
-  // kernels/conv_igemm_tf32x3.cuh indexes one image and the GEMM's M and K in int32.
-  constexpr int64_t kInt32Max = 2147483647;
   return spec.in_channels * in_plane <= kInt32Max && spec.out_channels * out_plane <= kInt32Max &&
          spec.batch * out_plane <= kInt32Max &&
          spec.in_channels / spec.groups * volume <= kInt32Max;
@@ -82,7 +85,6 @@ int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t 
   const int64_t channels = in_channels / groups;
   if (channels % 4 == 0) return channels;
   const int64_t padded = (channels + 3) / 4 * 4;
-  constexpr int64_t kInt32Max = 2147483647;
   return groups == 1 && 3 * padded <= 4 * channels && padded * kernel_volume <= kInt32Max ? padded
                                                                                           : 0;
 }
