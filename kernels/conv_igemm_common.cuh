@@ -145,7 +145,11 @@ struct ConvKCursor {
   }
 };
 
-// One output position's window origin and its image's input (this group's first channel).
+// One output position's window origin and its image's input (this group's first channel). With
+// a channels-last x, `image` is the window origin's channel instead: the pixel (d0·H + h0)·W + w0
+// of the image, so that a tap's element lies one distance on for every row (gather_tap_chunks).
+// The origin may lie in the padding, before or past the image: the gather reads only where a
+// tap's bounds check passes.
 struct ConvIgemmRow {
   const float* image;
   int d0, h0, w0;  // d0 far below zero for a row past M: every tap reads as padding
@@ -156,15 +160,29 @@ struct ConvIgemmRow {
     const int img = m / p.out_plane, o = m - img * p.out_plane;
     const int od = o / p.out_hw, ohw = o - od * p.out_hw;
     const int oh = ohw / p.out_w, ow = ohw - oh * p.out_w;
-    image = p.x + img * p.x_image +
-            int64_t{group} * p.channels * (p.channels_last ? 1 : p.in_plane);
     d0 = od * p.stride[0] - p.pad[0];
     h0 = oh * p.stride[1] - p.pad[1];
     w0 = ow * p.stride[2] - p.pad[2];
+    if (p.channels_last) {
+      const int64_t origin = (int64_t{d0} * p.in[1] + h0) * p.in[2] + w0;
+      image = p.x + img * p.x_image + int64_t{group} * p.channels + origin * p.pixel_stride;
+    } else {
+      image = p.x + img * p.x_image + int64_t{group} * p.channels * p.in_plane;
+    }
   }
 };
 
 inline constexpr int kConvIgemmColumnsPerPass = 4;  // K columns of one warp's pass (8 rows each)
+
+// Whether output row r's window reads inside x at tap offsets (dd, dh, dw) (kernel position
+// times dilation), not in the padding.
+__host__ __device__ __forceinline__ bool conv_tap_inside(const ConvIgemmParams& p,
+                                                         const ConvIgemmRow& r, int dd, int dh,
+                                                         int dw) {
+  return static_cast<unsigned>(r.d0 + dd) < static_cast<unsigned>(p.in[0]) &&
+         static_cast<unsigned>(r.h0 + dh) < static_cast<unsigned>(p.in[1]) &&
+         static_cast<unsigned>(r.w0 + dw) < static_cast<unsigned>(p.in[2]);
+}
 
 // The pixel (id·H + ih)·W + iw that output row r's window reads at tap offsets (dd, dh, dw)
 // (kernel position times dilation), or -1 where that tap falls in the padding.
@@ -172,10 +190,7 @@ __host__ __device__ __forceinline__ int conv_tap_pixel(const ConvIgemmParams& p,
                                                        const ConvIgemmRow& r, int dd, int dh,
                                                        int dw) {
   const int id = r.d0 + dd, ih = r.h0 + dh, iw = r.w0 + dw;
-  const bool inside = static_cast<unsigned>(id) < static_cast<unsigned>(p.in[0]) &&
-                      static_cast<unsigned>(ih) < static_cast<unsigned>(p.in[1]) &&
-                      static_cast<unsigned>(iw) < static_cast<unsigned>(p.in[2]);
-  return inside ? (id * p.in[1] + ih) * p.in[2] + iw : -1;
+  return conv_tap_inside(p, r, dd, dh, dw) ? (id * p.in[1] + ih) * p.in[2] + iw : -1;
 }
 
 // A thread's part of the A tile [128 positions][32 K columns]: rows `row` + i·kRowStep (i <
@@ -210,31 +225,52 @@ __host__ __device__ __forceinline__ void gather_conv_columns(const ConvIgemmPara
   }
 }
 
+// The chunks of the cursor's tap for every row of a thread: kChunks 16-byte chunks each, of
+// channels cursor.channel + 4c at tile column `column` + 4c. A tap is one distance from each
+// row's window origin in a channels-last x (ConvIgemmRow), so its address arithmetic is done once
+// here and a chunk costs its bounds check (shared by the tap's chunks of a row) and an add.
+template <int kChunks, int kRows, int kRowStep, class Sink>
+__host__ __device__ __forceinline__ void gather_tap_chunks(const ConvIgemmParams& p,
+                                                           const ConvIgemmRow (&rows)[kRows],
+                                                           int row, int column,
+                                                           const ConvKCursor& cursor, Sink&& sink) {
+  const bool k_valid = cursor.kd < p.kernel[0];
+  const int dd = cursor.kd * p.dilation[0], dh = cursor.kh * p.dilation[1],
+            dw = cursor.kw * p.dilation[2];
+  const int64_t tap_floats =
+      ((int64_t{dd} * p.in[1] + dh) * p.in[2] + dw) * p.pixel_stride + cursor.channel;
+  STITCH_UNROLL
+  for (int i = 0; i < kRows; ++i) {
+    const bool ok = k_valid && conv_tap_inside(p, rows[i], dd, dh, dw);
+    // Unread where !ok: x's first chunks then (x holds at least kChunks of them: 4 · kChunks
+    // channels per pixel).
+    const float* src = ok ? rows[i].image + tap_floats : p.x;
+    STITCH_UNROLL
+    for (int c = 0; c < kChunks; ++c)
+      sink(row + i * kRowStep, column + 4 * c, src + 4 * c, ok);
+  }
+}
 
 // The channels-last gather: 16-byte chunks of 4 K columns (one kernel position's channels c ..
 // c + 3, contiguous in x; needs channels % 4 == 0). A thread's chunks of a tile: rows `row` +
-// i·kRowStep (i < kRows), columns `first_column` and first_column + 4. `cursor` (start_taps) is at
-// K column k0 + first_column on entry and is left at k0 + 32 + first_column. sink(tile_row,
-// column, src, ok) moves 4 floats from src (zeros when !ok). The two halves stay a loop: the
-// wgmma producer's 40 registers spill when they are unrolled.
+// i·kRowStep (i < kRows), columns `first_column` and first_column + 4 (first_column a multiple
+// of 8). `cursor` (start_taps) is at K column k0 + first_column on entry and is left at k0 + 32 +
+// first_column. sink(tile_row, column, src, ok) moves 4 floats from src (zeros when !ok). With
+// channels a multiple of 8 both chunks are of one tap; else each its own, and the two halves stay
+// a loop: the wgmma producer's 40 registers spill when they are unrolled.
 template <int kRows, int kRowStep, class Sink>
 __host__ __device__ __forceinline__ void gather_conv_chunks(const ConvIgemmParams& p,
                                                             const ConvIgemmRow (&rows)[kRows],
                                                             int row, int first_column,
                                                             ConvKCursor& cursor, Sink&& sink) {
+  if (p.channels % 8 == 0) {
+    gather_tap_chunks<2, kRows, kRowStep>(p, rows, row, first_column, cursor, sink);
+    cursor.advance_taps(p, kGemmBK);
+    return;
+  }
   STITCH_UNROLL_BY(1)
   for (int half = 0; half < 2; ++half) {
-    const bool k_valid = cursor.kd < p.kernel[0];
-    const int dd = cursor.kd * p.dilation[0], dh = cursor.kh * p.dilation[1],
-              dw = cursor.kw * p.dilation[2];
-    STITCH_UNROLL
-    for (int i = 0; i < kRows; ++i) {
-      const int pixel = conv_tap_pixel(p, rows[i], dd, dh, dw);
-      const bool ok = k_valid && pixel >= 0;
-      const float* src =
-          ok ? rows[i].image + int64_t{pixel} * p.pixel_stride + cursor.channel : p.x;
-      sink(row + i * kRowStep, first_column + 4 * half, src, ok);
-    }
+    gather_tap_chunks<1, kRows, kRowStep>(p, rows, row, first_column + 4 * half, cursor, sink);
     cursor.advance_taps(p, 4);
   }
   cursor.advance_taps(p, kGemmBK - 8);

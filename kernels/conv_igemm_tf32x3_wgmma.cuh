@@ -128,6 +128,11 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     const int ptid = threadIdx.x - kWgmmaConsumerThreads;
     const ConvWgmmaGatherSlot at =
         kChannelsLast ? conv_wgmma_chunk_slot(ptid) : conv_wgmma_gather_slot(ptid);
+    // Where the thread's two chunk columns of its first row lie in a tile: a row 32 further is
+    // 32 · 32 floats on, the swizzle the same (row % 8 unchanged). Kept, so that a chunk's shared
+    // address is one of them plus a constant, not wgmma_a_offset in registers per chunk.
+    const int chunk_at[2] = {wgmma_a_offset(at.row, at.first_column),
+                             wgmma_a_offset(at.row, at.first_column + 4)};
     for (int unit = blockIdx.x; unit < order.units; unit += gridDim.x) {
       const GemmTileCoord tile = next_tile(unit);
       const int group = tile.batch, m0 = tile.tm * kGemmBM;
@@ -144,8 +149,9 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         if constexpr (kChannelsLast)
           gather_conv_chunks<kConvWgmmaGatherRows, 32>(
               p, rows, at.row, at.first_column, cursor,
-              [s](int row, int column, const float* src, bool ok) {
-                cp_async_16(s + wgmma_a_offset(row, column), src, ok);
+              [&, s](int row, int column, const float* src, bool ok) {
+                const int chunk = column == at.first_column ? chunk_at[0] : chunk_at[1];
+                cp_async_16(s + chunk + (row - at.row) * 32, src, ok);
               });
         else
           gather_conv_columns<kConvWgmmaGatherRows, 32, 1>(

@@ -21,11 +21,12 @@
 // copies land (cp.async.mbarrier.arrive.noinc). One warp alone could not issue A's copies fast
 // enough: the consumers waited on FULL 85% of the time. Warps 0-7 are two consumer warpgroups,
 // each 64 rows x 128 columns of the 128 x 128 tile: wait FULL, read their A fragments and split
-// them (big = tf32(x), small = tf32(x - big)), issue the tile's 12 m64n128k8 wgmmas
-// (small_a·big_b, big_a·small_b, big_a·big_b over 4 K steps, smallest first) and commit; then
-// wait until only this batch runs (wgmma.wait_group 1), which frees the previous tile's slot (one
-// EMPTY arrival per warp) and its A registers — two A register sets alternate, so the tensor
-// cores always have the next batch queued.
+// them (big = tf32(x), small = x - big, truncated by the tensor cores: split_tf32_for_mma),
+// issue the tile's 12 m64n128k8 wgmmas (small_a·big_b, big_a·small_b, big_a·big_b over 4 K
+// steps, smallest first) and commit; then wait until only this batch runs (wgmma.wait_group 1),
+// which frees the previous tile's slot (one EMPTY arrival per warp) and its A registers — two A
+// register sets alternate, so the tensor cores always have the next batch queued. The ring's slot
+// and phase and the chunk position are counters (RingPosition), not divisions per K tile.
 //
 // Accumulation. The tensor cores' FP32 accumulation truncates as it adds, so its error grows
 // with the products one accumulator takes. They accumulate GemmTf32x3Args::chunk_tiles K tiles
@@ -345,10 +346,10 @@ __device__ __forceinline__ void load_a_fragments(const float* raw, int row, int 
                           bottom_hi.x, bottom_hi.y, bottom_hi.z, bottom_hi.w};
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
-    split_tf32(upper[2 * kk], big[kk][0], small[kk][0]);
-    split_tf32(lower[2 * kk], big[kk][1], small[kk][1]);
-    split_tf32(upper[2 * kk + 1], big[kk][2], small[kk][2]);
-    split_tf32(lower[2 * kk + 1], big[kk][3], small[kk][3]);
+    split_tf32_for_mma(upper[2 * kk], big[kk][0], small[kk][0]);
+    split_tf32_for_mma(lower[2 * kk], big[kk][1], small[kk][1]);
+    split_tf32_for_mma(upper[2 * kk + 1], big[kk][2], small[kk][2]);
+    split_tf32_for_mma(lower[2 * kk + 1], big[kk][3], small[kk][3]);
   }
 }
 
@@ -382,10 +383,28 @@ __device__ __forceinline__ void pin_all(Registers& r) {
       pin_register(r[i][j]);
 }
 
+// A position in the ring of kStages slots: its slot and the parity of its lap (how many times
+// the ring has gone round before it, mod 2: the mbarrier phase its FULL wait expects), stepped by
+// counting instead of ring % kStages and ring / kStages per K tile.
+template <int kStages>
+struct RingPosition {
+  int slot = 0;
+  uint32_t lap_parity = 0;
+  __device__ __forceinline__ void next() {
+    if (++slot == kStages) slot = 0, lap_parity ^= 1;
+  }
+  // `steps` positions on (once per output tile: a division there is cheap).
+  __device__ __forceinline__ void skip(int steps) {
+    slot += steps;
+    lap_parity ^= static_cast<uint32_t>(slot / kStages) & 1;
+    slot %= kStages;
+  }
+};
+
 // Where a block's shared tiles and barriers are, and the K range of the output tile it works on
 // (tiles kBN wide). A persistent block works on one output tile after another through the same
 // ring: `first` counts the K tiles of its earlier output tiles, so the ring's slots and phases
-// run on across them (K tile kt of this range is ring position first + kt).
+// run on across them (K tile kt of this range is ring position first + kt, `start` is first's).
 template <int kBN>
 struct WgmmaBlock {
   using Tile = WgmmaTile<kBN>;
@@ -394,10 +413,12 @@ struct WgmmaBlock {
   uint64_t* empty;
   int k_begin, k_end, k_tiles;
   int first;
+  RingPosition<Tile::kStages> start;
 
   // The next output tile's K range [begin, end), its K tiles after this range's in the ring.
   __device__ void advance(int begin, int end) {
     first += k_tiles;
+    start.skip(k_tiles);
     k_begin = begin, k_end = end;
     k_tiles = (end - begin + kGemmBK - 1) / kGemmBK;
   }
@@ -420,9 +441,12 @@ template <int kBN, class LoadA>
 __device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const WgmmaBlock<kBN>& blk,
                                               int n0, int batch_b, int ptid, LoadA&& load_a) {
   constexpr int kStages = WgmmaTile<kBN>::kStages;
-  for (int kt = 0; kt < blk.k_tiles; ++kt) {
-    const int ring = blk.first + kt, slot = ring % kStages;
-    if (ring >= kStages) mbarrier_wait(&blk.empty[slot], (ring / kStages - 1) & 1);
+  RingPosition<kStages> at = blk.start;
+  for (int kt = 0; kt < blk.k_tiles; ++kt, at.next()) {
+    const int slot = at.slot;
+    // A slot's first use waits for nothing; later ones for the consumers' release of the lap
+    // before.
+    if (blk.first + kt >= kStages) mbarrier_wait(&blk.empty[slot], at.lap_parity ^ 1);
     const int k0 = blk.k_begin + kt * kGemmBK;
     if (ptid == 0) {
       mbarrier_arrive_expect_tx(&blk.full[slot], 2 * WgmmaTile<kBN>::kBTileBytes);
@@ -440,26 +464,37 @@ template <int kBN>
 __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int chunk_tiles,
                                               int warpgroup, int row, int t, int lane,
                                               float (&acc)[kBN / 2]) {
-  constexpr int kStages = WgmmaTile<kBN>::kStages, kAcc = WgmmaTile<kBN>::kAcc;
+  using Tile = WgmmaTile<kBN>;
+  constexpr int kStages = Tile::kStages, kAcc = Tile::kAcc;
   float part[kAcc];
   uint32_t big0[4][4], small0[4][4], big1[4][4], small1[4][4];
-  int released = 0;  // tiles [0, released) have given their slot back
-  const int chunk_offset = warpgroup * (chunk_tiles / 2);
-  auto release_through = [&](int end) {
-    for (; released < end; ++released)
-      if (lane == 0) mbarrier_arrive(&blk.empty[(blk.first + released) % kStages]);
+  // Tiles [0, released) have given their slot back; before step kt, released is kt - 1 or kt
+  // (a chunk's end releases its own tile too).
+  int released = 0;
+  RingPosition<kStages> at = blk.start, release_at = blk.start;  // tile kt's; tile released's
+  auto release_next = [&] {
+    if (lane == 0) mbarrier_arrive(&blk.empty[release_at.slot]);
+    release_at.next();
+    ++released;
   };
+  // Slot 0's descriptors; slot s's lie s · kStageBytes further (the address field counts 16 bytes).
+  const uint64_t big_b0 = wgmma_descriptor(blk.big_b(0));
+  const uint64_t small_b0 = wgmma_descriptor(blk.small_b(0));
+  // Where tile kt lies in its chunk of chunk_tiles: the warpgroups' chunks are half a chunk apart.
+  int phase = warpgroup * (chunk_tiles / 2);
   // Tile kt with A registers `big`/`small`; `prev_*` hold tile kt - 1's (maybe still read).
   auto step = [&](int kt, uint32_t(&big)[4][4], uint32_t(&small)[4][4],
                   uint32_t(&prev_big)[4][4], uint32_t(&prev_small)[4][4]) {
-    const int ring = blk.first + kt, slot = ring % kStages;
-    mbarrier_wait(&blk.full[slot], (ring / kStages) & 1);
+    const int slot = at.slot;
+    mbarrier_wait(&blk.full[slot], at.lap_parity);
     load_a_fragments(blk.raw_a(slot), row, t, big, small);
-    const int phase = (kt + chunk_offset) % chunk_tiles;
     const bool chunk_start = kt == 0 || phase == 0;
     const bool chunk_end = kt + 1 == blk.k_tiles || phase == chunk_tiles - 1;
-    issue_tile_products<kBN>(part, big, small, wgmma_descriptor(blk.big_b(slot)),
-                        wgmma_descriptor(blk.small_b(slot)), chunk_start ? 0 : 1);
+    const uint64_t slot_step = uint64_t(slot) * (Tile::kStageBytes >> 4);
+    issue_tile_products<kBN>(part, big, small, big_b0 + slot_step, small_b0 + slot_step,
+                             chunk_start ? 0 : 1);
+    at.next();
+    if (++phase == chunk_tiles) phase = 0;
     if (chunk_end) {
       wgmma_wait<0>();
       pin_all(prev_big), pin_all(prev_small), pin_all(big), pin_all(small);
@@ -468,11 +503,12 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
         pin_register(part[e]);
         acc[e] += part[e];  // round to nearest, on the CUDA cores
       }
-      release_through(kt + 1);
+      if (released < kt) release_next();
+      release_next();
     } else {
       wgmma_wait<1>();  // tile kt - 1's batch is done
       pin_all(prev_big), pin_all(prev_small);
-      release_through(kt);
+      if (released < kt) release_next();
     }
   };
   for (int kt = 0; kt < blk.k_tiles; kt += 2) {
