@@ -22,6 +22,19 @@ def resolve_op(name):
     return getattr(getattr(getattr(torch.ops, namespace), op), overload)
 
 
+# The graph was traced on the CPU, whose kernels laid its tensors out as it recorded; another
+# device's may lay an op's result out otherwise (CUDA's attention kernels return a
+# [batch, sequence, heads, dim] layout under a [batch, heads, sequence, dim] shape), and a view the
+# graph took of it then fails ("view size is not compatible with input tensor's size and stride").
+# reshape gives the view's values whatever the layout (a view where one can be taken, else a copy).
+_VIEWS = {torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default}
+
+
+def _node_op(name):
+    op = resolve_op(name)
+    return torch.ops.aten.reshape.default if op in _VIEWS else op
+
+
 class _Decoder:
     def __init__(self, inputs, params, values, device, float32_as=torch.float32):
         self.inputs = inputs
@@ -88,7 +101,7 @@ def evaluate(graph, inputs, params, device="cpu", record=(), float32_as=torch.fl
     recorded = {}
     with torch.no_grad():
         for index, node in enumerate(graph["nodes"]):
-            op = resolve_op(node["op"])
+            op = _node_op(node["op"])
             result = op(*decode(node["args"]), **{key: decode(value) for key, value in node["kwargs"].items()})
             if isinstance(result, (list, tuple)):
                 values[node["id"]] = list(result)

@@ -30,3 +30,27 @@ def test_float64_evaluation_creates_float64_where_the_graph_says_float32():
     assert total.dtype == torch.float64 and count.dtype == torch.int64
     # 0.1 kept at double precision: an FP32 constant would be 1.5e-9 off.
     assert torch.equal(total, torch.full((3,), 1.1, dtype=torch.float64))
+
+
+# view(transpose(input0, 0, 1), [6]): the graph's view of a tensor laid out otherwise than where
+# it was traced (a device's kernel chose the layout) still evaluates, to the view's values.
+VIEW_OF_TRANSPOSED = {
+    "nodes": [
+        {"id": "t", "op": "aten.transpose.int", "args": [{"input": 0}, 0, 1], "kwargs": {}},
+        {"id": "flat", "op": "aten.view.default", "args": [{"node": "t", "out": 0}, [6]],
+         "kwargs": {}},
+    ],
+    "outputs": [{"node": "flat", "out": 0}],
+}
+
+
+def test_a_view_of_a_tensor_laid_out_otherwise_evaluates_to_its_values():
+    x = torch.arange(6.0).reshape(2, 3)
+    try:
+        x.t().view(6)
+    except RuntimeError as error:
+        assert "view size is not compatible" in str(error)
+    else:
+        raise AssertionError("torch views a transposed tensor: the case this test covers is gone")
+    (flat,), _ = graph_eval.evaluate(VIEW_OF_TRANSPOSED, [x], {})
+    assert torch.equal(flat, torch.tensor([0.0, 3.0, 1.0, 4.0, 2.0, 5.0]))
