@@ -86,6 +86,17 @@ MemoryPlan plan_memory(const ir::Graph& graph, const ValueMap& values,
     for (const Access& read : subtask_reads(subtasks[i]))
       last_read[value_key(read.base)] = static_cast<int>(i);
 
+  // A buffer any at_init subtask writes is persistent, whichever writer comes first: the others
+  // (a cat's or a pad's forward pieces) write the rest of it every forward, and what init wrote
+  // must outlast every forward. Placed by a forward writer, it went to the arena, where the buffers
+  // of other lifetimes overwrite it (a padded cumulative sum read its init-written pieces back
+  // only while nothing else happened to share their arena offset).
+  std::set<std::string> written_at_init;
+  for (const Subtask& subtask : subtasks)
+    if (subtask.at_init)
+      for (const ir::ValueRef& written : subtask_writes(subtask))
+        written_at_init.insert(value_key(stored_buffer(values, written)));
+
   std::set<std::string> placed;
   std::vector<Lifetime> arena;
   for (size_t i = 0; i < subtasks.size(); ++i) {
@@ -100,7 +111,7 @@ MemoryPlan plan_memory(const ir::Graph& graph, const ValueMap& values,
       if (auto it = output_of.find(key); it != output_of.end()) {
         slot.where = BufferSlot::Where::output;
         slot.offset = it->second;
-      } else if (subtask.at_init) {
+      } else if (written_at_init.count(key)) {
         slot.where = BufferSlot::Where::persistent;
         slot.offset = plan.host.persistent_bytes;
         plan.host.persistent_bytes += align(slot.bytes);

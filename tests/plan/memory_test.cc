@@ -124,6 +124,40 @@ TEST(InitSubtasks, ABufferTheForwardAlsoWritesIsNotAConstant) {
   EXPECT_EQ(at_init, 1);  // the token's copy
 }
 
+// Mamba2's chunk decays, padded: pad(last(cumsum(param)), (1, 0)) gets its padding piece from a
+// fill written in place every forward and its other piece from a copy of a param's result, which
+// runs at init. The pad's buffer must then be persistent: in the arena, where the fill (the first
+// writer) put it, the buffers of other lifetimes overwrote what init had copied there.
+TEST(InitSubtasks, ABufferInitWritesIsPersistentWhoeverWritesItFirst) {
+  GraphBuilder b;
+  auto x = b.input("x", {4, 3});
+  auto a = b.param("a", {4, 8});
+  auto sums = b.node("cumsum", Op::cumsum, {ref(a), integer(1)}, {4, 8});
+  auto last = b.node("last", Op::select_int, {ref(sums), integer(1), integer(-1)}, {4});
+  auto padded = b.node("pad", Op::constant_pad_nd, {ref(last), ints({1, 0}), num(0.0)}, {5});
+  auto running = b.node("running", Op::cumsum, {ref(padded), integer(0)}, {5});
+  auto row = b.node("row", Op::unsqueeze, {ref(running), integer(1)}, {5, 1});
+  auto wide = b.node("wide", Op::expand, {ref(row), ints({5, 3})}, {5, 3});
+  auto cut = b.node("cut", Op::slice_tensor, {ref(wide), integer(0), integer(0), integer(4)},
+                    {4, 3});
+  b.output(b.node("out", Op::add_tensor, {ref(x), ref(cut)}, {4, 3}));
+  auto plan = make_plan(b.graph(), PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  std::set<std::string> written_at_init;
+  for (const Subtask& subtask : plan->subtasks)
+    if (subtask.at_init)
+      for (const ir::ValueRef& written : subtask_writes(subtask))
+        written_at_init.insert(plan->graph.name_of(written));
+  ASSERT_FALSE(written_at_init.empty());
+  int checked = 0;
+  for (const BufferSlot& slot : plan->buffers)
+    if (written_at_init.count(slot.value)) {
+      EXPECT_EQ(slot.where, BufferSlot::Where::persistent) << slot.value;
+      ++checked;
+    }
+  EXPECT_GT(checked, 0);
+}
+
 }  // namespace
 }  // namespace stitch::plan
 

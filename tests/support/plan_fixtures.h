@@ -62,6 +62,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_scan_masked",
     "plan_scan_reverse",
     "plan_scan_exclusive",
+    "plan_ssd_chunk_states",
     "plan_flip_clamp",
     "plan_gather",
     "plan_cross_entropy",
