@@ -490,7 +490,7 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
     load_a_fragments(blk.raw_a(slot), row, t, big, small);
     const bool chunk_start = kt == 0 || phase == 0;
     const bool chunk_end = kt + 1 == blk.k_tiles || phase == chunk_tiles - 1;
-    const uint64_t slot_step = uint64_t(slot) * (Tile::kStageBytes >> 4);
+    const uint64_t slot_step = static_cast<uint64_t>(slot) * (Tile::kStageBytes >> 4);
     issue_tile_products<kBN>(part, big, small, big_b0 + slot_step, small_b0 + slot_step,
                              chunk_start ? 0 : 1);
     at.next();

@@ -183,7 +183,12 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 // 0.22-0.66 of the FP32 peak (median 0.41); the chunked kernel 0.53-0.55 of the TF32 peak with
 // 72-75 K tiles (AlexNet), 0.40-0.54 with 36-144 (VGG16; 0.20 for 64 output channels),
 // 0.06-0.22 on ResNet-50's small batch-10 layers (few K tiles, 64-channel tiles half empty, the
-// transpose); the 4-byte gather (3 input channels) 0.06-0.13.
+// transpose); the 4-byte gather (3 input channels) 0.06-0.13. After the kernel's instruction cut
+// (2026-12-06, an H100: the same SMs and TF32 peak as the H200) the chunked kernel ran at
+// 0.57-0.73 of the TF32 peak with 36-144 K tiles (AlexNet 0.70-0.73 with 72-108, VGG16
+// 0.57-0.71; this column counts x's transpose in the kernel's time, as the 0.6 fit did), which
+// kConvIgemmPeakEfficiency 0.75 predicts within 0.90-1.03x (0.6: 18-28% slow); cuDNN's strict
+// rates were as before.
 inline constexpr double kCudnnStrictConvEfficiency = 0.41;
 // A transposed convolution's useful FLOPs (the taps each output takes) on cuDNN's strict FP32
 // engines, measured on the H200 (2026-12-04, conv_igemm_tf32x3_bench's transposed rows: 64-128
@@ -193,7 +198,7 @@ inline constexpr double kCudnnStrictConvEfficiency = 0.41;
 // measured (an engine doing fewer products, Winograd-like), 1.4x faster than the kernel.
 inline constexpr double kCudnnStrictTransposedConvEfficiency = 0.15;
 inline constexpr double kCudnnStrictUnitStrideTransposedConvEfficiency = 1.0;
-inline constexpr double kConvIgemmPeakEfficiency = 0.6;
+inline constexpr double kConvIgemmPeakEfficiency = 0.75;
 inline constexpr double kConvIgemmFillTiles = 10;
 inline constexpr double kConvIgemmScalarGatherEfficiency = 0.35;
 inline constexpr int64_t kConvIgemmTile = 128;
@@ -203,9 +208,13 @@ inline constexpr int64_t kConvIgemmTile = 128;
 // epilogue: VGG16 conv1_2, ResNet-50's 64-channel layers, a DenseNet growth layer, level-2
 // convolutions of 16-64 channels and transposed ones of 64): the narrow tiles ran at 1.4-2.4x
 // the rate 0.5 predicted (it was set from the kernel before that epilogue); 0.85 puts the
-// measured times within 0.7-1.3x of the model's on these shapes.
+// measured times within 0.7-1.3x of the model's on these shapes. After the instruction cut (an
+// H100, 2026-12-06) the wide tile gained more than the narrow one, whose K tiles hold half the
+// products for the same gather and splits: level-2 convolutions of 8-64 channels to 64 ran at
+// 0.14, 0.23 and 0.37 of the TF32 peak with 3, 5 and 18 K tiles, VGG16 conv1_2 at 0.36 with 18;
+// 0.74 of the wide rate (with kConvIgemmPeakEfficiency 0.75) predicts them within 0.80-1.0x.
 inline constexpr int64_t kConvIgemmNarrowTile = 64;
-inline constexpr double kConvIgemmNarrowEfficiency = 0.85;
+inline constexpr double kConvIgemmNarrowEfficiency = 0.74;
 inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 struct ConvIgemmEstimate {
   double kernel_s = 0, cudnn_s = 0;

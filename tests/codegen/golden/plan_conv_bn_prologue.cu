@@ -13,7 +13,6 @@
 #include "kernels/matmul.cuh"
 #include "kernels/conv.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
-#include "kernels/conv_direct.cuh"
 #include "kernels/conv_engine_timing.cuh"
 
 namespace {
@@ -64,24 +63,35 @@ struct s00_reduce_mean_var_32x50176x1_epilogue {
   }
 };
 
-struct s01_elementwise_4x32x112x112_body {
-  __device__ void operator()(const float (&x)[5], float (&y)[1]) const {
-    const float v0 = (x[0] - x[1]);  // _native_batch_norm_legit_functional_centered
-    const float v1 = (v0 * x[2]);  // _native_batch_norm_legit_functional_normalized
-    const float v2 = (v1 * x[3]);  // _native_batch_norm_legit_functional_scaled
-    const float v3 = (v2 + x[4]);  // _native_batch_norm_legit_functional_shifted
+struct s01_conv2d_4x32x112x112_k32x3x3_prologue {
+  const float* l1;
+  const float* l2;
+  const float* l3;
+  const float* l4;
+  __device__ float operator()(int64_t plane, float x0) const {
+    const int64_t n = plane / 32, c = plane % 32;
+    (void)n;
+    (void)c;
+    const float x1 = static_cast<float>(l1[0 + c * 1]);
+    const float x2 = static_cast<float>(l2[0 + c * 1]);
+    const float x3 = static_cast<float>(l3[0 + c * 1]);
+    const float x4 = static_cast<float>(l4[0 + c * 1]);
+    const float v0 = (x0 - x1);  // _native_batch_norm_legit_functional_centered
+    const float v1 = (v0 * x2);  // _native_batch_norm_legit_functional_normalized
+    const float v2 = (v1 * x3);  // _native_batch_norm_legit_functional_scaled
+    const float v3 = (v2 + x4);  // _native_batch_norm_legit_functional_shifted
     const float v4 = op_relu(v3);  // relu
-    y[0] = v4;
+    return v4;
   }
 };
 
-struct s03_copy_cat0_4x32x112x112_copy {
+struct s02_copy_cat0_4x32x112x112_copy {
   __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
     y[0] = x[0];
   }
 };
 
-struct s04_reduce_mean_var_64x50176x1_prologue {
+struct s03_reduce_mean_var_64x50176x1_prologue {
   const float* l0;
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 50176 + r) * 1 + i;
@@ -91,9 +101,9 @@ struct s04_reduce_mean_var_64x50176x1_prologue {
   }
 };
 
-using s04_reduce_mean_var_64x50176x1_epilogue = s00_reduce_mean_var_32x50176x1_epilogue;  // the same body
+using s03_reduce_mean_var_64x50176x1_epilogue = s00_reduce_mean_var_32x50176x1_epilogue;  // the same body
 
-struct s05_conv2d_4x64x112x112_k32x3x3_prologue {
+struct s04_conv2d_4x64x112x112_k32x3x3_prologue {
   const float* l1;
   const float* l2;
   const float* l3;
@@ -162,22 +172,22 @@ struct Program {
   }};
   static constexpr ProgramLayout kLayout = {
     113152,  // persistent_bytes
-    274858496,  // arena_bytes
+    268435968,  // arena_bytes
     268435456,  // lt_workspace_bytes
-    6423040,  // lt_workspace_offset
+    512,  // lt_workspace_offset
     true,  // cuda_graph
   };
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
-    ConvDirect conv0;  // s02_conv2d_4x32x112x112_k32x3x3
-    ConvIgemmTf32x3 conv1;  // s05_conv2d_4x64x112x112_k32x3x3
+    ConvIgemmTf32x3 conv0;  // s01_conv2d_4x32x112x112_k32x3x3
+    ConvIgemmTf32x3 conv1;  // s04_conv2d_4x64x112x112_k32x3x3
   };
   struct Convs {
     CudnnHandle cudnn;  // declared first: destroyed after the convolutions
     void* workspace = nullptr;  // the arena's library workspace
-    CudnnConv conv0;  // s02_conv2d_4x32x112x112_k32x3x3, timed against the kernel
+    CudnnConv conv0;  // s01_conv2d_4x32x112x112_k32x3x3, timed against the kernel
     bool conv0_faster = false;  // ... and chosen
-    CudnnConv conv2;  // s05_conv2d_4x64x112x112_k32x3x3, timed against the kernel
+    CudnnConv conv2;  // s04_conv2d_4x64x112x112_k32x3x3, timed against the kernel
     bool conv2_faster = false;  // ... and chosen
   };
   using State = ProgramState<Program>;
@@ -200,45 +210,35 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     const s00_reduce_mean_var_32x50176x1_epilogue epi{reinterpret_cast<const int64_t*>((s->persistent + 112128)), reinterpret_cast<const float*>((s->persistent + 111616)), reinterpret_cast<const float*>((s->persistent + 111872)), reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<int64_t*>(static_cast<char*>(outputs[3].data)), reinterpret_cast<float*>((s->arena_base + 256)), reinterpret_cast<float*>(static_cast<char*>(outputs[1].data)), reinterpret_cast<float*>(static_cast<char*>(outputs[2].data))};
     STITCH_CHECK_CUDA((launch_reduce<ReduceOp::mean_var>(32, 50176, 1, pro, epi, s->reduce_scratch, stream)));
   }
-  // s01_elementwise_4x32x112x112 (elementwise): nodes _native_batch_norm_legit_functional_centered, _native_batch_norm_legit_functional_normalized, ...
+  // s01_conv2d_4x32x112x112_k32x3x3 (igemm_tf32x3_conv): nodes _native_batch_norm_legit_functional_centered, _native_batch_norm_legit_functional_normalized, ...
   {
-    const int64_t shape[4] = {4, 32, 112, 112};
-    const TensorOperand in0{static_cast<char*>(inputs[0].data), 0, 0, {401408, 12544, 112, 1}};
-    const TensorOperand in1{(s->arena_base + 0), 0, 0, {0, 1, 0, 0}};
-    const TensorOperand in2{(s->arena_base + 256), 0, 0, {0, 1, 0, 0}};
-    const TensorOperand in3{(s->persistent + 0), 0, 0, {0, 1, 0, 0}};
-    const TensorOperand in4{(s->persistent + 256), 0, 0, {0, 1, 0, 0}};
-    const OutOperand out0{(s->arena_base + 512), 0, 0, {401408, 12544, 112, 1}};
-    const OutOperand outs[1] = {out0};
-    const TensorOperand ins[5] = {in0, in1, in2, in3, in4};
-    STITCH_CHECK_CUDA(launch_elementwise(s01_elementwise_4x32x112x112_body{}, ins, outs, 4, shape, stream));
-  }
-  // s02_conv2d_4x32x112x112_k32x3x3 (direct_conv): nodes convolution
-  {
+    const s01_conv2d_4x32x112x112_k32x3x3_prologue pro{reinterpret_cast<const float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->arena_base + 256)), reinterpret_cast<const float*>((s->persistent + 0)), reinterpret_cast<const float*>((s->persistent + 256))};
     if (s->convs.conv0_faster) {
-      STITCH_CHECK(s->convs.conv0.run(reinterpret_cast<const float*>((s->arena_base + 512)) + 0, reinterpret_cast<const float*>((s->persistent + 512)) + 0, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 401408, s->convs.workspace, stream, error));
+      const float* transformed = nullptr;
+      STITCH_CHECK(s->gemms.conv0.transformed_input(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, stream, pro, transformed, error));
+      STITCH_CHECK(s->convs.conv0.run(transformed, reinterpret_cast<const float*>((s->persistent + 512)) + 0, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 401408, s->convs.workspace, stream, error));
     } else {
-      STITCH_CHECK(s->gemms.conv0.run(reinterpret_cast<const float*>((s->arena_base + 512)) + 0, reinterpret_cast<const float*>((s->persistent + 512)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 401408, stream, error));
+      STITCH_CHECK(s->gemms.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)) + 401408, stream, error, pro));
     }
   }
-  // s03_copy_cat0_4x32x112x112 (copy): nodes cat
+  // s02_copy_cat0_4x32x112x112 (copy): nodes cat
   {
     const int64_t shape[4] = {4, 32, 112, 112};
     const TensorOperand in0{static_cast<char*>(inputs[0].data), 0, 0, {401408, 12544, 112, 1}};
     const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {1204224, 12544, 112, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s03_copy_cat0_4x32x112x112_copy{}, ins, outs, 4, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_cat0_4x32x112x112_copy{}, ins, outs, 4, shape, stream));
   }
-  // s04_reduce_mean_var_64x50176x1 (reduce): nodes add_1, _native_batch_norm_legit_functional_1_stats, _native_batch_norm_legit_functional_1_var_eps, ...
+  // s03_reduce_mean_var_64x50176x1 (reduce): nodes add_1, _native_batch_norm_legit_functional_1_stats, _native_batch_norm_legit_functional_1_var_eps, ...
   {
-    const s04_reduce_mean_var_64x50176x1_prologue pro{reinterpret_cast<const float*>(static_cast<char*>(outputs[0].data))};
-    const s04_reduce_mean_var_64x50176x1_epilogue epi{reinterpret_cast<const int64_t*>((s->persistent + 112896)), reinterpret_cast<const float*>((s->persistent + 112384)), reinterpret_cast<const float*>((s->persistent + 112640)), reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<int64_t*>(static_cast<char*>(outputs[6].data)), reinterpret_cast<float*>((s->arena_base + 256)), reinterpret_cast<float*>(static_cast<char*>(outputs[4].data)), reinterpret_cast<float*>(static_cast<char*>(outputs[5].data))};
+    const s03_reduce_mean_var_64x50176x1_prologue pro{reinterpret_cast<const float*>(static_cast<char*>(outputs[0].data))};
+    const s03_reduce_mean_var_64x50176x1_epilogue epi{reinterpret_cast<const int64_t*>((s->persistent + 112896)), reinterpret_cast<const float*>((s->persistent + 112384)), reinterpret_cast<const float*>((s->persistent + 112640)), reinterpret_cast<float*>((s->arena_base + 0)), reinterpret_cast<int64_t*>(static_cast<char*>(outputs[6].data)), reinterpret_cast<float*>((s->arena_base + 256)), reinterpret_cast<float*>(static_cast<char*>(outputs[4].data)), reinterpret_cast<float*>(static_cast<char*>(outputs[5].data))};
     STITCH_CHECK_CUDA((launch_reduce<ReduceOp::mean_var>(64, 50176, 1, pro, epi, s->reduce_scratch, stream)));
   }
-  // s05_conv2d_4x64x112x112_k32x3x3 (igemm_tf32x3_conv): nodes _native_batch_norm_legit_functional_1_centered, _native_batch_norm_legit_functional_1_normalized, ...
+  // s04_conv2d_4x64x112x112_k32x3x3 (igemm_tf32x3_conv): nodes _native_batch_norm_legit_functional_1_centered, _native_batch_norm_legit_functional_1_normalized, ...
   {
-    const s05_conv2d_4x64x112x112_k32x3x3_prologue pro{reinterpret_cast<const float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->arena_base + 256)), reinterpret_cast<const float*>((s->persistent + 37376)), reinterpret_cast<const float*>((s->persistent + 37632))};
+    const s04_conv2d_4x64x112x112_k32x3x3_prologue pro{reinterpret_cast<const float*>((s->arena_base + 0)), reinterpret_cast<const float*>((s->arena_base + 256)), reinterpret_cast<const float*>((s->persistent + 37376)), reinterpret_cast<const float*>((s->persistent + 37632))};
     if (s->convs.conv2_faster) {
       const float* transformed = nullptr;
       STITCH_CHECK(s->gemms.conv1.transformed_input(reinterpret_cast<const float*>(static_cast<char*>(outputs[0].data)) + 0, stream, pro, transformed, error));
@@ -278,7 +278,7 @@ int Program::init_convs(State* s, cudaStream_t stream) {
   s->convs.workspace =
       kLayout.lt_workspace_bytes ? s->arena.at(kLayout.lt_workspace_offset) : nullptr;
   STITCH_CHECK(s->convs.cudnn.create(error));
-  {  // s02_conv2d_4x32x112x112_k32x3x3
+  {  // s01_conv2d_4x32x112x112_k32x3x3
     ConvShape shape;
     shape.spatial = 2; shape.batch = 4; shape.groups = 1;
     shape.in_channels = 32; shape.out_channels = 32;
@@ -294,12 +294,12 @@ int Program::init_convs(State* s, cudaStream_t stream) {
     shape.y_image = 1204224;  // y: a window of whole channels
     if (s->convs.conv0.init(s->convs.cudnn.get(), shape, ConvMath::strict_fp32, kLayout.lt_workspace_bytes, error) == STITCH_OK) {
       STITCH_CHECK(tune_conv_on_scratch(s->convs.conv0, shape, s->convs.workspace, stream, error, 5));
-      STITCH_CHECK(time_kernel_against_cudnn(s->gemms.conv0, false, s->convs.conv0, shape, MatmulEpilogue::none, CudnnSidePasses{false, false}, s->convs.workspace, stream, error, s->convs.conv0_faster));
+      STITCH_CHECK(time_kernel_against_cudnn(s->gemms.conv0, true, s->convs.conv0, shape, MatmulEpilogue::none, CudnnSidePasses{true, false}, s->convs.workspace, stream, error, s->convs.conv0_faster));
     } else {
       error.clear();  // no cuDNN engine for it: the kernel runs
     }
   }
-  {  // s05_conv2d_4x64x112x112_k32x3x3
+  {  // s04_conv2d_4x64x112x112_k32x3x3
     ConvShape shape;
     shape.spatial = 2; shape.batch = 4; shape.groups = 1;
     shape.in_channels = 64; shape.out_channels = 32;
@@ -326,7 +326,7 @@ int Program::init_convs(State* s, cudaStream_t stream) {
 // Each GEMM's description and algorithm choice (timed on scratch), at init.
 int Program::init_gemms(State* s, cudaStream_t stream) {
   std::string& error = s->error;
-  {  // s02_conv2d_4x32x112x112_k32x3x3
+  {  // s01_conv2d_4x32x112x112_k32x3x3
     ConvIgemmShape shape;
     shape.spatial = 2; shape.batch = 4; shape.groups = 1;
     shape.in_channels = 32; shape.out_channels = 32;
@@ -341,9 +341,11 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     map.image_floats = 1204224; map.channel_floats = 12544;
     map.step[0] = 0; map.step[1] = 112; map.step[2] = 1;
     s->gemms.conv0.set_output_map(map);
+    s->gemms.conv0.set_input_transform(true);
     STITCH_CHECK(s->gemms.conv0.init(shape, MatmulEpilogue::none, error));
+    STITCH_CHECK(s->gemms.conv0.prepare_weights(reinterpret_cast<const float*>((s->persistent + 512)) + 0, stream, error));
   }
-  {  // s05_conv2d_4x64x112x112_k32x3x3
+  {  // s04_conv2d_4x64x112x112_k32x3x3
     ConvIgemmShape shape;
     shape.spatial = 2; shape.batch = 4; shape.groups = 1;
     shape.in_channels = 64; shape.out_channels = 32;
