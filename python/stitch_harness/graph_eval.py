@@ -23,10 +23,10 @@ def resolve_op(name):
 
 
 # The graph was traced on the CPU, whose kernels laid its tensors out as it recorded; another
-# device's may lay an op's result out otherwise (CUDA's attention kernels return a
-# [batch, sequence, heads, dim] layout under a [batch, heads, sequence, dim] shape), and a view the
-# graph took of it then fails ("view size is not compatible with input tensor's size and stride").
-# reshape gives the view's values whatever the layout (a view where one can be taken, else a copy).
+# device's kernels may lay an op's result out otherwise (the same shape, other strides), and a view
+# the graph took of it then fails ("view size is not compatible with input tensor's size and
+# stride": ViT's captured graph on the GPU). reshape gives the view's values whatever the layout
+# (a view where one can be taken, else a copy).
 _VIEWS = {torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default}
 
 
