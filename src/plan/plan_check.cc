@@ -1,7 +1,12 @@
 // Plan invariants (plan_check.h).
 #include "plan/plan_check.h"
 
+#include <algorithm>
+#include <iterator>
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -275,6 +280,48 @@ Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const C
   return {};
 }
 
+namespace {
+
+// Where the plan keeps its buffers: one an at_init subtask writes is persistent (what init wrote
+// must outlast every forward), and two arena buffers whose lifetimes — first write to last read,
+// in subtask order — overlap share no byte.
+Status check_memory(const Plan& plan) {
+  std::map<std::string, const BufferSlot*> slot_of;
+  for (const BufferSlot& slot : plan.buffers)
+    slot_of[slot.value] = &slot;
+  auto buffer_name = [&](const ir::ValueRef& value) {
+    return plan.graph.name_of(stored_buffer_by_name(plan.graph, plan.values, value));
+  };
+  std::map<std::string, std::pair<size_t, size_t>> lifetimes;  // arena buffer: first, last
+  for (size_t i = 0; i < plan.subtasks.size(); ++i) {
+    const Subtask& subtask = plan.subtasks[i];
+    for (const ir::ValueRef& value : subtask_writes(subtask)) {
+      const std::string buffer = buffer_name(value);
+      const auto slot = slot_of.find(buffer);
+      if (slot == slot_of.end()) continue;  // check_plan names a stored value without a slot
+      const BufferSlot::Where where = slot->second->where;
+      if (subtask.at_init && where != BufferSlot::Where::persistent)
+        return make_error("subtask {} writes '{}' at init, but it lives in the {}", subtask.id,
+                          buffer, where == BufferSlot::Where::arena ? "arena" : "caller's output");
+      if (where == BufferSlot::Where::arena) lifetimes.try_emplace(buffer, i, i);
+    }
+    for (const Access& read : subtask_reads(subtask))
+      if (auto it = lifetimes.find(buffer_name(read.base)); it != lifetimes.end())
+        it->second.second = std::max(it->second.second, i);
+  }
+  for (auto a = lifetimes.begin(); a != lifetimes.end(); ++a)
+    for (auto b = std::next(a); b != lifetimes.end(); ++b) {
+      if (a->second.first > b->second.second || b->second.first > a->second.second) continue;
+      const BufferSlot &x = *slot_of.at(a->first), &y = *slot_of.at(b->first);
+      if (x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes)
+        return make_error("arena buffers '{}' and '{}' share bytes while both are live",
+                          a->first, b->first);
+    }
+  return {};
+}
+
+}  // namespace
+
 Status check_plan(const Plan& plan) {
   std::set<std::string> stored;
   for (const Subtask& subtask : plan.subtasks) {
@@ -337,7 +384,7 @@ Status check_plan(const Plan& plan) {
     if (it == plan.values.end() || !stored.count(value_key(it->second.base)))
       return make_error("graph output {} is never stored", k);
   }
-  return {};
+  return check_memory(plan);
 }
 
 }  // namespace stitch::plan

@@ -11,7 +11,9 @@ namespace stitch::plan {
 // - every stored value has a buffer slot, and every graph output is stored (directly or as the
 //   base of a full view);
 // - body operands refer to existing loads/steps (steps to earlier ones), every load has the index
-//   space's element count, and steps are elementwise or creation nodes.
+//   space's element count, and steps are elementwise or creation nodes;
+// - a buffer an at_init subtask writes is persistent, and arena buffers live at the same time
+//   (first write to last read) share no byte.
 Status check_plan(const Plan& plan);
 
 }  // namespace stitch::plan

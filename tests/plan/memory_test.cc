@@ -2,9 +2,14 @@
 // fit the target GPU, and the big tiling pool that used to materialise an input-sized copy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "plan/memory_plan.h"
+#include "plan/plan_check.h"
 #include "plan/planner.h"
 #include "plan/subtasks.h"
 #include "plan_test_graphs.h"
@@ -156,6 +161,57 @@ TEST(InitSubtasks, ABufferInitWritesIsPersistentWhoeverWritesItFirst) {
       ++checked;
     }
   EXPECT_GT(checked, 0);
+}
+
+// check_plan holds every plan's memory to it: a buffer written at init must be persistent, and
+// two arena buffers live at the same time must not share bytes. Each broken by hand on the SSD
+// recurrence's plan is refused, naming the buffers.
+TEST(InitSubtasks, CheckPlanRefusesInitWritesInTheArenaAndLiveBuffersSharingBytes) {
+  auto graph = ir::load_graph(data_path("plan_ssd_chunk_states.graph.json"));
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  auto plan = make_plan(*graph, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_TRUE(check_plan(*plan).ok());
+
+  Plan in_arena = *plan;
+  bool moved = false;
+  for (BufferSlot& slot : in_arena.buffers)
+    if (slot.value == "constant_pad_nd_pad2" && slot.where == BufferSlot::Where::persistent) {
+      slot.where = BufferSlot::Where::arena;
+      moved = true;
+    }
+  ASSERT_TRUE(moved) << "the pad's buffer is no longer persistent in this plan";
+  const Status refused = check_plan(in_arena);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("writes 'constant_pad_nd_pad2' at init"),
+            std::string::npos)
+      << refused.error().message;
+
+  // Two arena buffers live at once (first write to last read), the second moved onto the first.
+  Plan overlapping = *plan;
+  std::map<std::string, std::pair<size_t, size_t>> live;  // first write, last read
+  for (size_t i = 0; i < overlapping.subtasks.size(); ++i) {
+    for (const ir::ValueRef& value : subtask_writes(overlapping.subtasks[i]))
+      live.try_emplace(overlapping.graph.name_of(value), i, i);
+    for (const Access& read : subtask_reads(overlapping.subtasks[i]))
+      if (auto it = live.find(overlapping.graph.name_of(read.base)); it != live.end())
+        it->second.second = std::max(it->second.second, i);
+  }
+  BufferSlot* first = nullptr;
+  BufferSlot* second = nullptr;
+  for (BufferSlot& a : overlapping.buffers)
+    for (BufferSlot& b : overlapping.buffers)
+      if (&a != &b && a.where == BufferSlot::Where::arena && b.where == BufferSlot::Where::arena &&
+          live.count(a.value) && live.count(b.value) && first == nullptr &&
+          live[a.value].first <= live[b.value].second &&
+          live[b.value].first <= live[a.value].second)
+        first = &a, second = &b;
+  ASSERT_NE(first, nullptr) << "no two arena buffers live at once in this plan";
+  second->offset = first->offset;
+  const Status shared = check_plan(overlapping);
+  ASSERT_FALSE(shared.ok());
+  EXPECT_NE(shared.error().message.find("share bytes while both are live"), std::string::npos)
+      << shared.error().message;
 }
 
 }  // namespace
