@@ -268,6 +268,43 @@ int64_t plane(const int64_t (&sizes)[3], int spatial) {
   return positions;
 }
 
+// launch_channels_last, the wgmma gather's copy of x: y[image][position][padded] = x's channel, or
+// 0 past x's channels, on both of its kernels — the per-position one of 4 or 8 padded channels
+// (an image network's 3 padded to 4; 6 and 8 to 8) and the 32 x 32 tiles otherwise — with images
+// apart by more than their channels (a window of a larger buffer), position counts no block size
+// divides, and the transposing use back to NCDHW (channels and positions swapped, padded =
+// channels: a 2 x 2 image of 515 channels).
+TEST(ChannelsLastCopy, EveryPathWritesTheTransposeWithZeroChannels) {
+  REQUIRE_GPU();
+  struct Case {
+    int64_t batch, channels, padded, positions, x_image;
+  };
+  const Case cases[] = {{3, 3, 4, 1000, 3 * 1000},  {2, 6, 8, 777, 7 * 777},
+                        {2, 8, 8, 1025, 8 * 1025},  {2, 4, 4, 33, 5 * 33},
+                        {2, 12, 12, 515, 12 * 515}, {2, 40, 40, 97, 40 * 97},
+                        {3, 4, 4, 515, 4 * 515},    {2, 3, 3, 130, 3 * 130}};
+  for (const Case& c : cases) {
+    const auto x = testing::uniform_floats(c.batch * c.x_image, 41, -1.f, 1.f);
+    DeviceBuffer<float> dx(x.size()), dy(c.batch * c.positions * c.padded);
+    ASSERT_CUDA(dx.upload(x));
+    ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));
+    ASSERT_CUDA(detail::launch_channels_last(dx.data(), dy.data(), c.batch, c.channels, c.positions,
+                                             nullptr, detail::PlaneIdentity{}, c.x_image,
+                                             c.padded));
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> y = dy.download();
+    int wrong = 0;
+    for (int64_t n = 0; n < c.batch; ++n)
+      for (int64_t p = 0; p < c.positions; ++p)
+        for (int64_t ch = 0; ch < c.padded; ++ch) {
+          const float want = ch < c.channels ? x[n * c.x_image + ch * c.positions + p] : 0.0f;
+          if (y[(n * c.positions + p) * c.padded + ch] != want) ++wrong;
+        }
+    EXPECT_EQ(wrong, 0) << c.channels << " channels padded to " << c.padded << ", "
+                        << c.positions << " positions";
+  }
+}
+
 // Channels-last tensors, as a plan's channels-last values give them (layout.h): x arriving NDHWC
 // (read as it is by the wgmma channels-last gather — through a copy with zero channels where it
 // pads them — through an NCDHW copy on the other kernels)
