@@ -323,26 +323,37 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
     allowance = noise_max if ill_conditioned else noise
     check.reference_noise_allowance = allowance
     still_bad, first_bad = 0, -1
+    reference_bad, worst_bad = 0, 0.0  # the FP32 reference's own elements past the allowance
     if check.mismatches:
         with torch.no_grad():
             for start in range(0, total, chunk_elements):
                 o = flat_out[start:start + chunk_elements].to(torch.float64)
                 r = flat_ref[start:start + chunk_elements].to(torch.float64)
                 e = flat_exact[start:start + chunk_elements].to(torch.float64)
+                limit = track.atol + track.rtol * e.abs() + REFERENCE_NOISE_FACTOR * allowance
                 off_fp32 = (o - r).abs() > track.atol + track.rtol * r.abs()
-                off_exact = (o - e).abs() > track.atol + track.rtol * e.abs() + \
-                    REFERENCE_NOISE_FACTOR * allowance
-                bad = off_fp32 & (off_exact | ~torch.isfinite(e))
+                bad = off_fp32 & (((o - e).abs() > limit) | ~torch.isfinite(e))
                 count = int(bad.sum())
-                if count and first_bad < 0:
-                    first_bad = start + int(bad.to(torch.uint8).argmax())
+                if count:
+                    if first_bad < 0:
+                        first_bad = start + int(bad.to(torch.uint8).argmax())
+                    worst_bad = max(worst_bad, float(torch.where(
+                        bad, (o - e).abs(), torch.zeros_like(o)).nan_to_num(math.inf).max()))
                 still_bad += count
+                reference_bad += int((torch.isfinite(r) & torch.isfinite(e) &
+                                      ((r - e).abs() > limit)).sum())
     own_error = (f"largest {allowance:.3g}; the output is ill-conditioned, its relative error "
                  f"{own:.3g}" if ill_conditioned else f"rms {noise:.3g}")
-    if still_bad:
+    # Heavy tails: where the FP32 reference itself has elements past the allowance, a program
+    # may have as many, each within the reference's largest error — no worse than PyTorch's own
+    # FP32 result. Where the reference has none (a well-conditioned output), no element may.
+    within_reference_tail = still_bad <= reference_bad and worst_bad <= noise_max
+    if still_bad and not within_reference_tail:
         check.message += (f"; against an FP64 reference, allowing {REFERENCE_NOISE_FACTOR:g}x the "
                           f"FP32 reference's own error ({own_error}), {still_bad} still outside "
-                          f"(first at flat index {first_bad})")
+                          f"(first at flat index {first_bad}); the FP32 reference itself has "
+                          f"{reference_bad} there, its largest error {noise_max:.3g}, this "
+                          f"program's {worst_bad:.3g}")
         return check
     reasons = []
     if check.failed_norm_bound is not None:
@@ -352,6 +363,9 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
         reasons.append(f"the {check.mismatches} elements outside atol/rtol of the FP32 reference "
                        f"are within {REFERENCE_NOISE_FACTOR:g}x its own error ({own_error}) of an "
                        f"FP64 reference")
+        if still_bad:
+            reasons[-1] += (f" but {still_bad}, no more than the FP32 reference's own {reference_bad}"
+                            f" there, each within its largest error ({noise_max:.3g})")
     if own > ILL_CONDITIONED_CAP and check.mismatches:
         check.undecided = True
         reasons.append(f"undecided: the FP32 reference's own relative error ({own:.3g}) is over "

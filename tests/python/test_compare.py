@@ -386,3 +386,62 @@ def test_structural_failures_are_never_rechecked():
     check = compare_output(out, ref, FP32)
     assert not check.passed and not check.exact_may_overturn
     assert recheck_against_exact(check, out, ref, ref.double(), FP32).passed is False
+
+
+def scattered_tail(seed=2):
+    """Well-conditioned as a whole (relative error ~1e-7) but with a few elements whose FP32
+    rounding the computation amplifies (Mamba2's exponentiated segment sums): the FP32
+    reference's RMS error is dominated by them, and errors past 8x that RMS are a tail that any
+    FP32 program has, on its own handful of elements."""
+    g = torch.Generator().manual_seed(seed)
+    exact = torch.randn(100000, generator=g, dtype=torch.float64) * 1e6
+    def rounded(sensitive):
+        scale = torch.full_like(exact, 1e-1)
+        scale[sensitive] = 1e2
+        return (exact + scale * torch.randn(100000, generator=g, dtype=torch.float64)).float()
+    ref = rounded(torch.arange(0, 100000, 1000))
+    out = rounded(torch.arange(500, 100000, 2000))  # half as many sensitive elements
+    return out, ref, exact
+
+
+def outside_allowance(values, ref, exact):
+    """The elements of `values` past 8x the FP32 reference's RMS error of `exact`."""
+    noise_rms = (ref.double() - exact).pow(2).mean().sqrt()
+    limit = 1e-4 + 1e-4 * exact.abs() + REFERENCE_NOISE_FACTOR * noise_rms
+    return (values.double() - exact).abs() > limit
+
+
+def test_a_tail_no_longer_than_the_references_own_passes():
+    out, ref, exact = scattered_tail()
+    check = compare_output(out, ref, FP32)
+    assert not check.passed and check.failed_norm_bound is None
+    # The honest program has elements past 8x the reference's RMS error, as the reference does.
+    assert 0 < int(outside_allowance(out, ref, exact).sum()) <= \
+        int(outside_allowance(ref, ref, exact).sum())
+    recheck_against_exact(check, out, ref, exact, FP32)
+    assert check.passed, check.message
+    assert "no more than the FP32 reference's own" in check.message
+
+
+def test_a_tail_longer_than_the_references_own_stays_wrong():
+    out, ref, exact = scattered_tail()
+    tail = int(outside_allowance(ref, ref, exact).sum())
+    largest = float((ref.double() - exact).abs().max())
+    # Insensitive elements of small magnitude (allowance ~35), each off by less than the
+    # reference's largest error (~300), but one more of them than the reference has.
+    small = torch.nonzero(exact.abs() < 1e5).flatten()
+    wrong = small[(small % 500 != 0)][: tail + 1]
+    out[wrong] += 0.9 * largest
+    check = recheck_against_exact(compare_output(out, ref, FP32), out, ref, exact, FP32)
+    assert not check.passed
+    assert f"the FP32 reference itself has {tail} there" in check.message
+    out[wrong[1:]] -= 0.9 * largest  # one such element, the tail no longer than the reference's
+    assert recheck_against_exact(compare_output(out, ref, FP32), out, ref, exact, FP32).passed
+
+
+def test_a_tail_element_beyond_the_references_largest_error_stays_wrong():
+    out, ref, exact = scattered_tail()
+    largest = float((ref.double() - exact).abs().max())
+    out[7] += 4 * largest
+    check = recheck_against_exact(compare_output(out, ref, FP32), out, ref, exact, FP32)
+    assert not check.passed and "still outside" in check.message
