@@ -5,7 +5,8 @@
 //   struct Pro { __device__ float operator()(int64_t o, int64_t r, int64_t i) const; };
 //   struct Epi { __device__ void operator()(int64_t o, int64_t i, Result result) const; };
 //
-// Result is float (sum, max, min, prod), ValueIndex (argmax, argmin) or MeanVar (mean_var).
+// Result is float (sum, max, min, prod, logsumexp), ValueIndex (argmax, argmin) or MeanVar
+// (mean_var).
 //
 // Strategies, chosen by plan_reduce from the shape alone (pure, CPU-tested, device independent so
 // results are bit-identical on any GPU):
@@ -32,7 +33,7 @@
 
 namespace stitch::kernels {
 
-enum class ReduceOp { sum, max, min, prod, argmax, argmin, mean_var };
+enum class ReduceOp { sum, max, min, prod, argmax, argmin, mean_var, logsumexp };
 
 // argmax/argmin: the extreme value and the first index holding it. NaN counts as the extreme (as in
 // PyTorch): the first NaN's index is returned. An empty reduction gives index -1.
@@ -48,6 +49,12 @@ struct MeanVar {
   float mean;
   float m2;
   int64_t count;
+};
+
+// logsumexp: the largest element and the sum of exp(x - max) over the elements so far.
+struct MaxSum {
+  float max;
+  float sum;
 };
 
 namespace detail {
@@ -188,10 +195,40 @@ struct Reducer<ReduceOp::mean_var> {
   __device__ static Result finish(Acc a) { return a; }
 };
 
+// log(sum(exp(x))) in one pass (the online form of max, then sum(exp(x - max))): an element
+// above the running max rescales the sum by exp(old max - new max), one exp per element otherwise.
+// As torch: NaN anywhere gives NaN, an +inf element +inf, all -inf (or none) -inf.
+template <>
+struct Reducer<ReduceOp::logsumexp> {
+  using Acc = MaxSum;
+  using Result = float;
+  __device__ static float inf() { return __int_as_float(0x7f800000); }
+  __device__ static Acc identity() { return MaxSum{-inf(), 0.0f}; }
+  __device__ static Acc accumulate(Acc a, float x, int64_t) {
+    if (x != x || a.max != a.max) return MaxSum{x != x ? x : a.max, 0.0f};
+    if (x > a.max) return MaxSum{x, fmaf(a.sum, expf(a.max - x), 1.0f)};  // exp(-inf) = 0
+    if (x > -inf() && a.max < inf()) a.sum += expf(x - a.max);
+    return a;
+  }
+  __device__ static Acc combine(Acc a, Acc b) {
+    if (a.max != a.max) return a;
+    if (b.max != b.max) return b;
+    const float m = fmaxf(a.max, b.max);
+    if (m == -inf() || m == inf()) return MaxSum{m, 0.0f};  // finish ignores the sum there
+    return MaxSum{m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
+  }
+  __device__ static Result finish(Acc a) {
+    if (a.max != a.max || a.max == inf() || a.max == -inf()) return a.max;
+    return logf(a.sum) + a.max;
+  }
+};
+
 // Bytes of one partial accumulator in the workspace, whatever the op (so the workspace size does
 // not depend on it).
 inline constexpr size_t kPartialBytes = 16;
-static_assert(sizeof(ValueIndex) <= kPartialBytes && sizeof(MeanVar) <= kPartialBytes, "");
+static_assert(sizeof(ValueIndex) <= kPartialBytes && sizeof(MeanVar) <= kPartialBytes &&
+                  sizeof(MaxSum) <= kPartialBytes,
+              "");
 
 __device__ __forceinline__ float shuffle_down(float v, int delta) {
   return __shfl_down_sync(0xffffffffu, v, delta);
@@ -208,6 +245,11 @@ __device__ __forceinline__ MeanVar shuffle_down(MeanVar v, int delta) {
   return MeanVar{
       __shfl_down_sync(0xffffffffu, v.mean, delta), __shfl_down_sync(0xffffffffu, v.m2, delta),
       static_cast<int64_t>(__shfl_down_sync(0xffffffffu, static_cast<long long>(v.count), delta))};
+}
+
+__device__ __forceinline__ MaxSum shuffle_down(MaxSum v, int delta) {
+  return MaxSum{__shfl_down_sync(0xffffffffu, v.max, delta),
+                __shfl_down_sync(0xffffffffu, v.sum, delta)};
 }
 
 // Lane 0 gets the combination of the warp's 32 values (a fixed butterfly order).

@@ -1,7 +1,6 @@
 // Reduction subtasks: a prologue functor (loads, then the fused producers), an epilogue functor
 // (the reduced values as registers, then the fused consumers and the stores) and one launch_reduce
 // (kernels/reduction.cuh) sharing the program's reduction scratch.
-#include <map>
 
 #include "codegen/emit_context.h"
 #include "codegen/emit_elementwise.h"
@@ -91,10 +90,6 @@ Result<Members> emit_epilogue_functor(EmitContext& ctx, const std::string& name,
 
 Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ReductionSpec& spec,
                               CodeWriter& w) {
-  static const std::map<ReduceOp, std::string> ops = {
-      {ReduceOp::sum, "sum"},       {ReduceOp::max, "max"},       {ReduceOp::min, "min"},
-      {ReduceOp::prod, "prod"},     {ReduceOp::argmax, "argmax"}, {ReduceOp::argmin, "argmin"},
-      {ReduceOp::mean_var, "mean_var"}};
   const std::string pro = EmitContext::functor_name(subtask, "prologue");
   STITCH_ASSIGN_OR_RETURN(
       Members pro_members,
@@ -114,7 +109,7 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ReductionSpec& 
   w.line("const {} epi{{{}}};", epi, epi_init);
   w.line("STITCH_CHECK_CUDA((launch_reduce<ReduceOp::{}>({}, {}, {}, pro, epi, s->reduce_scratch, "
          "stream)));",
-         ops.at(spec.op), spec.outer, spec.reduce, spec.inner);
+         plan::kReduceOpNames[static_cast<int>(spec.op)], spec.outer, spec.reduce, spec.inner);
   return {};
 }
 

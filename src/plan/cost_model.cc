@@ -113,8 +113,10 @@ double spec_flops(const SubtaskSpec& spec) {
         } else if constexpr (std::is_same_v<T, ReductionSpec>) {
           const double inputs = static_cast<double>(s.outer * s.reduce * s.inner);
           const double outputs = static_cast<double>(s.outer * s.inner);
+          // mean_var: a subtraction and two fused adds; logsumexp: a compare, an exp and an add.
           const double per_input =
-              (s.op == ReduceOp::mean_var ? 3.0 : 1.0) + body_steps(s.prologue);
+              (s.op == ReduceOp::mean_var || s.op == ReduceOp::logsumexp ? 3.0 : 1.0) +
+              body_steps(s.prologue);
           return inputs * per_input + outputs * body_steps(s.epilogue);
         } else if constexpr (std::is_same_v<T, RowSpec>) {
           const double per_element = s.op == RowOp::layer_norm ? 8.0 : 4.0;

@@ -21,6 +21,7 @@ bool is_primitive_reduction(Op op) {
     case Op::max_dim:
     case Op::min_dim:
     case Op::var_mean_correction:
+    case Op::logsumexp:
       return true;
     default:
       return false;
@@ -43,6 +44,8 @@ ReduceOp reduce_op_of(Op op) {
       return ReduceOp::argmin;
     case Op::var_mean_correction:
       return ReduceOp::mean_var;
+    case Op::logsumexp:
+      return ReduceOp::logsumexp;
     default:
       return ReduceOp::sum;
   }

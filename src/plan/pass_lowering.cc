@@ -11,8 +11,9 @@
 //                                        flattened
 //   prod                                 flatten + prod.dim_int
 //   linalg_vector_norm                   abs/mul/pow prologue + sum (or amax/amin) + sqrt/pow
-//   logsumexp                            amax + sub + exp + sum + log + add (inf-guarded like
-//   torch) _softmax / _log_softmax              kept over the last dim (row kernel); else amax +
+//   logsumexp, or torch's decomposition  one logsumexp reduction per block of adjacent dims
+//   of it (amax, where, exp, sum, log)   (lower_logsumexp.cc)
+//   _softmax / _log_softmax              kept over the last dim (row kernel); else amax +
 //   sub + exp
 //                                        + sum + div (the exp duplicated so the sum fuses it)
 //   native_layer_norm                    kept (row kernel) unless mean/rstd are used or the rows
@@ -218,35 +219,6 @@ Result<bool> lower_vector_norm(Lowerer& lowerer) {
                       ord);
   }
   lowerer.map_output(0, result);
-  return true;
-}
-
-// log(sum(exp(x - m))) + m with m = amax(x), m replaced by 0 where it is infinite (torch's guard:
-// an all -inf row gives -inf, not nan).
-Result<bool> lower_logsumexp(Lowerer& lowerer) {
-  const ir::Node& node = lowerer.origin();
-  ir::ValueRef x = *lowerer.tensor_arg(0, "self");
-  const ir::TensorType input = lowerer.type(x);
-  const auto dims = reduction_dims(node.arg_or_kwarg(1, "dim"), input.rank());
-  if (!dims) return make_error("dim out of range");
-  const bool keepdim = bool_arg(node, 2, "keepdim", false);
-  const DType dtype = node.outputs[0].dtype;
-  x = lowerer.cast("cast", x, dtype);
-  const ir::ValueRef max = lowerer.reduce("amax", Op::amax, x, *dims, true, dtype);
-  const ir::ValueRef magnitude = lowerer.unary("abs", Op::abs, max);
-  const ir::ValueRef infinite = lowerer.scalar_binary("isinf", Op::eq_scalar, magnitude,
-                                                      std::numeric_limits<double>::infinity());
-  const ir::ValueRef zero = lowerer.scalar_constant("zero", 0.0, dtype);
-  const ir::ValueRef safe_max =
-      lowerer.emit("safe_max", Op::where_self, {ref_arg(infinite), ref_arg(zero), ref_arg(max)},
-                   {lowerer.type(max)});
-  const ir::ValueRef shifted = lowerer.binary("sub", Op::sub_tensor, x, ref_arg(safe_max));
-  const ir::ValueRef exp = lowerer.unary("exp", Op::exp, shifted);
-  const ir::ValueRef sum = lowerer.reduce("sum", Op::sum_dim_intlist, exp, *dims, true, dtype);
-  const ir::ValueRef log = lowerer.unary("log", Op::log, sum);
-  const ir::ValueRef total =
-      lowerer.binary(keepdim ? "" : "keepdim", Op::add_tensor, log, ref_arg(safe_max));
-  lowerer.map_output(0, lowerer.view("", total, node.outputs[0].shape));
   return true;
 }
 
@@ -495,7 +467,7 @@ Result<bool> lower_node(Lowerer& lowerer) {
     case Op::linalg_vector_norm:
       return lower_vector_norm(lowerer);
     case Op::logsumexp:
-      return lower_logsumexp(lowerer);
+      return lowering::lower_logsumexp(lowerer);
     case Op::softmax:
     case Op::log_softmax:
       return lowering::lower_softmax(lowerer);
@@ -558,14 +530,23 @@ Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& op
   const std::map<int, int> flipped_scans = find_flipped_scans(graph, lowerer.uses());
   for (const auto& [flip, scan] : flipped_scans)
     dropped.insert(scan);
+  // torch's decomposition of logsumexp: the chain is dropped, the final add becomes one reduction.
+  std::map<int, DecomposedLogsumexp> logsumexps;
+  for (DecomposedLogsumexp& match : find_decomposed_logsumexps(graph, lowerer.uses())) {
+    dropped.insert(match.chain.begin(), match.chain.end());
+    logsumexps.emplace(match.add, std::move(match));
+  }
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     if (dropped.count(static_cast<int>(i)) || lowerer.folded(static_cast<int>(i))) continue;
     lowerer.begin(static_cast<int>(i));
     auto match = gemm_sums.find(static_cast<int>(i));
     auto flipped = flipped_scans.find(static_cast<int>(i));
+    auto logsumexp = logsumexps.find(static_cast<int>(i));
     auto lowered = match != gemm_sums.end() ? lower_gemm_sum(lowerer, match->second)
                    : flipped != flipped_scans.end()
                        ? lowering::lower_flipped_scan(lowerer, flipped->second)
+                   : logsumexp != logsumexps.end()
+                       ? lowering::lower_decomposed_logsumexp(lowerer, logsumexp->second)
                        : lower_node(lowerer);
     if (!lowered.ok())
       return lowered.error().with_context(

@@ -160,7 +160,10 @@ struct ConvSpec {
   bool operator==(const ConvSpec&) const = default;
 };
 
-enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var };
+// logsumexp: log(sum(exp(x))), in one pass (kernels/reduction.cuh keeps the max and the sum).
+enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var, logsumexp };
+inline constexpr const char* kReduceOpNames[] = {"sum",    "max",    "min",      "prod",
+                                                 "argmax", "argmin", "mean_var", "logsumexp"};
 
 // Reduces an [outer, reduce, inner] index space over the middle axis. The prologue body is
 // evaluated per input element (load 0 is the reduced tensor; other loads broadcast); the epilogue

@@ -206,12 +206,6 @@ void append_attention(std::string& text, const Plan& plan, const AttentionSpec& 
     text += fmt::format("    output = {}\n", format_access(*spec.output, plan.graph));
 }
 
-std::string_view reduce_op_name(ReduceOp op) {
-  static constexpr std::string_view kNames[] = {"sum",    "max",    "min",     "prod",
-                                                "argmax", "argmin", "mean_var"};
-  return kNames[static_cast<int>(op)];
-}
-
 std::string_view row_op_name(RowOp op) {
   static constexpr std::string_view kNames[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
   return kNames[static_cast<int>(op)];
@@ -323,7 +317,7 @@ std::string format_plan_details(const Plan& plan) {
             if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
             append_stores(text, plan, spec.stores);
           } else if constexpr (std::is_same_v<T, ReductionSpec>) {
-            text += fmt::format("    {} over {}x{}x{}, input = {}\n", reduce_op_name(spec.op),
+            text += fmt::format("    {} over {}x{}x{}, input = {}\n", kReduceOpNames[static_cast<int>(spec.op)],
                                 spec.outer, spec.reduce, spec.inner,
                                 format_access(spec.input, plan.graph));
             if (spec.op == ReduceOp::mean_var)

@@ -59,10 +59,8 @@ Status SpecBuilder::add_reduction(const Group& group) {
     spec.input = reshape_access(input, index_shape).value_or(input);
   }
   spec.epilogue = register_epilogue(group, {spec.outer, spec.inner}, spec.stores);
-  static constexpr const char* kOps[] = {"sum",    "max",    "min",     "prod",
-                                         "argmax", "argmin", "mean_var"};
   push(group, std::move(spec),
-       fmt::format("reduce_{}_{}x{}x{}", kOps[static_cast<int>(reduce_op_of(node.op))],
+       fmt::format("reduce_{}_{}x{}x{}", kReduceOpNames[static_cast<int>(reduce_op_of(node.op))],
                    geometry->outer, geometry->reduce, geometry->inner));
   return {};
 }

@@ -98,6 +98,7 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK_CUDA(launch_reduce<ReduceOp::max>(4, 4, 2, Pro{a}, Epi<float>{y}, stream));
   STITCH_CHECK_CUDA(launch_reduce<ReduceOp::min>(4, 4, 1, Pro{a}, Epi<float>{y}, stream));
   STITCH_CHECK_CUDA(launch_reduce<ReduceOp::prod>(4, 4, 1, Pro{a}, Epi<float>{y}, stream));
+  STITCH_CHECK_CUDA(launch_reduce<ReduceOp::logsumexp>(4, 4, 1, Pro{a}, Epi<float>{y}, stream));
   ValueIndex* vi = reinterpret_cast<ValueIndex*>(workspace);
   MeanVar* mv = reinterpret_cast<MeanVar*>(workspace);
   STITCH_CHECK_CUDA(launch_reduce<ReduceOp::argmax>(4, 4, 1, Pro{a}, Epi<ValueIndex>{vi}, stream));

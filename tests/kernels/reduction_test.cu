@@ -1,6 +1,7 @@
 // kernels/reduction.cuh on a GPU against a double-precision CPU reference: every strategy (warp per
 // row, block per row, columns; each with and without the split over blocks), every op (sum with and
-// without a squaring prologue, prod, max, min, argmax/argmin with ties and NaN, mean_var), empty
+// without a squaring prologue, prod, max, min, argmax/argmin with ties and NaN, mean_var,
+// logsumexp with wide ranges, NaN and infinities), empty
 // reductions, a strided source, one epilogue call per output, and bit-identical reruns. Skips
 // without a CUDA device.
 #include <cuda_runtime.h>
@@ -110,6 +111,8 @@ enum class Data {
   ties,      // integers 0..3: many equal extremes
   with_nan,  // uniform, and in every other output two NaNs (at reduce/3 and 2 reduce/3)
   offset,    // 100 + u: Welford's stability
+  wide,      // 40 u: exponentials over 35 orders of magnitude (logsumexp's rescaling)
+  infinite,  // uniform, and per output by its index mod 4: as is, one +inf, all -inf, a -inf
 };
 
 struct Variant {
@@ -132,6 +135,9 @@ std::vector<Variant> variants() {
       {"argmax_nan", ReduceOp::argmax, Data::with_nan},
       {"argmin_nan", ReduceOp::argmin, Data::with_nan},
       {"mean_var", ReduceOp::mean_var, Data::offset},
+      {"logsumexp", ReduceOp::logsumexp, Data::wide},
+      {"logsumexp_nan", ReduceOp::logsumexp, Data::with_nan},
+      {"logsumexp_infinite", ReduceOp::logsumexp, Data::infinite},
   };
 }
 
@@ -158,7 +164,8 @@ Reference reference(const std::vector<float>& x, const Shape& s, const Variant& 
     for (int64_t i = 0; i < s.inner; ++i) {
       const int64_t k = o * s.inner + i;
       double acc = v.op == ReduceOp::prod ? 1.0 : 0.0;
-      if (v.op == ReduceOp::max || v.op == ReduceOp::argmax) acc = -INFINITY;
+      if (v.op == ReduceOp::max || v.op == ReduceOp::argmax || v.op == ReduceOp::logsumexp)
+        acc = -INFINITY;
       if (v.op == ReduceOp::min || v.op == ReduceOp::argmin) acc = INFINITY;
       double abs_sum = 0.0;
       bool nan_seen = false;
@@ -181,6 +188,12 @@ Reference reference(const std::vector<float>& x, const Shape& s, const Variant& 
             else
               acc = v.op == ReduceOp::max ? std::max(acc, e) : std::min(acc, e);
             break;
+          case ReduceOp::logsumexp:  // the max here; the sum of exponentials below
+            if (std::isnan(e) || std::isnan(acc))
+              acc = NAN;
+            else
+              acc = std::max(acc, e);
+            break;
           case ReduceOp::argmax:
           case ReduceOp::argmin:
             if (nan_seen) break;
@@ -199,6 +212,13 @@ Reference reference(const std::vector<float>& x, const Shape& s, const Variant& 
       }
       ref.scale[k] = abs_sum;
       ref.value[k] = acc;
+      if (v.op == ReduceOp::logsumexp && std::isfinite(acc)) {
+        double sum = 0.0;
+        for (int64_t r = 0; r < s.reduce; ++r)
+          sum += std::exp(static_cast<double>(x[o * load.so + r * load.sr + i * load.si]) - acc);
+        ref.value[k] = std::log(sum) + acc;
+        ref.scale[k] = 0.0;
+      }
       if (v.op == ReduceOp::mean_var) {
         ref.count[k] = s.reduce;
         const double mean = s.reduce > 0 ? acc / static_cast<double>(s.reduce) : 0.0;
@@ -234,8 +254,26 @@ std::vector<float> make_data(const Shape& s, const Variant& v, const Load& layou
       case Data::offset:
         e = 100.0f + e;
         break;
+      case Data::wide:
+        e = 40.0f * e;
+        break;
+      case Data::infinite:
+        break;
     }
   }
+  if (v.data == Data::infinite && s.reduce >= 1)
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) {
+        const int64_t k = o * s.inner + i;
+        auto at = [&](int64_t r) -> float& {
+          return x[o * layout.so + r * layout.sr + i * layout.si];
+        };
+        if (k % 4 == 1) at(s.reduce / 2) = INFINITY;
+        if (k % 4 == 2)
+          for (int64_t r = 0; r < s.reduce; ++r)
+            at(r) = -INFINITY;
+        if (k % 4 == 3) at(s.reduce - 1) = -INFINITY;
+      }
   if (v.data == Data::with_nan && s.reduce >= 3)
     for (int64_t o = 0; o < s.outer; ++o)
       for (int64_t i = 0; i < s.inner; ++i)
@@ -258,6 +296,10 @@ Tolerance tolerance_for(const Variant& v, int64_t reduce) {
       return Tolerance{0.0, 4.0 * eps + 1e-9 * std::sqrt(static_cast<double>(reduce)), 0.0};
     case ReduceOp::mean_var:
       return Tolerance{0.0, 2e-6, 0.0};  // the mean; m2 has its own below
+    // A few roundings of exp per element and of the rescaling, then log: the result (at least
+    // the max, ~|x|) is off by a few ulps of itself at most.
+    case ReduceOp::logsumexp:
+      return Tolerance{1e-6, 1e-6, 0.0};
     default:
       return Tolerance{};  // max, min, argmax, argmin are exact
   }
@@ -341,6 +383,8 @@ TEST_P(ReductionTest, MatchesReference) {
           return launch<ReduceOp::prod>(s, load, epi, workspace.data());
         case ReduceOp::max:
           return launch<ReduceOp::max>(s, load, epi, workspace.data());
+        case ReduceOp::logsumexp:
+          return launch<ReduceOp::logsumexp>(s, load, epi, workspace.data());
         default:
           return launch<ReduceOp::min>(s, load, epi, workspace.data());
       }

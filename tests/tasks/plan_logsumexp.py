@@ -1,5 +1,5 @@
-# Own task (Planner golden test): logsumexp over the last dim: a max reduction, then a sum
-# reduction whose prologue computes exp(x - max) and whose epilogue adds the log.
+# Own task (Planner golden test): logsumexp over the last dim, traced as torch decomposes it (max,
+# then a sum of exp(x - max), log, add): one logsumexp reduction reading x once.
 import torch
 import torch.nn as nn
 

@@ -15,7 +15,7 @@ namespace {
 
 using namespace stitch::kernels;
 
-struct s00_reduce_max_2048x4096x1_prologue {
+struct s00_reduce_logsumexp_2048x4096x1_prologue {
   const float* l0;
   __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
     const int64_t e = (o * 4096 + r) * 1 + i;
@@ -25,40 +25,11 @@ struct s00_reduce_max_2048x4096x1_prologue {
   }
 };
 
-struct s00_reduce_max_2048x4096x1_epilogue {
+struct s00_reduce_logsumexp_2048x4096x1_epilogue {
   float* out0;
   __device__ void operator()(int64_t o, int64_t i, float result) const {
     const int64_t e = o * 1 + i;
-    const float v0 = fabsf(result);  // abs_1
-    const float v1 = op_bool(v0 == __int_as_float(0x7f800000));  // eq
-    const float v2 = (v1 != 0.0f ? 0.0f : result);  // where
-    out0[e] = v2;
-  }
-};
-
-struct s01_reduce_sum_2048x4096x1_prologue {
-  const float* l0;
-  const float* l1;
-  __device__ float operator()(int64_t o, int64_t r, int64_t i) const {
-    const int64_t e = (o * 4096 + r) * 1 + i;
-    (void)e;
-    const float x0 = static_cast<float>(l0[0 + o * 4096 + r * 1]);
-    const float x1 = static_cast<float>(l1[0 + o * 1]);
-    const float v0 = (x0 - x1);  // sub
-    const float v1 = expf(v0);  // exp
-    return v1;
-  }
-};
-
-struct s01_reduce_sum_2048x4096x1_epilogue {
-  const float* l0;
-  float* out0;
-  __device__ void operator()(int64_t o, int64_t i, float result) const {
-    const int64_t e = o * 1 + i;
-    const float x0 = static_cast<float>(l0[0 + o * 1]);
-    const float v0 = logf(result);  // log
-    const float v1 = (v0 + x0);  // add
-    out0[e] = v1;
+    out0[e] = result;
   }
 };
 
@@ -71,13 +42,12 @@ struct Program {
     {0, 1, {2048}},
   }};
   static constexpr std::array<ParamSlot, 0> kParamSlots = {};
-  static constexpr std::array<ReduceExtent, 2> kReductions = {{
-    {2048, 4096, 1},
+  static constexpr std::array<ReduceExtent, 1> kReductions = {{
     {2048, 4096, 1},
   }};
   static constexpr ProgramLayout kLayout = {
     256,  // persistent_bytes
-    8192,  // arena_bytes
+    0,  // arena_bytes
     0,  // lt_workspace_bytes
     0,  // lt_workspace_offset
     true,  // cuda_graph
@@ -96,17 +66,11 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   std::string& error = s->error;
   (void)inputs;
   (void)outputs;
-  // s00_reduce_max_2048x4096x1 (reduce): nodes amax, abs_1, eq, where
+  // s00_reduce_logsumexp_2048x4096x1 (reduce): nodes add
   {
-    const s00_reduce_max_2048x4096x1_prologue pro{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
-    const s00_reduce_max_2048x4096x1_epilogue epi{reinterpret_cast<float*>((s->arena_base + 0))};
-    STITCH_CHECK_CUDA((launch_reduce<ReduceOp::max>(2048, 4096, 1, pro, epi, s->reduce_scratch, stream)));
-  }
-  // s01_reduce_sum_2048x4096x1 (reduce): nodes sub, exp, sum_1, log, add
-  {
-    const s01_reduce_sum_2048x4096x1_prologue pro{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)), reinterpret_cast<const float*>((s->arena_base + 0))};
-    const s01_reduce_sum_2048x4096x1_epilogue epi{reinterpret_cast<const float*>((s->arena_base + 0)), reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};
-    STITCH_CHECK_CUDA((launch_reduce<ReduceOp::sum>(2048, 4096, 1, pro, epi, s->reduce_scratch, stream)));
+    const s00_reduce_logsumexp_2048x4096x1_prologue pro{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
+    const s00_reduce_logsumexp_2048x4096x1_epilogue epi{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};
+    STITCH_CHECK_CUDA((launch_reduce<ReduceOp::logsumexp>(2048, 4096, 1, pro, epi, s->reduce_scratch, stream)));
   }
   return STITCH_OK;
 }
