@@ -16,6 +16,7 @@ build=${1:-build-device}
 #   them with scripts/stage_kernelbench.sh and carry .kb)
 # STITCH_VERIFY_ARGS: extra `verify` flags of the generated section (STITCH_KB_VERIFY_ARGS for kb),
 #   e.g. --insecure-sandbox LAYER on a machine where a sandbox layer breaks CUDA
+# STITCH_GENERATED_PROFILE=1: the generated section also profiles each program (timeline only)
 sections=" ${STITCH_GPU_CHECK:-tests bench sweep profile generated} "
 want() { [[ "$sections" == *" $1 "* ]]; }
 # Logs go to a scratch directory, packed into $OUT/gpu-logs.tgz at the end (the device tool
@@ -147,6 +148,13 @@ worst = max([o.get("relative_error_norm") or 0 for o in r.get("outputs") or []] 
 print(f"{name:<34} {str(r.get('outcome')):<8} {stats.get('median_ms', 0):.4f} ms  eager {f(sp.get('eager'))} "
       f"compile {f(sp.get('compile'))} ro {f(sp.get('reduce-overhead'))}  relerr {worst:.1e}  {r.get('reason', '')[:90]}")
 PY
+  # STITCH_GENERATED_PROFILE=1: also the program's CUPTI timeline (kernels by time, no ncu), kept
+  # in $OUT/profile-NAME.txt — where a slow task's time goes.
+  if [ -n "${STITCH_GENERATED_PROFILE:-}" ]; then
+    timeout -k 5 180 "$build/stitchcuda" profile "$task" "$program" --no-ncu --runs-dir "$gen_runs" \
+      > "$out/profile-$name.txt" 2>&1
+    cp "$out/profile-$name.txt" "${OUT:-$out}/" 2>/dev/null
+  fi
 }
 export -f generate_and_verify; export build out gen_runs
 printf '%s\n' $tasks | xargs -P "${STITCH_GENERATED_JOBS:-1}" -I{} bash -c 'generate_and_verify "$@"' _ {}
