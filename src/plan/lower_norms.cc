@@ -1,9 +1,11 @@
 // Lowering of the normalization family (softmax, layer/batch/group norm); see pass_lowering.cc for
 // the table. A normalization whose statistics run over trailing dims becomes native_layer_norm
-// (one row kernel) when its row shape suits a row kernel; otherwise var_mean + elementwise.
+// (one row kernel) when its row shape suits a row kernel; otherwise, or (layer and group norm)
+// where only reductions read its result, var_mean + elementwise.
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -22,6 +24,57 @@ using ir::Op;
 // One block per row: with fewer rows than SMs, long rows leave the GPU idle.
 bool row_kernel_suits(const Lowerer& lowerer, int64_t rows, int64_t cols) {
   return rows >= lowerer.options().peaks.sms || cols <= lowerer.options().row_kernel_max_cols;
+}
+
+// Views that keep the elements in order (reshapes, size-1 dims): an elementwise chain read
+// through them still fuses into a reduction's prologue. A permuted one (Swin's final LayerNorm,
+// transposed, then averaged over tokens) left the normalization as a pass of its own.
+bool keeps_order(ir::Op op) {
+  switch (op) {
+    case ir::Op::view:
+    case ir::Op::unsafe_view:
+    case ir::Op::reshape:
+    case ir::Op::squeeze_dim:
+    case ir::Op::squeeze_dims:
+    case ir::Op::unsqueeze:
+    case ir::Op::alias:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Every use of output 0 of the node being lowered ends, through elementwise ops and order-keeping
+// views only, in a reduction (a mean, a logsumexp, ...): nothing reads the value itself but as a
+// reduction's prologue would.
+bool output_feeds_only_reductions(const Lowerer& lowerer) {
+  const ir::Graph& graph = lowerer.source();
+  const Uses& uses = lowerer.uses();
+  std::vector<ir::ValueRef> pending{node_value(lowerer.origin_index())};
+  std::set<int> seen;
+  while (!pending.empty()) {
+    const ir::ValueRef value = pending.back();
+    pending.pop_back();
+    if (uses.is_graph_output(value) || uses.consumers(value).empty()) return false;
+    for (int consumer : uses.consumers(value)) {
+      if (!seen.insert(consumer).second) continue;
+      const ir::Op op = graph.nodes[consumer].op;
+      if (ir::op_category(op) == ir::OpCategory::reduction) continue;
+      if (!is_elementwise(op) && !keeps_order(op)) return false;
+      pending.push_back(node_value(consumer));
+    }
+  }
+  return true;
+}
+
+// A layer or group norm as one row kernel (statistics, then the normalized row written out), or
+// as a statistics reduction with the normalization left elementwise. The row kernel reads a row
+// once where it fits the block's registers, twice beyond (the loop strategy). Where the normalized
+// tensor only feeds reductions, the elementwise normalization fuses into their prologues and the
+// tensor is never written: KernelBench's GroupNorm over 63504 elements per group followed by a
+// logsumexp over channels moves 1.6 GB instead of 3.1.
+bool norm_row_kernel_suits(const Lowerer& lowerer, int64_t rows, int64_t cols) {
+  return row_kernel_suits(lowerer, rows, cols) && !output_feeds_only_reductions(lowerer);
 }
 
 ir::ValueRef normalize(Lowerer& lowerer, const ir::ValueRef& x, const ir::ValueRef& mean,
@@ -84,7 +137,7 @@ Result<bool> lower_layer_norm(Lowerer& lowerer) {
   const ir::Node& node = lowerer.origin();
   const auto rows = row_geometry(lowerer.source(), node);
   if (!rows) return make_error("normalized_shape does not fit the input");
-  if (row_kernel_suits(lowerer, rows->rows, rows->cols) && !lowerer.output_used(1) &&
+  if (norm_row_kernel_suits(lowerer, rows->rows, rows->cols) && !lowerer.output_used(1) &&
       !lowerer.output_used(2))
     return false;
   const ir::ValueRef x = *lowerer.tensor_arg(0, "input");
@@ -395,7 +448,7 @@ Result<bool> lower_group_norm(Lowerer& lowerer) {
   const ir::ValueRef grouped = lowerer.view("grouped", x, {n, groups, cols});
   const bool stats_used = lowerer.output_used(1) || lowerer.output_used(2);
   ir::ValueRef normalized;
-  if (!stats_used && row_kernel_suits(lowerer, n * groups, cols)) {
+  if (!stats_used && norm_row_kernel_suits(lowerer, n * groups, cols)) {
     const ir::TensorType stats = contiguous_type({n, groups, 1}, input.dtype);
     normalized =
         lowerer.emit("layer_norm", Op::native_layer_norm,

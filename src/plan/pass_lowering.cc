@@ -16,9 +16,9 @@
 //   _softmax / _log_softmax              kept over the last dim (row kernel); else amax +
 //   sub + exp
 //                                        + sum + div (the exp duplicated so the sum fuses it)
-//   native_layer_norm                    kept (row kernel) unless mean/rstd are used or the rows
-//   are
-//                                        too few and long; then var_mean + elementwise
+//   native_layer_norm                    kept (row kernel) unless mean/rstd are used, the rows
+//                                        are too few and long, or only reductions read it (through
+//                                        elementwise ops); then var_mean + elementwise
 //   batch norm (training, functional,    over trailing dims: native_layer_norm + affine; otherwise
 //   no_stats) / group norm               var_mean + rsqrt + elementwise; eval mode: elementwise
 //   addmm / baddbmm with a bias that is  mm / bmm + mul + add

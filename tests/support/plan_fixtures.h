@@ -22,6 +22,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_linear_batchnorm",
     "plan_logsumexp",
     "plan_logsumexp_channels",
+    "plan_groupnorm_logsumexp",
     "plan_scan_refused",
     "plan_gemm_tf32x3",
     "plan_gemm_sum",
