@@ -269,6 +269,9 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
       UNet-softmax on the H200 the FP32 reference's largest error is 100x its RMS (0.026 vs
       2.4e-4), and PyTorch's own channels_last FP32 run of the model has 2988 elements outside
       8x the RMS but none outside 8x the largest. The error norm still binds such an output.
+      Where the output is well-conditioned as a whole but the reference itself has a tail of
+      elements past that allowance (Mamba2's exponentiated segment sums: 1 or 2 of 134M), a
+      program may have as many, each within the reference's largest error.
     - past ILL_CONDITIONED_CAP (capture refuses a model that far off on its own inputs, but the
       judge's secret inputs may condition it worse: UNet-softmax's FP32 reference was off by
       7.7e-5, 5.4e-4 and over 5e-3 on three check sets), a check whose elements pass only by that
