@@ -317,9 +317,9 @@ std::string format_plan_details(const Plan& plan) {
             if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
             append_stores(text, plan, spec.stores);
           } else if constexpr (std::is_same_v<T, ReductionSpec>) {
-            text += fmt::format("    {} over {}x{}x{}, input = {}\n", kReduceOpNames[static_cast<int>(spec.op)],
-                                spec.outer, spec.reduce, spec.inner,
-                                format_access(spec.input, plan.graph));
+            text += fmt::format("    {} over {}x{}x{}, input = {}\n",
+                                kReduceOpNames[static_cast<int>(spec.op)], spec.outer, spec.reduce,
+                                spec.inner, format_access(spec.input, plan.graph));
             if (spec.op == ReduceOp::mean_var)
               text += fmt::format("    correction {}\n", spec.correction);
             if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
