@@ -262,29 +262,41 @@ TEST(Lowering, LayerNormWithFewLongRowsIsSplit) {
   EXPECT_EQ(count_op(g, Op::var_mean_correction), 1);
 }
 
-// native_group_norm(x [8, 16, 32], N 8, C 16, HxW 32, 4 groups), then tanh; the result reduced
-// (a sum over the channels, as a logsumexp or mean would) or returned as it is.
-ir::Graph group_norm_then(bool reduced) {
+// native_group_norm(x [8, 16, 32], N 8, C 16, HxW 32, 4 groups), then tanh; the result returned
+// as it is, reduced (a sum over the channels, as a logsumexp or mean would), or permuted and then
+// reduced.
+enum class After { returned, reduced, permuted_then_reduced };
+ir::Graph group_norm_then(After after) {
   GraphBuilder b;
   auto x = b.input("x", {8, 16, 32});
-  auto gn = b.multi("gn", Op::native_group_norm,
-                    {ref(x), ir::Arg{}, ir::Arg{}, integer(8), integer(16), integer(32),
-                     integer(4), num(1e-5)},
-                    {{8, 16, 32}, {8, 4}, {8, 4}});
+  auto gn = b.multi(
+      "gn", Op::native_group_norm,
+      {ref(x), ir::Arg{}, ir::Arg{}, integer(8), integer(16), integer(32), integer(4), num(1e-5)},
+      {{8, 16, 32}, {8, 4}, {8, 4}});
   auto t = b.node("tanh", Op::tanh, {ref(gn)}, {8, 16, 32});
-  b.output(reduced ? b.node("sum", Op::sum_dim_intlist, {ref(t), ints({1}), flag(true)}, {8, 1, 32})
-                   : t);
+  if (after == After::returned) {
+    b.output(t);
+  } else if (after == After::reduced) {
+    b.output(b.node("sum", Op::sum_dim_intlist, {ref(t), ints({1}), flag(true)}, {8, 1, 32}));
+  } else {
+    auto p = b.node("permute", Op::permute, {ref(t), ints({0, 2, 1})}, {8, 32, 16});
+    b.output(b.node("sum", Op::sum_dim_intlist, {ref(p), ints({2}), flag(true)}, {8, 32, 1}));
+  }
   return lower(b.graph());
 }
 
 TEST(Lowering, AGroupNormFeedingOnlyReductionsLeavesItsNormalizationToTheirPrologues) {
-  const ir::Graph reduced = group_norm_then(true);
+  const ir::Graph reduced = group_norm_then(After::reduced);
   EXPECT_EQ(count_op(reduced, Op::native_layer_norm), 0);
   EXPECT_EQ(count_op(reduced, Op::var_mean_correction), 1);
   // Returned (written out anyway): one row kernel, statistics and normalization together.
-  const ir::Graph returned = group_norm_then(false);
+  const ir::Graph returned = group_norm_then(After::returned);
   EXPECT_EQ(count_op(returned, Op::native_layer_norm), 1);
   EXPECT_EQ(count_op(returned, Op::var_mean_correction), 0);
+  // Reduced through a permutation, which a reduction's prologue would not fuse: the row kernel.
+  const ir::Graph permuted = group_norm_then(After::permuted_then_reduced);
+  EXPECT_EQ(count_op(permuted, Op::native_layer_norm), 1);
+  EXPECT_EQ(count_op(permuted, Op::var_mean_correction), 0);
 }
 
 TEST(Lowering, AddmmWithColumnBiasAndGemv) {
