@@ -1,8 +1,9 @@
 """torch.export of a task's model, decomposed to the core ATen opset with a few ops kept whole.
 
 Kept whole (DESIGN.md section 2): recurrent ops, whose decomposition unrolls every time step into
-64k-147k nodes and takes minutes, and scaled-dot-product attention, which the Planner maps onto one
-attention kernel. Everything else goes down to core ATen.
+64k-147k nodes and takes minutes, scaled-dot-product attention, which the Planner maps onto one
+attention kernel, and logsumexp, which it computes in one pass (its decomposition, a max and then a
+sum of exponentials, reads the input twice). Everything else goes down to core ATen.
 """
 import contextlib
 import io
@@ -18,7 +19,7 @@ from .errors import CaptureError, Category, describe_exception
 KEPT_WHOLE = (
     "aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu",
     "aten::lstm_cell", "aten::gru_cell", "aten::rnn_tanh_cell", "aten::rnn_relu_cell",
-    "aten::scaled_dot_product_attention",
+    "aten::scaled_dot_product_attention", "aten::logsumexp",
 )
 KEPT_WHOLE_PREFIXES = ("aten::_scaled_dot_product_",)
 

@@ -118,24 +118,7 @@ namespace stitch::plan {
 std::map<int, int> find_flipped_scans(const ir::Graph& graph, const Uses& uses);
 }  // namespace stitch::plan
 
-namespace stitch::plan {
-// torch's decomposition of logsumexp (lower_logsumexp.cc says which chain), ending at node `add`,
-// whose other nodes (`chain`) nothing else reads: it becomes one logsumexp reduction of x.
-struct DecomposedLogsumexp {
-  int add = -1;
-  ir::ValueRef x;
-  std::vector<int64_t> dims;  // sorted
-  bool keepdim = false;
-  std::vector<int> chain;
-};
-std::vector<DecomposedLogsumexp> find_decomposed_logsumexps(const ir::Graph& graph,
-                                                            const Uses& uses);
-}  // namespace stitch::plan
-
 namespace stitch::plan::lowering {
-// logsumexp: one reduction primitive per block of adjacent dims (lower_logsumexp.cc).
-Result<bool> lower_logsumexp(Lowerer& lowerer);
-Result<bool> lower_decomposed_logsumexp(Lowerer& lowerer, const DecomposedLogsumexp& match);
 // The flip of a scan's result (find_flipped_scans): one scan of the flipped input, reversed.
 Result<bool> lower_flipped_scan(Lowerer& lowerer, int scan_index);
 // Tiling pools become reductions, global average pools a mean; false keeps the others for a direct

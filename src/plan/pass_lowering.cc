@@ -11,8 +11,7 @@
 //                                        flattened
 //   prod                                 flatten + prod.dim_int
 //   linalg_vector_norm                   abs/mul/pow prologue + sum (or amax/amin) + sqrt/pow
-//   logsumexp, or torch's decomposition  one logsumexp reduction per block of adjacent dims
-//   of it (amax, where, exp, sum, log)   (lower_logsumexp.cc)
+//   logsumexp (kept whole at capture)    one logsumexp reduction per block of adjacent dims
 //   _softmax / _log_softmax              kept over the last dim (row kernel); else amax +
 //   sub + exp
 //                                        + sum + div (the exp duplicated so the sum fuses it)
@@ -219,6 +218,21 @@ Result<bool> lower_vector_norm(Lowerer& lowerer) {
                       ord);
   }
   lowerer.map_output(0, result);
+  return true;
+}
+
+// One reduction primitive per block of adjacent dims (a logsumexp of logsumexps is the logsumexp),
+// computed in one pass by the reduction kernel (ReduceOp::logsumexp: the running max and the sum
+// of exp(x - max)); inf and NaN as torch's.
+Result<bool> lower_logsumexp(Lowerer& lowerer) {
+  const ir::Node& node = lowerer.origin();
+  const ir::ValueRef x = *lowerer.tensor_arg(0, "self");
+  const auto dims = reduction_dims(node.arg_or_kwarg(1, "dim"), lowerer.type(x).rank());
+  if (!dims) return make_error("dim out of range");
+  const bool keepdim = bool_arg(node, 2, "keepdim", false);
+  const DType dtype = node.outputs[0].dtype;
+  const ir::ValueRef cast = lowerer.cast("cast", x, dtype);
+  lowerer.map_output(0, lowerer.reduce("", Op::logsumexp, cast, *dims, keepdim, dtype));
   return true;
 }
 
@@ -467,7 +481,7 @@ Result<bool> lower_node(Lowerer& lowerer) {
     case Op::linalg_vector_norm:
       return lower_vector_norm(lowerer);
     case Op::logsumexp:
-      return lowering::lower_logsumexp(lowerer);
+      return lower_logsumexp(lowerer);
     case Op::softmax:
     case Op::log_softmax:
       return lowering::lower_softmax(lowerer);
@@ -530,23 +544,14 @@ Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& op
   const std::map<int, int> flipped_scans = find_flipped_scans(graph, lowerer.uses());
   for (const auto& [flip, scan] : flipped_scans)
     dropped.insert(scan);
-  // torch's decomposition of logsumexp: the chain is dropped, the final add becomes one reduction.
-  std::map<int, DecomposedLogsumexp> logsumexps;
-  for (DecomposedLogsumexp& match : find_decomposed_logsumexps(graph, lowerer.uses())) {
-    dropped.insert(match.chain.begin(), match.chain.end());
-    logsumexps.emplace(match.add, std::move(match));
-  }
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     if (dropped.count(static_cast<int>(i)) || lowerer.folded(static_cast<int>(i))) continue;
     lowerer.begin(static_cast<int>(i));
     auto match = gemm_sums.find(static_cast<int>(i));
     auto flipped = flipped_scans.find(static_cast<int>(i));
-    auto logsumexp = logsumexps.find(static_cast<int>(i));
     auto lowered = match != gemm_sums.end() ? lower_gemm_sum(lowerer, match->second)
                    : flipped != flipped_scans.end()
                        ? lowering::lower_flipped_scan(lowerer, flipped->second)
-                   : logsumexp != logsumexps.end()
-                       ? lowering::lower_decomposed_logsumexp(lowerer, logsumexp->second)
                        : lower_node(lowerer);
     if (!lowered.ok())
       return lowered.error().with_context(

@@ -336,52 +336,6 @@ TEST(Lowering, LogsumexpOverSplitDimsIsOnePerBlock) {
   EXPECT_EQ(count_op(g, Op::logsumexp), 2);  // dims 3, then 1: a logsumexp of logsumexps
 }
 
-// torch.logsumexp(x, dim=1) as torch's decomposition traces it: amax, the inf guard, sub, exp,
-// sum, log, add (the max squeezed back when keepdim is false).
-struct DecomposedLse {
-  GraphBuilder b;
-  ir::ValueRef max, add;
-  explicit DecomposedLse(bool keepdim) {
-    auto x = b.input("x", {4, 8});
-    max = b.node("amax", Op::amax, {ref(x), ints({1}), flag(true)}, {4, 1});
-    auto abs = b.node("abs", Op::abs, {ref(max)}, {4, 1});
-    auto eq = b.node("eq", Op::eq_scalar, {ref(abs), num(INFINITY)}, {4, 1});
-    b.graph().nodes.back().outputs[0].dtype = ir::DType::boolean;
-    auto zero = b.node("zero", Op::scalar_tensor, {num(0.0)}, {});
-    auto where = b.node("where", Op::where_self, {ref(eq), ref(zero), ref(max)}, {4, 1});
-    auto sub = b.node("sub", Op::sub_tensor, {ref(x), ref(where)}, {4, 8});
-    auto exp = b.node("exp", Op::exp, {ref(sub)}, {4, 8});
-    const std::vector<int64_t> reduced =
-        keepdim ? std::vector<int64_t>{4, 1} : std::vector<int64_t>{4};
-    auto sum = b.node("sum", Op::sum_dim_intlist, {ref(exp), ints({1}), flag(keepdim)}, reduced);
-    auto log = b.node("log", Op::log, {ref(sum)}, reduced);
-    auto back = keepdim ? where : b.node("squeeze", Op::squeeze_dims, {ref(where), ints({1})}, {4});
-    add = b.node("add", Op::add_tensor, {ref(log), ref(back)}, reduced);
-  }
-};
-
-TEST(Lowering, TorchsLogsumexpDecompositionIsOneReduction) {
-  for (bool keepdim : {false, true}) {
-    DecomposedLse d(keepdim);
-    d.b.output(d.add);
-    const ir::Graph g = lower(d.b.graph());
-    EXPECT_EQ(count_op(g, Op::logsumexp), 1) << "keepdim " << keepdim;
-    EXPECT_EQ(count_op(g, Op::amax), 0);
-    EXPECT_EQ(count_op(g, Op::exp), 0);
-    EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 0);
-  }
-}
-
-TEST(Lowering, ALogsumexpDecompositionWhoseMaxIsReadElsewhereStays) {
-  DecomposedLse d(false);
-  d.b.output(d.add);
-  d.b.output(d.max);  // the max is an output of its own: the chain is not the logsumexp's alone
-  const ir::Graph g = lower(d.b.graph());
-  EXPECT_EQ(count_op(g, Op::logsumexp), 0);
-  EXPECT_EQ(count_op(g, Op::amax), 1);
-  EXPECT_EQ(count_op(g, Op::sum_dim_intlist), 1);
-}
-
 TEST(Lowering, TilingPoolsAreViewsAndReductions) {
   GraphBuilder b;
   auto x = b.input("x", {8, 1, 1, 64});

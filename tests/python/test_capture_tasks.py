@@ -123,6 +123,12 @@ def test_sdpa_is_kept_whole(batch):
     assert sdpa["args"][5] is True  # is_causal
 
 
+def test_logsumexp_is_kept_whole(batch):
+    ops = ops_of(batch.graph("plan_logsumexp_channels"))
+    assert ops["aten.logsumexp.default"] == 1
+    assert "aten.amax.default" not in ops and "aten.exp.default" not in ops
+
+
 def test_causal_attention_masks_with_minus_infinity(batch):
     graph = batch.graph("causal_attention")
     ops = ops_of(graph)

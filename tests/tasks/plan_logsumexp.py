@@ -1,5 +1,5 @@
-# Own task (Planner golden test): logsumexp over the last dim, traced as torch decomposes it (max,
-# then a sum of exp(x - max), log, add): one logsumexp reduction reading x once.
+# Own task (Planner golden test, verified on the GPU): logsumexp over the last dim, kept whole by
+# capture: one logsumexp reduction reading x once.
 import torch
 import torch.nn as nn
 

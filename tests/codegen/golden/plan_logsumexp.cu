@@ -66,7 +66,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   std::string& error = s->error;
   (void)inputs;
   (void)outputs;
-  // s00_reduce_logsumexp_2048x4096x1 (reduce): nodes add
+  // s00_reduce_logsumexp_2048x4096x1 (reduce): nodes logsumexp
   {
     const s00_reduce_logsumexp_2048x4096x1_prologue pro{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
     const s00_reduce_logsumexp_2048x4096x1_epilogue epi{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};

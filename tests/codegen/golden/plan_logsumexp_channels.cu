@@ -69,7 +69,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   std::string& error = s->error;
   (void)inputs;
   (void)outputs;
-  // s00_reduce_logsumexp_16x64x1024 (reduce): nodes tanh, mul, add, add_1
+  // s00_reduce_logsumexp_16x64x1024 (reduce): nodes tanh, mul, add, logsumexp
   {
     const s00_reduce_logsumexp_16x64x1024_prologue pro{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
     const s00_reduce_logsumexp_16x64x1024_epilogue epi{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};
