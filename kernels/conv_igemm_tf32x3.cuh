@@ -24,7 +24,7 @@
 // FP32 and TF32 on an H200; the planner's estimate_conv_igemm (src/plan/kernel_choice.h) models its
 // times (kernels/README.md has both).
 //
-// ConvIgemmTf32x3::init (at init) picks the kernel, allows its shared memory and allocates the
+// ConvIgemm::init (at init) picks the kernel, allows its shared memory and allocates the
 // weight's split copies; prepare_weights splits a parameter weight once; run then allocates and
 // synchronises nothing (CUDA-graph capturable).
 #pragma once
@@ -143,15 +143,19 @@ inline int launch_conv_igemm_tf32x3_mma_sync(const float* x, const float* w, con
 
 }  // namespace detail
 
-// One convolution of a generated program on the fp32 track: y = act(conv(x, w) + bias) in 3xTF32,
-// on the wgmma kernel where the device's code holds it, else the mma.sync kernel. The weight's
-// split copies (wgmma) are allocated at init: prepare_weights fills them once for a parameter;
-// run(w != nullptr) splits per call instead (a weight computed by the program).
-class ConvIgemmTf32x3 {
+// One convolution of a generated program: y = act(conv(x, w) + bias) on the wgmma kernel where
+// the device's code holds it, else the mma.sync kernel. kProducts: 3xTF32 (ConvIgemmTf32x3, the
+// fp32 track) or one TF32 product (ConvIgemmTf32, the tf32 and bf16 tracks: the wgmma kernel
+// only; the mma.sync kernel makes three products either way, more accurate than asked). The
+// weight's split copies (wgmma) are allocated at init: prepare_weights fills them once for a
+// parameter; run(w != nullptr) splits per call instead (a weight computed by the program). One
+// product reads only the big copy.
+template <Tf32Products kProducts>
+class ConvIgemm {
  public:
-  ConvIgemmTf32x3() = default;
-  ConvIgemmTf32x3(const ConvIgemmTf32x3&) = delete;
-  ConvIgemmTf32x3& operator=(const ConvIgemmTf32x3&) = delete;
+  ConvIgemm() = default;
+  ConvIgemm(const ConvIgemm&) = delete;
+  ConvIgemm& operator=(const ConvIgemm&) = delete;
 
   void set_engine(Tf32x3Engine engine) { requested_engine_ = engine; }  // before init
   // The wgmma kernel's tile width: 0 (the default) picks conv_igemm_wgmma_tile_n's; tests and the
@@ -199,22 +203,22 @@ class ConvIgemmTf32x3 {
     prepared_w_ = nullptr;
     const std::string bad = conv_igemm_shape_problem(shape);
     if (!bad.empty()) {
-      error = "ConvIgemmTf32x3::init: " + bad;
+      error = "ConvIgemm::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     if (transforms_input_ && input_channels_last_) {
-      error = "ConvIgemmTf32x3::init: a transformed x arrives NCDHW, not channels-last";
+      error = "ConvIgemm::init: a transformed x arrives NCDHW, not channels-last";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     shape_ = shape;
     if (input_image_floats_ != 0 &&
         (!transforms_input_ || input_image_floats_ < shape.in_channels * input_positions())) {
-      error = "ConvIgemmTf32x3::init: x's images " + std::to_string(input_image_floats_) +
+      error = "ConvIgemm::init: x's images " + std::to_string(input_image_floats_) +
               " floats apart need an input transform and at least one image between them";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     epilogue_ = epilogue;
-    STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemmTf32x3::init", wgmma_, error));
+    STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemm::init", wgmma_, error));
     if (!wgmma_) {
       STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<detail::PlaneIdentity>());
       STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<OutputTransform>());
@@ -228,16 +232,19 @@ class ConvIgemmTf32x3 {
     tile_n_ = requested_tile_n_ != 0 ? requested_tile_n_ : conv_igemm_wgmma_tile_n(p.n);
     if (tile_n_ != 64 && tile_n_ != 128) {
       error =
-          "ConvIgemmTf32x3::init: the wgmma tile is 64 or 128 wide, not " + std::to_string(tile_n_);
+          "ConvIgemm::init: the wgmma tile is 64 or 128 wide, not " + std::to_string(tile_n_);
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     // The identity's kernels too: init-time timing runs them.
+    using detail::PlaneIdentity;
     STITCH_CHECK_CUDA(
-        (tile_n_ == 64 ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64, detail::PlaneIdentity>()
-                       : detail::allow_conv_igemm_tf32x3_wgmma_smem<128, detail::PlaneIdentity>()));
-    STITCH_CHECK_CUDA((tile_n_ == 64
-                           ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64, OutputTransform>()
-                           : detail::allow_conv_igemm_tf32x3_wgmma_smem<128, OutputTransform>()));
+        (tile_n_ == 64
+             ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64, PlaneIdentity, kProducts>()
+             : detail::allow_conv_igemm_tf32x3_wgmma_smem<128, PlaneIdentity, kProducts>()));
+    STITCH_CHECK_CUDA(
+        (tile_n_ == 64
+             ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64, OutputTransform, kProducts>()
+             : detail::allow_conv_igemm_tf32x3_wgmma_smem<128, OutputTransform, kProducts>()));
     int device = 0, sms = 0;
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -246,7 +253,7 @@ class ConvIgemmTf32x3 {
       plan_ = detail::plan_gemm_tf32x3(shape.groups, p.m, p.n, p.k, 0, tile_n_);  // one split
     }
     if (plan_.tiles * plan_.splits > INT32_MAX) {
-      error = "ConvIgemmTf32x3::init: too many output tiles for one launch";
+      error = "ConvIgemm::init: too many output tiles for one launch";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     sms_ = sms;
@@ -260,8 +267,8 @@ class ConvIgemmTf32x3 {
   // Splits a weight that stays put (a parameter) once; run then takes w = nullptr.
   int prepare_weights(const float* w, cudaStream_t stream, std::string& error) {
     if (!ready_ || w == nullptr) {
-      error = !ready_ ? "ConvIgemmTf32x3::prepare_weights before a successful init"
-                      : "ConvIgemmTf32x3::prepare_weights: null weight";
+      error = !ready_ ? "ConvIgemm::prepare_weights before a successful init"
+                      : "ConvIgemm::prepare_weights: null weight";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     if (wgmma_) STITCH_CHECK(split_weights(w, stream, error));
@@ -286,7 +293,7 @@ class ConvIgemmTf32x3 {
     else if (!std::is_same_v<Transform, detail::PlaneIdentity> && !transforms_input_)
       bad = "a transform without set_input_transform(true) before init";
     if (!bad.empty()) {
-      error = "ConvIgemmTf32x3::run: " + bad;
+      error = "ConvIgemm::run: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     if (copies_input()) {
@@ -304,7 +311,7 @@ class ConvIgemmTf32x3 {
   int transformed_input(const float* x, cudaStream_t stream, const Transform& transform,
                         const float*& transformed, std::string& error) const {
     if (!ready_ || !transforms_input_ || x == nullptr) {
-      error = "ConvIgemmTf32x3::transformed_input: " +
+      error = "ConvIgemm::transformed_input: " +
               std::string(x == nullptr ? "null x" : "no set_input_transform(true) and init");
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
@@ -318,7 +325,8 @@ class ConvIgemmTf32x3 {
 
   std::string describe() const {
     if (!ready_) return "not initialised";
-    std::string out = std::string("3xTF32 implicit GEMM, one ") +
+    const bool one = kProducts == Tf32Products::one && wgmma_;
+    std::string out = std::string(one ? "TF32" : "3xTF32") + " implicit GEMM, one " +
                       (wgmma_ ? "wgmma + TMA (sm_90a)" : "mma.sync") + " kernel, 128x" +
                       std::to_string(tile_n()) + " tiles";
     if (pads_channels())
@@ -400,11 +408,11 @@ class ConvIgemmTf32x3 {
                     const OutputTransform& output_transform) const {
     constexpr size_t smem = detail::WgmmaTile<kBN>::kSmemBytes;
     if (channels_last_)
-      detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform>
+      detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform, kProducts>
           <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(),
                                                             output_transform);
     else
-      detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform>
+      detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform, kProducts>
           <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(),
                                                             output_transform);
   }
@@ -478,5 +486,8 @@ class ConvIgemmTf32x3 {
   bool channels_last_ = false;
   bool ready_ = false;
 };
+
+using ConvIgemmTf32x3 = ConvIgemm<Tf32Products::three>;
+using ConvIgemmTf32 = ConvIgemm<Tf32Products::one>;
 
 }  // namespace stitch::kernels

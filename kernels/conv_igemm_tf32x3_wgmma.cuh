@@ -105,8 +105,8 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
 // gemm_tile_coord's order (grid.y of the one-tile-per-block launch was group · splits + split),
 // one ring across them, so the producers gather the next tile while the consumers store this one.
 // order holds the tile counts, the split plan, the partials and the chunk length (its matrix
-// fields are unused).
-template <bool kChannelsLast, int kBN, class Transform>
+// fields are unused). kProducts: 3xTF32 (the fp32 track) or one TF32 product (the tf32 track).
+template <bool kChannelsLast, int kBN, class Transform, Tf32Products kProducts>
 __global__ void __launch_bounds__(kWgmmaThreads, 1)
     conv_igemm_tf32x3_wgmma_kernel(ConvIgemmParams p, GemmTf32x3Args order,
                                    const __grid_constant__ WgmmaMaps maps,
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         cursor.start_taps(p, blk.k_begin + at.first_column);
       else
         cursor.start(p, blk.k_begin + at.first_column);
-      wgmma_produce(maps, blk, tile.tn * kBN, group, ptid, [&](float* s, int) {
+      wgmma_produce<kProducts>(maps, blk, tile.tn * kBN, group, ptid, [&](float* s, int) {
         if constexpr (kChannelsLast)
           gather_conv_chunks<kConvWgmmaGatherRows, 32>(
               p, rows, at.row, at.first_column, cursor,
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   for (int unit = blockIdx.x; unit < order.units; unit += gridDim.x) {
     const GemmTileCoord tile = next_tile(unit);
     const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kBN;
-    wgmma_consume_tile(blk, order, tile, warp, [&](auto& acc, int row, int t) {
+    wgmma_consume_tile<kProducts>(blk, order, tile, warp, [&](auto& acc, int row, int t) {
       store_conv_tile(p, group, m0, n0, row, t, acc, transform);
     });
   }
@@ -288,15 +288,16 @@ inline cudaError_t launch_pad_channels(const float* x, float* y, int64_t pixels,
   return cudaGetLastError();
 }
 
-// Lets the wgmma kernel of a kBN-wide tile and an output transform use its dynamic shared memory
-// (both gathers).
-template <int kBN, class Transform = PlaneIdentity>
+// Lets the wgmma kernel of a kBN-wide tile, an output transform and kProducts use its dynamic
+// shared memory (both gathers).
+template <int kBN, class Transform, Tf32Products kProducts>
 inline cudaError_t allow_conv_igemm_tf32x3_wgmma_smem() {
   const int smem = static_cast<int>(WgmmaTile<kBN>::kSmemBytes);
-  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<true, kBN, Transform>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  cudaError_t status =
+      cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<true, kBN, Transform, kProducts>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (status == cudaSuccess)
-    status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<false, kBN, Transform>,
+    status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<false, kBN, Transform, kProducts>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   return status;
 }

@@ -7,6 +7,7 @@
 // over either engine:
 //   ConvTransposeIgemmTf32x3  the implicit GEMM (conv_igemm_tf32x3.cuh): 3xTF32 tensor cores,
 //                             FP32-accurate, each phase's weight split once it is prepared;
+//   ConvTransposeIgemmTf32    the same in one TF32 product (the tf32 and bf16 tracks);
 //   ConvTransposeDirect       the direct FP32 kernel (conv_direct.cuh): exact FP32, for few
 //                             products per output (every phase's within its K).
 //
@@ -98,7 +99,8 @@ template <class Forward>
 class ConvTransposeByPhases {
   // The implicit GEMM keeps each phase's weight split (prepare_weights); the direct kernel reads
   // the gathered weight on every run.
-  static constexpr bool kForwardPreparesWeights = std::is_same_v<Forward, ConvIgemmTf32x3>;
+  static constexpr bool kForwardPreparesWeights =
+      std::is_same_v<Forward, ConvIgemmTf32x3> || std::is_same_v<Forward, ConvIgemmTf32>;
 
  public:
   ConvTransposeByPhases() = default;
@@ -256,6 +258,7 @@ class ConvTransposeByPhases {
 };
 
 using ConvTransposeIgemmTf32x3 = ConvTransposeByPhases<ConvIgemmTf32x3>;
+using ConvTransposeIgemmTf32 = ConvTransposeByPhases<ConvIgemmTf32>;
 using ConvTransposeDirect = ConvTransposeByPhases<ConvDirect>;
 
 }  // namespace stitch::kernels

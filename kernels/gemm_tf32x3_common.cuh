@@ -280,6 +280,12 @@ inline int gemm_tf32x3_kernels_built(std::string& error) {
   return built;
 }
 
+// The TF32 products the wgmma pipeline makes per multiply-add: three (3xTF32: big·big + big·small
+// + small·big, FP32-accurate: the fp32 track) or one (big·big with A and B rounded to TF32: the
+// tensor cores' own precision, what the tf32 and bf16 tracks allow, for a third of the tensor-core
+// work and half the B bytes per stage). The mma.sync kernels always make three.
+enum class Tf32Products { three = 3, one = 1 };
+
 // Which 3xTF32 kernel a GemmTf32x3 or ConvIgemmTf32x3 runs: automatic picks the wgmma one where
 // the program's code for the device holds it (sm_90a), mma.sync otherwise; tests and benches force
 // one, which fails init where it was not built.

@@ -38,7 +38,9 @@
 // (The mma.sync kernel adds per K tile; Tf32x3Matmul per 3072 elements.)
 //
 // The GEMM's tile is 128 x 128; the implicit-GEMM convolution also runs this pipeline on 128 x 64
-// tiles (WgmmaTile below: m64n64k8 wgmmas, half the accumulators, six stages of half the B bytes).
+// tiles (WgmmaTile below: m64n64k8 wgmmas, half the accumulators, six stages of half the B bytes),
+// and, on the tf32 and bf16 tracks, with one product per K step (Tf32Products::one: big_a·big_b,
+// A rounded to TF32 in registers, only B's big copy loaded; the stage keeps the small tile's room).
 //
 // Budget per block (one per SM): shared memory 1 KiB alignment + 4 stages x (A 16 KiB + two B
 // tiles 32 KiB) = 193 KiB of 227 (the 64-wide tile: 6 x (16 + 16) KiB, the same). Registers:
@@ -329,7 +331,9 @@ __device__ __forceinline__ void load_a_tile(float* s, const float* src, int64_t 
 // This thread's A fragments of a K tile, split: rows `row` and row + 8 of the raw A tile (row % 8
 // = the lane's group g), columns 8t .. 8t + 7 (t = lane % 4), so that K step kk holds column
 // 8t + 2kk in slot t and 8t + 2kk + 1 in slot t + 4: registers {(g, t), (g + 8, t), (g, t + 4),
-// (g + 8, t + 4)} as wgmma's .tf32 A fragment orders them.
+// (g + 8, t + 4)} as wgmma's .tf32 A fragment orders them. One product: big alone (rounded to
+// TF32), small untouched.
+template <Tf32Products kProducts>
 __device__ __forceinline__ void load_a_fragments(const float* raw, int row, int t,
                                                  uint32_t (&big)[4][4], uint32_t (&small)[4][4]) {
   const int swizzle = row & 7;
@@ -344,33 +348,51 @@ __device__ __forceinline__ void load_a_fragments(const float* raw, int row, int 
                           top_hi.x, top_hi.y, top_hi.z, top_hi.w};
   const float lower[8] = {bottom_lo.x, bottom_lo.y, bottom_lo.z, bottom_lo.w,
                           bottom_hi.x, bottom_hi.y, bottom_hi.z, bottom_hi.w};
+  if constexpr (kProducts == Tf32Products::one) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    split_tf32_for_mma(upper[2 * kk], big[kk][0], small[kk][0]);
-    split_tf32_for_mma(lower[2 * kk], big[kk][1], small[kk][1]);
-    split_tf32_for_mma(upper[2 * kk + 1], big[kk][2], small[kk][2]);
-    split_tf32_for_mma(lower[2 * kk + 1], big[kk][3], small[kk][3]);
+    for (int kk = 0; kk < 4; ++kk) {
+      big[kk][0] = round_tf32(upper[2 * kk]);
+      big[kk][1] = round_tf32(lower[2 * kk]);
+      big[kk][2] = round_tf32(upper[2 * kk + 1]);
+      big[kk][3] = round_tf32(lower[2 * kk + 1]);
+    }
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      split_tf32_for_mma(upper[2 * kk], big[kk][0], small[kk][0]);
+      split_tf32_for_mma(lower[2 * kk], big[kk][1], small[kk][1]);
+      split_tf32_for_mma(upper[2 * kk + 1], big[kk][2], small[kk][2]);
+      split_tf32_for_mma(lower[2 * kk + 1], big[kk][3], small[kk][3]);
+    }
   }
 }
 
 // One K tile's 12 wgmmas of this warpgroup into `part` (accumulate 0: the first starts the sum
-// from zero), smallest products first, committed as one batch.
-template <int kBN>
+// from zero), smallest products first, committed as one batch; 4 (big·big) for one product.
+template <int kBN, Tf32Products kProducts>
 __device__ __forceinline__ void issue_tile_products(float (&part)[kBN / 2],
                                                     const uint32_t (&a_big)[4][4],
                                                     const uint32_t (&a_small)[4][4], uint64_t b_big,
                                                     uint64_t b_small, int accumulate) {
   wgmma_fence();
-  wgmma_m64k8<kBN>(part, a_small[0], b_big, accumulate);
+  if constexpr (kProducts == Tf32Products::one) {
+    (void)a_small, (void)b_small;
+    wgmma_m64k8<kBN>(part, a_big[0], b_big, accumulate);
 #pragma unroll
-  for (int kk = 1; kk < 4; ++kk)
-    wgmma_m64k8<kBN>(part, a_small[kk], b_big + 2 * kk, 1);
+    for (int kk = 1; kk < 4; ++kk)
+      wgmma_m64k8<kBN>(part, a_big[kk], b_big + 2 * kk, 1);
+  } else {
+    wgmma_m64k8<kBN>(part, a_small[0], b_big, accumulate);
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk)
-    wgmma_m64k8<kBN>(part, a_big[kk], b_small + 2 * kk, 1);
+    for (int kk = 1; kk < 4; ++kk)
+      wgmma_m64k8<kBN>(part, a_small[kk], b_big + 2 * kk, 1);
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk)
-    wgmma_m64k8<kBN>(part, a_big[kk], b_big + 2 * kk, 1);
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_m64k8<kBN>(part, a_big[kk], b_small + 2 * kk, 1);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_m64k8<kBN>(part, a_big[kk], b_big + 2 * kk, 1);
+  }
   wgmma_commit();
 }
 
@@ -432,12 +454,13 @@ struct WgmmaBlock {
   __device__ uint8_t* small_b(int slot) const { return big_b(slot) + Tile::kBTileBytes; }
 };
 
-// The producer warpgroup: every K tile's B loads (TMA, by thread 0) and A copies into the ring.
+// The producer warpgroup: every K tile's B loads (TMA, by thread 0; the big copy alone for one
+// product) and A copies into the ring.
 // load_a(tile, k0) copies the raw A tile of K columns [k0, k0 + 32) into `tile` by cp.async (the
 // consumers' swizzled layout, zeros past the edges); every producer thread calls it per tile.
 // The copies may still be in flight on return: the producer waits for them (cp_async_wait<0>)
 // before it exits.
-template <int kBN, class LoadA>
+template <Tf32Products kProducts, int kBN, class LoadA>
 __device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const WgmmaBlock<kBN>& blk,
                                               int n0, int batch_b, int ptid, LoadA&& load_a) {
   constexpr int kStages = WgmmaTile<kBN>::kStages;
@@ -449,9 +472,11 @@ __device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const Wgmma
     if (blk.first + kt >= kStages) mbarrier_wait(&blk.empty[slot], at.lap_parity ^ 1);
     const int k0 = blk.k_begin + kt * kGemmBK;
     if (ptid == 0) {
-      mbarrier_arrive_expect_tx(&blk.full[slot], 2 * WgmmaTile<kBN>::kBTileBytes);
+      constexpr int kBTiles = kProducts == Tf32Products::one ? 1 : 2;
+      mbarrier_arrive_expect_tx(&blk.full[slot], kBTiles * WgmmaTile<kBN>::kBTileBytes);
       tma_load_3d(blk.big_b(slot), &maps.big, k0, n0, batch_b, &blk.full[slot]);
-      tma_load_3d(blk.small_b(slot), &maps.small, k0, n0, batch_b, &blk.full[slot]);
+      if constexpr (kBTiles == 2)
+        tma_load_3d(blk.small_b(slot), &maps.small, k0, n0, batch_b, &blk.full[slot]);
     }
     load_a(blk.raw_a(slot), k0);
     cp_async_arrive_noinc(&blk.full[slot]);
@@ -460,7 +485,7 @@ __device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const Wgmma
 
 // A consumer warpgroup over the block's K range into `acc` (this thread's kBN / 2 accumulators),
 // as the header describes. `row`: the thread's first tile row; t = lane % 4.
-template <int kBN>
+template <Tf32Products kProducts, int kBN>
 __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int chunk_tiles,
                                               int warpgroup, int row, int t, int lane,
                                               float (&acc)[kBN / 2]) {
@@ -487,17 +512,18 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
                   uint32_t(&prev_big)[4][4], uint32_t(&prev_small)[4][4]) {
     const int slot = at.slot;
     mbarrier_wait(&blk.full[slot], at.lap_parity);
-    load_a_fragments(blk.raw_a(slot), row, t, big, small);
+    load_a_fragments<kProducts>(blk.raw_a(slot), row, t, big, small);
     const bool chunk_start = kt == 0 || phase == 0;
     const bool chunk_end = kt + 1 == blk.k_tiles || phase == chunk_tiles - 1;
     const uint64_t slot_step = static_cast<uint64_t>(slot) * (Tile::kStageBytes >> 4);
-    issue_tile_products<kBN>(part, big, small, big_b0 + slot_step, small_b0 + slot_step,
-                             chunk_start ? 0 : 1);
+    issue_tile_products<kBN, kProducts>(part, big, small, big_b0 + slot_step,
+                                        small_b0 + slot_step, chunk_start ? 0 : 1);
     at.next();
     if (++phase == chunk_tiles) phase = 0;
     if (chunk_end) {
       wgmma_wait<0>();
-      pin_all(prev_big), pin_all(prev_small), pin_all(big), pin_all(small);
+      pin_all(prev_big), pin_all(big);
+      if constexpr (kProducts == Tf32Products::three) pin_all(prev_small), pin_all(small);
 #pragma unroll
       for (int e = 0; e < kAcc; ++e) {
         pin_register(part[e]);
@@ -507,7 +533,8 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
       release_next();
     } else {
       wgmma_wait<1>();  // tile kt - 1's batch is done
-      pin_all(prev_big), pin_all(prev_small);
+      pin_all(prev_big);
+      if constexpr (kProducts == Tf32Products::three) pin_all(prev_small);
       if (released < kt) release_next();
     }
   };
@@ -602,7 +629,7 @@ __device__ __forceinline__ void apply_bias_activation(float (&acc)[kAcc], int t,
 // the block's K range, the split-K reduction when p.splits > 1, and then, in the block that
 // stores the tile, finish(acc, row, t): its kBN / 2 sums (for_each_accumulator_pair says where
 // each lies), its first tile row and t = lane % 4.
-template <int kBN, class Finish>
+template <Tf32Products kProducts, int kBN, class Finish>
 __device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock<kBN>& blk,
                                                    const GemmTf32x3Args& p,
                                                    const GemmTileCoord& tile, int warp,
@@ -611,7 +638,7 @@ __device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock<kBN>& blk,
   const int lane = threadIdx.x & 31, warpgroup = warp / 4, g = lane >> 2, t = lane & 3;
   const int row = warpgroup * 64 + (warp % 4) * 16 + g;  // the thread's first tile row
   float acc[kAcc] = {};
-  wgmma_consume(blk, p.chunk_tiles, warpgroup, row, t, lane, acc);
+  wgmma_consume<kProducts>(blk, p.chunk_tiles, warpgroup, row, t, lane, acc);
   if (p.splits > 1) {
     const int64_t index = (int64_t{tile.batch} * p.tiles_m + tile.tm) * p.tiles_n + tile.tn;
     auto consumers_sync = [] {
@@ -697,7 +724,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
       const int m0 = tile.tm * kGemmBM;
       const float* a = p.a + tile.batch * p.stride_a + int64_t{m0} * p.lda;
       const int rows_a = min(kGemmBM, p.m - m0);
-      wgmma_produce(maps, blk, tile.tn * kGemmBN, p.stride_b == 0 ? 0 : tile.batch, ptid,
+      wgmma_produce<Tf32Products::three>(maps, blk, tile.tn * kGemmBN, p.stride_b == 0 ? 0 : tile.batch, ptid,
                     [&](float* s, int k0) {
                       if (p.vec4)
                         load_a_tile<true>(s, a, p.lda, rows_a, k0, blk.k_end, ptid);
@@ -713,7 +740,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   for (int unit = blockIdx.x; unit < p.units; unit += gridDim.x) {
     const GemmTileCoord tile = next_tile(unit);
     const int m0 = tile.tm * kGemmBM, n0 = tile.tn * kGemmBN;
-    wgmma_consume_tile(blk, p, tile, warp, [&](auto& acc, int row, int t) {
+    wgmma_consume_tile<Tf32Products::three>(blk, p, tile, warp, [&](auto& acc, int row, int t) {
       store_gemm_tile(p, tile.batch, m0, n0, row, t, acc);
     });
   }

@@ -2,7 +2,8 @@
 // its engine chosen in Program::init_convs (heuristics, then a short timing on scratch buffers),
 // run in run_subtasks on the arena's library workspace; or, where the plan chose the kernel
 // `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, a
-// ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh) member of Program::Gemms, its weight split in
+// ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh; ConvIgemmTf32, one TF32 product, under the
+// tf32 / bf16 tracks' tensor_math) member of Program::Gemms, its weight split in
 // init_gemms (no workspace); or, for `direct_conv`, a ConvDirect (kernels/conv_direct.cuh) given
 // the weight per call; a transposed one on either as its phases (ConvTransposeIgemmTf32x3,
 // ConvTransposeDirect: kernels/conv_transpose.cuh), each phase's weight gathered at init. The
@@ -268,10 +269,12 @@ std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, cons
   return weight_at_init ? std::string("nullptr") : weight;
 }
 
-// The class of a kernel convolution's member.
-std::string kernel_conv_class(const ConvSpec& spec, bool direct) {
-  if (spec.transposed) return direct ? "ConvTransposeDirect" : "ConvTransposeIgemmTf32x3";
-  return direct ? "ConvDirect" : "ConvIgemmTf32x3";
+// The class of a kernel convolution's member: the implicit GEMM in 3xTF32, or in one TF32
+// product where the plan gave it the tf32 / bf16 tracks' tensor_math.
+std::string kernel_conv_class(const Subtask& subtask, const ConvSpec& spec, bool direct) {
+  const char* igemm =
+      plan::subtask_tensor_math(subtask) == plan::TensorMath::fp32 ? "IgemmTf32x3" : "IgemmTf32";
+  return fmt::format("Conv{}{}", spec.transposed ? "Transpose" : "", direct ? "Direct" : igemm);
 }
 
 // The kernel can run the convolution, and the plan's kernel epilogue is one it applies.
@@ -423,7 +426,7 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     pieces.uses_conv_transpose |= spec.transposed;
     pieces.uses_matmul = true;  // its member lives in Program::Gemms, initialised in init_gemms
     member = fmt::format("gemms.conv{}", pieces.matmul_count++);
-    pieces.gemm_members.push_back(fmt::format("{} {};  // {}", kernel_conv_class(spec, direct),
+    pieces.gemm_members.push_back(fmt::format("{} {};  // {}", kernel_conv_class(subtask, spec, direct),
                                               member.substr(member.find('.') + 1), subtask.id));
   } else {
     pieces.uses_conv = true;

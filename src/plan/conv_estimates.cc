@@ -89,7 +89,8 @@ int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t 
                                                                                           : 0;
 }
 
-ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks) {
+ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks,
+                                      TensorMath math) {
   ConvIgemmEstimate estimate;
   estimate.eligible = conv_igemm_eligible(spec);
   if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
@@ -118,9 +119,14 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   // A prologue (the kernel's input transform, fusion rule F10): cuDNN reads the transformed copy
   // that one pass over x makes.
   const double input_pass_s = 2.0 * input_bytes / bandwidth + kLaunchSeconds;
-  estimate.cudnn_s =
-      std::max(flops / (peaks.fp32_tflops * 1e12 * cudnn_efficiency), bytes / bandwidth) +
-      kLaunchSeconds + (spec.prologue ? input_pass_s : 0.0);
+  // One TF32 product (the tf32 and bf16 tracks): cuDNN's TF32 engines, on the TF32 peak.
+  const bool one_product = math != TensorMath::fp32;
+  if (one_product && peaks.tf32_tflops <= 0) return estimate;
+  const double cudnn_flops_per_s =
+      one_product ? peaks.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency
+                  : peaks.fp32_tflops * 1e12 * cudnn_efficiency;
+  estimate.cudnn_s = std::max(flops / cudnn_flops_per_s, bytes / bandwidth) + kLaunchSeconds +
+                     (spec.prologue ? input_pass_s : 0.0);
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
   const double sms = peaks.sms > 0 ? peaks.sms : 1;
   const double tiles = groups * std::ceil(m / tile_m) * std::ceil(n / tile_n);
@@ -137,8 +143,11 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   }
   const double efficiency = kConvIgemmPeakEfficiency * k_tiles / (k_tiles + kConvIgemmFillTiles) *
                             (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency) *
-                            (narrow ? kConvIgemmNarrowEfficiency : 1.0);
-  const double k_tile_s = 3.0 * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
+                            (narrow ? kConvIgemmNarrowEfficiency : 1.0) *
+                            (one_product ? kConvIgemmOneProductEfficiency : 1.0);
+  const double products = one_product ? 1.0 : 3.0;
+  const double k_tile_s =
+      products * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
   // The kernel copies x per run where the gather's layout (channels-last when chunked) is not
   // the one x arrives in (a transpose), to pad its channels, or to apply a prologue (the
   // transpose does that too). Eligible: channels-last where not contiguous, or a window read by
@@ -251,12 +260,12 @@ bool cudnn_grid_underfilled(const ConvSpec& spec, const GpuPeaks& peaks) {
   return peaks.sms > 0 && tiles < peaks.sms;
 }
 
-ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks) {
+ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math) {
   ConvEngineCall call;
   // No TF32 peak: no tensor cores, or --strict-fp32-gemm, which keeps the automatic choice on
   // cuDNN.
   if (peaks.tf32_tflops <= 0) return call;
-  const ConvIgemmEstimate igemm = estimate_conv_igemm(spec, peaks);
+  const ConvIgemmEstimate igemm = estimate_conv_igemm(spec, peaks, math);
   const DirectConvEstimate direct = estimate_direct_conv(spec, peaks);
   call.cudnn_s = igemm.cudnn_s;  // the cuDNN model per direction (direct's has no transposed one)
   // cuDNN runs whatever the kernels run but a channels-last x (layout.h; with a prologue it reads

@@ -75,12 +75,16 @@ bool choose_forced_conv_kernel(Subtask& subtask, const ConvSpec& spec, const Gpu
   return true;
 }
 
-// The automatic choice on the fp32 track (conv_engine_call): the project's kernel, with cuDNN as
-// its timed alternative inside the band; false: cuDNN.
-bool choose_conv_kernel(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks) {
-  const ConvEngineCall call = conv_engine_call(spec, peaks);
+// The automatic choice (conv_engine_call): the project's kernel, with cuDNN as its timed
+// alternative inside the band; false: cuDNN. Under `math` tf32 / bf16 the implicit GEMM makes one
+// TF32 product and its cuDNN alternative uses TF32 engines (tensor_math).
+bool choose_conv_kernel(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks,
+                        TensorMath math) {
+  const ConvEngineCall call = conv_engine_call(spec, peaks, math);
   if (call.kernel.empty()) return false;
   subtask.kernel = call.kernel;
+  if (math != TensorMath::fp32)
+    subtask.tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
   subtask.tunables["estimate_us"] = std::llround(call.kernel_s * 1e6);
   subtask.tunables["cudnn_estimate_us"] = std::llround(call.cudnn_s * 1e6);
   if (call.timed) {
@@ -120,7 +124,7 @@ void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, 
     return;
   // The automatic choice, also where the direct kernel is forced but cannot run the convolution.
   const bool automatic = engine == ConvEngine::automatic || engine == ConvEngine::direct;
-  if (automatic && math == TensorMath::fp32 && choose_conv_kernel(subtask, spec, peaks)) return;
+  if (automatic && choose_conv_kernel(subtask, spec, peaks, math)) return;
   subtask.kernel = "cudnn_conv";
   subtask.tunables["algo_candidates"] = kConvCandidates;
   subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;
@@ -328,8 +332,8 @@ bool conv_takes_prologue(const ConvSpec& spec, const GpuPeaks& peaks, TensorMath
   if (depthwise_conv_eligible(spec)) return true;
   if (spec.transposed || !spec.x.is_contiguous() || !conv_igemm_eligible(spec)) return false;
   if (conv_engine == ConvEngine::igemm_tf32x3) return true;
-  return conv_engine == ConvEngine::automatic && math == TensorMath::fp32 &&
-         conv_engine_call(spec, peaks).kernel == "igemm_tf32x3_conv";
+  return conv_engine == ConvEngine::automatic &&
+         conv_engine_call(spec, peaks, math).kernel == "igemm_tf32x3_conv";
 }
 
 void choose_kernel(Subtask& subtask, const ir::Graph& graph, const GpuPeaks& peaks, TensorMath math,

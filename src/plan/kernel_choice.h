@@ -22,12 +22,14 @@
 //                       (kernels/conv_depthwise.cuh), chosen by estimate_depthwise_conv; block
 //   igemm_tf32x3_conv   a forward convolution as an implicit GEMM in split-precision 3xTF32
 //                       (kernels/conv_igemm_tf32x3.cuh, FP32-accurate; a transposed one as its
-//                       output phases', kernels/conv_transpose.cuh), chosen on the fp32
-//                       track by conv_engine_call or forced (PlanOptions::conv_engine);
+//                       output phases', kernels/conv_transpose.cuh), chosen by
+//                       conv_engine_call or forced (PlanOptions::conv_engine);
 //                       estimate_us / cudnn_estimate_us (the time model's two sides, whole
 //                       microseconds: the choice's reason), forced (1: PlanOptions::conv_engine),
 //                       cudnn_alternative (1: cuDNN is timed against it at init and the faster
-//                       runs, kernels/conv_engine_timing.cuh; with cuDNN's workspace_bytes)
+//                       runs, kernels/conv_engine_timing.cuh; with cuDNN's workspace_bytes),
+//                       tensor_math (tf32 on the tf32 and bf16 tracks: one TF32 product,
+//                       ConvIgemmTf32, and cuDNN's TF32 engines as the alternative)
 //   direct_conv         a convolution of few products per output on the direct FP32 kernel
 //                       (kernels/conv_direct.cuh, exact FP32 on every track; a transposed one as
 //                       its phases', kernels/conv_transpose.cuh), chosen by conv_engine_call
@@ -216,6 +218,16 @@ inline constexpr int64_t kConvIgemmTile = 128;
 inline constexpr int64_t kConvIgemmNarrowTile = 64;
 inline constexpr double kConvIgemmNarrowEfficiency = 0.74;
 inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
+// The tf32 and bf16 tracks (math tf32 / bf16): the kernel makes one TF32 product per multiply-add
+// instead of three (kernels/conv_igemm_tf32x3.cuh ConvIgemmTf32), at kConvIgemmOneProductEfficiency
+// of the three-product rate per product — the producers' gather, which kept up with three
+// products, now feeds one — against cuDNN's TF32 engines at kCudnnTf32ConvEfficiency of the TF32
+// peak. Both are first estimates, not yet measured; the program times cuDNN against the kernel
+// at init inside the timed band (conv_engine_call) as on the fp32 track, which also covers
+// cuDNN's engine choice: on an H100 (2026-12-06, tf32 track) AlexNet's cuDNN TF32 convolutions
+// took 65 ms where PyTorch's took 22.
+inline constexpr double kConvIgemmOneProductEfficiency = 0.6;
+inline constexpr double kCudnnTf32ConvEfficiency = 0.35;
 struct ConvIgemmEstimate {
   double kernel_s = 0, cudnn_s = 0;
   bool eligible = false;       // the kernel can run it (conv_igemm_eligible)
@@ -228,7 +240,8 @@ struct ConvIgemmEstimate {
 // (kernels/conv_igemm_tf32x3.cuh). The estimate counts the per-run transpose of x where the
 // kernel's gather reads the other layout.
 bool conv_igemm_eligible(const ConvSpec& spec);
-ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks);
+ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks,
+                                      TensorMath math = TensorMath::fp32);
 // The channels per group and position the kernel's chunked gather reads, or 0 where it gathers
 // 4-byte elements: the rule of kernels/conv_igemm_common.cuh's conv_igemm_gather_channels
 // (ConvIgemmCost.FewChannelsArePaddedToAChunk holds it to the table the kernel's CPU test,
@@ -259,9 +272,10 @@ struct DirectConvEstimate {
 bool direct_conv_eligible(const ConvSpec& spec);
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks);
 
-// The engine call on the fp32 track with no override, where TF32 tensor cores may be used (none
-// under --strict-fp32-gemm: cuDNN then), by the ratio of the kernel's estimate to cuDNN's strict
-// FP32 (estimate_conv_igemm's cuDNN model):
+// The engine call with no override, where TF32 tensor cores may be used (none under
+// --strict-fp32-gemm: cuDNN then), by the ratio of the kernel's estimate to cuDNN's
+// (estimate_conv_igemm's cuDNN model: strict FP32 on the fp32 track, TF32 engines under `math`
+// tf32 / bf16, where the kernel makes one product):
 //   the implicit GEMM at ratio <= kConfidentKernelRatio: the kernel;
 //   the implicit GEMM at ratio <= kTimedEngineRatio: the kernel, with cuDNN as its alternative
 //     (`timed`): the program times the two at init and runs the faster
@@ -296,7 +310,8 @@ struct ConvEngineCall {
   bool timed = false;  // cuDNN is timed against the kernel at init (tunable cudnn_alternative)
   double kernel_s = 0, cudnn_s = 0;
 };
-ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks);
+ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks,
+                                TensorMath math = TensorMath::fp32);
 
 // Which engine runs the convolutions its kernel can run (conv_igemm_eligible,
 // direct_conv_eligible): the time model's pick, or one forced (measurement on a GPU:

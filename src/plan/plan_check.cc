@@ -253,16 +253,16 @@ Status check_conv_prologue_kernel(const Subtask& subtask, const ConvSpec& conv) 
 
 }  // namespace
 
-// cuDNN timed against the project's kernel (kernel_choice.h) runs the same convolution on the
-// fp32 track: x read (through the implicit GEMM's transformed copy, with a prologue) and the result
-// written dense (NCHW) or into a window of whole channels (a cat's piece; then with no kernel
-// epilogue), the kernel's epilogue or output transform its one pass.
+// cuDNN timed against the project's kernel (kernel_choice.h) runs the same convolution (strict
+// FP32, or TF32 engines under the subtask's tensor_math): x read (through the implicit GEMM's
+// transformed copy, with a prologue) and the result written dense (NCHW) or into a window of whole
+// channels (a cat's piece; then with no kernel epilogue), the kernel's epilogue or output
+// transform its one pass.
 Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const ConvSpec* conv) {
   if (conv == nullptr || (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
     return make_error("cuDNN is timed only against the project's convolution kernels");
-  if (subtask_tensor_math(subtask) != TensorMath::fp32 ||
-      !(conv->x.is_contiguous() || conv->prologue))
-    return make_error("cuDNN, timed against the kernel, needs the fp32 track and a dense x");
+  if (!(conv->x.is_contiguous() || conv->prologue))
+    return make_error("cuDNN, timed against the kernel, needs a dense x");
   const ir::ValueRef& result = conv->stores.at(0).value;
   const auto home = plan.values.find(plan.graph.name_of(result));
   if (home == plan.values.end() ||

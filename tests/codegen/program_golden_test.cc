@@ -145,6 +145,35 @@ INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathConvProgramTest,
                                plan::tensor_math_name(static_cast<int64_t>(info.param)));
                          });
 
+// The implicit GEMM on the tensor-core tracks: one TF32 product (ConvIgemmTf32), never the
+// fp32 track's 3xTF32 class, with cuDNN's TF32 engines as the alternative timed against it; the
+// program compiles for the H200's sm_90a and an A100's sm_80 (the mma.sync kernel there).
+// plan_conv_pool_channels_last's second convolution takes the kernel on these tracks.
+class TensorMathKernelConvProgramTest : public ::testing::TestWithParam<plan::TensorMath> {};
+
+TEST_P(TensorMathKernelConvProgramTest, TheImplicitGemmMakesOneTf32Product) {
+  auto program = emit_for("plan_conv_pool_channels_last", GetParam());
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  EXPECT_NE(program->source.find("ConvIgemmTf32 "), std::string::npos) << program->source;
+  EXPECT_EQ(program->source.find("ConvIgemmTf32x3"), std::string::npos);
+  EXPECT_NE(program->source.find("time_kernel_against_cudnn("), std::string::npos);
+  EXPECT_NE(program->source.find("ConvMath::tf32"), std::string::npos);
+  EXPECT_EQ(program->source.find("ConvMath::strict_fp32"), std::string::npos);
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  for (const char* arch : {"sm_90a", "sm_80"}) {
+    auto built = testing::build_program(*program, arch);
+    ASSERT_TRUE(built.ok()) << built.error().message;
+    EXPECT_EQ(built->failure(), "") << arch;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathKernelConvProgramTest,
+                         ::testing::Values(plan::TensorMath::tf32, plan::TensorMath::bf16),
+                         [](const auto& info) {
+                           return std::string(
+                               plan::tensor_math_name(static_cast<int64_t>(info.param)));
+                         });
+
 // Recurrent layers on the tracks (issue 16 item 2): strict FP32 (CUDNN_FMA_MATH) on fp32, TF32
 // tensor cores on tf32 and on bf16 (float32 data either way); the program includes rnn.cuh, links
 // cuDNN, loads the weights once in run_init_subtasks and, off the fp32 track, compiles.

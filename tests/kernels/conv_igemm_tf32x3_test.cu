@@ -223,6 +223,64 @@ INSTANTIATE_TEST_SUITE_P(
       return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
     });
 
+// One TF32 product (ConvIgemmTf32, the tf32 track) on the wgmma kernel: each element within TF32's
+// rounding of its terms (both operands rounded to 11 bits: 2^-10 of the sum of |terms|, and the
+// tensor cores' accumulation, with GELU's slope on top), the error norm within TF32's range — and above what three products
+// reach (kNormBound 1e-6; measured 1e-7 to 3e-7), which shows the run made one product, not three —
+// and a second run, the weight split per call, bit-identical.
+class ConvIgemmTf32Test : public ::testing::TestWithParam<std::tuple<ConvIgemmCase, Variant>> {};
+
+TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
+  REQUIRE_GPU();
+  const auto& [c, variant] = GetParam();
+  REQUIRE_VARIANT(variant);
+  const ConvIgemmShape& s = c.shape;
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 11, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 12, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(s.out_channels, 13, -1.f, 1.f);
+  std::vector<double> scale;
+  const std::vector<double> expected = reference(c, x, w, bias, &scale);
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  ConvIgemmTf32 conv;
+  conv.set_engine(Tf32x3Engine::wgmma);
+  conv.allow_channels_last(variant != Variant::wgmma_ncdhw);
+  if (variant == Variant::wgmma_wide || variant == Variant::wgmma_narrow)
+    conv.set_tile_n(expected_tile_n(variant, s));
+  std::string error;
+  ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
+  EXPECT_NE(conv.describe().find("TF32 implicit GEMM"), std::string::npos) << conv.describe();
+  EXPECT_EQ(conv.describe().find("3xTF32"), std::string::npos) << conv.describe();
+  ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> y = dy.download();
+  const bool gelu = c.epilogue == MatmulEpilogue::bias_gelu;
+  EXPECT_TRUE(all_close(y, expected, Tolerance{1e-6, 0, gelu ? 3e-3 : 1.5e-3}, &scale)) << c.name;
+  const double error_norm = relative_error_norm(y, expected);
+  std::printf("[ conv_igemm_tf32 ] %s (%s): relative error norm %.3g\n", c.name.c_str(),
+              conv.describe().c_str(), error_norm);
+  EXPECT_LE(error_norm, 2e-3) << c.name;
+  EXPECT_GT(error_norm, 10 * kNormBound) << c.name << ": as accurate as three products";
+  DeviceBuffer<float> again(y.size());
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvIgemmTf32Test,
+    ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
+                       ::testing::Values(Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide,
+                                         Variant::wgmma_narrow)),
+    [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
+      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
+    });
+
 // Misaligned weights (16-byte loads impossible) take the mma.sync kernel's 4-byte path and give
 // the same result. (The wgmma kernel reads the weight only through its split copies.)
 TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {

@@ -149,8 +149,17 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK(conv3.init(conv_shape, MatmulEpilogue::bias_relu, error));
   STITCH_CHECK(conv3.prepare_weights(a, stream, error));
   STITCH_CHECK(conv3.run(a, nullptr, a, y, stream, error));
+  ConvIgemmTf32 conv1;  // one TF32 product (the tf32 track), with both transforms
+  conv1.set_input_transform(true);
+  STITCH_CHECK(conv1.init<ScaleShift>(conv_shape, MatmulEpilogue::bias_relu, error));
+  STITCH_CHECK(conv1.prepare_weights(a, stream, error));
+  STITCH_CHECK(conv1.run(a, nullptr, a, y, stream, error, ScaleShift{a}, ScaleShift{a}));
   ConvTransposeShape transposed_shape;
   transposed_shape.in_channels = transposed_shape.out_channels = 4;
+  ConvTransposeIgemmTf32 transposed1;
+  STITCH_CHECK(transposed1.init(transposed_shape, MatmulEpilogue::bias_gelu, error));
+  STITCH_CHECK(transposed1.prepare_weights(a, stream, error));
+  STITCH_CHECK(transposed1.run(a, nullptr, a, y, stream, error));
   ConvTransposeIgemmTf32x3 transposed3;
   STITCH_CHECK(transposed3.init(transposed_shape, MatmulEpilogue::bias_gelu, error));
   STITCH_CHECK(transposed3.prepare_weights(a, stream, error));

@@ -349,7 +349,7 @@ TEST(ConvPlan, ImplicitGemmAppliesTheNormalisationAsItCopiesX) {
   EXPECT_EQ(spec.x.base.kind, ir::ValueRef::Kind::input);
   EXPECT_TRUE(conv_takes_prologue(spec, h200_peaks(), TensorMath::fp32, ConvEngine::automatic));
   // Forced onto the implicit GEMM, a small one takes it too; forced onto cuDNN, or on the tf32
-  // track (cuDNN's TF32 engines), none does.
+  // track where cuDNN's TF32 engines are picked for it, none does.
   auto forced = normalised_conv({.groups = 1, .engine = ConvEngine::igemm_tf32x3});
   ASSERT_TRUE(forced.ok()) << forced.error().message;
   EXPECT_TRUE(only_conv(*forced).prologue.has_value());
@@ -633,13 +633,41 @@ TEST(ConvIgemmPlan, TheForcedKernelRecordsItsTimeModelAndTheTf32x3Floor) {
   EXPECT_NEAR(subtask.floor_us, subtask.flops / (tf32x3_tflops(h200) * 1e6), 1e-6);
 }
 
-TEST(ConvIgemmPlan, TensorCoreTracksKeepCudnnTf32) {
+// The tensor-core tracks run the implicit GEMM in one TF32 product, against cuDNN's TF32 engines:
+// a third of the fp32 track's products per K tile at kConvIgemmOneProductEfficiency of their rate,
+// the floor at the TF32 peak; the program times cuDNN (TF32, tensor_math) against it where the
+// model is not confident.
+TEST(ConvIgemmPlan, TensorCoreTracksRunTheKernelInOneTf32Product) {
+  const GpuPeaks h200 = h200_peaks();
+  auto fp32 = vgg_conv(with_math(TensorMath::fp32));
+  ASSERT_TRUE(fp32.ok()) << fp32.error().message;
+  const ConvIgemmEstimate three = estimate_conv_igemm(only_conv(*fp32), h200);
   for (TensorMath math : {TensorMath::tf32, TensorMath::bf16}) {
     auto plan = vgg_conv(with_math(math));
     ASSERT_TRUE(plan.ok()) << plan.error().message;
-    EXPECT_EQ(plan->subtasks.at(0).kernel, "cudnn_conv");
-    EXPECT_EQ(subtask_tensor_math(plan->subtasks.at(0)), TensorMath::tf32);
+    const Subtask& subtask = plan->subtasks.at(0);
+    EXPECT_EQ(subtask.kernel, "igemm_tf32x3_conv");
+    EXPECT_EQ(subtask_tensor_math(subtask), TensorMath::tf32);
+    EXPECT_DOUBLE_EQ(compute_peak_tflops(subtask, h200), h200.tf32_tflops);
+    const ConvIgemmEstimate one = estimate_conv_igemm(only_conv(*plan), h200, math);
+    // Compute-bound (72 K tiles a tile): the tiles' time scales by products and efficiency; the
+    // launches and the channels-last copy of x do not.
+    const double fixed = kLaunchSeconds + 2.0 * 4 * 10 * 256 * 56 * 56 / (h200.dram_gbps * 1e9) +
+                         kLaunchSeconds;
+    EXPECT_NEAR((one.kernel_s - fixed) / (three.kernel_s - fixed),
+                1.0 / 3.0 / kConvIgemmOneProductEfficiency, 1e-9);
+    EXPECT_NEAR(one.cudnn_s - kLaunchSeconds,
+                2.0 * 10 * 256 * 56 * 56 * 256 * 9 /
+                    (h200.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency),
+                1e-9);
+    EXPECT_EQ(subtask.tunables.at("estimate_us"), std::llround(one.kernel_s * 1e6));
+    EXPECT_EQ(subtask.tunables.at("cudnn_estimate_us"), std::llround(one.cudnn_s * 1e6));
   }
+  // Where cuDNN's TF32 engines are rated far faster (few channels, K = 72), they run alone.
+  auto few = single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1},
+                              {0, 0}, 1, with_math(TensorMath::tf32));
+  ASSERT_TRUE(few.ok()) << few.error().message;
+  EXPECT_EQ(few->subtasks.at(0).kernel, "cudnn_conv");
 }
 
 TEST(ConvIgemmPlan, StrictFp32GemmOptionKeepsCudnn) {
@@ -698,10 +726,11 @@ TEST(ConvIgemmPlan, TransposedConvolutionsFollowTheTimeModel) {
               (as_forward.cudnn_s - kLaunchSeconds) / 4 * kCudnnStrictConvEfficiency /
                   kCudnnStrictTransposedConvEfficiency,
               1e-12);
-  // Not on the tf32 track (cuDNN's TF32 engines).
-  EXPECT_EQ(kernel_of(single_conv_plan({10, 256, 28, 28}, {256, 256, 3, 3}, {10, 256, 55, 55},
-                                       {2, 2}, {1, 1}, 1, with_math(TensorMath::tf32), true)),
-            "cudnn_conv");
+  // On the tf32 track too, in one TF32 product (against cuDNN's TF32 engines).
+  auto tf32 = single_conv_plan({10, 256, 28, 28}, {256, 256, 3, 3}, {10, 256, 55, 55}, {2, 2},
+                               {1, 1}, 1, with_math(TensorMath::tf32), true);
+  EXPECT_EQ(kernel_of(tf32), "igemm_tf32x3_conv");
+  EXPECT_EQ(subtask_tensor_math(tf32->subtasks.at(0)), TensorMath::tf32);
   spec.pad_after[0] += 1;
   EXPECT_FALSE(conv_igemm_eligible(spec));
 }
@@ -1056,7 +1085,7 @@ TEST(TimedConvEngine, BesideTheAlternativeAChainFoldsWhole) {
 }
 
 // plan_check holds cuDNN's alternative to what cuDNN can run: the project's kernel beside it, a
-// dense x, a dense output of its own, the fp32 track.
+// dense x, a dense output of its own — on any track (TF32 engines under the tf32 tensor_math).
 TEST(TimedConvEngine, PlanCheckHoldsTheAlternativeToADenseConvolution) {
   auto plan = single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1},
                                {0, 0}, 1, with_math(TensorMath::fp32));
@@ -1073,7 +1102,7 @@ TEST(TimedConvEngine, PlanCheckHoldsTheAlternativeToADenseConvolution) {
   expect_refused(on_cudnn, "only against the project's convolution kernels");
   Plan tf32 = *plan;
   tf32.subtasks[0].tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
-  expect_refused(tf32, "needs the fp32 track and a dense x");
+  EXPECT_TRUE(check_plan(tf32).ok());
   Plan strided = *plan;
   const ConvSpec& spec = only_conv(strided);
   const std::string out = strided.graph.name_of(spec.stores[0].value);
