@@ -254,6 +254,15 @@ FP64_ALLOWANCE_MAX = 0.04
 ILL_CONDITIONED_CAP = FP64_ALLOWANCE_MAX / REFERENCE_NOISE_FACTOR
 
 
+def conditioning_bound(track: Track) -> float:
+    """The FP32 reference's own relative error past which an output counts as ill-conditioned on
+    `track`: the track's norm bound. A loose track has none for ordinary outputs, so the one norm
+    bound it applies at all (to a reference within atol of zero) takes its place."""
+    if track.rel_err_norm_max is None:
+        return track.degenerate_rel_err_norm_max
+    return track.rel_err_norm_max
+
+
 def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tensor,
                           exact: torch.Tensor, track: Track,
                           chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> OutputCheck:
@@ -321,7 +330,7 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
                               f"{bound:g} x its norm + {REFERENCE_NOISE_FACTOR:g}x the FP32 "
                               f"reference's error ({noise_norm:.3g})")
             return check
-    ill_conditioned = (track.rel_err_norm_max if check.failed_norm_bound is None
+    ill_conditioned = (conditioning_bound(track) if check.failed_norm_bound is None
                        else check.failed_norm_bound) < own
     allowance = noise_max if ill_conditioned else noise
     check.reference_noise_allowance = allowance

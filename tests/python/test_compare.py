@@ -235,6 +235,17 @@ def test_a_well_conditioned_output_gets_no_slack():
     assert not check.passed and check.reference_noise_rms < 1e-7
 
 
+def test_a_loose_track_elementwise_failure_gets_the_fp64_second_opinion():
+    # A loose track has no norm bound to say when an output is ill-conditioned; its degenerate
+    # bound does (the recheck raised a TypeError comparing None with a float here).
+    out, ref, exact = ill_conditioned(noise=2e-2)
+    check = compare_output(out, ref, TF32)
+    assert not check.passed and check.elementwise_only and check.failed_norm_bound is None
+    recheck_against_exact(check, out, ref, exact, TF32)
+    assert check.passed, check.message
+    assert check.reference_noise_allowance == check.reference_noise_rms  # not ill-conditioned
+
+
 def heavy_tailed_ill_conditioned(seed=0):
     """A softmax-like output (values in [0, 1]) that is ill-conditioned as a whole, the way
     KernelBench's UNet-softmax is (training-mode BatchNorm over few elements): 1% of the elements
