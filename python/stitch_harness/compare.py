@@ -43,7 +43,8 @@ class OutputCheck:
     exact_reference_elements: int = 0
     reference_noise_rms: float = 0.0
     # The per-element allowance the recheck gave, in units of REFERENCE_NOISE_FACTOR: the FP32
-    # reference's RMS error, or its largest error where the whole output is ill-conditioned.
+    # reference's RMS error, or its largest error where the whole output is ill-conditioned (on a
+    # loose track, the larger of its and PyTorch's on that track).
     reference_noise_allowance: float = 0.0
     # Its elements passed only by the FP32 reference's largest error where that reference's own
     # relative error norm was over ILL_CONDITIONED_CAP: such a check cannot tell a correct program
@@ -254,9 +255,46 @@ FP64_ALLOWANCE_MAX = 0.04
 ILL_CONDITIONED_CAP = FP64_ALLOWANCE_MAX / REFERENCE_NOISE_FACTOR
 
 
+def needs_track_reference(track: Track) -> bool:
+    """Whether the recheck on `track` should also size its allowances by PyTorch's own result
+    under the track's baseline flags (recheck_against_exact's `track_reference`). A loose track
+    (no norm bound) lets a program round as PyTorch does there, TF32 or bf16 rather than the
+    strict FP32 reference's rounding; the fp32 track holds it to strict FP32."""
+    return track.rel_err_norm_max is None
+
+
+def conditioning_bound(track: Track) -> float:
+    """The FP32 reference's own relative error past which an output counts as ill-conditioned on
+    `track`: the track's norm bound. A loose track has none for ordinary outputs, so the one norm
+    bound it applies at all (to a reference within atol of zero) takes its place."""
+    if track.rel_err_norm_max is None:
+        return track.degenerate_rel_err_norm_max
+    return track.rel_err_norm_max
+
+
+@dataclasses.dataclass
+class _NoiseTotals:
+    """A reference's error against the FP64 one, summed over chunks (finite elements only)."""
+
+    sum_sq: float = 0.0
+    largest: float = 0.0
+
+    def add(self, values: torch.Tensor, exact: torch.Tensor) -> None:
+        finite = torch.isfinite(values) & torch.isfinite(exact)
+        error = torch.where(finite, (values - exact).abs(), torch.zeros_like(values))
+        self.sum_sq += float((error * error).sum())
+        self.largest = max(self.largest, float(error.max()))
+
+
+def _past_limit(values: torch.Tensor, exact: torch.Tensor, limit: torch.Tensor) -> int:
+    return int((torch.isfinite(values) & torch.isfinite(exact) &
+                ((values - exact).abs() > limit)).sum())
+
+
 def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tensor,
                           exact: torch.Tensor, track: Track,
-                          chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> OutputCheck:
+                          chunk_elements: int = DEFAULT_CHUNK_ELEMENTS, *,
+                          track_reference: Optional[torch.Tensor] = None) -> OutputCheck:
     """A second opinion for a check that failed numerically (check.exact_may_overturn), from
     `exact`, the same computation in FP64. Where an output is ill-conditioned, the strict FP32
     reference is itself off, and no FP32 program that adds in another order can match it:
@@ -286,13 +324,22 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
       to the exact answer as PyTorch's own FP32 result.
     For a well-conditioned output the FP32 reference's error is ~1e-7 of its scale: the elements
     get no slack worth the name, and the error norm against the FP32 reference (the
-    precision-downgrade check) stands. Returns `check`, updated."""
+    precision-downgrade check) stands.
+    `track_reference`: the output as PyTorch computes it on a loose track (its baseline flags,
+    needs_track_reference), whose rounding a program may share (TF32 rounds 2^13 times coarser
+    than FP32). Where given, each statistic of the reference's error that sizes an allowance (its
+    RMS, norm and largest error, its elements past the allowance) is the larger of the two
+    references'; whether the output is ill-conditioned, undecided, or held to its error norm
+    stays the FP32 reference's to say: that describes the model, not the track. Returns `check`,
+    updated."""
     if not check.exact_may_overturn or exact.shape != ref.shape:
         return check
     flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
     flat_exact = exact.reshape(-1).to(ref.device)
+    flat_track = None if track_reference is None else track_reference.reshape(-1).to(ref.device)
     total = flat_ref.numel()
-    noise_sq = exact_sq = error_sq = noise_max = 0.0
+    exact_sq = error_sq = 0.0
+    strict_noise, track_noise = _NoiseTotals(), _NoiseTotals()
     with torch.no_grad():
         for start in range(0, total, chunk_elements):
             o = flat_out[start:start + chunk_elements].to(torch.float64)
@@ -300,33 +347,46 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
             e = flat_exact[start:start + chunk_elements].to(torch.float64)
             finite = torch.isfinite(r) & torch.isfinite(e)
             zero = torch.zeros_like(r)
-            noise_sq += float(torch.where(finite, (r - e) ** 2, zero).sum())
-            noise_max = max(noise_max, float(torch.where(finite, (r - e).abs(), zero).max()))
+            strict_noise.add(r, e)
+            if flat_track is not None:
+                track_noise.add(flat_track[start:start + chunk_elements].to(torch.float64), e)
             exact_sq += float(torch.where(finite, e ** 2, zero).sum())
             error_sq += float(torch.where(finite, (o - e) ** 2, zero).sum())
-    noise = math.sqrt(noise_sq / max(total, 1))
+
+    def whose(noun: str, strict_value: float, track_value: float) -> str:
+        """Which reference's error a message's figure is: the larger one."""
+        if track_value > strict_value:
+            return f"PyTorch's {noun} on track {track.name}"
+        return f"the FP32 reference's {noun}"
+
+    noise = math.sqrt(max(strict_noise.sum_sq, track_noise.sum_sq) / max(total, 1))
     check.reference_noise_rms = noise
-    exact_norm, noise_norm = math.sqrt(exact_sq), math.sqrt(noise_sq)
-    own = noise_norm / exact_norm if exact_norm > 0.0 else math.inf
+    exact_norm = math.sqrt(exact_sq)
+    noise_norm = math.sqrt(max(strict_noise.sum_sq, track_noise.sum_sq))
+    noise_max = max(strict_noise.largest, track_noise.largest)
+    strict_noise_norm = math.sqrt(strict_noise.sum_sq)
+    own = strict_noise_norm / exact_norm if exact_norm > 0.0 else math.inf
     if check.failed_norm_bound is not None:
         bound = check.failed_norm_bound
-        if noise_norm <= bound * exact_norm:
+        if strict_noise_norm <= bound * exact_norm:
             check.message += (f"; the FP32 reference's own relative error against an FP64 one "
                               f"({own:.3g}) meets the bound, so the error norm stands")
             return check
         error_norm = math.sqrt(error_sq)
         if error_norm > bound * exact_norm + REFERENCE_NOISE_FACTOR * noise_norm:
+            norm_error = whose("error", strict_noise.sum_sq, track_noise.sum_sq)
             check.message += (f"; against an FP64 reference (the FP32 reference's own relative "
                               f"error {own:.3g}), the error norm {error_norm:.3g} is above "
-                              f"{bound:g} x its norm + {REFERENCE_NOISE_FACTOR:g}x the FP32 "
-                              f"reference's error ({noise_norm:.3g})")
+                              f"{bound:g} x its norm + {REFERENCE_NOISE_FACTOR:g}x {norm_error} "
+                              f"({noise_norm:.3g})")
             return check
-    ill_conditioned = (track.rel_err_norm_max if check.failed_norm_bound is None
+    ill_conditioned = (conditioning_bound(track) if check.failed_norm_bound is None
                        else check.failed_norm_bound) < own
     allowance = noise_max if ill_conditioned else noise
     check.reference_noise_allowance = allowance
     still_bad, first_bad = 0, -1
-    reference_bad, worst_bad = 0, 0.0  # the FP32 reference's own elements past the allowance
+    worst_bad = 0.0
+    strict_bad = track_bad = 0  # each reference's own elements past the allowance
     if check.mismatches:
         with torch.no_grad():
             for start in range(0, total, chunk_elements):
@@ -343,32 +403,46 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
                     worst_bad = max(worst_bad, float(torch.where(
                         bad, (o - e).abs(), torch.zeros_like(o)).nan_to_num(math.inf).max()))
                 still_bad += count
-                reference_bad += int((torch.isfinite(r) & torch.isfinite(e) &
-                                      ((r - e).abs() > limit)).sum())
-    own_error = (f"largest {allowance:.3g}; the output is ill-conditioned, its relative error "
-                 f"{own:.3g}" if ill_conditioned else f"rms {noise:.3g}")
-    # Heavy tails: where the FP32 reference itself has elements past the allowance, a program
-    # may have as many, each within the reference's largest error — no worse than PyTorch's own
-    # FP32 result. Where the reference has none (a well-conditioned output), no element may.
+                strict_bad += _past_limit(r, e, limit)
+                if flat_track is not None:
+                    track_bad += _past_limit(
+                        flat_track[start:start + chunk_elements].to(torch.float64), e, limit)
+    reference_bad = max(strict_bad, track_bad)
+    if ill_conditioned:
+        allowance_error = whose("own error", strict_noise.largest, track_noise.largest)
+        own_error = (f"largest {allowance:.3g}; the output is ill-conditioned, its relative "
+                     f"error {own:.3g}")
+    else:
+        allowance_error = whose("own error", strict_noise.sum_sq, track_noise.sum_sq)
+        own_error = f"rms {noise:.3g}"
+    tail_holder = (f"PyTorch on track {track.name}" if track_bad > strict_bad
+                   else "the FP32 reference itself")
+    largest_error = whose("largest error", strict_noise.largest, track_noise.largest)
+    # Heavy tails: where the FP32 reference itself (or PyTorch on a loose track) has elements
+    # past the allowance, a program may have as many, each within the reference's largest error
+    # — no worse than PyTorch's own result. Where the reference has none (a well-conditioned
+    # output), no element may.
     within_reference_tail = still_bad <= reference_bad and worst_bad <= noise_max
     if still_bad and not within_reference_tail:
-        check.message += (f"; against an FP64 reference, allowing {REFERENCE_NOISE_FACTOR:g}x the "
-                          f"FP32 reference's own error ({own_error}), {still_bad} still outside "
-                          f"(first at flat index {first_bad}); the FP32 reference itself has "
-                          f"{reference_bad} there, its largest error {noise_max:.3g}, this "
+        check.message += (f"; against an FP64 reference, allowing {REFERENCE_NOISE_FACTOR:g}x "
+                          f"{allowance_error} ({own_error}), {still_bad} still outside "
+                          f"(first at flat index {first_bad}); {tail_holder} has "
+                          f"{reference_bad} there, {largest_error} {noise_max:.3g}, this "
                           f"program's {worst_bad:.3g}")
         return check
     reasons = []
     if check.failed_norm_bound is not None:
-        reasons.append(f"the error norm is the FP32 reference's own rounding (within "
-                       f"{REFERENCE_NOISE_FACTOR:g}x its error of an FP64 reference)")
+        rounding = whose("own rounding", strict_noise.sum_sq, track_noise.sum_sq)
+        reasons.append(f"the error norm is {rounding} (within {REFERENCE_NOISE_FACTOR:g}x its "
+                       f"error of an FP64 reference)")
     if check.mismatches:
         reasons.append(f"the {check.mismatches} elements outside atol/rtol of the FP32 reference "
-                       f"are within {REFERENCE_NOISE_FACTOR:g}x its own error ({own_error}) of an "
-                       f"FP64 reference")
+                       f"are within {REFERENCE_NOISE_FACTOR:g}x {allowance_error} ({own_error}) "
+                       f"of an FP64 reference")
         if still_bad:
-            reasons[-1] += (f" but {still_bad}, no more than the FP32 reference's own {reference_bad}"
-                            f" there, each within its largest error ({noise_max:.3g})")
+            tail_count = whose(f"own {reference_bad}", strict_bad, track_bad)
+            reasons[-1] += (f" but {still_bad}, no more than {tail_count} there, each within "
+                            f"{largest_error} ({noise_max:.3g})")
     if own > ILL_CONDITIONED_CAP and check.mismatches:
         check.undecided = True
         reasons.append(f"undecided: the FP32 reference's own relative error ({own:.3g}) is over "

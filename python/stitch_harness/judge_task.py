@@ -9,11 +9,14 @@ is built on the meta device and filled from the weights alone (JudgeTask._build_
 References: without random inputs, the eager model (the program the user wrote); with random inputs
 (random ops in forward, dropout masks), the captured graph evaluated with the random values as inputs,
 the same rule capture uses for reference/outputs.safetensors, since the eager model would draw its
-own random numbers. References are always computed with TF32 off (judge_tracks.STRICT_FLAGS).
+own random numbers. References are always computed with TF32 off (judge_tracks.STRICT_FLAGS);
+only the recheck of a failed check on a loose track also computes them under the track's flags
+(reference_on_track).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -26,7 +29,7 @@ from . import graph_eval
 from .graph_build import DTYPE_NAMES, state_values, value_type
 from .ipc import contiguous_strides
 from .judge_kb_inputs import refresh_in_place
-from .judge_tracks import STRICT_FLAGS, precision_flags
+from .judge_tracks import STRICT_FLAGS, Track, baseline_flags, precision_flags
 from .task_loader import build_model, load_task
 
 DTYPES = {name: dtype for dtype, name in DTYPE_NAMES.items()}
@@ -334,6 +337,19 @@ class JudgeTask:
                           {n: _promote(t) for n, t in self.device_params().items()},
                           {n: _promote(b) for n, b in self._buffer_snapshot.items()})
         return self._evaluate(inputs, *self._fp64, _promote)
+
+    def reference_on_track(self, inputs: list[torch.Tensor], track: Track) -> list[torch.Tensor]:
+        """The reference as PyTorch computes it on `track`: under its baseline flags and autocast
+        dtype, as the baseline timer runs the model (judge_baseline), each output cast to the
+        strict reference's dtype. compare.recheck_against_exact sizes a loose track's allowances
+        by its error as well as the strict reference's (compare.needs_track_reference)."""
+        autocast = (contextlib.nullcontext() if track.baseline_autocast_dtype is None
+                    else torch.autocast(self.device.type, dtype=track.baseline_autocast_dtype))
+        with precision_flags(baseline_flags(track)), autocast:
+            outputs = self._evaluate(inputs, self.model, self.device_params(),
+                                     self._buffer_snapshot, lambda t: t)
+        return [output.to(DTYPES[entry["dtype"]])
+                for output, entry in zip(outputs, self.output_types(), strict=True)]
 
     def _evaluate(self, inputs, model, params, buffer_snapshot, convert) -> list[torch.Tensor]:
         """The graph (with random inputs, which the model would draw itself) or the model on

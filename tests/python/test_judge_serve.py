@@ -523,6 +523,53 @@ def test_a_passing_set_never_computes_the_fp64_reference(ssr_dir):
     assert session.compare()["passed"]
 
 
+def test_a_loose_track_recheck_takes_pytorchs_result_on_the_track_when_one_is_needed(ssr_dir):
+    session, exporter, slots = make_session(ssr_dir, sets=1, spot=0, track="tf32")
+    check_set = slots["check_sets"][0]
+    ssr_runner(exporter, slots, check_set["inputs"], check_set["outputs"])
+    out = exporter.find(check_set["outputs"][0]["ipc_handle"])
+    calls = []
+
+    def on_track_agreeing_with_the_program(inputs, track):
+        calls.append(track.name)
+        return [out.clone()]
+
+    session.task.reference_on_track = on_track_agreeing_with_the_program
+    assert session.compare()["passed"] and calls == [], "no recheck, no track reference"
+
+    # 5 elements off the strict and the FP64 reference, as PyTorch on the track is: PyTorch's own
+    # tail there, so they pass; computed once for the failing set.
+    out.view(-1)[:5] += 0.5
+    session.task.reference_exact = lambda inputs: [
+        r.double() for r in session.task.reference(inputs)]
+    result = session.compare()
+    assert calls == ["tf32"]
+    assert result["passed"], result["messages"]
+
+    # Without PyTorch's result on the track the strict reference alone sizes the allowance.
+    def no_track_reference(inputs, track):
+        raise RuntimeError("autocast failed")
+
+    session.task.reference_on_track = no_track_reference
+    assert not session.compare()["passed"]
+
+
+def test_reference_on_a_loose_track_has_the_strict_references_types(tmp_path):
+    # Training-mode BatchNorm: the running statistics follow the user output, from the captured
+    # state on every call. bf16 autocast works on the CPU too.
+    task = JudgeTask(capture_task("plan_bn_noise_running_mean.py", str(tmp_path)), CPU)
+    inputs = task.draw_inputs(1234)
+    strict = task.reference(inputs)
+    tf32 = task.reference_on_track(inputs, get_track("tf32"))
+    bf16 = task.reference_on_track(inputs, get_track("bf16"))
+    assert len(strict) == len(tf32) == len(bf16) == 7
+    for s, t, b in zip(strict, tf32, bf16):
+        assert s.dtype == t.dtype == b.dtype and s.shape == t.shape == b.shape
+    assert strict[0].dtype == torch.float32 and not torch.equal(strict[0], bf16[0])
+    assert torch.allclose(bf16[0], strict[0], atol=0.1, rtol=0.1)
+    assert all(torch.equal(a, b) for a, b in zip(task.reference(inputs), strict))
+
+
 def test_fp64_reference_of_a_task_is_close_to_its_fp32_reference(ssr_dir):
     task = JudgeTask(ssr_dir, CPU)
     inputs = task.draw_inputs(1234)
