@@ -272,7 +272,8 @@ ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks, Ten
   // the kernel's dense transformed copy); a convolution it runs in a few microseconds is not
   // worth timing, unless its model has no ground (an under-filled grid: a wider band too).
   const bool underfilled = cudnn_grid_underfilled(spec, peaks);
-  const double band = underfilled ? kUnderfilledTimedRatio : kTimedEngineRatio;
+  double band = underfilled ? kUnderfilledTimedRatio : kTimedEngineRatio;
+  if (math != TensorMath::fp32) band = std::max(band, kTf32TimedEngineRatio);
   const bool timeable =
       (spec.x.is_contiguous() || spec.prologue) &&
       call.cudnn_s >= (underfilled ? kUnderfilledMinSeconds : kTimedEngineMinSeconds);

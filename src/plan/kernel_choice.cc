@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -89,7 +91,7 @@ bool choose_conv_kernel(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& 
   subtask.tunables["cudnn_estimate_us"] = std::llround(call.cudnn_s * 1e6);
   if (call.timed) {
     subtask.tunables["cudnn_alternative"] = 1;
-    subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;  // cuDNN's, as cudnn_conv's
+    subtask.tunables["workspace_bytes"] = cudnn_conv_workspace_bytes(spec, math);  // cuDNN's
   }
   return true;
 }
@@ -127,7 +129,7 @@ void choose_conv(Subtask& subtask, const ConvSpec& spec, const GpuPeaks& peaks, 
   if (automatic && choose_conv_kernel(subtask, spec, peaks, math)) return;
   subtask.kernel = "cudnn_conv";
   subtask.tunables["algo_candidates"] = kConvCandidates;
-  subtask.tunables["workspace_bytes"] = kConvWorkspaceBytes;
+  subtask.tunables["workspace_bytes"] = cudnn_conv_workspace_bytes(spec, math);
   if (math != TensorMath::fp32)
     subtask.tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
 }
@@ -325,6 +327,20 @@ std::string format_tunable(const std::string& key, int64_t value) {
   if (key == "scan_strategy") return fmt::format("{}", scan_strategy_name(value));
   if (key == "tensor_math") return fmt::format("{}", tensor_math_name(value));
   return fmt::format("{}={}", key, value);
+}
+
+int64_t cudnn_conv_workspace_bytes(const ConvSpec& spec, TensorMath math) {
+  if (math == TensorMath::fp32) return kConvWorkspaceBytes;
+  auto elements = [](int64_t leading, const std::vector<int64_t>& sizes) {
+    return std::accumulate(sizes.begin(), sizes.end(), leading, std::multiplies<int64_t>());
+  };
+  const int64_t operands =
+      elements(spec.batch * spec.in_channels, spec.input) +
+      elements(spec.out_channels * (spec.in_channels / spec.groups), spec.kernel) +
+      elements(spec.batch * spec.out_channels, spec.output);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  const int64_t bytes = (4 * operands + kMiB - 1) / kMiB * kMiB;
+  return std::clamp(bytes, kConvWorkspaceBytes, kConvTf32WorkspaceMaxBytes);
 }
 
 bool conv_takes_prologue(const ConvSpec& spec, const GpuPeaks& peaks, TensorMath math,

@@ -104,6 +104,13 @@ inline constexpr int64_t kMatmulWorkspaceBytes = 32 << 20;  // cuBLASLt's recomm
 // kConvWorkspaceBytes are timed at init (kernels/conv.cuh CudnnConv::kMaxCandidates). 256 MiB:
 // at 64 MiB the H200 had no strict-FP32 engine for some of EfficientNet's convolutions.
 inline constexpr int64_t kConvWorkspaceBytes = 256 << 20;
+// Under TF32 math (the tf32 and bf16 tracks) cuDNN's tensor-core engines for NCHW data transpose
+// the operands to NHWC in the workspace: at 256 MiB an H100 had none for AlexNet's larger layers
+// (batch 1024: conv2's x alone is 287 MB) and ran FP32 FFMA engines instead, 65 ms where
+// PyTorch's TF32 convolutions took 22 (2026-12-06). There the workspace is as large as x, w and
+// y together (a MiB multiple), from kConvWorkspaceBytes up to kConvTf32WorkspaceMaxBytes.
+inline constexpr int64_t kConvTf32WorkspaceMaxBytes = int64_t{4} << 30;
+int64_t cudnn_conv_workspace_bytes(const ConvSpec& spec, TensorMath math);
 inline constexpr int64_t kConvCandidates = 8;
 
 // The time model behind split_tf32x3: strict FP32 at kFp32GemmEfficiency of the FP32 peak, against
@@ -302,6 +309,9 @@ inline constexpr double kTimedEngineMinSeconds = 20e-6;
 inline constexpr int64_t kCudnnGridTileM = 128, kCudnnGridTileN = 64;
 inline constexpr double kUnderfilledTimedRatio = 3.0;
 inline constexpr double kUnderfilledMinSeconds = 10e-6;
+// Under TF32 math both sides of the model are first estimates (kConvIgemmOneProductEfficiency,
+// kCudnnTf32ConvEfficiency): the band is as wide as an under-filled grid's.
+inline constexpr double kTf32TimedEngineRatio = 3.0;
 // cuDNN's output tiles for the convolution (kCudnnGridTileM positions x kCudnnGridTileN channels
 // per group) are fewer than the SMs.
 bool cudnn_grid_underfilled(const ConvSpec& spec, const GpuPeaks& peaks);

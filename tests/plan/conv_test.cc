@@ -348,22 +348,24 @@ TEST(ConvPlan, ImplicitGemmAppliesTheNormalisationAsItCopiesX) {
   EXPECT_EQ(spec.prologue->steps.size(), 3u);
   EXPECT_EQ(spec.x.base.kind, ir::ValueRef::Kind::input);
   EXPECT_TRUE(conv_takes_prologue(spec, h200_peaks(), TensorMath::fp32, ConvEngine::automatic));
-  // Forced onto the implicit GEMM, a small one takes it too; forced onto cuDNN, or on the tf32
-  // track where cuDNN's TF32 engines are picked for it, none does.
+  // Forced onto the implicit GEMM, a small one takes it too; on the tf32 track the kernel in one
+  // TF32 product takes it; forced onto cuDNN, none does.
   auto forced = normalised_conv({.groups = 1, .engine = ConvEngine::igemm_tf32x3});
   ASSERT_TRUE(forced.ok()) << forced.error().message;
   EXPECT_TRUE(only_conv(*forced).prologue.has_value());
-  for (const NormalisedConv& on_cudnn :
-       {NormalisedConv{
-            .groups = 1, .batch = 8, .channels = 128, .size = 56, .engine = ConvEngine::cudnn},
-        NormalisedConv{
-            .groups = 1, .batch = 8, .channels = 128, .size = 56, .math = TensorMath::tf32}}) {
-    auto cudnn = normalised_conv(on_cudnn);
-    ASSERT_TRUE(cudnn.ok()) << cudnn.error().message;
-    ASSERT_EQ(cudnn->subtasks.size(), 2u);
-    EXPECT_EQ(cudnn->subtasks[1].kernel, "cudnn_conv");
-    EXPECT_FALSE(std::get<ConvSpec>(cudnn->subtasks[1].spec).prologue.has_value());
-  }
+  auto tf32 = normalised_conv({.groups = 1, .batch = 8, .channels = 128, .size = 56,
+                               .math = TensorMath::tf32});
+  ASSERT_TRUE(tf32.ok()) << tf32.error().message;
+  ASSERT_EQ(tf32->subtasks.size(), 1u);
+  EXPECT_EQ(tf32->subtasks[0].kernel, "igemm_tf32x3_conv");
+  EXPECT_EQ(subtask_tensor_math(tf32->subtasks[0]), TensorMath::tf32);
+  EXPECT_TRUE(only_conv(*tf32).prologue.has_value());
+  auto cudnn = normalised_conv(
+      {.groups = 1, .batch = 8, .channels = 128, .size = 56, .engine = ConvEngine::cudnn});
+  ASSERT_TRUE(cudnn.ok()) << cudnn.error().message;
+  ASSERT_EQ(cudnn->subtasks.size(), 2u);
+  EXPECT_EQ(cudnn->subtasks[1].kernel, "cudnn_conv");
+  EXPECT_FALSE(std::get<ConvSpec>(cudnn->subtasks[1].spec).prologue.has_value());
 }
 
 // The copy pass the prologue rides on: the kernel's per-run transpose where it gathers
@@ -663,11 +665,59 @@ TEST(ConvIgemmPlan, TensorCoreTracksRunTheKernelInOneTf32Product) {
     EXPECT_EQ(subtask.tunables.at("estimate_us"), std::llround(one.kernel_s * 1e6));
     EXPECT_EQ(subtask.tunables.at("cudnn_estimate_us"), std::llround(one.cudnn_s * 1e6));
   }
+  // Both TF32 sides are first estimates: the band where cuDNN is timed against the kernel reaches
+  // kTf32TimedEngineRatio (VGG's first 64 -> 64 layer, rated 2x slower on the kernel).
+  auto vgg1 = single_conv_plan({10, 64, 224, 224}, {64, 64, 3, 3}, {10, 64, 224, 224}, {1, 1},
+                               {1, 1}, 1, with_math(TensorMath::tf32));
+  ASSERT_TRUE(vgg1.ok()) << vgg1.error().message;
+  const auto& timed = vgg1->subtasks.at(0).tunables;
+  EXPECT_EQ(vgg1->subtasks.at(0).kernel, "igemm_tf32x3_conv");
+  EXPECT_EQ(timed.at("cudnn_alternative"), 1);
+  const double ratio = static_cast<double>(timed.at("estimate_us")) /
+                       static_cast<double>(timed.at("cudnn_estimate_us"));
+  EXPECT_GT(ratio, kTimedEngineRatio);
+  EXPECT_LE(ratio, kTf32TimedEngineRatio);
   // Where cuDNN's TF32 engines are rated far faster (few channels, K = 72), they run alone.
   auto few = single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1},
                               {0, 0}, 1, with_math(TensorMath::tf32));
   ASSERT_TRUE(few.ok()) << few.error().message;
   EXPECT_EQ(few->subtasks.at(0).kernel, "cudnn_conv");
+}
+
+// cuDNN's workspace under TF32 math holds x, w and y (its NCHW engines transpose them to NHWC
+// there): AlexNet's conv2 at batch 1024 needs more than the fp32 track's 256 MiB, a small
+// convolution keeps 256 MiB, a huge one stops at kConvTf32WorkspaceMaxBytes. The plan gives cuDNN
+// that workspace, alone or timed against the kernel.
+TEST(ConvPlan, Tf32CudnnWorkspaceHoldsTheOperands) {
+  auto alexnet_conv2 = [](TensorMath math) {
+    return single_conv_plan({1024, 96, 27, 27}, {256, 96, 5, 5}, {1024, 256, 27, 27}, {1, 1},
+                            {2, 2}, 1, with_math(math, ConvEngine::cudnn));
+  };
+  auto fp32 = alexnet_conv2(TensorMath::fp32);
+  ASSERT_TRUE(fp32.ok()) << fp32.error().message;
+  EXPECT_EQ(cudnn_conv_workspace_bytes(only_conv(*fp32), TensorMath::fp32), kConvWorkspaceBytes);
+  EXPECT_EQ(fp32->subtasks.at(0).tunables.at("workspace_bytes"), kConvWorkspaceBytes);
+  auto tf32 = alexnet_conv2(TensorMath::tf32);
+  ASSERT_TRUE(tf32.ok()) << tf32.error().message;
+  const int64_t operands = 4 * (1024 * 96 * 27 * 27 + 256 * 96 * 25 + 1024 * 256 * 27 * 27);
+  const int64_t expected = (operands + (1 << 20) - 1) / (1 << 20) * (1 << 20);
+  EXPECT_GT(expected, kConvWorkspaceBytes);
+  EXPECT_EQ(cudnn_conv_workspace_bytes(only_conv(*tf32), TensorMath::tf32), expected);
+  EXPECT_EQ(tf32->subtasks.at(0).tunables.at("workspace_bytes"), expected);
+  auto small = single_conv_plan({2, 16, 16, 16}, {16, 16, 3, 3}, {2, 16, 16, 16}, {1, 1}, {1, 1},
+                                1, with_math(TensorMath::tf32));
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  EXPECT_EQ(cudnn_conv_workspace_bytes(only_conv(*small), TensorMath::tf32), kConvWorkspaceBytes);
+  ConvSpec huge = only_conv(*tf32);
+  huge.batch = 1 << 14;
+  EXPECT_EQ(cudnn_conv_workspace_bytes(huge, TensorMath::bf16), kConvTf32WorkspaceMaxBytes);
+  // Timed against the kernel, cuDNN gets the same workspace.
+  auto timed = vgg_conv(with_math(TensorMath::tf32));
+  ASSERT_TRUE(timed.ok()) << timed.error().message;
+  const Subtask& subtask = timed->subtasks.at(0);
+  if (subtask.tunables.count("cudnn_alternative"))
+    EXPECT_EQ(subtask.tunables.at("workspace_bytes"),
+              cudnn_conv_workspace_bytes(only_conv(*timed), TensorMath::tf32));
 }
 
 TEST(ConvIgemmPlan, StrictFp32GemmOptionKeepsCudnn) {
