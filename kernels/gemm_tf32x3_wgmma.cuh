@@ -724,13 +724,14 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
       const int m0 = tile.tm * kGemmBM;
       const float* a = p.a + tile.batch * p.stride_a + int64_t{m0} * p.lda;
       const int rows_a = min(kGemmBM, p.m - m0);
-      wgmma_produce<Tf32Products::three>(maps, blk, tile.tn * kGemmBN, p.stride_b == 0 ? 0 : tile.batch, ptid,
-                    [&](float* s, int k0) {
-                      if (p.vec4)
-                        load_a_tile<true>(s, a, p.lda, rows_a, k0, blk.k_end, ptid);
-                      else
-                        load_a_tile<false>(s, a, p.lda, rows_a, k0, blk.k_end, ptid);
-                    });
+      wgmma_produce<Tf32Products::three>(
+          maps, blk, tile.tn * kGemmBN, p.stride_b == 0 ? 0 : tile.batch, ptid,
+          [&](float* s, int k0) {
+            if (p.vec4)
+              load_a_tile<true>(s, a, p.lda, rows_a, k0, blk.k_end, ptid);
+            else
+              load_a_tile<false>(s, a, p.lda, rows_a, k0, blk.k_end, ptid);
+          });
     }
     cp_async_wait<0>();
     return;

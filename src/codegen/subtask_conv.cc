@@ -426,7 +426,8 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     pieces.uses_conv_transpose |= spec.transposed;
     pieces.uses_matmul = true;  // its member lives in Program::Gemms, initialised in init_gemms
     member = fmt::format("gemms.conv{}", pieces.matmul_count++);
-    pieces.gemm_members.push_back(fmt::format("{} {};  // {}", kernel_conv_class(subtask, spec, direct),
+    pieces.gemm_members.push_back(fmt::format("{} {};  // {}",
+                                              kernel_conv_class(subtask, spec, direct),
                                               member.substr(member.find('.') + 1), subtask.id));
   } else {
     pieces.uses_conv = true;

@@ -135,6 +135,32 @@ void expect_accurate_and_repeatable(const char* tag, const std::string& name, Co
   EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << name;
 }
 
+// A case's operands (seeded, in [-1, 1]), its double reference with the per-element scale, and
+// their device copies, y filled with NaN so that every output must be written.
+struct CaseData {
+  explicit CaseData(const ConvIgemmCase& c)
+      : x(testing::uniform_floats(testing::conv_input_elements(c.shape), 11, -1.f, 1.f)),
+        w(testing::uniform_floats(testing::conv_weight_elements(c.shape), 12, -1.f, 1.f)),
+        bias(testing::uniform_floats(c.shape.out_channels, 13, -1.f, 1.f)),
+        expected(reference(c, x, w, bias, &scale)),
+        dx(x.size()),
+        dw(w.size()),
+        db(bias.size()),
+        dy(expected.size()) {}
+  cudaError_t upload() {
+    cudaError_t e = dx.upload(x);
+    if (e == cudaSuccess) e = dw.upload(w);
+    if (e == cudaSuccess) e = db.upload(bias);
+    if (e == cudaSuccess) e = cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float));
+    return e;
+  }
+
+  std::vector<float> x, w, bias;
+  std::vector<double> scale;  // filled by reference(), before expected
+  std::vector<double> expected;
+  DeviceBuffer<float> dx, dw, db, dy;
+};
+
 // The kernel and gather a case runs on: mma.sync; wgmma on the NCDHW input; wgmma on its
 // channels-last copy (where the channels per group allow; else the NCDHW gather again). The
 // wgmma variants take the tile width conv_igemm_wgmma_tile_n picks, except wgmma_wide and
@@ -184,16 +210,8 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   REQUIRE_VARIANT(variant);
   const ConvIgemmShape& s = c.shape;
   ASSERT_EQ(conv_igemm_shape_problem(s), "");
-  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 11, -1.f, 1.f);
-  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 12, -1.f, 1.f);
-  const auto bias = testing::uniform_floats(s.out_channels, 13, -1.f, 1.f);
-  std::vector<double> scale;
-  const std::vector<double> expected = reference(c, x, w, bias, &scale);
-  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size());
-  ASSERT_CUDA(dx.upload(x));
-  ASSERT_CUDA(dw.upload(w));
-  ASSERT_CUDA(db.upload(bias));
-  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  CaseData data(c);
+  ASSERT_CUDA(data.upload());
   ConvIgemmTf32x3 conv;
   const bool wgmma = variant != Variant::mma_sync;
   const bool channels_last = wgmma && variant != Variant::wgmma_ncdhw;
@@ -207,11 +225,14 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   EXPECT_EQ(conv.uses_channels_last(),
             channels_last && detail::conv_igemm_channels_last_eligible(s));
   if (wgmma) EXPECT_EQ(conv.tile_n(), expected_tile_n(variant, s));
-  ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
-  ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.prepare_weights(data.dw.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(data.dx.data(), nullptr, data.db.data(), data.dy.data(), nullptr, error),
+            STITCH_OK)
+      << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
-  expect_accurate_and_repeatable("conv_igemm", c.name, conv, c.epilogue, dy.download(), expected,
-                                 scale, dx.data(), dw.data(), db.data());
+  expect_accurate_and_repeatable("conv_igemm", c.name, conv, c.epilogue, data.dy.download(),
+                                 data.expected, data.scale, data.dx.data(), data.dw.data(),
+                                 data.db.data());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -225,9 +246,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 // One TF32 product (ConvIgemmTf32, the tf32 track) on the wgmma kernel: each element within TF32's
 // rounding of its terms (both operands rounded to 11 bits: 2^-10 of the sum of |terms|, and the
-// tensor cores' accumulation, with GELU's slope on top), the error norm within TF32's range — and above what three products
-// reach (kNormBound 1e-6; measured 1e-7 to 3e-7), which shows the run made one product, not three —
-// and a second run, the weight split per call, bit-identical.
+// tensor cores' accumulation, with GELU's slope on top), the error norm within TF32's range — and
+// above what three products reach (kNormBound 1e-6; measured 1e-7 to 3e-7), which shows the run
+// made one product, not three — and a second run, the weight split per call, bit-identical.
 class ConvIgemmTf32Test : public ::testing::TestWithParam<std::tuple<ConvIgemmCase, Variant>> {};
 
 TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
@@ -235,16 +256,8 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   const auto& [c, variant] = GetParam();
   REQUIRE_VARIANT(variant);
   const ConvIgemmShape& s = c.shape;
-  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 11, -1.f, 1.f);
-  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 12, -1.f, 1.f);
-  const auto bias = testing::uniform_floats(s.out_channels, 13, -1.f, 1.f);
-  std::vector<double> scale;
-  const std::vector<double> expected = reference(c, x, w, bias, &scale);
-  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size());
-  ASSERT_CUDA(dx.upload(x));
-  ASSERT_CUDA(dw.upload(w));
-  ASSERT_CUDA(db.upload(bias));
-  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  CaseData data(c);
+  ASSERT_CUDA(data.upload());
   ConvIgemmTf32 conv;
   conv.set_engine(Tf32x3Engine::wgmma);
   conv.allow_channels_last(variant != Variant::wgmma_ncdhw);
@@ -254,19 +267,23 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
   EXPECT_NE(conv.describe().find("TF32 implicit GEMM"), std::string::npos) << conv.describe();
   EXPECT_EQ(conv.describe().find("3xTF32"), std::string::npos) << conv.describe();
-  ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
-  ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.prepare_weights(data.dw.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(data.dx.data(), nullptr, data.db.data(), data.dy.data(), nullptr, error),
+            STITCH_OK)
+      << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> y = dy.download();
+  const std::vector<float> y = data.dy.download();
   const bool gelu = c.epilogue == MatmulEpilogue::bias_gelu;
-  EXPECT_TRUE(all_close(y, expected, Tolerance{1e-6, 0, gelu ? 3e-3 : 1.5e-3}, &scale)) << c.name;
-  const double error_norm = relative_error_norm(y, expected);
+  EXPECT_TRUE(all_close(y, data.expected, Tolerance{1e-6, 0, gelu ? 3e-3 : 1.5e-3}, &data.scale))
+      << c.name;
+  const double error_norm = relative_error_norm(y, data.expected);
   std::printf("[ conv_igemm_tf32 ] %s (%s): relative error norm %.3g\n", c.name.c_str(),
               conv.describe().c_str(), error_norm);
   EXPECT_LE(error_norm, 2e-3) << c.name;
   EXPECT_GT(error_norm, 10 * kNormBound) << c.name << ": as accurate as three products";
   DeviceBuffer<float> again(y.size());
-  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
+  ASSERT_EQ(conv.run(data.dx.data(), data.dw.data(), data.db.data(), again.data(), nullptr, error),
+            STITCH_OK)
       << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
@@ -358,8 +375,8 @@ TEST(ChannelsLastCopy, EveryPathWritesTheTransposeWithZeroChannels) {
           const float want = ch < c.channels ? x[n * c.x_image + ch * c.positions + p] : 0.0f;
           if (y[(n * c.positions + p) * c.padded + ch] != want) ++wrong;
         }
-    EXPECT_EQ(wrong, 0) << c.channels << " channels padded to " << c.padded << ", "
-                        << c.positions << " positions";
+    EXPECT_EQ(wrong, 0) << c.channels << " channels padded to " << c.padded << ", " << c.positions
+                        << " positions";
   }
 }
 
