@@ -1,7 +1,7 @@
 // The host-side halves of the kernel library, without a GPU: the checked-call macros and status
 // codes, Arena arithmetic, the fast divider, dimension coalescing and the elementwise path choice,
 // the reduction and row strategies and workspace sizes, the row-major → cuBLASLt mapping and
-// LtMatmul's argument checks. Label cpu.
+// LtMatmul's argument checks, which pools take the tiled path. Label cpu.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -17,6 +17,7 @@
 #include "kernels/gemm_tf32x3.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/matmul_tf32x3.cuh"
+#include "kernels/pooling.cuh"
 #include "kernels/program_support.cuh"
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
@@ -300,6 +301,81 @@ TEST(Row, PlanPicksTheStrategy) {
     if (plan.strategy != S::loop)
       EXPECT_GE(int64_t{plan.per_thread} * (plan.strategy == S::warp ? 32 : plan.threads), e.cols);
   }
+}
+
+// ---- pooling.cuh ----
+
+// A 2-d pool over [outer, h, w] planes in NCDHW order, its output sizes without ceil mode.
+PoolShape pool_2d(int64_t outer, int64_t h, int64_t w, int64_t kernel, int64_t stride, int64_t pad,
+                  int64_t dilation = 1) {
+  PoolShape s;
+  s.outer = outer;
+  const int64_t in[3] = {1, h, w};
+  for (int dim = 1; dim < 3; ++dim) {
+    s.in[dim] = in[dim];
+    s.kernel[dim] = kernel;
+    s.stride[dim] = stride;
+    s.pad[dim] = pad;
+    s.dilation[dim] = dilation;
+    s.out[dim] = (in[dim] + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+  }
+  return s;
+}
+
+TEST(Pooling, TilePlanTakesSmallWindowsOverNcdhwPlanes) {
+  // GoogleNet's inception pool: 3x3 stride 1 pad 1 over [10, 480, 224, 224]: 14 x 7 tiles of
+  // 16 x 32 outputs, each from an 18 x 34 region.
+  const detail::PoolTilePlan googlenet =
+      detail::plan_pool_tile(PoolKind::max, pool_2d(10 * 480, 224, 224, 3, 1, 1));
+  EXPECT_TRUE(googlenet.eligible);
+  EXPECT_EQ(googlenet.rows, 18);
+  EXPECT_EQ(googlenet.cols, 34);
+  EXPECT_EQ(googlenet.tiles_h, 14);
+  EXPECT_EQ(googlenet.tiles_w, 7);
+
+  // Stride 2 and dilation 2 (max): rows 15·2 + 2·2 + 1, cols 31·2 + 2·2 + 1; ragged tiles.
+  const detail::PoolTilePlan dilated =
+      detail::plan_pool_tile(PoolKind::max, pool_2d(2, 41, 75, 3, 2, 1, 2));
+  EXPECT_TRUE(dilated.eligible);
+  EXPECT_EQ(dilated.rows, 35);
+  EXPECT_EQ(dilated.cols, 67);
+  EXPECT_EQ(dilated.tiles_h, 2);  // 19 output rows
+  EXPECT_EQ(dilated.tiles_w, 2);  // 36 output columns
+
+  // Average pools ignore dilation (pool_window's avg windows are dense), so the region does too.
+  PoolShape avg = pool_2d(3, 35, 67, 3, 2, 1);
+  avg.dilation[1] = avg.dilation[2] = 4;
+  const detail::PoolTilePlan avg_plan = detail::plan_pool_tile(PoolKind::avg, avg);
+  EXPECT_TRUE(avg_plan.eligible);
+  EXPECT_EQ(avg_plan.rows, 33);
+  EXPECT_EQ(avg_plan.cols, 65);
+}
+
+TEST(Pooling, TilePlanLeavesTheRestToThePerElementKernel) {
+  auto eligible = [](PoolKind kind, const PoolShape& s) {
+    return detail::plan_pool_tile(kind, s).eligible;
+  };
+  const PoolShape googlenet = pool_2d(10 * 480, 224, 224, 3, 1, 1);
+  // A 7x7 stride-7 window: a 112 x 224 region, past the 8192-cell budget.
+  EXPECT_FALSE(eligible(PoolKind::max, pool_2d(10 * 64, 224, 224, 7, 7, 0)));
+  // Windows not a fixed stride apart, and resampling.
+  EXPECT_FALSE(eligible(PoolKind::adaptive_max, googlenet));
+  EXPECT_FALSE(eligible(PoolKind::adaptive_avg, googlenet));
+  EXPECT_FALSE(eligible(PoolKind::nearest, googlenet));
+  EXPECT_FALSE(eligible(PoolKind::bilinear, googlenet));
+  // Channels-last: the outputs go channels fastest, and loads along w are not contiguous.
+  PoolShape channels_last = googlenet;
+  channels_last.channels = 480;
+  EXPECT_FALSE(eligible(PoolKind::max, channels_last));
+  // A 3-d pool.
+  PoolShape volume = googlenet;
+  volume.in[0] = volume.out[0] = 4;
+  EXPECT_FALSE(eligible(PoolKind::avg, volume));
+  // A 1-d pool (one output row) and planes too small to fill a tile's rows or warps.
+  EXPECT_FALSE(eligible(PoolKind::max, pool_2d(8, 1, 1000, 3, 1, 1)));
+  EXPECT_FALSE(eligible(PoolKind::max, pool_2d(8, 3, 100, 3, 1, 1)));
+  EXPECT_FALSE(eligible(PoolKind::max, pool_2d(8, 100, 7, 3, 1, 1)));
+  EXPECT_TRUE(eligible(PoolKind::max, pool_2d(8, 4, 8, 3, 1, 1)));
 }
 
 // ---- matmul.cuh ----

@@ -2,12 +2,14 @@
 // definitions (pooling_output_shape, max_pool*_with_indices, avg_pool* with count_include_pad and
 // divisor_override, adaptive pools): 1-d, 2-d and 3-d windows with stride, padding, dilation, ceil
 // mode, strided (permuted) input, NaN in a window, and the flat spatial index of every maximum;
-// channels-last inputs with the outputs taken channels fastest (PoolShape::channels).
-// Skips without a CUDA device.
+// channels-last inputs with the outputs taken channels fastest (PoolShape::channels). Every case
+// also runs with the tiled path allowed and forbidden: the outputs must be bitwise equal, and each
+// case says which path plan_pool_tile picks for it. Skips without a CUDA device.
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -57,7 +59,13 @@ struct PoolCase {
   int64_t divisor = 0;
   bool transposed = false, nan = false;
   int64_t channels = 0;  // > 0: the input channels-last, the outputs taken channels fastest
+  bool tiled = false;    // plan_pool_tile takes it (launch_pool's shared-memory path)
 };
+
+PoolCase tiled(PoolCase c) {
+  c.tiled = true;
+  return c;
+}
 
 PoolCase channels_last(PoolCase c, int64_t channels) {
   c.name += "_channels_last";
@@ -161,17 +169,26 @@ void reference(const PoolCase& c, const PoolShape& s, const std::vector<float>& 
         }
 }
 
-class Pooling : public ::testing::TestWithParam<PoolCase> {};
+int launch_case(const PoolCase& c, const PoolShape& s, const PoolLoad& load, const PoolStore& store,
+                bool allow_tiles) {
+  switch (c.kind) {
+    case PoolKind::max:  // a block other than the default for the per-element kernel
+      return launch_pool<PoolKind::max>(s, load, store, nullptr, 128, allow_tiles);
+    case PoolKind::avg:
+      return launch_pool<PoolKind::avg>(s, load, store, nullptr, 256, allow_tiles);
+    case PoolKind::adaptive_max:
+      return launch_pool<PoolKind::adaptive_max>(s, load, store, nullptr, 256, allow_tiles);
+    case PoolKind::adaptive_avg:
+      return launch_pool<PoolKind::adaptive_avg>(s, load, store, nullptr, 256, allow_tiles);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
 
-TEST_P(Pooling, MatchesTheDoubleReference) {
-  REQUIRE_GPU();
-  const PoolCase& c = GetParam();
-  const PoolShape s = shape_of(c);
-  const int64_t in_numel = s.outer * s.in[0] * s.in[1] * s.in[2];
-  const int64_t out_numel = s.outer * s.out[0] * s.out[1] * s.out[2];
-  std::vector<float> x = testing::uniform_floats(static_cast<size_t>(in_numel), 7, -2.0f, 2.0f);
-  if (c.nan) x[5] = NAN;
-  // Memory order for the transposed load: swap h and w of every plane.
+// The case's input as stored on the device: planes with h and w swapped when transposed, or
+// channels-last.
+std::vector<float> stored_input(const PoolCase& c, const PoolShape& s,
+                                const std::vector<float>& x) {
   std::vector<float> stored = x;
   if (c.transposed)
     for (int64_t p = 0; p < s.outer * s.in[0]; ++p)
@@ -183,25 +200,31 @@ TEST_P(Pooling, MatchesTheDoubleReference) {
     for (int64_t o = 0; o < s.outer; ++o)
       for (int64_t i = 0; i < spatial; ++i)
         stored[((o / c.channels) * spatial + i) * c.channels + o % c.channels] = x[o * spatial + i];
+  return stored;
+}
+
+std::vector<float> case_input(const PoolCase& c, const PoolShape& s) {
+  const int64_t in_numel = s.outer * s.in[0] * s.in[1] * s.in[2];
+  std::vector<float> x = testing::uniform_floats(static_cast<size_t>(in_numel), 7, -2.0f, 2.0f);
+  if (c.nan) x[5] = NAN;
+  return x;
+}
+
+class Pooling : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(Pooling, MatchesTheDoubleReference) {
+  REQUIRE_GPU();
+  const PoolCase& c = GetParam();
+  const PoolShape s = shape_of(c);
+  const int64_t out_numel = s.outer * s.out[0] * s.out[1] * s.out[2];
+  const std::vector<float> x = case_input(c, s);
+  const std::vector<float> stored = stored_input(c, s, x);
   DeviceBuffer<float> dx(stored.size()), dy(static_cast<size_t>(out_numel));
   DeviceBuffer<int64_t> di(static_cast<size_t>(out_numel));
   ASSERT_CUDA(dx.upload(stored));
   const PoolLoad load{dx.data(), s.in[0], s.in[1], s.in[2], c.transposed, c.channels};
   const PoolStore store{dy.data(), di.data()};
-  switch (c.kind) {
-    case PoolKind::max:
-      ASSERT_CUDA((launch_pool<PoolKind::max>(s, load, store, nullptr, 128)));
-      break;
-    case PoolKind::avg:
-      ASSERT_CUDA((launch_pool<PoolKind::avg>(s, load, store, nullptr)));
-      break;
-    case PoolKind::adaptive_max:
-      ASSERT_CUDA((launch_pool<PoolKind::adaptive_max>(s, load, store, nullptr)));
-      break;
-    case PoolKind::adaptive_avg:
-      ASSERT_CUDA((launch_pool<PoolKind::adaptive_avg>(s, load, store, nullptr)));
-      break;
-  }
+  ASSERT_CUDA(launch_case(c, s, load, store, true));
   ASSERT_CUDA(cudaDeviceSynchronize());
   std::vector<double> value, index;
   reference(c, s, x, value, index);
@@ -212,6 +235,31 @@ TEST_P(Pooling, MatchesTheDoubleReference) {
   if (max) EXPECT_TRUE(testing::all_close(di.download(), index, Tolerance{}));
 }
 
+// The tiled path must be the per-element kernel's results exactly: the same windows, comparisons
+// (NaN, ties) and summation order.
+TEST_P(Pooling, TiledPathIsBitwiseThePerElementKernel) {
+  REQUIRE_GPU();
+  const PoolCase& c = GetParam();
+  const PoolShape s = shape_of(c);
+  EXPECT_EQ(detail::plan_pool_tile(c.kind, s).eligible, c.tiled);
+  const size_t out_numel = static_cast<size_t>(s.outer * s.out[0] * s.out[1] * s.out[2]);
+  const std::vector<float> stored = stored_input(c, s, case_input(c, s));
+  DeviceBuffer<float> dx(stored.size()), dy_tiled(out_numel), dy_each(out_numel);
+  DeviceBuffer<int64_t> di_tiled(out_numel), di_each(out_numel);
+  ASSERT_CUDA(dx.upload(stored));
+  const PoolLoad load{dx.data(), s.in[0], s.in[1], s.in[2], c.transposed, c.channels};
+  ASSERT_CUDA(launch_case(c, s, load, PoolStore{dy_tiled.data(), di_tiled.data()}, true));
+  ASSERT_CUDA(launch_case(c, s, load, PoolStore{dy_each.data(), di_each.data()}, false));
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> y_tiled = dy_tiled.download(), y_each = dy_each.download();
+  ASSERT_EQ(y_tiled.size(), y_each.size());
+  size_t differing = 0;
+  for (size_t i = 0; i < y_tiled.size(); ++i)
+    if (std::memcmp(&y_tiled[i], &y_each[i], sizeof(float)) != 0) ++differing;
+  EXPECT_EQ(differing, 0u) << "of " << y_tiled.size() << " outputs";
+  EXPECT_EQ(di_tiled.download(), di_each.download());
+}
+
 const PoolKind kMax = PoolKind::max, kAvg = PoolKind::avg;
 
 INSTANTIATE_TEST_SUITE_P(
@@ -219,24 +267,24 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         PoolCase{"max1d_k3_s2_p1", kMax, 6, {37}, {3}, {2}, {1}, {1}, {}},
         PoolCase{"max1d_dilated_ceil", kMax, 4, {30}, {4}, {3}, {2}, {2}, {}, true},
-        PoolCase{"max2d_tiling", kMax, 8, {16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, {}},
-        PoolCase{"max2d_k4_s1_p1", kMax, 3, {20, 18}, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {}},
-        PoolCase{
-            "max2d_k3_s2_p1_d3_ceil", kMax, 5, {33, 29}, {3, 3}, {2, 2}, {1, 1}, {3, 3}, {}, true},
-        PoolCase{"max2d_transposed_nan",
-                 kMax,
-                 2,
-                 {9, 11},
-                 {3, 2},
-                 {2, 1},
-                 {1, 0},
-                 {1, 2},
-                 {},
-                 false,
-                 true,
-                 0,
-                 true,
-                 true},
+        tiled(PoolCase{"max2d_tiling", kMax, 8, {16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, {}}),
+        tiled(PoolCase{"max2d_k4_s1_p1", kMax, 3, {20, 18}, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {}}),
+        tiled(PoolCase{
+            "max2d_k3_s2_p1_d3_ceil", kMax, 5, {33, 29}, {3, 3}, {2, 2}, {1, 1}, {3, 3}, {}, true}),
+        tiled(PoolCase{"max2d_transposed_nan",
+                       kMax,
+                       2,
+                       {9, 11},
+                       {3, 2},
+                       {2, 1},
+                       {1, 0},
+                       {1, 2},
+                       {},
+                       false,
+                       true,
+                       0,
+                       true,
+                       true}),
         PoolCase{"max3d_k3_s2_p1_d3",
                  kMax,
                  4,
@@ -247,19 +295,19 @@ INSTANTIATE_TEST_SUITE_P(
                  {3, 3, 3},
                  {}},
         PoolCase{"avg1d_k4_s2_p2", kAvg, 5, {31}, {4}, {2}, {2}, {}, {}},
-        PoolCase{"avg2d_exclude_pad_ceil",
-                 kAvg,
-                 3,
-                 {17, 14},
-                 {3, 3},
-                 {2, 2},
-                 {1, 1},
-                 {},
-                 {},
-                 true,
-                 false},
-        PoolCase{
-            "avg2d_divisor", kAvg, 3, {12, 12}, {3, 2}, {3, 1}, {1, 1}, {}, {}, false, true, 5},
+        tiled(PoolCase{"avg2d_exclude_pad_ceil",
+                       kAvg,
+                       3,
+                       {17, 14},
+                       {3, 3},
+                       {2, 2},
+                       {1, 1},
+                       {},
+                       {},
+                       true,
+                       false}),
+        tiled(PoolCase{
+            "avg2d_divisor", kAvg, 3, {12, 12}, {3, 2}, {3, 1}, {1, 1}, {}, {}, false, true, 5}),
         PoolCase{"avg2d_transposed",
                  kAvg,
                  2,
@@ -285,6 +333,32 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  true,
                  false},
+        tiled(PoolCase{
+            "max2d_k3_s1_p1_ragged_tiles", kMax, 2, {37, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {}}),
+        tiled(PoolCase{"avg2d_k3_s2_p1_exclude_pad_ragged_tiles",
+                       kAvg,
+                       3,
+                       {35, 67},
+                       {3, 3},
+                       {2, 2},
+                       {1, 1},
+                       {},
+                       {},
+                       false,
+                       false}),
+        tiled(PoolCase{"max2d_k3_s2_p1_d2_ceil_ragged_tiles",
+                       kMax,
+                       2,
+                       {41, 75},
+                       {3, 3},
+                       {2, 2},
+                       {1, 1},
+                       {2, 2},
+                       {},
+                       true}),
+        // A region of 112 x 224 cells is past the tiled path's shared-memory budget.
+        PoolCase{
+            "max2d_k7_s7_region_too_big", kMax, 2, {56, 112}, {7, 7}, {7, 7}, {0, 0}, {1, 1}, {}},
         PoolCase{"adaptive_avg2d_7x5", PoolKind::adaptive_avg, 6, {23, 17}, {}, {}, {}, {}, {7, 5}},
         PoolCase{
             "adaptive_avg2d_global", PoolKind::adaptive_avg, 6, {9, 9}, {}, {}, {}, {}, {1, 1}},
