@@ -106,9 +106,9 @@ inline constexpr int64_t kMatmulWorkspaceBytes = 32 << 20;  // cuBLASLt's recomm
 inline constexpr int64_t kConvWorkspaceBytes = 256 << 20;
 // Under TF32 math (the tf32 and bf16 tracks) cuDNN's tensor-core engines for NCHW data transpose
 // the operands to NHWC in the workspace: at 256 MiB an H100 had none for AlexNet's larger layers
-// (batch 1024: conv2's x alone is 287 MB) and ran FP32 FFMA engines instead, 65 ms where
-// PyTorch's TF32 convolutions took 22 (2026-12-06). There the workspace is as large as x, w and
-// y together (a MiB multiple), from kConvWorkspaceBytes up to kConvTf32WorkspaceMaxBytes.
+// (batch 1024: conv2's x alone is 287 MB) and ran FP32 FFMA engines instead: the program took
+// 65 ms where PyTorch's TF32 forward took 22 (2026-12-06). There the workspace is as large as x,
+// w and y together (a MiB multiple), from kConvWorkspaceBytes up to kConvTf32WorkspaceMaxBytes.
 inline constexpr int64_t kConvTf32WorkspaceMaxBytes = int64_t{4} << 30;
 int64_t cudnn_conv_workspace_bytes(const ConvSpec& spec, TensorMath math);
 inline constexpr int64_t kConvCandidates = 8;
@@ -229,10 +229,9 @@ inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 // instead of three (kernels/conv_igemm_tf32x3.cuh ConvIgemmTf32), at kConvIgemmOneProductEfficiency
 // of the three-product rate per product — the producers' gather, which kept up with three
 // products, now feeds one — against cuDNN's TF32 engines at kCudnnTf32ConvEfficiency of the TF32
-// peak. Both are first estimates, not yet measured; the program times cuDNN against the kernel
-// at init inside the timed band (conv_engine_call) as on the fp32 track, which also covers
-// cuDNN's engine choice: on an H100 (2026-12-06, tf32 track) AlexNet's cuDNN TF32 convolutions
-// took 65 ms where PyTorch's took 22.
+// peak. Both are first estimates, not yet measured (tests/kernels/conv_igemm_tf32x3_bench.cu's
+// "1x eff" and "tf32 eff" columns measure them); the program times cuDNN against the kernel at
+// init inside the timed band (conv_engine_call, kTf32TimedEngineRatio) as on the fp32 track.
 inline constexpr double kConvIgemmOneProductEfficiency = 0.6;
 inline constexpr double kCudnnTf32ConvEfficiency = 0.35;
 struct ConvIgemmEstimate {

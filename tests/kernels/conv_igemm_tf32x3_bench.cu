@@ -12,13 +12,16 @@
 // Per layer: the wgmma igemm output compared with cuDNN strict FP32 (relative error norm), then
 // each engine (ConvIgemmTf32x3 on its wgmma kernel — "wide": forced to the 128-wide tile where the
 // automatic choice is the 64-wide one — and its mma.sync kernel, the weight split at init; cuDNN
-// strict and TF32) timed with CUDA events, L2 flushed before every run, the median of kIterations
-// after warm-ups; "nhwc": the wgmma kernel on a layer inside an NHWC region (src/plan/layout.h:
+// strict and TF32; "tf32x1": ConvIgemmTf32, one TF32 product, the tf32 track's kernel) timed with
+// CUDA events, L2 flushed before every run, the median of kIterations after warm-ups; "nhwc": the
+// wgmma kernel on a layer inside an NHWC region (src/plan/layout.h:
 // x arrives channels-last, no transpose, y written channels-last). "%floor": the 3xTF32 roofline
 // floor — 3 x 2·M·N·K at the dense TF32 peak, or reading x and w and writing y at the DRAM
 // bandwidth, the larger — over wgmma's time. "igemm eff":
 // 3 x 2·M·N·K over wgmma's time, as a fraction of the TF32 peak (the planner's model of this
-// kernel); "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak.
+// kernel); "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak; "1x
+// eff" and "tf32 eff": 2·M·N·K over tf32x1's and cuDNN TF32's times, as fractions of the TF32 peak
+// (kConvIgemmOneProductEfficiency's and kCudnnTf32ConvEfficiency's ground).
 // Then level 2's transposed convolutions: ConvTransposeIgemmTf32x3 (kernels/conv_transpose.cuh,
 // its phases on the wgmma kernel) and ConvTransposeDirect (its phases on the direct kernel, where
 // each is within its K) against cuDNN strict and TF32, and their error norms against strict. Last,
@@ -48,7 +51,10 @@ constexpr double kDramGbps = 4800.0;       // src/util/gpu_peaks.cc, H200
 constexpr double kFp32PeakTflops = 67.0;   // ... FP32 without tensor cores
 constexpr double kTf32PeakTflops = 494.7;  // ... dense TF32
 constexpr int kIterations = 15, kWarmups = 3;
-constexpr size_t kWorkspaceBytes = 256u << 20, kFlushBytes = 256u << 20;  // the planner's 256 MiB
+// cuDNN's workspace as the planner gives it (src/plan/kernel_choice.h): 256 MiB in strict FP32,
+// up to 4 GiB (the operands' size) under TF32 math, whose NCHW engines transpose there.
+constexpr size_t kStrictWorkspaceBytes = size_t{256} << 20;
+constexpr size_t kTf32WorkspaceBytes = size_t{4} << 30, kFlushBytes = size_t{256} << 20;
 
 #define CHECK_CUDA(x)                                                                      \
   do {                                                                                     \
@@ -187,7 +193,8 @@ class CudnnSide {
  private:
   bool ready(CudnnConv& conv, const ConvShape& shape, ConvMath math, CudnnHandle& cudnn) {
     std::string error;
-    if (conv.init(cudnn.get(), shape, math, kWorkspaceBytes, error) != STITCH_OK ||
+    const size_t limit = math == ConvMath::tf32 ? kTf32WorkspaceBytes : kStrictWorkspaceBytes;
+    if (conv.init(cudnn.get(), shape, math, limit, error) != STITCH_OK ||
         tune_conv_on_scratch(conv, shape, workspace_, nullptr, error) != STITCH_OK) {
       std::printf("%-26s cuDNN %s: %s\n", name_, math == ConvMath::tf32 ? "tf32" : "strict",
                   error.c_str());
@@ -215,6 +222,7 @@ class CudnnSide {
 // The medians over the layers, printed last (the planner's model: the file comment).
 struct Summary {
   std::vector<double> wgmma_efficiency, strict_efficiency, speedup_over_strict;
+  std::vector<double> one_product_efficiency, cudnn_tf32_efficiency;  // the tf32 track's sides
 };
 
 double median(std::vector<double> v) {
@@ -260,12 +268,17 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   };
   ConvIgemmTf32x3 wgmma, wide, mma, nhwc;
   const bool have_wgmma = ready(wgmma, Tf32x3Engine::wgmma);
+  ConvIgemmTf32 one;  // the tf32 track's one TF32 product, on the wgmma kernel
+  one.set_engine(Tf32x3Engine::wgmma);
+  const bool have_one = one.init(s, MatmulEpilogue::none, error) == STITCH_OK &&
+                        one.prepare_weights(o.w, nullptr, error) == STITCH_OK;
+  if (!have_one) std::printf("%-26s igemm tf32: %s\n", l.name, error.c_str());
   const bool have_nhwc = ready(nhwc, Tf32x3Engine::wgmma, 0, true);
   // The 128-wide tile where the automatic choice is the 64-wide one: what the narrow tile gains.
   const bool narrow = have_wgmma && wgmma.tile_n() < 128;
   const bool have_wide = narrow && ready(wide, Tf32x3Engine::wgmma, 128);
   const bool have_mma = ready(mma, Tf32x3Engine::mma_sync);
-  auto run_igemm = [&](const ConvIgemmTf32x3& conv) {
+  auto run_igemm = [&](const auto& conv) {
     if (conv.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
       std::printf("%s: igemm run: %s\n", l.name, error.c_str());
       std::exit(1);
@@ -276,6 +289,7 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const double nhwc_ms = have_nhwc ? median_ms([&] { run_igemm(nhwc); }, flush) : NAN;
   const double wide_ms = have_wide ? median_ms([&] { run_igemm(wide); }, flush) : NAN;
   const double mma_ms = have_mma ? median_ms([&] { run_igemm(mma); }, flush) : NAN;
+  const double one_ms = have_one ? median_ms([&] { run_igemm(one); }, flush) : NAN;
   const double strict_ms = cudnn_side.strict_ms(flush);
   const double tf32_ms = cudnn_side.tf32_ms(flush);
   const double flops = 2.0 * static_cast<double>(ys) * l.in_channels * l.kernel * l.kernel;
@@ -283,9 +297,15 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
                                    4.0 * static_cast<double>(xs + ws + ys) / (kDramGbps * 1e6));
   const double efficiency = 3.0 * flops / (wgmma_ms * 1e9) / kTf32PeakTflops;
   const double strict_efficiency = flops / (strict_ms * 1e9) / kFp32PeakTflops;
-  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %9.1e  %s\n", l.name,
-              wgmma_ms, nhwc_ms, wide_ms, mma_ms, strict_ms, tf32_ms, 100.0 * floor_ms / wgmma_ms,
-              efficiency, strict_efficiency, norm, wgmma.describe().c_str());
+  const double one_efficiency = flops / (one_ms * 1e9) / kTf32PeakTflops;
+  const double tf32_efficiency = flops / (tf32_ms * 1e9) / kTf32PeakTflops;
+  std::printf(
+      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %7.3f %8.3f %9.1e  %s\n",
+      l.name, wgmma_ms, nhwc_ms, wide_ms, mma_ms, one_ms, strict_ms, tf32_ms,
+      100.0 * floor_ms / wgmma_ms, efficiency, strict_efficiency, one_efficiency, tf32_efficiency,
+      norm, wgmma.describe().c_str());
+  if (std::isfinite(one_efficiency)) summary.one_product_efficiency.push_back(one_efficiency);
+  if (std::isfinite(tf32_efficiency)) summary.cudnn_tf32_efficiency.push_back(tf32_efficiency);
   if (std::isfinite(efficiency)) summary.wgmma_efficiency.push_back(efficiency);
   if (std::isfinite(strict_efficiency)) summary.strict_efficiency.push_back(strict_efficiency);
   if (std::isfinite(wgmma_ms) && std::isfinite(strict_ms))
@@ -443,10 +463,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   void *workspace = nullptr, *flush = nullptr;
-  CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
+  CHECK_CUDA(cudaMalloc(&workspace, kTf32WorkspaceBytes));
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-26s %8s %8s %8s %8s %8s %8s %7s %9s %10s %9s\n", "layer", "wgmma ms", "nhwc",
-              "wide", "mma", "strict", "tf32", "%floor", "igemm eff", "strict eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %7s %8s %9s\n", "layer", "wgmma ms",
+              "nhwc", "wide", "mma", "tf32x1", "strict", "tf32", "%floor", "igemm eff",
+              "strict eff", "1x eff", "tf32 eff", "rel_norm");
   Summary summary;
   for (const Layer& l : layers)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
@@ -454,6 +475,8 @@ int main(int argc, char** argv) {
   std::printf("medians: wgmma igemm eff %.3f, cuDNN strict eff %.3f, wgmma over strict %.2fx\n",
               median(summary.wgmma_efficiency), median(summary.strict_efficiency),
               median(summary.speedup_over_strict));
+  std::printf("medians (tf32 track): one-product igemm eff %.3f, cuDNN TF32 eff %.3f\n",
+              median(summary.one_product_efficiency), median(summary.cudnn_tf32_efficiency));
   // KernelBench level 2's transposed convolutions.
   const TransposedLayer transposed[] = {
       {"t2d_64_k3_s1_256", 2, 128, 64, 64, 256, 3, 1, 1, 0},
