@@ -149,7 +149,7 @@ inline int launch_conv_igemm_tf32x3_mma_sync(const float* x, const float* w, con
 // only; the mma.sync kernel makes three products either way, more accurate than asked). The
 // weight's split copies (wgmma) are allocated at init: prepare_weights fills them once for a
 // parameter; run(w != nullptr) splits per call instead (a weight computed by the program). One
-// product reads only the big copy.
+// product makes and reads the big copy alone.
 template <Tf32Products kProducts>
 class ConvIgemm {
  public:
@@ -258,7 +258,7 @@ class ConvIgemm {
     }
     sms_ = sms;
     STITCH_CHECK(split_k_.init(plan_, error));
-    STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_));
+    STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_, kProducts));
     STITCH_CHECK(reserve_input_copy(error));
     ready_ = true;
     return STITCH_OK;

@@ -116,8 +116,18 @@ __host__ __device__ inline int64_t tap_major_source_column(int64_t kc, int64_t k
   return channel < used ? channel * (k / channels) + tap : -1;
 }
 
-// B (batches of [k, n], or [n, k] when trans_b) into big[batch][n][k32] and small[...]: TF32 bit
-// patterns in the permuted order above, zeros past k. k_channels > 0 also reorders K from B's
+// x's split_tf32 halves to *big and *small; big alone (TF32 rounding) where small is null, the
+// copies of a one-product (TF32) GEMM.
+__device__ __forceinline__ void store_split_tf32(float x, uint32_t* big, uint32_t* small) {
+  if (small == nullptr) {
+    *big = round_tf32(x);
+    return;
+  }
+  split_tf32(x, *big, *small);
+}
+
+// B (batches of [k, n], or [n, k] when trans_b) into big[batch][n][k32] and small[...] (null: big
+// alone): TF32 bit patterns in the permuted order above, zeros past k. k_channels > 0 also reorders K from B's
 // (channel, tap) to (tap, channel) (tap_major_source_column, with k_used of the k_channels
 // channels B's: zeros for the others).
 template <int kUnused = 0>
@@ -140,7 +150,7 @@ __global__ void split_b_for_wgmma(const float* b, int64_t ldb, int64_t stride_b,
                         ? b[batch * stride_b + (trans_b ? col * ldb + kc : kc * ldb + col)]
                         : 0.0f;
     const int64_t at = (batch * n + col) * k32 + p;
-    split_tf32(x, big[at], small[at]);
+    store_split_tf32(x, big + at, small == nullptr ? nullptr : small + at);
   }
 }
 
@@ -168,7 +178,7 @@ __global__ void split_b_for_wgmma_transposing(const float* b, int64_t ldb, int64
     const int64_t col = col0 + c;
     if (col >= n) break;
     const int64_t at = (batch * n + col) * k32 + p0 + lane;
-    split_tf32(tile[lane][c], big[at], small[at]);
+    store_split_tf32(tile[lane][c], big + at, small == nullptr ? nullptr : small + at);
   }
 }
 
@@ -767,7 +777,8 @@ inline bool gemm_tf32x3_wgmma_available(std::string& error) {
 // The split copies of B the wgmma kernel reads (layout: the header), with their TMA descriptors.
 // init allocates them for `batches` x n x k (batches 1 for a B shared by every batch), loaded in
 // tiles of tile_n rows (the kernel's kBN); split fills them from B on a stream (capturable: a
-// kernel launch).
+// kernel launch). Tf32Products::one reads only the big copy: init(..., products) then allocates
+// and split fills that one alone.
 class WgmmaSplitB {
  public:
   WgmmaSplitB() = default;
@@ -776,18 +787,19 @@ class WgmmaSplitB {
   WgmmaSplitB& operator=(const WgmmaSplitB&) = delete;
 
   int init(int64_t batches, int64_t n, int64_t k, std::string& error,
-           int tile_n = detail::kGemmBN) {
+           int tile_n = detail::kGemmBN, Tf32Products products = Tf32Products::three) {
     release();
     batches_ = batches, n_ = n, k_ = k, k32_ = (k + kTile - 1) / kTile * kTile;
     const size_t bytes = static_cast<size_t>(batches_ * n_ * k32_) * sizeof(uint32_t);
-    if (cudaMalloc(&buffer_, 2 * bytes) != cudaSuccess) {
+    const int copies = products == Tf32Products::one ? 1 : 2;
+    if (cudaMalloc(&buffer_, copies * bytes) != cudaSuccess) {
       (void)cudaGetLastError();
       buffer_ = nullptr;
       error = "GemmTf32x3: no device memory for the split copies of B (" +
-              std::to_string(2 * bytes >> 20) + " MiB)";
+              std::to_string(copies * bytes >> 20) + " MiB)";
       return STITCH_ERROR_CUDA;
     }
-    small_ = buffer_ + bytes / sizeof(uint32_t);
+    small_ = copies == 2 ? buffer_ + bytes / sizeof(uint32_t) : nullptr;
     void* entry = nullptr;
     cudaDriverEntryPointQueryResult found{};
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
@@ -803,7 +815,8 @@ class WgmmaSplitB {
     const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k32_ * 4),
                                    static_cast<cuuint64_t>(n_ * k32_ * 4)};
     const cuuint32_t box[3] = {kTile, static_cast<cuuint32_t>(tile_n), 1}, unit[3] = {1, 1, 1};
-    for (int copy = 0; copy < 2; ++copy) {
+    maps_ = {};
+    for (int copy = 0; copy < copies; ++copy) {
       CUtensorMap* map = copy == 0 ? &maps_.big : &maps_.small;
       const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3,
                                 copy == 0 ? buffer_ : small_, dims, strides, box, unit,
