@@ -394,12 +394,14 @@ def recheck_against_exact(check: OutputCheck, out: torch.Tensor, ref: torch.Tens
     # so on KernelBench's ShuffleNet unit its TF32 run records a BatchNorm running mean (exactly
     # zero: noise) as finely as strict FP32, and a program with TF32 convolutions 70x coarser.
     ratio = rounding_ratio(track)
-    norm_noise = max(noise_norm, ratio * strict_noise_norm)
+    scaled_noise_norm = ratio * strict_noise_norm
+    norm_noise = max(noise_norm, scaled_noise_norm)
 
     def norm_source(noun: str) -> str:
         """Which error the error norm's allowance is sized by: the largest."""
-        if ratio * strict_noise_norm > noise_norm:
-            return f"the FP32 reference's {noun} scaled to track {track.name}'s rounding ({ratio:g}x)"
+        if scaled_noise_norm > noise_norm:
+            return (f"the FP32 reference's {noun} scaled to track {track.name}'s rounding "
+                    f"({ratio:g}x)")
         return whose(noun, strict_noise.sum_sq, track_noise.sum_sq)
 
     if check.failed_norm_bound is not None:
