@@ -7,7 +7,7 @@ import torch
 
 from test_judge_support import apply_marks, gpu  # noqa: F401  (puts python/ on path)
 
-from stitch_harness.compare import (REFERENCE_NOISE_FACTOR, TAIL_ENERGY_FACTOR, TAIL_POPULATION,
+from stitch_harness.compare import (REFERENCE_NOISE_FACTOR, TAIL_FACTOR, TAIL_POPULATION,
                                     compare_output, compare_outputs, needs_track_reference,
                                     recheck_against_exact, undecided_outputs)
 from stitch_harness.judge_tracks import FP32_REL_ERR_NORM_MAX, get_track, rounding_ratio
@@ -571,9 +571,9 @@ def test_a_population_tail_is_held_to_the_references_by_count_and_energy():
     count, energy, largest = tail_of(out, exact, on_track)
     track_count, track_energy, track_largest = tail_of(on_track, exact, on_track)
     # The premise: a population tail no longer than PyTorch's, a largest error past PyTorch's,
-    # squared errors within TAIL_ENERGY_FACTOR of PyTorch's tail's.
+    # squared errors within TAIL_FACTOR of PyTorch's tail's.
     assert TAIL_POPULATION <= count <= track_count
-    assert largest > track_largest and energy <= TAIL_ENERGY_FACTOR * track_energy
+    assert largest > track_largest and energy <= TAIL_FACTOR * track_energy
     check = compare_output(out, ref, TF32)
     assert not check.passed and check.mismatches > 0
     recheck_against_exact(check, out, ref, exact, TF32, track_reference=on_track)
@@ -586,10 +586,37 @@ def test_a_population_tail_with_more_energy_than_the_references_stays_wrong():
     out, ref, on_track, exact = tf32_population_tail(150, 0.4)
     count, energy, _ = tail_of(out, exact, on_track)
     track_count, track_energy, _ = tail_of(on_track, exact, on_track)
-    assert count <= track_count and energy > TAIL_ENERGY_FACTOR * track_energy
+    assert count <= track_count and energy > TAIL_FACTOR * track_energy
     check = recheck_against_exact(compare_output(out, ref, TF32), out, ref, exact, TF32,
                                   track_reference=on_track)
     assert not check.passed and "their squared errors sum to" in check.message
+
+
+def test_a_population_tail_may_count_a_few_more_than_the_references():
+    # As many errors as PyTorch's tail, at the same scale, spread over a few more elements (a
+    # correct TF32 program of UNet-softmax had 3432 where PyTorch had 3430): a count differs by
+    # chance between two roundings; the tail as a whole is no worse.
+    out, ref, on_track, exact = tf32_population_tail(600, 0.045)
+    count, energy, _ = tail_of(out, exact, on_track)
+    track_count, track_energy, _ = tail_of(on_track, exact, on_track)
+    assert track_count < count <= TAIL_FACTOR * track_count
+    assert energy <= TAIL_FACTOR * track_energy
+    check = recheck_against_exact(compare_output(out, ref, TF32), out, ref, exact, TF32,
+                                  track_reference=on_track)
+    assert check.passed, check.message
+    assert f"within {TAIL_FACTOR:g}x PyTorch's own {track_count} on track tf32" in check.message
+
+
+def test_a_population_tail_of_many_more_elements_than_the_references_stays_wrong():
+    # Errors of PyTorch's scale on far more elements than PyTorch's tail: a wrong program, even
+    # where their sum of squares were within TAIL_FACTOR of the reference tail's.
+    out, ref, on_track, exact = tf32_population_tail(3000, 0.03)
+    count, energy, _ = tail_of(out, exact, on_track)
+    track_count, track_energy, _ = tail_of(on_track, exact, on_track)
+    assert count > TAIL_FACTOR * track_count and energy <= TAIL_FACTOR * track_energy
+    check = recheck_against_exact(compare_output(out, ref, TF32), out, ref, exact, TF32,
+                                  track_reference=on_track)
+    assert not check.passed and f"{count} still outside" in check.message
 
 
 def test_a_handful_of_tail_elements_keeps_the_largest_error_rule():
