@@ -12,7 +12,8 @@
 // where the channels per group are a multiple of 4 or, one group, padded to one with zero
 // channels: conv_igemm_gather_channels) with K ordered (kernel position, channel) — the weight's
 // split copies reordered to match (zero columns for padding) — and put the same tile in shared
-// memory, so their results are bit for bit the same:
+// memory, so their results should agree bit for bit (conv_igemm_im2col_tma_test.cu holds them to
+// it):
 // - by TMA in im2col mode (conv_igemm_im2col_tma.cuh), where conv_igemm_tma_im2col_problem allows
 //   it (one group, channels a multiple of 32 so that a K tile is one kernel position's channels,
 //   the map's limits on strides, padding and dilation) and ConvIgemm::allow_tma_im2col leaves it
