@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
       for (int unit = blockIdx.x; unit < order.units; unit += gridDim.x) {
         const GemmTileCoord tile = next_tile(unit);
         const ConvWindowOrigin origin = conv_window_origin(p, tile.tm * kGemmBM);
-        ConvKCursor cursor;  // a K tile is one tap's 32 channels: the tap's offsets, the channel
+        ConvKCursor cursor;  // per K tile (one tap's 32 channels): the tap and the first channel
         cursor.start_taps(p, blk.k_begin);
         auto load_a = [&](float* s, uint64_t* full) {
           tma_load_conv_im2col(s, &im2col_map, p.spatial, conv_im2col_coords(p, origin, cursor),

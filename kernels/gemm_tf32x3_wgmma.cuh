@@ -800,10 +800,6 @@ inline cudaError_t allow_gemm_tf32x3_wgmma_smem() {
                               static_cast<int>(WgmmaTile<kGemmBN>::kSmemBytes));
 }
 
-}  // namespace detail
-
-namespace detail {
-
 // The driver's tensor-map encoder `name` ("cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col":
 // CUDA 12.0's signatures, cudaTypedefs.h's PFN_*_v12000) through the runtime, so that nothing
 // links libcuda; null, with `error` set, where the driver lacks it.

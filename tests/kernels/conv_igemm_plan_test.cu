@@ -4,8 +4,11 @@
 // of a block) must give every A tile element exactly once, equal to a direct im2col of the input
 // (zero for padding and past K) — the wgmma producer's over split K ranges with its carried
 // cursor; the wgmma gather's writes must be free of bank conflicts; conv_output_offset must place
-// every GEMM element on its own output element; plus the shape checks and the launchers' argument
-// checks. Every shape of the GPU test's table (conv_igemm_cases.cuh).
+// every GEMM element on its own output element; the wgmma kernel's im2col TMA load
+// (kernels/conv_igemm_im2col_tma.cuh: its map's fields, where it applies, and every load of a
+// shape, emulated as that header reads the PTX ISA, bringing the chunked gather's tile); plus the
+// shape checks and the launchers' argument checks. Every shape of the GPU test's tables
+// (conv_igemm_cases.cuh).
 #include <algorithm>
 #include <cstdint>
 #include <utility>
