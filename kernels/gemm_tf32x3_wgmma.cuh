@@ -131,9 +131,9 @@ __device__ __forceinline__ void store_split_tf32(float x, uint32_t* big, uint32_
 }
 
 // B (batches of [k, n], or [n, k] when trans_b) into big[batch][n][k32] and small[...] (null: big
-// alone): TF32 bit patterns in the permuted order above, zeros past k. k_channels > 0 also reorders K from B's
-// (channel, tap) to (tap, channel) (tap_major_source_column, with k_used of the k_channels
-// channels B's: zeros for the others).
+// alone): TF32 bit patterns in the permuted order above, zeros past k. k_channels > 0 also
+// reorders K from B's (channel, tap) to (tap, channel) (tap_major_source_column, with k_used of
+// the k_channels channels B's: zeros for the others).
 template <int kUnused = 0>
 __global__ void split_b_for_wgmma(const float* b, int64_t ldb, int64_t stride_b, bool trans_b,
                                   int64_t batches, int64_t n, int64_t k, int64_t k32,

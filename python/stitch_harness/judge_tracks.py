@@ -46,14 +46,23 @@ class Track:
     # Flags for baselines timed on this track.
     baseline_allow_tf32: bool
     baseline_autocast_dtype: Optional[torch.dtype]
+    # The mantissa bits a program may round its operands to on this track: FP32's 23, TF32's 10,
+    # bf16's 7 (rounding_ratio).
+    mantissa_bits: int = 23
 
 
 _LOOSE = LOOSE_TRACK_DEGENERATE_REL_ERR_NORM_MAX
 TRACKS = {
     "fp32": Track("fp32", 1e-4, 1e-4, FP32_REL_ERR_NORM_MAX, FP32_REL_ERR_NORM_MAX, False, None),
-    "tf32": Track("tf32", 1e-2, 1e-2, None, _LOOSE, True, None),
-    "bf16": Track("bf16", 1e-2, 1e-2, None, _LOOSE, True, torch.bfloat16),
+    "tf32": Track("tf32", 1e-2, 1e-2, None, _LOOSE, True, None, mantissa_bits=10),
+    "bf16": Track("bf16", 1e-2, 1e-2, None, _LOOSE, True, torch.bfloat16, mantissa_bits=7),
 }
+
+
+def rounding_ratio(track: Track) -> float:
+    """How much coarser than FP32 a program may round on `track`: its unit roundoff over FP32's
+    (1 on fp32, 2^13 on tf32, 2^16 on bf16)."""
+    return 2.0 ** (TRACKS["fp32"].mantissa_bits - track.mantissa_bits)
 
 
 def get_track(name: str) -> Track:

@@ -229,11 +229,14 @@ inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 // instead of three (kernels/conv_igemm_tf32x3.cuh ConvIgemmTf32), at kConvIgemmOneProductEfficiency
 // of the three-product rate per product — the producers' gather, which kept up with three
 // products, now feeds one — against cuDNN's TF32 engines at kCudnnTf32ConvEfficiency of the TF32
-// peak. Both are first estimates, not yet measured (tests/kernels/conv_igemm_tf32x3_bench.cu's
-// "1x eff" and "tf32 eff" columns measure them); the program times cuDNN against the kernel at
-// init inside the timed band (conv_engine_call, kTf32TimedEngineRatio) as on the fp32 track.
-inline constexpr double kConvIgemmOneProductEfficiency = 0.6;
-inline constexpr double kCudnnTf32ConvEfficiency = 0.35;
+// peak. Measured (tests/kernels/conv_igemm_tf32x3_bench.cu's "1x eff" and "tf32 eff" columns, H100,
+// 2026-12-06): one product took 0.082 / 0.537 ms where three took 0.089 / 0.622 (a dense block's
+// 3x3 128->32 layer / VGG16 conv1_2), 0.36 / 0.39 of the three-product rate per product; cuDNN's
+// TF32 ran them at 0.088 / 0.208 of the TF32 peak (the compute-bound VGG layer's taken). Only two
+// layers: the program times cuDNN against the kernel at init inside the timed band
+// (conv_engine_call, kTf32TimedEngineRatio) as on the fp32 track.
+inline constexpr double kConvIgemmOneProductEfficiency = 0.37;
+inline constexpr double kCudnnTf32ConvEfficiency = 0.2;
 struct ConvIgemmEstimate {
   double kernel_s = 0, cudnn_s = 0;
   bool eligible = false;       // the kernel can run it (conv_igemm_eligible)
@@ -308,8 +311,9 @@ inline constexpr double kTimedEngineMinSeconds = 20e-6;
 inline constexpr int64_t kCudnnGridTileM = 128, kCudnnGridTileN = 64;
 inline constexpr double kUnderfilledTimedRatio = 3.0;
 inline constexpr double kUnderfilledMinSeconds = 10e-6;
-// Under TF32 math both sides of the model are first estimates (kConvIgemmOneProductEfficiency,
-// kCudnnTf32ConvEfficiency): the band is as wide as an under-filled grid's.
+// Under TF32 math both sides of the model rest on two layers' measurements
+// (kConvIgemmOneProductEfficiency, kCudnnTf32ConvEfficiency): the band is as wide as an
+// under-filled grid's.
 inline constexpr double kTf32TimedEngineRatio = 3.0;
 // cuDNN's output tiles for the convolution (kCudnnGridTileM positions x kCudnnGridTileN channels
 // per group) are fewer than the SMs.

@@ -677,11 +677,15 @@ TEST(ConvIgemmPlan, TensorCoreTracksRunTheKernelInOneTf32Product) {
                        static_cast<double>(timed.at("cudnn_estimate_us"));
   EXPECT_GT(ratio, kTimedEngineRatio);
   EXPECT_LE(ratio, kTf32TimedEngineRatio);
-  // Where cuDNN's TF32 engines are rated far faster (few channels, K = 72), they run alone.
+  // Few channels (K = 72): the one-product kernel is rated far slower than cuDNN's TF32 engines
+  // and does not run; the direct FP32 kernel is timed against cuDNN there (DirectConvPlan).
   auto few = single_conv_plan({128, 8, 128, 128}, {64, 8, 3, 3}, {128, 64, 126, 126}, {1, 1},
                               {0, 0}, 1, with_math(TensorMath::tf32));
   ASSERT_TRUE(few.ok()) << few.error().message;
-  EXPECT_EQ(few->subtasks.at(0).kernel, "cudnn_conv");
+  EXPECT_NE(few->subtasks.at(0).kernel, "igemm_tf32x3_conv");
+  EXPECT_GT(estimate_conv_igemm(only_conv(*few), h200, TensorMath::tf32).kernel_s,
+            kTf32TimedEngineRatio *
+                estimate_conv_igemm(only_conv(*few), h200, TensorMath::tf32).cudnn_s);
 }
 
 // cuDNN's workspace under TF32 math holds x, w and y (its NCHW engines transpose them to NHWC
@@ -858,7 +862,12 @@ TEST(DirectConvPlan, TakesFewChannelConvolutionsTimedOrForced) {
   ASSERT_EQ(kernel_of(automatic), "direct_conv");
   EXPECT_EQ(automatic->subtasks.at(0).tunables.at("cudnn_alternative"), 1);
   EXPECT_EQ(automatic->subtasks.at(0).tunables.count("forced"), 0u);
-  EXPECT_EQ(kernel_of(few(ConvEngine::automatic, TensorMath::tf32)), "cudnn_conv");
+  // On tf32 too (cuDNN's TF32 engines rated at kCudnnTf32ConvEfficiency: two layers measured),
+  // timed against cuDNN, which runs in TF32 there.
+  auto tf32 = few(ConvEngine::automatic, TensorMath::tf32);
+  ASSERT_EQ(kernel_of(tf32), "direct_conv");
+  EXPECT_EQ(tf32->subtasks.at(0).tunables.at("cudnn_alternative"), 1);
+  EXPECT_EQ(subtask_tensor_math(tf32->subtasks.at(0)), TensorMath::tf32);
   auto forced = few(ConvEngine::direct);
   ASSERT_EQ(kernel_of(forced), "direct_conv");
   const Subtask& subtask = forced->subtasks.at(0);
