@@ -92,6 +92,18 @@ __host__ __device__ inline PoolWindow pool_window(const PoolShape& s, int dim, i
   return {start, end, 1, cells};
 }
 
+// What an average over the (non-empty) windows wd, wh, ww divides its sum by: the input cells it
+// covers, or for avg the pool's divisor override or, with count_include_pad, its padded cells.
+template <PoolKind Kind>
+__host__ __device__ inline int64_t average_divisor(const PoolShape& s, const PoolWindow& wd,
+                                                   const PoolWindow& wh, const PoolWindow& ww) {
+  const int64_t counted = (wd.end - wd.start) * (wh.end - wh.start) * (ww.end - ww.start);
+  if (Kind != PoolKind::avg) return counted;
+  return s.divisor != 0        ? s.divisor
+         : s.count_include_pad ? wd.cells * wh.cells * ww.cells
+                               : counted;
+}
+
 __device__ inline int64_t nearest_source(const PoolShape& s, int dim, int64_t o) {
   const auto source = static_cast<int64_t>(floorf(static_cast<float>(o) * s.scale[dim]));
   return source < s.in[dim] - 1 ? source : s.in[dim] - 1;
@@ -187,13 +199,7 @@ __global__ void pool_kernel(PoolShape s, Index total, Load load, Store store) {
         for_each_strided(
             ww.start, ww.end, 1, [&](int64_t w) { return load(o, d, h, w); },
             [&](int64_t, float v) { sum += v; });
-    const int64_t counted = (wd.end - wd.start) * (wh.end - wh.start) * (ww.end - ww.start);
-    int64_t divisor = counted;
-    if (Kind == PoolKind::avg)
-      divisor = s.divisor != 0        ? s.divisor
-                : s.count_include_pad ? wd.cells * wh.cells * ww.cells
-                                      : counted;
-    store(e, sum / static_cast<float>(divisor), -1);
+    store(e, sum / static_cast<float>(average_divisor<Kind>(s, wd, wh, ww)), -1);
   }
 }
 
@@ -337,11 +343,7 @@ __global__ void __launch_bounds__(kPoolTileThreads)
         for (int h = h_first; h < h_end; ++h)
           for (int w = w_first; w < w_end; ++w)
             sum += region[h * cols + w];
-        const int64_t counted = (wd.end - wd.start) * (wh.end - wh.start) * (ww.end - ww.start);
-        const int64_t divisor = s.divisor != 0        ? s.divisor
-                                : s.count_include_pad ? wd.cells * wh.cells * ww.cells
-                                                      : counted;
-        store(e, sum / static_cast<float>(divisor), -1);
+        store(e, sum / static_cast<float>(average_divisor<Kind>(s, wd, wh, ww)), -1);
       }
     }
     // The next tile's staging overwrites the region.

@@ -254,8 +254,8 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const Operands o(xs, ws, ys);
   CudnnSide cudnn_side(cudnn_shape(s), o, cudnn, workspace, l.name);
   std::string error;
-  auto ready = [&](ConvIgemmTf32x3& conv, Tf32x3Engine engine, int tile_n = 0,
-                   bool channels_last = false, bool tma_im2col = true) {
+  auto ready = [&](auto& conv, Tf32x3Engine engine, int tile_n = 0, bool channels_last = false,
+                   bool tma_im2col = true) {
     conv.set_engine(engine);
     conv.set_tile_n(tile_n);
     conv.allow_tma_im2col(tma_im2col);
@@ -276,10 +276,7 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const bool have_chunked = have_wgmma && wgmma.uses_tma_im2col() &&
                             ready(chunked, Tf32x3Engine::wgmma, 0, false, false);
   ConvIgemmTf32 one;  // the tf32 track's one TF32 product, on the wgmma kernel
-  one.set_engine(Tf32x3Engine::wgmma);
-  const bool have_one = one.init(s, MatmulEpilogue::none, error) == STITCH_OK &&
-                        one.prepare_weights(o.w, nullptr, error) == STITCH_OK;
-  if (!have_one) std::printf("%-26s igemm tf32: %s\n", l.name, error.c_str());
+  const bool have_one = ready(one, Tf32x3Engine::wgmma);
   const bool have_nhwc = ready(nhwc, Tf32x3Engine::wgmma, 0, true);
   // The 128-wide tile where the automatic choice is the 64-wide one: what the narrow tile gains.
   const bool narrow = have_wgmma && wgmma.tile_n() < 128;
