@@ -96,6 +96,10 @@ struct ConvIgemmParams {
   // A[m, tap·channels + c] — every kernel position's channel run contiguous in x.
   bool channels_last = false;
   int pixel_stride = 0;  // channels-last: floats per input position (every group's channels)
+  // Channels-last x loaded by one im2col TMA per K tile instead of the chunked gather (where
+  // conv_igemm_tma_im2col_problem allows it), through a map of spatial + 2 dimensions.
+  bool im2col_tma = false;
+  int spatial = 3;  // the shape's spatial dims (the 3-d view's last `spatial` count)
 };
 
 // Which input channel and kernel position a K column is. K ordered (channel, tap) (NCDHW x:
@@ -388,6 +392,7 @@ inline ConvIgemmParams conv_igemm_params(const float* x, const float* w, const f
   p.y_step[0] = p.out_hw, p.y_step[1] = p.out_w, p.y_step[2] = 1;
   p.tiles_m = (p.m + kGemmBM - 1) / kGemmBM;
   p.tiles_n = (p.n + kGemmBN - 1) / kGemmBN;
+  p.spatial = s.spatial;
   return p;
 }
 

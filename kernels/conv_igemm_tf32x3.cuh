@@ -5,7 +5,8 @@
 //
 // Two kernels, as for the GEMM (gemm_tf32x3.cuh), and ConvIgemmTf32x3 picks one per device:
 // - conv_igemm_tf32x3_wgmma.cuh (sm_90a, Hopper): the wgmma GEMM's warp-specialised pipeline,
-//   the weight split once at init into TMA-loaded TF32 copies, split K for small outputs;
+//   the weight split once at init into TMA-loaded TF32 copies, A loaded by the im2col TMA where
+//   it applies (conv_igemm_im2col_tma.cuh) or gathered by cp.async, split K for small outputs;
 // - the mma.sync kernel here (sm_80 and later; left out of sm_90a code unless
 //   STITCH_GEMM_TF32X3_MMA_SYNC_ON_SM90A): the mma.sync GEMM's arithmetic and tiling, reused from
 //   gemm_tf32x3.cuh (128 x 128 tiles of positions x channels, 8 warps of 64 x 32, K tiles of 32 in
@@ -166,6 +167,12 @@ class ConvIgemm {
   // of 4), or from x itself where it arrives so (the fast path); tests and the bench turn it off
   // (a channels-last x is then read through an NCDHW copy). Before init.
   void allow_channels_last(bool allowed) { allow_channels_last_ = allowed; }
+  // Whether the wgmma kernel may load A by Hopper's im2col TMA (conv_igemm_im2col_tma.cuh) where
+  // conv_igemm_tma_im2col_problem allows it (a channels-last gather of channels a multiple of 32,
+  // one group, the map's limits) instead of its producer warpgroup's chunked cp.async gather; the
+  // same K order, weights and results bit for bit. Tests and the bench turn it off to compare.
+  // Before init.
+  void allow_tma_im2col(bool allowed) { allow_tma_im2col_ = allowed; }
   // x arrives channels-last (NDHWC / NHWC / NLC, contiguous: a value the plan stores so) instead
   // of NCDHW. The wgmma kernel's channels-last gather then reads it as it is (or a copy padded
   // with zero channels); any other kernel or gather reads an NCDHW copy made per run. Before init.
@@ -186,6 +193,7 @@ class ConvIgemm {
   }
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
+  bool uses_tma_im2col() const { return tma_im2col_; }
   // Whether each run first copies x: transposed into the layout the gather reads, padded with
   // zero channels for it (detail::conv_igemm_gather_channels), or transformed.
   bool copies_input() const {
@@ -219,6 +227,7 @@ class ConvIgemm {
     }
     epilogue_ = epilogue;
     STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemm::init", wgmma_, error));
+    tma_im2col_ = false;
     if (!wgmma_) {
       STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<detail::PlaneIdentity>());
       STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<OutputTransform>());
@@ -228,6 +237,7 @@ class ConvIgemm {
       return STITCH_OK;
     }
     channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
+    tma_im2col_ = channels_last_ && allow_tma_im2col_ && conv_igemm_tma_im2col_eligible(shape);
     const detail::ConvIgemmParams p = gather_params(nullptr, nullptr, nullptr, nullptr);
     tile_n_ = requested_tile_n_ != 0 ? requested_tile_n_ : conv_igemm_wgmma_tile_n(p.n);
     if (tile_n_ != 64 && tile_n_ != 128) {
@@ -260,6 +270,7 @@ class ConvIgemm {
     STITCH_CHECK(split_k_.init(plan_, error));
     STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_, kProducts));
     STITCH_CHECK(reserve_input_copy(error));
+    STITCH_CHECK(prepare_im2col_map(error));
     ready_ = true;
     return STITCH_OK;
   }
@@ -337,6 +348,7 @@ class ConvIgemm {
                                   : ", gathered from a channels-last copy of x";
     else if (input_channels_last_)
       out += ", gathered from an NCDHW copy of the channels-last x";
+    if (tma_im2col_) out += ", by im2col TMA";
     if (transforms_input_) out += ", x transformed as it is copied";
     if (plan_.splits > 1)
       out += ", K split " + std::to_string(plan_.splits) + " ways (" +
@@ -374,10 +386,20 @@ class ConvIgemm {
     order.partials = split_k_.partials(), order.tickets = split_k_.tickets();
     order.units = static_cast<int>(plan_.tiles * plan_.splits);  // init checked it fits
     const auto blocks = static_cast<unsigned>(std::min(order.units, sms_));
+    // The im2col TMA's map: the copy's, encoded at init; x's own, encoded now (its address is
+    // this run's; a graph captured from this launch keeps this map with the pointers it was
+    // captured for).
+    CUtensorMap x_map{};
+    const CUtensorMap* im2col_map = &im2col_map_;
+    if (tma_im2col_ && !copies_input()) {
+      STITCH_CHECK(detail::encode_conv_im2col_map(encode_im2col_, shape_, copy_channels(), x,
+                                                  x_map, error));
+      im2col_map = &x_map;
+    }
     if (tile_n_ == 64)
-      launch_wgmma<64>(p, order, blocks, stream, output_transform);
+      launch_wgmma<64>(p, order, blocks, stream, *im2col_map, output_transform);
     else
-      launch_wgmma<128>(p, order, blocks, stream, output_transform);
+      launch_wgmma<128>(p, order, blocks, stream, *im2col_map, output_transform);
     STITCH_CHECK_CUDA(cudaGetLastError());
     return STITCH_OK;
   }
@@ -404,16 +426,16 @@ class ConvIgemm {
 
   template <int kBN, class OutputTransform>
   void launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
-                    unsigned blocks, cudaStream_t stream,
+                    unsigned blocks, cudaStream_t stream, const CUtensorMap& im2col_map,
                     const OutputTransform& output_transform) const {
     constexpr size_t smem = detail::WgmmaTile<kBN>::kSmemBytes;
     if (channels_last_)
       detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform, kProducts>
-          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(),
+          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), im2col_map,
                                                             output_transform);
     else
       detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform, kProducts>
-          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(),
+          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), im2col_map,
                                                             output_transform);
   }
 
@@ -436,6 +458,7 @@ class ConvIgemm {
                                         float* y) const {
     detail::ConvIgemmParams p = detail::conv_igemm_params(x, w, bias, y, shape_, epilogue_);
     if (channels_last_) detail::conv_igemm_channels_last(p, shape_);
+    p.im2col_tma = tma_im2col_;
     return p;
   }
 
@@ -451,6 +474,24 @@ class ConvIgemm {
     if (!copies_input()) return STITCH_OK;
     const auto floats = static_cast<size_t>(shape_.batch * copy_channels() * input_positions());
     return x_copy_.reserve(floats * sizeof(float), error);
+  }
+
+  // The im2col TMA's encoder, and its map where the kernel reads the run's copy of x (a stable
+  // address: encoded once, here); a map of x itself is encoded per run (run_gathered). After
+  // reserve_input_copy.
+  int prepare_im2col_map(std::string& error) {
+    encode_im2col_ = nullptr;
+    if (!tma_im2col_) return STITCH_OK;
+    encode_im2col_ = reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(
+        detail::tensor_map_encoder("cuTensorMapEncodeIm2col", error));
+    if (encode_im2col_ == nullptr) {
+      error = "ConvIgemm::init: " + error;
+      return STITCH_ERROR_CUDA;
+    }
+    if (!copies_input()) return STITCH_OK;
+    return detail::encode_conv_im2col_map(encode_im2col_, shape_, copy_channels(),
+                                          static_cast<const float*>(x_copy_.at(0)), im2col_map_,
+                                          error);
   }
 
   // The weight [groups][n][k] (rows of K contiguous floats: a transposed B per group), K
@@ -471,12 +512,15 @@ class ConvIgemm {
   SplitKScratch split_k_;
   WgmmaSplitB split_w_;
   Arena x_copy_;  // x transposed into the gather's layout or transformed (copies_input)
+  CUtensorMap im2col_map_{};  // the im2col TMA's map of x_copy_ (prepare_im2col_map)
+  PFN_cuTensorMapEncodeIm2col_v12000 encode_im2col_ = nullptr;
   const float* prepared_w_ = nullptr;
   Tf32x3Engine requested_engine_ = Tf32x3Engine::automatic;
   int requested_tile_n_ = 0;
   int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
   int sms_ = 1;                   // the persistent wgmma kernel's blocks
   bool allow_channels_last_ = true;
+  bool allow_tma_im2col_ = true;
   bool input_channels_last_ = false;
   bool transforms_input_ = false;
   int64_t input_image_floats_ = 0;  // 0: x dense
@@ -484,6 +528,7 @@ class ConvIgemm {
   bool has_output_map_ = false;
   bool wgmma_ = false;
   bool channels_last_ = false;
+  bool tma_im2col_ = false;  // A by the im2col TMA (channels_last_ too)
   bool ready_ = false;
 };
 

@@ -1,26 +1,39 @@
 // The implicit-GEMM 3xTF32 convolution on Hopper's warpgroup tensor cores (sm_90a only): the
 // wgmma GEMM kernel's pipeline (gemm_tf32x3_wgmma.cuh: a producer warpgroup filling an mbarrier
 // ring, two consumer warpgroups issuing m64n128k8 wgmmas with chunked FP32 sums, the same split-K
-// reduction) with A gathered from the input instead of copied from a matrix. Convolutions with at
+// reduction) with A loaded from the input instead of copied from a matrix. Convolutions with at
 // most 64 output channels per group take the pipeline's 64-wide tile (m64n64k8, six stages):
 // the 128-wide one would do twice their products.
 //
 // B, the weight [out_channels, K] per group, is split once at init into WgmmaSplitB's two TF32
 // copies (one batch per group) and loaded by TMA, exactly as the GEMM's transposed B.
-// A, the im2col tile [128 output positions][32 K columns], is gathered by the producer
-// warpgroup's 128 threads with zero-filling cp.asyncs (conv_igemm_common.cuh), each thread four
-// rows 32 apart, keeping their window origins and one K cursor for its whole K range (a tile's
-// gather costs no division), in one of two ways:
-// - channels-last x (ConvIgemmTf32x3 transposes an NCDHW input into its own NDHWC copy first,
-//   where the channels per group are a multiple of 4 or, one group, padded to one with zero
-//   channels: conv_igemm_gather_channels), K ordered (kernel position, channel) — the weight's
-//   split copies reordered to match (zero columns for padding): 16-byte chunks, two per row and
-//   tile (gather_conv_chunks, conv_wgmma_chunk_slot), 8 copies per thread and tile as the GEMM's A;
-// - NCDHW x as it is (any channel count): 4-byte copies, 32 per thread and tile
-//   (gather_conv_columns, conv_wgmma_gather_slot). A warp's eight lanes of one column read eight
-//   consecutive output positions; one pass's 32 writes land in 32 different banks. This is the
-//   slow path: on an H200 it ran at 4-20% of the TF32 peak (its producers cannot issue the
-//   copies fast enough), the chunked path at 20-54% (AlexNet conv2 0.54; kernels/README.md).
+// A, the im2col tile [128 output positions][32 K columns], is loaded one of three ways. Two read
+// a channels-last x (ConvIgemmTf32x3 transposes an NCDHW input into its own NDHWC copy first,
+// where the channels per group are a multiple of 4 or, one group, padded to one with zero
+// channels: conv_igemm_gather_channels) with K ordered (kernel position, channel) — the weight's
+// split copies reordered to match (zero columns for padding) — and put the same tile in shared
+// memory, so their results should agree bit for bit (conv_igemm_im2col_tma_test.cu holds them to
+// it):
+// - by TMA in im2col mode (conv_igemm_im2col_tma.cuh), where conv_igemm_tma_im2col_problem allows
+//   it (one group, channels a multiple of 32 so that a K tile is one kernel position's channels,
+//   the map's limits on strides, padding and dilation) and ConvIgemm::allow_tma_im2col leaves it
+//   on (the default): per K tile the producer warpgroup's thread 0 alone issues one load of the
+//   tile's 128 output positions' 32 channels of one kernel position with B's, on the stage's FULL
+//   barrier — one expect_tx of both, FULL's only arrival (wgmma_produce_by_tma) — and the other
+//   producer threads exit; padding and rows past M read as the load's out-of-bounds zeros. The
+//   map is a __grid_constant__ argument: of the run's copy of x (encoded at init) or of a
+//   channels-last x itself (encoded per run on the host). A uniform branch (p.im2col_tma) in the
+//   channels-last instantiation, not an instantiation of its own;
+// - gathered by the producer warpgroup's 128 threads with zero-filling 16-byte cp.asyncs
+//   (conv_igemm_common.cuh), each thread four rows 32 apart, keeping their window origins and one
+//   K cursor for its whole K range (a tile's gather costs no division): two chunks per row and
+//   tile (gather_conv_chunks, conv_wgmma_chunk_slot), 8 copies per thread and tile as the GEMM's A.
+// The third reads NCDHW x as it is (any channel count): the same 128 threads with 4-byte
+// cp.asyncs, 32 per thread and tile (gather_conv_columns, conv_wgmma_gather_slot). A warp's eight
+// lanes of one column read eight consecutive output positions; one pass's 32 writes land in 32
+// different banks. This is the slow path: on an H200 it ran at 4-20% of the TF32 peak (its
+// producers cannot issue the copies fast enough), the chunked path at 20-54% (AlexNet conv2 0.54;
+// kernels/README.md).
 //
 // Everything after the loads is the GEMM kernel's: the consumers read A from the raw tile and
 // split it in registers, the error is the GEMM kernel's (FP32 level), and the epilogue
@@ -33,6 +46,7 @@
 #include <type_traits>
 
 #include "conv_igemm_common.cuh"
+#include "conv_igemm_im2col_tma.cuh"
 #include "gemm_tf32x3_wgmma.cuh"
 #include "plane_transform.cuh"
 
@@ -106,14 +120,20 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
 // one ring across them, so the producers gather the next tile while the consumers store this one.
 // order holds the tile counts, the split plan, the partials and the chunk length (its matrix
 // fields are unused). kProducts: 3xTF32 (the fp32 track) or one TF32 product (the tf32 track).
+// kChannelsLast: x channels-last, K ordered (tap, channel); there p.im2col_tma has A loaded by
+// the im2col TMA through `im2col_map` (conv_igemm_im2col_tma.cuh) instead of gathered — a uniform
+// branch rather than a third instantiation, as a program's sm_90a build compiles every one.
 template <bool kChannelsLast, int kBN, class Transform, Tf32Products kProducts>
 __global__ void __launch_bounds__(kWgmmaThreads, 1)
     conv_igemm_tf32x3_wgmma_kernel(ConvIgemmParams p, GemmTf32x3Args order,
                                    const __grid_constant__ WgmmaMaps maps,
+                                   const __grid_constant__ CUtensorMap im2col_map,
                                    const Transform transform) {
 #if defined(STITCH_GEMM_WGMMA)
   extern __shared__ float4 wgmma_smem[];
-  WgmmaBlock<kBN> blk = wgmma_block<kBN>(wgmma_smem, 0, 0);
+  const bool by_tma = kChannelsLast && p.im2col_tma;
+  WgmmaBlock<kBN> blk = wgmma_block<kBN>(
+      wgmma_smem, 0, 0, by_tma ? kWgmmaFullArrivalsTma : kWgmmaFullArrivalsCopying);
   const int tiles = order.tiles_m * order.tiles_n;
   // The output tile of `unit`, with the block's K range moved on to it.
   auto next_tile = [&](int unit) {
@@ -126,6 +146,22 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   if (warp >= kWgmmaConsumerThreads / 32) {
     wgmma_become_producer();
     const int ptid = threadIdx.x - kWgmmaConsumerThreads;
+    if (by_tma) {  // thread 0 alone: the other producer threads have nothing to copy
+      if (ptid != 0) return;
+      for (int unit = blockIdx.x; unit < order.units; unit += gridDim.x) {
+        const GemmTileCoord tile = next_tile(unit);
+        const ConvWindowOrigin origin = conv_window_origin(p, tile.tm * kGemmBM);
+        ConvKCursor cursor;  // per K tile (one tap's 32 channels): the tap and the first channel
+        cursor.start_taps(p, blk.k_begin);
+        auto load_a = [&](float* s, uint64_t* full) {
+          tma_load_conv_im2col(s, &im2col_map, p.spatial, conv_im2col_coords(p, origin, cursor),
+                               full);
+          cursor.advance_taps(p, kGemmBK);
+        };
+        wgmma_produce_by_tma<kProducts>(maps, blk, tile.tn * kBN, tile.batch, load_a);
+      }
+      return;
+    }
     const ConvWgmmaGatherSlot at =
         kChannelsLast ? conv_wgmma_chunk_slot(ptid) : conv_wgmma_gather_slot(ptid);
     // Where the thread's two chunk columns of its first row lie in a tile: a row 32 further is
@@ -174,7 +210,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     });
   }
 #else
-  (void)p, (void)order, (void)maps, (void)transform;
+  (void)p, (void)order, (void)maps, (void)im2col_map, (void)transform;
 #endif
 }
 

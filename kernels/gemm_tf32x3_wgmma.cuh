@@ -69,6 +69,10 @@ inline constexpr int kWgmmaThreads = kWgmmaConsumerThreads + 128;  // + the prod
 // warps share 16384 (40 + 2 x 232 = 504 per lane, 32 lanes).
 inline constexpr int kWgmmaProducerRegisters = 40, kWgmmaConsumerRegisters = 232;
 inline constexpr int kWgmmaTileFloats = kGemmBM * kGemmBK;  // the raw A tile, 128 x 32
+// A FULL barrier's arrivals per phase: the producer warpgroup's 128 threads once their cp.asyncs
+// of A land, and thread 0's expect_tx of B's bytes; or thread 0's expect_tx alone where A comes by
+// TMA too (wgmma_produce_by_tma).
+inline constexpr int kWgmmaFullArrivalsCopying = 128 + 1, kWgmmaFullArrivalsTma = 1;
 inline constexpr int kWgmmaTileBytes = kWgmmaTileFloats * 4;
 static_assert(kGemmBM == 128 && kGemmBN == 128 && kGemmBK == 32 && kGemmThreads == 256,
               "the wgmma kernel's thread and swizzle mapping is written for this tile");
@@ -464,12 +468,26 @@ struct WgmmaBlock {
   __device__ uint8_t* small_b(int slot) const { return big_b(slot) + Tile::kBTileBytes; }
 };
 
-// The producer warpgroup: every K tile's B loads (TMA, by thread 0; the big copy alone for one
-// product) and A copies into the ring.
+// The B tiles of the K tile at k0 into `slot` by TMA (the big copy alone for one product),
+// completing on the slot's FULL barrier, whose expect_tx the caller has given.
+template <Tf32Products kProducts, int kBN>
+__device__ __forceinline__ void wgmma_load_b(const WgmmaMaps& maps, const WgmmaBlock<kBN>& blk,
+                                             int slot, int k0, int n0, int batch_b) {
+  tma_load_3d(blk.big_b(slot), &maps.big, k0, n0, batch_b, &blk.full[slot]);
+  if constexpr (kProducts == Tf32Products::three)
+    tma_load_3d(blk.small_b(slot), &maps.small, k0, n0, batch_b, &blk.full[slot]);
+}
+// B's bytes per K tile: one tile per TF32 copy loaded.
+template <Tf32Products kProducts, int kBN>
+inline constexpr uint32_t kWgmmaBBytes =
+    (kProducts == Tf32Products::one ? 1 : 2) * WgmmaTile<kBN>::kBTileBytes;
+
+// The producer warpgroup: every K tile's B loads (TMA, by thread 0) and A copies into the ring.
 // load_a(tile, k0) copies the raw A tile of K columns [k0, k0 + 32) into `tile` by cp.async (the
 // consumers' swizzled layout, zeros past the edges); every producer thread calls it per tile.
 // The copies may still be in flight on return: the producer waits for them (cp_async_wait<0>)
-// before it exits.
+// before it exits. FULL counts the 128 threads' arrivals and thread 0's expect_tx
+// (kWgmmaFullArrivalsCopying).
 template <Tf32Products kProducts, int kBN, class LoadA>
 __device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const WgmmaBlock<kBN>& blk,
                                               int n0, int batch_b, int ptid, LoadA&& load_a) {
@@ -482,14 +500,29 @@ __device__ __forceinline__ void wgmma_produce(const WgmmaMaps& maps, const Wgmma
     if (blk.first + kt >= kStages) mbarrier_wait(&blk.empty[slot], at.lap_parity ^ 1);
     const int k0 = blk.k_begin + kt * kGemmBK;
     if (ptid == 0) {
-      constexpr int kBTiles = kProducts == Tf32Products::one ? 1 : 2;
-      mbarrier_arrive_expect_tx(&blk.full[slot], kBTiles * WgmmaTile<kBN>::kBTileBytes);
-      tma_load_3d(blk.big_b(slot), &maps.big, k0, n0, batch_b, &blk.full[slot]);
-      if constexpr (kBTiles == 2)
-        tma_load_3d(blk.small_b(slot), &maps.small, k0, n0, batch_b, &blk.full[slot]);
+      mbarrier_arrive_expect_tx(&blk.full[slot], kWgmmaBBytes<kProducts, kBN>);
+      wgmma_load_b<kProducts>(maps, blk, slot, k0, n0, batch_b);
     }
     load_a(blk.raw_a(slot), k0);
     cp_async_arrive_noinc(&blk.full[slot]);
+  }
+}
+
+// The producer where A comes by TMA as well (the convolution's im2col load), on one thread: per K
+// tile, FULL's one arrival (kWgmmaFullArrivalsTma) with the expect_tx of A's and B's bytes, then
+// load_a(tile, full) starting A's load on that barrier, then B's.
+template <Tf32Products kProducts, int kBN, class LoadA>
+__device__ __forceinline__ void wgmma_produce_by_tma(const WgmmaMaps& maps,
+                                                     const WgmmaBlock<kBN>& blk, int n0,
+                                                     int batch_b, LoadA&& load_a) {
+  constexpr int kStages = WgmmaTile<kBN>::kStages;
+  RingPosition<kStages> at = blk.start;
+  for (int kt = 0; kt < blk.k_tiles; ++kt, at.next()) {
+    const int slot = at.slot;
+    if (blk.first + kt >= kStages) mbarrier_wait(&blk.empty[slot], at.lap_parity ^ 1);
+    mbarrier_arrive_expect_tx(&blk.full[slot], kWgmmaTileBytes + kWgmmaBBytes<kProducts, kBN>);
+    load_a(blk.raw_a(slot), &blk.full[slot]);
+    wgmma_load_b<kProducts>(maps, blk, slot, blk.k_begin + kt * kGemmBK, n0, batch_b);
   }
 }
 
@@ -556,11 +589,12 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
 }
 
 // The block's ring in the dynamic shared memory (aligned to 1024 bytes, as SWIZZLE_128B needs)
-// and its barriers, initialised, for the K range [k_begin, k_end). Every thread calls it: it ends
-// with a block barrier.
+// and its barriers, initialised, for the K range [k_begin, k_end); FULL expects full_arrivals per
+// phase (kWgmmaFullArrivalsCopying where the producer warpgroup copies A, kWgmmaFullArrivalsTma
+// where TMA loads it). Every thread calls it: it ends with a block barrier.
 template <int kBN>
-__device__ __forceinline__ WgmmaBlock<kBN> wgmma_block(float4* dynamic_smem, int k_begin,
-                                                       int k_end) {
+__device__ __forceinline__ WgmmaBlock<kBN> wgmma_block(
+    float4* dynamic_smem, int k_begin, int k_end, int full_arrivals = kWgmmaFullArrivalsCopying) {
   constexpr int kStages = WgmmaTile<kBN>::kStages;
   __shared__ uint64_t full[kStages], empty[kStages];
   WgmmaBlock<kBN> blk;
@@ -573,7 +607,7 @@ __device__ __forceinline__ WgmmaBlock<kBN> wgmma_block(float4* dynamic_smem, int
   blk.advance(k_begin, k_end);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&full[s], 128 + 1);  // the producers' cp.asyncs + one expect_tx
+      mbarrier_init(&full[s], full_arrivals);
       mbarrier_init(&empty[s], kWgmmaConsumerThreads / 32);  // a consumer warp each
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -766,6 +800,22 @@ inline cudaError_t allow_gemm_tf32x3_wgmma_smem() {
                               static_cast<int>(WgmmaTile<kGemmBN>::kSmemBytes));
 }
 
+// The driver's tensor-map encoder `name` ("cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col":
+// CUDA 12.0's signatures, cudaTypedefs.h's PFN_*_v12000) through the runtime, so that nothing
+// links libcuda; null, with `error` set, where the driver lacks it.
+inline void* tensor_map_encoder(const char* name, std::string& error) {
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(name, &entry, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || entry == nullptr) {
+    (void)cudaGetLastError();
+    error = std::string("the driver has no ") + name;
+    return nullptr;
+  }
+  return entry;
+}
+
 }  // namespace detail
 
 // Whether GemmTf32x3 can run its wgmma kernel on the current device: code built for sm_90a
@@ -800,16 +850,12 @@ class WgmmaSplitB {
       return STITCH_ERROR_CUDA;
     }
     small_ = copies == 2 ? buffer_ + bytes / sizeof(uint32_t) : nullptr;
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
-                                         cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess || entry == nullptr) {
-      (void)cudaGetLastError();
-      error = "GemmTf32x3: the driver has no cuTensorMapEncodeTiled";
+    const auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(
+        detail::tensor_map_encoder("cuTensorMapEncodeTiled", error));
+    if (encode == nullptr) {
+      error = "GemmTf32x3: " + error;
       return STITCH_ERROR_CUDA;
     }
-    const auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
     const cuuint64_t dims[3] = {static_cast<cuuint64_t>(k32_), static_cast<cuuint64_t>(n_),
                                 static_cast<cuuint64_t>(batches_)};
     const cuuint64_t strides[2] = {static_cast<cuuint64_t>(k32_ * 4),

@@ -106,4 +106,36 @@ inline std::vector<ConvIgemmCase> conv_igemm_cases() {
   };
 }
 
+// Shapes for the im2col TMA load (kernels/conv_igemm_im2col_tma.cuh: one group, channels a
+// multiple of 32), chosen to stress its walk over the bounding box: stride 2 with padding and odd
+// sizes, no padding, non-square inputs and kernels with asymmetric padding, 1x1 / 3x3 / 5x5 / 7x7
+// kernels, 32 / 64 / 96 / 512 channels, dilation, images smaller than a tile (the 128-position
+// walk wraps across rows and images; a 1x1 output wraps at every step), last partial tiles, K
+// long enough to split, the largest traversal stride (8), a crop (a positive lower corner), 1-d
+// (an NWC map) and 3-d (NDHWC). Every one runs on the other gathers too.
+inline std::vector<ConvIgemmCase> conv_igemm_tma_cases() {
+  using E = MatmulEpilogue;
+  return {
+      // 9 x 9 outputs per image, M = 243: two tiles, the last partial.
+      {"tma_k3_stride2_pad1_odd", conv_case_shape(3, 32, 48, 1, {17, 17}, {3}, {2}, {1})},
+      {"tma_k3_pad0_nonsquare", conv_case_shape(2, 64, 64, 1, {12, 10}, {3})},
+      {"tma_k5x3_stride1x2_asymmetric",
+       conv_case_shape(2, 32, 40, 1, {15, 11}, {5, 3}, {1, 2}, {2, 1}, {1, 0})},
+      {"tma_k1x1_96ch_two_channel_tiles", conv_case_shape(4, 96, 130, 1, {7, 9}, {1})},
+      {"tma_k7_stride2_pad3", conv_case_shape(2, 32, 64, 1, {23, 23}, {7}, {2}, {3})},
+      {"tma_k5_dilation2", conv_case_shape(2, 64, 32, 1, {13, 13}, {5}, {1}, {4}, {4}, {2})},
+      // 35 positions per image: a tile's walk spans four images.
+      {"tma_small_images_wrap", conv_case_shape(5, 32, 32, 1, {5, 7}, {3}, {1}, {1})},
+      {"tma_output_1x1", conv_case_shape(3, 32, 16, 1, {3, 3}, {3})},
+      // One tile of 25 positions, K = 4608: split K.
+      {"tma_split_k_4608", conv_case_shape(1, 512, 64, 1, {5, 5}, {3}, {1}, {1})},
+      {"tma_patchify_k8_stride8", conv_case_shape(2, 32, 64, 1, {32, 32}, {8}, {8})},
+      {"tma_negative_padding_crops", conv_case_shape(2, 32, 16, 1, {12, 11}, {3, 2}, {1},
+                                                     {-1, 1}, {-2, -1}, {1, 2})},
+      {"tma_conv1d_k5_stride2", conv_case_shape(3, 64, 32, 1, {100}, {5}, {2}, {2})},
+      {"tma_conv3d_k3", conv_case_shape(2, 32, 32, 1, {5, 6, 7}, {3}, {1, 2, 1}, {1})},
+      {"tma_bias_relu", conv_case_shape(2, 32, 24, 1, {9, 9}, {3}, {1}, {1}), E::bias_relu},
+  };
+}
+
 }  // namespace stitch::kernels::testing

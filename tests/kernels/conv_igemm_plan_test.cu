@@ -4,8 +4,11 @@
 // of a block) must give every A tile element exactly once, equal to a direct im2col of the input
 // (zero for padding and past K) — the wgmma producer's over split K ranges with its carried
 // cursor; the wgmma gather's writes must be free of bank conflicts; conv_output_offset must place
-// every GEMM element on its own output element; plus the shape checks and the launchers' argument
-// checks. Every shape of the GPU test's table (conv_igemm_cases.cuh).
+// every GEMM element on its own output element; the wgmma kernel's im2col TMA load
+// (kernels/conv_igemm_im2col_tma.cuh: its map's fields, where it applies, and every load of a
+// shape, emulated as that header reads the PTX ISA, bringing the chunked gather's tile); plus the
+// shape checks and the launchers' argument checks. Every shape of the GPU test's tables
+// (conv_igemm_cases.cuh).
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -15,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "conv_igemm_cases.cuh"
+#include "conv_im2col_tma_emulation.cuh"
 #include "kernel_test_support.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 
@@ -80,6 +84,20 @@ std::vector<float> numbered_input(const ConvIgemmShape& s) {
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = static_cast<float>(i + 1);  // distinct and exact: a wrong address shows
   return x;
+}
+
+// x (NCDHW) transposed to NDHWC, padded with zero channels to conv_igemm_gather_channels per
+// group: the layout the channels-last gathers read.
+std::vector<float> channels_last_input(const ConvIgemmShape& s, const std::vector<float>& x) {
+  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
+  const int64_t positions = d.input[0] * d.input[1] * d.input[2];
+  const int64_t padded = detail::conv_igemm_gather_channels(s) * s.groups;
+  std::vector<float> x_last(static_cast<size_t>(s.batch * positions * padded), 0.0f);
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t c = 0; c < s.in_channels; ++c)
+      for (int64_t q = 0; q < positions; ++q)
+        x_last[(n * positions + q) * padded + c] = x[(n * s.in_channels + c) * positions + q];
+  return x_last;
 }
 
 // The mma.sync kernel's gather: 256 threads, rows r and r + 64, the cursor started per tile.
@@ -158,14 +176,7 @@ TEST_P(ConvIgemmGather, ChannelsLastTilesAreTheReorderedIm2colTiles) {
     GTEST_SKIP() << "channels per group neither a multiple of 4 nor padded to one: the 4-byte "
                     "gather runs it";
   const std::vector<float> x = numbered_input(s);
-  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
-  const int64_t positions = d.input[0] * d.input[1] * d.input[2];
-  const int64_t padded = detail::conv_igemm_gather_channels(s) * s.groups;
-  std::vector<float> x_last(static_cast<size_t>(s.batch * positions * padded), 0.0f);
-  for (int64_t n = 0; n < s.batch; ++n)
-    for (int64_t c = 0; c < s.in_channels; ++c)
-      for (int64_t q = 0; q < positions; ++q)
-        x_last[(n * positions + q) * padded + c] = x[(n * s.in_channels + c) * positions + q];
+  const std::vector<float> x_last = channels_last_input(s, x);
   detail::ConvIgemmParams p = detail::conv_igemm_params(x_last.data(), x_last.data(), nullptr,
                                                         nullptr, s, MatmulEpilogue::none);
   const int used_channels = p.channels;
@@ -205,6 +216,57 @@ TEST_P(ConvIgemmGather, ChannelsLastTilesAreTheReorderedIm2colTiles) {
                             << ": written " << tiles[t].writes[at] << "x, got "
                             << tiles[t].values[at] << ", want " << want;
           }
+    }
+  EXPECT_EQ(mismatches, 0);
+}
+
+// The wgmma producer's im2col TMA (kernels/conv_igemm_im2col_tma.cuh) as that header reads the
+// PTX ISA (emulated: conv_im2col_tma_emulation.cuh): for every output tile and every K tile of
+// each split range, the load at conv_im2col_coords (the kernel's coordinates, the cursor carried
+// as the producer carries it) through the map of conv_im2col_map_fields starts inside the
+// bounding box, keeps its offsets within the rank's range, and brings exactly the reordered
+// im2col tile the chunked gather copies — zero for padding and for rows past M (the walk runs
+// into images past the batch).
+TEST_P(ConvIgemmGather, Im2colTmaTilesAreTheReorderedIm2colTiles) {
+  const ConvIgemmShape& s = GetParam().shape;
+  const std::string problem = conv_igemm_tma_im2col_problem(s);
+  if (!problem.empty()) GTEST_SKIP() << "no im2col TMA: " << problem;
+  const std::vector<float> x = numbered_input(s);
+  const std::vector<float> x_last = channels_last_input(s, x);
+  detail::ConvIgemmParams p = detail::conv_igemm_params(x_last.data(), x_last.data(), nullptr,
+                                                        nullptr, s, MatmulEpilogue::none);
+  detail::conv_igemm_channels_last(p, s);
+  ASSERT_EQ(p.k % kTileColumns, 0);
+  const detail::ConvIm2colMapFields f = detail::conv_im2col_map_fields(s, p.pixel_stride);
+  const int half = (p.k / kTileColumns + 1) / 2 * kTileColumns;
+  const std::vector<std::pair<int, int>> ranges = {{0, p.k}, {0, half}, {half, p.k}};
+  int mismatches = 0;
+  for (const auto& [k_begin, k_end] : ranges)
+    for (int tm = 0; tm < p.tiles_m; ++tm) {
+      const detail::ConvWindowOrigin origin = detail::conv_window_origin(p, tm * kTileRows);
+      detail::ConvKCursor cursor;
+      cursor.start_taps(p, k_begin);
+      for (int k0 = k_begin; k0 < k_end; k0 += kTileColumns) {
+        const detail::ConvIm2colCoords coords = detail::conv_im2col_coords(p, origin, cursor);
+        const testing::Im2colLoad load = testing::im2col_load(coords);
+        bool inside_box = false;
+        testing::im2col_walk(f, load, kTileRows, &inside_box);
+        ASSERT_TRUE(inside_box) << "tile " << tm << ": the walk starts outside the box";
+        for (int i = 0; i < s.spatial; ++i)
+          ASSERT_LE(load.offset[i], detail::kIm2colOffsetMax[f.rank - 3]);
+        const std::vector<float> tile = testing::emulate_im2col_tma(f, x_last, load);
+        for (int r = 0; r < kTileRows; ++r)
+          for (int c = 0; c < kTileColumns; ++c) {
+            const int64_t m = int64_t{tm} * kTileRows + r;
+            const float want = im2col(
+                s, x, 0, m,
+                detail::tap_major_source_column(k0 + c, p.k, p.channels, p.channels));
+            if (tile[r * kTileColumns + c] != want && mismatches++ < 5)
+              ADD_FAILURE() << "m " << m << " k " << k0 + c << ": got "
+                            << tile[r * kTileColumns + c] << ", want " << want;
+          }
+        cursor.advance_taps(p, kTileColumns);
+      }
     }
   EXPECT_EQ(mismatches, 0);
 }
@@ -296,6 +358,9 @@ TEST_P(ConvIgemmGather, ChannelsLastOutputMapAddressesNdhwc) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmGather, ::testing::ValuesIn(testing::conv_igemm_cases()),
                          testing::case_name<ConvIgemmCase>);
+INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIgemmGather,
+                         ::testing::ValuesIn(testing::conv_igemm_tma_cases()),
+                         testing::case_name<ConvIgemmCase>);
 
 // The wgmma convolution's 64-wide tile (kernels/conv_igemm_tf32x3_wgmma.cuh): taken where the
 // output channels per group fit it; the plan then counts 64-wide tile columns, and its split-K
@@ -360,6 +425,132 @@ TEST(ConvIgemmWgmmaGather, PadsFewChannelsToAChunk) {
     ++seen[detail::tap_major_source_column(kc, 8 * 9, 8, 8)];
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 8 * 9);
 }
+// The im2col TMA's map of a 2-d convolution with every spatial parameter different per dim
+// (kernel 3 x 5, stride 2 x 3, padding (1, 2) before and (2, 0) after, dilation 1 x 2): NHWC
+// dims and byte strides dimension 0 first; the corners -pad_before and pad_after - dilation ·
+// (kernel - 1), the traversal strides and the largest offsets W first; and the box's strided
+// lattice holds as many window origins per dim as the output has positions.
+TEST(ConvIgemmIm2colTma, MapFieldsOfA2dConvolution) {
+  const ConvIgemmShape s =
+      testing::conv_case_shape(2, 64, 32, 1, {17, 20}, {3, 5}, {2, 3}, {1, 2}, {2, 0}, {1, 2});
+  ASSERT_EQ(s.output[0], 9);
+  ASSERT_EQ(s.output[1], 5);
+  const detail::ConvIm2colMapFields f = detail::conv_im2col_map_fields(s, 64);
+  EXPECT_EQ(f.rank, 4);
+  const uint64_t dims[4] = {64, 20, 17, 2}, strides[3] = {256, 256 * 20, 256 * 20 * 17};
+  for (int d = 0; d < 4; ++d)
+    EXPECT_EQ(f.dims[d], dims[d]) << d;
+  for (int d = 0; d < 3; ++d)
+    EXPECT_EQ(f.strides[d], strides[d]) << d;
+  EXPECT_EQ(f.lower[0], -2);
+  EXPECT_EQ(f.lower[1], -1);
+  EXPECT_EQ(f.upper[0], 0 - 2 * 4);
+  EXPECT_EQ(f.upper[1], 2 - 1 * 2);
+  const uint32_t element_strides[4] = {1, 3, 2, 1};
+  for (int d = 0; d < 4; ++d)
+    EXPECT_EQ(f.element_strides[d], element_strides[d]) << d;
+  EXPECT_EQ(f.max_offset[0], 8);
+  EXPECT_EQ(f.max_offset[1], 2);
+  for (int i = 0; i < 2; ++i) {
+    const int64_t last = static_cast<int64_t>(f.dims[1 + i]) - 1 + f.upper[i];
+    EXPECT_EQ((last - f.lower[i]) / f.element_strides[1 + i] + 1, s.output[1 - i]) << i;
+  }
+  EXPECT_EQ(
+      detail::conv_im2col_map_fields(testing::conv_case_shape(1, 32, 8, 1, {9}, {3}), 32).rank, 3);
+  EXPECT_EQ(
+      detail::conv_im2col_map_fields(testing::conv_case_shape(1, 32, 8, 1, {4, 5, 6}, {3}), 32)
+          .dims[3],
+      4u);  // D, after W and H
+}
+
+// Where the im2col TMA runs, by the limits the PTX ISA ("Tensors: im2col mode") and
+// cuTensorMapEncodeIm2col set: one group, channels a multiple of 32, strides up to 8 (the map's
+// elementStrides), the bounding box's corners within [-128, 127] for 2-d (an NHWC map), [-16, 15]
+// for 3-d (NDHWC), [-32768, 32767] for 1-d (NWC), and the taps' offsets dilation · (kernel - 1)
+// within [0, 255], [0, 31], [0, 65535]. Every TMA case is eligible.
+TEST(ConvIgemmIm2colTma, EligibleWhereTheMapsLimitsHold) {
+  auto problem = [](const ConvIgemmShape& s) { return conv_igemm_tma_im2col_problem(s); };
+  auto has = [](const std::string& text, const char* part) {
+    return text.find(part) != std::string::npos;
+  };
+  for (const ConvIgemmCase& c : testing::conv_igemm_tma_cases())
+    EXPECT_EQ(problem(c.shape), "") << c.name;
+  EXPECT_EQ(problem(testing::conv_case_shape(2, 64, 64, 1, {16, 16}, {3}, {1}, {1})), "");
+  EXPECT_TRUE(conv_igemm_tma_im2col_eligible(
+      testing::conv_case_shape(1, 32, 64, 1, {64, 64}, {7}, {2}, {3})));  // a 32-channel stem
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 48, 8, 1, {8, 8}, {3})), "multiple of 32"));
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 3, 8, 1, {8, 8}, {3})), "multiple of 32"));
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 128, 8, 2, {8, 8}, {3})), "groups"));
+  ConvIgemmShape bad_output = testing::conv_case_shape(1, 32, 8, 1, {8, 8}, {3});
+  bad_output.output[0] = 7;
+  EXPECT_TRUE(has(problem(bad_output), "output size"));  // conv_igemm_shape_problem's
+  EXPECT_EQ(problem(testing::conv_case_shape(1, 32, 8, 1, {64, 64}, {8}, {8})), "");
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 32, 8, 1, {64, 64}, {9}, {9})), "stride"));
+  // 2-d corners: padding 128 is the lowest corner, 129 past it; pad_after past the top.
+  EXPECT_EQ(problem(testing::conv_case_shape(1, 32, 8, 1, {4, 4}, {3}, {1}, {128})), "");
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 32, 8, 1, {4, 4}, {3}, {1}, {129})),
+                  "corner"));
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 32, 8, 1, {4, 4}, {1}, {1}, {0}, {128})),
+                  "corner"));
+  // 2-d offsets: dilation 128 on a 3-tap kernel reaches 256 (with the corners in range).
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 32, 8, 1, {4, 4}, {3}, {1}, {128}, {128},
+                                                   {128})),
+                  "offsets"));
+  EXPECT_EQ(problem(testing::conv_case_shape(1, 32, 8, 1, {4, 4}, {3}, {1}, {127}, {127}, {127})),
+            "");
+  // 3-d: corners within [-16, 15], offsets within [0, 31].
+  EXPECT_EQ(problem(testing::conv_case_shape(1, 32, 8, 1, {4, 4, 4}, {3}, {1}, {16})), "");
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 32, 8, 1, {4, 4, 4}, {3}, {1}, {17})),
+                  "corner"));
+  EXPECT_EQ(problem(testing::conv_case_shape(1, 32, 8, 1, {20, 20, 20}, {3}, {1}, {0}, {0}, {8})),
+            "");
+  EXPECT_TRUE(has(problem(testing::conv_case_shape(1, 32, 8, 1, {4, 4, 4}, {3}, {1}, {16}, {16},
+                                                   {16})),
+                  "offsets"));
+  // 1-d: the NWC map's ranges are wide.
+  EXPECT_EQ(problem(testing::conv_case_shape(1, 32, 8, 1, {4}, {3}, {1}, {1000}, {1000}, {1000})),
+            "");
+}
+
+// The emulation reproduces the loads the Triton gluon tutorial "TMA im2col mode and Convolution
+// via Implicit GEMM" prints from the hardware: 16 positions of 4 x 4 images of 32 channels (each
+// position's channels its index + 1), corners 0 or -1, offsets 0 or 1, the walk wrapping into
+// the second image. (Its strided and 3-d behaviour is the GPU probe's to settle.)
+TEST(ConvIgemmIm2colTma, EmulationReproducesPublishedLoads) {
+  auto load = [](int images, int corner, int h, int w, int offset) {
+    detail::ConvIm2colMapFields f;
+    f.rank = 4;
+    const uint64_t dims[4] = {32, 4, 4, static_cast<uint64_t>(images)};
+    for (int d = 0; d < 4; ++d)
+      f.dims[d] = dims[d], f.element_strides[d] = 1;
+    f.strides[0] = 128, f.strides[1] = 512, f.strides[2] = 2048;
+    f.lower[0] = f.lower[1] = f.upper[0] = f.upper[1] = corner;
+    std::vector<float> x(static_cast<size_t>(images) * 16 * 32);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(i / 32 + 1);
+    testing::Im2colLoad l;
+    l.start[0] = w, l.start[1] = h, l.offset[0] = l.offset[1] = offset;
+    const std::vector<float> tile = testing::emulate_im2col_tma(f, x, l, 16);
+    std::vector<float> first_channel;
+    for (int r = 0; r < 16; ++r)
+      first_channel.push_back(tile[r * 32]);
+    return first_channel;
+  };
+  auto range = [](float from) {
+    std::vector<float> v;
+    for (int i = 0; i < 16; ++i)
+      v.push_back(from + i);
+    return v;
+  };
+  EXPECT_EQ(load(1, 0, 0, 0, 0), range(1));
+  EXPECT_EQ(load(1, -1, -1, -1, 0),
+            (std::vector<float>{0, 0, 0, 0, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11}));
+  EXPECT_EQ(load(1, -1, -1, -1, 1), range(1));
+  EXPECT_EQ(load(2, 0, 1, 3, 0), range(8));
+  EXPECT_EQ(load(2, -1, 1, 2, 0),
+            (std::vector<float>{7, 0, 9, 10, 11, 0, 0, 0, 0, 0, 17, 18, 19, 0, 21, 22}));
+}
+
 TEST(ConvIgemmShapeCheck, RefusesShapesItCannotRun) {
   ConvIgemmShape s = testing::conv_case_shape(1, 4, 8, 1, {8, 8}, {3}, {1}, {1});
   EXPECT_EQ(conv_igemm_shape_problem(s), "");

@@ -10,8 +10,11 @@
 //   conv_igemm_tf32x3_bench [NAME_SUBSTRING]   only the layers whose name contains it
 //
 // Per layer: the wgmma igemm output compared with cuDNN strict FP32 (relative error norm), then
-// each engine (ConvIgemmTf32x3 on its wgmma kernel — "wide": forced to the 128-wide tile where the
-// automatic choice is the 64-wide one — and its mma.sync kernel, the weight split at init; cuDNN
+// each engine (ConvIgemmTf32x3 on its wgmma kernel — "cp.async": forced to the producer
+// warpgroup's chunked cp.async gather where the automatic choice loads A by the im2col TMA
+// (kernels/conv_igemm_im2col_tma.cuh; the row's description says which it took), NaN where it
+// does not; "wide": forced to the 128-wide tile where the automatic choice is the 64-wide one —
+// and its mma.sync kernel, the weight split at init; cuDNN
 // strict and TF32; "tf32x1": ConvIgemmTf32, one TF32 product, the tf32 track's kernel) timed with
 // CUDA events, L2 flushed before every run, the median of kIterations after warm-ups; "nhwc": the
 // wgmma kernel on a layer inside an NHWC region (src/plan/layout.h:
@@ -251,9 +254,11 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const Operands o(xs, ws, ys);
   CudnnSide cudnn_side(cudnn_shape(s), o, cudnn, workspace, l.name);
   std::string error;
-  auto ready = [&](auto& conv, Tf32x3Engine engine, int tile_n = 0, bool channels_last = false) {
+  auto ready = [&](auto& conv, Tf32x3Engine engine, int tile_n = 0, bool channels_last = false,
+                   bool tma_im2col = true) {
     conv.set_engine(engine);
     conv.set_tile_n(tile_n);
+    conv.allow_tma_im2col(tma_im2col);
     if (channels_last) {  // a layer inside a plan's NHWC region (src/plan/layout.h)
       conv.set_input_channels_last(true);
       conv.set_output_map(nhwc_output_map(s));
@@ -265,8 +270,11 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
     }
     return true;
   };
-  ConvIgemmTf32x3 wgmma, wide, mma, nhwc;
+  ConvIgemmTf32x3 wgmma, chunked, wide, mma, nhwc;
   const bool have_wgmma = ready(wgmma, Tf32x3Engine::wgmma);
+  // The chunked cp.async gather where the automatic choice is the im2col TMA: what the TMA gains.
+  const bool have_chunked = have_wgmma && wgmma.uses_tma_im2col() &&
+                            ready(chunked, Tf32x3Engine::wgmma, 0, false, false);
   ConvIgemmTf32 one;  // the tf32 track's one TF32 product, on the wgmma kernel
   const bool have_one = ready(one, Tf32x3Engine::wgmma);
   const bool have_nhwc = ready(nhwc, Tf32x3Engine::wgmma, 0, true);
@@ -282,6 +290,7 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   };
   const double norm = have_wgmma ? cudnn_side.error_norm([&] { run_igemm(wgmma); }) : NAN;
   const double wgmma_ms = have_wgmma ? median_ms([&] { run_igemm(wgmma); }, flush) : NAN;
+  const double chunked_ms = have_chunked ? median_ms([&] { run_igemm(chunked); }, flush) : NAN;
   const double nhwc_ms = have_nhwc ? median_ms([&] { run_igemm(nhwc); }, flush) : NAN;
   const double wide_ms = have_wide ? median_ms([&] { run_igemm(wide); }, flush) : NAN;
   const double mma_ms = have_mma ? median_ms([&] { run_igemm(mma); }, flush) : NAN;
@@ -296,8 +305,9 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const double one_efficiency = flops / (one_ms * 1e9) / kTf32PeakTflops;
   const double tf32_efficiency = flops / (tf32_ms * 1e9) / kTf32PeakTflops;
   std::printf(
-      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %7.3f %8.3f %9.1e  %s\n",
-      l.name, wgmma_ms, nhwc_ms, wide_ms, mma_ms, one_ms, strict_ms, tf32_ms,
+      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %7.3f %8.3f "
+      "%9.1e  %s\n",
+      l.name, wgmma_ms, chunked_ms, nhwc_ms, wide_ms, mma_ms, one_ms, strict_ms, tf32_ms,
       100.0 * floor_ms / wgmma_ms, efficiency, strict_efficiency, one_efficiency, tf32_efficiency,
       norm, wgmma.describe().c_str());
   if (std::isfinite(one_efficiency)) summary.one_product_efficiency.push_back(one_efficiency);
@@ -461,9 +471,9 @@ int main(int argc, char** argv) {
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kTf32WorkspaceBytes));
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %7s %8s %9s\n", "layer", "wgmma ms",
-              "nhwc", "wide", "mma", "tf32x1", "strict", "tf32", "%floor", "igemm eff",
-              "strict eff", "1x eff", "tf32 eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %7s %8s %9s\n", "layer",
+              "wgmma ms", "cp.async", "nhwc", "wide", "mma", "tf32x1", "strict", "tf32", "%floor",
+              "igemm eff", "strict eff", "1x eff", "tf32 eff", "rel_norm");
   Summary summary;
   for (const Layer& l : layers)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)

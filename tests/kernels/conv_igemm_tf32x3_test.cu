@@ -161,11 +161,20 @@ struct CaseData {
   DeviceBuffer<float> dx, dw, db, dy;
 };
 
-// The kernel and gather a case runs on: mma.sync; wgmma on the NCDHW input; wgmma on its
-// channels-last copy (where the channels per group allow; else the NCDHW gather again). The
-// wgmma variants take the tile width conv_igemm_wgmma_tile_n picks, except wgmma_wide and
-// wgmma_narrow (channels-last), which force 128 and 64: every case runs on both widths.
-enum class Variant { mma_sync, wgmma_ncdhw, wgmma, wgmma_wide, wgmma_narrow };
+// The kernel and A load a case runs on: mma.sync; wgmma on the NCDHW input; wgmma's chunked
+// cp.async gather from its channels-last copy (where the channels per group allow; else the NCDHW
+// gather again); wgmma's im2col TMA (wgmma_tma_*: only where conv_igemm_tma_im2col_problem allows
+// it, else skipped). The wgmma variants take the tile width conv_igemm_wgmma_tile_n picks, except
+// the *_wide and *_narrow ones, which force 128 and 64: every case runs on both widths.
+enum class Variant {
+  mma_sync,
+  wgmma_ncdhw,
+  wgmma,
+  wgmma_wide,
+  wgmma_narrow,
+  wgmma_tma_wide,
+  wgmma_tma_narrow
+};
 
 std::string variant_name(Variant v) {
   switch (v) {
@@ -179,16 +188,41 @@ std::string variant_name(Variant v) {
       return "wgmma_wide";
     case Variant::wgmma_narrow:
       return "wgmma_narrow";
+    case Variant::wgmma_tma_wide:
+      return "wgmma_tma_wide";
+    case Variant::wgmma_tma_narrow:
+      return "wgmma_tma_narrow";
   }
   return "?";
 }
 
+bool loads_by_tma(Variant v) {
+  return v == Variant::wgmma_tma_wide || v == Variant::wgmma_tma_narrow;
+}
+
 // The wgmma tile width a variant runs a shape with.
 int expected_tile_n(Variant v, const ConvIgemmShape& s) {
-  if (v == Variant::wgmma_wide) return 128;
-  if (v == Variant::wgmma_narrow) return 64;
+  if (v == Variant::wgmma_wide || v == Variant::wgmma_tma_wide) return 128;
+  if (v == Variant::wgmma_narrow || v == Variant::wgmma_tma_narrow) return 64;
   return conv_igemm_wgmma_tile_n(s.out_channels / s.groups);
 }
+
+// Sets `conv` (either product count) up for a variant: its engine, A load and forced tile width.
+template <class Conv>
+void configure(Conv& conv, Variant v, const ConvIgemmShape& s) {
+  conv.set_engine(v == Variant::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
+  conv.allow_channels_last(v != Variant::mma_sync && v != Variant::wgmma_ncdhw);
+  conv.allow_tma_im2col(loads_by_tma(v));
+  if (v != Variant::mma_sync && v != Variant::wgmma_ncdhw && v != Variant::wgmma)
+    conv.set_tile_n(expected_tile_n(v, s));
+}
+
+// Skips (visibly) a TMA variant on a shape the im2col TMA cannot load.
+#define REQUIRE_LOAD(variant, shape)                                             \
+  do {                                                                           \
+    if (loads_by_tma(variant) && !conv_igemm_tma_im2col_eligible(shape))         \
+      GTEST_SKIP() << "no im2col TMA: " << conv_igemm_tma_im2col_problem(shape); \
+  } while (0)
 
 // Skips (visibly) a variant this build cannot run here (wgmma: a compute capability 9.0 GPU; the
 // test is built for sm_90a with both kernels kept).
@@ -210,20 +244,19 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   REQUIRE_VARIANT(variant);
   const ConvIgemmShape& s = c.shape;
   ASSERT_EQ(conv_igemm_shape_problem(s), "");
+  REQUIRE_LOAD(variant, s);
   CaseData data(c);
   ASSERT_CUDA(data.upload());
   ConvIgemmTf32x3 conv;
   const bool wgmma = variant != Variant::mma_sync;
   const bool channels_last = wgmma && variant != Variant::wgmma_ncdhw;
-  conv.set_engine(wgmma ? Tf32x3Engine::wgmma : Tf32x3Engine::mma_sync);
-  conv.allow_channels_last(channels_last);
-  if (variant == Variant::wgmma_wide || variant == Variant::wgmma_narrow)
-    conv.set_tile_n(expected_tile_n(variant, s));
+  configure(conv, variant, s);
   std::string error;
   ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
   EXPECT_EQ(conv.uses_wgmma(), wgmma);
   EXPECT_EQ(conv.uses_channels_last(),
             channels_last && detail::conv_igemm_channels_last_eligible(s));
+  EXPECT_EQ(conv.uses_tma_im2col(), loads_by_tma(variant)) << conv.describe();
   if (wgmma) EXPECT_EQ(conv.tile_n(), expected_tile_n(variant, s));
   ASSERT_EQ(conv.prepare_weights(data.dw.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_EQ(conv.run(data.dx.data(), nullptr, data.db.data(), data.dy.data(), nullptr, error),
@@ -235,14 +268,23 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
                                  data.db.data());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ConvIgemmTest,
-    ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
-                       ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma,
-                                         Variant::wgmma_wide, Variant::wgmma_narrow)),
-    [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
-      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
-    });
+std::string case_variant_name(
+    const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
+  return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
+}
+
+const auto kEveryVariant =
+    ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide,
+                      Variant::wgmma_narrow, Variant::wgmma_tma_wide, Variant::wgmma_tma_narrow);
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTest,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
+                                            kEveryVariant),
+                         case_variant_name);
+INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIgemmTest,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_tma_cases()),
+                                            kEveryVariant),
+                         case_variant_name);
 
 // One TF32 product (ConvIgemmTf32, the tf32 track) on the wgmma kernel: each element within TF32's
 // rounding of its terms (both operands rounded to 11 bits: 2^-10 of the sum of |terms|, and the
@@ -256,15 +298,14 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   const auto& [c, variant] = GetParam();
   REQUIRE_VARIANT(variant);
   const ConvIgemmShape& s = c.shape;
+  REQUIRE_LOAD(variant, s);
   CaseData data(c);
   ASSERT_CUDA(data.upload());
   ConvIgemmTf32 conv;
-  conv.set_engine(Tf32x3Engine::wgmma);
-  conv.allow_channels_last(variant != Variant::wgmma_ncdhw);
-  if (variant == Variant::wgmma_wide || variant == Variant::wgmma_narrow)
-    conv.set_tile_n(expected_tile_n(variant, s));
+  configure(conv, variant, s);
   std::string error;
   ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
+  EXPECT_EQ(conv.uses_tma_im2col(), loads_by_tma(variant)) << conv.describe();
   EXPECT_NE(conv.describe().find("TF32 implicit GEMM"), std::string::npos) << conv.describe();
   EXPECT_EQ(conv.describe().find("3xTF32"), std::string::npos) << conv.describe();
   ASSERT_EQ(conv.prepare_weights(data.dw.data(), nullptr, error), STITCH_OK) << error;
@@ -289,14 +330,18 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ConvIgemmTf32Test,
-    ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
-                       ::testing::Values(Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide,
-                                         Variant::wgmma_narrow)),
-    [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
-      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
-    });
+const auto kEveryWgmmaVariant =
+    ::testing::Values(Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide,
+                      Variant::wgmma_narrow, Variant::wgmma_tma_wide, Variant::wgmma_tma_narrow);
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTf32Test,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
+                                            kEveryWgmmaVariant),
+                         case_variant_name);
+INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIgemmTf32Test,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_tma_cases()),
+                                            kEveryWgmmaVariant),
+                         case_variant_name);
 
 // Misaligned weights (16-byte loads impossible) take the mma.sync kernel's 4-byte path and give
 // the same result. (The wgmma kernel reads the weight only through its split copies.)
@@ -393,6 +438,7 @@ TEST_P(ConvIgemmChannelsLastTest, MatchesTheNcdhwRunBitForBit) {
   const auto& [c, variant] = GetParam();
   REQUIRE_VARIANT(variant);
   const ConvIgemmShape& s = c.shape;
+  REQUIRE_LOAD(variant, s);
   const int64_t in_plane = plane(s.input, s.spatial), out_plane = plane(s.output, s.spatial);
   const auto x = testing::uniform_floats(testing::conv_input_elements(s), 31, -1.f, 1.f);
   const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 32, -1.f, 1.f);
@@ -405,15 +451,10 @@ TEST_P(ConvIgemmChannelsLastTest, MatchesTheNcdhwRunBitForBit) {
   ASSERT_CUDA(dw.upload(w));
   ASSERT_CUDA(db.upload(bias));
   ASSERT_CUDA(cudaMemset(dy_last.data(), 0xff, dy_last.size() * sizeof(float)));
-  const bool wgmma = variant != Variant::mma_sync;
-  auto configure = [&](ConvIgemmTf32x3& conv) {
-    conv.set_engine(wgmma ? Tf32x3Engine::wgmma : Tf32x3Engine::mma_sync);
-    conv.allow_channels_last(variant == Variant::wgmma);
-  };
   std::string error;
   ConvIgemmTf32x3 dense, last;
-  configure(dense);
-  configure(last);
+  configure(dense, variant, s);
+  configure(last, variant, s);
   last.set_input_channels_last(true);
   ConvIgemmOutputMap map;  // [image][position][channel], the 3-d view's unit dims in front
   map.image_floats = out_plane * s.out_channels, map.channel_floats = 1;
@@ -424,9 +465,10 @@ TEST_P(ConvIgemmChannelsLastTest, MatchesTheNcdhwRunBitForBit) {
   last.set_output_map(map);
   ASSERT_EQ(dense.init(s, c.epilogue, error), STITCH_OK) << error;
   ASSERT_EQ(last.init(s, c.epilogue, error), STITCH_OK) << error;
-  const bool gathers_last =
-      variant == Variant::wgmma && detail::conv_igemm_channels_last_eligible(s);
+  const bool gathers_last = (variant == Variant::wgmma || loads_by_tma(variant)) &&
+                            detail::conv_igemm_channels_last_eligible(s);
   EXPECT_EQ(last.uses_channels_last(), gathers_last);
+  EXPECT_EQ(last.uses_tma_im2col(), loads_by_tma(variant));  // reads x itself: a map per run
   // A channels-last x is copied only for the other gather, or padded with zero channels for it.
   EXPECT_EQ(last.copies_input(), !gathers_last || detail::conv_igemm_pads_channels(s))
       << last.describe();
@@ -441,13 +483,17 @@ TEST_P(ConvIgemmChannelsLastTest, MatchesTheNcdhwRunBitForBit) {
   EXPECT_TRUE(testing::bitwise_equal(dy.download(), back)) << c.name << " on " << last.describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ConvIgemmChannelsLastTest,
-    ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
-                       ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma)),
-    [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
-      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
-    });
+const auto kEveryLayoutVariant = ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw,
+                                                   Variant::wgmma, Variant::wgmma_tma_wide);
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmChannelsLastTest,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
+                                            kEveryLayoutVariant),
+                         case_variant_name);
+INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIgemmChannelsLastTest,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_tma_cases()),
+                                            kEveryLayoutVariant),
+                         case_variant_name);
 
 // x through set_input_transform's copy (transposed channels-last on the wgmma gather that reads
 // so, NCDHW otherwise) gives bit for bit the run on x transformed beforehand, padding included
@@ -462,6 +508,7 @@ TEST_P(ConvIgemmInputTransformTest, MatchesTheRunOnTheTransformedInputBitForBit)
   const auto& [c, variant] = GetParam();
   REQUIRE_VARIANT(variant);
   const ConvIgemmShape& s = c.shape;
+  REQUIRE_LOAD(variant, s);
   const int64_t in_plane = plane(s.input, s.spatial), planes = s.batch * s.in_channels;
   const auto x = testing::uniform_floats(testing::conv_input_elements(s), 31, -1.f, 1.f);
   const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 32, -1.f, 1.f);
@@ -489,15 +536,11 @@ TEST_P(ConvIgemmInputTransformTest, MatchesTheRunOnTheTransformedInputBitForBit)
   ASSERT_CUDA(dscale.upload(scale));
   ASSERT_CUDA(dshift.upload(shift));
   ASSERT_CUDA(cudaMemset(dy_fused.data(), 0xff, dy_fused.size() * sizeof(float)));
-  auto configure = [&](ConvIgemmTf32x3& conv) {
-    conv.set_engine(variant == Variant::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
-    conv.allow_channels_last(variant == Variant::wgmma);
-  };
   std::string error;
   ConvIgemmTf32x3 plain, fused, window;
-  configure(plain);
-  configure(fused);
-  configure(window);
+  configure(plain, variant, s);
+  configure(fused, variant, s);
+  configure(window, variant, s);
   fused.set_input_transform(true);
   window.set_input_transform(true);
   window.set_input_image_floats(wide_image);
@@ -534,13 +577,10 @@ TEST_P(ConvIgemmInputTransformTest, MatchesTheRunOnTheTransformedInputBitForBit)
   EXPECT_TRUE(testing::bitwise_equal(copied, transformed)) << c.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ConvIgemmInputTransformTest,
-    ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
-                       ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma)),
-    [](const ::testing::TestParamInfo<std::tuple<ConvIgemmCase, Variant>>& info) {
-      return std::get<0>(info.param).name + "_" + variant_name(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmInputTransformTest,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
+                                            kEveryLayoutVariant),
+                         case_variant_name);
 
 // ConvTransposeIgemmTf32x3 (kernels/conv_transpose.cuh): every output phase a forward
 // convolution on the implicit GEMM (either kernel) writing through its output map, the outputs no
