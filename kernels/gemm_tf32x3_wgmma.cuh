@@ -35,6 +35,7 @@
 // wgmmas and adds part into the FP32 `acc` on the CUDA cores (round to nearest). The two
 // warpgroups' chunk ends are half a chunk apart, so one's drain overlaps the other's products.
 // On an H200 chunks of 8 or 16 tiles were no faster and 2-4x less accurate (kernels/README.md).
+// One product (the tf32 and bf16 tracks) takes the whole K range as one chunk.
 // (The mma.sync kernel adds per K tile; Tf32x3Matmul per 3072 elements.)
 //
 // The GEMM's tile is 128 x 128; the implicit-GEMM convolution also runs this pipeline on 128 x 64
@@ -556,8 +557,11 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
     const int slot = at.slot;
     mbarrier_wait(&blk.full[slot], at.lap_parity);
     load_a_fragments<kProducts>(blk.raw_a(slot), row, t, big, small);
-    const bool chunk_start = kt == 0 || phase == 0;
-    const bool chunk_end = kt + 1 == blk.k_tiles || phase == chunk_tiles - 1;
+    // One product sums the whole K range in the tensor cores, as cuBLAS's and cuDNN's TF32
+    // kernels do (the track's reference): no chunk sums, so no drain before the range's end.
+    constexpr bool kChunked = kProducts == Tf32Products::three;
+    const bool chunk_start = kt == 0 || (kChunked && phase == 0);
+    const bool chunk_end = kt + 1 == blk.k_tiles || (kChunked && phase == chunk_tiles - 1);
     const uint64_t slot_step = static_cast<uint64_t>(slot) * (Tile::kStageBytes >> 4);
     issue_tile_products<kBN, kProducts>(part, big, small, big_b0 + slot_step,
                                         small_b0 + slot_step, chunk_start ? 0 : 1);
