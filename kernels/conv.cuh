@@ -1,9 +1,11 @@
 // FP32 convolution through cuDNN 9's graph (backend) API: 1-D to 3-D (1-D as 2-D with a unit
 // height), stride, padding before and after (asymmetric), dilation, groups (depthwise included),
 // and transposed convolution as the backward-data convolution of the forward one it inverts.
-// Tensors are NCHW / NCDHW contiguous; weights as PyTorch holds them: [out, in / groups, k...]
-// forward, [in, out / groups, k...] transposed (cuDNN's filter of the forward convolution either
-// way).
+// Tensors are NCHW / NCDHW contiguous, or, for a forward convolution inside a plan's
+// channels-last region (src/plan/layout.h), x and / or y channels-last (NHWC, NLC, NDHWC: channel
+// stride 1, ConvShape::x_channels_last / y_channels_last), which cuDNN's NHWC engines read and
+// write without a transpose; weights as PyTorch holds them: [out, in / groups, k...] forward,
+// [in, out / groups, k...] transposed (cuDNN's filter of the forward convolution either way).
 //
 // Math: strict_fp32 keeps the engines that compute in FP32 throughout: no TF32 tensor cores, no
 // inputs converted down, no reduced-precision reduction. FFT and Winograd engines (FP32 transforms,
@@ -58,6 +60,8 @@ struct ConvShape {
   // y is a window of whole channels of a larger buffer (a cat's piece): its images y_image floats
   // apart, each dense. 0: y dense.
   int64_t y_image = 0;
+  // x / y dense channels-last (channel stride 1) rather than NCDHW; forward only, y dense.
+  bool x_channels_last = false, y_channels_last = false;
 };
 
 enum class ConvMath { strict_fp32, tf32 };
@@ -154,6 +158,9 @@ inline std::string conv_shape_problem(const ConvShape& s) {
   for (int i = 0; i < s.spatial; ++i)
     y_image *= s.output[i];
   if (s.y_image != 0 && s.y_image < y_image) return "y's images must lie at least one image apart";
+  if ((s.x_channels_last || s.y_channels_last) && s.transposed)
+    return "a transposed convolution reads and writes NCDHW";
+  if (s.y_channels_last && s.y_image != 0) return "a channels-last y is dense";
   return "";
 }
 
@@ -163,6 +170,18 @@ inline void contiguous_strides(const int64_t* dims, int rank, int64_t* strides) 
     strides[i] = stride;
     stride *= dims[i];
   }
+}
+
+// The strides of dense [N, C, spatial...] `dims` stored channels-last: C fastest, then the
+// spatial dims last to first, N slowest.
+inline void channels_last_strides(const int64_t* dims, int rank, int64_t* strides) {
+  strides[1] = 1;
+  int64_t stride = dims[1];
+  for (int i = rank - 1; i >= 2; --i) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  strides[0] = stride;
 }
 
 // Engines whose numerical notes the math forbids: arithmetic below FP32 (see the file comment).
@@ -221,10 +240,12 @@ class CudnnConv {
     chosen_ = 0;
     const detail::ConvDims dims = detail::conv_dims(shape);
     detail::CudnnDescriptor x, w, y, conv, op, graph;
-    int status = make_tensor(x, detail::kConvX, dims.x, dims.rank, error);
+    int status =
+        make_tensor(x, detail::kConvX, dims.x, dims.rank, error, 0, shape.x_channels_last);
     if (status == STITCH_OK) status = make_tensor(w, detail::kConvW, dims.w, dims.rank, error);
     if (status == STITCH_OK)
-      status = make_tensor(y, detail::kConvY, dims.y, dims.rank, error, shape.y_image);
+      status = make_tensor(y, detail::kConvY, dims.y, dims.rank, error, shape.y_image,
+                           shape.y_channels_last);
     if (status == STITCH_OK) status = make_convolution(conv, dims, error);
     if (status == STITCH_OK) status = make_operation(op, x, w, y, conv, error);
     if (status == STITCH_OK) status = make_graph(graph, op, error);
@@ -288,11 +309,15 @@ class CudnnConv {
   float tuned_ms() const { return tuned_ms_; }
 
  private:
-  // image_stride: the images' distance where it is not the dense one (0).
+  // image_stride: the images' distance where it is not the dense one (0); channels_last: dense
+  // with channel stride 1.
   int make_tensor(detail::CudnnDescriptor& t, int64_t uid, const int64_t* dims, int rank,
-                  std::string& error, int64_t image_stride = 0) {
+                  std::string& error, int64_t image_stride = 0, bool channels_last = false) {
     int64_t strides[5];
-    detail::contiguous_strides(dims, rank, strides);
+    if (channels_last)
+      detail::channels_last_strides(dims, rank, strides);
+    else
+      detail::contiguous_strides(dims, rank, strides);
     if (image_stride != 0) strides[0] = image_stride;
     const cudnnDataType_t type = CUDNN_DATA_FLOAT;
     const int64_t alignment = shape_.alignment;

@@ -10,8 +10,10 @@
 // normalisation fused in: ConvIgemmTf32x3::set_input_transform), cuDNN reads the transformed
 // copy that one pass over x makes (transformed_input), timed with it too. Both write y in NCDHW,
 // dense or as a window of whole channels of a cat's buffer (ConvShape::y_image, the kernel's
-// output map; the planner folds no epilogue there, so no pass runs over a window); the planner
-// gives no alternative to a convolution whose x is channels-last.
+// output map; the planner folds no epilogue there, so no pass runs over a window), or dense
+// channels-last inside a plan's channels-last region (plan/layout.h), where they read x so too
+// (ConvShape::x_channels_last / y_channels_last; the kernel's output map and
+// set_input_channels_last).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -32,14 +34,15 @@ namespace stitch::kernels {
 
 namespace detail {
 
-// y[n, c, p] = act(y[n, c, p] + bias[c]) (as MatmulEpilogue says) over y [batch][channels][plane].
-template <int kUnused = 0>
+// y[n, c, p] = act(y[n, c, p] + bias[c]) (as MatmulEpilogue says) over y [batch][channels][plane]
+// (kChannelsLast: [batch][plane][channels]).
+template <bool kChannelsLast>
 __global__ void conv_bias_activation_kernel(float* y, const float* bias, MatmulEpilogue epilogue,
                                             int64_t channels, int64_t plane, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
     float v = y[i];
-    if (epilogue_has_bias(epilogue)) v += bias[i / plane % channels];
+    if (epilogue_has_bias(epilogue)) v += bias[kChannelsLast ? i % channels : i / plane % channels];
     y[i] = gemm_activation(v, epilogue);
   }
 }
@@ -47,15 +50,19 @@ __global__ void conv_bias_activation_kernel(float* y, const float* bias, MatmulE
 }  // namespace detail
 
 // The kernel epilogue of the project's convolution kernels, in place on a dense y that cuDNN
-// wrote: nothing for MatmulEpilogue::none.
+// wrote, NCDHW or (channels_last) NDHWC: nothing for MatmulEpilogue::none.
 inline cudaError_t launch_conv_bias_activation(float* y, const float* bias, MatmulEpilogue epilogue,
                                                int64_t batch, int64_t channels, int64_t plane,
-                                               cudaStream_t stream) {
+                                               bool channels_last, cudaStream_t stream) {
   if (epilogue == MatmulEpilogue::none) return cudaSuccess;
   const int64_t count = batch * channels * plane;
-  const int64_t blocks = std::min<int64_t>((count + 255) / 256, 65536);
-  detail::conv_bias_activation_kernel<><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
-      y, bias, epilogue, channels, plane, count);
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((count + 255) / 256, 65536));
+  if (channels_last)
+    detail::conv_bias_activation_kernel<true>
+        <<<blocks, 256, 0, stream>>>(y, bias, epilogue, channels, plane, count);
+  else
+    detail::conv_bias_activation_kernel<false>
+        <<<blocks, 256, 0, stream>>>(y, bias, epilogue, channels, plane, count);
   return cudaGetLastError();
 }
 
@@ -69,7 +76,7 @@ inline int run_cudnn_with_epilogue(const CudnnConv& conv, const ConvShape& shape
   for (int i = 0; i < shape.spatial; ++i)
     plane *= shape.output[i];
   STITCH_CHECK_CUDA(launch_conv_bias_activation(y, bias, epilogue, shape.batch, shape.out_channels,
-                                                plane, stream));
+                                                plane, shape.y_channels_last, stream));
   return STITCH_OK;
 }
 

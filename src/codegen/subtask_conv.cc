@@ -10,7 +10,9 @@
 // project's kernels apply the plan's kernel epilogue (bias, ReLU / GELU) as they store — through
 // an output map where the result is a window of a cat's buffer or stored channels-last
 // (plan/layout.h; the implicit GEMM then also takes such an x as it is), and cuDNN a window of
-// whole channels through y's image stride (ConvShape::y_image); the rest of the epilogue
+// whole channels through y's image stride (ConvShape::y_image) or, timed against a kernel inside
+// a channels-last region, x and y channels-last (ConvShape::x_channels_last /
+// y_channels_last); the rest of the epilogue
 // (activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine,
 // or, where the plan made it the kernel's output transform, as a per-plane functor the kernel
 // applies as it stores. A kernel convolution with `cudnn_alternative` also gets a CudnnConv:
@@ -49,12 +51,19 @@ std::string array_fields(const char* field, const std::vector<int64_t>& values) 
   return text;
 }
 
-// Init: the shape, the engine candidates under the track's math, then the timing; `y_image`: y's
-// image stride where y is a window of whole channels (0: dense). `then` (a timed pair's timing):
-// a line after it in the same block (where `shape` is in scope), run only where cuDNN has an
-// engine — otherwise the kernel runs, the alternative dropped.
+// How cuDNN's x and y lie (ConvShape): y a window of whole channels (y_image, its image stride;
+// 0: dense), x / y channels-last inside a plan's channels-last region (plan/layout.h).
+struct CudnnLayout {
+  int64_t y_image = 0;
+  bool x_channels_last = false, y_channels_last = false;
+};
+
+// Init: the shape, the engine candidates under the track's math, then the timing. `then` (a timed
+// pair's timing): a line after it in the same block (where `shape` is in scope), run only where
+// cuDNN has an engine — otherwise the kernel runs, the alternative dropped.
 void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
-                    const std::string& member, int64_t y_image = 0, const std::string& then = "") {
+                    const std::string& member, const CudnnLayout& layout,
+                    const std::string& then = "") {
   CodeWriter& iw = ctx.pieces().conv_init;
   iw.open("{{  // {}", subtask.id);
   iw.line("ConvShape shape;");
@@ -70,7 +79,10 @@ void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& sp
   iw.line("{}", array_fields("dilation", spec.dilation));
   iw.line("shape.transposed = {};", spec.transposed);
   iw.line("shape.alignment = 16;  // the planner clones views that are not");
-  if (y_image != 0) iw.line("shape.y_image = {};  // y: a window of whole channels", y_image);
+  if (layout.y_image != 0)
+    iw.line("shape.y_image = {};  // y: a window of whole channels", layout.y_image);
+  if (layout.x_channels_last) iw.line("shape.x_channels_last = true;");
+  if (layout.y_channels_last) iw.line("shape.y_channels_last = true;");
   // The tf32 / bf16 tracks' tensor cores (TF32 either way); strict FP32 on the fp32 track.
   const bool tf32 = plan::subtask_tensor_math(subtask) != plan::TensorMath::fp32;
   const std::string init = fmt::format(
@@ -345,10 +357,16 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
     w.line("{}", run);
     return {};
   }
-  if (window && (!plan::is_dense_per_image(*window) || spec.kernel_epilogue != "none"))
+  // Inside a channels-last region cuDNN reads and writes channels-last too (plan/layout.h).
+  const bool y_channels_last =
+      window && window->base == spec.stores[0].value && plan::is_channels_last(*window);
+  const bool x_channels_last = !spec.prologue && plan::is_channels_last(spec.x) &&
+                               !spec.x.is_contiguous();
+  if (window && !y_channels_last &&
+      (!plan::is_dense_per_image(*window) || spec.kernel_epilogue != "none"))
     return make_error(
-        "cuDNN, timed against the kernel, writes a dense output or, with no kernel epilogue, a "
-        "window of whole channels");
+        "cuDNN, timed against the kernel, writes a dense output, NCHW or channels-last, or, with "
+        "no kernel epilogue, a window of whole channels");
   if (spec.output_transform && (window || spec.kernel_epilogue != "none"))
     return make_error(
         "cuDNN, timed against a kernel with an output transform, writes a dense output with no "
@@ -360,8 +378,10 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   pieces.conv_members.push_back(
       fmt::format("CudnnConv {};  // {}, timed against the kernel", cudnn, subtask.id));
   pieces.conv_members.push_back(fmt::format("bool {}_faster = false;  // ... and chosen", cudnn));
+  const CudnnLayout layout{window && !y_channels_last ? window->strides[0] : 0, x_channels_last,
+                           y_channels_last};
   emit_conv_init(
-      ctx, subtask, spec, cudnn, window ? window->strides[0] : 0,
+      ctx, subtask, spec, cudnn, layout,
       fmt::format("STITCH_CHECK(time_kernel_against_cudnn(s->{}, {}, s->convs.{}, shape, "
                   "MatmulEpilogue::{}, CudnnSidePasses{{{}, {}}}, s->convs.workspace, stream, "
                   "error, s->convs.{}_faster));",
@@ -381,8 +401,8 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   if (spec.kernel_epilogue != "none")
     w.line(
         "STITCH_CHECK_CUDA(launch_conv_bias_activation({}, {}, MatmulEpilogue::{}, {}, {}, {}, "
-        "stream));",
-        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels, plane);
+        "{}, stream));",
+        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels, plane, y_channels_last);
   if (spec.output_transform)  // in place over its dense output (plan_check)
     w.line(
         "STITCH_CHECK_CUDA(detail::launch_transform_planes({}, {}, {}, {}, {}, {}, stream, out));",
@@ -433,7 +453,7 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     pieces.uses_conv = true;
     member = fmt::format("conv{}", pieces.conv_members.size());
     pieces.conv_members.push_back(fmt::format("CudnnConv {};  // {}", member, subtask.id));
-    emit_conv_init(ctx, subtask, spec, member, window ? window->strides[0] : 0);
+    emit_conv_init(ctx, subtask, spec, member, CudnnLayout{window ? window->strides[0] : 0});
   }
 
   std::vector<int64_t> out_shape{spec.batch, spec.out_channels};

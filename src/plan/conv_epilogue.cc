@@ -175,9 +175,11 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
   if ((!own && spec->transposed) || destination.shape != spec->epilogue->loads[0].shape)
     return false;
   // With cuDNN timed against the kernel (kernel_choice.h), cuDNN's side applies the folded head
-  // in a pass of its own: fold only where that pass is all that remains, into a dense buffer.
+  // in a pass of its own: fold only where that pass is all that remains, into a dense buffer of
+  // its own, NCHW or channels-last (layout.h).
   const bool timed = subtask.tunables.count("cudnn_alternative") > 0;
-  if (timed && !own) return false;
+  const bool own_channels_last = destination.base == folded && is_channels_last(destination);
+  if (timed && !own && !own_channels_last) return false;
   ConvSpec folded_spec = *spec;
   if (head->bias_load >= 0) {
     const Access& load = spec->epilogue->loads[head->bias_load];

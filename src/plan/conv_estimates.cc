@@ -268,14 +268,16 @@ ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks, Ten
   const ConvIgemmEstimate igemm = estimate_conv_igemm(spec, peaks, math);
   const DirectConvEstimate direct = estimate_direct_conv(spec, peaks);
   call.cudnn_s = igemm.cudnn_s;  // the cuDNN model per direction (direct's has no transposed one)
-  // cuDNN runs whatever the kernels run but a channels-last x (layout.h; with a prologue it reads
-  // the kernel's dense transformed copy); a convolution it runs in a few microseconds is not
-  // worth timing, unless its model has no ground (an under-filled grid: a wider band too).
+  // cuDNN runs whatever the kernels run, a channels-last x (layout.h) where it is given one
+  // (cudnn_takes_channels_last; with a prologue it reads the kernel's dense transformed copy); a
+  // convolution it runs in a few microseconds is not worth timing, unless its model has no ground
+  // (an under-filled grid: a wider band too).
   const bool underfilled = cudnn_grid_underfilled(spec, peaks);
   double band = underfilled ? kUnderfilledTimedRatio : kTimedEngineRatio;
   if (math != TensorMath::fp32) band = std::max(band, kTf32TimedEngineRatio);
   const bool timeable =
-      (spec.x.is_contiguous() || spec.prologue) &&
+      (spec.x.is_contiguous() || spec.prologue ||
+       (cudnn_takes_channels_last(math) && is_channels_last(spec.x))) &&
       call.cudnn_s >= (underfilled ? kUnderfilledMinSeconds : kTimedEngineMinSeconds);
   auto take = [&](const char* kernel, double kernel_s, bool timed) {
     call.kernel = kernel, call.kernel_s = kernel_s, call.timed = timed;

@@ -291,8 +291,9 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
 //     (kernels/conv_engine_timing.cuh);
 //   else the direct kernel at ratio <= kTimedEngineRatio, timed likewise (its model is not
 //     calibrated yet: it never runs untimed, and never displaces a better-rated implicit GEMM);
-//   else cuDNN. Nothing is timed where cuDNN cannot run the convolution (a channels-last x) or
-//     it is too small to be worth it (cuDNN's estimate under kTimedEngineMinSeconds). Where
+//   else cuDNN. Nothing is timed where cuDNN cannot run the convolution (an x neither dense nor,
+//     under cudnn_takes_channels_last, channels-last) or it is too small to be worth it (cuDNN's
+//     estimate under kTimedEngineMinSeconds). Where
 //     cuDNN's grid is under-filled (cudnn_grid_underfilled, below) the band is
 //     kUnderfilledTimedRatio and the floor kUnderfilledMinSeconds.
 // The confident side is the implicit GEMM's own margin (kTf32x3Margin), where the bench rows it
@@ -318,6 +319,13 @@ inline constexpr double kTf32TimedEngineRatio = 3.0;
 // cuDNN's output tiles for the convolution (kCudnnGridTileM positions x kCudnnGridTileN channels
 // per group) are fewer than the SMs.
 bool cudnn_grid_underfilled(const ConvSpec& spec, const GpuPeaks& peaks);
+// Whether cuDNN, timed against the kernel under `math`, is given a channels-last x and y inside a
+// plan's channels-last region (layout.h). Its TF32 engines are NHWC kernels (an H100's CUPTI
+// names, 2026-12-06: sm90_xmma_fprop_implicit_gemm_..._nhwckrsc_nhwc, with transposes of x and y
+// around them where the tensors are NCHW), so the tf32 and bf16 tracks keep the region; the fp32
+// track's strict FP32 engines include NCHW-only ones (Winograd, FFT), so a convolution timed
+// there stays NCHW.
+inline bool cudnn_takes_channels_last(TensorMath math) { return math != TensorMath::fp32; }
 struct ConvEngineCall {
   std::string kernel;  // "igemm_tf32x3_conv", "direct_conv"; empty: cuDNN
   bool timed = false;  // cuDNN is timed against the kernel at init (tunable cudnn_alternative)

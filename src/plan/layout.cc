@@ -9,32 +9,41 @@
 
 #include "plan/access.h"
 #include "plan/graph_edit.h"
+#include "plan/kernel_choice.h"
 #include "plan/subtasks.h"
 
 namespace stitch::plan {
 namespace {
 
-// cuDNN may run the convolution instead (timed at init): it reads and writes NCHW only.
+// cuDNN may run the convolution instead (timed at init): it stays NCHW but where it is given
+// the region's layout (cudnn_takes_channels_last).
 bool timed_against_cudnn(const Subtask& subtask) {
   return subtask.tunables.count("cudnn_alternative") > 0;
 }
+bool cudnn_keeps_nchw(const Subtask& subtask) {
+  return timed_against_cudnn(subtask) &&
+         !cudnn_takes_channels_last(subtask_tensor_math(subtask));
+}
 
 // The subtask is a forward convolution on one of the project's kernels that writes `value` from
-// its stores and nothing else: no epilogue pass left to read it back.
+// its stores and nothing else: no epilogue pass left to read it back. Where cuDNN is timed
+// against the kernel and given the layout, it writes it too (its NHWC engines; the kernel
+// epilogue's pass takes either), but the output transform's pass after it reads NCHW planes.
 bool kernel_writes_only(const Subtask& subtask, const ir::ValueRef& value) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-  return conv != nullptr && !timed_against_cudnn(subtask) && !conv->transposed && !conv->epilogue &&
-         conv->stores.size() == 1 && conv->stores[0].value == value &&
+  return conv != nullptr && !cudnn_keeps_nchw(subtask) && !conv->transposed && !conv->epilogue &&
+         !(timed_against_cudnn(subtask) && conv->output_transform) && conv->stores.size() == 1 &&
+         conv->stores[0].value == value &&
          (subtask.kernel == "igemm_tf32x3_conv" || subtask.kernel == "direct_conv");
 }
 
 // The subtask is an implicit-GEMM convolution whose wgmma gather reads x channels-last as it is
 // stored (channels per group a multiple of 4: a count the kernel pads, 3 -> 4, reads a padded copy
-// of x whatever its layout), and `x` is its x.
+// of x whatever its layout), and `x` is its x; cuDNN, where timed against it, reads x so too.
 bool gathers_channels_last(const Subtask& subtask, const Access& x) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
-  return conv != nullptr && subtask.kernel == "igemm_tf32x3_conv" &&
-         !timed_against_cudnn(subtask) && !conv->transposed && !conv->prologue && conv->x == x &&
+  return conv != nullptr && subtask.kernel == "igemm_tf32x3_conv" && !cudnn_keeps_nchw(subtask) &&
+         !conv->transposed && !conv->prologue && conv->x == x &&
          (conv->in_channels / conv->groups) % 4 == 0;
 }
 

@@ -9,8 +9,11 @@
 //   - every reader is an implicit-GEMM convolution whose wgmma gather reads channels-last (its
 //     channels per group a multiple of 4) and reads it as x, or a pool over all its spatial dims
 //     reading it as its input, nothing else;
-//   - no convolution on either side is timed against cuDNN at init (cudnn_alternative: cuDNN
-//     reads and writes NCHW);
+//   - a convolution timed against cuDNN at init (cudnn_alternative) on either side runs on the
+//     tf32 / bf16 tracks (kernel_choice.h's cudnn_takes_channels_last: cuDNN's TF32 engines are
+//     NHWC kernels, which read and write the layout without a transpose; the kernel epilogue's
+//     pass after them takes either) and, as the producer, has no output transform (its pass
+//     after cuDNN reads NCHW planes); on the fp32 track such a convolution stays NCHW;
 //   - and it pays: a gather reads it, or a pool whose result is channels-last too; a pool's result
 //     is channels-last only where its input is (the pool then takes its outputs channels fastest,
 //     kernels/pooling.cuh, reading and writing coalesced).
@@ -19,9 +22,9 @@
 // bytes in either layout. A region is such a chain of convolutions and pools: VGG's conv + bias +
 // ReLU blocks, AlexNet's conv2 -> max pool -> conv3 -> conv4 -> conv5. Graph inputs and outputs,
 // cat pieces and values that elementwise passes, reductions (VGG's pools, whose windows tile their
-// input: plan/lower_pooling.cc), GEMMs (1x1 convolutions lowered to them) or cuDNN read stay NCHW,
-// so no conversion is ever inserted: the only conversions are the readers' own transposes, which
-// the layout removes.
+// input: plan/lower_pooling.cc), GEMMs (1x1 convolutions lowered to them) or cuDNN alone read stay
+// NCHW, so no conversion is ever inserted: the only conversions are the readers' own transposes
+// (and cuDNN's), which the layout removes.
 //
 // channels_last_homes picks the values in a plan whose kernels are chosen and epilogues folded;
 // the planner then rebuilds the plan with those homes (fold_views, fusion, kernel choice again)

@@ -174,6 +174,28 @@ INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathKernelConvProgramTest,
                                plan::tensor_math_name(static_cast<int64_t>(info.param)));
                          });
 
+// On the tf32 track plan_conv_channels_last's convolutions are timed against cuDNN's TF32 engines
+// and keep their channels-last link (plan/layout.h): cuDNN is told so (the first writes y NHWC,
+// the second reads x so), and its bias + ReLU pass after the first takes the channels-last order.
+TEST(TimedChannelsLastProgram, CudnnReadsAndWritesTheRegionsLayout) {
+  auto program = emit_for("plan_conv_channels_last", plan::TensorMath::tf32);
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  const std::string& source = program->source;
+  EXPECT_NE(source.find("set_input_channels_last(true)"), std::string::npos) << source;
+  EXPECT_NE(source.find("shape.y_channels_last = true;"), std::string::npos) << source;
+  EXPECT_NE(source.find("shape.x_channels_last = true;"), std::string::npos) << source;
+  EXPECT_NE(source.find("MatmulEpilogue::bias_relu, 8, 128, 3136, true, stream)"),
+            std::string::npos)
+      << source;
+  EXPECT_NE(source.find("MatmulEpilogue::bias_relu, 8, 128, 3136, false, stream)"),
+            std::string::npos)
+      << source;
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  auto built = testing::build_program(*program, "sm_90a");
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_EQ(built->failure(), "");
+}
+
 // Recurrent layers on the tracks (issue 16 item 2): strict FP32 (CUDNN_FMA_MATH) on fp32, TF32
 // tensor cores on tf32 and on bf16 (float32 data either way); the program includes rnn.cuh, links
 // cuDNN, loads the weights once in run_init_subtasks and, off the fp32 track, compiles.

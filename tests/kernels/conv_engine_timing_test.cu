@@ -199,7 +199,8 @@ TEST(ConvEngineTiming, TransposedKernelsAgreeWithCudnnAndThePass) {
                                                                     MatmulEpilogue::bias);
 }
 
-// The pass alone: y = act(y + bias[c]) over [batch][channels][plane]; none leaves y alone.
+// The pass alone: y = act(y + bias[c]) over [batch][channels][plane], or [batch][plane][channels]
+// channels-last; none leaves y alone.
 TEST(ConvEngineTiming, BiasActivationPassMatchesTheCpu) {
   REQUIRE_GPU();
   const int64_t batch = 3, channels = 5, plane = 37;
@@ -207,20 +208,23 @@ TEST(ConvEngineTiming, BiasActivationPassMatchesTheCpu) {
   const auto bias = testing::uniform_floats(channels, 52, -1.f, 1.f);
   DeviceBuffer<float> dy(y.size()), db(bias.size());
   ASSERT_CUDA(db.upload(bias));
-  for (MatmulEpilogue e : {MatmulEpilogue::none, MatmulEpilogue::relu, MatmulEpilogue::bias,
-                           MatmulEpilogue::bias_relu, MatmulEpilogue::bias_gelu}) {
-    ASSERT_CUDA(dy.upload(y));
-    ASSERT_CUDA(
-        launch_conv_bias_activation(dy.data(), db.data(), e, batch, channels, plane, nullptr));
-    ASSERT_CUDA(cudaDeviceSynchronize());
-    std::vector<double> expected(y.size());
-    for (size_t i = 0; i < y.size(); ++i) {
-      float v = y[i];
-      if (epilogue_has_bias(e)) v += bias[i / plane % channels];
-      expected[i] = detail::gemm_activation(v, e);
+  for (bool channels_last : {false, true}) {
+    for (MatmulEpilogue e : {MatmulEpilogue::none, MatmulEpilogue::relu, MatmulEpilogue::bias,
+                             MatmulEpilogue::bias_relu, MatmulEpilogue::bias_gelu}) {
+      ASSERT_CUDA(dy.upload(y));
+      ASSERT_CUDA(launch_conv_bias_activation(dy.data(), db.data(), e, batch, channels, plane,
+                                              channels_last, nullptr));
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      std::vector<double> expected(y.size());
+      for (size_t i = 0; i < y.size(); ++i) {
+        float v = y[i];
+        const int64_t channel = channels_last ? i % channels : i / plane % channels;
+        if (epilogue_has_bias(e)) v += bias[channel];
+        expected[i] = detail::gemm_activation(v, e);
+      }
+      EXPECT_TRUE(all_close(dy.download(), expected, Tolerance{1e-6, 1e-6, 0}))
+          << static_cast<int>(e) << (channels_last ? " channels-last" : " NCDHW");
     }
-    EXPECT_TRUE(all_close(dy.download(), expected, Tolerance{1e-6, 1e-6, 0}))
-        << static_cast<int>(e);
   }
 }
 

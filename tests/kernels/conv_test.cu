@@ -4,6 +4,7 @@
 #include <cudnn.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernel_test_support.cuh"
@@ -250,6 +251,80 @@ TEST(ConvProgramPath, WritesAWindowOfWholeChannels) {
   }
 }
 
+// `v` [batch][channels][plane] as [batch][plane][channels] (to_channels_last) or back.
+template <class T>
+std::vector<T> permuted(const std::vector<T>& v, int64_t batch, int64_t channels,
+                        bool to_channels_last) {
+  const int64_t plane = static_cast<int64_t>(v.size()) / (batch * channels);
+  std::vector<T> out(v.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t nchw = (n * channels + c) * plane + p, nhwc = (n * plane + p) * channels + c;
+        if (to_channels_last)
+          out[nhwc] = v[nchw];
+        else
+          out[nchw] = v[nhwc];
+      }
+  return out;
+}
+
+// Inside a plan's channels-last region (src/plan/layout.h): x and / or y channels-last, 1-d to
+// 3-d, strict FP32 and TF32, the same result as NCDHW (y compared back in NCDHW order).
+TEST(ConvProgramPath, ReadsAndWritesChannelsLast) {
+  REQUIRE_GPU();
+  const ConvCase cases[] = {
+      {"conv2d", shape_of(2, 2, 16, 24, 1, {12, 10}, {3, 3}, 1, {1, 1}, {1, 1}, 1)},
+      {"conv2d_tf32_stride2", shape_of(2, 2, 32, 64, 1, {16, 16}, {3, 3}, 2, {1, 1}, {1, 1}, 1),
+       ConvMath::tf32},
+      {"conv1d", shape_of(1, 3, 8, 12, 1, {40}, {5}, 1, {2}, {2}, 1)},
+      {"conv3d_tf32", shape_of(3, 1, 8, 16, 1, {6, 7, 5}, {3, 3, 3}, 1, {1, 1, 1}, {1, 1, 1}, 1),
+       ConvMath::tf32},
+  };
+  CudnnHandle handle;
+  std::string error;
+  ASSERT_EQ(handle.create(error), STITCH_OK) << error;
+  constexpr size_t kWorkspace = 64 << 20;
+  DeviceBuffer<char> workspace(kWorkspace);
+  for (const ConvCase& c : cases) {
+    const auto x = testing::uniform_floats(
+        c.shape.batch * c.shape.in_channels * product(c.shape.input, c.shape.spatial), 7, -1.f,
+        1.f);
+    const auto w = testing::uniform_floats(
+        c.shape.out_channels * c.shape.in_channels * product(c.shape.kernel, c.shape.spatial), 8,
+        -1.f, 1.f);
+    std::vector<double> scale;
+    const std::vector<double> expected = reference(c.shape, x, w, &scale);
+    const Tolerance tol =
+        c.math == ConvMath::tf32 ? Tolerance{1e-6, 0, 2e-3} : Tolerance{1e-6, 0, 1e-6};
+    const std::pair<bool, bool> layouts[] = {{true, true}, {true, false}, {false, true}};
+    for (const auto& [x_last, y_last] : layouts) {
+      ConvShape s = c.shape;
+      s.alignment = 16;
+      s.x_channels_last = x_last, s.y_channels_last = y_last;
+      const std::string name = c.name + (x_last ? " x NHWC" : " x NCHW") +
+                                (y_last ? " y NHWC" : " y NCHW");
+      DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(expected.size());
+      ASSERT_CUDA(dx.upload(x_last ? permuted(x, s.batch, s.in_channels, true) : x));
+      ASSERT_CUDA(dw.upload(w));
+      CudnnConv conv;
+      ASSERT_EQ(conv.init(handle.get(), s, c.math, kWorkspace, error), STITCH_OK)
+          << name << ": " << error;
+      ASSERT_EQ(tune_conv_on_scratch(conv, s, workspace.data(), nullptr, error), STITCH_OK)
+          << name << ": " << error;
+      ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));
+      ASSERT_EQ(conv.run(dx.data(), dw.data(), dy.data(), workspace.data(), nullptr, error),
+                STITCH_OK)
+          << name << ": " << error;
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      const std::vector<float> y = dy.download();
+      EXPECT_TRUE(all_close(y_last ? permuted(y, s.batch, s.out_channels, false) : y, expected,
+                            tol, &scale))
+          << name;
+    }
+  }
+}
+
 TEST(ConvShapeCheck, ElementCountsAndAlignment) {
   const ConvShape t = shape_of(2, 2, 6, 9, 3, {7, 7}, {4, 4}, 2, {1, 1}, {1, 1}, 1, true, 0);
   int64_t x = 0, w = 0, y = 0;
@@ -283,11 +358,33 @@ TEST(ConvShapeCheck, RefusesShapesThatDoNotFollow) {
   EXPECT_EQ(detail::conv_shape_problem(overlapping), "");
   ConvShape transposed = shape_of(2, 1, 4, 8, 1, {5, 5}, {3, 3}, 2, {1, 1}, {1, 1}, 1, true, 1);
   EXPECT_EQ(detail::conv_shape_problem(transposed), "");
+  // Channels-last: forward only, y dense.
+  ConvShape last = s;
+  last.x_channels_last = last.y_channels_last = true;
+  EXPECT_EQ(detail::conv_shape_problem(last), "");
+  last.y_image = 8 * 8 * 16;
+  EXPECT_NE(detail::conv_shape_problem(last).find("channels-last y is dense"), std::string::npos);
+  ConvShape transposed_last = transposed;
+  transposed_last.x_channels_last = true;
+  EXPECT_NE(detail::conv_shape_problem(transposed_last).find("NCDHW"), std::string::npos);
   EXPECT_EQ(transposed.output[0], 10);  // (5-1)*2 - 2 + 2 + 1 + 1
   CudnnConv conv;
   std::string error;
   EXPECT_EQ(conv.init(nullptr, s, ConvMath::strict_fp32, 0, error), STITCH_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(error.find("null cuDNN handle"), std::string::npos);
+}
+
+// Channels-last strides of cuDNN's dims: C fastest, then the spatial dims last to first.
+TEST(ConvShapeCheck, ChannelsLastStrides) {
+  const int64_t nchw[4] = {2, 3, 4, 5}, ncdhw[5] = {2, 3, 4, 5, 6}, nc1l[4] = {2, 3, 1, 7};
+  int64_t strides[5];
+  detail::channels_last_strides(nchw, 4, strides);
+  EXPECT_EQ(std::vector<int64_t>(strides, strides + 4), (std::vector<int64_t>{60, 1, 15, 3}));
+  detail::channels_last_strides(ncdhw, 5, strides);
+  EXPECT_EQ(std::vector<int64_t>(strides, strides + 5),
+            (std::vector<int64_t>{360, 1, 90, 18, 3}));
+  detail::channels_last_strides(nc1l, 4, strides);  // 1-d (NLC) as cuDNN's unit height
+  EXPECT_EQ(std::vector<int64_t>(strides, strides + 4), (std::vector<int64_t>{21, 1, 21, 3}));
 }
 
 TEST(ConvShapeCheck, OneDimensionalBecomesTwoWithAUnitHeight) {

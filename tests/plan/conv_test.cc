@@ -1162,10 +1162,16 @@ TEST(TimedConvEngine, PlanCheckHoldsTheAlternativeToADenseConvolution) {
   Plan tf32 = *plan;
   tf32.subtasks[0].tunables["tensor_math"] = static_cast<int64_t>(TensorMath::tf32);
   EXPECT_TRUE(check_plan(tf32).ok());
+  // cuDNN writes a dense output of its own, NCHW or channels-last (plan/layout.h:
+  // ChannelsLast.ConvolutionsTimedAgainstCudnnShareTheRegion), not another order (here H and W
+  // swapped).
   Plan strided = *plan;
   const ConvSpec& spec = only_conv(strided);
   const std::string out = strided.graph.name_of(spec.stores[0].value);
-  strided.values[out] = channels_last_access(spec.stores[0].value, strided.values[out].shape);
+  Access swapped = contiguous_access(spec.stores[0].value, strided.values[out].shape);
+  const std::vector<int64_t> shape = swapped.shape;
+  swapped.strides = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], 1, shape[2]};
+  strided.values[out] = swapped;
   expect_refused(strided, "writes a dense output of its own");
 }
 

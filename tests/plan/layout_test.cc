@@ -169,6 +169,80 @@ TEST(ChannelsLast, CudnnConvolutionsStayNchw) {
   EXPECT_TRUE(value_of(*plan, "r1").is_contiguous());
 }
 
+// The tf32 track times cuDNN's TF32 engines against the kernel at init (cudnn_alternative): the
+// region holds all the same, cuDNN given the channels-last x and y (kernels/conv.cuh).
+PlanOptions timed_tf32() {
+  PlanOptions options;
+  options.tensor_math = TensorMath::tf32;
+  return options;
+}
+
+bool timed(const Plan& plan, const std::string& name) {
+  for (const Subtask& subtask : plan.subtasks)
+    if (const auto* spec = std::get_if<ConvSpec>(&subtask.spec);
+        spec && plan.graph.nodes[spec->node].id == name)
+      return subtask.tunables.count("cudnn_alternative") > 0;
+  return false;
+}
+
+TEST(ChannelsLast, ConvolutionsTimedAgainstCudnnShareTheRegion) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 128, 112, 112});
+  auto r1 = relu(b, "r1", conv(b, "c1", x, 128, 128, 3, 112));
+  b.output(relu(b, "r2", conv(b, "c2", r1, 128, 128, 3, 112)));
+  auto plan = make_plan(b.graph(), timed_tf32());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_TRUE(timed(*plan, "c1") && timed(*plan, "c2"));  // the premise
+  EXPECT_TRUE(is_channels_last(value_of(*plan, "r1")));
+  EXPECT_FALSE(value_of(*plan, "r1").is_contiguous());
+  EXPECT_EQ(conv_named(*plan, "c1").kernel_epilogue, "bias_relu");
+  EXPECT_EQ(conv_named(*plan, "c2").x, value_of(*plan, "r1"));
+  EXPECT_TRUE(check_plan(*plan).ok()) << check_plan(*plan).error().message;
+}
+
+// On the fp32 track cuDNN's strict engines include NCHW-only ones (Winograd, FFT): a convolution
+// timed against them stays NCHW (kernel_choice.h's cudnn_takes_channels_last), where the same
+// chain on tf32 goes channels-last. Here the producer is the direct kernel, timed on both tracks.
+TEST(ChannelsLast, TheFp32TracksTimedConvolutionsStayNchw) {
+  for (TensorMath math : {TensorMath::fp32, TensorMath::tf32}) {
+    GraphBuilder b;
+    auto conv16 = [&](const std::string& name, const ir::ValueRef& in, int64_t from) {
+      auto w = b.param(name + "_w", {64, from, 3, 3});
+      auto bias = b.param(name + "_b", {64});
+      return b.node(name, Op::convolution,
+                    {ref(in), ref(w), ref(bias), ints({1, 1}), ints({1, 1}), ints({1, 1}),
+                     flag(false), ints({0, 0}), integer(1)},
+                    {16, 64, 128, 128});
+    };
+    auto r1 = relu(b, "r1", conv16("c1", b.input("x", {16, 8, 128, 128}), 8));
+    b.output(relu(b, "r2", conv16("c2", r1, 64)));
+    PlanOptions options;
+    options.tensor_math = math;
+    auto plan = make_plan(b.graph(), options);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    ASSERT_TRUE(timed(*plan, "c1")) << tensor_math_name(static_cast<int64_t>(math));
+    EXPECT_EQ(is_channels_last(value_of(*plan, "r1")), math != TensorMath::fp32)
+        << tensor_math_name(static_cast<int64_t>(math));
+    EXPECT_TRUE(check_plan(*plan).ok());
+  }
+}
+
+// Timed against cuDNN, a producer with an output transform stays NCHW: its pass after cuDNN
+// reads NCHW planes (the same graph goes channels-last where the kernel alone runs:
+// AnOutputTransformsResultGoesChannelsLast below).
+TEST(ChannelsLast, ATimedProducersOutputTransformStaysNchw) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 128, 112, 112});
+  auto t1 = b.node("t1", Op::tanh, {ref(conv(b, "c1", x, 128, 128, 3, 112))},
+                   {2, 128, 112, 112});
+  b.output(relu(b, "r2", conv(b, "c2", t1, 128, 128, 3, 112)));
+  auto plan = make_plan(b.graph(), timed_tf32());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_TRUE(timed(*plan, "c1"));
+  ASSERT_TRUE(conv_named(*plan, "c1").output_transform.has_value());
+  EXPECT_TRUE(value_of(*plan, "t1").is_contiguous());
+}
+
 // An epilogue pass (here: a product with another tensor, not an output transform) reads the
 // producer's result back NCHW.
 TEST(ChannelsLast, AnEpiloguePassLeftAfterTheProducerStaysNchw) {
