@@ -7,8 +7,9 @@
 // (conv_im2col_map_fields; both pure, tested on the CPU), the load and the map's encoding.
 //
 // The map (cuTensorMapEncodeIm2col) views x as NWC, NHWC or NDHWC by the shape's spatial dims
-// (rank spatial + 2), dimension 0 first: C, W, H, D, N. What the load is taken to do (PTX ISA,
-// "Tensors: im2col mode"; the first GPU run of the tests settles it): it walks pixelsPerColumn
+// (rank spatial + 2), dimension 0 first: C, W, H, D, N. What the load does (PTX ISA, "Tensors:
+// im2col mode"; each load held to its CPU emulation on an H100, 2026-12-06: ConvIm2colTmaProbe
+// in tests/kernels/conv_igemm_im2col_tma_test.cu): it walks pixelsPerColumn
 // positions in N, D, H, W raster order over a bounding box — per spatial dim from the lower corner
 // to extent − 1 + the upper corner — stepping by the traversal stride (elementStrides) and
 // wrapping into the next image; the instruction's spatial coordinates are where the walk starts

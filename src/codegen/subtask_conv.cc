@@ -11,11 +11,10 @@
 // an output map where the result is a window of a cat's buffer or stored channels-last
 // (plan/layout.h; the implicit GEMM then also takes such an x as it is), and cuDNN a window of
 // whole channels through y's image stride (ConvShape::y_image) or, timed against a kernel inside
-// a channels-last region, x and y channels-last (ConvShape::x_channels_last /
-// y_channels_last); the rest of the epilogue
-// (activations, residual adds, scale/shift) runs as one elementwise pass after, whichever engine,
-// or, where the plan made it the kernel's output transform, as a per-plane functor the kernel
-// applies as it stores. A kernel convolution with `cudnn_alternative` also gets a CudnnConv:
+// a channels-last region, x and y channels-last (ConvShape::x_channels_last / y_channels_last);
+// the rest of the epilogue (activations, residual adds, scale/shift) runs as one elementwise pass
+// after, whichever engine, or, where the plan made it the kernel's output transform, as a
+// per-plane functor the kernel applies as it stores. A kernel convolution with `cudnn_alternative` also gets a CudnnConv:
 // init_convs times the two (kernels/conv_engine_timing.cuh; where cuDNN has no engine for the
 // shape, the kernel alone) and the forward runs the faster, cuDNN followed by the kernel
 // epilogue's pass or the output transform's, in place.
@@ -320,6 +319,31 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
   return {};
 }
 
+// How cuDNN, timed against a kernel convolution whose result goes to `window` (nullopt: a dense
+// buffer of its own), reads x and writes y: as the kernel does inside a channels-last region
+// (plan/layout.h), else NCHW, dense or a window of whole channels with no kernel epilogue; an
+// output transform's pass after it only over a dense NCHW output of its own with none.
+Result<CudnnLayout> cudnn_alternative_layout(const ConvSpec& spec,
+                                             const std::optional<plan::Access>& window) {
+  CudnnLayout layout;
+  layout.y_channels_last =
+      window && window->base == spec.stores[0].value && plan::is_channels_last(*window);
+  layout.x_channels_last =
+      !spec.prologue && plan::is_channels_last(spec.x) && !spec.x.is_contiguous();
+  if (window && !layout.y_channels_last) {
+    if (!plan::is_dense_per_image(*window) || spec.kernel_epilogue != "none")
+      return make_error(
+          "cuDNN, timed against the kernel, writes a dense output, NCHW or channels-last, or, "
+          "with no kernel epilogue, a window of whole channels");
+    layout.y_image = window->strides[0];
+  }
+  if (spec.output_transform && (window || spec.kernel_epilogue != "none"))
+    return make_error(
+        "cuDNN, timed against a kernel with an output transform, writes a dense output with no "
+        "kernel epilogue");
+  return layout;
+}
+
 // A kernel convolution's run (its member initialised in init_gemms): into the buffer of its own
 // that stores[0] has, or through an output map into its window of a cat's or channels-last.
 Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
@@ -357,29 +381,14 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
     w.line("{}", run);
     return {};
   }
-  // Inside a channels-last region cuDNN reads and writes channels-last too (plan/layout.h).
-  const bool y_channels_last =
-      window && window->base == spec.stores[0].value && plan::is_channels_last(*window);
-  const bool x_channels_last = !spec.prologue && plan::is_channels_last(spec.x) &&
-                               !spec.x.is_contiguous();
-  if (window && !y_channels_last &&
-      (!plan::is_dense_per_image(*window) || spec.kernel_epilogue != "none"))
-    return make_error(
-        "cuDNN, timed against the kernel, writes a dense output, NCHW or channels-last, or, with "
-        "no kernel epilogue, a window of whole channels");
-  if (spec.output_transform && (window || spec.kernel_epilogue != "none"))
-    return make_error(
-        "cuDNN, timed against a kernel with an output transform, writes a dense output with no "
-        "kernel epilogue");
   // cuDNN timed against the kernel at init; the faster one runs (kernels/conv_engine_timing.cuh).
+  STITCH_ASSIGN_OR_RETURN(const CudnnLayout layout, cudnn_alternative_layout(spec, window));
   ProgramPieces& pieces = ctx.pieces();
   pieces.uses_conv = pieces.uses_conv_timing = true;
   const std::string cudnn = fmt::format("conv{}", pieces.conv_members.size());
   pieces.conv_members.push_back(
       fmt::format("CudnnConv {};  // {}, timed against the kernel", cudnn, subtask.id));
   pieces.conv_members.push_back(fmt::format("bool {}_faster = false;  // ... and chosen", cudnn));
-  const CudnnLayout layout{window && !y_channels_last ? window->strides[0] : 0, x_channels_last,
-                           y_channels_last};
   emit_conv_init(
       ctx, subtask, spec, cudnn, layout,
       fmt::format("STITCH_CHECK(time_kernel_against_cudnn(s->{}, {}, s->convs.{}, shape, "
@@ -402,7 +411,8 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
     w.line(
         "STITCH_CHECK_CUDA(launch_conv_bias_activation({}, {}, MatmulEpilogue::{}, {}, {}, {}, "
         "{}, stream));",
-        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels, plane, y_channels_last);
+        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels, plane,
+        layout.y_channels_last);
   if (spec.output_transform)  // in place over its dense output (plan_check)
     w.line(
         "STITCH_CHECK_CUDA(detail::launch_transform_planes({}, {}, {}, {}, {}, {}, stream, out));",

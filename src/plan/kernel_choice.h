@@ -293,9 +293,9 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
 //     calibrated yet: it never runs untimed, and never displaces a better-rated implicit GEMM);
 //   else cuDNN. Nothing is timed where cuDNN cannot run the convolution (an x neither dense nor,
 //     under cudnn_takes_channels_last, channels-last) or it is too small to be worth it (cuDNN's
-//     estimate under kTimedEngineMinSeconds). Where
-//     cuDNN's grid is under-filled (cudnn_grid_underfilled, below) the band is
-//     kUnderfilledTimedRatio and the floor kUnderfilledMinSeconds.
+//     estimate under kTimedEngineMinSeconds). Where cuDNN's grid is under-filled
+//     (cudnn_grid_underfilled, below) the band is kUnderfilledTimedRatio and the floor
+//     kUnderfilledMinSeconds.
 // The confident side is the implicit GEMM's own margin (kTf32x3Margin), where the bench rows it
 // was calibrated on agree with the model (ConvIgemmCost.PicksTheEngineTheH200MeasuredFaster); the
 // timed band above it is the model's error elsewhere: 1.6-3x off on shapes it was not calibrated

@@ -34,6 +34,7 @@ namespace {
 
 using testing::ConvIgemmCase;
 using testing::DeviceBuffer;
+using testing::transpose_batched;
 
 // Skips (visibly) where this build's wgmma code cannot run: no compute capability 9.0 device.
 #define REQUIRE_WGMMA()                                                               \
@@ -225,17 +226,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvIm2colTmaProbe,
 INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIm2colTmaProbe,
                          ::testing::ValuesIn(testing::conv_igemm_tma_cases()),
                          testing::case_name<ConvIgemmCase>);
-
-// [batch][a][b] into [batch][b][a]: NCDHW into NDHWC with (a, b) = (channels, positions).
-std::vector<float> transpose_batched(const std::vector<float>& v, int64_t batch, int64_t a,
-                                     int64_t b) {
-  std::vector<float> out(v.size());
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t i = 0; i < a; ++i)
-      for (int64_t j = 0; j < b; ++j)
-        out[(n * b + j) * a + i] = v[(n * a + i) * b + j];
-  return out;
-}
 
 int64_t input_positions(const ConvIgemmShape& s) {
   int64_t positions = 1;

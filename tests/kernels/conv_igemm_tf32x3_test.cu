@@ -33,6 +33,7 @@ namespace {
 using testing::all_close;
 using testing::ConvIgemmCase;
 using testing::DeviceBuffer;
+using testing::transpose_batched;
 using testing::Tolerance;
 
 constexpr double kNormBound = 1e-6;
@@ -367,18 +368,6 @@ TEST(ConvIgemmTest, UnalignedWeightsTakeTheScalarLoads) {
                                                         MatmulEpilogue::none, nullptr));
   ASSERT_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(testing::bitwise_equal(dy.download(), dy_shifted.download()));
-}
-
-// [batch][a][b] into [batch][b][a]: NCDHW into NDHWC with (a, b) = (channels, positions), and
-// back with them swapped.
-std::vector<float> transpose_batched(const std::vector<float>& v, int64_t batch, int64_t a,
-                                     int64_t b) {
-  std::vector<float> out(v.size());
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t i = 0; i < a; ++i)
-      for (int64_t j = 0; j < b; ++j)
-        out[(n * b + j) * a + i] = v[(n * a + i) * b + j];
-  return out;
 }
 
 int64_t plane(const int64_t (&sizes)[3], int spatial) {

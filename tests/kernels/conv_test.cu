@@ -15,6 +15,7 @@ namespace {
 
 using testing::all_close;
 using testing::DeviceBuffer;
+using testing::transpose_batched;
 using testing::Tolerance;
 
 struct ConvCase {
@@ -251,24 +252,6 @@ TEST(ConvProgramPath, WritesAWindowOfWholeChannels) {
   }
 }
 
-// `v` [batch][channels][plane] as [batch][plane][channels] (to_channels_last) or back.
-template <class T>
-std::vector<T> permuted(const std::vector<T>& v, int64_t batch, int64_t channels,
-                        bool to_channels_last) {
-  const int64_t plane = static_cast<int64_t>(v.size()) / (batch * channels);
-  std::vector<T> out(v.size());
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t p = 0; p < plane; ++p) {
-        const int64_t nchw = (n * channels + c) * plane + p, nhwc = (n * plane + p) * channels + c;
-        if (to_channels_last)
-          out[nhwc] = v[nchw];
-        else
-          out[nchw] = v[nhwc];
-      }
-  return out;
-}
-
 // Inside a plan's channels-last region (src/plan/layout.h): x and / or y channels-last, 1-d to
 // 3-d, strict FP32 and TF32, the same result as NCDHW (y compared back in NCDHW order).
 TEST(ConvProgramPath, ReadsAndWritesChannelsLast) {
@@ -305,7 +288,8 @@ TEST(ConvProgramPath, ReadsAndWritesChannelsLast) {
       const std::string name = c.name + (x_last ? " x NHWC" : " x NCHW") +
                                 (y_last ? " y NHWC" : " y NCHW");
       DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(expected.size());
-      ASSERT_CUDA(dx.upload(x_last ? permuted(x, s.batch, s.in_channels, true) : x));
+      const int64_t x_plane = product(s.input, s.spatial), y_plane = product(s.output, s.spatial);
+      ASSERT_CUDA(dx.upload(x_last ? transpose_batched(x, s.batch, s.in_channels, x_plane) : x));
       ASSERT_CUDA(dw.upload(w));
       CudnnConv conv;
       ASSERT_EQ(conv.init(handle.get(), s, c.math, kWorkspace, error), STITCH_OK)
@@ -318,8 +302,8 @@ TEST(ConvProgramPath, ReadsAndWritesChannelsLast) {
           << name << ": " << error;
       ASSERT_CUDA(cudaDeviceSynchronize());
       const std::vector<float> y = dy.download();
-      EXPECT_TRUE(all_close(y_last ? permuted(y, s.batch, s.out_channels, false) : y, expected,
-                            tol, &scale))
+      EXPECT_TRUE(all_close(y_last ? transpose_batched(y, s.batch, y_plane, s.out_channels) : y,
+                            expected, tol, &scale))
           << name;
     }
   }

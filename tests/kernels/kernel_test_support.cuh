@@ -140,6 +140,18 @@ template <class T>
   return ::testing::AssertionSuccess();
 }
 
+// [batch][a][b] into [batch][b][a]: NCDHW into NDHWC with (a, b) = (channels, positions), and
+// back with them swapped.
+template <class T>
+std::vector<T> transpose_batched(const std::vector<T>& v, int64_t batch, int64_t a, int64_t b) {
+  std::vector<T> out(v.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < b; ++j)
+        out[(n * b + j) * a + i] = v[(n * a + i) * b + j];
+  return out;
+}
+
 // gtest parameter names: only [A-Za-z0-9_].
 template <class Case>
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
