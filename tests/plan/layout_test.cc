@@ -171,7 +171,7 @@ TEST(ChannelsLast, CudnnConvolutionsStayNchw) {
 
 // The tf32 track times cuDNN's TF32 engines against the kernel at init (cudnn_alternative): the
 // region holds all the same, cuDNN given the channels-last x and y (kernels/conv.cuh).
-PlanOptions timed_tf32() {
+PlanOptions tf32_track() {
   PlanOptions options;
   options.tensor_math = TensorMath::tf32;
   return options;
@@ -190,7 +190,7 @@ TEST(ChannelsLast, ConvolutionsTimedAgainstCudnnShareTheRegion) {
   auto x = b.input("x", {2, 128, 112, 112});
   auto r1 = relu(b, "r1", conv(b, "c1", x, 128, 128, 3, 112));
   b.output(relu(b, "r2", conv(b, "c2", r1, 128, 128, 3, 112)));
-  auto plan = make_plan(b.graph(), timed_tf32());
+  auto plan = make_plan(b.graph(), tf32_track());
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_TRUE(timed(*plan, "c1") && timed(*plan, "c2"));  // the premise
   EXPECT_TRUE(is_channels_last(value_of(*plan, "r1")));
@@ -236,7 +236,7 @@ TEST(ChannelsLast, ATimedProducersOutputTransformStaysNchw) {
   auto t1 = b.node("t1", Op::tanh, {ref(conv(b, "c1", x, 128, 128, 3, 112))},
                    {2, 128, 112, 112});
   b.output(relu(b, "r2", conv(b, "c2", t1, 128, 128, 3, 112)));
-  auto plan = make_plan(b.graph(), timed_tf32());
+  auto plan = make_plan(b.graph(), tf32_track());
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_TRUE(timed(*plan, "c1"));
   ASSERT_TRUE(conv_named(*plan, "c1").output_transform.has_value());
