@@ -326,8 +326,7 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
 Result<CudnnLayout> cudnn_alternative_layout(const ConvSpec& spec,
                                              const std::optional<plan::Access>& window) {
   CudnnLayout layout;
-  layout.y_channels_last =
-      window && window->base == spec.stores[0].value && plan::is_channels_last(*window);
+  layout.y_channels_last = window && plan::is_own_channels_last(*window, spec.stores[0].value);
   layout.x_channels_last =
       !spec.prologue && plan::is_channels_last(spec.x) && !spec.x.is_contiguous();
   if (window && !layout.y_channels_last) {

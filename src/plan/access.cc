@@ -58,6 +58,10 @@ bool is_channels_last(const Access& access) {
   return true;
 }
 
+bool is_own_channels_last(const Access& access, const ir::ValueRef& value) {
+  return access.base == value && !access.is_contiguous() && is_channels_last(access);
+}
+
 bool is_dense_per_image(const Access& access) {
   if (access.shape.empty()) return false;
   Access image = access;

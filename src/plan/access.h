@@ -23,6 +23,9 @@ Access contiguous_access(const ir::ValueRef& base, const std::vector<int64_t>& s
 Access channels_last_access(const ir::ValueRef& base, const std::vector<int64_t>& shape);
 // The access reads its buffer from the start in channels-last order (size-1 dims take any stride).
 bool is_channels_last(const Access& access);
+// `access` is `value`'s own buffer stored channels-last (a home layout.h gives it), not NCHW and
+// not a window of another value's buffer.
+bool is_own_channels_last(const Access& access, const ir::ValueRef& value);
 // Each image (dim 0) is contiguous and the images lie at least one image apart: a window of
 // whole channels of a larger buffer (a cat's piece along dim 1), or contiguous.
 bool is_dense_per_image(const Access& access);

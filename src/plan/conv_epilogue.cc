@@ -178,8 +178,7 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
   // in a pass of its own: fold only where that pass is all that remains, into a dense buffer of
   // its own, NCHW or channels-last (layout.h).
   const bool timed = subtask.tunables.count("cudnn_alternative") > 0;
-  const bool own_channels_last = destination.base == folded && is_channels_last(destination);
-  if (timed && !own && !own_channels_last) return false;
+  if (timed && !own && !is_own_channels_last(destination, folded)) return false;
   ConvSpec folded_spec = *spec;
   if (head->bias_load >= 0) {
     const Access& load = spec->epilogue->loads[head->bias_load];

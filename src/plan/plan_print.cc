@@ -106,6 +106,16 @@ void append_stores(std::string& text, const Plan& plan, const std::vector<Store>
                         operand_text(store.from));
 }
 
+// The line saying a subtask's first store goes to its own buffer channels-last (layout.h).
+void append_channels_last_store(std::string& text, const Plan& plan,
+                                const std::vector<Store>& stores) {
+  if (stores.empty()) return;
+  const std::string name = plan.graph.name_of(stores[0].value);
+  const auto stored = plan.values.find(name);
+  if (stored != plan.values.end() && is_own_channels_last(stored->second, stores[0].value))
+    text += fmt::format("    {} stored channels-last\n", name);
+}
+
 void append_pool(std::string& text, const Plan& plan, const PoolSpec& spec) {
   text += fmt::format("    {} to [{}], input = {}\n", kPoolOpNames[static_cast<int>(spec.op)],
                       fmt::join(spec.out, ", "), format_access(spec.input, plan.graph));
@@ -120,11 +130,7 @@ void append_pool(std::string& text, const Plan& plan, const PoolSpec& spec) {
                         spec.align_corners ? " align_corners" : "");
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   append_stores(text, plan, spec.stores);
-  if (spec.stores.empty()) return;
-  const auto stored = plan.values.find(plan.graph.name_of(spec.stores[0].value));
-  if (stored != plan.values.end() && !stored->second.is_contiguous() &&
-      stored->second.base == spec.stores[0].value && is_channels_last(stored->second))
-    text += fmt::format("    {} stored channels-last\n", plan.graph.name_of(spec.stores[0].value));
+  append_channels_last_store(text, plan, spec.stores);
 }
 
 void append_scan_or_gather(std::string& text, const Plan& plan, const ScanSpec& spec) {
@@ -135,11 +141,7 @@ void append_scan_or_gather(std::string& text, const Plan& plan, const ScanSpec& 
   if (spec.prologue) append_body(text, plan, "prologue", *spec.prologue);
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   append_stores(text, plan, spec.stores);
-  if (spec.stores.empty()) return;
-  const auto stored = plan.values.find(plan.graph.name_of(spec.stores[0].value));
-  if (stored != plan.values.end() && !stored->second.is_contiguous() &&
-      stored->second.base == spec.stores[0].value && is_channels_last(stored->second))
-    text += fmt::format("    {} stored channels-last\n", plan.graph.name_of(spec.stores[0].value));
+  append_channels_last_store(text, plan, spec.stores);
 }
 
 void append_scan_or_gather(std::string& text, const Plan& plan, const GatherSpec& spec) {
@@ -181,11 +183,7 @@ void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   if (spec.output_transform) append_body(text, plan, "output transform", *spec.output_transform);
   append_stores(text, plan, spec.stores);
-  if (spec.stores.empty()) return;
-  const auto stored = plan.values.find(plan.graph.name_of(spec.stores[0].value));
-  if (stored != plan.values.end() && !stored->second.is_contiguous() &&
-      stored->second.base == spec.stores[0].value && is_channels_last(stored->second))
-    text += fmt::format("    {} stored channels-last\n", plan.graph.name_of(spec.stores[0].value));
+  append_channels_last_store(text, plan, spec.stores);
 }
 
 void append_attention(std::string& text, const Plan& plan, const AttentionSpec& spec) {
