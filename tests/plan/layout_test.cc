@@ -87,6 +87,11 @@ TEST(ChannelsLastAccess, PutsTheChannelsInnermost) {
   shifted.offset = 4;
   EXPECT_FALSE(is_channels_last(shifted));
   EXPECT_FALSE(is_channels_last(contiguous_access(v, {3, 4})));
+  // A value's own buffer channels-last: not another value's, not NCHW.
+  const ir::ValueRef other{ir::ValueRef::Kind::node, 1, 0};
+  EXPECT_TRUE(is_own_channels_last(channels_last_access(v, {2, 3, 4, 5}), v));
+  EXPECT_FALSE(is_own_channels_last(channels_last_access(other, {2, 3, 4, 5}), v));
+  EXPECT_FALSE(is_own_channels_last(contiguous_access(v, {2, 3, 4, 5}), v));
 }
 
 // VGG's pair: the first kernel writes r1 NHWC, the second gathers it as it is; r2, the graph's
