@@ -356,10 +356,40 @@ inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
 }
 
 // The wgmma kernel's output tile width for n output channels per group: 64 where they fit in
-// it (a 128-wide tile would compute them half empty), else 128.
-inline int conv_igemm_wgmma_tile_n(int64_t n) { return n <= 64 ? 64 : 128; }
+// it (a 128-wide tile would compute them half empty); for one product 256 where 256-wide tiles
+// cover n with no more padding than 128-wide ones (129-256 channels, multiples of 256); else
+// 128. (ConvIgemm::init keeps 128 where the 256-wide tiles would want K split: they run unsplit.)
+inline int conv_igemm_wgmma_tile_n(int64_t n, Tf32Products products = Tf32Products::three) {
+  if (n <= 64) return 64;
+  const bool wide = products == Tf32Products::one && n > 128 && (n + 255) / 256 == (n + 127) / 256;
+  return wide ? 256 : 128;
+}
 
 namespace detail {
+
+// The wgmma kernel's tile width and plan (output tiles, K split over `sms`: plan_gemm_tf32x3) for
+// `groups` GEMMs of m x n x k. requested_tile_n 0 takes conv_igemm_wgmma_tile_n's width, except
+// that the 256-wide tile, which runs unsplit (its 128 sums per thread do not fit a split's
+// partial tile), gives way to 128 where its plan would split K; requested, it gets one split.
+// No split either past kConvIgemmMaxGroups groups x splits (one launch's grid.y).
+struct ConvIgemmWgmmaPlan {
+  int tile_n = 128;
+  GemmTf32x3Plan plan;
+};
+inline ConvIgemmWgmmaPlan plan_conv_igemm_wgmma(int64_t groups, int64_t m, int64_t n, int64_t k,
+                                                int sms, int requested_tile_n,
+                                                Tf32Products products) {
+  ConvIgemmWgmmaPlan out;
+  out.tile_n = requested_tile_n != 0 ? requested_tile_n : conv_igemm_wgmma_tile_n(n, products);
+  out.plan = plan_gemm_tf32x3(groups, m, n, k, sms, out.tile_n);
+  if (out.tile_n == 256 && out.plan.splits > 1) {
+    if (requested_tile_n == 0) out.tile_n = 128;
+    out.plan = plan_gemm_tf32x3(groups, m, n, k, out.tile_n == 256 ? 0 : sms, out.tile_n);
+  }
+  if (groups * out.plan.splits > kConvIgemmMaxGroups)
+    out.plan = plan_gemm_tf32x3(groups, m, n, k, 0, out.tile_n);  // one split
+  return out;
+}
 
 // The kernel's parameters for a shape conv_igemm_shape_problem accepts (pure: tested on the CPU).
 inline ConvIgemmParams conv_igemm_params(const float* x, const float* w, const float* bias,

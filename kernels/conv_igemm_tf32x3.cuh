@@ -160,7 +160,7 @@ class ConvIgemm {
 
   void set_engine(Tf32x3Engine engine) { requested_engine_ = engine; }  // before init
   // The wgmma kernel's tile width: 0 (the default) picks conv_igemm_wgmma_tile_n's; tests and the
-  // bench force 64 or 128. Before init.
+  // bench force 64, 128 or (one product) 256. Before init.
   void set_tile_n(int tile_n) { requested_tile_n_ = tile_n; }
   // Whether the wgmma kernel may gather channels-last (where detail::conv_igemm_gather_channels
   // allows) — from a copy of x (padded with zero channels where that rounds them up to a multiple
@@ -239,29 +239,22 @@ class ConvIgemm {
     channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
     tma_im2col_ = channels_last_ && allow_tma_im2col_ && conv_igemm_tma_im2col_eligible(shape);
     const detail::ConvIgemmParams p = gather_params(nullptr, nullptr, nullptr, nullptr);
-    tile_n_ = requested_tile_n_ != 0 ? requested_tile_n_ : conv_igemm_wgmma_tile_n(p.n);
-    if (tile_n_ != 64 && tile_n_ != 128) {
-      error =
-          "ConvIgemm::init: the wgmma tile is 64 or 128 wide, not " + std::to_string(tile_n_);
+    constexpr bool kOne = kProducts == Tf32Products::one;
+    const int asked = requested_tile_n_;
+    if (asked != 0 && asked != 64 && asked != 128 && !(kOne && asked == 256)) {
+      error = std::string("ConvIgemm::init: the wgmma tile is 64 or 128 wide") +
+              (kOne ? " or 256" : " (256 makes one product only)") + ", not " +
+              std::to_string(asked);
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
-    // The identity's kernels too: init-time timing runs them.
-    using detail::PlaneIdentity;
-    STITCH_CHECK_CUDA(
-        (tile_n_ == 64
-             ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64, PlaneIdentity, kProducts>()
-             : detail::allow_conv_igemm_tf32x3_wgmma_smem<128, PlaneIdentity, kProducts>()));
-    STITCH_CHECK_CUDA(
-        (tile_n_ == 64
-             ? detail::allow_conv_igemm_tf32x3_wgmma_smem<64, OutputTransform, kProducts>()
-             : detail::allow_conv_igemm_tf32x3_wgmma_smem<128, OutputTransform, kProducts>()));
     int device = 0, sms = 0;
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    plan_ = detail::plan_gemm_tf32x3(shape.groups, p.m, p.n, p.k, sms, tile_n_);
-    if (shape.groups * plan_.splits > detail::kConvIgemmMaxGroups) {
-      plan_ = detail::plan_gemm_tf32x3(shape.groups, p.m, p.n, p.k, 0, tile_n_);  // one split
-    }
+    const detail::ConvIgemmWgmmaPlan planned = detail::plan_conv_igemm_wgmma(
+        shape.groups, p.m, p.n, p.k, sms, requested_tile_n_, kProducts);
+    tile_n_ = planned.tile_n, plan_ = planned.plan;
+    STITCH_CHECK_CUDA(allow_wgmma_smem<detail::PlaneIdentity>());  // init-time timing runs it
+    STITCH_CHECK_CUDA(allow_wgmma_smem<OutputTransform>());
     if (plan_.tiles * plan_.splits > INT32_MAX) {
       error = "ConvIgemm::init: too many output tiles for one launch";
       return STITCH_ERROR_INVALID_ARGUMENT;
@@ -362,6 +355,18 @@ class ConvIgemm {
   }
 
  private:
+  // Lets the wgmma kernels of init's tile width and an output transform's type use their shared
+  // memory (the opt-in is per instantiation).
+  template <class OutputTransform>
+  cudaError_t allow_wgmma_smem() const {
+    if constexpr (kProducts == Tf32Products::one)
+      if (tile_n_ == 256)
+        return detail::allow_conv_igemm_tf32x3_wgmma_smem<256, OutputTransform, kProducts>();
+    if (tile_n_ == 64)
+      return detail::allow_conv_igemm_tf32x3_wgmma_smem<64, OutputTransform, kProducts>();
+    return detail::allow_conv_igemm_tf32x3_wgmma_smem<128, OutputTransform, kProducts>();
+  }
+
   // x in the layout the gather reads (from the caller, or copied).
   template <class OutputTransform>
   int run_gathered(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
@@ -398,8 +403,10 @@ class ConvIgemm {
     }
     if (tile_n_ == 64)
       launch_wgmma<64>(p, order, blocks, stream, *im2col_map, output_transform);
-    else
+    else if (tile_n_ == 128)
       launch_wgmma<128>(p, order, blocks, stream, *im2col_map, output_transform);
+    else if constexpr (kProducts == Tf32Products::one)  // 256: init allows it for one product
+      launch_wgmma<256>(p, order, blocks, stream, *im2col_map, output_transform);
     STITCH_CHECK_CUDA(cudaGetLastError());
     return STITCH_OK;
   }

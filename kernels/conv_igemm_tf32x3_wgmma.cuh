@@ -3,7 +3,9 @@
 // ring, two consumer warpgroups issuing m64n128k8 wgmmas with chunked FP32 sums, the same split-K
 // reduction) with A loaded from the input instead of copied from a matrix. Convolutions with at
 // most 64 output channels per group take the pipeline's 64-wide tile (m64n64k8, six stages):
-// the 128-wide one would do twice their products.
+// the 128-wide one would do twice their products. On the one-product tracks, those of more than
+// 128 (conv_igemm_wgmma_tile_n) take the 256-wide tile (m64n256k8, unsplit: conv_igemm_common.cuh's
+// plan_conv_igemm_wgmma), which reads a third less from L2 per product.
 //
 // B, the weight [out_channels, K] per group, is split once at init into WgmmaSplitB's two TF32
 // copies (one batch per group) and loaded by TMA, exactly as the GEMM's transposed B.

@@ -35,18 +35,21 @@
 // wgmmas and adds part into the FP32 `acc` on the CUDA cores (round to nearest). The two
 // warpgroups' chunk ends are half a chunk apart, so one's drain overlaps the other's products.
 // On an H200 chunks of 8 or 16 tiles were no faster and 2-4x less accurate (kernels/README.md).
-// One product (the tf32 and bf16 tracks) takes the whole K range as one chunk.
+// One product (the tf32 and bf16 tracks) sums the whole K range in the tensor cores, into acc.
 // (The mma.sync kernel adds per K tile; Tf32x3Matmul per 3072 elements.)
 //
 // The GEMM's tile is 128 x 128; the implicit-GEMM convolution also runs this pipeline on 128 x 64
 // tiles (WgmmaTile below: m64n64k8 wgmmas, half the accumulators, six stages of half the B bytes),
 // and, on the tf32 and bf16 tracks, with one product per K step (Tf32Products::one: big_a·big_b,
-// A rounded to TF32 in registers, only B's big copy loaded; the stage keeps the small tile's room).
+// A rounded to TF32 in registers, only B's big copy loaded; the stage keeps the small tile's room),
+// and there 256-wide tiles for convolutions (WgmmaTile<256>).
 //
 // Budget per block (one per SM): shared memory 1 KiB alignment + 4 stages x (A 16 KiB + two B
-// tiles 32 KiB) = 193 KiB of 227 (the 64-wide tile: 6 x (16 + 16) KiB, the same). Registers:
+// tiles 32 KiB) = 193 KiB of 227 (the 64-wide tile: 6 x (16 + 16) KiB, the 256-wide one's 4 x
+// (16 + 32) KiB: the same). Registers:
 // __launch_bounds__(384, 1) compiles for 168 per thread; setmaxnreg then gives the producers 40
-// and the consumers 232 (64 acc + 64 part + 2 x 32 A + addressing) — per SM sub-partition one producer warp and two consumer warps share its
+// and the consumers 232 (64 acc + 64 part + 2 x 32 A + addressing; the 256-wide tile's one product:
+// 128 acc + 2 x 16 A) — per SM sub-partition one producer warp and two consumer warps share its
 // 16384 (ptxas -v; the spill check: tests/codegen/program_golden_test.cc).
 #pragma once
 
@@ -80,19 +83,27 @@ static_assert(kGemmBM == 128 && kGemmBN == 128 && kGemmBK == 32 && kGemmThreads 
 
 // A block's output tile is 128 rows by kBN columns: 128 (the GEMM; convolutions with more than 64
 // output channels per group) or 64 (narrower convolutions, which a 128-wide tile would compute
-// half empty). Each consumer warpgroup's part is 64 x kBN (m64nKBNk8 wgmmas, kAcc accumulators
-// per thread); a stage is the raw A tile and the two B tiles of kBN rows. The narrow tile's
-// stages are half as large: six of them fill the same shared memory as the wide tile's four.
+// half empty), and on the one-product tracks 256 (convolutions with 256 output channels or
+// more: per K tile the same A tile feeds twice the products, so a third less operand traffic
+// per product comes from L2). Each consumer warpgroup's part is 64 x kBN (m64nKBNk8 wgmmas, kAcc
+// accumulators per thread); a stage is the raw A tile and the two B tiles of kBN rows, the wide
+// tile's only the big one (it makes one product). The narrow tile's stages are half as large:
+// six of them fill the same shared memory as the 128-wide tile's four; the 256-wide tile's four
+// stages take as much as those.
 template <int kBN>
 struct WgmmaTile {
-  static_assert(kBN == 128 || kBN == 64, "the wgmma pipeline has 128- and 64-wide tiles");
+  static_assert(kBN == 256 || kBN == 128 || kBN == 64,
+                "the wgmma pipeline has 64-, 128- and (one product) 256-wide tiles");
+  static constexpr bool kOneProductOnly = kBN == 256;
   static constexpr int kAcc = kBN / 2;  // 64 x kBN accumulators over a warpgroup's 128 threads
   static constexpr int kBTileBytes = kBN * kGemmBK * 4;
-  static constexpr int kStageBytes = kWgmmaTileBytes + 2 * kBTileBytes;  // raw A, big B, small B
-  static constexpr int kStages = kBN == 128 ? 4 : 6;
+  static constexpr int kBTiles = kOneProductOnly ? 1 : 2;  // big B; small B
+  static constexpr int kStageBytes = kWgmmaTileBytes + kBTiles * kBTileBytes;
+  static constexpr int kStages = kBN == 64 ? 6 : 4;
   static constexpr size_t kSmemBytes = 1024 + size_t{kStages} * kStageBytes;
 };
 static_assert(WgmmaTile<64>::kSmemBytes <= WgmmaTile<128>::kSmemBytes);
+static_assert(WgmmaTile<256>::kSmemBytes <= WgmmaTile<128>::kSmemBytes);
 
 // The two TMA descriptors of a WgmmaSplitB, passed by value as a __grid_constant__ kernel parameter.
 struct WgmmaMaps {
@@ -306,11 +317,55 @@ __device__ __forceinline__ void wgmma_m64n64k8(float (&d)[32], const uint32_t (&
         "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(accumulate), "l"(desc_b));
 }
+// As wgmma_m64n128k8 for the 256-wide tile (one product only): D 64 x 256, B 8 x 256.
+__device__ __forceinline__ void wgmma_m64n256k8(float (&d)[128], const uint32_t (&a)[4],
+                                                uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %132, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "
+      "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
+      "%60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, "
+      "%72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, "
+      "%84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
+      "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, "
+      "%120, %121, %122, %123, %124, %125, %126, %127"
+      "}, {%128, %129, %130, %131}, %133, p, 1, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(accumulate), "l"(desc_b));
+}
 // The m64nKBNk8 wgmma of a kBN-wide tile.
 template <int kBN>
 __device__ __forceinline__ void wgmma_m64k8(float (&d)[kBN / 2], const uint32_t (&a)[4],
                                             uint64_t desc_b, int accumulate) {
-  if constexpr (kBN == 128)
+  if constexpr (kBN == 256)
+    wgmma_m64n256k8(d, a, desc_b, accumulate);
+  else if constexpr (kBN == 128)
     wgmma_m64n128k8(d, a, desc_b, accumulate);
   else
     wgmma_m64n64k8(d, a, desc_b, accumulate);
@@ -527,6 +582,15 @@ __device__ __forceinline__ void wgmma_produce_by_tma(const WgmmaMaps& maps,
   }
 }
 
+// Where a consumer's wgmmas sum: the chunk sums `part` where kChunked, else `acc` itself.
+template <bool kChunked, int kPart, int kAcc>
+__device__ __forceinline__ auto& wgmma_sums(float (&part)[kPart], float (&acc)[kAcc]) {
+  if constexpr (kChunked)
+    return part;
+  else
+    return acc;
+}
+
 // A consumer warpgroup over the block's K range into `acc` (this thread's kBN / 2 accumulators),
 // as the header describes. `row`: the thread's first tile row; t = lane % 4.
 template <Tf32Products kProducts, int kBN>
@@ -535,7 +599,15 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
                                               float (&acc)[kBN / 2]) {
   using Tile = WgmmaTile<kBN>;
   constexpr int kStages = Tile::kStages, kAcc = Tile::kAcc;
-  float part[kAcc];
+  static_assert(!Tile::kOneProductOnly || kProducts == Tf32Products::one,
+                "the 256-wide tile makes one product");
+  // Three products sum chunks of chunk_tiles K tiles in `part` and add each into acc; one product
+  // sums the whole K range in the tensor cores, as cuBLAS's and cuDNN's TF32 kernels do (the
+  // track's reference): straight into acc, which the caller started at zero (no chunk sums, so no
+  // drain before the range's end, and no part registers, which the 256-wide tile has no room for).
+  constexpr bool kChunked = kProducts == Tf32Products::three;
+  float chunk_part[kChunked ? kAcc : 1];
+  auto& part = wgmma_sums<kChunked>(chunk_part, acc);
   uint32_t big0[4][4], small0[4][4], big1[4][4], small1[4][4];
   // Tiles [0, released) have given their slot back; before step kt, released is kt - 1 or kt
   // (a chunk's end releases its own tile too).
@@ -548,7 +620,7 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
   };
   // Slot 0's descriptors; slot s's lie s · kStageBytes further (the address field counts 16 bytes).
   const uint64_t big_b0 = wgmma_descriptor(blk.big_b(0));
-  const uint64_t small_b0 = wgmma_descriptor(blk.small_b(0));
+  const uint64_t small_b0 = kChunked ? wgmma_descriptor(blk.small_b(0)) : 0;
   // Where tile kt lies in its chunk of chunk_tiles: the warpgroups' chunks are half a chunk apart.
   int phase = warpgroup * (chunk_tiles / 2);
   // Tile kt with A registers `big`/`small`; `prev_*` hold tile kt - 1's (maybe still read).
@@ -557,9 +629,6 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
     const int slot = at.slot;
     mbarrier_wait(&blk.full[slot], at.lap_parity);
     load_a_fragments<kProducts>(blk.raw_a(slot), row, t, big, small);
-    // One product sums the whole K range in the tensor cores, as cuBLAS's and cuDNN's TF32
-    // kernels do (the track's reference): no chunk sums, so no drain before the range's end.
-    constexpr bool kChunked = kProducts == Tf32Products::three;
     const bool chunk_start = kt == 0 || (kChunked && phase == 0);
     const bool chunk_end = kt + 1 == blk.k_tiles || (kChunked && phase == chunk_tiles - 1);
     const uint64_t slot_step = static_cast<uint64_t>(slot) * (Tile::kStageBytes >> 4);
@@ -570,18 +639,18 @@ __device__ __forceinline__ void wgmma_consume(const WgmmaBlock<kBN>& blk, int ch
     if (chunk_end) {
       wgmma_wait<0>();
       pin_all(prev_big), pin_all(big);
-      if constexpr (kProducts == Tf32Products::three) pin_all(prev_small), pin_all(small);
+      if constexpr (kChunked) pin_all(prev_small), pin_all(small);
 #pragma unroll
       for (int e = 0; e < kAcc; ++e) {
         pin_register(part[e]);
-        acc[e] += part[e];  // round to nearest, on the CUDA cores
+        if constexpr (kChunked) acc[e] += part[e];  // round to nearest, on the CUDA cores
       }
       if (released < kt) release_next();
       release_next();
     } else {
       wgmma_wait<1>();  // tile kt - 1's batch is done
       pin_all(prev_big);
-      if constexpr (kProducts == Tf32Products::three) pin_all(prev_small);
+      if constexpr (kChunked) pin_all(prev_small);
       if (released < kt) release_next();
     }
   };
@@ -687,7 +756,10 @@ __device__ __forceinline__ void wgmma_consume_tile(const WgmmaBlock<kBN>& blk,
   const int row = warpgroup * 64 + (warp % 4) * 16 + g;  // the thread's first tile row
   float acc[kAcc] = {};
   wgmma_consume<kProducts>(blk, p.chunk_tiles, warpgroup, row, t, lane, acc);
-  if (p.splits > 1) {
+  // A partial tile holds 64 sums per thread: the 256-wide tile runs unsplit (its launcher's plan).
+  if constexpr (kAcc > kGemmAccPerThread) {
+    (void)tile;
+  } else if (p.splits > 1) {
     const int64_t index = (int64_t{tile.batch} * p.tiles_m + tile.tm) * p.tiles_n + tile.tn;
     auto consumers_sync = [] {
       asm volatile("bar.sync 1, %0;\n" ::"n"(kWgmmaConsumerThreads) : "memory");

@@ -234,7 +234,11 @@ inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 // 3x3 128->32 layer / VGG16 conv1_2), 0.36 / 0.39 of the three-product rate per product; cuDNN's
 // TF32 ran them at 0.088 / 0.208 of the TF32 peak (the compute-bound VGG layer's taken). Only two
 // layers: the program times cuDNN against the kernel at init inside the timed band
-// (conv_engine_call, kTf32TimedEngineRatio) as on the fp32 track.
+// (conv_engine_call, kTf32TimedEngineRatio) as on the fp32 track. Since the one-product kernel
+// sums the whole K range in the tensor cores and takes 256-wide tiles past 128 channels (H100,
+// 2026-12-06 19:5x UTC, VGG16 conv1_2 to conv5_3) both sides run faster than modelled: the kernel
+// at 1.5-2.4x this rate, cuDNN's TF32 at a median 0.35 of the peak. Not recalibrated on five
+// layers of one network: their ratio, which decides, moved less (the timing at init covers it).
 inline constexpr double kConvIgemmOneProductEfficiency = 0.37;
 inline constexpr double kCudnnTf32ConvEfficiency = 0.2;
 struct ConvIgemmEstimate {

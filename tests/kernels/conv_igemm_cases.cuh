@@ -76,8 +76,8 @@ inline int64_t conv_output_elements(const ConvIgemmShape& s) {
 // 1x1, 3x3 stride 1 / 2, 5x5 pad 2, the ResNet stem, AlexNet's 11x11 stride 4, dilation,
 // asymmetric padding, channel counts that are not multiples of the tile (K not a multiple of 4:
 // the 4-byte weight loads; 3, 6 and 7 channels padded to 4 or 8 for the chunked gather), more
-// than one channel tile, a 1x1 output, negative padding, batch 8, 1-d, 3-d, groups, long K, the
-// fused epilogues.
+// than one channel tile (and than one 256-wide tile), a 1x1 output, negative padding, batch 8,
+// 1-d, 3-d, groups, long K, the fused epilogues.
 inline std::vector<ConvIgemmCase> conv_igemm_cases() {
   using E = MatmulEpilogue;
   return {
@@ -92,6 +92,8 @@ inline std::vector<ConvIgemmCase> conv_igemm_cases() {
       {"asymmetric_padding",
        conv_case_shape(2, 6, 10, 1, {11, 13}, {3, 2}, {1, 2}, {0, 1}, {2, 1})},
       {"odd_channels_two_channel_tiles", conv_case_shape(1, 5, 130, 1, {9, 9}, {3}, {1}, {1})},
+      // 300 channels: one product's 256-wide tiles, the second two-thirds empty (forced).
+      {"channels_300_two_wide_tiles", conv_case_shape(1, 20, 300, 1, {10, 10}, {3}, {1}, {1})},
       {"output_1x1", conv_case_shape(3, 7, 9, 1, {3, 3}, {3})},
       // A transposed convolution's phase crops x by a negative padding.
       {"negative_padding_crops", conv_case_shape(2, 8, 16, 1, {12, 11}, {3, 2}, {1}, {-1, 1},
@@ -109,10 +111,10 @@ inline std::vector<ConvIgemmCase> conv_igemm_cases() {
 // Shapes for the im2col TMA load (kernels/conv_igemm_im2col_tma.cuh: one group, channels a
 // multiple of 32), chosen to stress its walk over the bounding box: stride 2 with padding and odd
 // sizes, no padding, non-square inputs and kernels with asymmetric padding, 1x1 / 3x3 / 5x5 / 7x7
-// kernels, 32 / 64 / 96 / 512 channels, dilation, images smaller than a tile (the 128-position
-// walk wraps across rows and images; a 1x1 output wraps at every step), last partial tiles, K
-// long enough to split, the largest traversal stride (8), a crop (a positive lower corner), 1-d
-// (an NWC map) and 3-d (NDHWC). Every one runs on the other gathers too.
+// kernels, 32 / 64 / 96 / 512 channels in and up to 256 out, dilation, images smaller than a tile
+// (the 128-position walk wraps across rows and images; a 1x1 output wraps at every step), last
+// partial tiles, K long enough to split, the largest traversal stride (8), a crop (a positive
+// lower corner), 1-d (an NWC map) and 3-d (NDHWC). Every one runs on the other gathers too.
 inline std::vector<ConvIgemmCase> conv_igemm_tma_cases() {
   using E = MatmulEpilogue;
   return {
@@ -122,6 +124,8 @@ inline std::vector<ConvIgemmCase> conv_igemm_tma_cases() {
       {"tma_k5x3_stride1x2_asymmetric",
        conv_case_shape(2, 32, 40, 1, {15, 11}, {5, 3}, {1, 2}, {2, 1}, {1, 0})},
       {"tma_k1x1_96ch_two_channel_tiles", conv_case_shape(4, 96, 130, 1, {7, 9}, {1})},
+      // 256 channels, K of two tiles (no split): one product takes its 256-wide tile unforced.
+      {"tma_k1x1_256ch_wide_tile", conv_case_shape(2, 64, 256, 1, {16, 16}, {1})},
       {"tma_k7_stride2_pad3", conv_case_shape(2, 32, 64, 1, {23, 23}, {7}, {2}, {3})},
       {"tma_k5_dilation2", conv_case_shape(2, 64, 32, 1, {13, 13}, {5}, {1}, {4}, {4}, {2})},
       // 35 positions per image: a tile's walk spans four images.

@@ -381,6 +381,39 @@ TEST(ConvIgemmWgmmaTile, NarrowForConvolutionsOfAtMost64Channels) {
   EXPECT_EQ(detail::WgmmaTile<64>::kAcc, 32);
 }
 
+// One product's 256-wide tile (half the L2 traffic of A per product): taken where it pads n no
+// more than 128-wide tiles do and its plan would not split K — it runs unsplit, its 128 sums per
+// thread past what a split's partial tile holds. Forced, it is planned with one split.
+TEST(ConvIgemmWgmmaTile, WidestForOneProductOnManyChannelsUnsplit) {
+  using P = Tf32Products;
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(512), 128);  // three products: never 256
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(128, P::one), 128);
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(129, P::one), 256);
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(256, P::one), 256);
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(384, P::one), 128);  // 512 of 256-wide against 384
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(512, P::one), 256);
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(64, P::one), 64);
+  // VGG16's conv3 at batch 10 (M = 31360, K = 2304): 245 tiles, no split.
+  const detail::ConvIgemmWgmmaPlan vgg =
+      detail::plan_conv_igemm_wgmma(1, 31360, 256, 2304, 132, 0, P::one);
+  EXPECT_EQ(vgg.tile_n, 256);
+  EXPECT_EQ(vgg.plan.tiles, 245);
+  EXPECT_EQ(vgg.plan.splits, 1);
+  // Its conv5 (M = 1960, K = 4608): 32 wide tiles would split K, so 128 with a split.
+  const detail::ConvIgemmWgmmaPlan late =
+      detail::plan_conv_igemm_wgmma(1, 1960, 512, 4608, 132, 0, P::one);
+  EXPECT_EQ(late.tile_n, 128);
+  EXPECT_GT(late.plan.splits, 1);
+  const detail::ConvIgemmWgmmaPlan forced =
+      detail::plan_conv_igemm_wgmma(1, 1960, 512, 4608, 132, 256, P::one);
+  EXPECT_EQ(forced.tile_n, 256);
+  EXPECT_EQ(forced.plan.tiles, 16 * 2);
+  EXPECT_EQ(forced.plan.splits, 1);
+  EXPECT_EQ(detail::WgmmaTile<256>::kAcc, 128);
+  EXPECT_LE(detail::WgmmaTile<256>::kSmemBytes, detail::WgmmaTile<128>::kSmemBytes);
+  EXPECT_EQ(detail::WgmmaTile<256>::kStageBytes, 48 * 1024);  // A and the big B alone
+}
+
 // The chunked gather's channels per position: multiples of 4 as they are; one group's count
 // rounded up to one where that adds at most a third (an image's 3 channels -> 4); nothing
 // otherwise (the 4-byte gather). The parameters then count K over the padded channels, and the

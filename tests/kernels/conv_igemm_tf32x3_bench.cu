@@ -15,7 +15,8 @@
 // (kernels/conv_igemm_im2col_tma.cuh; the row's description says which it took), NaN where it
 // does not; "wide": forced to the 128-wide tile where the automatic choice is the 64-wide one —
 // and its mma.sync kernel, the weight split at init; cuDNN
-// strict and TF32; "tf32x1": ConvIgemmTf32, one TF32 product, the tf32 track's kernel) timed with
+// strict and TF32; "tf32x1": ConvIgemmTf32, one TF32 product, the tf32 track's kernel; "1x128": it
+// forced to the 128-wide tile where its automatic choice is the 256-wide one) timed with
 // CUDA events, L2 flushed before every run, the median of kIterations after warm-ups; "nhwc": the
 // wgmma kernel on a layer inside an NHWC region (src/plan/layout.h:
 // x arrives channels-last, no transpose, y written channels-last). "%floor": the 3xTF32 roofline
@@ -275,8 +276,11 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   // The chunked cp.async gather where the automatic choice is the im2col TMA: what the TMA gains.
   const bool have_chunked = have_wgmma && wgmma.uses_tma_im2col() &&
                             ready(chunked, Tf32x3Engine::wgmma, 0, false, false);
-  ConvIgemmTf32 one;  // the tf32 track's one TF32 product, on the wgmma kernel
+  ConvIgemmTf32 one, one_128;  // the tf32 track's one TF32 product, on the wgmma kernel
   const bool have_one = ready(one, Tf32x3Engine::wgmma);
+  // One product's 128-wide tile where its automatic choice is the 256-wide one: what that gains.
+  const bool have_one_128 =
+      have_one && one.tile_n() == 256 && ready(one_128, Tf32x3Engine::wgmma, 128);
   const bool have_nhwc = ready(nhwc, Tf32x3Engine::wgmma, 0, true);
   // The 128-wide tile where the automatic choice is the 64-wide one: what the narrow tile gains.
   const bool narrow = have_wgmma && wgmma.tile_n() < 128;
@@ -295,6 +299,7 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const double wide_ms = have_wide ? median_ms([&] { run_igemm(wide); }, flush) : NAN;
   const double mma_ms = have_mma ? median_ms([&] { run_igemm(mma); }, flush) : NAN;
   const double one_ms = have_one ? median_ms([&] { run_igemm(one); }, flush) : NAN;
+  const double one_128_ms = have_one_128 ? median_ms([&] { run_igemm(one_128); }, flush) : NAN;
   const double strict_ms = cudnn_side.strict_ms(flush);
   const double tf32_ms = cudnn_side.tf32_ms(flush);
   const double flops = 2.0 * static_cast<double>(ys) * l.in_channels * l.kernel * l.kernel;
@@ -305,11 +310,11 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const double one_efficiency = flops / (one_ms * 1e9) / kTf32PeakTflops;
   const double tf32_efficiency = flops / (tf32_ms * 1e9) / kTf32PeakTflops;
   std::printf(
-      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %7.3f %8.3f "
-      "%9.1e  %s\n",
-      l.name, wgmma_ms, chunked_ms, nhwc_ms, wide_ms, mma_ms, one_ms, strict_ms, tf32_ms,
-      100.0 * floor_ms / wgmma_ms, efficiency, strict_efficiency, one_efficiency, tf32_efficiency,
-      norm, wgmma.describe().c_str());
+      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %7.3f "
+      "%8.3f %9.1e  %s | %s\n",
+      l.name, wgmma_ms, chunked_ms, nhwc_ms, wide_ms, mma_ms, one_ms, one_128_ms, strict_ms,
+      tf32_ms, 100.0 * floor_ms / wgmma_ms, efficiency, strict_efficiency, one_efficiency,
+      tf32_efficiency, norm, wgmma.describe().c_str(), have_one ? one.describe().c_str() : "-");
   if (std::isfinite(one_efficiency)) summary.one_product_efficiency.push_back(one_efficiency);
   if (std::isfinite(tf32_efficiency)) summary.cudnn_tf32_efficiency.push_back(tf32_efficiency);
   if (std::isfinite(efficiency)) summary.wgmma_efficiency.push_back(efficiency);
@@ -471,9 +476,9 @@ int main(int argc, char** argv) {
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kTf32WorkspaceBytes));
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %7s %8s %9s\n", "layer",
-              "wgmma ms", "cp.async", "nhwc", "wide", "mma", "tf32x1", "strict", "tf32", "%floor",
-              "igemm eff", "strict eff", "1x eff", "tf32 eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %7s %8s %9s\n", "layer",
+              "wgmma ms", "cp.async", "nhwc", "wide", "mma", "tf32x1", "1x128", "strict", "tf32",
+              "%floor", "igemm eff", "strict eff", "1x eff", "tf32 eff", "rel_norm");
   Summary summary;
   for (const Layer& l : layers)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)

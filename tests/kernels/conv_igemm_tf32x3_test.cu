@@ -165,16 +165,19 @@ struct CaseData {
 // The kernel and A load a case runs on: mma.sync; wgmma on the NCDHW input; wgmma's chunked
 // cp.async gather from its channels-last copy (where the channels per group allow; else the NCDHW
 // gather again); wgmma's im2col TMA (wgmma_tma_*: only where conv_igemm_tma_im2col_problem allows
-// it, else skipped). The wgmma variants take the tile width conv_igemm_wgmma_tile_n picks, except
-// the *_wide and *_narrow ones, which force 128 and 64: every case runs on both widths.
+// it, else skipped). The wgmma variants take the tile width ConvIgemm::init plans, except the
+// *_wide, *_narrow and (one product only) *_widest ones, which force 128, 64 and 256: every case
+// runs on every width.
 enum class Variant {
   mma_sync,
   wgmma_ncdhw,
   wgmma,
   wgmma_wide,
   wgmma_narrow,
+  wgmma_widest,
   wgmma_tma_wide,
-  wgmma_tma_narrow
+  wgmma_tma_narrow,
+  wgmma_tma_widest
 };
 
 std::string variant_name(Variant v) {
@@ -189,33 +192,51 @@ std::string variant_name(Variant v) {
       return "wgmma_wide";
     case Variant::wgmma_narrow:
       return "wgmma_narrow";
+    case Variant::wgmma_widest:
+      return "wgmma_widest";
     case Variant::wgmma_tma_wide:
       return "wgmma_tma_wide";
     case Variant::wgmma_tma_narrow:
       return "wgmma_tma_narrow";
+    case Variant::wgmma_tma_widest:
+      return "wgmma_tma_widest";
   }
   return "?";
 }
 
 bool loads_by_tma(Variant v) {
-  return v == Variant::wgmma_tma_wide || v == Variant::wgmma_tma_narrow;
+  return v == Variant::wgmma_tma_wide || v == Variant::wgmma_tma_narrow ||
+         v == Variant::wgmma_tma_widest;
 }
 
-// The wgmma tile width a variant runs a shape with.
-int expected_tile_n(Variant v, const ConvIgemmShape& s) {
+// The wgmma tile width a variant runs a shape with (0: the one init plans).
+int forced_tile_n(Variant v) {
   if (v == Variant::wgmma_wide || v == Variant::wgmma_tma_wide) return 128;
   if (v == Variant::wgmma_narrow || v == Variant::wgmma_tma_narrow) return 64;
-  return conv_igemm_wgmma_tile_n(s.out_channels / s.groups);
+  if (v == Variant::wgmma_widest || v == Variant::wgmma_tma_widest) return 256;
+  return 0;
+}
+
+// The width a variant's run of `s` should take, as init plans it on this device (its SM count
+// decides whether the 256-wide tile would split K).
+int expected_tile_n(Variant v, const ConvIgemmShape& s, Tf32Products products) {
+  if (forced_tile_n(v) != 0) return forced_tile_n(v);
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return -1;
+  const detail::ConvIgemmParams p =
+      detail::conv_igemm_params(nullptr, nullptr, nullptr, nullptr, s, MatmulEpilogue::none);
+  return detail::plan_conv_igemm_wgmma(s.groups, p.m, p.n, p.k, sms, 0, products).tile_n;
 }
 
 // Sets `conv` (either product count) up for a variant: its engine, A load and forced tile width.
 template <class Conv>
-void configure(Conv& conv, Variant v, const ConvIgemmShape& s) {
+void configure(Conv& conv, Variant v) {
   conv.set_engine(v == Variant::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
   conv.allow_channels_last(v != Variant::mma_sync && v != Variant::wgmma_ncdhw);
   conv.allow_tma_im2col(loads_by_tma(v));
-  if (v != Variant::mma_sync && v != Variant::wgmma_ncdhw && v != Variant::wgmma)
-    conv.set_tile_n(expected_tile_n(v, s));
+  conv.set_tile_n(forced_tile_n(v));
 }
 
 // Skips (visibly) a TMA variant on a shape the im2col TMA cannot load.
@@ -251,14 +272,14 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   ConvIgemmTf32x3 conv;
   const bool wgmma = variant != Variant::mma_sync;
   const bool channels_last = wgmma && variant != Variant::wgmma_ncdhw;
-  configure(conv, variant, s);
+  configure(conv, variant);
   std::string error;
   ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
   EXPECT_EQ(conv.uses_wgmma(), wgmma);
   EXPECT_EQ(conv.uses_channels_last(),
             channels_last && detail::conv_igemm_channels_last_eligible(s));
   EXPECT_EQ(conv.uses_tma_im2col(), loads_by_tma(variant)) << conv.describe();
-  if (wgmma) EXPECT_EQ(conv.tile_n(), expected_tile_n(variant, s));
+  if (wgmma) EXPECT_EQ(conv.tile_n(), expected_tile_n(variant, s, Tf32Products::three));
   ASSERT_EQ(conv.prepare_weights(data.dw.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_EQ(conv.run(data.dx.data(), nullptr, data.db.data(), data.dy.data(), nullptr, error),
             STITCH_OK)
@@ -303,10 +324,11 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   CaseData data(c);
   ASSERT_CUDA(data.upload());
   ConvIgemmTf32 conv;
-  configure(conv, variant, s);
+  configure(conv, variant);
   std::string error;
   ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
   EXPECT_EQ(conv.uses_tma_im2col(), loads_by_tma(variant)) << conv.describe();
+  EXPECT_EQ(conv.tile_n(), expected_tile_n(variant, s, Tf32Products::one));
   EXPECT_NE(conv.describe().find("TF32 implicit GEMM"), std::string::npos) << conv.describe();
   EXPECT_EQ(conv.describe().find("3xTF32"), std::string::npos) << conv.describe();
   ASSERT_EQ(conv.prepare_weights(data.dw.data(), nullptr, error), STITCH_OK) << error;
@@ -331,9 +353,10 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
 }
 
-const auto kEveryWgmmaVariant =
-    ::testing::Values(Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide,
-                      Variant::wgmma_narrow, Variant::wgmma_tma_wide, Variant::wgmma_tma_narrow);
+const auto kEveryWgmmaVariant = ::testing::Values(
+    Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide, Variant::wgmma_narrow,
+    Variant::wgmma_widest, Variant::wgmma_tma_wide, Variant::wgmma_tma_narrow,
+    Variant::wgmma_tma_widest);
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTf32Test,
                          ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
@@ -442,8 +465,8 @@ TEST_P(ConvIgemmChannelsLastTest, MatchesTheNcdhwRunBitForBit) {
   ASSERT_CUDA(cudaMemset(dy_last.data(), 0xff, dy_last.size() * sizeof(float)));
   std::string error;
   ConvIgemmTf32x3 dense, last;
-  configure(dense, variant, s);
-  configure(last, variant, s);
+  configure(dense, variant);
+  configure(last, variant);
   last.set_input_channels_last(true);
   ConvIgemmOutputMap map;  // [image][position][channel], the 3-d view's unit dims in front
   map.image_floats = out_plane * s.out_channels, map.channel_floats = 1;
@@ -527,9 +550,9 @@ TEST_P(ConvIgemmInputTransformTest, MatchesTheRunOnTheTransformedInputBitForBit)
   ASSERT_CUDA(cudaMemset(dy_fused.data(), 0xff, dy_fused.size() * sizeof(float)));
   std::string error;
   ConvIgemmTf32x3 plain, fused, window;
-  configure(plain, variant, s);
-  configure(fused, variant, s);
-  configure(window, variant, s);
+  configure(plain, variant);
+  configure(fused, variant);
+  configure(window, variant);
   fused.set_input_transform(true);
   window.set_input_transform(true);
   window.set_input_image_floats(wide_image);
