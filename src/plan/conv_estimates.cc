@@ -89,6 +89,19 @@ int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t 
                                                                                           : 0;
 }
 
+bool conv_igemm_wide_tile(const ConvSpec& spec, int sms) {
+  const int64_t n = spec.out_channels / std::max<int64_t>(spec.groups, 1);
+  if (spec.transposed || n <= kConvIgemmTile || (n + kConvIgemmWideTile - 1) / kConvIgemmWideTile !=
+                                 (n + kConvIgemmTile - 1) / kConvIgemmWideTile)
+    return false;
+  const auto m = static_cast<int64_t>(static_cast<double>(spec.batch) * product(spec.output));
+  const int64_t tiles = spec.groups * ((m + kConvIgemmTile - 1) / kConvIgemmTile) *
+                        ((n + kConvIgemmWideTile - 1) / kConvIgemmWideTile);
+  const int64_t k = spec.in_channels / std::max<int64_t>(spec.groups, 1) *
+                    static_cast<int64_t>(product(spec.kernel));
+  return tiles >= sms || (k + 31) / 32 < 16;  // no split: a full wave, or K too short to split
+}
+
 ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks,
                                       TensorMath math) {
   ConvIgemmEstimate estimate;
@@ -98,7 +111,11 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double m = static_cast<double>(spec.batch) * product(spec.output);
   const double n = static_cast<double>(spec.out_channels / spec.groups);
   const bool narrow = n <= kConvIgemmNarrowTile;
-  const double tile_n = static_cast<double>(narrow ? kConvIgemmNarrowTile : kConvIgemmTile);
+  const bool one_product = math != TensorMath::fp32;
+  const bool wide = one_product && conv_igemm_wide_tile(spec, peaks.sms);
+  const double tile_n = static_cast<double>(narrow ? kConvIgemmNarrowTile
+                                            : wide ? kConvIgemmWideTile
+                                                   : kConvIgemmTile);
   const int64_t channels = spec.in_channels / spec.groups;
   const auto kernel_volume = static_cast<int64_t>(product(spec.kernel));
   // A transposed convolution's output takes 1 / stride of the kernel's taps per dimension.
@@ -120,7 +137,6 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   // that one pass over x makes.
   const double input_pass_s = 2.0 * input_bytes / bandwidth + kLaunchSeconds;
   // One TF32 product (the tf32 and bf16 tracks): cuDNN's TF32 engines, on the TF32 peak.
-  const bool one_product = math != TensorMath::fp32;
   if (one_product && peaks.tf32_tflops <= 0) return estimate;
   const double cudnn_flops_per_s =
       one_product ? peaks.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency
@@ -144,7 +160,8 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double efficiency = kConvIgemmPeakEfficiency * k_tiles / (k_tiles + kConvIgemmFillTiles) *
                             (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency) *
                             (narrow ? kConvIgemmNarrowEfficiency : 1.0) *
-                            (one_product ? kConvIgemmOneProductEfficiency : 1.0);
+                            (one_product ? kConvIgemmOneProductEfficiency : 1.0) *
+                            (wide ? kConvIgemmWideTileGain : 1.0);
   const double products = one_product ? 1.0 : 3.0;
   const double k_tile_s =
       products * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
@@ -285,7 +302,9 @@ ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks, Ten
   };
   if (igemm.eligible && igemm.kernel_s > 0) {  // TF32 tensor cores there
     const double ratio = igemm.kernel_s / call.cudnn_s;
-    if (ratio <= kConfidentKernelRatio) return take("igemm_tf32x3_conv", igemm.kernel_s, false);
+    const double confident =
+        math == TensorMath::fp32 ? kConfidentKernelRatio : kTf32ConfidentKernelRatio;
+    if (ratio <= confident) return take("igemm_tf32x3_conv", igemm.kernel_s, false);
     if (timeable && ratio <= band) return take("igemm_tf32x3_conv", igemm.kernel_s, true);
   }
   // The direct kernel where the implicit GEMM is rated slower than cuDNN: few products per output.

@@ -229,17 +229,23 @@ inline constexpr int64_t kConvIgemmMaxGroups = 65535;  // one launch's grid.y
 // instead of three (kernels/conv_igemm_tf32x3.cuh ConvIgemmTf32), at kConvIgemmOneProductEfficiency
 // of the three-product rate per product — the producers' gather, which kept up with three
 // products, now feeds one — against cuDNN's TF32 engines at kCudnnTf32ConvEfficiency of the TF32
-// peak. Measured (tests/kernels/conv_igemm_tf32x3_bench.cu's "1x eff" and "tf32 eff" columns, H100,
-// 2026-12-06): one product took 0.082 / 0.537 ms where three took 0.089 / 0.622 (a dense block's
-// 3x3 128->32 layer / VGG16 conv1_2), 0.36 / 0.39 of the three-product rate per product; cuDNN's
-// TF32 ran them at 0.088 / 0.208 of the TF32 peak (the compute-bound VGG layer's taken). Only two
-// layers: the program times cuDNN against the kernel at init inside the timed band
-// (conv_engine_call, kTf32TimedEngineRatio) as on the fp32 track. Since the one-product kernel
-// sums the whole K range in the tensor cores and takes 256-wide tiles past 128 channels (H100,
-// 2026-12-06 19:5x UTC, VGG16 conv1_2 to conv5_3) both sides run faster than modelled: the kernel
-// at 1.5-2.4x this rate, cuDNN's TF32 at a median 0.35 of the peak. Not recalibrated on five
-// layers of one network: their ratio, which decides, moved less (the timing at init covers it).
-inline constexpr double kConvIgemmOneProductEfficiency = 0.37;
+// peak. Measured (tests/kernels/conv_igemm_tf32x3_bench.cu, H100, 2026-12-06 19:5x UTC, one and
+// three products side by side, after the one-product kernel came to sum the whole K range in the
+// tensor cores): VGG16 conv1_2 (64-wide tile) / conv2_2 / conv5_3 (K split) one product 0.363 /
+// 0.225 / 0.052 ms where three took 0.500 / 0.368 / 0.091 — 0.46 / 0.55 / 0.58 of the
+// three-product rate per product (0.36-0.39 before the whole-K sums) — and conv3_3 / conv4_3 on
+// the 128-wide tile ("1x128") 0.171 / 0.145 against 0.323 / 0.302: 0.63 / 0.69. So one product
+// takes 0.53-0.73 of three's time, never more (the model: 1 / (3 · 0.55) = 0.61). The 256-wide
+// tile, which one product takes past 128 channels where it runs unsplit (the kernel's
+// plan_conv_igemm_wgmma; conv_igemm_wide_tile here), ran those two layers at 0.147 / 0.122 ms:
+// kConvIgemmWideTileGain, 1.16-1.19x the 128-wide rate. cuDNN's TF32 ran the five at 0.21-0.54
+// of the TF32 peak (median 0.35: the model's 0.2 is low there, but on a short K — 72, level 2's
+// 8 -> 64 channels — its engines seemed slower than 0.2; not measured alone): the program times
+// cuDNN against the kernel at init inside the timed band (conv_engine_call,
+// kTf32TimedEngineRatio) as on the fp32 track.
+inline constexpr double kConvIgemmOneProductEfficiency = 0.55;
+inline constexpr double kConvIgemmWideTileGain = 1.18;
+inline constexpr int64_t kConvIgemmWideTile = 256;
 inline constexpr double kCudnnTf32ConvEfficiency = 0.2;
 struct ConvIgemmEstimate {
   double kernel_s = 0, cudnn_s = 0;
@@ -253,6 +259,13 @@ struct ConvIgemmEstimate {
 // (kernels/conv_igemm_tf32x3.cuh). The estimate counts the per-run transpose of x where the
 // kernel's gather reads the other layout.
 bool conv_igemm_eligible(const ConvSpec& spec);
+// Whether the one-product kernel runs a forward convolution on its 256-wide tile (mirrors
+// kernels/conv_igemm_common.cuh's conv_igemm_wgmma_tile_n and plan_conv_igemm_wgmma, which keeps
+// 128 where the wide tiles would split K): more than 128 output channels per group, covered by
+// 256-wide tiles with no more padding than by 128-wide ones, and the wide tiles fill the `sms`
+// or K is under 16 tiles of 32 (too short to split). Transposed convolutions are modelled on the
+// 128-wide tile (their phases are planned one by one).
+bool conv_igemm_wide_tile(const ConvSpec& spec, int sms);
 ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peaks,
                                       TensorMath math = TensorMath::fp32);
 // The channels per group and position the kernel's chunked gather reads, or 0 where it gathers
@@ -289,7 +302,8 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
 // --strict-fp32-gemm: cuDNN then), by the ratio of the kernel's estimate to cuDNN's
 // (estimate_conv_igemm's cuDNN model: strict FP32 on the fp32 track, TF32 engines under `math`
 // tf32 / bf16, where the kernel makes one product):
-//   the implicit GEMM at ratio <= kConfidentKernelRatio: the kernel;
+//   the implicit GEMM at ratio <= kConfidentKernelRatio (kTf32ConfidentKernelRatio under TF32
+//     math): the kernel;
 //   the implicit GEMM at ratio <= kTimedEngineRatio: the kernel, with cuDNN as its alternative
 //     (`timed`): the program times the two at init and runs the faster
 //     (kernels/conv_engine_timing.cuh);
@@ -316,10 +330,13 @@ inline constexpr double kTimedEngineMinSeconds = 20e-6;
 inline constexpr int64_t kCudnnGridTileM = 128, kCudnnGridTileN = 64;
 inline constexpr double kUnderfilledTimedRatio = 3.0;
 inline constexpr double kUnderfilledMinSeconds = 10e-6;
-// Under TF32 math both sides of the model rest on two layers' measurements
-// (kConvIgemmOneProductEfficiency, kCudnnTf32ConvEfficiency): the band is as wide as an
-// under-filled grid's.
+// Under TF32 math both sides of the model rest on few layers' measurements
+// (kConvIgemmOneProductEfficiency, kCudnnTf32ConvEfficiency: five of VGG16): the band is as wide
+// as an under-filled grid's, and the kernel runs untimed only where rated below
+// kTf32ConfidentKernelRatio of cuDNN — VGG16's 128 -> 128 layer, rated at 0.67, ran 1.07x slower
+// than cuDNN's TF32 (0.225 vs 0.211 ms), its 256 -> 256 one, rated at 0.51, 1.07x faster.
 inline constexpr double kTf32TimedEngineRatio = 3.0;
+inline constexpr double kTf32ConfidentKernelRatio = 0.6;
 // cuDNN's output tiles for the convolution (kCudnnGridTileM positions x kCudnnGridTileN channels
 // per group) are fewer than the SMs.
 bool cudnn_grid_underfilled(const ConvSpec& spec, const GpuPeaks& peaks);

@@ -409,6 +409,8 @@ TEST(ConvIgemmWgmmaTile, WidestForOneProductOnManyChannelsUnsplit) {
   EXPECT_EQ(forced.tile_n, 256);
   EXPECT_EQ(forced.plan.tiles, 16 * 2);
   EXPECT_EQ(forced.plan.splits, 1);
+  // A short K (3 tiles) never splits, however few the tiles (the planner's conv_igemm_wide_tile).
+  EXPECT_EQ(detail::plan_conv_igemm_wgmma(1, 64, 256, 72, 132, 0, P::one).tile_n, 256);
   EXPECT_EQ(detail::WgmmaTile<256>::kAcc, 128);
   EXPECT_LE(detail::WgmmaTile<256>::kSmemBytes, detail::WgmmaTile<128>::kSmemBytes);
   EXPECT_EQ(detail::WgmmaTile<256>::kStageBytes, 48 * 1024);  // A and the big B alone

@@ -30,9 +30,10 @@
 // its phases on the wgmma kernel) and ConvTransposeDirect (its phases on the direct kernel, where
 // each is within its K) against cuDNN strict and TF32, and their error norms against strict. Last,
 // level 2's convolutions of few input channels (2-d and 3-d, as the tasks have them): the direct
-// FP32 kernel (kernels/conv_direct.cuh) against the wgmma igemm and cuDNN strict and TF32, "direct
-// eff" its FLOPs over its time as a fraction of the FP32 peak (the planner's model of it), and its
-// error norm against strict.
+// FP32 kernel (kernels/conv_direct.cuh) against the wgmma igemm (three products and, "tf32x1",
+// one) and cuDNN strict and TF32, "direct eff" its FLOPs over its time as a fraction of the FP32
+// peak (the planner's model of it), "1x eff" the one-product kernel's of the TF32 peak (a short
+// K's), and the direct kernel's error norm against strict.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -415,24 +416,31 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
     }
   };
   ConvIgemmTf32x3 igemm;
-  igemm.set_engine(Tf32x3Engine::wgmma);
-  const bool have_igemm = igemm.init(s, MatmulEpilogue::none, error) == STITCH_OK &&
-                          igemm.prepare_weights(o.w, nullptr, error) == STITCH_OK;
+  ConvIgemmTf32 one;  // the tf32 track's one product
+  auto ready = [&](auto& conv) {
+    conv.set_engine(Tf32x3Engine::wgmma);
+    return conv.init(s, MatmulEpilogue::none, error) == STITCH_OK &&
+           conv.prepare_weights(o.w, nullptr, error) == STITCH_OK;
+  };
+  const bool have_igemm = ready(igemm), have_one = ready(one);
   const double norm = cudnn_side.error_norm(run_direct);
   const double direct_ms = median_ms(run_direct, flush);
-  auto run_igemm = [&] {
-    if (igemm.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
+  auto run_igemm = [&](const auto& conv) {
+    if (conv.run(o.x, nullptr, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
       std::printf("%s: igemm run: %s\n", l.name, error.c_str());
       std::exit(1);
     }
   };
-  const double igemm_ms = have_igemm ? median_ms(run_igemm, flush) : NAN;
+  const double igemm_ms = have_igemm ? median_ms([&] { run_igemm(igemm); }, flush) : NAN;
+  const double one_ms = have_one ? median_ms([&] { run_igemm(one); }, flush) : NAN;
   const double strict_ms = cudnn_side.strict_ms(flush);
   const double tf32_ms = cudnn_side.tf32_ms(flush);
   const double flops = 2.0 * static_cast<double>(ws) / s.out_channels * static_cast<double>(ys);
-  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %9.1e  %s\n", l.name, direct_ms,
-              igemm_ms, strict_ms, tf32_ms, strict_ms / direct_ms,
-              flops / (direct_ms * 1e9) / kFp32PeakTflops, norm, direct.describe().c_str());
+  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %7.3f %9.1e  %s | %s\n", l.name,
+              direct_ms, igemm_ms, one_ms, strict_ms, tf32_ms, strict_ms / direct_ms,
+              flops / (direct_ms * 1e9) / kFp32PeakTflops,
+              flops / (one_ms * 1e9) / kTf32PeakTflops, norm, direct.describe().c_str(),
+              have_one ? one.describe().c_str() : "-");
 }
 
 }  // namespace
@@ -516,6 +524,7 @@ int main(int argc, char** argv) {
   const FewChannelLayer few_channel[] = {
       {"f2d_3to16_k3_32", few(128, 3, 16, {32, 32}, 3)},
       {"f2d_8to64_k3_128", few(128, 8, 64, {128, 128}, 3)},
+      {"f2d_8to64_k3_256", few(128, 8, 64, {256, 256}, 3)},
       {"f2d_16to64_k3_256", few(128, 16, 64, {256, 256}, 3)},
       {"f3d_3to16_k3_16x64x64", few(128, 3, 16, {16, 64, 64}, 3)},
       {"f3d_3to24_k3_24x32x32", few(128, 3, 24, {24, 32, 32}, 3)},
@@ -523,8 +532,9 @@ int main(int argc, char** argv) {
       {"f3d_8to16_k3_16x64x64", few(128, 8, 16, {16, 64, 64}, 3)},
       {"f3d_8to32_k3_32x64x64", few(64, 8, 32, {32, 64, 64}, 3)},
   };
-  std::printf("%-26s %8s %8s %8s %8s %9s %10s %9s\n", "few-channel layer", "direct", "igemm",
-              "strict", "tf32", "vs strict", "direct eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %9s %10s %7s %9s\n", "few-channel layer", "direct",
+              "igemm", "tf32x1", "strict", "tf32", "vs strict", "direct eff", "1x eff",
+              "rel_norm");
   for (const FewChannelLayer& l : few_channel)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
       bench_direct(l, cudnn, workspace, flush);
