@@ -83,8 +83,8 @@ static_assert(kGemmBM == 128 && kGemmBN == 128 && kGemmBK == 32 && kGemmThreads 
 
 // A block's output tile is 128 rows by kBN columns: 128 (the GEMM; convolutions with more than 64
 // output channels per group) or 64 (narrower convolutions, which a 128-wide tile would compute
-// half empty), and on the one-product tracks 256 (convolutions with 256 output channels or
-// more: per K tile the same A tile feeds twice the products, so a third less operand traffic
+// half empty), and on the one-product tracks 256 (convolutions of more than 128 output channels
+// per group: per K tile the same A tile feeds twice the products, so a third less operand traffic
 // per product comes from L2). Each consumer warpgroup's part is 64 x kBN (m64nKBNk8 wgmmas, kAcc
 // accumulators per thread); a stage is the raw A tile and the two B tiles of kBN rows, the wide
 // tile's only the big one (it makes one product). The narrow tile's stages are half as large:

@@ -91,8 +91,9 @@ int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t 
 
 bool conv_igemm_wide_tile(const ConvSpec& spec, int sms) {
   const int64_t n = spec.out_channels / std::max<int64_t>(spec.groups, 1);
-  if (spec.transposed || n <= kConvIgemmTile || (n + kConvIgemmWideTile - 1) / kConvIgemmWideTile !=
-                                 (n + kConvIgemmTile - 1) / kConvIgemmWideTile)
+  if (spec.transposed || n <= kConvIgemmTile ||
+      (n + kConvIgemmWideTile - 1) / kConvIgemmWideTile !=
+          (n + kConvIgemmTile - 1) / kConvIgemmWideTile)
     return false;
   const auto m = static_cast<int64_t>(static_cast<double>(spec.batch) * product(spec.output));
   const int64_t tiles = spec.groups * ((m + kConvIgemmTile - 1) / kConvIgemmTile) *

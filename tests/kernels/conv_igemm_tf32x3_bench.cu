@@ -438,9 +438,8 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
   const double flops = 2.0 * static_cast<double>(ws) / s.out_channels * static_cast<double>(ys);
   std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %7.3f %9.1e  %s | %s\n", l.name,
               direct_ms, igemm_ms, one_ms, strict_ms, tf32_ms, strict_ms / direct_ms,
-              flops / (direct_ms * 1e9) / kFp32PeakTflops,
-              flops / (one_ms * 1e9) / kTf32PeakTflops, norm, direct.describe().c_str(),
-              have_one ? one.describe().c_str() : "-");
+              flops / (direct_ms * 1e9) / kFp32PeakTflops, flops / (one_ms * 1e9) / kTf32PeakTflops,
+              norm, direct.describe().c_str(), have_one ? one.describe().c_str() : "-");
 }
 
 }  // namespace
@@ -533,8 +532,7 @@ int main(int argc, char** argv) {
       {"f3d_8to32_k3_32x64x64", few(64, 8, 32, {32, 64, 64}, 3)},
   };
   std::printf("%-26s %8s %8s %8s %8s %8s %9s %10s %7s %9s\n", "few-channel layer", "direct",
-              "igemm", "tf32x1", "strict", "tf32", "vs strict", "direct eff", "1x eff",
-              "rel_norm");
+              "igemm", "tf32x1", "strict", "tf32", "vs strict", "direct eff", "1x eff", "rel_norm");
   for (const FewChannelLayer& l : few_channel)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
       bench_direct(l, cudnn, workspace, flush);

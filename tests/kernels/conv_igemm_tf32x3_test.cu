@@ -353,10 +353,10 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << c.name;
 }
 
-const auto kEveryWgmmaVariant = ::testing::Values(
-    Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide, Variant::wgmma_narrow,
-    Variant::wgmma_widest, Variant::wgmma_tma_wide, Variant::wgmma_tma_narrow,
-    Variant::wgmma_tma_widest);
+const auto kEveryWgmmaVariant =
+    ::testing::Values(Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide,
+                      Variant::wgmma_narrow, Variant::wgmma_widest, Variant::wgmma_tma_wide,
+                      Variant::wgmma_tma_narrow, Variant::wgmma_tma_widest);
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTf32Test,
                          ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),

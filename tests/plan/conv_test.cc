@@ -718,12 +718,12 @@ TEST(ConvIgemmPlan, WideTileWhereTheKernelTakesIt) {
   };
   const int sms = h200_peaks().sms;
   EXPECT_EQ(sms, 132);
-  EXPECT_TRUE(conv_igemm_wide_tile(spec_of({10, 256, 56, 56}, {256, 256, 3, 3}, {10, 256, 56, 56}),
-                                   sms));
-  EXPECT_FALSE(conv_igemm_wide_tile(
-      spec_of({10, 512, 14, 14}, {512, 512, 3, 3}, {10, 512, 14, 14}), sms));
-  EXPECT_FALSE(conv_igemm_wide_tile(
-      spec_of({10, 256, 56, 56}, {384, 256, 3, 3}, {10, 384, 56, 56}), sms));
+  EXPECT_TRUE(
+      conv_igemm_wide_tile(spec_of({10, 256, 56, 56}, {256, 256, 3, 3}, {10, 256, 56, 56}), sms));
+  EXPECT_FALSE(
+      conv_igemm_wide_tile(spec_of({10, 512, 14, 14}, {512, 512, 3, 3}, {10, 512, 14, 14}), sms));
+  EXPECT_FALSE(
+      conv_igemm_wide_tile(spec_of({10, 256, 56, 56}, {384, 256, 3, 3}, {10, 384, 56, 56}), sms));
   EXPECT_TRUE(conv_igemm_wide_tile(spec_of({1, 8, 8, 8}, {256, 8, 3, 3}, {1, 256, 8, 8}), sms));
   EXPECT_FALSE(conv_igemm_wide_tile(spec_of({1, 8, 8, 8}, {128, 8, 3, 3}, {1, 128, 8, 8}), sms));
 }
