@@ -225,6 +225,14 @@ class ConvIgemm {
               " floats apart need an input transform and at least one image between them";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
+    constexpr bool kOne = kProducts == Tf32Products::one;
+    const int asked = requested_tile_n_;
+    if (asked != 0 && asked != 64 && asked != 128 && !(kOne && asked == 256)) {
+      error = std::string("ConvIgemm::init: the wgmma tile is 64 or 128 wide") +
+              (kOne ? " or 256" : " (256 makes one product only)") + ", not " +
+              std::to_string(asked);
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
     epilogue_ = epilogue;
     STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemm::init", wgmma_, error));
     tma_im2col_ = false;
@@ -239,14 +247,6 @@ class ConvIgemm {
     channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
     tma_im2col_ = channels_last_ && allow_tma_im2col_ && conv_igemm_tma_im2col_eligible(shape);
     const detail::ConvIgemmParams p = gather_params(nullptr, nullptr, nullptr, nullptr);
-    constexpr bool kOne = kProducts == Tf32Products::one;
-    const int asked = requested_tile_n_;
-    if (asked != 0 && asked != 64 && asked != 128 && !(kOne && asked == 256)) {
-      error = std::string("ConvIgemm::init: the wgmma tile is 64 or 128 wide") +
-              (kOne ? " or 256" : " (256 makes one product only)") + ", not " +
-              std::to_string(asked);
-      return STITCH_ERROR_INVALID_ARGUMENT;
-    }
     int device = 0, sms = 0;
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));

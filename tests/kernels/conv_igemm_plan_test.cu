@@ -416,6 +416,22 @@ TEST(ConvIgemmWgmmaTile, WidestForOneProductOnManyChannelsUnsplit) {
   EXPECT_EQ(detail::WgmmaTile<256>::kStageBytes, 48 * 1024);  // A and the big B alone
 }
 
+// A requested width the kernel does not have is refused at init, before any device work: 256
+// for three products (its stages have no room for the small B copy, its sums none for chunks).
+TEST(ConvIgemmWgmmaTile, InitRefusesAWidthItDoesNotHave) {
+  const ConvIgemmShape shape = testing::conv_case_shape(1, 32, 256, 1, {8, 8}, {3}, {1}, {1});
+  std::string error;
+  ConvIgemmTf32x3 three;
+  three.set_tile_n(256);
+  EXPECT_EQ(three.init(shape, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("256 makes one product only"), std::string::npos) << error;
+  ConvIgemmTf32 one;
+  one.set_tile_n(96);
+  error.clear();
+  EXPECT_EQ(one.init(shape, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("64 or 128 wide or 256, not 96"), std::string::npos) << error;
+}
+
 // The chunked gather's channels per position: multiples of 4 as they are; one group's count
 // rounded up to one where that adds at most a third (an image's 3 channels -> 4); nothing
 // otherwise (the 4-byte gather). The parameters then count K over the padded channels, and the
