@@ -357,8 +357,8 @@ inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
 
 // The wgmma kernel's output tile width for n output channels per group: 64 where they fit in
 // it (a 128-wide tile would compute them half empty); for one product 256 where 256-wide tiles
-// cover n with no more padding than 128-wide ones (129-256 channels, multiples of 256); else
-// 128 (plan_conv_igemm_wgmma keeps 128 where the 256-wide tiles would want K split).
+// cover n with no more padding than 128-wide ones (n mod 256 zero or past 128: 129-256, 385-512,
+// ...); else 128 (plan_conv_igemm_wgmma keeps 128 where the 256-wide tiles would want K split).
 inline int conv_igemm_wgmma_tile_n(int64_t n, Tf32Products products = Tf32Products::three) {
   if (n <= 64) return 64;
   const bool wide = products == Tf32Products::one && n > 128 && (n + 255) / 256 == (n + 127) / 256;

@@ -391,6 +391,7 @@ TEST(ConvIgemmWgmmaTile, WidestForOneProductOnManyChannelsUnsplit) {
   EXPECT_EQ(conv_igemm_wgmma_tile_n(129, P::one), 256);
   EXPECT_EQ(conv_igemm_wgmma_tile_n(256, P::one), 256);
   EXPECT_EQ(conv_igemm_wgmma_tile_n(384, P::one), 128);  // 512 of 256-wide against 384
+  EXPECT_EQ(conv_igemm_wgmma_tile_n(400, P::one), 256);  // 512 either way
   EXPECT_EQ(conv_igemm_wgmma_tile_n(512, P::one), 256);
   EXPECT_EQ(conv_igemm_wgmma_tile_n(64, P::one), 64);
   // VGG16's conv3 at batch 10 (M = 31360, K = 2304): 245 tiles, no split.
