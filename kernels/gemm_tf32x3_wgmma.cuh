@@ -41,8 +41,8 @@
 // The GEMM's tile is 128 x 128; the implicit-GEMM convolution also runs this pipeline on 128 x 64
 // tiles (WgmmaTile below: m64n64k8 wgmmas, half the accumulators, six stages of half the B bytes),
 // and, on the tf32 and bf16 tracks, with one product per K step (Tf32Products::one: big_a·big_b,
-// A rounded to TF32 in registers, only B's big copy loaded; the stage keeps the small tile's room),
-// and there 256-wide tiles for convolutions (WgmmaTile<256>).
+// A rounded to TF32 in registers, only B's big copy loaded; the stage keeps the small tile's room,
+// except in the convolutions' 256-wide tile, which only one product takes: WgmmaTile<256>).
 //
 // Budget per block (one per SM): shared memory 1 KiB alignment + 4 stages x (A 16 KiB + two B
 // tiles 32 KiB) = 193 KiB of 227 (the 64-wide tile: 6 x (16 + 16) KiB, the 256-wide one's 4 x
