@@ -4,7 +4,17 @@
 // stride 1, no padding, one group, not transposed, no pad folded into it) is a batched GEMM on
 // views, no copies: y[n] = W[K, C] · x[n][C, S] with W broadcast over the batch (stride 0) — on
 // the fp32 track it can then run as split-precision 3xTF32 on tensor cores instead of
-// strict-FP32 cuDNN.
+// strict-FP32 cuDNN. Not one with a bias on the tensor-core tracks whose input a subtask writes:
+// there it stays a convolution, whose kernels add the bias (and what follows) as they store, into
+// a cat's window where it has one, and read and write channels-last regions. The GEMM cannot:
+// cuBLASLt's bias epilogue runs along the rows of its column-major result, the NCHW product's
+// positions, and a row-major result (CUBLASLT_ORDER_ROW, rows = channels) it does not support
+// for FP32 data (its heuristic returned CUBLAS_STATUS_NOT_SUPPORTED on an H100, CUDA 13,
+// 2026-12-06), so the bias takes a pass over the output after it. A graph input stays NCHW, which
+// the GEMM reads as it is and the convolution kernels would first transpose: on an H100 (tf32,
+// against reduce-overhead in the same run) GoogleNet's inception module, four 1x1 convolutions of
+// its 480-channel input, ran at 0.78x as convolutions, 0.86x as GEMMs; SqueezeNet, whose 1x1
+// convolutions read its own subtasks' results, at 0.77x as convolutions, 0.69x as GEMMs.
 // A constant pad no convolution absorbs is a cat of fills around its input, one dim at a time
 // (negative pads crop: a slice); cat_placement puts the nested cats, and the input when its
 // producer can store there, in the one padded buffer.
@@ -27,6 +37,16 @@ bool is_pointwise(const Lowerer& lowerer, const ConvGeometry& g) {
   return !g.transposed && g.groups == 1 && all_equal(g.kernel, 1) && all_equal(g.stride, 1) &&
          all_equal(g.padding, 0) &&
          !foldable_pad(lowerer.source(), lowerer.uses(), lowerer.origin_index());
+}
+
+// The pointwise convolution runs as a GEMM (see the top of this file).
+bool lowers_to_gemm(const Lowerer& lowerer, const ConvGeometry& g) {
+  if (!is_pointwise(lowerer, g)) return false;
+  const ir::Node& node = lowerer.origin();
+  const bool has_bias = !node.args[2].is_none();
+  const bool reads_graph_input =
+      node.args[0].is_ref() && node.args[0].ref()->kind == ir::ValueRef::Kind::input;
+  return !has_bias || lowerer.options().tensor_math == TensorMath::fp32 || reads_graph_input;
 }
 
 // bmm(expand(W as [1, K, C], [N, K, C]), x as [N, C, S]) viewed as the convolution's output.
@@ -53,7 +73,7 @@ Result<bool> lower_convolution(Lowerer& lowerer) {
   const ir::Node& node = lowerer.origin();
   const auto g = conv_geometry(lowerer.source(), node);
   if (!g) return make_error("convolution args and shapes do not agree (or over 3 spatial dims)");
-  const bool pointwise = is_pointwise(lowerer, *g);
+  const bool pointwise = lowers_to_gemm(lowerer, *g);
   if (node.args[2].is_none() && !pointwise) return false;
   const ir::TensorType& out = node.outputs[0];
   const ir::ValueRef x = *lowerer.tensor_arg(0, "input"), w = *lowerer.tensor_arg(1, "weight");

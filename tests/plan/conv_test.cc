@@ -205,6 +205,43 @@ TEST(ConvPlan, OnlyPlainPointwiseConvolutionsBecomeGemms) {
   EXPECT_EQ(kind_of({1, 1}, {0, 0}, 2), "conv");
 }
 
+// On the tensor-core tracks a pointwise convolution with a bias, of a value a subtask writes,
+// stays a convolution: its kernels add the bias and the activation as they store (cuBLASLt could
+// add a bias only along the positions of the NCHW product, so a pass would follow the GEMM). It is
+// a GEMM without a bias, or of a graph input (NCHW, which a convolution kernel would transpose
+// first), and on the fp32 track (a split-precision GEMM).
+TEST(ConvPlan, TensorCoreTracksKeepAPointwiseConvolutionWithABias) {
+  auto plan_of = [](bool with_bias, bool of_input, TensorMath math) {
+    GraphBuilder b;
+    auto x = b.input("x", {4, 32, 28, 28});
+    if (!of_input) x = b.node("pre", Op::relu, {ref(x)}, {4, 32, 28, 28});
+    auto w = b.param("w", {64, 32, 1, 1});
+    std::optional<ir::ValueRef> bias;
+    if (with_bias) bias = b.param("bias", {64});
+    auto c = conv(b, "c", x, w, bias, {4, 64, 28, 28});
+    b.output(b.node("r", Op::relu, {ref(c)}, {4, 64, 28, 28}));
+    return plan_graph(b, math);
+  };
+  auto last_kind = [](const Result<Plan>& plan) {
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    return plan.ok() ? std::string(spec_kind_name(plan->subtasks.back().spec)) : "";
+  };
+  for (const TensorMath math : {TensorMath::tf32, TensorMath::bf16}) {
+    auto biased = plan_of(true, false, math);
+    ASSERT_TRUE(biased.ok()) << biased.error().message;
+    const Subtask& last = biased->subtasks.back();
+    const auto* spec = std::get_if<ConvSpec>(&last.spec);
+    ASSERT_NE(spec, nullptr) << spec_kind_name(last.spec);
+    if (last.kernel != "cudnn_conv") {
+      EXPECT_EQ(spec->kernel_epilogue, "bias_relu");  // no pass after the kernel
+      EXPECT_FALSE(spec->epilogue.has_value());
+    }
+    EXPECT_EQ(last_kind(plan_of(false, false, math)), "matmul");
+    EXPECT_EQ(last_kind(plan_of(true, true, math)), "matmul");
+  }
+  EXPECT_EQ(last_kind(plan_of(true, false, TensorMath::fp32)), "matmul");
+}
+
 // cuDNN's convolution (forced: the fp32 track would time the implicit GEMM against it) at the
 // FP32 peak on the fp32 track, the TF32 peak on the others.
 TEST(ConvCost, FlopsAndThePeakOfTheTrack) {
