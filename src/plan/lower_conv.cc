@@ -4,8 +4,8 @@
 // stride 1, no padding, one group, not transposed, no pad folded into it) is a batched GEMM on
 // views, no copies: y[n] = W[K, C] · x[n][C, S] with W broadcast over the batch (stride 0) — on
 // the fp32 track it can then run as split-precision 3xTF32 on tensor cores instead of
-// strict-FP32 cuDNN. Not one with a bias on the tensor-core tracks whose input a subtask writes:
-// there it stays a convolution, whose kernels add the bias (and what follows) as they store, into
+// strict-FP32 cuDNN. Not, on the tensor-core tracks, one with a bias whose input a subtask
+// writes: it stays a convolution, whose kernels add the bias (and what follows) as they store, into
 // a cat's window where it has one, and read and write channels-last regions. The GEMM cannot:
 // cuBLASLt's bias epilogue runs along the rows of its column-major result, the NCHW product's
 // positions, and a row-major result (CUBLASLT_ORDER_ROW, rows = channels) it does not support
