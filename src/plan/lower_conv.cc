@@ -73,12 +73,12 @@ Result<bool> lower_convolution(Lowerer& lowerer) {
   const ir::Node& node = lowerer.origin();
   const auto g = conv_geometry(lowerer.source(), node);
   if (!g) return make_error("convolution args and shapes do not agree (or over 3 spatial dims)");
-  const bool pointwise = lowers_to_gemm(lowerer, *g);
-  if (node.args[2].is_none() && !pointwise) return false;
+  const bool as_gemm = lowers_to_gemm(lowerer, *g);
+  if (node.args[2].is_none() && !as_gemm) return false;
   const ir::TensorType& out = node.outputs[0];
   const ir::ValueRef x = *lowerer.tensor_arg(0, "input"), w = *lowerer.tensor_arg(1, "weight");
   ir::ValueRef result;
-  if (pointwise) {
+  if (as_gemm) {
     result = pointwise_gemm(lowerer, *g, x, w, out);
   } else {
     std::vector<ir::Arg> args;
