@@ -397,18 +397,20 @@ class ConvIgemm {
     CUtensorMap x_map{};
     const CUtensorMap* im2col_map = &im2col_map_;
     if (tma_im2col_ && !copies_input()) {
-      STITCH_CHECK(detail::encode_conv_im2col_map(encode_im2col_, shape_, copy_channels(), x,
-                                                  x_map, error));
+      STITCH_CHECK(
+          detail::encode_conv_im2col_map(encode_im2col_, shape_, copy_channels(), x, x_map, error));
       im2col_map = &x_map;
     }
+    // An error left by an earlier call would read as this launch's.
+    STITCH_CHECK_CUDA(cudaPeekAtLastError());
     if (tile_n_ == 64)
-      launch_wgmma<64>(p, order, blocks, stream, *im2col_map, output_transform);
-    else if (tile_n_ == 128)
-      launch_wgmma<128>(p, order, blocks, stream, *im2col_map, output_transform);
-    else if constexpr (kProducts == Tf32Products::one)  // 256: init allows it for one product
-      launch_wgmma<256>(p, order, blocks, stream, *im2col_map, output_transform);
-    STITCH_CHECK_CUDA(cudaGetLastError());
-    return STITCH_OK;
+      return launch_wgmma<64>(p, order, blocks, stream, *im2col_map, output_transform, error);
+    if (tile_n_ == 128)
+      return launch_wgmma<128>(p, order, blocks, stream, *im2col_map, output_transform, error);
+    if constexpr (kProducts == Tf32Products::one)  // 256: init allows it for one product
+      return launch_wgmma<256>(p, order, blocks, stream, *im2col_map, output_transform, error);
+    error = "ConvIgemm: no wgmma kernel " + std::to_string(tile_n_) + " wide";
+    return STITCH_ERROR_INTERNAL;
   }
 
   // x into `copy`: transposed where the gather reads the other layout (a transform only from
@@ -432,18 +434,24 @@ class ConvIgemm {
   }
 
   template <int kBN, class OutputTransform>
-  void launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
-                    unsigned blocks, cudaStream_t stream, const CUtensorMap& im2col_map,
-                    const OutputTransform& output_transform) const {
+  int launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
+                   unsigned blocks, cudaStream_t stream, const CUtensorMap& im2col_map,
+                   const OutputTransform& output_transform, std::string& error) const {
     constexpr size_t smem = detail::WgmmaTile<kBN>::kSmemBytes;
-    if (channels_last_)
-      detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform, kProducts>
-          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), im2col_map,
+    const auto kernel =
+        channels_last_
+            ? detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform, kProducts>
+            : detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform, kProducts>;
+    kernel<<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), im2col_map,
                                                             output_transform);
-    else
-      detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform, kProducts>
-          <<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), im2col_map,
-                                                            output_transform);
+    const cudaError_t status = cudaGetLastError();
+    if (status == cudaSuccess) return STITCH_OK;
+    error = std::string("ConvIgemm: the wgmma kernel's launch: ") + cudaGetErrorName(status) +
+            " (" + describe() + "; " +
+            detail::launch_request(reinterpret_cast<const void*>(kernel), blocks,
+                                   detail::kWgmmaThreads, smem) +
+            ")";
+    return detail::status_of(status);
   }
 
   int64_t input_positions() const {
@@ -518,7 +526,7 @@ class ConvIgemm {
   detail::GemmTf32x3Plan plan_;  // wgmma: tiles and split K (groups are the batch)
   SplitKScratch split_k_;
   WgmmaSplitB split_w_;
-  Arena x_copy_;  // x transposed into the gather's layout or transformed (copies_input)
+  Arena x_copy_;              // x transposed into the gather's layout or transformed (copies_input)
   CUtensorMap im2col_map_{};  // the im2col TMA's map of x_copy_ (prepare_im2col_map)
   PFN_cuTensorMapEncodeIm2col_v12000 encode_im2col_ = nullptr;
   const float* prepared_w_ = nullptr;

@@ -51,6 +51,30 @@ inline int status_of(cudaError_t e) {
   return e == cudaErrorMemoryAllocation ? STITCH_ERROR_OUT_OF_MEMORY : STITCH_ERROR_CUDA;
 }
 
+// What a launch of `kernel` asked for beside what the kernel and the device allow
+// (cudaFuncGetAttributes, the opt-in shared memory limit): the text to add where a launch
+// returns cudaErrorInvalidValue or a resource error, which the runtime does not explain.
+inline std::string launch_request(const void* kernel, unsigned blocks, unsigned threads,
+                                  size_t dynamic_smem) {
+  std::string out = std::to_string(blocks) + " blocks of " + std::to_string(threads) +
+                    " threads, " + std::to_string(dynamic_smem) + " bytes of dynamic shared memory";
+  cudaFuncAttributes a{};
+  const cudaError_t status = cudaFuncGetAttributes(&a, kernel);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    return out + "; the kernel's attributes: " + cudaGetErrorName(status);
+  }
+  int device = 0, optin = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+          cudaSuccess)
+    (void)cudaGetLastError();
+  return out + "; the kernel allows " + std::to_string(a.maxDynamicSharedSizeBytes) +
+         " bytes dynamic (" + std::to_string(a.sharedSizeBytes) + " static, the device " +
+         std::to_string(optin) + " in all), " + std::to_string(a.maxThreadsPerBlock) +
+         " threads a block, " + std::to_string(a.numRegs) + " registers a thread";
+}
+
 }  // namespace detail
 }  // namespace stitch::kernels
 
