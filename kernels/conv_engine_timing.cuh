@@ -10,8 +10,8 @@
 // normalisation fused in: ConvIgemmTf32x3::set_input_transform), cuDNN reads the transformed
 // copy that one pass over x makes (transformed_input), timed with it too. Both write y in NCDHW,
 // dense or as a window of whole channels of a cat's buffer (ConvShape::y_image, the kernel's
-// output map; the planner folds no epilogue there, so no pass runs over a window), or dense
-// channels-last inside a plan's channels-last region (plan/layout.h), where they read x so too
+// output map; cuDNN's epilogue pass then runs over the window), or dense channels-last inside a
+// plan's channels-last region (plan/layout.h), where they read x so too
 // (ConvShape::x_channels_last / y_channels_last; the kernel's output map and
 // set_input_channels_last).
 #pragma once
@@ -35,34 +35,45 @@ namespace stitch::kernels {
 namespace detail {
 
 // y[n, c, p] = act(y[n, c, p] + bias[c]) (as MatmulEpilogue says) over y [batch][channels][plane]
-// (kChannelsLast: [batch][plane][channels]).
+// (kChannelsLast: [batch][plane][channels]), its images y_image floats apart (channels · plane
+// where y is dense; more where it is a window of whole channels of a cat's buffer).
 template <bool kChannelsLast>
 __global__ void conv_bias_activation_kernel(float* y, const float* bias, MatmulEpilogue epilogue,
-                                            int64_t channels, int64_t plane, int64_t count) {
+                                            int64_t channels, int64_t plane, int64_t y_image,
+                                            int64_t count) {
+  const int64_t image_floats = channels * plane;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    float v = y[i];
-    if (epilogue_has_bias(epilogue)) v += bias[kChannelsLast ? i % channels : i / plane % channels];
-    y[i] = gemm_activation(v, epilogue);
+    const int64_t image = i / image_floats, at = i - image * image_floats;
+    float& out = y[image * y_image + at];
+    float v = out;
+    if (epilogue_has_bias(epilogue)) v += bias[kChannelsLast ? at % channels : at / plane];
+    out = gemm_activation(v, epilogue);
   }
 }
 
 }  // namespace detail
 
-// The kernel epilogue of the project's convolution kernels, in place on a dense y that cuDNN
-// wrote, NCDHW or (channels_last) NDHWC: nothing for MatmulEpilogue::none.
+// The kernel epilogue of the project's convolution kernels, in place on the y that cuDNN wrote:
+// dense, NCDHW or (channels_last) NDHWC, or (NCDHW) a window of whole channels of a cat's buffer,
+// its images y_image floats apart (ConvShape::y_image; 0: dense). Nothing for
+// MatmulEpilogue::none.
 inline cudaError_t launch_conv_bias_activation(float* y, const float* bias, MatmulEpilogue epilogue,
                                                int64_t batch, int64_t channels, int64_t plane,
-                                               bool channels_last, cudaStream_t stream) {
+                                               int64_t y_image, bool channels_last,
+                                               cudaStream_t stream) {
   if (epilogue == MatmulEpilogue::none) return cudaSuccess;
+  if (y_image == 0) y_image = channels * plane;
+  if (y_image < channels * plane || (channels_last && y_image != channels * plane))
+    return cudaErrorInvalidValue;
   const int64_t count = batch * channels * plane;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((count + 255) / 256, 65536));
   if (channels_last)
     detail::conv_bias_activation_kernel<true>
-        <<<blocks, 256, 0, stream>>>(y, bias, epilogue, channels, plane, count);
+        <<<blocks, 256, 0, stream>>>(y, bias, epilogue, channels, plane, y_image, count);
   else
     detail::conv_bias_activation_kernel<false>
-        <<<blocks, 256, 0, stream>>>(y, bias, epilogue, channels, plane, count);
+        <<<blocks, 256, 0, stream>>>(y, bias, epilogue, channels, plane, y_image, count);
   return cudaGetLastError();
 }
 
@@ -76,7 +87,8 @@ inline int run_cudnn_with_epilogue(const CudnnConv& conv, const ConvShape& shape
   for (int i = 0; i < shape.spatial; ++i)
     plane *= shape.output[i];
   STITCH_CHECK_CUDA(launch_conv_bias_activation(y, bias, epilogue, shape.batch, shape.out_channels,
-                                                plane, shape.y_channels_last, stream));
+                                                plane, shape.y_image, shape.y_channels_last,
+                                                stream));
   return STITCH_OK;
 }
 

@@ -321,8 +321,9 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
 
 // How cuDNN, timed against a kernel convolution whose result goes to `window` (nullopt: a dense
 // buffer of its own), reads x and writes y: as the kernel does inside a channels-last region
-// (plan/layout.h), else NCHW, dense or a window of whole channels with no kernel epilogue; an
-// output transform's pass after it only over a dense NCHW output of its own with none.
+// (plan/layout.h), else NCHW, dense or a window of whole channels (the kernel epilogue's pass
+// then over the window); an output transform's pass after it only over a dense NCHW output of
+// its own with no kernel epilogue.
 Result<CudnnLayout> cudnn_alternative_layout(const ConvSpec& spec,
                                              const std::optional<plan::Access>& window) {
   CudnnLayout layout;
@@ -330,10 +331,10 @@ Result<CudnnLayout> cudnn_alternative_layout(const ConvSpec& spec,
   layout.x_channels_last =
       !spec.prologue && plan::is_channels_last(spec.x) && !spec.x.is_contiguous();
   if (window && !layout.y_channels_last) {
-    if (!plan::is_dense_per_image(*window) || spec.kernel_epilogue != "none")
+    if (!plan::is_dense_per_image(*window))
       return make_error(
-          "cuDNN, timed against the kernel, writes a dense output, NCHW or channels-last, or, "
-          "with no kernel epilogue, a window of whole channels");
+          "cuDNN, timed against the kernel, writes a dense output, NCHW or channels-last, or a "
+          "window of whole channels");
     layout.y_image = window->strides[0];
   }
   if (spec.output_transform && (window || spec.kernel_epilogue != "none"))
@@ -409,8 +410,8 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
   if (spec.kernel_epilogue != "none")
     w.line(
         "STITCH_CHECK_CUDA(launch_conv_bias_activation({}, {}, MatmulEpilogue::{}, {}, {}, {}, "
-        "{}, stream));",
-        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels, plane,
+        "{}, {}, stream));",
+        y, bias, spec.kernel_epilogue, spec.batch, spec.out_channels, plane, layout.y_image,
         layout.y_channels_last);
   if (spec.output_transform)  // in place over its dense output (plan_check)
     w.line(

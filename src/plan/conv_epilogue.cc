@@ -176,9 +176,11 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
     return false;
   // With cuDNN timed against the kernel (kernel_choice.h), cuDNN's side applies the folded head
   // in a pass of its own: fold only where that pass is all that remains, into a dense buffer of
-  // its own, NCHW or channels-last (layout.h).
+  // its own, NCHW or channels-last (layout.h), or a window of whole channels of a cat's.
   const bool timed = subtask.tunables.count("cudnn_alternative") > 0;
-  if (timed && !own && !is_own_channels_last(destination, folded)) return false;
+  if (timed && !own && !is_own_channels_last(destination, folded) &&
+      !is_dense_per_image(destination))
+    return false;
   ConvSpec folded_spec = *spec;
   if (head->bias_load >= 0) {
     const Access& load = spec->epilogue->loads[head->bias_load];

@@ -25,8 +25,8 @@ namespace stitch::plan {
 // add is that add's only reader; and the last folded node's value owns a contiguous buffer, or,
 // for a forward convolution, is a window of a larger one (a cat's: plan/cat_placement.h) the
 // kernel writes through its output map. Where cuDNN is timed against the kernel
-// (cudnn_alternative, kernel_choice.h), only a whole chain into a buffer of its own folds (cuDNN's
-// side then runs the folded head as its one pass). Returns whether it folded anything. The
+// (cudnn_alternative, kernel_choice.h), only a whole chain folds, into a buffer of its own or a
+// window of whole channels of a cat's (cuDNN's side then runs the folded head as its one pass). Returns whether it folded anything. The
 // epilogue pass goes away when nothing of the chain remains.
 bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
                         std::vector<Subtask>& subtasks, size_t index);

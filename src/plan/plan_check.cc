@@ -256,8 +256,8 @@ Status check_conv_prologue_kernel(const Subtask& subtask, const ConvSpec& conv) 
 // cuDNN timed against the project's kernel (kernel_choice.h) runs the same convolution (strict
 // FP32, or TF32 engines under the subtask's tensor_math): x read dense, NCHW or channels-last
 // (through the implicit GEMM's transformed copy, with a prologue), and the result written dense,
-// NCHW or channels-last (plan/layout.h), or into a window of whole channels (a cat's piece; then
-// with no kernel epilogue), the kernel's epilogue or output transform its one pass.
+// NCHW or channels-last (plan/layout.h), or into a window of whole channels (a cat's piece,
+// NCHW), the kernel's epilogue or output transform its one pass.
 Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const ConvSpec* conv) {
   if (conv == nullptr || (subtask.kernel != "igemm_tf32x3_conv" && subtask.kernel != "direct_conv"))
     return make_error("cuDNN is timed only against the project's convolution kernels");
@@ -268,10 +268,10 @@ Status check_cudnn_alternative(const Plan& plan, const Subtask& subtask, const C
   if (home == plan.values.end() ||
       !((home->second.base == result &&
          (home->second.is_contiguous() || is_channels_last(home->second))) ||
-        (is_dense_per_image(home->second) && conv->kernel_epilogue == "none")))
+        is_dense_per_image(home->second)))
     return make_error(
         "cuDNN, timed against the kernel, writes a dense output of its own, NCHW or "
-        "channels-last, or, with no kernel epilogue, a window of whole channels");
+        "channels-last, or a window of whole channels");
   // The output transform then runs as one pass over that output, in place.
   if (conv->output_transform && (conv->kernel_epilogue != "none" || home->second.base != result ||
                                  !home->second.is_contiguous()))

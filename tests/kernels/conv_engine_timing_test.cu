@@ -7,6 +7,7 @@
 // device.
 #include <cudnn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -213,7 +214,7 @@ TEST(ConvEngineTiming, BiasActivationPassMatchesTheCpu) {
                              MatmulEpilogue::bias_relu, MatmulEpilogue::bias_gelu}) {
       ASSERT_CUDA(dy.upload(y));
       ASSERT_CUDA(launch_conv_bias_activation(dy.data(), db.data(), e, batch, channels, plane,
-                                              channels_last, nullptr));
+                                              0, channels_last, nullptr));
       ASSERT_CUDA(cudaDeviceSynchronize());
       std::vector<double> expected(y.size());
       for (size_t i = 0; i < y.size(); ++i) {
@@ -226,6 +227,38 @@ TEST(ConvEngineTiming, BiasActivationPassMatchesTheCpu) {
           << static_cast<int>(e) << (channels_last ? " channels-last" : " NCDHW");
     }
   }
+}
+
+// Over a window of whole channels of a cat's buffer (images y_image floats apart, NCDHW): the
+// window's channels change, the cat's others (before and after it) stay as they were; a
+// channels-last y with a stride, or images closer than one image, is refused.
+TEST(ConvEngineTiming, BiasActivationPassKeepsToItsWindow) {
+  REQUIRE_GPU();
+  const int64_t batch = 3, channels = 5, plane = 37, before = 2, after = 4;
+  const int64_t y_image = (before + channels + after) * plane;
+  const auto cat = testing::uniform_floats(batch * y_image, 53, -2.f, 2.f);
+  const auto bias = testing::uniform_floats(channels, 54, -1.f, 1.f);
+  DeviceBuffer<float> dy(cat.size()), db(bias.size());
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(dy.upload(cat));
+  float* window = dy.data() + before * plane;
+  ASSERT_CUDA(launch_conv_bias_activation(window, db.data(), MatmulEpilogue::bias_relu, batch,
+                                          channels, plane, y_image, false, nullptr));
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  std::vector<double> expected(cat.begin(), cat.end());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t i = n * y_image + (before + c) * plane + p;
+        expected[i] = std::max(0.0f, cat[i] + bias[c]);
+      }
+  EXPECT_TRUE(all_close(dy.download(), expected, Tolerance{1e-6, 1e-6, 0}));
+  EXPECT_EQ(launch_conv_bias_activation(window, db.data(), MatmulEpilogue::bias_relu, batch,
+                                        channels, plane, y_image, true, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(launch_conv_bias_activation(window, db.data(), MatmulEpilogue::bias_relu, batch,
+                                        channels, plane, channels * plane - 1, false, nullptr),
+            cudaErrorInvalidValue);
 }
 
 }  // namespace

@@ -1147,9 +1147,6 @@ TEST(TimedConvEngine, TheModelsCallByTheRatioOfItsEstimates) {
   EXPECT_FALSE(conv_engine_call(last, h200_peaks()).timed);
 }
 
-// conv + bias + activation on a kernel timed against cuDNN: the whole chain folds (cuDNN's side
-// runs it as its one pass, as an unfolded plan would); a chain that would leave a pass after the
-// fold stays whole in the pass, where the forced kernel folds its head.
 // DenseNet201's 7x7 layers (490 positions x 32 channels, K = 9216): cuDNN's grid a few tiles, so
 // its model has no ground; the band widens and the floor drops, and the program times the two.
 TEST(TimedConvEngine, AnUnderfilledCudnnGridIsTimedInAWiderBand) {
@@ -1210,6 +1207,37 @@ TEST(TimedConvEngine, BesideTheAlternativeAChainFoldsWhole) {
   EXPECT_FALSE(only_conv(*forced).epilogue.has_value());
   ASSERT_TRUE(only_conv(*forced).output_transform.has_value());
   EXPECT_EQ(only_conv(*forced).output_transform->steps.size(), 1u);  // tanh
+}
+
+// Beside cuDNN's alternative a bias + ReLU stored into a cat's window (SqueezeNet's expand
+// convolutions) folds too: the kernel writes the window through its output map, cuDNN through
+// its image stride, its epilogue pass then in place over the window.
+TEST(TimedConvEngine, BesideTheAlternativeAChainIntoACatWindowFolds) {
+  GraphBuilder b;
+  const std::vector<int64_t> out = {128, 64, 126, 126};
+  auto x = b.input("x", {128, 8, 128, 128});
+  auto w = b.param("w", {64, 8, 3, 3});
+  auto bias = b.param("bias", {64});
+  auto c = conv(b, "c", x, w, bias, out, {1, 1}, {0, 0});
+  auto relu = b.node("a", Op::relu, {ref(c)}, out);
+  auto other = b.input("other", out);
+  auto doubled = b.node("d", Op::mul_tensor, {ref(other), num(2)}, out);
+  b.output(b.node("joined", Op::cat, {list({doubled, relu}), integer(1)}, {128, 128, 126, 126}));
+  auto plan = make_plan(b.graph(), with_math(TensorMath::fp32));
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const Subtask* subtask = nullptr;
+  for (const Subtask& s : plan->subtasks)
+    if (std::holds_alternative<ConvSpec>(s.spec)) subtask = &s;
+  ASSERT_NE(subtask, nullptr);
+  ASSERT_EQ(subtask->tunables.count("cudnn_alternative"), 1u);
+  const ConvSpec& spec = std::get<ConvSpec>(subtask->spec);
+  EXPECT_EQ(spec.kernel_epilogue, "bias_relu");
+  EXPECT_FALSE(spec.epilogue.has_value());
+  ASSERT_EQ(spec.stores.size(), 1u);
+  const Access& window = plan->values.at(plan->graph.name_of(spec.stores[0].value));
+  EXPECT_EQ(plan->graph.name_of(window.base), "joined");
+  EXPECT_TRUE(is_dense_per_image(window));
+  EXPECT_TRUE(check_plan(*plan).ok());
 }
 
 // plan_check holds cuDNN's alternative to what cuDNN can run: the project's kernel beside it, a

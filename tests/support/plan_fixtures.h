@@ -46,6 +46,7 @@ inline constexpr const char* kPlanFixtures[] = {
     "plan_conv_pool_channels_last",
     "plan_conv_timed",
     "plan_conv_timed_transform",
+    "plan_conv_timed_cat",
     "plan_conv_bn_prologue",
     "plan_bn_running_stats",
     "plan_bn_relu6_depthwise",

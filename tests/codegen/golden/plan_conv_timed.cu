@@ -70,7 +70,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   {
     if (s->convs.conv0_faster) {
       STITCH_CHECK(s->convs.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), s->convs.workspace, stream, error));
-      STITCH_CHECK_CUDA(launch_conv_bias_activation(reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 18432)) + 0, MatmulEpilogue::bias_relu, 16, 64, 15876, false, stream));
+      STITCH_CHECK_CUDA(launch_conv_bias_activation(reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), reinterpret_cast<const float*>((s->persistent + 18432)) + 0, MatmulEpilogue::bias_relu, 16, 64, 15876, 0, false, stream));
     } else {
       STITCH_CHECK(s->gemms.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 18432)) + 0, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), stream, error));
     }
