@@ -253,8 +253,9 @@ class ConvIgemm {
     const detail::ConvIgemmWgmmaPlan planned = detail::plan_conv_igemm_wgmma(
         shape.groups, p.m, p.n, p.k, sms, requested_tile_n_, kProducts);
     tile_n_ = planned.tile_n, plan_ = planned.plan;
-    STITCH_CHECK_CUDA(allow_wgmma_smem<detail::PlaneIdentity>());  // init-time timing runs it
-    STITCH_CHECK_CUDA(allow_wgmma_smem<OutputTransform>());
+    // The identity's kernel too: init-time timing runs it.
+    STITCH_CHECK_CUDA(allow_wgmma_smem<detail::PlaneIdentity>(wgmma_identity_));
+    STITCH_CHECK_CUDA(allow_wgmma_smem<OutputTransform>(wgmma_transform_));
     if (plan_.tiles * plan_.splits > INT32_MAX) {
       error = "ConvIgemm::init: too many output tiles for one launch";
       return STITCH_ERROR_INVALID_ARGUMENT;
@@ -357,14 +358,44 @@ class ConvIgemm {
  private:
   // Lets the wgmma kernels of init's tile width and an output transform's type use their shared
   // memory (the opt-in is per instantiation).
+  // The wgmma kernel of init's tile width and gather for an output transform's type.
   template <class OutputTransform>
-  cudaError_t allow_wgmma_smem() const {
+  using WgmmaKernel = void (*)(detail::ConvIgemmParams, detail::GemmTf32x3Args, detail::WgmmaMaps,
+                               CUtensorMap, OutputTransform);
+  template <int kBN, class OutputTransform>
+  WgmmaKernel<OutputTransform> wgmma_kernel_of_width() const {
+    if (channels_last_)
+      return detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform, kProducts>;
+    return detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform, kProducts>;
+  }
+  template <class OutputTransform>
+  WgmmaKernel<OutputTransform> wgmma_kernel() const {
     if constexpr (kProducts == Tf32Products::one)
-      if (tile_n_ == 256)
-        return detail::allow_conv_igemm_tf32x3_wgmma_smem<256, OutputTransform, kProducts>();
-    if (tile_n_ == 64)
-      return detail::allow_conv_igemm_tf32x3_wgmma_smem<64, OutputTransform, kProducts>();
-    return detail::allow_conv_igemm_tf32x3_wgmma_smem<128, OutputTransform, kProducts>();
+      if (tile_n_ == 256) return wgmma_kernel_of_width<256, OutputTransform>();
+    if (tile_n_ == 64) return wgmma_kernel_of_width<64, OutputTransform>();
+    return wgmma_kernel_of_width<128, OutputTransform>();
+  }
+
+  size_t wgmma_smem_bytes() const {
+    return tile_n_ == 64    ? detail::WgmmaTile<64>::kSmemBytes
+           : tile_n_ == 128 ? detail::WgmmaTile<128>::kSmemBytes
+                            : detail::WgmmaTile<256>::kSmemBytes;
+  }
+
+  // Lets that kernel use its shared memory (the opt-in is per kernel and device) and keeps its
+  // address in `kept` for the launches. nvcc 13 gives each file its own host stub of a __global__
+  // template (-static-global-template-stub), so the kernel's address differs between files that
+  // include this header; the linker keeps one file's copy of each inline function, init's and
+  // run's possibly from different files. Launching the address init allowed, not one run takes
+  // itself, keeps the two the same kernel (else the launch lacks the opt-in:
+  // cudaErrorInvalidValue).
+  template <class OutputTransform>
+  cudaError_t allow_wgmma_smem(void (*&kept)()) {
+    const WgmmaKernel<OutputTransform> kernel = wgmma_kernel<OutputTransform>();
+    kept = reinterpret_cast<void (*)()>(kernel);
+    const size_t smem = wgmma_smem_bytes();
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(smem));
   }
 
   // x in the layout the gather reads (from the caller, or copied).
@@ -403,14 +434,7 @@ class ConvIgemm {
     }
     // An error left by an earlier call would read as this launch's.
     STITCH_CHECK_CUDA(cudaPeekAtLastError());
-    if (tile_n_ == 64)
-      return launch_wgmma<64>(p, order, blocks, stream, *im2col_map, output_transform, error);
-    if (tile_n_ == 128)
-      return launch_wgmma<128>(p, order, blocks, stream, *im2col_map, output_transform, error);
-    if constexpr (kProducts == Tf32Products::one)  // 256: init allows it for one product
-      return launch_wgmma<256>(p, order, blocks, stream, *im2col_map, output_transform, error);
-    error = "ConvIgemm: no wgmma kernel " + std::to_string(tile_n_) + " wide";
-    return STITCH_ERROR_INTERNAL;
+    return launch_wgmma(p, order, blocks, stream, *im2col_map, output_transform, error);
   }
 
   // x into `copy`: transposed where the gather reads the other layout (a transform only from
@@ -433,15 +457,16 @@ class ConvIgemm {
                                            positions, stream, transform);
   }
 
-  template <int kBN, class OutputTransform>
+  // The kernel init allowed (allow_wgmma_smem) for OutputTransform, which is init's or the
+  // identity.
+  template <class OutputTransform>
   int launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
                    unsigned blocks, cudaStream_t stream, const CUtensorMap& im2col_map,
                    const OutputTransform& output_transform, std::string& error) const {
-    constexpr size_t smem = detail::WgmmaTile<kBN>::kSmemBytes;
-    const auto kernel =
-        channels_last_
-            ? detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform, kProducts>
-            : detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform, kProducts>;
+    constexpr bool kIdentity = std::is_same_v<OutputTransform, detail::PlaneIdentity>;
+    const auto kernel = reinterpret_cast<WgmmaKernel<OutputTransform>>(
+        kIdentity ? wgmma_identity_ : wgmma_transform_);
+    const size_t smem = wgmma_smem_bytes();
     kernel<<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), im2col_map,
                                                             output_transform);
     const cudaError_t status = cudaGetLastError();
@@ -534,6 +559,10 @@ class ConvIgemm {
   int requested_tile_n_ = 0;
   int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
   int sms_ = 1;                   // the persistent wgmma kernel's blocks
+  // The wgmma kernels init allowed their shared memory, by address (allow_wgmma_smem): the
+  // identity's and init's output transform's.
+  void (*wgmma_identity_)() = nullptr;
+  void (*wgmma_transform_)() = nullptr;
   bool allow_channels_last_ = true;
   bool allow_tma_im2col_ = true;
   bool input_channels_last_ = false;

@@ -270,7 +270,8 @@ __global__ void __launch_bounds__(256)
         v[c] = c < channels ? transform(image * channels + c, in[c * positions + p]) : 0.0f;
 #pragma unroll
       for (int q = 0; q < kPadded / 4; ++q)
-        out[p * (kPadded / 4) + q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+        out[p * (kPadded / 4) + q] =
+            make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
     }
   }
 }
@@ -289,18 +290,18 @@ inline cudaError_t launch_channels_last(const float* x, float* y, int64_t batch,
     const dim3 grid(static_cast<unsigned>(std::min<int64_t>((positions + 255) / 256, 1024)),
                     static_cast<unsigned>(std::min(batch, kMaxGridY)));
     if (padded == 4)
-      channels_last_few_kernel<4, Transform><<<grid, 256, 0, stream>>>(
-          x, x_image, y, channels, batch, positions, transform);
+      channels_last_few_kernel<4, Transform>
+          <<<grid, 256, 0, stream>>>(x, x_image, y, channels, batch, positions, transform);
     else
-      channels_last_few_kernel<8, Transform><<<grid, 256, 0, stream>>>(
-          x, x_image, y, channels, batch, positions, transform);
+      channels_last_few_kernel<8, Transform>
+          <<<grid, 256, 0, stream>>>(x, x_image, y, channels, batch, positions, transform);
     return cudaGetLastError();
   }
   const dim3 grid(static_cast<unsigned>((positions + 31) / 32),
                   static_cast<unsigned>(std::min((padded + 31) / 32, kMaxGridY)),
                   static_cast<unsigned>(batch));
-  channels_last_kernel<Transform><<<grid, dim3(32, 8), 0, stream>>>(x, x_image, y, channels,
-                                                                    padded, positions, transform);
+  channels_last_kernel<Transform>
+      <<<grid, dim3(32, 8), 0, stream>>>(x, x_image, y, channels, padded, positions, transform);
   return cudaGetLastError();
 }
 
@@ -324,20 +325,6 @@ inline cudaError_t launch_pad_channels(const float* x, float* y, int64_t pixels,
   pad_channels_kernel<><<<static_cast<unsigned>(std::max<int64_t>(blocks, 1)), 256, 0, stream>>>(
       x, y, pixels, channels, padded);
   return cudaGetLastError();
-}
-
-// Lets the wgmma kernel of a kBN-wide tile, an output transform and kProducts use its dynamic
-// shared memory (both gathers).
-template <int kBN, class Transform, Tf32Products kProducts>
-inline cudaError_t allow_conv_igemm_tf32x3_wgmma_smem() {
-  const int smem = static_cast<int>(WgmmaTile<kBN>::kSmemBytes);
-  cudaError_t status =
-      cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<true, kBN, Transform, kProducts>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  if (status == cudaSuccess)
-    status = cudaFuncSetAttribute(conv_igemm_tf32x3_wgmma_kernel<false, kBN, Transform, kProducts>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  return status;
 }
 
 }  // namespace stitch::kernels::detail
