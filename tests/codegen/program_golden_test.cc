@@ -184,10 +184,10 @@ TEST(TimedChannelsLastProgram, CudnnReadsAndWritesTheRegionsLayout) {
   EXPECT_NE(source.find("set_input_channels_last(true)"), std::string::npos) << source;
   EXPECT_NE(source.find("shape.y_channels_last = true;"), std::string::npos) << source;
   EXPECT_NE(source.find("shape.x_channels_last = true;"), std::string::npos) << source;
-  EXPECT_NE(source.find("MatmulEpilogue::bias_relu, 8, 128, 3136, true, stream)"),
+  EXPECT_NE(source.find("MatmulEpilogue::bias_relu, 8, 128, 3136, 0, true, stream)"),
             std::string::npos)
       << source;
-  EXPECT_NE(source.find("MatmulEpilogue::bias_relu, 8, 128, 3136, false, stream)"),
+  EXPECT_NE(source.find("MatmulEpilogue::bias_relu, 8, 128, 3136, 0, false, stream)"),
             std::string::npos)
       << source;
   if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
