@@ -269,6 +269,9 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"max1d_dilated_ceil", kMax, 4, {30}, {4}, {3}, {2}, {2}, {}, true},
         tiled(PoolCase{"max2d_tiling", kMax, 8, {16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, {}}),
         tiled(PoolCase{"max2d_k4_s1_p1", kMax, 3, {20, 18}, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {}}),
+        // A 48 x 96 region: more cells than one round of staging loads covers.
+        tiled(PoolCase{"max2d_k3_s3_wide_region", kMax, 3, {50, 100}, {3, 3}, {3, 3}, {0, 0},
+                       {1, 1}, {}}),
         tiled(PoolCase{
             "max2d_k3_s2_p1_d3_ceil", kMax, 5, {33, 29}, {3, 3}, {2, 2}, {1, 1}, {3, 3}, {}, true}),
         tiled(PoolCase{"max2d_transposed_nan",
