@@ -21,6 +21,7 @@
 #include <random>
 #include <vector>
 
+#include "bench_support.cuh"
 #include "kernels/attention.cuh"
 #include "kernels/attention_mma.cuh"
 #include "kernels/row.cuh"
@@ -32,23 +33,20 @@ using namespace stitch::kernels;
 constexpr AttentionMath kMaths[] = {AttentionMath::fp32_fma, AttentionMath::tf32x3,
                                     AttentionMath::tf32, AttentionMath::bf16};
 constexpr int kIterations = 20, kWarmups = 3;
-constexpr size_t kFlushBytes = 256u << 20;
 
-#define CHECK_CUDA(x)                                                                      \
-  do {                                                                                     \
-    cudaError_t e_ = static_cast<cudaError_t>(x);                                          \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
-#define CHECK_CUBLAS(x)                                                        \
-  do {                                                                         \
-    cublasStatus_t s_ = (x);                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                         \
-      std::printf("cuBLAS error %d at %s:%d\n", s_, __FILE__, __LINE__);       \
-      std::exit(1);                                                            \
-    }                                                                          \
+// bench_support.cuh's median at this bench's warm-ups and iterations.
+template <class Run>
+double median_ms(Run run, void* flush) {
+  return stitch::bench::median_ms(run, flush, kWarmups, kIterations);
+}
+
+#define CHECK_CUBLAS(x)                                                  \
+  do {                                                                   \
+    cublasStatus_t s_ = (x);                                             \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                   \
+      std::printf("cuBLAS error %d at %s:%d\n", s_, __FILE__, __LINE__); \
+      std::exit(1);                                                      \
+    }                                                                    \
   } while (0)
 
 struct Case {
@@ -72,28 +70,6 @@ struct ScoresStore {
   int64_t seq;
   __device__ void operator()(int64_t row, int64_t col, float y) const { p[row * seq + col] = y; }
 };
-
-template <class Run>
-double median_ms(Run run, void* flush) {
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  std::vector<float> times;
-  for (int i = 0; i < kWarmups + kIterations; ++i) {
-    CHECK_CUDA(cudaMemsetAsync(flush, i, kFlushBytes));
-    CHECK_CUDA(cudaEventRecord(start));
-    run();
-    CHECK_CUDA(cudaEventRecord(stop));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    if (i >= kWarmups) times.push_back(ms);
-  }
-  CHECK_CUDA(cudaEventDestroy(start));
-  CHECK_CUDA(cudaEventDestroy(stop));
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 AttentionOperand contiguous(const float* data, const Case& c) {
   AttentionOperand o;
@@ -180,7 +156,7 @@ int main() {
   CHECK_CUBLAS(cublasCreate(&blas));
   CHECK_CUBLAS(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));  // strict FP32, as the fp32 track
   void* flush = nullptr;
-  CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
+  CHECK_CUDA(cudaMalloc(&flush, stitch::bench::kFlushBytes));
   std::printf("%-30s %9s", "shape", "cublas ms");
   for (AttentionMath math : kMaths)
     std::printf(" %8s ms %8s", attention_math_name(math), "max rel");
@@ -205,8 +181,7 @@ int main() {
     CHECK_CUDA(cudaDeviceSynchronize());
     std::vector<float> expected(operand), actual(operand);
     CHECK_CUDA(cudaMemcpy(expected.data(), ref, operand * sizeof(float), cudaMemcpyDeviceToHost));
-    const double blas_ms =
-        median_ms([&] { unfused(blas, c, q, k, v, scores, probs, ref); }, flush);
+    const double blas_ms = median_ms([&] { unfused(blas, c, q, k, v, scores, probs, ref); }, flush);
     std::printf("%-30s %9.3f", c.name, blas_ms);
     double fp32_ms[2] = {0, 0};  // fp32_fma, tf32x3
     for (AttentionMath math : kMaths) {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.cuh"
 #include "kernels/conv.cuh"
 #include "kernels/conv_depthwise.cuh"
 
@@ -29,16 +30,13 @@ using namespace stitch::kernels;
 
 constexpr double kDramGbps = 4800.0;  // src/util/gpu_peaks.cc, H200
 constexpr int kIterations = 20, kWarmups = 3;
-constexpr size_t kWorkspaceBytes = 64u << 20, kFlushBytes = 256u << 20;
+constexpr size_t kWorkspaceBytes = 64u << 20;
 
-#define CHECK_CUDA(x)                                                                      \
-  do {                                                                                     \
-    cudaError_t e_ = static_cast<cudaError_t>(x);                                          \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
+// bench_support.cuh's median at this bench's warm-ups and iterations.
+template <class Run>
+double median_ms(Run run, void* flush) {
+  return stitch::bench::median_ms(run, flush, kWarmups, kIterations);
+}
 
 struct Case {
   const char* name;
@@ -69,28 +67,6 @@ ConvShape cudnn_shape(const DepthwiseConv2dShape& d) {
   s.pad_after[0] = d.pad_bottom, s.pad_after[1] = d.pad_right;
   s.alignment = 16;
   return s;
-}
-
-template <class Run>
-double median_ms(Run run, void* flush) {
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  std::vector<float> times;
-  for (int i = 0; i < kWarmups + kIterations; ++i) {
-    CHECK_CUDA(cudaMemsetAsync(flush, i, kFlushBytes));
-    CHECK_CUDA(cudaEventRecord(start));
-    run();
-    CHECK_CUDA(cudaEventRecord(stop));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    if (i >= kWarmups) times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  CHECK_CUDA(cudaEventDestroy(start));
-  CHECK_CUDA(cudaEventDestroy(stop));
-  return times[times.size() / 2];
 }
 
 float* device_random(size_t count, unsigned seed) {
@@ -207,7 +183,7 @@ int main() {
   }
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
-  CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
+  CHECK_CUDA(cudaMalloc(&flush, stitch::bench::kFlushBytes));
   std::printf("%-28s %9s %9s %9s %8s %6s %6s %6s %9s %s\n", "shape", "own us", "simple us",
               "cuDNN us", "vs cuDNN", "own e", "simp e", "cuDNN e", "max diff", "plan");
   for (const Case& c : cases)

@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.cuh"
 #include "kernels/conv.cuh"
 #include "kernels/conv_direct.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
@@ -59,16 +60,13 @@ constexpr int kIterations = 15, kWarmups = 3;
 // cuDNN's workspace as the planner gives it (src/plan/kernel_choice.h): 256 MiB in strict FP32,
 // up to 4 GiB (the operands' size) under TF32 math, whose NCHW engines transpose there.
 constexpr size_t kStrictWorkspaceBytes = size_t{256} << 20;
-constexpr size_t kTf32WorkspaceBytes = size_t{4} << 30, kFlushBytes = size_t{256} << 20;
+constexpr size_t kTf32WorkspaceBytes = size_t{4} << 30;
 
-#define CHECK_CUDA(x)                                                                      \
-  do {                                                                                     \
-    cudaError_t e_ = static_cast<cudaError_t>(x);                                          \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
+// bench_support.cuh's median at this bench's warm-ups and iterations.
+template <class Run>
+double median_ms(Run run, void* flush) {
+  return stitch::bench::median_ms(run, flush, kWarmups, kIterations);
+}
 
 struct Layer {
   const char* name;
@@ -97,28 +95,6 @@ ConvShape cudnn_shape(const ConvIgemmShape& g) {
   }
   s.alignment = 16;
   return s;
-}
-
-template <class Run>
-double median_ms(Run run, void* flush) {
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  std::vector<float> times;
-  for (int i = 0; i < kWarmups + kIterations; ++i) {
-    CHECK_CUDA(cudaMemsetAsync(flush, i, kFlushBytes));
-    CHECK_CUDA(cudaEventRecord(start));
-    run();
-    CHECK_CUDA(cudaEventRecord(stop));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    if (i >= kWarmups) times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  CHECK_CUDA(cudaEventDestroy(start));
-  CHECK_CUDA(cudaEventDestroy(stop));
-  return times[times.size() / 2];
 }
 
 float* device_random(size_t count, unsigned seed) {
@@ -275,8 +251,8 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   ConvIgemmTf32x3 wgmma, chunked, wide, mma, nhwc;
   const bool have_wgmma = ready(wgmma, Tf32x3Engine::wgmma);
   // The chunked cp.async gather where the automatic choice is the im2col TMA: what the TMA gains.
-  const bool have_chunked = have_wgmma && wgmma.uses_tma_im2col() &&
-                            ready(chunked, Tf32x3Engine::wgmma, 0, false, false);
+  const bool have_chunked =
+      have_wgmma && wgmma.uses_tma_im2col() && ready(chunked, Tf32x3Engine::wgmma, 0, false, false);
   ConvIgemmTf32 one, one_128;  // the tf32 track's one TF32 product, on the wgmma kernel
   const bool have_one = ready(one, Tf32x3Engine::wgmma);
   // One product's 128-wide tile where its automatic choice is the 256-wide one: what that gains.
@@ -482,7 +458,7 @@ int main(int argc, char** argv) {
   }
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kTf32WorkspaceBytes));
-  CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
+  CHECK_CUDA(cudaMalloc(&flush, stitch::bench::kFlushBytes));
   std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %7s %8s %9s\n", "layer",
               "wgmma ms", "cp.async", "nhwc", "wide", "mma", "tf32x1", "1x128", "strict", "tf32",
               "%floor", "igemm eff", "strict eff", "1x eff", "tf32 eff", "rel_norm");

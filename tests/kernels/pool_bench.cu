@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.cuh"
 #include "kernels/pooling.cuh"
 
 namespace {
@@ -25,16 +26,12 @@ namespace {
 using namespace stitch::kernels;
 
 constexpr int kIterations = 20, kWarmups = 3;
-constexpr size_t kFlushBytes = 256u << 20;
 
-#define CHECK_CUDA(x)                                                                      \
-  do {                                                                                     \
-    cudaError_t e_ = static_cast<cudaError_t>(x);                                          \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
+// bench_support.cuh's median at this bench's warm-ups and iterations.
+template <class Run>
+double median_ms(Run run, void* flush) {
+  return stitch::bench::median_ms(run, flush, kWarmups, kIterations);
+}
 
 struct Load {
   const float* x;
@@ -66,28 +63,6 @@ PoolShape pool_shape(const Case& c) {
   return s;
 }
 
-template <class Run>
-double median_ms(Run run, void* flush) {
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  std::vector<float> times;
-  for (int i = 0; i < kWarmups + kIterations; ++i) {
-    CHECK_CUDA(cudaMemsetAsync(flush, i, kFlushBytes));
-    CHECK_CUDA(cudaEventRecord(start));
-    CHECK_CUDA(run());
-    CHECK_CUDA(cudaEventRecord(stop));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    if (i >= kWarmups) times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  CHECK_CUDA(cudaEventDestroy(start));
-  CHECK_CUDA(cudaEventDestroy(stop));
-  return times[times.size() / 2];
-}
-
 template <PoolKind Kind>
 void bench(const Case& c, void* flush) {
   const PoolShape s = pool_shape(c);
@@ -117,7 +92,7 @@ void bench(const Case& c, void* flush) {
     CHECK_CUDA(run());
     CHECK_CUDA(cudaMemcpy(got.data(), y, ys * sizeof(float), cudaMemcpyDeviceToHost));
     const bool same = std::memcmp(want.data(), got.data(), ys * sizeof(float)) == 0;
-    const double ms = median_ms(run, flush);
+    const double ms = median_ms([&] { CHECK_CUDA(run()); }, flush);
     std::printf("  %s %8.1f us %6.0f GB/s%s", name.c_str(), ms * 1e3, gb / (ms * 1e-3),
                 same ? "" : " DIFFERS");
   };
@@ -137,7 +112,7 @@ int main() {
   CHECK_CUDA(cudaGetDeviceProperties(&props, 0));
   std::printf("pool_bench on %s\n", props.name);
   void* flush = nullptr;
-  CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
+  CHECK_CUDA(cudaMalloc(&flush, stitch::bench::kFlushBytes));
   const Case cases[] = {
       {"squeezenet_pool1_3x3s2", true, 64 * 96, 253, 126, 3, 2, 0},
       {"squeezenet_pool2_3x3s2", true, 64 * 256, 126, 63, 3, 2, 0},
