@@ -356,8 +356,6 @@ class ConvIgemm {
   }
 
  private:
-  // Lets the wgmma kernels of init's tile width and an output transform's type use their shared
-  // memory (the opt-in is per instantiation).
   // The wgmma kernel of init's tile width and gather for an output transform's type.
   template <class OutputTransform>
   using WgmmaKernel = void (*)(detail::ConvIgemmParams, detail::GemmTf32x3Args, detail::WgmmaMaps,
