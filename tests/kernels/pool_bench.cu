@@ -80,8 +80,7 @@ void bench(const Case& c, void* flush) {
   CHECK_CUDA(cudaMalloc(&y, ys * sizeof(float)));
   CHECK_CUDA(cudaMemcpy(x, host.data(), xs * sizeof(float), cudaMemcpyHostToDevice));
   const Load load{x, c.in, c.in};
-  auto per_element = [&] { return launch_pool<Kind>(s, load, Store{y_want}, nullptr, 256, false); };
-  CHECK_CUDA(per_element());
+  CHECK_CUDA(launch_pool<Kind>(s, load, Store{y_want}, nullptr, 256, false));
   std::vector<float> want(ys), got(ys);
   CHECK_CUDA(cudaMemcpy(want.data(), y_want, ys * sizeof(float), cudaMemcpyDeviceToHost));
   const double gb = static_cast<double>(xs + ys) * sizeof(float) / 1e9;
