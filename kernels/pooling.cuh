@@ -26,8 +26,12 @@
 // an H100 against a 0.58 ms DRAM floor, ~400 integer instructions per output. So max and avg pools
 // over h and w in NCDHW order (plan_pool_tile says which) take the tiled path: a block stages one
 // output tile's input region in shared memory, each element loaded once, and computes the tile's
-// windows from there with the same window logic, comparisons and summation order, so its results
-// are bit-identical. Neither path allocates anything: CUDA-graph capturable.
+// windows from there in the same comparison and summation order, so its results are
+// bit-identical. It too is bound by instruction issue (ncu, H100: ~80% SM throughput, 0.8 warp
+// issues per scheduler-cycle, DRAM 16-28%), so its windows are whole (the region's cells outside
+// the input padded, no clamping) and unrolled where the caller gives the kernel size; staging by
+// cp.async instead, double-buffered, ran 4-19% slower. Neither path allocates anything:
+// CUDA-graph capturable.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -259,92 +263,214 @@ __host__ __device__ inline PoolTilePlan plan_pool_tile(PoolKind kind, const Pool
   return plan;
 }
 
+// One dim of the tiled path's windows, in int (plan_pool_tile bounds every position): kernel
+// size, stride, dilation (1 but for max), padding and input size.
+struct TileDim {
+  int kernel, stride, dilation, pad, in;
+
+  // The first input position at or after `start` that a window stepping by `dilation` reaches
+  // (pool_window's clamp), for the maximum's index.
+  __device__ int first_inside(int start) const {
+    return start >= 0 ? start : start + (-start + dilation - 1) / dilation * dilation;
+  }
+  // An average's window at output position `o`: the input cells it covers and its padded cells
+  // (pool_window's counts).
+  __device__ int2 average_counts(int o) const {
+    const int start = o * stride - pad;
+    const int end = min(start + kernel, in + pad);
+    return {min(end, in) - max(start, 0), end - start};
+  }
+};
+
+template <PoolKind Kind>
+__device__ inline TileDim tile_dim(const PoolShape& s, int dim, int kernel) {
+  return {kernel, static_cast<int>(s.stride[dim]),
+          Kind == PoolKind::max ? static_cast<int>(s.dilation[dim]) : 1,
+          static_cast<int>(s.pad[dim]), static_cast<int>(s.in[dim])};
+}
+
+// A tile's place: its plane, its first output row and column, its region's first input row and
+// column (negative in the padding), and the region's row length.
+struct TileOrigin {
+  int64_t o;
+  int oh0, ow0, h0, w0, cols;
+};
+
+// Stages the tile's region: each thread the cells thread, thread + kPoolTileThreads, ... (their
+// row and column stepped, not divided out per cell), kLoadsInFlight loads at a time; `outside`
+// where the region leaves the input.
+template <class Load>
+__device__ inline void stage_tile_region(const Load& load, const TileOrigin& t, int cells,
+                                         const TileDim& dh, const TileDim& dw, float outside,
+                                         float* region) {
+  const int thread = static_cast<int>(threadIdx.x);
+  const int step_rows = kPoolTileThreads / t.cols, step_cols = kPoolTileThreads % t.cols;
+  int row = thread / t.cols, col = thread % t.cols;
+  for (int i = thread; i < cells;) {
+    float x[kLoadsInFlight];
+    int at[kLoadsInFlight];
+#pragma unroll
+    for (int u = 0; u < kLoadsInFlight; ++u) {
+      const int h = t.h0 + row, w = t.w0 + col;
+      x[u] = i < cells && h >= 0 && h < dh.in && w >= 0 && w < dw.in ? load(t.o, 0, h, w) : outside;
+      at[u] = i;
+      i += kPoolTileThreads;
+      row += step_rows;
+      col += step_cols;
+      if (col >= t.cols) {
+        col -= t.cols;
+        ++row;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kLoadsInFlight; ++u)
+      if (at[u] < cells) region[at[u]] = x[u];
+  }
+}
+
+// The maximum so far of a row-major walk over a window, and its input position: a cell replaces
+// it when greater or NaN (pool_kernel's comparison).
+struct TileMax {
+  float value;
+  int h, w;
+
+  __device__ void take(float v, int vh, int vw) {
+    if (v > value || v != v) {
+      value = v;
+      h = vh;
+      w = vw;
+    }
+  }
+  // Folding a window's rows' maxima in order is folding its cells: a row's result replaces the
+  // window's exactly when its first cell to do so in the walk would have (the row's last NaN, or
+  // its first greatest value when that is greater).
+  __device__ void take(const TileMax& row) { take(row.value, row.h, row.w); }
+};
+
+// The maximum of one window row: kernel_w cells from `cell`, input row h, columns from w.
+template <int KernelW>
+__device__ inline TileMax row_max(const float* cell, const TileDim& dw, int h, int w) {
+  TileMax m{-INFINITY, h, w};
+#pragma unroll
+  for (int j = 0; j < (KernelW > 0 ? KernelW : dw.kernel); ++j)
+    m.take(cell[j * dw.dilation], h, w + j * dw.dilation);
+  return m;
+}
+
+// A thread's max outputs: rows oh and oh + 1 of column ow (rh, rw: the first one's window in the
+// region). At stride and dilation 1 along h with the window's height known, the two windows'
+// KernelH + 1 rows are each reduced once and shared.
+template <int KernelH, int KernelW, class Store>
+__device__ inline void tile_max_outputs(const PoolShape& s, const TileOrigin& t,
+                                        const float* region, const TileDim& dh, const TileDim& dw,
+                                        int oh, int ow, int rh, int rw, const Store& store) {
+  const int out_h = static_cast<int>(s.out[1]), out_w = static_cast<int>(s.out[2]);
+  const int64_t plane_e = t.o * out_h * out_w;
+  const int h = t.h0 + rh, w = t.w0 + rw;
+  // pool_kernel's index before any cell wins: the clamped window's first cell.
+  const int first_w = dw.first_inside(w);
+  if constexpr (KernelH > 0) {
+    if (dh.stride == 1 && dh.dilation == 1) {
+      TileMax rows[KernelH + 1];
+#pragma unroll
+      for (int i = 0; i <= KernelH; ++i)
+        rows[i] = row_max<KernelW>(region + (rh + i) * t.cols + rw, dw, h + i, w);
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        if (oh + k >= out_h) break;
+        TileMax best{-INFINITY, dh.first_inside(h + k), first_w};
+#pragma unroll
+        for (int i = 0; i < KernelH; ++i)
+          best.take(rows[k + i]);
+        store(plane_e + (oh + k) * out_w + ow, best.value,
+              static_cast<int64_t>(best.h) * dw.in + best.w);
+      }
+      return;
+    }
+  }
+  for (int k = 0; k < 2 && oh + k < out_h; ++k) {
+    const int rk = rh + k * dh.stride;
+    TileMax best{-INFINITY, dh.first_inside(t.h0 + rk), first_w};
+#pragma unroll
+    for (int i = 0; i < (KernelH > 0 ? KernelH : dh.kernel); ++i)
+      best.take(row_max<KernelW>(region + (rk + i * dh.dilation) * t.cols + rw, dw,
+                                 t.h0 + rk + i * dh.dilation, w));
+    store(plane_e + (oh + k) * out_w + ow, best.value,
+          static_cast<int64_t>(best.h) * dw.in + best.w);
+  }
+}
+
+// A thread's average outputs: rows oh and oh + 1 of column ow, summed in pool_kernel's order.
+template <int KernelH, int KernelW, class Store>
+__device__ inline void tile_avg_outputs(const PoolShape& s, const TileOrigin& t,
+                                        const float* region, const TileDim& dh, const TileDim& dw,
+                                        int oh, int ow, int rh, int rw, const Store& store) {
+  const int out_h = static_cast<int>(s.out[1]), out_w = static_cast<int>(s.out[2]);
+  const int64_t plane_e = t.o * out_h * out_w;
+  const int2 w_counts = dw.average_counts(ow);
+  for (int k = 0; k < 2 && oh + k < out_h; ++k) {
+    const int64_t e = plane_e + (oh + k) * out_w + ow;
+    const int2 h_counts = dh.average_counts(oh + k);
+    if (h_counts.x <= 0 || w_counts.x <= 0) {
+      store(e, 0.0f, -1);
+      continue;
+    }
+    const float* window = region + (rh + k * dh.stride) * t.cols + rw;
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < (KernelH > 0 ? KernelH : dh.kernel); ++i)
+#pragma unroll
+      for (int j = 0; j < (KernelW > 0 ? KernelW : dw.kernel); ++j)
+        sum += window[i * t.cols + j];
+    const int64_t divisor = s.divisor != 0        ? s.divisor
+                            : s.count_include_pad ? int64_t{h_counts.y} * w_counts.y
+                                                  : int64_t{h_counts.x} * w_counts.x;
+    store(e, sum / static_cast<float>(divisor), -1);
+  }
+}
+
 // The tiled path: grid-stride over (plane, tile row, tile column). The block stages the tile's
-// input region (rows [h0, h0 + rows), columns [w0, w0 + cols)) in shared memory, then each thread
-// computes its outputs as pool_kernel does, reading the region instead of the input. Cells outside
-// the input are zero and never read: pool_window clamps every window to the input.
-template <PoolKind Kind, class Load, class Store>
+// input region (rows [h0, h0 + rows), columns [w0, w0 + cols)) in shared memory, cells outside
+// the input holding what cannot change the result (-inf for max, 0 for avg), so every window is
+// its full kernel_h x kernel_w cells there with no clamping: the same values in the same order
+// as pool_kernel's clamped windows (a -inf never replaces the maximum, the comparison being
+// strict; adding +0 leaves a sum that starts at +0 bit-identical), so the results are. Each
+// thread computes two vertically adjacent outputs of one column. KernelH and KernelW: the
+// window's size when known at compile time (its loops then unroll), else 0.
+template <PoolKind Kind, int KernelH, int KernelW, class Load, class Store>
 __global__ void __launch_bounds__(kPoolTileThreads)
     pool_tile_kernel(PoolShape s, PoolTilePlan plan, Load load, Store store) {
+  static_assert(kPoolTileH * kPoolTileW == 2 * kPoolTileThreads, "two outputs per thread");
+  constexpr bool kMax = Kind == PoolKind::max;
   extern __shared__ float region[];
-  const int rows = static_cast<int>(plan.rows), cols = static_cast<int>(plan.cols);
-  const int cells = rows * cols;
-  const int in_h = static_cast<int>(s.in[1]), in_w = static_cast<int>(s.in[2]);
-  const int out_h = static_cast<int>(s.out[1]), out_w = static_cast<int>(s.out[2]);
+  const int cells = static_cast<int>(plan.rows * plan.cols);
+  const TileDim dh = tile_dim<Kind>(s, 1, KernelH > 0 ? KernelH : static_cast<int>(s.kernel[1]));
+  const TileDim dw = tile_dim<Kind>(s, 2, KernelW > 0 ? KernelW : static_cast<int>(s.kernel[2]));
+  const int out_w = static_cast<int>(s.out[2]);
   const int tiles_w = static_cast<int>(plan.tiles_w);
   const int64_t tiles_per_plane = plan.tiles_h * plan.tiles_w;
   const int64_t tiles = s.outer * tiles_per_plane;
   const int thread = static_cast<int>(threadIdx.x);
-  // The staging walk takes cells thread, thread + kPoolTileThreads, ...; their (row, column) is
-  // stepped, not divided out per cell.
-  const int first_row = thread / cols, first_col = thread % cols;
-  const int step_rows = kPoolTileThreads / cols, step_cols = kPoolTileThreads % cols;
   const int lane_w = thread % kPoolTileW, lane_h = thread / kPoolTileW;
-  const PoolWindow wd = pool_window<Kind>(s, 0, 0);  // d = 0 alone (plan_pool_tile)
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t o = t / tiles_per_plane;
-    const int rest = static_cast<int>(t - o * tiles_per_plane);
-    const int oh0 = rest / tiles_w * kPoolTileH, ow0 = rest % tiles_w * kPoolTileW;
-    const int h0 = oh0 * static_cast<int>(s.stride[1]) - static_cast<int>(s.pad[1]);
-    const int w0 = ow0 * static_cast<int>(s.stride[2]) - static_cast<int>(s.pad[2]);
-    int row = first_row, col = first_col;
-    for (int i = thread; i < cells;) {
-      float x[kLoadsInFlight];
-      int at[kLoadsInFlight];
-#pragma unroll
-      for (int u = 0; u < kLoadsInFlight; ++u) {
-        const int h = h0 + row, w = w0 + col;
-        x[u] = i < cells && h >= 0 && h < in_h && w >= 0 && w < in_w ? load(o, 0, h, w) : 0.0f;
-        at[u] = i;
-        i += kPoolTileThreads;
-        row += step_rows;
-        col += step_cols;
-        if (col >= cols) {
-          col -= cols;
-          ++row;
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kLoadsInFlight; ++u)
-        if (at[u] < cells) region[at[u]] = x[u];
-    }
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    TileOrigin t;
+    t.o = tile / tiles_per_plane;
+    const int rest = static_cast<int>(tile - t.o * tiles_per_plane);
+    t.oh0 = rest / tiles_w * kPoolTileH;
+    t.ow0 = rest % tiles_w * kPoolTileW;
+    t.h0 = t.oh0 * dh.stride - dh.pad;
+    t.w0 = t.ow0 * dw.stride - dw.pad;
+    t.cols = static_cast<int>(plan.cols);
+    stage_tile_region(load, t, cells, dh, dw, kMax ? -INFINITY : 0.0f, region);
     __syncthreads();
-    const int ow = ow0 + lane_w;
-    if (ow < out_w) {
-      const PoolWindow ww = pool_window<Kind>(s, 2, ow);
-      const int w_first = static_cast<int>(ww.start) - w0, w_end = static_cast<int>(ww.end) - w0;
-      const int w_step = static_cast<int>(ww.step);
-      for (int oh = oh0 + lane_h; oh < oh0 + kPoolTileH && oh < out_h;
-           oh += kPoolTileThreads / kPoolTileW) {
-        const PoolWindow wh = pool_window<Kind>(s, 1, oh);
-        const int h_first = static_cast<int>(wh.start) - h0;
-        const int h_end = static_cast<int>(wh.end) - h0, h_step = static_cast<int>(wh.step);
-        const int64_t e = (o * s.out[1] + oh) * s.out[2] + ow;
-        if (Kind == PoolKind::max) {
-          float best = -INFINITY;
-          int best_h = h_first, best_w = w_first;
-          for (int h = h_first; h < h_end; h += h_step)
-            for (int w = w_first; w < w_end; w += w_step) {
-              const float v = region[h * cols + w];
-              if (v > best || v != v) {
-                best = v;
-                best_h = h;
-                best_w = w;
-              }
-            }
-          store(e, best, static_cast<int64_t>(h0 + best_h) * s.in[2] + (w0 + best_w));
-          continue;
-        }
-        if (wd.start >= wd.end || wh.start >= wh.end || ww.start >= ww.end) {
-          store(e, 0.0f, -1);
-          continue;
-        }
-        float sum = 0.0f;
-        for (int h = h_first; h < h_end; ++h)
-          for (int w = w_first; w < w_end; ++w)
-            sum += region[h * cols + w];
-        store(e, sum / static_cast<float>(average_divisor<Kind>(s, wd, wh, ww)), -1);
-      }
+    const int oh = t.oh0 + 2 * lane_h, ow = t.ow0 + lane_w;
+    if (oh < s.out[1] && ow < out_w) {
+      // The first output's window starts at region row rh, column rw.
+      const int rh = 2 * lane_h * dh.stride, rw = lane_w * dw.stride;
+      if constexpr (kMax)
+        tile_max_outputs<KernelH, KernelW>(s, t, region, dh, dw, oh, ow, rh, rw, store);
+      else
+        tile_avg_outputs<KernelH, KernelW>(s, t, region, dh, dw, oh, ow, rh, rw, store);
     }
     // The next tile's staging overwrites the region.
     __syncthreads();
@@ -354,11 +480,16 @@ __global__ void __launch_bounds__(kPoolTileThreads)
 }  // namespace detail
 
 // Launches one pooling pass. Returns cudaErrorInvalidValue for a malformed shape (a size, kernel,
-// stride or dilation below 1 where it is used), else the launch's error. `block` sizes the
-// per-element kernel only; `allow_tiles` false keeps every shape on it (tests compare the paths).
-template <PoolKind Kind, class Load, class Store>
+// stride or dilation below 1 where it is used, or a window other than KernelH x KernelW where they
+// are given), else the launch's error. `block` sizes the per-element kernel only; `allow_tiles`
+// false keeps every shape on it (tests compare the paths). KernelH, KernelW: a max or avg pool's
+// window h and w sizes, when the caller knows them at compile time (the tiled kernel's window
+// loops then unroll); 0, read from the shape.
+template <PoolKind Kind, int KernelH = 0, int KernelW = 0, class Load, class Store>
 int launch_pool(const PoolShape& shape, Load load, Store store, cudaStream_t stream,
                 int block = 256, bool allow_tiles = true) {
+  if ((KernelH > 0 && shape.kernel[1] != KernelH) || (KernelW > 0 && shape.kernel[2] != KernelW))
+    return cudaErrorInvalidValue;
   int64_t total = shape.outer;
   for (int dim = 0; dim < 3; ++dim) {
     if (shape.in[dim] < 1 || shape.out[dim] < 0) return cudaErrorInvalidValue;
@@ -381,7 +512,7 @@ int launch_pool(const PoolShape& shape, Load load, Store store, cudaStream_t str
           grid_stride_blocks(tiles * detail::kPoolTileThreads, detail::kPoolTileThreads, grid);
       if (e != cudaSuccess) return e;
       const size_t bytes = static_cast<size_t>(plan.rows * plan.cols) * sizeof(float);
-      detail::pool_tile_kernel<Kind>
+      detail::pool_tile_kernel<Kind, KernelH, KernelW>
           <<<static_cast<unsigned>(grid), detail::kPoolTileThreads, bytes, stream>>>(shape, plan,
                                                                                      load, store);
       return cudaGetLastError();

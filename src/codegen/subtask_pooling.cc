@@ -91,6 +91,16 @@ void set_dims(CodeWriter& w, const char* field, const std::vector<int64_t>& valu
     w.line("shape.{}[{}] = {};", field, 3 - values.size() + k, values[k]);
 }
 
+// launch_pool's compile-time window size (", KH, KW") for a 2-d max or avg pool's window of up to
+// kUnrolledWindow cells a side: the tiled kernel then unrolls its loops over the window.
+std::string window_arguments(const PoolSpec& spec) {
+  constexpr int64_t kUnrolledWindow = 7;
+  if ((spec.op != PoolOp::max && spec.op != PoolOp::avg) || spec.kernel.size() != 2) return "";
+  for (const int64_t k : spec.kernel)
+    if (k < 1 || k > kUnrolledWindow) return "";
+  return fmt::format(", {}, {}", spec.kernel[0], spec.kernel[1]);
+}
+
 }  // namespace
 
 Status emit_spec(EmitContext& ctx, const Subtask& subtask, const PoolSpec& spec, CodeWriter& w) {
@@ -131,8 +141,8 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const PoolSpec& spec,
     w.line("shape.channels = {};", spec.input.shape[1]);
   w.line("const {} load{{{}}};", load, load_init);
   w.line("const {} store{{{}}};", store, store_init);
-  w.line("STITCH_CHECK_CUDA((launch_pool<PoolKind::{}>(shape, load, store, stream, {})));",
-         plan::kPoolOpNames[static_cast<int>(spec.op)],
+  w.line("STITCH_CHECK_CUDA((launch_pool<PoolKind::{}{}>(shape, load, store, stream, {})));",
+         plan::kPoolOpNames[static_cast<int>(spec.op)], window_arguments(spec),
          subtask.tunables.count("block") ? subtask.tunables.at("block") : int64_t{256});
   return {};
 }

@@ -1,7 +1,7 @@
-// Bench of kernels/pooling.cuh's max and average pools over NCHW planes: the tiled path beside
-// the per-element one, on SqueezeNet's three 3x3 stride-2 max pools, GoogleNet's 3x3 stride-1
-// one, VGG's 2x2 and a 3x3 average pool. Not a test: built on demand (target pool_bench) and run
-// on a GPU by hand.
+// Bench of kernels/pooling.cuh's max and average pools over NCHW planes: the tiled path (the
+// window's size read from the shape, and given at compile time) beside the per-element one, on
+// SqueezeNet's three 3x3 stride-2 max pools, GoogleNet's 3x3 stride-1 one, VGG's 2x2 and a 3x3
+// average pool. Not a test: built on demand (target pool_bench) and run on a GPU by hand.
 //
 // Per shape: the tiled output held to the per-element path's, bit for bit (the same windows and
 // comparison order), then each timed with CUDA events, L2 flushed before every run, the median of
@@ -33,11 +33,12 @@ double median_ms(Run run, void* flush) {
   return stitch::bench::median_ms(run, flush, kWarmups, kIterations);
 }
 
+// Addressed as a generated program's load functor is: a sum of stride products.
 struct Load {
   const float* x;
   int64_t h, w;
   __device__ float operator()(int64_t o, int64_t, int64_t ih, int64_t iw) const {
-    return x[(o * h + ih) * w + iw];
+    return x[o * (h * w) + ih * w + iw];
   }
 };
 
@@ -95,8 +96,16 @@ void bench(const Case& c, void* flush) {
     std::printf("  %s %8.1f us %6.0f GB/s%s", name.c_str(), ms * 1e3, gb / (ms * 1e-3),
                 same ? "" : " DIFFERS");
   };
-  if (plan.eligible)
+  if (plan.eligible) {
     column("tiled", [&] { return launch_pool<Kind>(s, load, Store{y}, nullptr, 256, true); });
+    // The window's size at compile time, as generated programs give it: its loops unroll.
+    if (c.kernel == 3)
+      column("unrolled",
+             [&] { return launch_pool<Kind, 3, 3>(s, load, Store{y}, nullptr, 256, true); });
+    if (c.kernel == 2)
+      column("unrolled",
+             [&] { return launch_pool<Kind, 2, 2>(s, load, Store{y}, nullptr, 256, true); });
+  }
   column("element", [&] { return launch_pool<Kind>(s, load, Store{y}, nullptr, 256, false); });
   std::printf("\n");
   CHECK_CUDA(cudaFree(x));

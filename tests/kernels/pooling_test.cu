@@ -169,13 +169,17 @@ void reference(const PoolCase& c, const PoolShape& s, const std::vector<float>& 
         }
 }
 
+// KernelH, KernelW: launch_pool's compile-time window size (0: the shape's).
+template <int KernelH = 0, int KernelW = 0>
 int launch_case(const PoolCase& c, const PoolShape& s, const PoolLoad& load, const PoolStore& store,
                 bool allow_tiles) {
   switch (c.kind) {
     case PoolKind::max:  // a block other than the default for the per-element kernel
-      return launch_pool<PoolKind::max>(s, load, store, nullptr, 128, allow_tiles);
+      return launch_pool<PoolKind::max, KernelH, KernelW>(s, load, store, nullptr, 128,
+                                                          allow_tiles);
     case PoolKind::avg:
-      return launch_pool<PoolKind::avg>(s, load, store, nullptr, 256, allow_tiles);
+      return launch_pool<PoolKind::avg, KernelH, KernelW>(s, load, store, nullptr, 256,
+                                                          allow_tiles);
     case PoolKind::adaptive_max:
       return launch_pool<PoolKind::adaptive_max>(s, load, store, nullptr, 256, allow_tiles);
     case PoolKind::adaptive_avg:
@@ -248,16 +252,29 @@ TEST_P(Pooling, TiledPathIsBitwiseThePerElementKernel) {
   DeviceBuffer<int64_t> di_tiled(out_numel), di_each(out_numel);
   ASSERT_CUDA(dx.upload(stored));
   const PoolLoad load{dx.data(), s.in[0], s.in[1], s.in[2], c.transposed, c.channels};
-  ASSERT_CUDA(launch_case(c, s, load, PoolStore{dy_tiled.data(), di_tiled.data()}, true));
   ASSERT_CUDA(launch_case(c, s, load, PoolStore{dy_each.data(), di_each.data()}, false));
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  const std::vector<float> y_tiled = dy_tiled.download(), y_each = dy_each.download();
-  ASSERT_EQ(y_tiled.size(), y_each.size());
-  size_t differing = 0;
-  for (size_t i = 0; i < y_tiled.size(); ++i)
-    if (std::memcmp(&y_tiled[i], &y_each[i], sizeof(float)) != 0) ++differing;
-  EXPECT_EQ(differing, 0u) << "of " << y_tiled.size() << " outputs";
-  EXPECT_EQ(di_tiled.download(), di_each.download());
+  const std::vector<float> y_each = dy_each.download();
+  const std::vector<int64_t> i_each = di_each.download();
+  // The window's size from the shape, and where the case's 2-d window is 2x2 or 3x3, from the
+  // template arguments (the unrolled loops).
+  std::vector<std::pair<std::string, int (*)(const PoolCase&, const PoolShape&, const PoolLoad&,
+                                             const PoolStore&, bool)>>
+      launches = {{"runtime window", &launch_case<0, 0>}};
+  if (s.kernel[1] == 2 && s.kernel[2] == 2) launches.push_back({"2x2", &launch_case<2, 2>});
+  if (s.kernel[1] == 3 && s.kernel[2] == 3) launches.push_back({"3x3", &launch_case<3, 3>});
+  for (const auto& [name, launch] : launches) {
+    SCOPED_TRACE(name);
+    ASSERT_CUDA(dy_tiled.upload(std::vector<float>(out_numel, -7.0f)));
+    ASSERT_CUDA(launch(c, s, load, PoolStore{dy_tiled.data(), di_tiled.data()}, true));
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    const std::vector<float> y_tiled = dy_tiled.download();
+    ASSERT_EQ(y_tiled.size(), y_each.size());
+    size_t differing = 0;
+    for (size_t i = 0; i < y_tiled.size(); ++i)
+      if (std::memcmp(&y_tiled[i], &y_each[i], sizeof(float)) != 0) ++differing;
+    EXPECT_EQ(differing, 0u) << "of " << y_tiled.size() << " outputs";
+    EXPECT_EQ(di_tiled.download(), i_each);
+  }
 }
 
 const PoolKind kMax = PoolKind::max, kAvg = PoolKind::avg;
@@ -269,9 +286,12 @@ INSTANTIATE_TEST_SUITE_P(
         PoolCase{"max1d_dilated_ceil", kMax, 4, {30}, {4}, {3}, {2}, {2}, {}, true},
         tiled(PoolCase{"max2d_tiling", kMax, 8, {16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, {}}),
         tiled(PoolCase{"max2d_k4_s1_p1", kMax, 3, {20, 18}, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {}}),
+        // 9,600 tiles: more than a grid's blocks, which then take several tiles each.
+        tiled(PoolCase{
+            "max2d_k3_s1_p1_many_tiles", kMax, 2400, {20, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {}}),
         // A 48 x 96 region: more cells than one round of staging loads covers.
-        tiled(PoolCase{"max2d_k3_s3_wide_region", kMax, 3, {50, 100}, {3, 3}, {3, 3}, {0, 0},
-                       {1, 1}, {}}),
+        tiled(PoolCase{
+            "max2d_k3_s3_wide_region", kMax, 3, {50, 100}, {3, 3}, {3, 3}, {0, 0}, {1, 1}, {}}),
         tiled(PoolCase{
             "max2d_k3_s2_p1_d3_ceil", kMax, 5, {33, 29}, {3, 3}, {2, 2}, {1, 1}, {3, 3}, {}, true}),
         tiled(PoolCase{"max2d_transposed_nan",
@@ -417,6 +437,11 @@ TEST(PoolingArguments, BadShapesAreRejectedAndEmptyOutputsLaunchNothing) {
   PoolShape empty;
   empty.outer = 0;
   EXPECT_EQ((launch_pool<PoolKind::avg>(empty, load, store, nullptr)), cudaSuccess);
+  // A compile-time window size the shape does not have.
+  PoolShape two;
+  two.kernel[1] = two.kernel[2] = 2;
+  EXPECT_EQ((launch_pool<PoolKind::max, 3, 3>(two, load, store, nullptr)), cudaErrorInvalidValue);
+  EXPECT_EQ((launch_pool<PoolKind::max, 2, 3>(two, load, store, nullptr)), cudaErrorInvalidValue);
 }
 
 }  // namespace

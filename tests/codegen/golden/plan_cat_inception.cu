@@ -190,7 +190,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.dilation[2] = 1;
     const s05_pool_max2d_2x10x8x8_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
     const s05_pool_max2d_2x10x8x8_store store{reinterpret_cast<float*>((s->arena_base + 2048))};
-    STITCH_CHECK_CUDA((launch_pool<PoolKind::max>(shape, load, store, stream, 256)));
+    STITCH_CHECK_CUDA((launch_pool<PoolKind::max, 3, 3>(shape, load, store, stream, 256)));
   }
   // s06_matmul_2x5x64x10 (cublaslt_matmul): nodes convolution_5_gemm, convolution_5_bias
   {

@@ -103,7 +103,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.channels = 128;
     const s01_pool_max2d_8x128x27x27_load load{reinterpret_cast<const float*>((s->arena_base + 0))};
     const s01_pool_max2d_8x128x27x27_store store{reinterpret_cast<float*>((s->arena_base + 12845056))};
-    STITCH_CHECK_CUDA((launch_pool<PoolKind::max>(shape, load, store, stream, 256)));
+    STITCH_CHECK_CUDA((launch_pool<PoolKind::max, 3, 3>(shape, load, store, stream, 256)));
   }
   // s02_conv2d_8x128x27x27_k128x3x3 (igemm_tf32x3_conv): nodes convolution_1, convolution_1_bias, relu_1
   {

@@ -168,7 +168,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.dilation[2] = 2;
     const s00_pool_max2d_2x3x6x5_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
     const s00_pool_max2d_2x3x6x5_store store{reinterpret_cast<float*>(static_cast<char*>(outputs[0].data))};
-    STITCH_CHECK_CUDA((launch_pool<PoolKind::max>(shape, load, store, stream, 256)));
+    STITCH_CHECK_CUDA((launch_pool<PoolKind::max, 3, 3>(shape, load, store, stream, 256)));
   }
   // s01_pool_max2d_2x4x1x10 (pool): nodes max_pool2d_with_indices_1
   {
@@ -188,7 +188,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.dilation[2] = 1;
     const s01_pool_max2d_2x4x1x10_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data))};
     const s01_pool_max2d_2x4x1x10_store store{reinterpret_cast<float*>(static_cast<char*>(outputs[1].data)), reinterpret_cast<int64_t*>(static_cast<char*>(outputs[2].data))};
-    STITCH_CHECK_CUDA((launch_pool<PoolKind::max>(shape, load, store, stream, 256)));
+    STITCH_CHECK_CUDA((launch_pool<PoolKind::max, 1, 4>(shape, load, store, stream, 256)));
   }
   // s02_pool_avg3d_2x2x4x5x5 (pool): nodes avg_pool3d
   {
@@ -238,7 +238,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.divisor = 3;
     const s03_pool_avg2d_2x3x14x12_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
     const s03_pool_avg2d_2x3x14x12_store store{reinterpret_cast<float*>(static_cast<char*>(outputs[4].data))};
-    STITCH_CHECK_CUDA((launch_pool<PoolKind::avg>(shape, load, store, stream, 256)));
+    STITCH_CHECK_CUDA((launch_pool<PoolKind::avg, 2, 2>(shape, load, store, stream, 256)));
   }
   // s04_pool_avg2d_2x4x1x15 (pool): nodes avg_pool2d_1
   {
@@ -260,7 +260,7 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.divisor = 0;
     const s04_pool_avg2d_2x4x1x15_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[1].data))};
     const s04_pool_avg2d_2x4x1x15_store store{reinterpret_cast<float*>(static_cast<char*>(outputs[5].data))};
-    STITCH_CHECK_CUDA((launch_pool<PoolKind::avg>(shape, load, store, stream, 256)));
+    STITCH_CHECK_CUDA((launch_pool<PoolKind::avg, 1, 3>(shape, load, store, stream, 256)));
   }
   // s05_pool_adaptive_max2d_2x3x5x3 (pool): nodes adaptive_max_pool2d
   {
