@@ -5,7 +5,22 @@
 # scripts/build_device.sh and carried along). Full logs go to $OUT/gpu-logs.tgz when OUT is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+usage() { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  -*) echo "gpu_check.sh: unknown option '$1' (the one argument is the build directory)" >&2
+      usage >&2; exit 2 ;;
+esac
+if [ $# -gt 1 ]; then
+  echo "gpu_check.sh: one argument at most, the build directory (got $#)" >&2; exit 2
+fi
 build=${1:-build-device}
+# A directory that is no configured build would run nothing and report it as failures.
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  echo "gpu_check.sh: '$build' is not a build directory (no CMakeCache.txt); make one with" \
+    "scripts/build_device.sh and carry it" >&2
+  exit 2
+fi
 # Sections to run (default all but kbench, kb and loop):
 #   STITCH_GPU_CHECK="tests bench sweep profile generated kbench kb loop"
 #   kbench: the kernel benches built into $BUILD/tests/kernels (ninja conv_igemm_tf32x3_bench
