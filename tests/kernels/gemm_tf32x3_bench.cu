@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench_support.cuh"
 #include "kernels/gemm_tf32x3.cuh"
 #include "kernels/matmul.cuh"
 #include "kernels/matmul_tf32x3.cuh"
@@ -40,16 +41,8 @@ using namespace stitch::kernels;
 constexpr double kTf32PeakTflops = 494.7;  // src/util/gpu_peaks.cc, H200 dense TF32
 constexpr double kDramGbps = 4800.0;
 constexpr int kIterations = 15, kWarmups = 2;
-constexpr size_t kWorkspaceBytes = 32u << 20, kFlushBytes = 256u << 20;
-
-#define CHECK_CUDA(x)                                                                      \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
+constexpr size_t kWorkspaceBytes = 32u << 20;
+using stitch::bench::kFlushBytes;
 
 __global__ void fill_uniform(float* x, int64_t n, uint64_t seed, float low, float high) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
@@ -236,26 +229,7 @@ Outcome measure(Problem& p, cublasLtHandle_t lt, void* workspace, void* flush, b
   }
   out.rel_norm = std::sqrt(diff / std::max(norm, 1e-300));
   out.max_rel = max_err / std::max(max_ref, 1e-300);
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  for (int i = 0; i < kWarmups; ++i)
-    run();
-  std::vector<float> times;
-  for (int i = 0; i < kIterations; ++i) {
-    CHECK_CUDA(cudaMemsetAsync(flush, i, kFlushBytes));
-    CHECK_CUDA(cudaEventRecord(start));
-    run();
-    CHECK_CUDA(cudaEventRecord(stop));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  out.ms = times[times.size() / 2];
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  out.ms = stitch::bench::median_ms(run, flush, kWarmups, kIterations);
   return out;
 }
 
