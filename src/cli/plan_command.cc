@@ -1,6 +1,6 @@
-// `stitchcuda plan TASK.py|RUN_DIR|GRAPH.json`: the built-in Planner on a captured graph (app/plan.h)
-// — capturing the task first when given a .py — printing the plan table; plan.json goes into the run
-// directory (or --out). Exit 0 planned, 1 refused or failed, 2 bad input.
+// `stitchcuda plan TASK.py|RUN_DIR|GRAPH.json`: the built-in Planner on a captured graph
+// (app/plan.h) — capturing the task first when given a .py — printing the plan table; plan.json
+// goes into the run directory (or --out). Exit 0 planned, 1 refused or failed, 2 bad input.
 #include <fmt/format.h>
 
 #include "app/plan.h"
@@ -8,6 +8,7 @@
 #include "cli/common_options.h"
 #include "plan/plan_json.h"
 #include "plan/plan_print.h"
+#include "plan/planner.h"
 
 namespace stitch::cli {
 namespace {
@@ -18,8 +19,7 @@ struct PlanPrinting {
 };
 
 Result<CommandEnd> run_plan(const app::PlanTargetOptions& options, const PlanPrinting& printing) {
-  auto capture = app::system_task_capture(
-      options.runs_dir, print_progress);
+  auto capture = app::system_task_capture(options.runs_dir, print_progress);
   STITCH_ASSIGN_OR_RETURN(app::PlanTargetResult planned, app::plan_target(options, capture));
   if (printing.json) {
     fmt::print("{}", plan::serialize_plan(planned.plan));
@@ -50,10 +50,12 @@ CommandAction setup_plan(CLI::App& app) {
                "Eval semantics: BatchNorm uses its running statistics (folded into a per-channel "
                "affine at init) where the task runs in training mode; verify and run still judge "
                "against the training-mode reference");
+  std::vector<std::string_view> passes;
+  for (const plan::PassInfo& pass : plan::plan_passes())
+    passes.push_back(pass.name);
   app.add_option("--dump-after", options->dump_after,
-                 "Print the graph (or analysis) after this pass to stderr: dead-code, shapes, "
-                 "coverage, recurrences, fold-batchnorm, lower, materialize, cats, views, fuse, "
-                 "subtasks");
+                 fmt::format("Print the graph (or analysis) after this pass to stderr: {}",
+                             fmt::join(passes, ", ")));
   app.add_option("--out", options->out,
                  "Where to write plan.json (default: the run directory's plan.json)");
   add_runs_dir_option(app, options->runs_dir);

@@ -34,8 +34,8 @@ std::optional<CatNode> cat_node(const ir::Graph& graph, int index) {
     if (!item.is_ref()) return std::nullopt;
     cat.pieces.push_back(*item.ref());
   }
-  const auto dim = wrap_dim(int_arg(node, 1, "dim", 0),
-                            static_cast<int64_t>(node.outputs[0].shape.size()));
+  const auto dim =
+      wrap_dim(int_arg(node, 1, "dim", 0), static_cast<int64_t>(node.outputs[0].shape.size()));
   if (!dim) return std::nullopt;
   cat.dim = *dim;
   return cat;
@@ -162,12 +162,13 @@ std::set<std::string> unplaceable(const ir::Graph& graph, const ValueMap& values
 }
 
 // Every home is stored by a kernel that can store it there, and no dense operand is a strided
-// window of a cat's buffer.
-bool homes_hold(const ValueMap& values, const std::vector<Subtask>& subtasks) {
+// window of a cat's buffer (a home's base; a strided view of another node, such as a weight
+// broadcast over a GEMM's batch, is the operand's own business).
+bool homes_hold(const ValueMap& homes, const ValueMap& values,
+                const std::vector<Subtask>& subtasks) {
   std::set<std::string> home_bases;
-  for (const auto& [key, access] : values)
-    if (value_key(access.base) != key && access.base.kind == ir::ValueRef::Kind::node)
-      home_bases.insert(value_key(access.base));
+  for (const auto& [key, home] : homes)
+    if (value_key(home.base) != key) home_bases.insert(value_key(home.base));  // not channels-last
   for (const Subtask& subtask : subtasks) {
     for (const Access& read : dense_reads(subtask))
       if (home_bases.count(value_key(read.base)) && !read.is_contiguous()) return false;
@@ -268,7 +269,7 @@ Status place_cat_pieces(const ir::Graph& graph, ValueMap& values, std::vector<Su
   if (!placed_values.ok()) return {};  // a view of a piece the strides cannot express
   auto placed = build_subtasks(graph, *placed_values,
                                fuse(graph, *placed_values, false, conv_takes_prologue));
-  if (!placed.ok() || !homes_hold(*placed_values, *placed)) return {};
+  if (!placed.ok() || !homes_hold(homes, *placed_values, *placed)) return {};
   values = std::move(*placed_values);
   subtasks = std::move(*placed);
   return {};

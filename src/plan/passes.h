@@ -91,6 +91,11 @@ Result<ir::Graph> lower_composites(const ir::Graph& graph, const PlanOptions& op
 // computed from params at init.
 ir::Graph fold_batch_norm_into_conv(const ir::Graph& graph, const PlanOptions& options);
 
+// merge-gemms: pointwise convolutions of one input whose results only elementwise ops read become
+// one GEMM over their weights concatenated (at init), each result a channel slice of its product
+// (pass_merge_gemms.cc). Graphs without such siblings are returned unchanged.
+ir::Graph merge_sibling_gemms(const ir::Graph& graph);
+
 // materialize: inserts clones where an Access cannot describe what a kernel needs — a reshape of a
 // non-contiguous tensor, a row input whose dims do not merge (a reduction reads any strides), a
 // GEMM operand with no unit stride, a graph output that is not a full contiguous buffer of its own.

@@ -34,6 +34,7 @@ constexpr PassInfo kPasses[] = {
     {"recurrences", "an unrolled Python-loop RNN cell becomes one recurrent layer"},
     {"fold-batchnorm", "fold an eval-mode BatchNorm into the convolution before it"},
     {"lower", "rewrite composite ops into primitives"},
+    {"merge-gemms", "pointwise convolutions of one input become one GEMM over their weights"},
     {"materialize", "insert copies where strides cannot give a kernel what it needs"},
     {"cats", "nest a cat in the later cat that repeats its pieces (DenseNet's growing cat)"},
     {"views", "the Access of every value, views folded (analysis)"},
@@ -234,6 +235,9 @@ Result<Plan> make_plan(const ir::Graph& captured, const PlanOptions& options) {
       }));
   STITCH_TRY(pipeline.graph_step("lower", graph,
                                  [&](const ir::Graph& g) { return lower_composites(g, options); }));
+  STITCH_TRY(pipeline.graph_step("merge-gemms", graph, [](const ir::Graph& g) -> Result<ir::Graph> {
+    return merge_sibling_gemms(g);
+  }));
   STITCH_TRY(pipeline.graph_step(
       "materialize", graph, [&](const ir::Graph& g) { return materialize_layouts(g, options); }));
   STITCH_TRY(pipeline.graph_step("cats", graph, nest_cats));

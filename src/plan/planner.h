@@ -17,7 +17,7 @@ struct PassInfo {
   std::string_view what;
 };
 // The pipeline's steps in order: dead-code, shapes, coverage, recurrences, fold-batchnorm, lower,
-// materialize, cats, views, fuse, subtasks.
+// merge-gemms, materialize, cats, views, fuse, subtasks.
 std::span<const PassInfo> plan_passes();
 
 Result<Plan> make_plan(const ir::Graph& graph, const PlanOptions& options);

@@ -17,10 +17,11 @@ namespace {
 using ir::Op;
 using namespace testing;  // NOLINT: test helpers
 
+// Copies per forward (not those at init, such as a merged GEMM's weights).
 int copies(const Plan& plan) {
   int count = 0;
   for (const Subtask& subtask : plan.subtasks)
-    count += std::holds_alternative<CopySpec>(subtask.spec);
+    count += std::holds_alternative<CopySpec>(subtask.spec) && !subtask.at_init;
   return count;
 }
 

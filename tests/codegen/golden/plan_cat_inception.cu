@@ -18,20 +18,28 @@ namespace {
 
 using namespace stitch::kernels;
 
-struct s01_matmul_2x3x64x10_epilogue {
+struct s01_copy_cat0_1x3x10_copy {
+  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
+    y[0] = x[0];
+  }
+};
+
+using s02_copy_cat1_1x2x10_copy = s01_copy_cat0_1x3x10_copy;  // the same body
+
+struct s04_elementwise_2x3x8x8_body {
   __device__ void operator()(const float (&x)[2], float (&y)[1]) const {
     const float v0 = (x[0] + x[1]);  // convolution_1_bias
     y[0] = v0;
   }
 };
 
-using s02_conv2d_2x3x8x8_k6x3x3_epilogue = s01_matmul_2x3x64x10_epilogue;  // the same body
+using s05_conv2d_2x3x8x8_k6x3x3_epilogue = s04_elementwise_2x3x8x8_body;  // the same body
 
-using s03_matmul_2x2x64x10_epilogue = s01_matmul_2x3x64x10_epilogue;  // the same body
+using s06_elementwise_2x2x8x8_body = s04_elementwise_2x3x8x8_body;  // the same body
 
-using s04_conv2d_2x2x8x8_k3x5x5_epilogue = s01_matmul_2x3x64x10_epilogue;  // the same body
+using s07_conv2d_2x2x8x8_k3x5x5_epilogue = s04_elementwise_2x3x8x8_body;  // the same body
 
-struct s05_pool_max2d_2x10x8x8_load {
+struct s08_pool_max2d_2x10x8x8_load {
   const float* l0;
   __device__ float operator()(int64_t o, int64_t d, int64_t h, int64_t w) const {
     (void)d;
@@ -40,7 +48,7 @@ struct s05_pool_max2d_2x10x8x8_load {
   }
 };
 
-struct s05_pool_max2d_2x10x8x8_store {
+struct s08_pool_max2d_2x10x8x8_store {
   float* out0;
   __device__ void operator()(int64_t e, float value, int64_t index) const {
     (void)index;
@@ -48,13 +56,9 @@ struct s05_pool_max2d_2x10x8x8_store {
   }
 };
 
-using s06_matmul_2x5x64x10_epilogue = s01_matmul_2x3x64x10_epilogue;  // the same body
+using s09_matmul_2x5x64x10_epilogue = s04_elementwise_2x3x8x8_body;  // the same body
 
-struct s07_copy_cat0_2x4x8x8_copy {
-  __device__ void operator()(const float (&x)[1], float (&y)[1]) const {
-    y[0] = x[0];
-  }
-};
+using s10_copy_cat0_2x4x8x8_copy = s01_copy_cat0_1x3x10_copy;  // the same body
 
 struct Program {
   static constexpr std::array<TensorSpec, 11> kParams = {{
@@ -77,21 +81,21 @@ struct Program {
     {0, 4, {2, 18, 8, 8}},
   }};
   static constexpr std::array<ParamSlot, 11> kParamSlots = {{
-    {0, 160},
-    {256, 120},
-    {512, 12},
-    {768, 648},
-    {1536, 24},
-    {1792, 80},
-    {2048, 8},
-    {2304, 600},
-    {3072, 12},
-    {3328, 200},
-    {3584, 20},
+    {256, 160},
+    {512, 120},
+    {768, 12},
+    {1024, 648},
+    {1792, 24},
+    {2048, 80},
+    {2304, 8},
+    {2560, 600},
+    {3328, 12},
+    {3584, 200},
+    {3840, 20},
   }};
   static constexpr std::array<ReduceExtent, 0> kReductions = {};
   static constexpr ProgramLayout kLayout = {
-    3840,  // persistent_bytes
+    4096,  // persistent_bytes
     268445184,  // arena_bytes
     268435456,  // lt_workspace_bytes
     9728,  // lt_workspace_offset
@@ -100,15 +104,14 @@ struct Program {
   static constexpr bool kUsesMatmul = true;
   struct Gemms {
     LtMatmul mm0;  // s00_matmul_2x4x64x10
-    LtMatmul mm1;  // s01_matmul_2x3x64x10
-    LtMatmul mm2;  // s03_matmul_2x2x64x10
-    LtMatmul mm3;  // s06_matmul_2x5x64x10
+    LtMatmul mm1;  // s03_matmul_2x5x64x10
+    LtMatmul mm2;  // s09_matmul_2x5x64x10
   };
   struct Convs {
     CudnnHandle cudnn;  // declared first: destroyed after the convolutions
     void* workspace = nullptr;  // the arena's library workspace
-    CudnnConv conv0;  // s02_conv2d_2x3x8x8_k6x3x3
-    CudnnConv conv1;  // s04_conv2d_2x2x8x8_k3x5x5
+    CudnnConv conv0;  // s05_conv2d_2x3x8x8_k6x3x3
+    CudnnConv conv1;  // s07_conv2d_2x2x8x8_k3x5x5
   };
   using State = ProgramState<Program>;
   static int init_gemms(State* s, cudaStream_t stream);
@@ -126,53 +129,55 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   (void)outputs;
   // s00_matmul_2x4x64x10 (cublaslt_matmul): nodes convolution_gemm
   {
-    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>((s->persistent + 0)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), nullptr, 1.0f, 0.0f, stream, error));
+    STITCH_CHECK(s->gemms.mm0.run(reinterpret_cast<const float*>((s->persistent + 256)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 0)), nullptr, 1.0f, 0.0f, stream, error));
   }
-  // s01_matmul_2x3x64x10 (cublaslt_matmul): nodes convolution_1_gemm, convolution_1_bias
+  // s03_matmul_2x5x64x10 (cublaslt_matmul): nodes convolution_1_gemm_merged_gemm
   {
-    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->persistent + 256)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 2048)), nullptr, 1.0f, 0.0f, stream, error));
-    const int64_t shape[3] = {2, 3, 64};
-    const TensorOperand in0{(s->arena_base + 2048), 0, 0, {192, 64, 1}};
-    const TensorOperand in1{(s->persistent + 512), 0, 0, {0, 1, 0}};
-    const OutOperand out0{(s->arena_base + 3584), 0, 0, {192, 64, 1}};
+    STITCH_CHECK(s->gemms.mm1.run(reinterpret_cast<const float*>((s->persistent + 0)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 2048)), nullptr, 1.0f, 0.0f, stream, error));
+  }
+  // s04_elementwise_2x3x8x8 (elementwise): nodes convolution_1_bias
+  {
+    const int64_t shape[4] = {2, 3, 8, 8};
+    const TensorOperand in0{(s->arena_base + 2048), 0, 0, {320, 64, 8, 1}};
+    const TensorOperand in1{(s->persistent + 768), 0, 0, {0, 1, 0, 0}};
+    const OutOperand out0{(s->arena_base + 4608), 0, 0, {192, 64, 8, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[2] = {in0, in1};
-    STITCH_CHECK_CUDA(launch_elementwise(s01_matmul_2x3x64x10_epilogue{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s04_elementwise_2x3x8x8_body{}, ins, outs, 4, shape, stream));
   }
-  // s02_conv2d_2x3x8x8_k6x3x3 (cudnn_conv): nodes convolution_2, convolution_2_bias
+  // s05_conv2d_2x3x8x8_k6x3x3 (cudnn_conv): nodes convolution_2, convolution_2_bias
   {
-    STITCH_CHECK(s->convs.conv0.run(reinterpret_cast<const float*>((s->arena_base + 3584)) + 0, reinterpret_cast<const float*>((s->persistent + 768)) + 0, reinterpret_cast<float*>((s->arena_base + 5120)), s->convs.workspace, stream, error));
+    STITCH_CHECK(s->convs.conv0.run(reinterpret_cast<const float*>((s->arena_base + 4608)) + 0, reinterpret_cast<const float*>((s->persistent + 1024)) + 0, reinterpret_cast<float*>((s->arena_base + 6144)), s->convs.workspace, stream, error));
     const int64_t shape[4] = {2, 6, 8, 8};
-    const TensorOperand in0{(s->arena_base + 5120), 0, 0, {384, 64, 8, 1}};
-    const TensorOperand in1{(s->persistent + 1536), 0, 0, {0, 1, 0, 0}};
+    const TensorOperand in0{(s->arena_base + 6144), 0, 0, {384, 64, 8, 1}};
+    const TensorOperand in1{(s->persistent + 1792), 0, 0, {0, 1, 0, 0}};
     const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 256, {1152, 64, 8, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[2] = {in0, in1};
-    STITCH_CHECK_CUDA(launch_elementwise(s02_conv2d_2x3x8x8_k6x3x3_epilogue{}, ins, outs, 4, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s05_conv2d_2x3x8x8_k6x3x3_epilogue{}, ins, outs, 4, shape, stream));
   }
-  // s03_matmul_2x2x64x10 (cublaslt_matmul): nodes convolution_3_gemm, convolution_3_bias
+  // s06_elementwise_2x2x8x8 (elementwise): nodes convolution_3_bias
   {
-    STITCH_CHECK(s->gemms.mm2.run(reinterpret_cast<const float*>((s->persistent + 1792)) + 0, reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 2048)), nullptr, 1.0f, 0.0f, stream, error));
-    const int64_t shape[3] = {2, 2, 64};
-    const TensorOperand in0{(s->arena_base + 2048), 0, 0, {128, 64, 1}};
-    const TensorOperand in1{(s->persistent + 2048), 0, 0, {0, 1, 0}};
-    const OutOperand out0{(s->arena_base + 3072), 0, 0, {128, 64, 1}};
+    const int64_t shape[4] = {2, 2, 8, 8};
+    const TensorOperand in0{(s->arena_base + 2048), 0, 192, {320, 64, 8, 1}};
+    const TensorOperand in1{(s->persistent + 2304), 0, 0, {0, 1, 0, 0}};
+    const OutOperand out0{(s->arena_base + 4608), 0, 0, {128, 64, 8, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[2] = {in0, in1};
-    STITCH_CHECK_CUDA(launch_elementwise(s03_matmul_2x2x64x10_epilogue{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s06_elementwise_2x2x8x8_body{}, ins, outs, 4, shape, stream));
   }
-  // s04_conv2d_2x2x8x8_k3x5x5 (cudnn_conv): nodes convolution_4, convolution_4_bias
+  // s07_conv2d_2x2x8x8_k3x5x5 (cudnn_conv): nodes convolution_4, convolution_4_bias
   {
-    STITCH_CHECK(s->convs.conv1.run(reinterpret_cast<const float*>((s->arena_base + 3072)) + 0, reinterpret_cast<const float*>((s->persistent + 2304)) + 0, reinterpret_cast<float*>((s->arena_base + 4096)), s->convs.workspace, stream, error));
+    STITCH_CHECK(s->convs.conv1.run(reinterpret_cast<const float*>((s->arena_base + 4608)) + 0, reinterpret_cast<const float*>((s->persistent + 2560)) + 0, reinterpret_cast<float*>((s->arena_base + 2048)), s->convs.workspace, stream, error));
     const int64_t shape[4] = {2, 3, 8, 8};
-    const TensorOperand in0{(s->arena_base + 4096), 0, 0, {192, 64, 8, 1}};
-    const TensorOperand in1{(s->persistent + 3072), 0, 0, {0, 1, 0, 0}};
+    const TensorOperand in0{(s->arena_base + 2048), 0, 0, {192, 64, 8, 1}};
+    const TensorOperand in1{(s->persistent + 3328), 0, 0, {0, 1, 0, 0}};
     const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 640, {1152, 64, 8, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[2] = {in0, in1};
-    STITCH_CHECK_CUDA(launch_elementwise(s04_conv2d_2x2x8x8_k3x5x5_epilogue{}, ins, outs, 4, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s07_conv2d_2x2x8x8_k3x5x5_epilogue{}, ins, outs, 4, shape, stream));
   }
-  // s05_pool_max2d_2x10x8x8 (pool): nodes max_pool2d_with_indices
+  // s08_pool_max2d_2x10x8x8 (pool): nodes max_pool2d_with_indices
   {
     PoolShape shape;
     shape.outer = 20;
@@ -188,29 +193,29 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
     shape.pad[2] = 1;
     shape.dilation[1] = 1;
     shape.dilation[2] = 1;
-    const s05_pool_max2d_2x10x8x8_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
-    const s05_pool_max2d_2x10x8x8_store store{reinterpret_cast<float*>((s->arena_base + 2048))};
+    const s08_pool_max2d_2x10x8x8_load load{reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data))};
+    const s08_pool_max2d_2x10x8x8_store store{reinterpret_cast<float*>((s->arena_base + 2048))};
     STITCH_CHECK_CUDA((launch_pool<PoolKind::max, 3, 3>(shape, load, store, stream, 256)));
   }
-  // s06_matmul_2x5x64x10 (cublaslt_matmul): nodes convolution_5_gemm, convolution_5_bias
+  // s09_matmul_2x5x64x10 (cublaslt_matmul): nodes convolution_5_gemm, convolution_5_bias
   {
-    STITCH_CHECK(s->gemms.mm3.run(reinterpret_cast<const float*>((s->persistent + 3328)) + 0, reinterpret_cast<const float*>((s->arena_base + 2048)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 7168)), nullptr, 1.0f, 0.0f, stream, error));
+    STITCH_CHECK(s->gemms.mm2.run(reinterpret_cast<const float*>((s->persistent + 3584)) + 0, reinterpret_cast<const float*>((s->arena_base + 2048)) + 0, nullptr, reinterpret_cast<float*>((s->arena_base + 7168)), nullptr, 1.0f, 0.0f, stream, error));
     const int64_t shape[3] = {2, 5, 64};
     const TensorOperand in0{(s->arena_base + 7168), 0, 0, {320, 64, 1}};
-    const TensorOperand in1{(s->persistent + 3584), 0, 0, {0, 1, 0}};
+    const TensorOperand in1{(s->persistent + 3840), 0, 0, {0, 1, 0}};
     const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 832, {1152, 64, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[2] = {in0, in1};
-    STITCH_CHECK_CUDA(launch_elementwise(s06_matmul_2x5x64x10_epilogue{}, ins, outs, 3, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s09_matmul_2x5x64x10_epilogue{}, ins, outs, 3, shape, stream));
   }
-  // s07_copy_cat0_2x4x8x8 (copy): nodes cat
+  // s10_copy_cat0_2x4x8x8 (copy): nodes cat
   {
     const int64_t shape[4] = {2, 4, 8, 8};
     const TensorOperand in0{(s->arena_base + 0), 0, 0, {256, 64, 8, 1}};
     const OutOperand out0{static_cast<char*>(outputs[0].data), 0, 0, {1152, 64, 8, 1}};
     const OutOperand outs[1] = {out0};
     const TensorOperand ins[1] = {in0};
-    STITCH_CHECK_CUDA(launch_elementwise(s07_copy_cat0_2x4x8x8_copy{}, ins, outs, 4, shape, stream));
+    STITCH_CHECK_CUDA(launch_elementwise(s10_copy_cat0_2x4x8x8_copy{}, ins, outs, 4, shape, stream));
   }
   return STITCH_OK;
 }
@@ -222,6 +227,24 @@ int Program::run_init_subtasks(State* s, cudaStream_t stream) {
   stitch_tensor* outputs = nullptr;
   (void)inputs;
   (void)outputs;
+  // s01_copy_cat0_1x3x10 (copy): nodes convolution_1_gemm_merged_weights
+  {
+    const int64_t shape[3] = {1, 3, 10};
+    const TensorOperand in0{(s->persistent + 512), 0, 0, {30, 10, 1}};
+    const OutOperand out0{(s->persistent + 0), 0, 0, {30, 10, 1}};
+    const OutOperand outs[1] = {out0};
+    const TensorOperand ins[1] = {in0};
+    STITCH_CHECK_CUDA(launch_elementwise(s01_copy_cat0_1x3x10_copy{}, ins, outs, 3, shape, stream));
+  }
+  // s02_copy_cat1_1x2x10 (copy): nodes convolution_1_gemm_merged_weights
+  {
+    const int64_t shape[3] = {1, 2, 10};
+    const TensorOperand in0{(s->persistent + 2048), 0, 0, {20, 10, 1}};
+    const OutOperand out0{(s->persistent + 0), 0, 30, {20, 10, 1}};
+    const OutOperand outs[1] = {out0};
+    const TensorOperand ins[1] = {in0};
+    STITCH_CHECK_CUDA(launch_elementwise(s02_copy_cat1_1x2x10_copy{}, ins, outs, 3, shape, stream));
+  }
   return STITCH_OK;
 }
 
@@ -231,7 +254,7 @@ int Program::init_convs(State* s, cudaStream_t stream) {
   s->convs.workspace =
       kLayout.lt_workspace_bytes ? s->arena.at(kLayout.lt_workspace_offset) : nullptr;
   STITCH_CHECK(s->convs.cudnn.create(error));
-  {  // s02_conv2d_2x3x8x8_k6x3x3
+  {  // s05_conv2d_2x3x8x8_k6x3x3
     ConvShape shape;
     shape.spatial = 2; shape.batch = 2; shape.groups = 1;
     shape.in_channels = 3; shape.out_channels = 6;
@@ -247,7 +270,7 @@ int Program::init_convs(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->convs.conv0.init(s->convs.cudnn.get(), shape, ConvMath::strict_fp32, kLayout.lt_workspace_bytes, error));
     STITCH_CHECK(tune_conv_on_scratch(s->convs.conv0, shape, s->convs.workspace, stream, error, 5));
   }
-  {  // s04_conv2d_2x2x8x8_k3x5x5
+  {  // s07_conv2d_2x2x8x8_k3x5x5
     ConvShape shape;
     shape.spatial = 2; shape.batch = 2; shape.groups = 1;
     shape.in_channels = 2; shape.out_channels = 3;
@@ -278,32 +301,23 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     STITCH_CHECK(s->gemms.mm0.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
     STITCH_CHECK(tune_on_scratch(s->gemms.mm0, 40, 1280, 512, 0, stream, error, 5));
   }
-  {  // s01_matmul_2x3x64x10: [2] x [3x10] @ [10x64]
-    MatmulShape shape;
-    shape.batch = 2; shape.m = 3; shape.n = 64; shape.k = 10;
-    shape.lda = 10; shape.ldb = 64; shape.ldc = 64;
-    shape.stride_a = 0; shape.stride_b = 640; shape.stride_c = 192;
-    shape.trans_a = false; shape.trans_b = false;
-    STITCH_CHECK(s->gemms.mm1.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm1, 30, 1280, 384, 0, stream, error, 5));
-  }
-  {  // s03_matmul_2x2x64x10: [2] x [2x10] @ [10x64]
-    MatmulShape shape;
-    shape.batch = 2; shape.m = 2; shape.n = 64; shape.k = 10;
-    shape.lda = 10; shape.ldb = 64; shape.ldc = 64;
-    shape.stride_a = 0; shape.stride_b = 640; shape.stride_c = 128;
-    shape.trans_a = false; shape.trans_b = false;
-    STITCH_CHECK(s->gemms.mm2.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm2, 20, 1280, 256, 0, stream, error, 5));
-  }
-  {  // s06_matmul_2x5x64x10: [2] x [5x10] @ [10x64]
+  {  // s03_matmul_2x5x64x10: [2] x [5x10] @ [10x64]
     MatmulShape shape;
     shape.batch = 2; shape.m = 5; shape.n = 64; shape.k = 10;
     shape.lda = 10; shape.ldb = 64; shape.ldc = 64;
     shape.stride_a = 0; shape.stride_b = 640; shape.stride_c = 320;
     shape.trans_a = false; shape.trans_b = false;
-    STITCH_CHECK(s->gemms.mm3.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
-    STITCH_CHECK(tune_on_scratch(s->gemms.mm3, 50, 1280, 640, 0, stream, error, 5));
+    STITCH_CHECK(s->gemms.mm1.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
+    STITCH_CHECK(tune_on_scratch(s->gemms.mm1, 50, 1280, 640, 0, stream, error, 5));
+  }
+  {  // s09_matmul_2x5x64x10: [2] x [5x10] @ [10x64]
+    MatmulShape shape;
+    shape.batch = 2; shape.m = 5; shape.n = 64; shape.k = 10;
+    shape.lda = 10; shape.ldb = 64; shape.ldc = 64;
+    shape.stride_a = 0; shape.stride_b = 640; shape.stride_c = 320;
+    shape.trans_a = false; shape.trans_b = false;
+    STITCH_CHECK(s->gemms.mm2.init(s->lt, shape, MatmulEpilogue::none, false, s->lt_workspace, s->lt_workspace_bytes, error));
+    STITCH_CHECK(tune_on_scratch(s->gemms.mm2, 50, 1280, 640, 0, stream, error, 5));
   }
   return STITCH_OK;
 }
