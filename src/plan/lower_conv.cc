@@ -11,13 +11,18 @@
 // positions, and a row-major result (CUBLASLT_ORDER_ROW, rows = channels) it does not support
 // for FP32 data (its heuristic returned CUBLAS_STATUS_NOT_SUPPORTED on an H100, CUDA 13,
 // 2026-12-06), so the bias takes a pass over the output after it. A graph input stays NCHW, which
-// the GEMM reads as it is and the convolution kernels would first transpose: on an H100 (tf32,
-// against reduce-overhead in the same run) GoogleNet's inception module, four 1x1 convolutions of
-// its 480-channel input, ran at 0.78x as convolutions, 0.86x as GEMMs; SqueezeNet, whose 1x1
-// convolutions read its own subtasks' results, at 0.77x as convolutions, 0.69x as GEMMs.
+// the GEMM reads as it is and the convolution kernels (or cuDNN) would first transpose: on an H100
+// (tf32, against reduce-overhead in the same run) GoogleNet's inception module, four 1x1
+// convolutions of its 480-channel input, ran at 0.78x as convolutions, 0.86x as GEMMs; SqueezeNet,
+// whose 1x1 convolutions read its own subtasks' results, at 0.77x as convolutions, 0.69x as GEMMs.
+// So does a value computed from graph inputs with no convolution on the way (channels-last
+// regions start at convolutions): the inception module's max pool of its input, which cuDNN's
+// pool projection converted to NHWC in 0.69 ms and convolved in 0.36 ms (H100, 2026-12-07).
 // A constant pad no convolution absorbs is a cat of fills around its input, one dim at a time
 // (negative pads crop: a slice); cat_placement puts the nested cats, and the input when its
 // producer can store there, in the one padded buffer.
+#include <set>
+
 #include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
 #include "plan/lowering.h"
@@ -39,14 +44,32 @@ bool is_pointwise(const Lowerer& lowerer, const ConvGeometry& g) {
          !foldable_pad(lowerer.source(), lowerer.uses(), lowerer.origin_index());
 }
 
+// The value is computed from graph inputs and params with no convolution on the way: it is stored
+// NCHW, as the inputs are.
+bool computed_without_convolution(const ir::Graph& graph, const ir::ValueRef& value) {
+  std::vector<int> pending;
+  std::set<int> seen;
+  if (value.kind == ir::ValueRef::Kind::node) pending.push_back(value.index);
+  while (!pending.empty()) {
+    const int index = pending.back();
+    pending.pop_back();
+    if (!seen.insert(index).second) continue;
+    if (graph.nodes[index].op == ir::Op::convolution) return false;
+    for_each_ref(graph.nodes[index], [&](const ir::ValueRef& ref) {
+      if (ref.kind == ir::ValueRef::Kind::node) pending.push_back(ref.index);
+    });
+  }
+  return true;
+}
+
 // The pointwise convolution runs as a GEMM (see the top of this file).
 bool lowers_to_gemm(const Lowerer& lowerer, const ConvGeometry& g) {
   if (!is_pointwise(lowerer, g)) return false;
   const ir::Node& node = lowerer.origin();
   const bool has_bias = !node.args[2].is_none();
-  const bool reads_graph_input =
-      node.args[0].is_ref() && node.args[0].ref()->kind == ir::ValueRef::Kind::input;
-  return !has_bias || lowerer.options().tensor_math == TensorMath::fp32 || reads_graph_input;
+  return !has_bias || lowerer.options().tensor_math == TensorMath::fp32 ||
+         (node.args[0].is_ref() &&
+          computed_without_convolution(lowerer.source(), *node.args[0].ref()));
 }
 
 // bmm(expand(W as [1, K, C], [N, K, C]), x as [N, C, S]) viewed as the convolution's output.
@@ -58,9 +81,9 @@ ir::ValueRef pointwise_gemm(Lowerer& lowerer, const ConvGeometry& g, const ir::V
   const ir::ValueRef columns = lowerer.view("columns", x, {g.batch, g.in_channels, positions});
   const ir::ValueRef matrix = lowerer.view("matrix", w, {1, g.out_channels, g.in_channels});
   const std::vector<int64_t> batched{g.batch, g.out_channels, g.in_channels};
-  const ir::ValueRef weights = lowerer.emit("weights", ir::Op::expand,
-                                            {ref_arg(matrix), int_list_arg(batched)},
-                                            {contiguous_type(batched, out.dtype)});
+  const ir::ValueRef weights =
+      lowerer.emit("weights", ir::Op::expand, {ref_arg(matrix), int_list_arg(batched)},
+                   {contiguous_type(batched, out.dtype)});
   const ir::ValueRef product =
       lowerer.emit("gemm", ir::Op::bmm, {ref_arg(weights), ref_arg(columns)},
                    {contiguous_type({g.batch, g.out_channels, positions}, out.dtype)});
@@ -130,14 +153,14 @@ Result<bool> lower_constant_pad(Lowerer& lowerer) {
       if (width == 0) continue;
       std::vector<int64_t> fill_shape = shape;
       fill_shape[dim] = width;
-      pieces.push_back(ref_arg(width < 0 ? current
-                                         : lowerer.full(fmt::format("fill{}", dim), fill_shape,
-                                                        value, dtype)));
+      pieces.push_back(
+          ref_arg(width < 0 ? current
+                            : lowerer.full(fmt::format("fill{}", dim), fill_shape, value, dtype)));
     }
     shape[dim] += before + after;
-    current = lowerer.emit(fmt::format("pad{}", dim), ir::Op::cat,
-                           {ir::Arg{std::move(pieces)}, ir::Arg{dim}},
-                           {contiguous_type(shape, dtype)});
+    current =
+        lowerer.emit(fmt::format("pad{}", dim), ir::Op::cat,
+                     {ir::Arg{std::move(pieces)}, ir::Arg{dim}}, {contiguous_type(shape, dtype)});
   }
   lowerer.map_output(0, current);
   return true;

@@ -205,16 +205,21 @@ TEST(ConvPlan, OnlyPlainPointwiseConvolutionsBecomeGemms) {
   EXPECT_EQ(kind_of({1, 1}, {0, 0}, 2), "conv");
 }
 
-// On the tensor-core tracks a pointwise convolution with a bias, of a value a subtask writes,
-// stays a convolution: its kernels add the bias and the activation as they store (cuBLASLt could
-// add a bias only along the positions of the NCHW product, so a pass would follow the GEMM). It is
-// a GEMM without a bias, or of a graph input (NCHW, which a convolution kernel would transpose
+// On the tensor-core tracks a pointwise convolution with a bias, of a value a convolution's
+// subtask wrote (through other ops or not), stays a convolution: its kernels add the bias and the
+// activation as they store (cuBLASLt could add a bias only along the positions of the NCHW
+// product, so a pass would follow the GEMM). It is a GEMM without a bias, or of a graph input or a
+// value computed from one without a convolution (NCHW, which a convolution kernel would transpose
 // first), and on the fp32 track (a split-precision GEMM).
 TEST(ConvPlan, TensorCoreTracksKeepAPointwiseConvolutionWithABias) {
-  auto plan_of = [](bool with_bias, bool of_input, TensorMath math) {
+  enum Source { input, relu_of_input, relu_of_conv };
+  auto plan_of = [](bool with_bias, Source source, TensorMath math) {
     GraphBuilder b;
     auto x = b.input("x", {4, 32, 28, 28});
-    if (!of_input) x = b.node("pre", Op::relu, {ref(x)}, {4, 32, 28, 28});
+    if (source == relu_of_conv)
+      x = conv(b, "pre_conv", x, b.param("pre_w", {32, 32, 3, 3}), std::nullopt, {4, 32, 28, 28},
+               {1, 1}, {1, 1});
+    if (source != input) x = b.node("pre", Op::relu, {ref(x)}, {4, 32, 28, 28});
     auto w = b.param("w", {64, 32, 1, 1});
     std::optional<ir::ValueRef> bias;
     if (with_bias) bias = b.param("bias", {64});
@@ -227,11 +232,12 @@ TEST(ConvPlan, TensorCoreTracksKeepAPointwiseConvolutionWithABias) {
     return plan.ok() ? std::string(spec_kind_name(plan->subtasks.back().spec)) : "";
   };
   for (const TensorMath math : {TensorMath::tf32, TensorMath::bf16}) {
-    EXPECT_EQ(last_kind(plan_of(true, false, math)), "conv");
-    EXPECT_EQ(last_kind(plan_of(false, false, math)), "matmul");
-    EXPECT_EQ(last_kind(plan_of(true, true, math)), "matmul");
+    EXPECT_EQ(last_kind(plan_of(true, relu_of_conv, math)), "conv");
+    EXPECT_EQ(last_kind(plan_of(false, relu_of_conv, math)), "matmul");
+    EXPECT_EQ(last_kind(plan_of(true, input, math)), "matmul");
+    EXPECT_EQ(last_kind(plan_of(true, relu_of_input, math)), "matmul");
   }
-  EXPECT_EQ(last_kind(plan_of(true, false, TensorMath::fp32)), "matmul");
+  EXPECT_EQ(last_kind(plan_of(true, relu_of_conv, TensorMath::fp32)), "matmul");
 }
 
 // cuDNN's convolution (forced: the fp32 track would time the implicit GEMM against it) at the
