@@ -10,6 +10,7 @@ namespace stitch::codegen {
 namespace {
 
 using plan::Access;
+using plan::BodyStep;
 using plan::Operand;
 using plan::PoolOp;
 using plan::PoolSpec;
@@ -48,7 +49,23 @@ Result<Members> emit_load(EmitContext& ctx, const std::string& name, const PoolS
   return members;
 }
 
-// The store functor; returns its members (extra loads, then stores).
+// Whether a store or the epilogue reads the maximum's index (the pool's result 1, load 1).
+bool reads_index(const PoolSpec& spec, size_t n_results) {
+  if (n_results < 2) return false;
+  auto is_index = [](const Operand& operand) {
+    return operand.kind == Operand::Kind::load && operand.index == 1;
+  };
+  for (const Store& store : spec.stores)
+    if (is_index(store.from)) return true;
+  if (spec.epilogue)
+    for (const BodyStep& step : spec.epilogue->steps)
+      for (const Operand& operand : step.operands)
+        if (is_index(operand)) return true;
+  return false;
+}
+
+// The store functor; returns its members (extra loads, then stores). One that no index reaches
+// says so (kStoresIndex): launch_pool may then run a max pool on its strip path.
 Result<Members> emit_store(EmitContext& ctx, const std::string& name, const PoolSpec& spec) {
   const ir::Node& node = ctx.plan().graph.nodes.at(spec.node);
   const size_t n_results = node.outputs.size();
@@ -59,7 +76,10 @@ Result<Members> emit_store(EmitContext& ctx, const std::string& name, const Pool
   STITCH_ASSIGN_OR_RETURN(Members members, ctx.pointer_members(extra_loads, "l"));
   STITCH_ASSIGN_OR_RETURN(Members stores, ctx.store_members(spec.stores));
   CodeWriter& f = ctx.pieces().functors;
-  open_functor(f, name, {&members, &stores},
+  Members declared;  // declared only: no initialiser at the launch
+  if (!reads_index(spec, n_results))
+    declared.push_back({"static constexpr bool kStoresIndex = false;", ""});
+  open_functor(f, name, {&declared, &members, &stores},
                "__device__ void operator()(int64_t e, float value, int64_t index) const");
   f.line("(void)index;");
   std::vector<std::string> loads = {"value", "static_cast<float>(index)"};

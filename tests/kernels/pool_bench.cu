@@ -1,9 +1,10 @@
 // Bench of kernels/pooling.cuh's max and average pools over NCHW planes: the tiled path (the
-// window's size read from the shape, and given at compile time) beside the per-element one, on
-// SqueezeNet's three 3x3 stride-2 max pools, GoogleNet's 3x3 stride-1 one, VGG's 2x2 and a 3x3
-// average pool. Not a test: built on demand (target pool_bench) and run on a GPU by hand.
+// window's size read from the shape, and given at compile time) and the max pools' strip path
+// beside the per-element one, on SqueezeNet's three 3x3 stride-2 max pools, GoogleNet's 3x3
+// stride-1 one, VGG's 2x2 and a 3x3 average pool. Not a test: built on demand (target pool_bench)
+// and run on a GPU by hand.
 //
-// Per shape: the tiled output held to the per-element path's, bit for bit (the same windows and
+// Per shape: each path's output held to the per-element path's, bit for bit (the same windows and
 // comparison order), then each timed with CUDA events, L2 flushed before every run, the median of
 // kIterations after warm-ups; "GB/s": x read once and y written once over the time (the DRAM
 // floor's traffic), to hold against the GPU's peak.
@@ -45,6 +46,11 @@ struct Load {
 struct Store {
   float* y;
   __device__ void operator()(int64_t e, float value, int64_t) const { y[e] = value; }
+};
+// Declared to ignore the index, as a generated program's store is where no one reads it: a max
+// pool with its window's size at compile time then takes the strip path.
+struct ValueStore : Store {
+  static constexpr bool kStoresIndex = false;
 };
 
 struct Case {
@@ -105,6 +111,14 @@ void bench(const Case& c, void* flush) {
     if (c.kernel == 2)
       column("unrolled",
              [&] { return launch_pool<Kind, 2, 2>(s, load, Store{y}, nullptr, 256, true); });
+  }
+  if (Kind == PoolKind::max && detail::strip_eligible(s)) {
+    if (c.kernel == 3)
+      column("strips",
+             [&] { return launch_pool<Kind, 3, 3>(s, load, ValueStore{{y}}, nullptr, 256, true); });
+    if (c.kernel == 2)
+      column("strips",
+             [&] { return launch_pool<Kind, 2, 2>(s, load, ValueStore{{y}}, nullptr, 256, true); });
   }
   column("element", [&] { return launch_pool<Kind>(s, load, Store{y}, nullptr, 256, false); });
   std::printf("\n");

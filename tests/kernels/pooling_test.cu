@@ -60,10 +60,16 @@ struct PoolCase {
   bool transposed = false, nan = false;
   int64_t channels = 0;  // > 0: the input channels-last, the outputs taken channels fastest
   bool tiled = false;    // plan_pool_tile takes it (launch_pool's shared-memory path)
+  bool strips = false;   // strip_eligible: a 2-d max with a compile-time window may take strips
 };
 
 PoolCase tiled(PoolCase c) {
   c.tiled = true;
+  return c;
+}
+
+PoolCase strips(PoolCase c) {
+  c.strips = true;
   return c;
 }
 
@@ -277,6 +283,49 @@ TEST_P(Pooling, TiledPathIsBitwiseThePerElementKernel) {
   }
 }
 
+// A store that declares it ignores the maximum's index: launch_pool may take the strip path.
+struct ValueStore {
+  static constexpr bool kStoresIndex = false;
+  float* y;
+  __device__ void operator()(int64_t e, float value, int64_t) const { y[e] = value; }
+};
+
+// The strip path (a 2-d max whose index no store reads, its window's size at compile time) gives
+// the per-element kernel's values: the same maxima, NaN where it has NaN.
+TEST_P(Pooling, StripPathGivesThePerElementKernelsValues) {
+  REQUIRE_GPU();
+  const PoolCase& c = GetParam();
+  const PoolShape s = shape_of(c);
+  const bool two_d_max = c.kind == PoolKind::max && c.in.size() == 2;
+  EXPECT_EQ(two_d_max && detail::strip_eligible(s), c.strips);
+  if (!c.strips) return;
+  const size_t out_numel = static_cast<size_t>(s.outer * s.out[1] * s.out[2]);
+  const std::vector<float> stored = stored_input(c, s, case_input(c, s));
+  DeviceBuffer<float> dx(stored.size()), dy_strips(out_numel), dy_each(out_numel);
+  DeviceBuffer<int64_t> di_each(out_numel);
+  ASSERT_CUDA(dx.upload(stored));
+  const PoolLoad load{dx.data(), s.in[0], s.in[1], s.in[2], c.transposed, c.channels};
+  ASSERT_CUDA(launch_case(c, s, load, PoolStore{dy_each.data(), di_each.data()}, false));
+  ASSERT_CUDA(dy_strips.upload(std::vector<float>(out_numel, -7.0f)));
+  const ValueStore store{dy_strips.data()};
+  if (s.kernel[1] == 2 && s.kernel[2] == 2)
+    ASSERT_CUDA((launch_pool<PoolKind::max, 2, 2>(s, load, store, nullptr)));
+  else if (s.kernel[1] == 3 && s.kernel[2] == 3)
+    ASSERT_CUDA((launch_pool<PoolKind::max, 3, 3>(s, load, store, nullptr)));
+  else
+    ASSERT_CUDA((launch_pool<PoolKind::max, 4, 4>(s, load, store, nullptr)));
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> y_strips = dy_strips.download(), y_each = dy_each.download();
+  size_t differing = 0, nans = 0;
+  for (size_t i = 0; i < out_numel; ++i) {
+    nans += std::isnan(y_each[i]);
+    if (!(y_strips[i] == y_each[i] || (std::isnan(y_strips[i]) && std::isnan(y_each[i]))))
+      ++differing;
+  }
+  EXPECT_EQ(differing, 0u) << "of " << out_numel << " outputs";
+  EXPECT_EQ(nans > 0, c.nan);
+}
+
 const PoolKind kMax = PoolKind::max, kAvg = PoolKind::avg;
 
 INSTANTIATE_TEST_SUITE_P(
@@ -284,12 +333,54 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         PoolCase{"max1d_k3_s2_p1", kMax, 6, {37}, {3}, {2}, {1}, {1}, {}},
         PoolCase{"max1d_dilated_ceil", kMax, 4, {30}, {4}, {3}, {2}, {2}, {}, true},
-        tiled(PoolCase{"max2d_tiling", kMax, 8, {16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, {}}),
-        tiled(PoolCase{"max2d_k4_s1_p1", kMax, 3, {20, 18}, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {}}),
+        strips(tiled(PoolCase{
+            "max2d_tiling", kMax, 8, {16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, {}})),
+        strips(tiled(PoolCase{
+            "max2d_k4_s1_p1", kMax, 3, {20, 18}, {4, 4}, {1, 1}, {1, 1}, {1, 1}, {}})),
+        // SqueezeNet's pools: 3x3 stride 2, ceil mode; partial strips at both edges.
+        strips(tiled(PoolCase{
+            "max2d_k3_s2_ceil", kMax, 6, {27, 31}, {3, 3}, {2, 2}, {0, 0}, {1, 1}, {}, true})),
+        strips(tiled(PoolCase{"max2d_k3_s2_p1_nan",
+                              kMax,
+                              3,
+                              {18, 22},
+                              {3, 3},
+                              {2, 2},
+                              {1, 1},
+                              {1, 1},
+                              {},
+                              false,
+                              true,
+                              0,
+                              false,
+                              true})),
+        strips(tiled(PoolCase{"max2d_k3_s1_p1_transposed",
+                              kMax,
+                              2,
+                              {13, 10},
+                              {3, 3},
+                              {1, 1},
+                              {1, 1},
+                              {1, 1},
+                              {},
+                              false,
+                              true,
+                              0,
+                              true})),
+        // Too few columns for a tile; a strip of 4 x 4 outputs still covers most of a plane.
+        strips(PoolCase{
+            "max2d_k3_s1_p1_small_plane", kMax, 7, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {}}),
         // 9,600 tiles: more than a grid's blocks, which then take several tiles each; 21 output
         // rows, so a thread's second row is past the end (at 3x3 the two share their rows).
-        tiled(PoolCase{
-            "max2d_k3_s1_p1_many_tiles", kMax, 2400, {21, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {}}),
+        strips(tiled(PoolCase{"max2d_k3_s1_p1_many_tiles",
+                              kMax,
+                              2400,
+                              {21, 40},
+                              {3, 3},
+                              {1, 1},
+                              {1, 1},
+                              {1, 1},
+                              {}})),
         // A 48 x 96 region: more cells than one round of staging loads covers.
         tiled(PoolCase{
             "max2d_k3_s3_wide_region", kMax, 3, {50, 100}, {3, 3}, {3, 3}, {0, 0}, {1, 1}, {}}),
@@ -357,8 +448,8 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  true,
                  false},
-        tiled(PoolCase{
-            "max2d_k3_s1_p1_ragged_tiles", kMax, 2, {37, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {}}),
+        strips(tiled(PoolCase{
+            "max2d_k3_s1_p1_ragged_tiles", kMax, 2, {37, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {}})),
         tiled(PoolCase{"avg2d_k3_s2_p1_exclude_pad_ragged_tiles",
                        kAvg,
                        3,

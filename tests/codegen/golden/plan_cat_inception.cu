@@ -49,6 +49,7 @@ struct s08_pool_max2d_2x10x8x8_load {
 };
 
 struct s08_pool_max2d_2x10x8x8_store {
+  static constexpr bool kStoresIndex = false;
   float* out0;
   __device__ void operator()(int64_t e, float value, int64_t index) const {
     (void)index;

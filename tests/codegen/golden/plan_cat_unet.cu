@@ -55,6 +55,7 @@ struct s03_pool_nearest2d_2x4x12x16_load {
 };
 
 struct s03_pool_nearest2d_2x4x12x16_store {
+  static constexpr bool kStoresIndex = false;
   float* out0;
   __device__ void operator()(int64_t e, float value, int64_t index) const {
     (void)index;

@@ -28,6 +28,7 @@ struct s01_pool_max2d_8x128x27x27_load {
 };
 
 struct s01_pool_max2d_8x128x27x27_store {
+  static constexpr bool kStoresIndex = false;
   float* out0;
   __device__ void operator()(int64_t e, float value, int64_t index) const {
     (void)index;

@@ -26,6 +26,7 @@ struct s00_pool_max2d_2x3x6x5_load {
 };
 
 struct s00_pool_max2d_2x3x6x5_store {
+  static constexpr bool kStoresIndex = false;
   float* out0;
   __device__ void operator()(int64_t e, float value, int64_t index) const {
     (void)index;
@@ -65,6 +66,7 @@ struct s02_pool_avg3d_2x2x4x5x5_load {
 };
 
 struct s02_pool_avg3d_2x2x4x5x5_store {
+  static constexpr bool kStoresIndex = false;
   float* out0;
   __device__ void operator()(int64_t e, float value, int64_t index) const {
     (void)index;
