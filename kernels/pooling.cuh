@@ -487,7 +487,7 @@ __global__ void __launch_bounds__(kPoolTileThreads)
 // kStripCols adjacent outputs of kStripRows rows and reads their input rows once each, straight
 // from the input (the warp's loads of one row share their lines in L1): every input row's window
 // maxima along w, then every output's maximum down its KernelH rows, positions outside the input
-// -inf. About 11 instructions per 3x3 stride-1 output against the tiled path's ~52: that path
+// -inf. About a dozen instructions per 3x3 stride-1 output against the tiled path's ~52: that path
 // stays bound by instruction issue, this one by DRAM. The maxima are the same values (max.NaN:
 // a NaN in the window wins; of +0 and -0 either may come out, as equal under comparison).
 inline constexpr int kStripCols = 4, kStripRows = 4, kStripThreads = 256;
@@ -609,7 +609,8 @@ int launch_pool_strips(const PoolShape& s, Load load, Store store, cudaStream_t 
 // are given), else the launch's error. `block` sizes the per-element kernel only; `allow_tiles`
 // false keeps every shape on it (tests compare the paths). KernelH, KernelW: a max or avg pool's
 // window h and w sizes, when the caller knows them at compile time (the tiled kernel's window
-// loops then unroll); 0, read from the shape.
+// loops then unroll, and a max pool whose Store declares kStoresIndex = false may take strips);
+// 0, read from the shape.
 template <PoolKind Kind, int KernelH = 0, int KernelW = 0, class Load, class Store>
 int launch_pool(const PoolShape& shape, Load load, Store store, cudaStream_t stream,
                 int block = 256, bool allow_tiles = true) {

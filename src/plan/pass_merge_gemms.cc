@@ -36,7 +36,9 @@ bool is_reshape(Op op) {
   return op == Op::view || op == Op::reshape || op == Op::unsafe_view;
 }
 
-std::optional<WeightGemm> weight_gemm(const ir::Graph& graph, const Uses& uses, int index) {
+// `state`: the params forward updates (state_param_indices), which are no weights.
+std::optional<WeightGemm> weight_gemm(const ir::Graph& graph, const Uses& uses,
+                                      const std::set<int32_t>& state, int index) {
   const ir::Node& node = graph.nodes[index];
   if (node.op != Op::bmm || !node.kwargs.empty() || node.args.size() != 2 ||
       !node.args[0].is_ref() || !node.args[1].is_ref())
@@ -51,7 +53,7 @@ std::optional<WeightGemm> weight_gemm(const ir::Graph& graph, const Uses& uses, 
       view.args[0].ref()->kind != ValueRef::Kind::param)
     return std::nullopt;
   const ValueRef param = *view.args[0].ref();
-  if (state_param_indices(graph).count(param.index)) return std::nullopt;
+  if (state.count(param.index)) return std::nullopt;
   const std::vector<int64_t>& shape = view.outputs[0].shape;
   if (shape.size() != 3 || shape[0] != 1) return std::nullopt;
   const ValueRef result = node_value(index);
@@ -114,9 +116,10 @@ void emit_merged(GraphRewriter& rewriter, const ir::Graph& graph,
 
 ir::Graph merge_sibling_gemms(const ir::Graph& graph) {
   const Uses uses(graph);
+  const std::set<int32_t> state = state_param_indices(graph);
   std::map<ColumnsKey, std::vector<WeightGemm>> groups;
   for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (auto gemm = weight_gemm(graph, uses, static_cast<int>(i)))
+    if (auto gemm = weight_gemm(graph, uses, state, static_cast<int>(i)))
       groups[columns_key(graph, *graph.nodes[i].args[1].ref())].push_back(*gemm);
   std::map<int, const std::vector<WeightGemm>*> merged_at;  // first sibling → its group
   std::set<int> merged_away;                                // the later siblings
