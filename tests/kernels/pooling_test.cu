@@ -4,7 +4,9 @@
 // mode, strided (permuted) input, NaN in a window, and the flat spatial index of every maximum;
 // channels-last inputs with the outputs taken channels fastest (PoolShape::channels). Every case
 // also runs with the tiled path allowed and forbidden: the outputs must be bitwise equal, and each
-// case says which path plan_pool_tile picks for it. Skips without a CUDA device.
+// case says which path plan_pool_tile picks for it; and each says whether a 2-d max may take the
+// strip path (strip_eligible), whose values must be the per-element kernel's where it does.
+// Skips without a CUDA device.
 #include <cuda_runtime.h>
 
 #include <cmath>
