@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -26,14 +27,23 @@ class CompilerSandboxTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Not under /tmp: the sandbox's /tmp is a private tmpfs, where a write "outside" would land
-    // harmlessly and prove nothing.
+    // harmlessly and prove nothing. A build tree under /tmp (a clean clone there) uses /var/tmp.
     base_ = fs::absolute(fmt::format("compiler_sandbox_test_{}", getpid()));
+    if (under_tmp(base_)) base_ = fs::path("/var/tmp") / base_.filename();
+    ASSERT_FALSE(under_tmp(base_)) << base_;
     fs::remove_all(base_);
     fs::create_directories(base_ / "sources");
     fs::create_directories(base_ / "build");
     ASSERT_NE(listener_.port(), 0);
   }
   void TearDown() override { fs::remove_all(base_); }
+
+  static bool under_tmp(const fs::path& path) {
+    const fs::path tmp = fs::weakly_canonical("/tmp");
+    const fs::path resolved = fs::weakly_canonical(path);
+    return std::mismatch(tmp.begin(), tmp.end(), resolved.begin(), resolved.end()).first ==
+           tmp.end();
+  }
 
   // A probe that prints what it managed; "CONTAINED" when nothing.
   ProcessSpec probe() const {
