@@ -17,6 +17,14 @@
 // direct_conv_load_weights, direct_conv_load_patch, direct_conv_compute) is pure and __host__
 // __device__: conv_direct_plan_test.cu emulates whole launches on the CPU (label unit).
 //
+// ConvDirectTf32 (the tf32 and bf16 tracks) runs the same blocks on the tensor cores: each warp
+// takes 16 output channels instead of 8 and its outputs are mma.sync m16n8k8 TF32 products —
+// A the channels' weights (fragment order in shared memory, one 16-byte load per K step), B the
+// patch under eight outputs' windows (their K offsets from a table built once per block), both
+// rounded to TF32 as they are loaded, FP32 accumulation; K padded to a multiple of 8 with zero
+// weights (and zero patch values: an infinite input must not make 0 · inf). The patch rows' pitch
+// is 16 words past a multiple of 32, so the warp's reads of a K step's taps hit distinct banks.
+//
 // Shapes are ConvIgemmShape (conv_igemm_common.cuh), negative padding and an output map
 // (ConvIgemmOutputMap: a transposed convolution's phase) included; the fused epilogue is the GEMM
 // kernels' (bias, ReLU, GELU), then an output transform where run is given one
@@ -29,6 +37,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -48,6 +57,26 @@ inline constexpr int64_t kDirectConvMaxK = 1024;
 // sm_80 and later.
 inline constexpr int64_t kDirectConvSharedBytes = 96 * 1024;
 inline constexpr int kDirectConvMaxRowSteps = 4;  // row steps a block takes, reusing its weights
+// The tensor-core form: output channels per warp (mma's M) and K per mma.
+inline constexpr int kDirectConvTf32Channels = 16;
+inline constexpr int kDirectConvTf32K = 8;
+
+// The arithmetic: exact FP32 FMAs, or one TF32 product on the tensor cores.
+enum class DirectConvMath { fp32, tf32 };
+
+// x rounded to TF32 (nearest, ties away, as cvt.rna and gemm_tf32x3_common.cuh's round_tf32),
+// on the host too.
+__host__ __device__ inline float direct_conv_tf32(float x) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xFFFFE000u);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x1000u) & 0xFFFFE000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+#endif
+}
 
 struct DirectConvParams {
   // The 3-d view (index 0 depth, 1 height, 2 width).
@@ -59,20 +88,23 @@ struct DirectConvParams {
   // od·y_step[0] + oh·y_step[1] + ow·y_step[2].
   int64_t y_image = 0, y_channel = 0, y_origin = 0, y_step[3] = {0, 0, 0};
   MatmulEpilogue epilogue = MatmulEpilogue::none;
-  // The tiling (plan_direct_conv).
+  DirectConvMath math = DirectConvMath::fp32;
+  // The tiling (plan_direct_conv). slice_channels: a warp's output channels (8 on FP32 FMAs, 16
+  // on the tensor cores); k_steps: the tensor cores' K steps (K padded to a multiple of 8).
   int cols_per_lane = 1, warp_rows = 1, warp_col_groups = 1, warp_channels = 1, row_steps = 1;
-  int patch_rows = 0, patch_cols = 0;  // of one (channel, kd) plane of the patch
+  int slice_channels = kDirectConvChannelsPerThread, k_steps = 0;
+  int patch_rows = 0, patch_cols = 0;  // of one (channel, kd) plane of the patch; cols: its pitch
   int chunks = 1, row_tiles = 1, col_tiles = 1;
   int64_t blocks = 0;
-  int weight_floats = 0, patch_floats = 0;  // shared memory: weights, then the patch
+  // Shared memory: the weights, the tensor cores' K offset table (k_steps · 8 ints), the patch.
+  int weight_floats = 0, table_floats = 0, patch_floats = 0;
 
-  __host__ __device__ int chunk_channels() const {
-    return warp_channels * kDirectConvChannelsPerThread;
-  }
+  __host__ __device__ int chunk_channels() const { return warp_channels * slice_channels; }
   __host__ __device__ int group_cols() const { return 32 * cols_per_lane; }
   __host__ __device__ int tile_cols() const { return warp_col_groups * group_cols(); }
+  __host__ __device__ int patch_start() const { return weight_floats + table_floats; }
   __host__ __device__ int64_t shared_bytes() const {
-    return 4 * (int64_t{weight_floats} + patch_floats);
+    return 4 * (int64_t{weight_floats} + table_floats + patch_floats);
   }
 };
 
@@ -100,16 +132,38 @@ __host__ __device__ inline DirectConvBlock direct_conv_block(const DirectConvPar
   return b;
 }
 
-// The chunk's weights into shared memory, [k][chunk channels], zeros for channels past the group
-// (thread `tid` of `threads`). w: [out_channels][cin_g][kd][kh][kw], PyTorch's.
+// The chunk's weights into shared memory (thread `tid` of `threads`), zeros for channels past
+// the group. w: [out_channels][cin_g][kd][kh][kw], PyTorch's. FP32: [k][chunk channels]. TF32:
+// per K step and channel slice, the 32 lanes' mma A fragments (16 channels x 8 k: lane = 4 · row
+// + column, floats row / row + 8 by column / column + 4), rounded, zeros past K; then the K offset
+// table: k's (plane, kh, kw) offset into the patch, 0 past K.
 __host__ __device__ inline void direct_conv_load_weights(const DirectConvParams& p,
                                                          const DirectConvBlock& b, const float* w,
                                                          float* shared, int tid, int threads) {
   const int cc = p.chunk_channels();
   const float* wg = w + int64_t{b.group} * p.cout_g * p.k;
+  if (p.math == DirectConvMath::fp32) {
+    for (int i = tid; i < p.weight_floats; i += threads) {
+      const int kk = i / cc, c = i - kk * cc, co = b.co0 + c;
+      shared[i] = co < p.cout_g ? wg[int64_t{co} * p.k + kk] : 0.0f;
+    }
+    return;
+  }
   for (int i = tid; i < p.weight_floats; i += threads) {
-    const int kk = i / cc, c = i - kk * cc, co = b.co0 + c;
-    shared[i] = co < p.cout_g ? wg[int64_t{co} * p.k + kk] : 0.0f;
+    const int e = i % 4, lane = i / 4 % 32, fragment = i / 128;
+    const int slice = fragment % p.warp_channels, step = fragment / p.warp_channels;
+    const int co = b.co0 + slice * kDirectConvTf32Channels + lane / 4 + (e & 1) * 8;
+    const int kk = step * kDirectConvTf32K + lane % 4 + (e & 2) * 2;
+    shared[i] = co < p.cout_g && kk < p.k ? direct_conv_tf32(wg[int64_t{co} * p.k + kk]) : 0.0f;
+  }
+  int* table = reinterpret_cast<int*>(shared + p.weight_floats);
+  const int taps_per_plane = p.kernel[1] * p.kernel[2];
+  for (int kk = tid; kk < p.table_floats; kk += threads) {
+    const int plane = kk / taps_per_plane, tap = kk - plane * taps_per_plane;
+    const int kh = tap / p.kernel[2], kw = tap - kh * p.kernel[2];
+    table[kk] =
+        kk < p.k ? (plane * p.patch_rows + kh * p.dilation[1]) * p.patch_cols + kw * p.dilation[2]
+                 : 0;
   }
 }
 
@@ -121,7 +175,8 @@ __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p
                                                        const DirectConvBlock& b, int step,
                                                        const float* x, float* shared, int tid,
                                                        int threads) {
-  float* patch = shared + p.weight_floats;
+  float* patch = shared + p.patch_start();
+  const bool tf32 = p.math == DirectConvMath::tf32;
   const int id0 = b.od * p.stride[0] - p.pad[0];
   const int ih0 = (b.oh0 + step * p.warp_rows) * p.stride[1] - p.pad[1];
   const int iw0 = b.ow0 * p.stride[2] - p.pad[2];
@@ -138,7 +193,8 @@ __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p
     float* dst = patch + row * p.patch_cols;
     for (int c = tid % 32; c < p.patch_cols; c += 32) {
       const int iw = iw0 + c;
-      dst[c] = row_inside && iw >= 0 && iw < p.in[2] ? src[iw] : 0.0f;
+      const float v = row_inside && iw >= 0 && iw < p.in[2] ? src[iw] : 0.0f;
+      dst[c] = tf32 ? direct_conv_tf32(v) : v;
     }
   }
 }
@@ -162,7 +218,7 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
   if (wc >= p.warp_channels || oh >= p.out[1]) return;
   const int cc = p.chunk_channels();
   const float* weights = shared + wc * CT;
-  const float* patch = shared + p.weight_floats;
+  const float* patch = shared + p.patch_start();
   float acc[R][CT];
   STITCH_UNROLL
   for (int j = 0; j < R; ++j) {
@@ -223,10 +279,76 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
   }
 }
 
-// Three blocks per SM: at most 80 registers, which the 4 x 8 accumulators fit without spilling
-// (ptxas, sm_90; left to itself it took 64 and spilled).
+#if defined(__CUDACC__)
+// direct_conv_compute on the tensor cores (DirectConvMath::tf32): the warp's 16 channels by its
+// 32 · R columns as 4 · R mma tiles of 8 columns, K step by K step; then the epilogue and
+// `transform` per output, stored where the output map says (lane: channels g and g + 8, columns
+// 2t and 2t + 1 of each tile, g = lane / 4, t = lane % 4). Device code only: the mma is the warp's.
 template <int R, class Transform>
-__global__ void __launch_bounds__(kDirectConvThreads, 3)
+__device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const DirectConvBlock& b,
+                                                int step, const float* shared, const float* bias,
+                                                float* y, int tid, const Transform& transform) {
+  constexpr int kTiles = 4 * R;
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int warps_per_slice = p.warp_rows * p.warp_col_groups;
+  const int wc = warp / warps_per_slice, within = warp % warps_per_slice;
+  const int wr = within % p.warp_rows, wg = within / p.warp_rows;
+  const int oh = b.oh0 + step * p.warp_rows + wr;
+  if (wc >= p.warp_channels || oh >= p.out[1]) return;
+  const int* table = reinterpret_cast<const int*>(shared + p.weight_floats);
+  const float* fragments = shared + wc * 128 + lane * 4;
+  const int first_col = wg * p.group_cols();  // the warp's first column within the tile
+  // The patch under column first_col + g of each tile (8 · stride apart), tap (0, 0, 0).
+  const float* under =
+      shared + p.patch_start() + wr * p.stride[1] * p.patch_cols + (first_col + g) * p.stride[2];
+  const int tile_step = 8 * p.stride[2];
+  float acc[kTiles][4];
+  STITCH_UNROLL
+  for (int j = 0; j < kTiles; ++j)
+    acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  for (int s = 0; s < p.k_steps; ++s) {
+    const float4 a = *reinterpret_cast<const float4*>(fragments + s * p.warp_channels * 128);
+    const uint32_t af[4] = {__float_as_uint(a.x), __float_as_uint(a.y), __float_as_uint(a.z),
+                            __float_as_uint(a.w)};
+    const int k0 = s * kDirectConvTf32K + t;
+    const bool inside0 = k0 < p.k, inside1 = k0 + 4 < p.k;
+    const float* b0 = under + table[k0];
+    const float* b1 = under + table[k0 + 4];
+    STITCH_UNROLL
+    for (int j = 0; j < kTiles; ++j) {
+      const uint32_t bf[2] = {__float_as_uint(inside0 ? b0[j * tile_step] : 0.0f),
+                              __float_as_uint(inside1 ? b1[j * tile_step] : 0.0f)};
+      mma_tf32(acc[j], af, bf);
+    }
+  }
+  const int64_t base = int64_t{b.image} * p.y_image + p.y_origin + int64_t{b.od} * p.y_step[0] +
+                       int64_t{oh} * p.y_step[1];
+  STITCH_UNROLL
+  for (int half = 0; half < 2; ++half) {
+    const int co = b.co0 + wc * kDirectConvTf32Channels + g + 8 * half;
+    if (co >= p.cout_g) break;
+    const int channel = b.group * p.cout_g + co;
+    const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
+    const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
+    STITCH_UNROLL
+    for (int j = 0; j < kTiles; ++j) {
+      STITCH_UNROLL
+      for (int e = 0; e < 2; ++e) {
+        const int ow = b.ow0 + first_col + 8 * j + 2 * t + e;
+        if (ow < p.out[2])
+          y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] =
+              transform(plane, gemm_activation(acc[j][2 * half + e] + add, p.epilogue));
+      }
+    }
+  }
+}
+#endif
+
+// Three blocks per SM: at most 80 registers, which the 4 x 8 accumulators fit without spilling
+// (ptxas, sm_90; left to itself it took 64 and spilled). The tensor-core form's 16 x 4 take two
+// blocks per SM (128 registers).
+template <int R, class Transform, DirectConvMath kMath = DirectConvMath::fp32>
+__global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::fp32 ? 3 : 2)
     direct_conv_kernel(DirectConvParams p, const float* __restrict__ x, const float* __restrict__ w,
                        const float* __restrict__ bias, float* __restrict__ y,
                        const Transform transform) {
@@ -239,19 +361,24 @@ __global__ void __launch_bounds__(kDirectConvThreads, 3)
     if (step > 0) __syncthreads();  // the last step's reads of the patch are done
     direct_conv_load_patch(p, b, step, x, shared, threadIdx.x, blockDim.x);
     __syncthreads();
-    direct_conv_compute<R>(p, b, step, shared, bias, y, threadIdx.x, transform);
+    if constexpr (kMath == DirectConvMath::fp32)
+      direct_conv_compute<R>(p, b, step, shared, bias, y, threadIdx.x, transform);
+    else
+      direct_conv_compute_tf32<R>(p, b, step, shared, bias, y, threadIdx.x, transform);
   }
 }
 
-// The tiling for `s` into `p` (whose shape fields it fills); "" when the kernel runs it, else
-// why not. Channels per block: the group's output channels in slices of 8 (a power-of-two count
-// of slices, at most a warp each), the remaining warps on consecutive rows, or, past the output's
+// The tiling for `s` into `p` (whose shape fields it fills) in `math`; "" when the kernel runs
+// it, else why not. Channels per block: the group's output channels in slices of 8 (16 on the
+// tensor cores; a power-of-two count of slices, at most a warp each), the remaining warps on
+// consecutive rows, or, past the output's
 // rows, on further column groups while the width needs them; a lane's columns cover the output
 // width with as few as possible (1, 2 or 4); where the weights and the patch exceed
 // kDirectConvSharedBytes, fewer columns, then fewer channel slices. Row steps (the
 // weights loaded once for more rows): up to kDirectConvMaxRowSteps while at least four blocks per
 // SM remain (`sms`).
-inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConvParams& p) {
+inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConvParams& p,
+                                    DirectConvMath math = DirectConvMath::fp32) {
   if (std::string bad = conv_igemm_shape_problem(s); !bad.empty()) return bad;
   const ConvIgemmDims d = conv_igemm_dims(s);
   p = DirectConvParams{};
@@ -268,13 +395,18 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
   p.batch = static_cast<int>(s.batch), p.groups = static_cast<int>(s.groups);
   p.cin_g = static_cast<int>(cin_g), p.cout_g = static_cast<int>(cout_g);
   p.k = static_cast<int>(cin_g * taps);
+  p.math = math;
+  const bool tf32 = math == DirectConvMath::tf32;
+  p.slice_channels = tf32 ? kDirectConvTf32Channels : kDirectConvChannelsPerThread;
+  p.k_steps = tf32 ? (p.k + kDirectConvTf32K - 1) / kDirectConvTf32K : 0;
+  p.table_floats = p.k_steps * kDirectConvTf32K;
   const int64_t in_plane = d.input[0] * d.input[1] * d.input[2];
   const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
   p.x_image = s.in_channels * in_plane;
   p.y_image = s.out_channels * out_plane, p.y_channel = out_plane;
   p.y_step[0] = d.output[1] * d.output[2], p.y_step[1] = d.output[2], p.y_step[2] = 1;
   int slices = 1;
-  while (slices < kDirectConvWarps && slices * kDirectConvChannelsPerThread < cout_g)
+  while (slices < kDirectConvWarps && slices * p.slice_channels < cout_g)
     slices *= 2;
   int cols = p.out[2] <= 32 ? 1 : p.out[2] <= 64 ? 2 : 4;
   auto shape_tiles = [&](int lane_cols, int channel_slices) {
@@ -288,7 +420,9 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
     }
     p.patch_rows = (p.warp_rows - 1) * p.stride[1] + (p.kernel[1] - 1) * p.dilation[1] + 1;
     p.patch_cols = (p.tile_cols() - 1) * p.stride[2] + (p.kernel[2] - 1) * p.dilation[2] + 1;
-    p.weight_floats = p.k * p.chunk_channels();
+    if (tf32)
+      p.patch_cols += (16 - p.patch_cols % 32 + 32) % 32;  // pitch 16 past 32s: no conflicts
+    p.weight_floats = (tf32 ? p.k_steps * kDirectConvTf32K : p.k) * p.chunk_channels();
     p.patch_floats = p.cin_g * p.kernel[0] * p.patch_rows * p.patch_cols;
     return p.shared_bytes() <= kDirectConvSharedBytes;
   };
@@ -321,14 +455,17 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
 
 }  // namespace detail
 
-// A forward convolution on the direct kernel: init plans it (no allocation), run launches one
-// kernel. An output map (set_output_map, before init) places the outputs in a larger y.
-class ConvDirect {
+// A forward convolution on the direct kernel in kMath (ConvDirect: FP32 FMAs; ConvDirectTf32:
+// one TF32 product on the tensor cores, sm_80 and later): init plans it (no allocation), run
+// launches one kernel. An output map (set_output_map, before init) places the outputs in a larger
+// y.
+template <detail::DirectConvMath kMath>
+class ConvDirectOf {
  public:
   // "" when the direct kernel runs `shape`, else why not (no device needed: 132 SMs assumed).
   static std::string shape_problem(const ConvIgemmShape& shape) {
     detail::DirectConvParams p;
-    return detail::plan_direct_conv(shape, 132, p);
+    return detail::plan_direct_conv(shape, 132, p, kMath);
   }
 
   // OutputTransform: the type of the output transform run will be given (the shared-memory opt-in
@@ -338,7 +475,8 @@ class ConvDirect {
     ready_ = false;
     DeviceProperties props;
     STITCH_CHECK_CUDA(current_device_properties(props));
-    if (std::string bad = detail::plan_direct_conv(shape, props.sm_count, p_); !bad.empty()) {
+    if (std::string bad = detail::plan_direct_conv(shape, props.sm_count, p_, kMath);
+        !bad.empty()) {
       error = "ConvDirect::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
@@ -384,15 +522,15 @@ class ConvDirect {
     const auto blocks = static_cast<unsigned>(p_.blocks);
     const size_t smem = static_cast<size_t>(p_.shared_bytes());
     if (p_.cols_per_lane == 1)
-      detail::direct_conv_kernel<1, OutputTransform>
+      detail::direct_conv_kernel<1, OutputTransform, kMath>
           <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
                                                                  output_transform);
     else if (p_.cols_per_lane == 2)
-      detail::direct_conv_kernel<2, OutputTransform>
+      detail::direct_conv_kernel<2, OutputTransform, kMath>
           <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
                                                                  output_transform);
     else
-      detail::direct_conv_kernel<4, OutputTransform>
+      detail::direct_conv_kernel<4, OutputTransform, kMath>
           <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
                                                                  output_transform);
     STITCH_CHECK_CUDA(cudaGetLastError());
@@ -401,14 +539,16 @@ class ConvDirect {
 
   const detail::DirectConvParams& params() const { return p_; }
 
-  // "direct fp32, 8 ch x 2 slices, 4 rows x 128 cols, 2 row steps, 40.5 KiB"
+  // "direct fp32, 8 ch x 2 slices, 4 rows x 128 cols, 2 row steps, 40.5 KiB" ("direct tf32, 16
+  // ch x ..." on the tensor cores)
   std::string describe() const {
     char text[128];
     std::snprintf(text, sizeof text,
-                  "direct fp32, %d ch x %d slices, %d rows x %d cols, %d row "
+                  "direct %s, %d ch x %d slices, %d rows x %d cols, %d row "
                   "steps, %.1f KiB",
-                  detail::kDirectConvChannelsPerThread, p_.warp_channels, p_.warp_rows,
-                  p_.tile_cols(), p_.row_steps, p_.shared_bytes() / 1024.0);
+                  kMath == detail::DirectConvMath::fp32 ? "fp32" : "tf32", p_.slice_channels,
+                  p_.warp_channels, p_.warp_rows, p_.tile_cols(), p_.row_steps,
+                  p_.shared_bytes() / 1024.0);
     return text;
   }
 
@@ -418,9 +558,9 @@ class ConvDirect {
     const int bytes = static_cast<int>(detail::kDirectConvSharedBytes);
     cudaError_t status = cudaSuccess;
     for (const void* kernel :
-         {reinterpret_cast<const void*>(detail::direct_conv_kernel<1, OutputTransform>),
-          reinterpret_cast<const void*>(detail::direct_conv_kernel<2, OutputTransform>),
-          reinterpret_cast<const void*>(detail::direct_conv_kernel<4, OutputTransform>)})
+         {reinterpret_cast<const void*>(detail::direct_conv_kernel<1, OutputTransform, kMath>),
+          reinterpret_cast<const void*>(detail::direct_conv_kernel<2, OutputTransform, kMath>),
+          reinterpret_cast<const void*>(detail::direct_conv_kernel<4, OutputTransform, kMath>)})
       if (status == cudaSuccess)
         status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     return status;
@@ -431,5 +571,8 @@ class ConvDirect {
   bool has_map_ = false;
   bool ready_ = false;
 };
+
+using ConvDirect = ConvDirectOf<detail::DirectConvMath::fp32>;
+using ConvDirectTf32 = ConvDirectOf<detail::DirectConvMath::tf32>;
 
 }  // namespace stitch::kernels

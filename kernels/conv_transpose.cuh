@@ -9,7 +9,8 @@
 //                             FP32-accurate, each phase's weight split once it is prepared;
 //   ConvTransposeIgemmTf32    the same in one TF32 product (the tf32 and bf16 tracks);
 //   ConvTransposeDirect       the direct FP32 kernel (conv_direct.cuh): exact FP32, for few
-//                             products per output (every phase's within its K).
+//                             products per output (every phase's within its K);
+//   ConvTransposeDirectTf32   the direct kernel in one TF32 product (the tf32 and bf16 tracks).
 //
 //   ConvTransposeIgemmTf32x3 conv;
 //   conv.init(shape, epilogue, error);      // the phases and their convolutions, buffers
@@ -260,5 +261,6 @@ class ConvTransposeByPhases {
 using ConvTransposeIgemmTf32x3 = ConvTransposeByPhases<ConvIgemmTf32x3>;
 using ConvTransposeIgemmTf32 = ConvTransposeByPhases<ConvIgemmTf32>;
 using ConvTransposeDirect = ConvTransposeByPhases<ConvDirect>;
+using ConvTransposeDirectTf32 = ConvTransposeByPhases<ConvDirectTf32>;
 
 }  // namespace stitch::kernels

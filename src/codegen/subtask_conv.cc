@@ -4,20 +4,21 @@
 // `depthwise_conv`, one launch of kernels/conv_depthwise.cuh; or, for `igemm_tf32x3_conv`, a
 // ConvIgemmTf32x3 (kernels/conv_igemm_tf32x3.cuh; ConvIgemmTf32, one TF32 product, under the
 // tf32 / bf16 tracks' tensor_math) member of Program::Gemms, its weight split in
-// init_gemms (no workspace); or, for `direct_conv`, a ConvDirect (kernels/conv_direct.cuh) given
-// the weight per call; a transposed one on either as its phases (ConvTransposeIgemmTf32x3,
-// ConvTransposeDirect: kernels/conv_transpose.cuh), each phase's weight gathered at init. The
-// project's kernels apply the plan's kernel epilogue (bias, ReLU / GELU) as they store — through
-// an output map where the result is a window of a cat's buffer or stored channels-last
-// (plan/layout.h; the implicit GEMM then also takes such an x as it is), and cuDNN a window of
-// whole channels through y's image stride (ConvShape::y_image) or, timed against a kernel inside
-// a channels-last region, x and y channels-last (ConvShape::x_channels_last / y_channels_last);
-// the rest of the epilogue (activations, residual adds, scale/shift) runs as one elementwise pass
-// after, whichever engine, or, where the plan made it the kernel's output transform, as a
-// per-plane functor the kernel applies as it stores. A kernel convolution with `cudnn_alternative` also gets a CudnnConv:
-// init_convs times the two (kernels/conv_engine_timing.cuh; where cuDNN has no engine for the
-// shape, the kernel alone) and the forward runs the faster, cuDNN followed by the kernel
-// epilogue's pass or the output transform's, in place.
+// init_gemms (no workspace); or, for `direct_conv`, a ConvDirect (kernels/conv_direct.cuh;
+// ConvDirectTf32 under tensor_math) given the weight per call; a transposed one on either as its
+// phases (ConvTransposeIgemmTf32x3, ConvTransposeDirect: kernels/conv_transpose.cuh), each phase's
+// weight gathered at init. The project's kernels apply the plan's kernel epilogue (bias, ReLU /
+// GELU) as they store — through an output map where the result is a window of a cat's buffer or
+// stored channels-last (plan/layout.h; the implicit GEMM then also takes such an x as it is), and
+// cuDNN a window of whole channels through y's image stride (ConvShape::y_image) or, timed against
+// a kernel inside a channels-last region, x and y channels-last (ConvShape::x_channels_last /
+// y_channels_last); the rest of the epilogue (activations, residual adds, scale/shift) runs as one
+// elementwise pass after, whichever engine, or, where the plan made it the kernel's output
+// transform, as a per-plane functor the kernel applies as it stores. A kernel convolution with
+// `cudnn_alternative` also gets a CudnnConv: init_convs times the two
+// (kernels/conv_engine_timing.cuh; where cuDNN has no engine for the shape, the kernel alone) and
+// the forward runs the faster, cuDNN followed by the kernel epilogue's pass or the output
+// transform's, in place.
 #include <optional>
 
 #include "codegen/emit_context.h"
@@ -256,7 +257,8 @@ void emit_output_map(const plan::Access& window, const std::string& member, Code
 // Its fused bias / activation: the plan's kernel epilogue; its output map, `window`'s.
 std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
                                   const std::string& member, const std::string& weight,
-                                  bool prepares_weights, const std::optional<plan::Access>& window) {
+                                  bool prepares_weights,
+                                  const std::optional<plan::Access>& window) {
   CodeWriter& iw = ctx.pieces().gemm_init;
   iw.open("{{  // {}", subtask.id);
   emit_kernel_conv_shape(spec, iw);
@@ -283,9 +285,10 @@ std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, cons
 // The class of a kernel convolution's member: the implicit GEMM in 3xTF32, or in one TF32
 // product where the plan gave it the tf32 / bf16 tracks' tensor_math.
 std::string kernel_conv_class(const Subtask& subtask, const ConvSpec& spec, bool direct) {
-  const char* igemm =
-      plan::subtask_tensor_math(subtask) == plan::TensorMath::fp32 ? "IgemmTf32x3" : "IgemmTf32";
-  return fmt::format("Conv{}{}", spec.transposed ? "Transpose" : "", direct ? "Direct" : igemm);
+  const bool fp32 = plan::subtask_tensor_math(subtask) == plan::TensorMath::fp32;
+  const char* igemm = fp32 ? "IgemmTf32x3" : "IgemmTf32";
+  const char* direct_class = fp32 ? "Direct" : "DirectTf32";
+  return fmt::format("Conv{}{}", spec.transposed ? "Transpose" : "", direct ? direct_class : igemm);
 }
 
 // The kernel can run the convolution, and the plan's kernel epilogue is one it applies.
@@ -307,7 +310,7 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
   }
   if (igemm && !plan::conv_igemm_eligible(spec))
     return make_error("the implicit-GEMM 3xTF32 kernel cannot run this convolution");
-  if (direct && !plan::direct_conv_eligible(spec))
+  if (direct && !plan::direct_conv_eligible(spec, plan::subtask_tensor_math(subtask)))
     return make_error("the direct convolution kernel cannot run this convolution");
   if ((spec.kernel_epilogue != "none" || spec.output_transform) && !igemm && !direct)
     return make_error("kernel '{}' applies no convolution kernel epilogue or output transform",

@@ -139,9 +139,8 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double input_pass_s = 2.0 * input_bytes / bandwidth + kLaunchSeconds;
   // One TF32 product (the tf32 and bf16 tracks): cuDNN's TF32 engines, on the TF32 peak.
   if (one_product && peaks.tf32_tflops <= 0) return estimate;
-  const double cudnn_flops_per_s =
-      one_product ? peaks.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency
-                  : peaks.fp32_tflops * 1e12 * cudnn_efficiency;
+  const double cudnn_flops_per_s = one_product ? peaks.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency
+                                               : peaks.fp32_tflops * 1e12 * cudnn_efficiency;
   estimate.cudnn_s = std::max(flops / cudnn_flops_per_s, bytes / bandwidth) + kLaunchSeconds +
                      (spec.prologue ? input_pass_s : 0.0);
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
@@ -187,16 +186,20 @@ namespace {
 
 // plan_direct_conv's search (kernels/conv_direct.cuh) for a forward convolution in the 3-d view
 // (index 0 depth, 1 height, 2 width): from the widest columns per lane and the most channel
-// slices down, whether a tiling's weights and input patch fit the shared memory.
+// slices down, whether a tiling's weights and input patch fit the shared memory. On the tensor
+// cores (`tf32`) a slice is 16 channels, K is padded to a multiple of 8 with its offset table
+// beside the weights, and a patch row's pitch is 16 words past a multiple of 32.
 bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>& kernel,
                         const std::array<int64_t, 3>& stride,
-                        const std::array<int64_t, 3>& dilation, int64_t out_rows,
-                        int64_t out_cols) {
-  constexpr int64_t kWarps = 8, kSliceChannels = 8;
+                        const std::array<int64_t, 3>& dilation, int64_t out_rows, int64_t out_cols,
+                        bool tf32) {
+  constexpr int64_t kWarps = 8;
+  const int64_t slice_channels = tf32 ? 16 : 8;
   const int64_t k = cin * kernel[0] * kernel[1] * kernel[2];
   if (k > kDirectConvMaxK) return false;
+  const int64_t weight_rows = tf32 ? (k + 7) / 8 * 8 : k, table = tf32 ? weight_rows : 0;
   int64_t slices = 1;
-  while (slices < kWarps && slices * kSliceChannels < cout)
+  while (slices < kWarps && slices * slice_channels < cout)
     slices *= 2;
   for (int64_t lane_cols = out_cols <= 32   ? 1
                            : out_cols <= 64 ? 2
@@ -207,9 +210,11 @@ bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>&
       while (rows > 1 && rows / 2 >= out_rows && col_groups * 32 * lane_cols < out_cols)
         rows /= 2, col_groups *= 2;
       const int64_t patch_rows = (rows - 1) * stride[1] + (kernel[1] - 1) * dilation[1] + 1;
-      const int64_t patch_cols =
+      int64_t patch_cols =
           (col_groups * 32 * lane_cols - 1) * stride[2] + (kernel[2] - 1) * dilation[2] + 1;
-      if (4 * (k * kSliceChannels * s + cin * kernel[0] * patch_rows * patch_cols) <=
+      if (tf32) patch_cols += (16 - patch_cols % 32 + 32) % 32;
+      if (4 * (weight_rows * slice_channels * s + table +
+               cin * kernel[0] * patch_rows * patch_cols) <=
           kDirectConvSharedBytes)
         return true;
     }
@@ -218,7 +223,7 @@ bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>&
 
 }  // namespace
 
-bool direct_conv_eligible(const ConvSpec& spec) {
+bool direct_conv_eligible(const ConvSpec& spec, TensorMath math) {
   // The kernel takes the implicit GEMM's shapes (ConvIgemmShape and its checks); a transposed
   // convolution runs as its phases' forward ones (kernels/conv_transpose.cuh), here with
   // dilation 1 only.
@@ -245,12 +250,14 @@ bool direct_conv_eligible(const ConvSpec& spec) {
       stride[i] = 1;
     }
   }
-  return direct_tiling_fits(cin, cout, kernel, stride, dilation, output[1], output[2]);
+  return direct_tiling_fits(cin, cout, kernel, stride, dilation, output[1], output[2],
+                            math != TensorMath::fp32);
 }
 
-DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks) {
+DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks,
+                                        TensorMath math) {
   DirectConvEstimate estimate;
-  estimate.eligible = direct_conv_eligible(spec);
+  estimate.eligible = direct_conv_eligible(spec, math);
   if (!estimate.eligible || peaks.dram_gbps <= 0 || peaks.fp32_tflops <= 0) return estimate;
   const double outputs = static_cast<double>(spec.batch * spec.out_channels) * product(spec.output);
   // A transposed convolution's output takes 1 / stride of the kernel's taps per dimension.
@@ -261,12 +268,19 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
       4.0 * (static_cast<double>(spec.batch * spec.in_channels) * product(spec.input) + outputs +
              static_cast<double>(spec.out_channels) * k);
   const double bandwidth = peaks.dram_gbps * 1e9;
-  estimate.kernel_s =
-      std::max(flops / (peaks.fp32_tflops * 1e12 * kDirectConvEfficiency), bytes / bandwidth) +
-      kLaunchSeconds;
-  estimate.cudnn_s =
-      std::max(flops / (peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency), bytes / bandwidth) +
-      kLaunchSeconds;
+  const bool one_product = math != TensorMath::fp32;
+  if (one_product && peaks.tf32_tflops <= 0) {
+    estimate.eligible = false;  // no tensor cores to run it on
+    return estimate;
+  }
+  const double kernel_flops_per_s = one_product
+                                        ? peaks.tf32_tflops * 1e12 * kDirectConvTf32Efficiency
+                                        : peaks.fp32_tflops * 1e12 * kDirectConvEfficiency;
+  const double cudnn_flops_per_s = one_product
+                                       ? peaks.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency
+                                       : peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency;
+  estimate.kernel_s = std::max(flops / kernel_flops_per_s, bytes / bandwidth) + kLaunchSeconds;
+  estimate.cudnn_s = std::max(flops / cudnn_flops_per_s, bytes / bandwidth) + kLaunchSeconds;
   return estimate;
 }
 
@@ -284,7 +298,7 @@ ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks, Ten
   // cuDNN.
   if (peaks.tf32_tflops <= 0) return call;
   const ConvIgemmEstimate igemm = estimate_conv_igemm(spec, peaks, math);
-  const DirectConvEstimate direct = estimate_direct_conv(spec, peaks);
+  const DirectConvEstimate direct = estimate_direct_conv(spec, peaks, math);
   call.cudnn_s = igemm.cudnn_s;  // the cuDNN model per direction (direct's has no transposed one)
   // cuDNN runs whatever the kernels run, a channels-last x (layout.h) where it is given one
   // (cudnn_takes_channels_last; with a prologue it reads the kernel's dense transformed copy); a
@@ -301,6 +315,13 @@ ConvEngineCall conv_engine_call(const ConvSpec& spec, const GpuPeaks& peaks, Ten
     call.kernel = kernel, call.kernel_s = kernel_s, call.timed = timed;
     return call;
   };
+  // On the tensor cores (one TF32 product) the direct kernel goes first where it is rated faster
+  // than the implicit GEMM: few products per output, whose K tiles the GEMM leaves mostly empty.
+  const bool direct_first =
+      math != TensorMath::fp32 && !spec.prologue && direct.eligible &&
+      !(igemm.eligible && igemm.kernel_s > 0 && igemm.kernel_s <= direct.kernel_s);
+  if (direct_first && timeable && direct.kernel_s <= band * call.cudnn_s)
+    return take("direct_conv", direct.kernel_s, true);
   if (igemm.eligible && igemm.kernel_s > 0) {  // TF32 tensor cores there
     const double ratio = igemm.kernel_s / call.cudnn_s;
     const double confident =

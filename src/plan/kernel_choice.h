@@ -286,6 +286,10 @@ int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t 
 inline constexpr int64_t kDirectConvMaxK = 1024;
 inline constexpr int64_t kDirectConvSharedBytes = 96 * 1024;
 inline constexpr double kDirectConvEfficiency = 0.6;
+// ConvDirectTf32 (the tf32 and bf16 tracks: one TF32 product per K step on the tensor cores,
+// two shared loads per mma): a first estimate, not yet measured — its bench rows
+// (conv_igemm_tf32x3_bench's few-channel "direct tf32" column) calibrate it.
+inline constexpr double kDirectConvTf32Efficiency = 0.25;
 struct DirectConvEstimate {
   double kernel_s = 0, cudnn_s = 0;
   bool eligible = false;  // the kernel can run it (direct_conv_eligible)
@@ -295,8 +299,11 @@ struct DirectConvEstimate {
 // convolutions, kernels/conv_transpose.cuh), K and the input patch within the kernel's limits
 // (mirrors plan_direct_conv in kernels/conv_direct.cuh; for a transposed one, bounds every
 // phase's).
-bool direct_conv_eligible(const ConvSpec& spec);
-DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks);
+// Under `math` tf32 / bf16 the kernel makes one TF32 product (ConvDirectTf32), whose tiling takes
+// more shared memory, against cuDNN's TF32 engines.
+bool direct_conv_eligible(const ConvSpec& spec, TensorMath math = TensorMath::fp32);
+DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks,
+                                        TensorMath math = TensorMath::fp32);
 
 // The engine call with no override, where TF32 tensor cores may be used (none under
 // --strict-fp32-gemm: cuDNN then), by the ratio of the kernel's estimate to cuDNN's
@@ -309,6 +316,8 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
 //     (kernels/conv_engine_timing.cuh);
 //   else the direct kernel at ratio <= kTimedEngineRatio, timed likewise (its model is not
 //     calibrated yet: it never runs untimed, and never displaces a better-rated implicit GEMM);
+//     under TF32 math (ConvDirectTf32) it is asked first, timed likewise, where rated faster
+//     than the implicit GEMM (few products per output: the GEMM's K tiles mostly empty);
 //   else cuDNN. Nothing is timed where cuDNN cannot run the convolution (an x neither dense nor,
 //     under cudnn_takes_channels_last, channels-last) or it is too small to be worth it (cuDNN's
 //     estimate under kTimedEngineMinSeconds). Where cuDNN's grid is under-filled
@@ -346,7 +355,9 @@ bool cudnn_grid_underfilled(const ConvSpec& spec, const GpuPeaks& peaks);
 // around them where the tensors are NCHW), so the tf32 and bf16 tracks keep the region; the fp32
 // track's strict FP32 engines include NCHW-only ones (Winograd, FFT), so a convolution timed
 // there stays NCHW.
-inline bool cudnn_takes_channels_last(TensorMath math) { return math != TensorMath::fp32; }
+inline bool cudnn_takes_channels_last(TensorMath math) {
+  return math != TensorMath::fp32;
+}
 struct ConvEngineCall {
   std::string kernel;  // "igemm_tf32x3_conv", "direct_conv"; empty: cuDNN
   bool timed = false;  // cuDNN is timed against the kernel at init (tunable cudnn_alternative)

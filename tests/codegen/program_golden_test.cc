@@ -167,6 +167,29 @@ TEST_P(TensorMathKernelConvProgramTest, TheImplicitGemmMakesOneTf32Product) {
   }
 }
 
+// The direct kernel on the tensor-core tracks: one TF32 product (ConvDirectTf32), never the
+// fp32 track's FMA class, timed against cuDNN's TF32 engines; compiles for sm_90a and sm_80.
+// plan_conv_timed's 8 -> 64 channel convolution takes it (K 72: the implicit GEMM's K tiles
+// mostly empty).
+TEST_P(TensorMathKernelConvProgramTest, TheDirectKernelMakesOneTf32Product) {
+  auto program = emit_for("plan_conv_timed", GetParam());
+  ASSERT_TRUE(program.ok()) << program.error().message;
+  EXPECT_NE(program->source.find("ConvDirectTf32 "), std::string::npos) << program->source;
+  EXPECT_EQ(program->source.find("ConvDirect "), std::string::npos);
+  EXPECT_NE(program->source.find("time_kernel_against_cudnn("), std::string::npos);
+  EXPECT_NE(program->source.find("ConvMath::tf32"), std::string::npos);
+  auto fp32 = emit_for("plan_conv_timed", plan::TensorMath::fp32);
+  ASSERT_TRUE(fp32.ok()) << fp32.error().message;
+  EXPECT_NE(fp32->source.find("ConvDirect "), std::string::npos) << fp32->source;
+  EXPECT_EQ(fp32->source.find("ConvDirectTf32"), std::string::npos);
+  if (!locate_nvcc().ok()) GTEST_SKIP() << "no nvcc here: the compile half is skipped";
+  for (const char* arch : {"sm_90a", "sm_80"}) {
+    auto built = testing::build_program(*program, arch);
+    ASSERT_TRUE(built.ok()) << built.error().message;
+    EXPECT_EQ(built->failure(), "") << arch;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Tracks, TensorMathKernelConvProgramTest,
                          ::testing::Values(plan::TensorMath::tf32, plan::TensorMath::bf16),
                          [](const auto& info) {

@@ -159,6 +159,55 @@ TEST(DirectConvPlan, AppliesTheOutputTransformPerPlane) {
   }
 }
 
+// The tensor-core form's tiling and shared memory, as direct_conv_compute_tf32 reads it: 16
+// channels a slice, K padded to 8s, the patch pitch 16 words past 32s; the weights as each lane's
+// mma A fragment (channel g or g + 8 by k t or t + 4 of the K step), rounded to TF32, zeros past
+// K and the group; the table k's offset of its (plane, kh, kw) in the patch, 0 past K; the patch
+// rounded to TF32.
+TEST(DirectConvPlan, Tf32SharedMemoryHoldsTheMmaOperands) {
+  // 3 -> 20 channels (K 27, padded to 32; a second slice only 4 channels deep), dilation 2, 3-d.
+  const ConvIgemmShape s =
+      testing::conv_case_shape(1, 3, 20, 1, {3, 9, 40}, {2, 3, 3}, {1}, {0}, {0}, {1, 2, 2});
+  DirectConvParams p;
+  ASSERT_EQ(detail::plan_direct_conv(s, 132, p, detail::DirectConvMath::tf32), "");
+  EXPECT_EQ(p.slice_channels, 16);
+  EXPECT_EQ(p.warp_channels, 2);
+  EXPECT_EQ(p.k, 54);
+  EXPECT_EQ(p.k_steps, 7);
+  EXPECT_EQ(p.table_floats, 56);
+  EXPECT_EQ(p.weight_floats, 7 * 2 * 128);
+  EXPECT_EQ(p.patch_cols % 32, 16);
+  EXPECT_GE(p.patch_cols, (p.tile_cols() - 1) * p.stride[2] + 2 * p.dilation[2] + 1);
+  EXPECT_LE(p.shared_bytes(), detail::kDirectConvSharedBytes);
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 51, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 52, -1.f, 1.f);
+  std::vector<float> shared(p.shared_bytes() / 4, kNaN);
+  const detail::DirectConvBlock b = detail::direct_conv_block(p, 0);
+  detail::direct_conv_load_weights(p, b, w.data(), shared.data(), 0, 1);
+  for (int step = 0; step < p.k_steps; ++step)
+    for (int slice = 0; slice < p.warp_channels; ++slice)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int e = 0; e < 4; ++e) {
+          const int co = slice * 16 + lane / 4 + (e & 1) * 8, k = step * 8 + lane % 4 + (e & 2) * 2;
+          const float want = co < 20 && k < p.k ? detail::direct_conv_tf32(w[co * p.k + k]) : 0.f;
+          const float got = shared[((step * p.warp_channels + slice) * 32 + lane) * 4 + e];
+          ASSERT_EQ(got, want) << "step " << step << " slice " << slice << " lane " << lane;
+        }
+  const auto* table = reinterpret_cast<const int*>(shared.data() + p.weight_floats);
+  for (int k = 0; k < p.table_floats; ++k) {
+    const int plane = k / 9, kh = k / 3 % 3, kw = k % 3;
+    EXPECT_EQ(table[k], k < p.k ? (plane * p.patch_rows + 2 * kh) * p.patch_cols + 2 * kw : 0) << k;
+  }
+  for (int tid = 0; tid < 32; ++tid)  // one warp: a lane per column
+    detail::direct_conv_load_patch(p, b, 0, x.data(), shared.data(), tid, 32);
+  // Plane (channel 1, kd 1), row 2, column 5: x[image 0][1][1][2][5], rounded.
+  const float* patch = shared.data() + p.patch_start();
+  EXPECT_EQ(patch[(3 * p.patch_rows + 2) * p.patch_cols + 5],
+            detail::direct_conv_tf32(x[((1 * 3 + 1) * 9 + 2) * 40 + 5]));
+  EXPECT_EQ(detail::direct_conv_tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f);  // half an ulp: away
+  EXPECT_EQ(detail::direct_conv_tf32(1.0f + 0x1p-12f), 1.0f);
+}
+
 // The tiling: channel slices for the group's output channels, columns for the width (column
 // groups where rows run out), row steps while the blocks fill the SMs, and the refusals.
 TEST(DirectConvPlan, TilesFollowTheShape) {

@@ -4,7 +4,11 @@
 // output written (y starts NaN), a second run bit-identical; through an output map, only the
 // mapped elements written; a later, smaller ConvDirect leaves the larger one's shared memory; and
 // ConvTransposeDirect (kernels/conv_transpose.cuh: its phases on the direct kernel) against its
-// CPU emulation. Plus init's refusals and run before init, which need no GPU.
+// CPU emulation; ConvDirectTf32 and ConvTransposeDirectTf32 (one TF32 product on the tensor
+// cores) against the double reference to TF32's precision, with K padded to 8 never multiplying
+// an infinite input. Plus init's refusals and run before init, which need no GPU.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -32,6 +36,29 @@ void expect_emulated_bits(const std::string& what, MatmulEpilogue epilogue,
   } else {
     EXPECT_TRUE(testing::bitwise_equal(y, expected)) << what;
   }
+  EXPECT_TRUE(testing::bitwise_equal(y, again)) << what;
+}
+
+// One TF32 product per term (ConvDirectTf32): `y` within TF32's rounding of each output's terms
+// (both operands rounded to 11 bits: 2^-10 of the sum of |terms|, GELU's slope on top), its error
+// norm within TF32's range and above what FP32 FMAs reach (so the run made TF32 products), and a
+// second run's `again` bit-identical.
+void expect_tf32_accurate(const std::string& what, MatmulEpilogue epilogue,
+                          const std::vector<float>& y, const std::vector<double>& expected,
+                          const std::vector<double>& scale, const std::vector<float>& again) {
+  const bool gelu = epilogue == MatmulEpilogue::bias_gelu || epilogue == MatmulEpilogue::gelu;
+  EXPECT_TRUE(
+      testing::all_close(y, expected, testing::Tolerance{1e-6, 0, gelu ? 3e-3 : 1.5e-3}, &scale))
+      << what;
+  double diff = 0.0, norm = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    diff += (y[i] - expected[i]) * (y[i] - expected[i]);
+    norm += expected[i] * expected[i];
+  }
+  const double error_norm = std::sqrt(diff / std::max(norm, 1e-300));
+  std::printf("[ conv_direct_tf32 ] %s: relative error norm %.3g\n", what.c_str(), error_norm);
+  EXPECT_LE(error_norm, 2e-3) << what;
+  EXPECT_GT(error_norm, 1e-6) << what << ": as accurate as FP32 FMAs";
   EXPECT_TRUE(testing::bitwise_equal(y, again)) << what;
 }
 
@@ -75,6 +102,73 @@ std::vector<ConvIgemmCase> all_cases() {
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvDirectTest, ::testing::ValuesIn(all_cases()),
                          [](const auto& info) { return info.param.name; });
 
+// ConvDirectTf32 (the tf32 track's direct kernel, on the tensor cores) against the double
+// reference (expect_tf32_accurate), every output written (y starts NaN).
+class ConvDirectTf32Test : public ::testing::TestWithParam<ConvIgemmCase> {};
+
+TEST_P(ConvDirectTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
+  REQUIRE_GPU();
+  const ConvIgemmCase& c = GetParam();
+  const ConvIgemmShape& s = c.shape;
+  if (!ConvDirectTf32::shape_problem(s).empty())
+    GTEST_SKIP() << c.name << ": " << ConvDirectTf32::shape_problem(s);
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 61, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 62, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(s.out_channels, 63, -1.f, 1.f);
+  std::vector<double> scale;
+  const std::vector<double> expected = testing::double_reference(s, c.epilogue, x, w, bias, &scale);
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size()),
+      again(expected.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  ConvDirectTf32 conv;
+  std::string error;
+  ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
+  EXPECT_NE(conv.describe().find("direct tf32"), std::string::npos) << conv.describe();
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), dy.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  expect_tf32_accurate(c.name + " on " + conv.describe(), c.epilogue, dy.download(), expected,
+                       scale, again.download());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvDirectTf32Test, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// K padded to the tensor cores' 8 (27 products: 3 channels x 3 x 3) takes zeros, never 0 · inf:
+// an infinite input gives infinities (or NaN, where its window's terms cancel) only in the
+// outputs whose windows hold it, the rest finite.
+TEST(ConvDirectTf32Test, PaddedKNeverMultipliesAnInfiniteInput) {
+  REQUIRE_GPU();
+  const ConvIgemmShape s = testing::conv_case_shape(1, 3, 16, 1, {12, 40}, {3});
+  auto x = testing::uniform_floats(testing::conv_input_elements(s), 81, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 82, 0.5f, 1.f);
+  const int64_t row = 5, col = 17;  // channel 0
+  x[row * s.input[1] + col] = INFINITY;
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(testing::conv_output_elements(s));
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ConvDirectTf32 conv;
+  std::string error;
+  ASSERT_EQ(conv.init(s, MatmulEpilogue::none, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), nullptr, dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::vector<float> y = dy.download();
+  const int64_t oh = s.output[0], ow = s.output[1];
+  for (int64_t c = 0; c < s.out_channels; ++c)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        const bool holds = i <= row && row < i + 3 && j <= col && col < j + 3;
+        const float v = y[(c * oh + i) * ow + j];
+        EXPECT_EQ(std::isinf(v) && v > 0, holds)
+            << "channel " << c << " at " << i << ", " << j << ": " << v;
+      }
+}
+
 // ConvTransposeDirect: its phases on the direct kernel give the CPU emulation's bits
 // (conv_direct_cases.cuh; GELU to a few ulps), every output written; prepared once and given the
 // weight per call alike.
@@ -112,6 +206,52 @@ TEST_P(ConvTransposeDirectTest, GivesTheEmulatedBits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvTransposeDirectTest,
+                         ::testing::ValuesIn(testing::conv_transpose_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// ConvTransposeDirectTf32: its phases on the direct kernel's tensor-core form against the
+// definition in double (conv_transpose_cases.cuh) by expect_tf32_accurate, every output written;
+// prepared once and given the weight per call alike.
+class ConvTransposeDirectTf32Test : public ::testing::TestWithParam<testing::ConvTransposeCase> {};
+
+TEST_P(ConvTransposeDirectTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
+  REQUIRE_GPU();
+  const testing::ConvTransposeCase& c = GetParam();
+  const ConvTransposeShape d = detail::conv_transpose_3d(c.shape);
+  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
+  const auto x = testing::uniform_floats(
+      d.batch * d.in_channels * d.input[0] * d.input[1] * d.input[2], 91, -1.f, 1.f);
+  const auto w = testing::uniform_floats(
+      d.in_channels * (d.out_channels / d.groups) * d.kernel[0] * d.kernel[1] * d.kernel[2], 92,
+      -1.f, 1.f);
+  const auto bias = testing::uniform_floats(d.out_channels, 93, -1.f, 1.f);
+  std::vector<double> scale;
+  std::vector<double> expected =
+      testing::conv_transpose_direct(c.shape, std::vector<double>(x.begin(), x.end()),
+                                     std::vector<double>(w.begin(), w.end()), &scale);
+  for (size_t i = 0; i < expected.size(); ++i)
+    testing::apply_double_epilogue(c.epilogue,
+                                   bias[static_cast<int64_t>(i) / out_plane % d.out_channels],
+                                   expected[i], scale[i]);
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size()),
+      again(expected.size());
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
+  ConvTransposeDirectTf32 conv;
+  std::string error;
+  ASSERT_EQ(conv.init(c.shape, c.epilogue, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  expect_tf32_accurate(c.name + " on " + conv.describe(), c.epilogue, dy.download(), expected,
+                       scale, again.download());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvTransposeDirectTf32Test,
                          ::testing::ValuesIn(testing::conv_transpose_cases()),
                          [](const auto& info) { return info.param.name; });
 

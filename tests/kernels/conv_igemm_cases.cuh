@@ -1,14 +1,18 @@
 // The convolution shapes kernels/conv_igemm_tf32x3.cuh is tested on, shared by the CPU test of its
 // gathers and output addressing (conv_igemm_plan_test.cu, label unit) and the GPU test against a
 // double reference (conv_igemm_tf32x3_test.cu, label gpu): so every shape the GPU checks by value
-// has its addressing checked without a GPU too.
+// has its addressing checked without a GPU too. Also the double reference (with each output's
+// sum of |terms| as a tolerance scale) the GPU tests of both convolution kernels compare with.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "kernel_test_support.cuh"
 #include "kernels/conv_igemm_tf32x3.cuh"
 
 namespace stitch::kernels::testing {
@@ -96,8 +100,8 @@ inline std::vector<ConvIgemmCase> conv_igemm_cases() {
       {"channels_300_two_wide_tiles", conv_case_shape(1, 20, 300, 1, {10, 10}, {3}, {1}, {1})},
       {"output_1x1", conv_case_shape(3, 7, 9, 1, {3, 3}, {3})},
       // A transposed convolution's phase crops x by a negative padding.
-      {"negative_padding_crops", conv_case_shape(2, 8, 16, 1, {12, 11}, {3, 2}, {1}, {-1, 1},
-                                                 {-2, -1}, {1, 2})},
+      {"negative_padding_crops",
+       conv_case_shape(2, 8, 16, 1, {12, 11}, {3, 2}, {1}, {-1, 1}, {-2, -1}, {1, 2})},
       {"batch8", conv_case_shape(8, 16, 32, 1, {16, 16}, {3}, {1}, {1})},
       {"conv1d_k5_stride2", conv_case_shape(2, 12, 20, 1, {50}, {5}, {2}, {2})},
       {"conv3d_k3", conv_case_shape(1, 4, 8, 1, {6, 7, 8}, {3}, {1, 2, 1}, {1})},
@@ -134,12 +138,73 @@ inline std::vector<ConvIgemmCase> conv_igemm_tma_cases() {
       // One tile of 25 positions, K = 4608: split K.
       {"tma_split_k_4608", conv_case_shape(1, 512, 64, 1, {5, 5}, {3}, {1}, {1})},
       {"tma_patchify_k8_stride8", conv_case_shape(2, 32, 64, 1, {32, 32}, {8}, {8})},
-      {"tma_negative_padding_crops", conv_case_shape(2, 32, 16, 1, {12, 11}, {3, 2}, {1},
-                                                     {-1, 1}, {-2, -1}, {1, 2})},
+      {"tma_negative_padding_crops",
+       conv_case_shape(2, 32, 16, 1, {12, 11}, {3, 2}, {1}, {-1, 1}, {-2, -1}, {1, 2})},
       {"tma_conv1d_k5_stride2", conv_case_shape(3, 64, 32, 1, {100}, {5}, {2}, {2})},
       {"tma_conv3d_k3", conv_case_shape(2, 32, 32, 1, {5, 6, 7}, {3}, {1, 2, 1}, {1})},
       {"tma_bias_relu", conv_case_shape(2, 32, 24, 1, {9, 9}, {3}, {1}, {1}), E::bias_relu},
   };
+}
+
+// The epilogue in double on one output: `bias` added to the sum and to its scale (the sum of
+// |terms|) where the epilogue has one, then the activation.
+inline void apply_double_epilogue(MatmulEpilogue epilogue, double bias, double& sum,
+                                  double& scale) {
+  if (epilogue_has_bias(epilogue)) {
+    sum += bias;
+    scale += std::fabs(bias);
+  }
+  if (epilogue == MatmulEpilogue::bias_relu || epilogue == MatmulEpilogue::relu)
+    sum = std::max(sum, 0.0);
+  if (epilogue == MatmulEpilogue::bias_gelu || epilogue == MatmulEpilogue::gelu)
+    sum = gelu_tanh(sum);
+}
+
+// The convolution in double, with the epilogue, and per element the sum of |terms| (bias
+// included) as the tolerance's scale.
+inline std::vector<double> double_reference(const ConvIgemmShape& s, MatmulEpilogue epilogue,
+                                            const std::vector<float>& x,
+                                            const std::vector<float>& w,
+                                            const std::vector<float>& bias,
+                                            std::vector<double>* scale) {
+  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
+  const int64_t cin = s.in_channels / s.groups, cout = s.out_channels / s.groups;
+  const int64_t in_plane = d.input[0] * d.input[1] * d.input[2];
+  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
+  const int64_t volume = d.kernel[0] * d.kernel[1] * d.kernel[2];
+  std::vector<double> y(conv_output_elements(s), 0.0);
+  scale->assign(y.size(), 0.0);
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t co = 0; co < s.out_channels; ++co)
+      for (int64_t o = 0; o < out_plane; ++o) {
+        const int64_t out[3] = {o / (d.output[1] * d.output[2]), o / d.output[2] % d.output[1],
+                                o % d.output[2]};
+        const int64_t group = co / cout;
+        double sum = 0.0, magnitude = 0.0;
+        for (int64_t ci = 0; ci < cin; ++ci)
+          for (int64_t tap = 0; tap < volume; ++tap) {
+            const int64_t k[3] = {tap / (d.kernel[1] * d.kernel[2]),
+                                  tap / d.kernel[2] % d.kernel[1], tap % d.kernel[2]};
+            int64_t at = 0;
+            bool inside = true;
+            for (int i = 0; i < 3 && inside; ++i) {
+              const int64_t in = out[i] * d.stride[i] - d.pad[i] + k[i] * d.dilation[i];
+              inside = in >= 0 && in < d.input[i];
+              at = at * d.input[i] + in;
+            }
+            if (!inside) continue;
+            const double term =
+                static_cast<double>(x[(n * s.in_channels + group * cin + ci) * in_plane + at]) *
+                w[(co * cin + ci) * volume + tap];
+            sum += term;
+            magnitude += std::fabs(term);
+          }
+        apply_double_epilogue(epilogue, bias[co], sum, magnitude);
+        const int64_t yi = (n * s.out_channels + co) * out_plane + o;
+        y[yi] = sum;
+        (*scale)[yi] = magnitude;
+      }
+  return y;
 }
 
 }  // namespace stitch::kernels::testing

@@ -399,6 +399,16 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
            conv.prepare_weights(o.w, nullptr, error) == STITCH_OK;
   };
   const bool have_igemm = ready(igemm), have_one = ready(one);
+  ConvDirectTf32 direct_tf32;  // the tf32 track's: one TF32 product on the tensor cores
+  const bool have_direct_tf32 = direct_tf32.init(s, MatmulEpilogue::none, error) == STITCH_OK;
+  auto run_direct_tf32 = [&] {
+    if (direct_tf32.run(o.x, o.w, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
+      std::printf("%s: direct tf32 run: %s\n", l.name, error.c_str());
+      std::exit(1);
+    }
+  };
+  const double tf32_norm = have_direct_tf32 ? cudnn_side.error_norm(run_direct_tf32) : NAN;
+  const double direct_tf32_ms = have_direct_tf32 ? median_ms(run_direct_tf32, flush) : NAN;
   const double norm = cudnn_side.error_norm(run_direct);
   const double direct_ms = median_ms(run_direct, flush);
   auto run_igemm = [&](const auto& conv) {
@@ -412,10 +422,12 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
   const double strict_ms = cudnn_side.strict_ms(flush);
   const double tf32_ms = cudnn_side.tf32_ms(flush);
   const double flops = 2.0 * static_cast<double>(ws) / s.out_channels * static_cast<double>(ys);
-  std::printf("%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %7.3f %9.1e  %s | %s\n", l.name,
-              direct_ms, igemm_ms, one_ms, strict_ms, tf32_ms, strict_ms / direct_ms,
-              flops / (direct_ms * 1e9) / kFp32PeakTflops, flops / (one_ms * 1e9) / kTf32PeakTflops,
-              norm, direct.describe().c_str(), have_one ? one.describe().c_str() : "-");
+  std::printf(
+      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %7.3f %9.1e %8.3f %7.3f %9.1e  %s | %s\n",
+      l.name, direct_ms, igemm_ms, one_ms, strict_ms, tf32_ms, strict_ms / direct_ms,
+      flops / (direct_ms * 1e9) / kFp32PeakTflops, flops / (one_ms * 1e9) / kTf32PeakTflops, norm,
+      direct_tf32_ms, flops / (direct_tf32_ms * 1e9) / kTf32PeakTflops, tf32_norm,
+      direct.describe().c_str(), have_one ? one.describe().c_str() : "-");
 }
 
 }  // namespace
@@ -507,8 +519,9 @@ int main(int argc, char** argv) {
       {"f3d_8to16_k3_16x64x64", few(128, 8, 16, {16, 64, 64}, 3)},
       {"f3d_8to32_k3_32x64x64", few(64, 8, 32, {32, 64, 64}, 3)},
   };
-  std::printf("%-26s %8s %8s %8s %8s %8s %9s %10s %7s %9s\n", "few-channel layer", "direct",
-              "igemm", "tf32x1", "strict", "tf32", "vs strict", "direct eff", "1x eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %9s %10s %7s %9s %8s %7s %9s\n", "few-channel layer",
+              "direct", "igemm", "tf32x1", "strict", "tf32", "vs strict", "direct eff", "1x eff",
+              "rel_norm", "dir tf32", "dt eff", "dt_norm");
   for (const FewChannelLayer& l : few_channel)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
       bench_direct(l, cudnn, workspace, flush);

@@ -33,69 +33,10 @@ namespace {
 using testing::all_close;
 using testing::ConvIgemmCase;
 using testing::DeviceBuffer;
-using testing::transpose_batched;
 using testing::Tolerance;
+using testing::transpose_batched;
 
 constexpr double kNormBound = 1e-6;
-
-// The epilogue in double on one output: `bias` added to the sum and to its scale (the sum of
-// |terms|) where the epilogue has one, then the activation.
-void apply_epilogue(MatmulEpilogue epilogue, double bias, double& sum, double& scale) {
-  if (epilogue_has_bias(epilogue)) {
-    sum += bias;
-    scale += std::fabs(bias);
-  }
-  if (epilogue == MatmulEpilogue::bias_relu || epilogue == MatmulEpilogue::relu)
-    sum = std::max(sum, 0.0);
-  if (epilogue == MatmulEpilogue::bias_gelu || epilogue == MatmulEpilogue::gelu)
-    sum = testing::gelu_tanh(sum);
-}
-
-// The convolution in double, with the epilogue, and per element the sum of |terms| (bias
-// included) as the tolerance's scale.
-std::vector<double> reference(const ConvIgemmCase& c, const std::vector<float>& x,
-                              const std::vector<float>& w, const std::vector<float>& bias,
-                              std::vector<double>* scale) {
-  const ConvIgemmShape& s = c.shape;
-  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
-  const int64_t cin = s.in_channels / s.groups, cout = s.out_channels / s.groups;
-  const int64_t in_plane = d.input[0] * d.input[1] * d.input[2];
-  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
-  const int64_t volume = d.kernel[0] * d.kernel[1] * d.kernel[2];
-  std::vector<double> y(testing::conv_output_elements(s), 0.0);
-  scale->assign(y.size(), 0.0);
-  for (int64_t n = 0; n < s.batch; ++n)
-    for (int64_t co = 0; co < s.out_channels; ++co)
-      for (int64_t o = 0; o < out_plane; ++o) {
-        const int64_t out[3] = {o / (d.output[1] * d.output[2]), o / d.output[2] % d.output[1],
-                                o % d.output[2]};
-        const int64_t group = co / cout;
-        double sum = 0.0, magnitude = 0.0;
-        for (int64_t ci = 0; ci < cin; ++ci)
-          for (int64_t tap = 0; tap < volume; ++tap) {
-            const int64_t k[3] = {tap / (d.kernel[1] * d.kernel[2]),
-                                  tap / d.kernel[2] % d.kernel[1], tap % d.kernel[2]};
-            int64_t at = 0;
-            bool inside = true;
-            for (int i = 0; i < 3 && inside; ++i) {
-              const int64_t in = out[i] * d.stride[i] - d.pad[i] + k[i] * d.dilation[i];
-              inside = in >= 0 && in < d.input[i];
-              at = at * d.input[i] + in;
-            }
-            if (!inside) continue;
-            const double term =
-                static_cast<double>(x[(n * s.in_channels + group * cin + ci) * in_plane + at]) *
-                w[(co * cin + ci) * volume + tap];
-            sum += term;
-            magnitude += std::fabs(term);
-          }
-        apply_epilogue(c.epilogue, bias[co], sum, magnitude);
-        const int64_t yi = (n * s.out_channels + co) * out_plane + o;
-        y[yi] = sum;
-        (*scale)[yi] = magnitude;
-      }
-  return y;
-}
 
 // ||y - expected|| / ||expected||.
 double relative_error_norm(const std::vector<float>& y, const std::vector<double>& expected) {
@@ -143,7 +84,7 @@ struct CaseData {
       : x(testing::uniform_floats(testing::conv_input_elements(c.shape), 11, -1.f, 1.f)),
         w(testing::uniform_floats(testing::conv_weight_elements(c.shape), 12, -1.f, 1.f)),
         bias(testing::uniform_floats(c.shape.out_channels, 13, -1.f, 1.f)),
-        expected(reference(c, x, w, bias, &scale)),
+        expected(testing::double_reference(c.shape, c.epilogue, x, w, bias, &scale)),
         dx(x.size()),
         dw(w.size()),
         db(bias.size()),
@@ -157,7 +98,7 @@ struct CaseData {
   }
 
   std::vector<float> x, w, bias;
-  std::vector<double> scale;  // filled by reference(), before expected
+  std::vector<double> scale;  // filled by double_reference(), before expected
   std::vector<double> expected;
   DeviceBuffer<float> dx, dw, db, dy;
 };
@@ -619,8 +560,9 @@ TEST_P(ConvTransposeIgemmTest, MatchesTheDoubleReference) {
       testing::conv_transpose_direct(c.shape, std::vector<double>(x.begin(), x.end()),
                                      std::vector<double>(w.begin(), w.end()), &scale);
   for (size_t i = 0; i < expected.size(); ++i)
-    apply_epilogue(c.epilogue, bias[static_cast<int64_t>(i) / out_plane % d.out_channels],
-                   expected[i], scale[i]);
+    testing::apply_double_epilogue(c.epilogue,
+                                   bias[static_cast<int64_t>(i) / out_plane % d.out_channels],
+                                   expected[i], scale[i]);
   DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size());
   ASSERT_CUDA(dx.upload(x));
   ASSERT_CUDA(dw.upload(w));

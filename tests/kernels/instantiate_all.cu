@@ -176,6 +176,14 @@ int forward(const float* a, float* y, void* workspace, cublasLtHandle_t handle, 
   STITCH_CHECK(direct_transformed.init<ScaleShift>(conv_shape, MatmulEpilogue::none, error));
   STITCH_CHECK(direct_transformed.run(a, a, nullptr, y, stream, error, detail::PlaneIdentity{},
                                       ScaleShift{a}));
+  ConvDirectTf32 direct_tf32;  // one TF32 product on the tensor cores, transformed as it stores
+  direct_tf32.set_output_map(ConvIgemmOutputMap{});
+  STITCH_CHECK(direct_tf32.init<ScaleShift>(conv_shape, MatmulEpilogue::bias_gelu, error));
+  STITCH_CHECK(direct_tf32.run(a, a, a, y, stream, error, detail::PlaneIdentity{}, ScaleShift{a}));
+  ConvTransposeDirectTf32 transposed_direct_tf32;
+  STITCH_CHECK(transposed_direct_tf32.init(transposed_shape, MatmulEpilogue::bias_relu, error));
+  STITCH_CHECK(transposed_direct_tf32.prepare_weights(a, stream, error));
+  STITCH_CHECK(transposed_direct_tf32.run(a, nullptr, a, y, stream, error));
   ConvIgemmTf32x3 igemm_transformed;  // both transforms: in the copy of x, and as it stores
   igemm_transformed.set_input_transform(true);
   STITCH_CHECK(igemm_transformed.init<ScaleShift>(conv_shape, MatmulEpilogue::none, error));

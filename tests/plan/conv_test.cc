@@ -388,8 +388,8 @@ TEST(ConvPlan, ImplicitGemmAppliesTheNormalisationAsItCopiesX) {
   auto forced = normalised_conv({.groups = 1, .engine = ConvEngine::igemm_tf32x3});
   ASSERT_TRUE(forced.ok()) << forced.error().message;
   EXPECT_TRUE(only_conv(*forced).prologue.has_value());
-  auto tf32 = normalised_conv({.groups = 1, .batch = 8, .channels = 128, .size = 56,
-                               .math = TensorMath::tf32});
+  auto tf32 = normalised_conv(
+      {.groups = 1, .batch = 8, .channels = 128, .size = 56, .math = TensorMath::tf32});
   ASSERT_TRUE(tf32.ok()) << tf32.error().message;
   ASSERT_EQ(tf32->subtasks.size(), 1u);
   EXPECT_EQ(tf32->subtasks[0].kernel, "igemm_tf32x3_conv");
@@ -692,14 +692,14 @@ TEST(ConvIgemmPlan, TensorCoreTracksRunTheKernelInOneTf32Product) {
     EXPECT_TRUE(conv_igemm_wide_tile(only_conv(*plan), h200.sms));
     // Compute-bound (72 K tiles a tile): the tiles' time scales by products and efficiency; the
     // launches and the channels-last copy of x do not.
-    const double fixed = kLaunchSeconds + 2.0 * 4 * 10 * 256 * 56 * 56 / (h200.dram_gbps * 1e9) +
-                         kLaunchSeconds;
+    const double fixed =
+        kLaunchSeconds + 2.0 * 4 * 10 * 256 * 56 * 56 / (h200.dram_gbps * 1e9) + kLaunchSeconds;
     EXPECT_NEAR((one.kernel_s - fixed) / (three.kernel_s - fixed),
                 1.0 / 3.0 / kConvIgemmOneProductEfficiency / kConvIgemmWideTileGain, 1e-9);
-    EXPECT_NEAR(one.cudnn_s - kLaunchSeconds,
-                2.0 * 10 * 256 * 56 * 56 * 256 * 9 /
-                    (h200.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency),
-                1e-9);
+    EXPECT_NEAR(
+        one.cudnn_s - kLaunchSeconds,
+        2.0 * 10 * 256 * 56 * 56 * 256 * 9 / (h200.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency),
+        1e-9);
     EXPECT_EQ(subtask.tunables.at("estimate_us"), std::llround(one.kernel_s * 1e6));
     EXPECT_EQ(subtask.tunables.at("cudnn_estimate_us"), std::llround(one.cudnn_s * 1e6));
   }
@@ -735,9 +735,9 @@ TEST(ConvIgemmPlan, TensorCoreTracksRunTheKernelInOneTf32Product) {
                               {0, 0}, 1, with_math(TensorMath::tf32));
   ASSERT_TRUE(few.ok()) << few.error().message;
   EXPECT_NE(few->subtasks.at(0).kernel, "igemm_tf32x3_conv");
-  EXPECT_GT(estimate_conv_igemm(only_conv(*few), h200, TensorMath::tf32).kernel_s,
-            kTf32TimedEngineRatio *
-                estimate_conv_igemm(only_conv(*few), h200, TensorMath::tf32).cudnn_s);
+  EXPECT_GT(
+      estimate_conv_igemm(only_conv(*few), h200, TensorMath::tf32).kernel_s,
+      kTf32TimedEngineRatio * estimate_conv_igemm(only_conv(*few), h200, TensorMath::tf32).cudnn_s);
 }
 
 // The one-product kernel's 256-wide tile, as kernels/conv_igemm_common.cuh plans it (the same
@@ -783,8 +783,8 @@ TEST(ConvPlan, Tf32CudnnWorkspaceHoldsTheOperands) {
   EXPECT_GT(expected, kConvWorkspaceBytes);
   EXPECT_EQ(cudnn_conv_workspace_bytes(only_conv(*tf32), TensorMath::tf32), expected);
   EXPECT_EQ(tf32->subtasks.at(0).tunables.at("workspace_bytes"), expected);
-  auto small = single_conv_plan({2, 16, 16, 16}, {16, 16, 3, 3}, {2, 16, 16, 16}, {1, 1}, {1, 1},
-                                1, with_math(TensorMath::tf32));
+  auto small = single_conv_plan({2, 16, 16, 16}, {16, 16, 3, 3}, {2, 16, 16, 16}, {1, 1}, {1, 1}, 1,
+                                with_math(TensorMath::tf32));
   ASSERT_TRUE(small.ok()) << small.error().message;
   EXPECT_EQ(cudnn_conv_workspace_bytes(only_conv(*small), TensorMath::tf32), kConvWorkspaceBytes);
   ConvSpec huge = only_conv(*tf32);
@@ -943,6 +943,22 @@ TEST(DirectConvPlan, TakesFewChannelConvolutionsTimedOrForced) {
   ASSERT_EQ(kernel_of(tf32), "direct_conv");
   EXPECT_EQ(tf32->subtasks.at(0).tunables.at("cudnn_alternative"), 1);
   EXPECT_EQ(subtask_tensor_math(tf32->subtasks.at(0)), TensorMath::tf32);
+  // There the kernel makes one TF32 product (ConvDirectTf32): rated on the TF32 peak, faster than
+  // its FP32 form, and asked before the implicit GEMM where rated faster — 16 -> 64 channels
+  // (K 144) too, which the GEMM took before (its 5 K tiles mostly pipeline fill).
+  const DirectConvEstimate on_tensor_cores =
+      estimate_direct_conv(only_conv(*tf32), h200_peaks(), TensorMath::tf32);
+  ASSERT_TRUE(on_tensor_cores.eligible);
+  EXPECT_LT(on_tensor_cores.kernel_s,
+            estimate_direct_conv(only_conv(*tf32), h200_peaks()).kernel_s);
+  EXPECT_EQ(tf32->subtasks.at(0).tunables.at("estimate_us"),
+            std::llround(on_tensor_cores.kernel_s * 1e6));
+  auto sixteen = single_conv_plan({128, 16, 256, 256}, {64, 16, 3, 3}, {128, 64, 254, 254}, {1, 1},
+                                  {0, 0}, 1, with_math(TensorMath::tf32));
+  ASSERT_EQ(kernel_of(sixteen), "direct_conv");
+  const ConvSpec sixteen_spec = only_conv(*sixteen);
+  EXPECT_LT(estimate_direct_conv(sixteen_spec, h200_peaks(), TensorMath::tf32).kernel_s,
+            estimate_conv_igemm(sixteen_spec, h200_peaks(), TensorMath::tf32).kernel_s);
   auto forced = few(ConvEngine::direct);
   ASSERT_EQ(kernel_of(forced), "direct_conv");
   const Subtask& subtask = forced->subtasks.at(0);
