@@ -35,6 +35,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -456,16 +457,17 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
 }  // namespace detail
 
 // A forward convolution on the direct kernel in kMath (ConvDirect: FP32 FMAs; ConvDirectTf32:
-// one TF32 product on the tensor cores, sm_80 and later): init plans it (no allocation), run
-// launches one kernel. An output map (set_output_map, before init) places the outputs in a larger
-// y.
+// one TF32 product on the tensor cores, sm_80 and later, or FP32 FMAs where the tensor cores'
+// tiling exceeds the shared memory — its 16-channel slices take taller patches: many input
+// channels of a pointwise convolution): init plans it (no allocation), run launches one kernel.
+// An output map (set_output_map, before init) places the outputs in a larger y.
 template <detail::DirectConvMath kMath>
 class ConvDirectOf {
  public:
   // "" when the direct kernel runs `shape`, else why not (no device needed: 132 SMs assumed).
   static std::string shape_problem(const ConvIgemmShape& shape) {
     detail::DirectConvParams p;
-    return detail::plan_direct_conv(shape, 132, p, kMath);
+    return plan(shape, 132, p);
   }
 
   // OutputTransform: the type of the output transform run will be given (the shared-memory opt-in
@@ -475,8 +477,7 @@ class ConvDirectOf {
     ready_ = false;
     DeviceProperties props;
     STITCH_CHECK_CUDA(current_device_properties(props));
-    if (std::string bad = detail::plan_direct_conv(shape, props.sm_count, p_, kMath);
-        !bad.empty()) {
+    if (std::string bad = plan(shape, props.sm_count, p_); !bad.empty()) {
       error = "ConvDirect::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
@@ -519,20 +520,10 @@ class ConvDirectOf {
       error = "ConvDirect::run: a null pointer";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
-    const auto blocks = static_cast<unsigned>(p_.blocks);
-    const size_t smem = static_cast<size_t>(p_.shared_bytes());
-    if (p_.cols_per_lane == 1)
-      detail::direct_conv_kernel<1, OutputTransform, kMath>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
-                                                                 output_transform);
-    else if (p_.cols_per_lane == 2)
-      detail::direct_conv_kernel<2, OutputTransform, kMath>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
-                                                                 output_transform);
-    else
-      detail::direct_conv_kernel<4, OutputTransform, kMath>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
-                                                                 output_transform);
+    if (kMath == detail::DirectConvMath::fp32 || p_.math == detail::DirectConvMath::fp32)
+      launch<detail::DirectConvMath::fp32>(x, w, bias, y, stream, output_transform);
+    else if constexpr (kMath != detail::DirectConvMath::fp32)
+      launch<kMath>(x, w, bias, y, stream, output_transform);
     STITCH_CHECK_CUDA(cudaGetLastError());
     return STITCH_OK;
   }
@@ -546,24 +537,60 @@ class ConvDirectOf {
     std::snprintf(text, sizeof text,
                   "direct %s, %d ch x %d slices, %d rows x %d cols, %d row "
                   "steps, %.1f KiB",
-                  kMath == detail::DirectConvMath::fp32 ? "fp32" : "tf32", p_.slice_channels,
+                  p_.math == detail::DirectConvMath::fp32 ? "fp32" : "tf32", p_.slice_channels,
                   p_.warp_channels, p_.warp_rows, p_.tile_cols(), p_.row_steps,
                   p_.shared_bytes() / 1024.0);
     return text;
   }
 
  private:
+  // The tiling in kMath, else (ConvDirectTf32) in FP32 FMAs.
+  static std::string plan(const ConvIgemmShape& shape, int sms, detail::DirectConvParams& p) {
+    std::string bad = detail::plan_direct_conv(shape, sms, p, kMath);
+    if (!bad.empty() && kMath != detail::DirectConvMath::fp32)
+      bad = detail::plan_direct_conv(shape, sms, p, detail::DirectConvMath::fp32);
+    return bad;
+  }
+
+  template <detail::DirectConvMath kPlanned, class OutputTransform>
+  void launch(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
+              const OutputTransform& output_transform) const {
+    const auto blocks = static_cast<unsigned>(p_.blocks);
+    const size_t smem = static_cast<size_t>(p_.shared_bytes());
+    if (p_.cols_per_lane == 1)
+      detail::direct_conv_kernel<1, OutputTransform, kPlanned>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
+                                                                 output_transform);
+    else if (p_.cols_per_lane == 2)
+      detail::direct_conv_kernel<2, OutputTransform, kPlanned>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
+                                                                 output_transform);
+    else
+      detail::direct_conv_kernel<4, OutputTransform, kPlanned>
+          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
+                                                                 output_transform);
+  }
+
+  // Every kernel run may launch (either arithmetic for ConvDirectTf32).
   template <class OutputTransform>
   static cudaError_t allow_shared_memory() {
     const int bytes = static_cast<int>(detail::kDirectConvSharedBytes);
     cudaError_t status = cudaSuccess;
-    for (const void* kernel :
-         {reinterpret_cast<const void*>(detail::direct_conv_kernel<1, OutputTransform, kMath>),
-          reinterpret_cast<const void*>(detail::direct_conv_kernel<2, OutputTransform, kMath>),
-          reinterpret_cast<const void*>(detail::direct_conv_kernel<4, OutputTransform, kMath>)})
+    for (const void* kernel : kernels<OutputTransform, detail::DirectConvMath::fp32>())
+      if (status == cudaSuccess)
+        status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (kMath == detail::DirectConvMath::fp32) return status;
+    for (const void* kernel : kernels<OutputTransform, kMath>())
       if (status == cudaSuccess)
         status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     return status;
+  }
+  template <class OutputTransform, detail::DirectConvMath kPlanned>
+  static std::array<const void*, 3> kernels() {
+    return {
+        reinterpret_cast<const void*>(detail::direct_conv_kernel<1, OutputTransform, kPlanned>),
+        reinterpret_cast<const void*>(detail::direct_conv_kernel<2, OutputTransform, kPlanned>),
+        reinterpret_cast<const void*>(detail::direct_conv_kernel<4, OutputTransform, kPlanned>)};
   }
 
   detail::DirectConvParams p_;

@@ -223,7 +223,11 @@ bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>&
 
 }  // namespace
 
-bool direct_conv_eligible(const ConvSpec& spec, TensorMath math) {
+namespace {
+
+// Whether the direct kernel takes `spec` with a tiling of FP32 FMAs, or of the tensor cores
+// (`tf32`), in its shared memory.
+bool direct_conv_fits(const ConvSpec& spec, bool tf32) {
   // The kernel takes the implicit GEMM's shapes (ConvIgemmShape and its checks); a transposed
   // convolution runs as its phases' forward ones (kernels/conv_transpose.cuh), here with
   // dilation 1 only.
@@ -250,8 +254,18 @@ bool direct_conv_eligible(const ConvSpec& spec, TensorMath math) {
       stride[i] = 1;
     }
   }
-  return direct_tiling_fits(cin, cout, kernel, stride, dilation, output[1], output[2],
-                            math != TensorMath::fp32);
+  return direct_tiling_fits(cin, cout, kernel, stride, dilation, output[1], output[2], tf32);
+}
+
+}  // namespace
+
+bool direct_conv_one_product(const ConvSpec& spec, TensorMath math) {
+  return math != TensorMath::fp32 && direct_conv_fits(spec, true);
+}
+
+bool direct_conv_eligible(const ConvSpec& spec, TensorMath math) {
+  // ConvDirectTf32 runs FP32 FMAs where its own tiling does not fit.
+  return direct_conv_fits(spec, false) || direct_conv_one_product(spec, math);
 }
 
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks,
@@ -268,15 +282,14 @@ DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& pe
       4.0 * (static_cast<double>(spec.batch * spec.in_channels) * product(spec.input) + outputs +
              static_cast<double>(spec.out_channels) * k);
   const double bandwidth = peaks.dram_gbps * 1e9;
-  const bool one_product = math != TensorMath::fp32;
-  if (one_product && peaks.tf32_tflops <= 0) {
-    estimate.eligible = false;  // no tensor cores to run it on
-    return estimate;
-  }
+  // Under TF32 math cuDNN's alternative runs its TF32 engines, the kernel its tensor-core form
+  // where that fits (else FP32 FMAs).
+  const bool tf32_math = math != TensorMath::fp32 && peaks.tf32_tflops > 0;
+  const bool one_product = tf32_math && direct_conv_one_product(spec, math);
   const double kernel_flops_per_s = one_product
                                         ? peaks.tf32_tflops * 1e12 * kDirectConvTf32Efficiency
                                         : peaks.fp32_tflops * 1e12 * kDirectConvEfficiency;
-  const double cudnn_flops_per_s = one_product
+  const double cudnn_flops_per_s = tf32_math
                                        ? peaks.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency
                                        : peaks.fp32_tflops * 1e12 * kCudnnStrictConvEfficiency;
   estimate.kernel_s = std::max(flops / kernel_flops_per_s, bytes / bandwidth) + kLaunchSeconds;

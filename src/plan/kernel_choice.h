@@ -299,9 +299,11 @@ struct DirectConvEstimate {
 // convolutions, kernels/conv_transpose.cuh), K and the input patch within the kernel's limits
 // (mirrors plan_direct_conv in kernels/conv_direct.cuh; for a transposed one, bounds every
 // phase's).
-// Under `math` tf32 / bf16 the kernel makes one TF32 product (ConvDirectTf32), whose tiling takes
-// more shared memory, against cuDNN's TF32 engines.
+// Under `math` tf32 / bf16 the kernel (ConvDirectTf32) makes one TF32 product where its
+// tensor-core tiling fits the shared memory (direct_conv_one_product; 16-channel slices take
+// taller patches), else FP32 FMAs, against cuDNN's TF32 engines.
 bool direct_conv_eligible(const ConvSpec& spec, TensorMath math = TensorMath::fp32);
+bool direct_conv_one_product(const ConvSpec& spec, TensorMath math);
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks,
                                         TensorMath math = TensorMath::fp32);
 

@@ -110,8 +110,10 @@ TEST_P(ConvDirectTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   REQUIRE_GPU();
   const ConvIgemmCase& c = GetParam();
   const ConvIgemmShape& s = c.shape;
-  if (!ConvDirectTf32::shape_problem(s).empty())
-    GTEST_SKIP() << c.name << ": " << ConvDirectTf32::shape_problem(s);
+  detail::DirectConvParams tiling;
+  const std::string problem =
+      detail::plan_direct_conv(s, 132, tiling, detail::DirectConvMath::tf32);
+  if (!problem.empty()) GTEST_SKIP() << c.name << ": " << problem;  // FP32 FMAs, if any: below
   const auto x = testing::uniform_floats(testing::conv_input_elements(s), 61, -1.f, 1.f);
   const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 62, -1.f, 1.f);
   const auto bias = testing::uniform_floats(s.out_channels, 63, -1.f, 1.f);
@@ -167,6 +169,34 @@ TEST(ConvDirectTf32Test, PaddedKNeverMultipliesAnInfiniteInput) {
         EXPECT_EQ(std::isinf(v) && v > 0, holds)
             << "channel " << c << " at " << i << ", " << j << ": " << v;
       }
+}
+
+// Where the tensor cores' tiling (16-channel slices: taller patches) exceeds the shared memory,
+// ConvDirectTf32 runs the FP32 FMAs: a pointwise 96 -> 16 convolution (as SqueezeNet's squeeze)
+// gives ConvDirect's bits.
+TEST(ConvDirectTf32Test, RunsFp32FmasWhereItsTilingDoesNotFit) {
+  REQUIRE_GPU();
+  const ConvIgemmShape s = testing::conv_case_shape(2, 96, 16, 1, {20, 126}, {1});
+  detail::DirectConvParams tiling;
+  ASSERT_NE(detail::plan_direct_conv(s, 132, tiling, detail::DirectConvMath::tf32), "");
+  ASSERT_EQ(ConvDirectTf32::shape_problem(s), "");
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 84, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 85, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(s.out_channels, 86, -1.f, 1.f);
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()),
+      dy(testing::conv_output_elements(s));
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ConvDirectTf32 conv;
+  std::string error;
+  ASSERT_EQ(conv.init(s, MatmulEpilogue::bias_relu, error), STITCH_OK) << error;
+  EXPECT_NE(conv.describe().find("direct fp32"), std::string::npos) << conv.describe();
+  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), dy.data(), nullptr, error), STITCH_OK)
+      << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(testing::bitwise_equal(
+      dy.download(), testing::k_order_reference(s, MatmulEpilogue::bias_relu, x, w, bias)));
 }
 
 // ConvTransposeDirect: its phases on the direct kernel give the CPU emulation's bits

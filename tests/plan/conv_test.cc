@@ -959,6 +959,20 @@ TEST(DirectConvPlan, TakesFewChannelConvolutionsTimedOrForced) {
   const ConvSpec sixteen_spec = only_conv(*sixteen);
   EXPECT_LT(estimate_direct_conv(sixteen_spec, h200_peaks(), TensorMath::tf32).kernel_s,
             estimate_conv_igemm(sixteen_spec, h200_peaks(), TensorMath::tf32).kernel_s);
+  // A pointwise 96 -> 16 convolution (SqueezeNet's squeeze, whose input a subtask writes): the
+  // tensor cores' tiling does not fit, so the kernel runs FP32 FMAs there, rated so, and still
+  // takes the convolution.
+  ConvSpec squeeze = only_conv(*tf32);
+  squeeze.in_channels = 96, squeeze.out_channels = 16;
+  squeeze.kernel = {1, 1}, squeeze.pad_before = squeeze.pad_after = {0, 0};
+  squeeze.input = squeeze.output = {126, 126};
+  EXPECT_TRUE(direct_conv_eligible(squeeze, TensorMath::tf32));
+  EXPECT_FALSE(direct_conv_one_product(squeeze, TensorMath::tf32));
+  EXPECT_TRUE(direct_conv_one_product(only_conv(*tf32), TensorMath::tf32));
+  EXPECT_FALSE(direct_conv_one_product(only_conv(*tf32), TensorMath::fp32));
+  EXPECT_DOUBLE_EQ(estimate_direct_conv(squeeze, h200_peaks(), TensorMath::tf32).kernel_s,
+                   estimate_direct_conv(squeeze, h200_peaks()).kernel_s);
+  EXPECT_EQ(conv_engine_call(squeeze, h200_peaks(), TensorMath::tf32).kernel, "direct_conv");
   auto forced = few(ConvEngine::direct);
   ASSERT_EQ(kernel_of(forced), "direct_conv");
   const Subtask& subtask = forced->subtasks.at(0);
