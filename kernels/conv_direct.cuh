@@ -372,12 +372,11 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
 // The tiling for `s` into `p` (whose shape fields it fills) in `math`; "" when the kernel runs
 // it, else why not. Channels per block: the group's output channels in slices of 8 (16 on the
 // tensor cores; a power-of-two count of slices, at most a warp each), the remaining warps on
-// consecutive rows, or, past the output's
-// rows, on further column groups while the width needs them; a lane's columns cover the output
-// width with as few as possible (1, 2 or 4); where the weights and the patch exceed
-// kDirectConvSharedBytes, fewer columns, then fewer channel slices. Row steps (the
-// weights loaded once for more rows): up to kDirectConvMaxRowSteps while at least four blocks per
-// SM remain (`sms`).
+// consecutive rows, or, past the output's rows, on further column groups while the width needs
+// them; a lane's columns cover the output width with as few as possible (1, 2 or 4); where the
+// weights and the patch exceed kDirectConvSharedBytes, fewer columns, then fewer channel slices.
+// Row steps (the weights loaded once for more rows): up to kDirectConvMaxRowSteps while at least
+// four blocks per SM remain (`sms`).
 inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConvParams& p,
                                     DirectConvMath math = DirectConvMath::fp32) {
   if (std::string bad = conv_igemm_shape_problem(s); !bad.empty()) return bad;
