@@ -13,7 +13,9 @@
 // output rows than warps: a 1-d convolution has one). Shared memory: the chunk's
 // weights, [k][chunk channels] (a thread's channels one 32-byte run, read as broadcast float4s),
 // loaded once; then per row step the input patch under the step's windows, [channel][kd][row]
-// [column], zeros outside x (negative padding crops). The per-thread work (direct_conv_block,
+// [column], zeros outside x (negative padding crops) — each thread's copies asynchronous
+// (cp.async), all in flight before it waits: copied one by one, each a global load's latency
+// after the last, they had held the kernel to ~540 GB/s. The per-thread work (direct_conv_block,
 // direct_conv_load_weights, direct_conv_load_patch, direct_conv_compute) is pure and __host__
 // __device__: conv_direct_plan_test.cu emulates whole launches on the CPU (label unit).
 //
@@ -21,9 +23,10 @@
 // takes 16 output channels instead of 8 and its outputs are mma.sync m16n8k8 TF32 products —
 // A the channels' weights (fragment order in shared memory, one 16-byte load per K step), B the
 // patch under eight outputs' windows (their K offsets from a table built once per block), both
-// rounded to TF32 as they are loaded, FP32 accumulation; K padded to a multiple of 8 with zero
-// weights (and zero patch values: an infinite input must not make 0 · inf). The patch rows' pitch
-// is 16 words past a multiple of 32, so the warp's reads of a K step's taps hit distinct banks.
+// rounded to TF32 as the compute reads them, FP32 accumulation; K padded to a multiple of 8 with
+// zero weights (and zero patch values: an infinite input must not make 0 · inf). The patch rows'
+// pitch is 16 words past a multiple of 32, so the warp's reads of a K step's taps hit distinct
+// banks.
 //
 // Shapes are ConvIgemmShape (conv_igemm_common.cuh), negative padding and an output map
 // (ConvIgemmOutputMap: a transposed convolution's phase) included; the fused epilogue is the GEMM
@@ -38,7 +41,6 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -64,20 +66,6 @@ inline constexpr int kDirectConvTf32K = 8;
 
 // The arithmetic: exact FP32 FMAs, or one TF32 product on the tensor cores.
 enum class DirectConvMath { fp32, tf32 };
-
-// x rounded to TF32 (nearest, ties away, as cvt.rna and gemm_tf32x3_common.cuh's round_tf32),
-// on the host too.
-__host__ __device__ inline float direct_conv_tf32(float x) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xFFFFE000u);
-#else
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  bits = (bits + 0x1000u) & 0xFFFFE000u;
-  std::memcpy(&x, &bits, sizeof bits);
-  return x;
-#endif
-}
 
 struct DirectConvParams {
   // The 3-d view (index 0 depth, 1 height, 2 width).
@@ -133,11 +121,23 @@ __host__ __device__ inline DirectConvBlock direct_conv_block(const DirectConvPar
   return b;
 }
 
+// One float from global into shared memory, zero where !valid (src is then not read): on the
+// device an asynchronous copy (cp.async: a thread's copies all in flight at once; the kernel
+// waits for them before its barrier), on the host a plain one.
+__host__ __device__ inline void direct_conv_copy(float* dst, const float* src, bool valid) {
+#if defined(__CUDA_ARCH__)
+  cp_async_4(dst, src, valid);
+#else
+  *dst = valid ? *src : 0.0f;
+#endif
+}
+
 // The chunk's weights into shared memory (thread `tid` of `threads`), zeros for channels past
 // the group. w: [out_channels][cin_g][kd][kh][kw], PyTorch's. FP32: [k][chunk channels]. TF32:
 // per K step and channel slice, the 32 lanes' mma A fragments (16 channels x 8 k: lane = 4 · row
-// + column, floats row / row + 8 by column / column + 4), rounded, zeros past K; then the K offset
-// table: k's (plane, kh, kw) offset into the patch, 0 past K.
+// + column, floats row / row + 8 by column / column + 4), zeros past K (rounded to TF32 as the
+// compute reads them); then the K offset table: k's (plane, kh, kw) offset into the patch, 0
+// past K. On the device the weights' copies are asynchronous (direct_conv_copy).
 __host__ __device__ inline void direct_conv_load_weights(const DirectConvParams& p,
                                                          const DirectConvBlock& b, const float* w,
                                                          float* shared, int tid, int threads) {
@@ -146,7 +146,7 @@ __host__ __device__ inline void direct_conv_load_weights(const DirectConvParams&
   if (p.math == DirectConvMath::fp32) {
     for (int i = tid; i < p.weight_floats; i += threads) {
       const int kk = i / cc, c = i - kk * cc, co = b.co0 + c;
-      shared[i] = co < p.cout_g ? wg[int64_t{co} * p.k + kk] : 0.0f;
+      direct_conv_copy(shared + i, wg + int64_t{co} * p.k + kk, co < p.cout_g);
     }
     return;
   }
@@ -155,7 +155,7 @@ __host__ __device__ inline void direct_conv_load_weights(const DirectConvParams&
     const int slice = fragment % p.warp_channels, step = fragment / p.warp_channels;
     const int co = b.co0 + slice * kDirectConvTf32Channels + lane / 4 + (e & 1) * 8;
     const int kk = step * kDirectConvTf32K + lane % 4 + (e & 2) * 2;
-    shared[i] = co < p.cout_g && kk < p.k ? direct_conv_tf32(wg[int64_t{co} * p.k + kk]) : 0.0f;
+    direct_conv_copy(shared + i, wg + int64_t{co} * p.k + kk, co < p.cout_g && kk < p.k);
   }
   int* table = reinterpret_cast<int*>(shared + p.weight_floats);
   const int taps_per_plane = p.kernel[1] * p.kernel[2];
@@ -171,13 +171,12 @@ __host__ __device__ inline void direct_conv_load_weights(const DirectConvParams&
 // The input patch of row step `step` into shared memory after the weights: for each of the
 // group's channels and each kd, the rows and columns every window of the step's outputs reads,
 // zeros outside x. A warp per patch row (its coordinates worked out once), lanes along it
-// (`threads` a multiple of 32).
+// (`threads` a multiple of 32); asynchronous on the device (direct_conv_copy).
 __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p,
                                                        const DirectConvBlock& b, int step,
                                                        const float* x, float* shared, int tid,
                                                        int threads) {
   float* patch = shared + p.patch_start();
-  const bool tf32 = p.math == DirectConvMath::tf32;
   const int id0 = b.od * p.stride[0] - p.pad[0];
   const int ih0 = (b.oh0 + step * p.warp_rows) * p.stride[1] - p.pad[1];
   const int iw0 = b.ow0 * p.stride[2] - p.pad[2];
@@ -194,8 +193,7 @@ __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p
     float* dst = patch + row * p.patch_cols;
     for (int c = tid % 32; c < p.patch_cols; c += 32) {
       const int iw = iw0 + c;
-      const float v = row_inside && iw >= 0 && iw < p.in[2] ? src[iw] : 0.0f;
-      dst[c] = tf32 ? direct_conv_tf32(v) : v;
+      direct_conv_copy(dst + c, src + iw, row_inside && iw >= 0 && iw < p.in[2]);
     }
   }
 }
@@ -309,16 +307,15 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
     acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
   for (int s = 0; s < p.k_steps; ++s) {
     const float4 a = *reinterpret_cast<const float4*>(fragments + s * p.warp_channels * 128);
-    const uint32_t af[4] = {__float_as_uint(a.x), __float_as_uint(a.y), __float_as_uint(a.z),
-                            __float_as_uint(a.w)};
+    const uint32_t af[4] = {round_tf32(a.x), round_tf32(a.y), round_tf32(a.z), round_tf32(a.w)};
     const int k0 = s * kDirectConvTf32K + t;
     const bool inside0 = k0 < p.k, inside1 = k0 + 4 < p.k;
     const float* b0 = under + table[k0];
     const float* b1 = under + table[k0 + 4];
     STITCH_UNROLL
     for (int j = 0; j < kTiles; ++j) {
-      const uint32_t bf[2] = {__float_as_uint(inside0 ? b0[j * tile_step] : 0.0f),
-                              __float_as_uint(inside1 ? b1[j * tile_step] : 0.0f)};
+      const uint32_t bf[2] = {round_tf32(inside0 ? b0[j * tile_step] : 0.0f),
+                              round_tf32(inside1 ? b1[j * tile_step] : 0.0f)};
       mma_tf32(acc[j], af, bf);
     }
   }
@@ -361,6 +358,8 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
     if (b.oh0 + step * p.warp_rows >= p.out[1]) break;  // uniform across the block
     if (step > 0) __syncthreads();  // the last step's reads of the patch are done
     direct_conv_load_patch(p, b, step, x, shared, threadIdx.x, blockDim.x);
+    cp_async_commit();  // this thread's copies (the weights too, at the first step) landed
+    cp_async_wait<0>();
     __syncthreads();
     if constexpr (kMath == DirectConvMath::fp32)
       direct_conv_compute<R>(p, b, step, shared, bias, y, threadIdx.x, transform);

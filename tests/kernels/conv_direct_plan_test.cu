@@ -161,9 +161,8 @@ TEST(DirectConvPlan, AppliesTheOutputTransformPerPlane) {
 
 // The tensor-core form's tiling and shared memory, as direct_conv_compute_tf32 reads it: 16
 // channels a slice, K padded to 8s, the patch pitch 16 words past 32s; the weights as each lane's
-// mma A fragment (channel g or g + 8 by k t or t + 4 of the K step), rounded to TF32, zeros past
-// K and the group; the table k's offset of its (plane, kh, kw) in the patch, 0 past K; the patch
-// rounded to TF32.
+// mma A fragment (channel g or g + 8 by k t or t + 4 of the K step), zeros past K and the group;
+// the table k's offset of its (plane, kh, kw) in the patch, 0 past K; the patch as x holds it.
 TEST(DirectConvPlan, Tf32SharedMemoryHoldsTheMmaOperands) {
   // 3 -> 20 channels (K 27, padded to 32; a second slice only 4 channels deep), dilation 2, 3-d.
   const ConvIgemmShape s =
@@ -189,7 +188,7 @@ TEST(DirectConvPlan, Tf32SharedMemoryHoldsTheMmaOperands) {
       for (int lane = 0; lane < 32; ++lane)
         for (int e = 0; e < 4; ++e) {
           const int co = slice * 16 + lane / 4 + (e & 1) * 8, k = step * 8 + lane % 4 + (e & 2) * 2;
-          const float want = co < 20 && k < p.k ? detail::direct_conv_tf32(w[co * p.k + k]) : 0.f;
+          const float want = co < 20 && k < p.k ? w[co * p.k + k] : 0.f;
           const float got = shared[((step * p.warp_channels + slice) * 32 + lane) * 4 + e];
           ASSERT_EQ(got, want) << "step " << step << " slice " << slice << " lane " << lane;
         }
@@ -200,12 +199,9 @@ TEST(DirectConvPlan, Tf32SharedMemoryHoldsTheMmaOperands) {
   }
   for (int tid = 0; tid < 32; ++tid)  // one warp: a lane per column
     detail::direct_conv_load_patch(p, b, 0, x.data(), shared.data(), tid, 32);
-  // Plane (channel 1, kd 1), row 2, column 5: x[image 0][1][1][2][5], rounded.
+  // Plane (channel 1, kd 1), row 2, column 5: x[image 0][1][1][2][5].
   const float* patch = shared.data() + p.patch_start();
-  EXPECT_EQ(patch[(3 * p.patch_rows + 2) * p.patch_cols + 5],
-            detail::direct_conv_tf32(x[((1 * 3 + 1) * 9 + 2) * 40 + 5]));
-  EXPECT_EQ(detail::direct_conv_tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f);  // half an ulp: away
-  EXPECT_EQ(detail::direct_conv_tf32(1.0f + 0x1p-12f), 1.0f);
+  EXPECT_EQ(patch[(3 * p.patch_rows + 2) * p.patch_cols + 5], x[((1 * 3 + 1) * 9 + 2) * 40 + 5]);
 }
 
 // The tiling: channel slices for the group's output channels, columns for the width (column
