@@ -577,10 +577,10 @@ class ConvDirectOf {
     for (const void* kernel : kernels<OutputTransform, detail::DirectConvMath::fp32>())
       if (status == cudaSuccess)
         status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (kMath == detail::DirectConvMath::fp32) return status;
-    for (const void* kernel : kernels<OutputTransform, kMath>())
-      if (status == cudaSuccess)
-        status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if constexpr (kMath != detail::DirectConvMath::fp32)
+      for (const void* kernel : kernels<OutputTransform, kMath>())
+        if (status == cudaSuccess)
+          status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     return status;
   }
   template <class OutputTransform, detail::DirectConvMath kPlanned>
