@@ -330,12 +330,16 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
     const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
     STITCH_UNROLL
     for (int j = 0; j < kTiles; ++j) {
-      STITCH_UNROLL
-      for (int e = 0; e < 2; ++e) {
-        const int ow = b.ow0 + first_col + 8 * j + 2 * t + e;
-        if (ow < p.out[2])
-          y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] =
-              transform(plane, gemm_activation(acc[j][2 * half + e] + add, p.epilogue));
+      const int ow = b.ow0 + first_col + 8 * j + 2 * t;
+      float* at = y + base + channel * p.y_channel + int64_t{ow} * p.y_step[2];
+      const float v0 = transform(plane, gemm_activation(acc[j][2 * half] + add, p.epilogue));
+      const float v1 = transform(plane, gemm_activation(acc[j][2 * half + 1] + add, p.epilogue));
+      // The lane's two columns side by side in y: one 8-byte store.
+      if (p.y_step[2] == 1 && ow + 1 < p.out[2] && (reinterpret_cast<uintptr_t>(at) & 7) == 0) {
+        *reinterpret_cast<float2*>(at) = make_float2(v0, v1);
+      } else {
+        if (ow < p.out[2]) at[0] = v0;
+        if (ow + 1 < p.out[2]) at[p.y_step[2]] = v1;
       }
     }
   }
