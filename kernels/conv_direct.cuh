@@ -198,6 +198,27 @@ __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p
   }
 }
 
+// Where thread `tid`'s warp works in row step `step`: its channel slice, row and column group
+// (warps fill rows, then column groups, within a slice), its output row; inactive past the
+// slices or the output's rows.
+struct DirectConvWarp {
+  int slice = 0, row = 0, col_group = 0, oh = 0;
+  bool active = false;
+};
+
+__host__ __device__ inline DirectConvWarp direct_conv_warp(const DirectConvParams& p,
+                                                           const DirectConvBlock& b, int step,
+                                                           int tid) {
+  const int warp = tid / 32, warps_per_slice = p.warp_rows * p.warp_col_groups;
+  DirectConvWarp at;
+  at.slice = warp / warps_per_slice;
+  const int within = warp % warps_per_slice;
+  at.row = within % p.warp_rows, at.col_group = within / p.warp_rows;
+  at.oh = b.oh0 + step * p.warp_rows + at.row;
+  at.active = at.slice < p.warp_channels && at.oh < p.out[1];
+  return at;
+}
+
 // Thread `tid`'s outputs of row step `step`: cols_per_lane (R) columns 32 apart by
 // kDirectConvChannelsPerThread channels, each the fmaf sum of its K products in k order, then the
 // epilogue and `transform` (plane: image · out_channels + channel), stored where the output map
@@ -209,12 +230,10 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
                                                     float* y, int tid,
                                                     const Transform& transform = {}) {
   constexpr int CT = kDirectConvChannelsPerThread;
-  const int warp = tid / 32, lane = tid % 32;
-  const int warps_per_slice = p.warp_rows * p.warp_col_groups;
-  const int wc = warp / warps_per_slice, within = warp % warps_per_slice;
-  const int wr = within % p.warp_rows, wg = within / p.warp_rows;
-  const int oh = b.oh0 + step * p.warp_rows + wr;
-  if (wc >= p.warp_channels || oh >= p.out[1]) return;
+  const int lane = tid % 32;
+  const DirectConvWarp at = direct_conv_warp(p, b, step, tid);
+  if (!at.active) return;
+  const int wc = at.slice, wr = at.row, wg = at.col_group, oh = at.oh;
   const int cc = p.chunk_channels();
   const float* weights = shared + wc * CT;
   const float* patch = shared + p.patch_start();
@@ -288,12 +307,10 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
                                                 int step, const float* shared, const float* bias,
                                                 float* y, int tid, const Transform& transform) {
   constexpr int kTiles = 4 * R;
-  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int warps_per_slice = p.warp_rows * p.warp_col_groups;
-  const int wc = warp / warps_per_slice, within = warp % warps_per_slice;
-  const int wr = within % p.warp_rows, wg = within / p.warp_rows;
-  const int oh = b.oh0 + step * p.warp_rows + wr;
-  if (wc >= p.warp_channels || oh >= p.out[1]) return;
+  const int lane = tid % 32, g = lane / 4, t = lane % 4;
+  const DirectConvWarp at = direct_conv_warp(p, b, step, tid);
+  if (!at.active) return;
+  const int wc = at.slice, wr = at.row, wg = at.col_group, oh = at.oh;
   const int* table = reinterpret_cast<const int*>(shared + p.weight_floats);
   const float* fragments = shared + wc * 128 + lane * 4;
   const int first_col = wg * p.group_cols();  // the warp's first column within the tile

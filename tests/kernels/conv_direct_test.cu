@@ -199,31 +199,30 @@ TEST(ConvDirectTf32Test, RunsFp32FmasWhereItsTilingDoesNotFit) {
       dy.download(), testing::k_order_reference(s, MatmulEpilogue::bias_relu, x, w, bias)));
 }
 
-// ConvTransposeDirect: its phases on the direct kernel give the CPU emulation's bits
-// (conv_direct_cases.cuh; GELU to a few ulps), every output written; prepared once and given the
-// weight per call alike.
-class ConvTransposeDirectTest : public ::testing::TestWithParam<testing::ConvTransposeCase> {};
+// A transposed case's operands and two runs of `Conv` (ConvTransposeDirect or its TF32 form) on
+// them: prepared once, then given the weight per call; y starts NaN (every output written).
+struct TransposedRuns {
+  std::vector<float> x, w, bias, y, again;
+  std::string described;
+};
 
-TEST_P(ConvTransposeDirectTest, GivesTheEmulatedBits) {
-  REQUIRE_GPU();
-  const testing::ConvTransposeCase& c = GetParam();
+template <class Conv>
+void run_transposed(const testing::ConvTransposeCase& c, TransposedRuns& runs) {
   const ConvTransposeShape d = detail::conv_transpose_3d(c.shape);
-  const auto x = testing::uniform_floats(
-      d.batch * d.in_channels * d.input[0] * d.input[1] * d.input[2], 91, -1.f, 1.f);
-  const auto w = testing::uniform_floats(
+  runs.x = testing::uniform_floats(d.batch * d.in_channels * d.input[0] * d.input[1] * d.input[2],
+                                   91, -1.f, 1.f);
+  runs.w = testing::uniform_floats(
       d.in_channels * (d.out_channels / d.groups) * d.kernel[0] * d.kernel[1] * d.kernel[2], 92,
       -1.f, 1.f);
-  const auto bias = testing::uniform_floats(d.out_channels, 93, -1.f, 1.f);
-  const std::vector<float> expected =
-      testing::emulate_conv_transpose_direct(c.shape, c.epilogue, x, w, bias);
-  ASSERT_FALSE(expected.empty()) << c.name << ": a phase the direct kernel refused";
-  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size()),
-      again(expected.size());
-  ASSERT_CUDA(dx.upload(x));
-  ASSERT_CUDA(dw.upload(w));
-  ASSERT_CUDA(db.upload(bias));
-  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
-  ConvTransposeDirect conv;
+  runs.bias = testing::uniform_floats(d.out_channels, 93, -1.f, 1.f);
+  const size_t outputs = d.batch * d.out_channels * d.output[0] * d.output[1] * d.output[2];
+  DeviceBuffer<float> dx(runs.x.size()), dw(runs.w.size()), db(runs.bias.size()), dy(outputs),
+      again(outputs);
+  ASSERT_CUDA(dx.upload(runs.x));
+  ASSERT_CUDA(dw.upload(runs.w));
+  ASSERT_CUDA(db.upload(runs.bias));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));
+  Conv conv;
   std::string error;
   ASSERT_EQ(conv.init(c.shape, c.epilogue, error), STITCH_OK) << error;
   ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
@@ -231,8 +230,24 @@ TEST_P(ConvTransposeDirectTest, GivesTheEmulatedBits) {
   ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
       << error;
   ASSERT_CUDA(cudaDeviceSynchronize());
-  expect_emulated_bits(c.name + " on " + conv.describe(), c.epilogue, dy.download(), expected,
-                       again.download());
+  runs.y = dy.download();
+  runs.again = again.download();
+  runs.described = c.name + " on " + conv.describe();
+}
+
+// ConvTransposeDirect: its phases on the direct kernel give the CPU emulation's bits
+// (conv_direct_cases.cuh; GELU to a few ulps).
+class ConvTransposeDirectTest : public ::testing::TestWithParam<testing::ConvTransposeCase> {};
+
+TEST_P(ConvTransposeDirectTest, GivesTheEmulatedBits) {
+  REQUIRE_GPU();
+  const testing::ConvTransposeCase& c = GetParam();
+  TransposedRuns runs;
+  ASSERT_NO_FATAL_FAILURE(run_transposed<ConvTransposeDirect>(c, runs));
+  const std::vector<float> expected =
+      testing::emulate_conv_transpose_direct(c.shape, c.epilogue, runs.x, runs.w, runs.bias);
+  ASSERT_FALSE(expected.empty()) << c.name << ": a phase the direct kernel refused";
+  expect_emulated_bits(runs.described, c.epilogue, runs.y, expected, runs.again);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvTransposeDirectTest,
@@ -240,45 +255,18 @@ INSTANTIATE_TEST_SUITE_P(Cases, ConvTransposeDirectTest,
                          [](const auto& info) { return info.param.name; });
 
 // ConvTransposeDirectTf32: its phases on the direct kernel's tensor-core form against the
-// definition in double (conv_transpose_cases.cuh) by expect_tf32_accurate, every output written;
-// prepared once and given the weight per call alike.
+// definition in double (conv_transpose_cases.cuh) by expect_tf32_accurate.
 class ConvTransposeDirectTf32Test : public ::testing::TestWithParam<testing::ConvTransposeCase> {};
 
 TEST_P(ConvTransposeDirectTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   REQUIRE_GPU();
   const testing::ConvTransposeCase& c = GetParam();
-  const ConvTransposeShape d = detail::conv_transpose_3d(c.shape);
-  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
-  const auto x = testing::uniform_floats(
-      d.batch * d.in_channels * d.input[0] * d.input[1] * d.input[2], 91, -1.f, 1.f);
-  const auto w = testing::uniform_floats(
-      d.in_channels * (d.out_channels / d.groups) * d.kernel[0] * d.kernel[1] * d.kernel[2], 92,
-      -1.f, 1.f);
-  const auto bias = testing::uniform_floats(d.out_channels, 93, -1.f, 1.f);
+  TransposedRuns runs;
+  ASSERT_NO_FATAL_FAILURE(run_transposed<ConvTransposeDirectTf32>(c, runs));
   std::vector<double> scale;
-  std::vector<double> expected =
-      testing::conv_transpose_direct(c.shape, std::vector<double>(x.begin(), x.end()),
-                                     std::vector<double>(w.begin(), w.end()), &scale);
-  for (size_t i = 0; i < expected.size(); ++i)
-    testing::apply_double_epilogue(c.epilogue,
-                                   bias[static_cast<int64_t>(i) / out_plane % d.out_channels],
-                                   expected[i], scale[i]);
-  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size()),
-      again(expected.size());
-  ASSERT_CUDA(dx.upload(x));
-  ASSERT_CUDA(dw.upload(w));
-  ASSERT_CUDA(db.upload(bias));
-  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));  // NaN: every output written
-  ConvTransposeDirectTf32 conv;
-  std::string error;
-  ASSERT_EQ(conv.init(c.shape, c.epilogue, error), STITCH_OK) << error;
-  ASSERT_EQ(conv.prepare_weights(dw.data(), nullptr, error), STITCH_OK) << error;
-  ASSERT_EQ(conv.run(dx.data(), nullptr, db.data(), dy.data(), nullptr, error), STITCH_OK) << error;
-  ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), again.data(), nullptr, error), STITCH_OK)
-      << error;
-  ASSERT_CUDA(cudaDeviceSynchronize());
-  expect_tf32_accurate(c.name + " on " + conv.describe(), c.epilogue, dy.download(), expected,
-                       scale, again.download());
+  const std::vector<double> expected =
+      testing::conv_transpose_double_reference(c, runs.x, runs.w, runs.bias, &scale);
+  expect_tf32_accurate(runs.described, c.epilogue, runs.y, expected, scale, runs.again);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvTransposeDirectTf32Test,

@@ -549,20 +549,14 @@ TEST_P(ConvTransposeIgemmTest, MatchesTheDoubleReference) {
   REQUIRE_VARIANT(variant);
   const ConvTransposeShape d = detail::conv_transpose_3d(c.shape);
   const int64_t in_plane = d.input[0] * d.input[1] * d.input[2];
-  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
   const int64_t volume = d.kernel[0] * d.kernel[1] * d.kernel[2];
   const auto x = testing::uniform_floats(d.batch * d.in_channels * in_plane, 31, -1.f, 1.f);
   const auto w =
       testing::uniform_floats(d.in_channels * (d.out_channels / d.groups) * volume, 32, -1.f, 1.f);
   const auto bias = testing::uniform_floats(d.out_channels, 33, -1.f, 1.f);
   std::vector<double> scale;
-  std::vector<double> expected =
-      testing::conv_transpose_direct(c.shape, std::vector<double>(x.begin(), x.end()),
-                                     std::vector<double>(w.begin(), w.end()), &scale);
-  for (size_t i = 0; i < expected.size(); ++i)
-    testing::apply_double_epilogue(c.epilogue,
-                                   bias[static_cast<int64_t>(i) / out_plane % d.out_channels],
-                                   expected[i], scale[i]);
+  const std::vector<double> expected =
+      testing::conv_transpose_double_reference(c, x, w, bias, &scale);
   DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(expected.size());
   ASSERT_CUDA(dx.upload(x));
   ASSERT_CUDA(dw.upload(w));

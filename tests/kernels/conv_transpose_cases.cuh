@@ -1,8 +1,8 @@
 // The transposed convolutions kernels/conv_transpose.cuh is tested on, and their definition in
 // double, shared by the CPU tests (the phase decomposition, conv_transpose_phases_test.cu;
 // ConvTransposeDirect emulated, conv_direct_plan_test.cu; label unit) and the GPU tests of
-// ConvTransposeIgemmTf32x3 (conv_igemm_tf32x3_test.cu) and ConvTransposeDirect
-// (conv_direct_test.cu; label gpu).
+// ConvTransposeIgemmTf32x3 (conv_igemm_tf32x3_test.cu), ConvTransposeDirect and
+// ConvTransposeDirectTf32 (conv_direct_test.cu; label gpu).
 #pragma once
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_igemm_cases.cuh"
 #include "kernels/conv_transpose_phases.cuh"
 #include "kernels/matmul.cuh"
 
@@ -98,6 +99,23 @@ inline std::vector<double> conv_transpose_direct(const ConvTransposeShape& s,
             y[yi] += term;
             if (scale != nullptr) (*scale)[yi] += std::fabs(term);
           }
+  return y;
+}
+
+// The case by the definition in double (conv_transpose_direct) with its epilogue
+// (apply_double_epilogue), each output's sum of |terms| in `scale`.
+inline std::vector<double> conv_transpose_double_reference(const ConvTransposeCase& c,
+                                                           const std::vector<float>& x,
+                                                           const std::vector<float>& w,
+                                                           const std::vector<float>& bias,
+                                                           std::vector<double>* scale) {
+  const ConvTransposeShape d = detail::conv_transpose_3d(c.shape);
+  const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
+  std::vector<double> y = conv_transpose_direct(c.shape, std::vector<double>(x.begin(), x.end()),
+                                                std::vector<double>(w.begin(), w.end()), scale);
+  for (size_t i = 0; i < y.size(); ++i)
+    apply_double_epilogue(c.epilogue, bias[static_cast<int64_t>(i) / out_plane % d.out_channels],
+                          y[i], (*scale)[i]);
   return y;
 }
 
