@@ -287,8 +287,10 @@ inline constexpr int64_t kDirectConvMaxK = 1024;
 inline constexpr int64_t kDirectConvSharedBytes = 96 * 1024;
 inline constexpr double kDirectConvEfficiency = 0.6;
 // ConvDirectTf32 (the tf32 and bf16 tracks: one TF32 product per K step on the tensor cores,
-// two shared loads per mma): a first estimate, not yet measured — its bench rows
-// (conv_igemm_tf32x3_bench's few-channel "direct tf32" column) calibrate it.
+// two shared loads per mma): an estimate for its cp.async form, not yet measured. Its first form,
+// copying the patch one float at a time, ran at 0.036-0.064 of the TF32 peak on level 2's 2-d
+// rows (conv_igemm_tf32x3_bench's few-channel "dir tf32" column, H100, 2026-12-07), no faster
+// than the FMA form; the choice is always timed against cuDNN, which bounds a wrong rating.
 inline constexpr double kDirectConvTf32Efficiency = 0.25;
 struct DirectConvEstimate {
   double kernel_s = 0, cudnn_s = 0;
