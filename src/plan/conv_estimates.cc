@@ -139,8 +139,9 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
   const double input_pass_s = 2.0 * input_bytes / bandwidth + kLaunchSeconds;
   // One TF32 product (the tf32 and bf16 tracks): cuDNN's TF32 engines, on the TF32 peak.
   if (one_product && peaks.tf32_tflops <= 0) return estimate;
-  const double cudnn_flops_per_s = one_product ? peaks.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency
-                                               : peaks.fp32_tflops * 1e12 * cudnn_efficiency;
+  const double cudnn_flops_per_s =
+      one_product ? peaks.tf32_tflops * 1e12 * kCudnnTf32ConvEfficiency
+                  : peaks.fp32_tflops * 1e12 * cudnn_efficiency;
   estimate.cudnn_s = std::max(flops / cudnn_flops_per_s, bytes / bandwidth) + kLaunchSeconds +
                      (spec.prologue ? input_pass_s : 0.0);
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
@@ -220,10 +221,6 @@ bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>&
     }
   return false;
 }
-
-}  // namespace
-
-namespace {
 
 // Whether the direct kernel takes `spec` with a tiling of FP32 FMAs, or of the tensor cores
 // (`tf32`), in its shared memory.

@@ -359,9 +359,7 @@ bool cudnn_grid_underfilled(const ConvSpec& spec, const GpuPeaks& peaks);
 // around them where the tensors are NCHW), so the tf32 and bf16 tracks keep the region; the fp32
 // track's strict FP32 engines include NCHW-only ones (Winograd, FFT), so a convolution timed
 // there stays NCHW.
-inline bool cudnn_takes_channels_last(TensorMath math) {
-  return math != TensorMath::fp32;
-}
+inline bool cudnn_takes_channels_last(TensorMath math) { return math != TensorMath::fp32; }
 struct ConvEngineCall {
   std::string kernel;  // "igemm_tf32x3_conv", "direct_conv"; empty: cuDNN
   bool timed = false;  // cuDNN is timed against the kernel at init (tunable cudnn_alternative)
