@@ -423,11 +423,13 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
   const double tf32_ms = cudnn_side.tf32_ms(flush);
   const double flops = 2.0 * static_cast<double>(ws) / s.out_channels * static_cast<double>(ys);
   std::printf(
-      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %7.3f %9.1e %8.3f %7.3f %9.1e  %s | %s\n",
+      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %7.3f %9.1e %8.3f %7.3f %9.1e  %s | %s | "
+      "%s\n",
       l.name, direct_ms, igemm_ms, one_ms, strict_ms, tf32_ms, strict_ms / direct_ms,
       flops / (direct_ms * 1e9) / kFp32PeakTflops, flops / (one_ms * 1e9) / kTf32PeakTflops, norm,
       direct_tf32_ms, flops / (direct_tf32_ms * 1e9) / kTf32PeakTflops, tf32_norm,
-      direct.describe().c_str(), have_one ? one.describe().c_str() : "-");
+      direct.describe().c_str(), have_direct_tf32 ? direct_tf32.describe().c_str() : "-",
+      have_one ? one.describe().c_str() : "-");
 }
 
 }  // namespace
