@@ -85,17 +85,54 @@ struct DirectConvParams {
   int patch_rows = 0, patch_cols = 0;  // of one (channel, kd) plane of the patch; cols: its pitch
   int chunks = 1, row_tiles = 1, col_tiles = 1;
   int64_t blocks = 0;
-  // Shared memory: the weights, the tensor cores' K offset table (k_steps · 8 ints), the patch.
-  int weight_floats = 0, table_floats = 0, patch_floats = 0;
+  // A reduction over the output channels (ChannelReduction): one block holds every channel, y
+  // one value per output position (y_channel 0).
+  bool reduce_channels = false;
+  // Shared memory: the weights, the tensor cores' K offset table (k_steps · 8 ints), the patch;
+  // with a channel reduction, each warp's per-position partials (warp_channels · warp_rows ·
+  // tile_cols).
+  int weight_floats = 0, table_floats = 0, patch_floats = 0, partial_floats = 0;
 
   __host__ __device__ int chunk_channels() const { return warp_channels * slice_channels; }
   __host__ __device__ int group_cols() const { return 32 * cols_per_lane; }
   __host__ __device__ int tile_cols() const { return warp_col_groups * group_cols(); }
   __host__ __device__ int patch_start() const { return weight_floats + table_floats; }
+  __host__ __device__ int partial_start() const { return patch_start() + patch_floats; }
   __host__ __device__ int64_t shared_bytes() const {
-    return 4 * (int64_t{weight_floats} + table_floats + patch_floats);
+    return 4 * (int64_t{weight_floats} + table_floats + patch_floats + partial_floats);
   }
 };
+
+// A reduction over the output channels applied as the kernel stores (ConvDirectOf::
+// set_channel_reduction): at each output position, its channels' results — after the epilogue and
+// the output transform — combined by kOp (NaN propagating, as PyTorch's min and max), then
+// `finish` (plane: the image) gives the one value stored there.
+enum class ChannelReduceOp { sum, max, min };
+
+template <ChannelReduceOp kOp, class Finish = PlaneIdentity>
+struct ChannelReduction {
+  Finish finish{};
+
+  __host__ __device__ static float identity() {
+    return kOp == ChannelReduceOp::sum ? 0.0f
+           : kOp == ChannelReduceOp::max ? -INFINITY
+                                         : INFINITY;
+  }
+  __host__ __device__ static float combine(float a, float b) {
+    if constexpr (kOp == ChannelReduceOp::sum) {
+      return a + b;
+    } else {
+      if (a != a || b != b) return a != a ? a : b;
+      return (kOp == ChannelReduceOp::max ? a > b : a < b) ? a : b;
+    }
+  }
+};
+
+// No channel reduction: every result stored.
+struct NoChannelReduction {};
+
+template <class Reduction>
+inline constexpr bool kReducesChannels = !std::is_same_v<Reduction, NoChannelReduction>;
 
 // Where a block works: block index = ((((image · groups + group) · chunks + chunk) · out_d + od)
 // · row_tiles + row tile) · col_tiles + col tile.
@@ -222,13 +259,14 @@ __host__ __device__ inline DirectConvWarp direct_conv_warp(const DirectConvParam
 // Thread `tid`'s outputs of row step `step`: cols_per_lane (R) columns 32 apart by
 // kDirectConvChannelsPerThread channels, each the fmaf sum of its K products in k order, then the
 // epilogue and `transform` (plane: image · out_channels + channel), stored where the output map
-// says. Threads past the output or the group store nothing.
-template <int R, class Transform = PlaneIdentity>
+// says — or, with a channel reduction, combined over the thread's channels into its warp's
+// partials (direct_conv_finish_reduction stores them). Threads past the output or the group store
+// nothing.
+template <int R, class Transform = PlaneIdentity, class Reduction = NoChannelReduction>
 __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
                                                     const DirectConvBlock& b, int step,
-                                                    const float* shared, const float* bias,
-                                                    float* y, int tid,
-                                                    const Transform& transform = {}) {
+                                                    float* shared, const float* bias, float* y,
+                                                    int tid, const Transform& transform = {}) {
   constexpr int CT = kDirectConvChannelsPerThread;
   const int lane = tid % 32;
   const DirectConvWarp at = direct_conv_warp(p, b, step, tid);
@@ -278,22 +316,61 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
       }
     }
   }
-  const int64_t base = int64_t{b.image} * p.y_image + p.y_origin + int64_t{b.od} * p.y_step[0] +
-                       int64_t{oh} * p.y_step[1];
-  STITCH_UNROLL
-  for (int c = 0; c < CT; ++c) {
-    const int co = b.co0 + wc * CT + c;
-    if (co >= p.cout_g) break;
-    const int channel = b.group * p.cout_g + co;
+  // Channel c's result in column j (c within the group's channels).
+  auto result = [&](int c, int j) {
+    const int channel = b.group * p.cout_g + b.co0 + wc * CT + c;
     const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
     const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
+    return transform(plane, gemm_activation(acc[j][c] + add, p.epilogue));
+  };
+  if constexpr (kReducesChannels<Reduction>) {
+    float* partial =
+        shared + p.partial_start() + (wc * p.warp_rows + wr) * p.tile_cols() + first_col;
     STITCH_UNROLL
     for (int j = 0; j < R; ++j) {
-      const int ow = b.ow0 + first_col + 32 * j;
-      if (ow < p.out[2])
-        y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] =
-            transform(plane, gemm_activation(acc[j][c] + add, p.epilogue));
+      float r = Reduction::identity();
+      STITCH_UNROLL
+      for (int c = 0; c < CT; ++c)
+        if (b.co0 + wc * CT + c < p.cout_g) r = Reduction::combine(r, result(c, j));
+      partial[32 * j] = r;
     }
+  } else {
+    const int64_t base = int64_t{b.image} * p.y_image + p.y_origin +
+                         int64_t{b.od} * p.y_step[0] + int64_t{oh} * p.y_step[1];
+    STITCH_UNROLL
+    for (int c = 0; c < CT; ++c) {
+      const int co = b.co0 + wc * CT + c;
+      if (co >= p.cout_g) break;
+      const int channel = b.group * p.cout_g + co;
+      STITCH_UNROLL
+      for (int j = 0; j < R; ++j) {
+        const int ow = b.ow0 + first_col + 32 * j;
+        if (ow < p.out[2]) y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] = result(c, j);
+      }
+    }
+  }
+}
+
+// Thread `tid`'s share of row step `step`'s channel reduction, once every warp's partials are in
+// shared memory: per output position of the step, the channel slices' partials combined in slice
+// order, then the reduction's `finish` (plane: the image), stored at y's position.
+template <class Reduction>
+__host__ __device__ inline void direct_conv_finish_reduction(const DirectConvParams& p,
+                                                             const DirectConvBlock& b, int step,
+                                                             const float* shared, float* y,
+                                                             int tid, int threads,
+                                                             const Reduction& reduction) {
+  const float* partials = shared + p.partial_start();
+  const int positions = p.warp_rows * p.tile_cols();
+  for (int i = tid; i < positions; i += threads) {
+    const int row = i / p.tile_cols(), col = i - row * p.tile_cols();
+    const int oh = b.oh0 + step * p.warp_rows + row, ow = b.ow0 + col;
+    if (oh >= p.out[1] || ow >= p.out[2]) continue;
+    float r = partials[i];
+    for (int slice = 1; slice < p.warp_channels; ++slice)
+      r = Reduction::combine(r, partials[slice * positions + i]);
+    y[int64_t{b.image} * p.y_image + p.y_origin + int64_t{b.od} * p.y_step[0] +
+      int64_t{oh} * p.y_step[1] + int64_t{ow} * p.y_step[2]] = reduction.finish(b.image, r);
   }
 }
 
@@ -301,10 +378,12 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
 // direct_conv_compute on the tensor cores (DirectConvMath::tf32): the warp's 16 channels by its
 // 32 · R columns as 4 · R mma tiles of 8 columns, K step by K step; then the epilogue and
 // `transform` per output, stored where the output map says (lane: channels g and g + 8, columns
-// 2t and 2t + 1 of each tile, g = lane / 4, t = lane % 4). Device code only: the mma is the warp's.
-template <int R, class Transform>
+// 2t and 2t + 1 of each tile, g = lane / 4, t = lane % 4) — or, with a channel reduction,
+// combined over the warp's 16 channels (its lanes' two, then across g) into its partials. Device
+// code only: the mma is the warp's.
+template <int R, class Transform, class Reduction>
 __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const DirectConvBlock& b,
-                                                int step, const float* shared, const float* bias,
+                                                int step, float* shared, const float* bias,
                                                 float* y, int tid, const Transform& transform) {
   constexpr int kTiles = 4 * R;
   const int lane = tid % 32, g = lane / 4, t = lane % 4;
@@ -336,6 +415,32 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
       mma_tf32(acc[j], af, bf);
     }
   }
+  // The result of accumulator e (channel g + 8 · (e / 2), column 2t + e % 2) of tile j.
+  auto result = [&](int j, int e) {
+    const int channel = b.group * p.cout_g + b.co0 + wc * kDirectConvTf32Channels + g + 8 * (e / 2);
+    const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
+    const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
+    return transform(plane, gemm_activation(acc[j][e] + add, p.epilogue));
+  };
+  if constexpr (kReducesChannels<Reduction>) {
+    const int co = b.co0 + wc * kDirectConvTf32Channels + g;
+    float* partial = shared + p.partial_start() + (wc * p.warp_rows + wr) * p.tile_cols() +
+                     first_col + 2 * t;
+    STITCH_UNROLL
+    for (int j = 0; j < kTiles; ++j) {
+      STITCH_UNROLL
+      for (int column = 0; column < 2; ++column) {
+        float r = Reduction::identity();
+        if (co < p.cout_g) r = Reduction::combine(r, result(j, column));
+        if (co + 8 < p.cout_g) r = Reduction::combine(r, result(j, column + 2));
+        STITCH_UNROLL
+        for (int mask = 4; mask < 32; mask *= 2)  // the lanes of this column: g = 0 .. 7
+          r = Reduction::combine(r, __shfl_xor_sync(0xffffffffu, r, mask));
+        if (g == 0) partial[8 * j + column] = r;
+      }
+    }
+    return;
+  }
   const int64_t base = int64_t{b.image} * p.y_image + p.y_origin + int64_t{b.od} * p.y_step[0] +
                        int64_t{oh} * p.y_step[1];
   STITCH_UNROLL
@@ -343,14 +448,12 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
     const int co = b.co0 + wc * kDirectConvTf32Channels + g + 8 * half;
     if (co >= p.cout_g) break;
     const int channel = b.group * p.cout_g + co;
-    const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
-    const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
     STITCH_UNROLL
     for (int j = 0; j < kTiles; ++j) {
       const int ow = b.ow0 + first_col + 8 * j + 2 * t;
       float* at = y + base + channel * p.y_channel + int64_t{ow} * p.y_step[2];
-      const float v0 = transform(plane, gemm_activation(acc[j][2 * half] + add, p.epilogue));
-      const float v1 = transform(plane, gemm_activation(acc[j][2 * half + 1] + add, p.epilogue));
+      const float v0 = result(j, 2 * half);
+      const float v1 = result(j, 2 * half + 1);
       // The lane's two columns side by side in y: one 8-byte store.
       if (p.y_step[2] == 1 && ow + 1 < p.out[2] && (reinterpret_cast<uintptr_t>(at) & 7) == 0) {
         *reinterpret_cast<float2*>(at) = make_float2(v0, v1);
@@ -366,11 +469,12 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
 // Three blocks per SM: at most 80 registers, which the 4 x 8 accumulators fit without spilling
 // (ptxas, sm_90; left to itself it took 64 and spilled). The tensor-core form's 16 x 4 take two
 // blocks per SM (128 registers).
-template <int R, class Transform, DirectConvMath kMath = DirectConvMath::fp32>
+template <int R, class Transform, DirectConvMath kMath = DirectConvMath::fp32,
+          class Reduction = NoChannelReduction>
 __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::fp32 ? 3 : 2)
     direct_conv_kernel(DirectConvParams p, const float* __restrict__ x, const float* __restrict__ w,
                        const float* __restrict__ bias, float* __restrict__ y,
-                       const Transform transform) {
+                       const Transform transform, const Reduction reduction) {
   extern __shared__ float4 direct_conv_smem[];
   float* shared = reinterpret_cast<float*>(direct_conv_smem);
   const DirectConvBlock b = direct_conv_block(p, blockIdx.x);
@@ -383,9 +487,15 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
     cp_async_wait<0>();
     __syncthreads();
     if constexpr (kMath == DirectConvMath::fp32)
-      direct_conv_compute<R>(p, b, step, shared, bias, y, threadIdx.x, transform);
+      direct_conv_compute<R, Transform, Reduction>(p, b, step, shared, bias, y, threadIdx.x,
+                                                   transform);
     else
-      direct_conv_compute_tf32<R>(p, b, step, shared, bias, y, threadIdx.x, transform);
+      direct_conv_compute_tf32<R, Transform, Reduction>(p, b, step, shared, bias, y, threadIdx.x,
+                                                        transform);
+    if constexpr (kReducesChannels<Reduction>) {
+      __syncthreads();  // every warp's partials are in
+      direct_conv_finish_reduction(p, b, step, shared, y, threadIdx.x, blockDim.x, reduction);
+    }
   }
 }
 
@@ -396,10 +506,14 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
 // them; a lane's columns cover the output width with as few as possible (1, 2 or 4); where the
 // weights and the patch exceed kDirectConvSharedBytes, fewer columns, then fewer channel slices.
 // Row steps (the weights loaded once for more rows): up to kDirectConvMaxRowSteps while at least
-// four blocks per SM remain (`sms`).
+// four blocks per SM remain (`sms`). With `reduce_channels` (ChannelReduction) every output
+// channel in one block — one group, at most 8 slices, never fewer — and room for the partials;
+// y then holds one value per output position.
 inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConvParams& p,
-                                    DirectConvMath math = DirectConvMath::fp32) {
+                                    DirectConvMath math = DirectConvMath::fp32,
+                                    bool reduce_channels = false) {
   if (std::string bad = conv_igemm_shape_problem(s); !bad.empty()) return bad;
+  if (reduce_channels && s.groups != 1) return "a channel reduction takes one group";
   const ConvIgemmDims d = conv_igemm_dims(s);
   p = DirectConvParams{};
   int64_t taps = 1;
@@ -423,11 +537,16 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
   const int64_t in_plane = d.input[0] * d.input[1] * d.input[2];
   const int64_t out_plane = d.output[0] * d.output[1] * d.output[2];
   p.x_image = s.in_channels * in_plane;
-  p.y_image = s.out_channels * out_plane, p.y_channel = out_plane;
+  p.reduce_channels = reduce_channels;
+  p.y_image = (reduce_channels ? 1 : s.out_channels) * out_plane;
+  p.y_channel = reduce_channels ? 0 : out_plane;
   p.y_step[0] = d.output[1] * d.output[2], p.y_step[1] = d.output[2], p.y_step[2] = 1;
   int slices = 1;
   while (slices < kDirectConvWarps && slices * p.slice_channels < cout_g)
     slices *= 2;
+  if (reduce_channels && slices * p.slice_channels < cout_g)
+    return "a channel reduction takes at most " +
+           std::to_string(kDirectConvWarps * p.slice_channels) + " output channels";
   int cols = p.out[2] <= 32 ? 1 : p.out[2] <= 64 ? 2 : 4;
   auto shape_tiles = [&](int lane_cols, int channel_slices) {
     p.cols_per_lane = lane_cols, p.warp_channels = channel_slices;
@@ -444,11 +563,13 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
       p.patch_cols += (16 - p.patch_cols % 32 + 32) % 32;  // pitch 16 past 32s: no conflicts
     p.weight_floats = (tf32 ? p.k_steps * kDirectConvTf32K : p.k) * p.chunk_channels();
     p.patch_floats = p.cin_g * p.kernel[0] * p.patch_rows * p.patch_cols;
+    p.partial_floats = reduce_channels ? channel_slices * p.warp_rows * p.tile_cols() : 0;
     return p.shared_bytes() <= kDirectConvSharedBytes;
   };
   bool fits = false;
+  const int fewest_slices = reduce_channels ? slices : 1;
   for (int c = cols; c >= 1 && !fits; c /= 2)
-    for (int slices_now = slices; slices_now >= 1 && !fits; slices_now /= 2)
+    for (int slices_now = slices; slices_now >= fewest_slices && !fits; slices_now /= 2)
       fits = shape_tiles(c, slices_now);
   if (!fits) return "the weights and input patch exceed the direct kernel's shared memory";
   p.chunks = static_cast<int>((cout_g + p.chunk_channels() - 1) / p.chunk_channels());
@@ -479,7 +600,8 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
 // one TF32 product on the tensor cores, sm_80 and later, or FP32 FMAs where the tensor cores'
 // tiling exceeds the shared memory — its 16-channel slices take taller patches: many input
 // channels of a pointwise convolution): init plans it (no allocation), run launches one kernel.
-// An output map (set_output_map, before init) places the outputs in a larger y.
+// An output map (set_output_map, before init) places the outputs in a larger y; a channel
+// reduction (set_channel_reduction, before init) stores one value per output position instead.
 template <detail::DirectConvMath kMath>
 class ConvDirectOf {
  public:
@@ -489,14 +611,27 @@ class ConvDirectOf {
     return plan(shape, 132, p);
   }
 
-  // OutputTransform: the type of the output transform run will be given (the shared-memory opt-in
-  // is per kernel instantiation; the identity's too, as init-time timing runs it).
-  template <class OutputTransform = detail::PlaneIdentity>
+  // "" when the direct kernel runs `shape` with a channel reduction, else why not.
+  static std::string channel_reduction_problem(const ConvIgemmShape& shape) {
+    detail::DirectConvParams p;
+    return plan(shape, 132, p, true);
+  }
+
+  // OutputTransform, Reduction: the types of the output transform and channel reduction run will
+  // be given (the shared-memory opt-in is per kernel instantiation; the identity's too, as
+  // init-time timing runs it).
+  template <class OutputTransform = detail::PlaneIdentity,
+            class Reduction = detail::NoChannelReduction>
   int init(const ConvIgemmShape& shape, MatmulEpilogue epilogue, std::string& error) {
     ready_ = false;
+    if (reduce_ != detail::kReducesChannels<Reduction> || (reduce_ && has_map_)) {
+      error = reduce_ ? "ConvDirect::init: a channel reduction needs its type and no output map"
+                      : "ConvDirect::init: a reduction type without set_channel_reduction";
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
     DeviceProperties props;
     STITCH_CHECK_CUDA(current_device_properties(props));
-    if (std::string bad = plan(shape, props.sm_count, p_); !bad.empty()) {
+    if (std::string bad = plan(shape, props.sm_count, p_, reduce_); !bad.empty()) {
       error = "ConvDirect::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
@@ -509,7 +644,7 @@ class ConvDirectOf {
     // The kernels' limit, not this shape's: the attribute is per kernel and process-wide, and
     // another ConvDirect may need more.
     STITCH_CHECK_CUDA(allow_shared_memory<detail::PlaneIdentity>());  // as timed at init
-    STITCH_CHECK_CUDA(allow_shared_memory<OutputTransform>());
+    STITCH_CHECK_CUDA((allow_shared_memory<OutputTransform, Reduction>()));
     ready_ = true;
     return STITCH_OK;
   }
@@ -520,18 +655,25 @@ class ConvDirectOf {
     has_map_ = true;
   }
 
+  // One value per output position, its channels reduced (detail::ChannelReduction, whose type
+  // init and whose value run are given): y is [batch, 1, output...] (call before init).
+  void set_channel_reduction() { reduce_ = true; }
+
   // x and w as PyTorch holds them (contiguous), bias [out_channels] when the epilogue has one;
-  // `output_transform` applied to each result after the epilogue (init given its type). The
-  // signature is ConvIgemmTf32x3's, whose input transform this kernel does not take.
+  // `output_transform` applied to each result after the epilogue, then `reduction` where set
+  // (init given their types). The signature is ConvIgemmTf32x3's, whose input transform this
+  // kernel does not take, and a reduction.
   template <class InputTransform = detail::PlaneIdentity,
-            class OutputTransform = detail::PlaneIdentity>
+            class OutputTransform = detail::PlaneIdentity,
+            class Reduction = detail::NoChannelReduction>
   int run(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
           std::string& error, const InputTransform& = {},
-          const OutputTransform& output_transform = {}) const {
+          const OutputTransform& output_transform = {}, const Reduction& reduction = {}) const {
     static_assert(std::is_same_v<InputTransform, detail::PlaneIdentity>,
                   "the direct kernel takes no input transform");
-    if (!ready_) {
-      error = "ConvDirect::run before a successful init";
+    if (!ready_ || reduce_ != detail::kReducesChannels<Reduction>) {
+      error = ready_ ? "ConvDirect::run: the channel reduction is not the one init planned"
+                     : "ConvDirect::run before a successful init";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     if (x == nullptr || w == nullptr || y == nullptr ||
@@ -540,9 +682,9 @@ class ConvDirectOf {
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     if (kMath == detail::DirectConvMath::fp32 || p_.math == detail::DirectConvMath::fp32)
-      launch<detail::DirectConvMath::fp32>(x, w, bias, y, stream, output_transform);
+      launch<detail::DirectConvMath::fp32>(x, w, bias, y, stream, output_transform, reduction);
     else if constexpr (kMath != detail::DirectConvMath::fp32)
-      launch<kMath>(x, w, bias, y, stream, output_transform);
+      launch<kMath>(x, w, bias, y, stream, output_transform, reduction);
     STITCH_CHECK_CUDA(cudaGetLastError());
     return STITCH_OK;
   }
@@ -550,71 +692,73 @@ class ConvDirectOf {
   const detail::DirectConvParams& params() const { return p_; }
 
   // "direct fp32, 8 ch x 2 slices, 4 rows x 128 cols, 2 row steps, 40.5 KiB" ("direct tf32, 16
-  // ch x ..." on the tensor cores)
+  // ch x ..." on the tensor cores; ", channels reduced" with a channel reduction)
   std::string describe() const {
-    char text[128];
+    char text[160];
     std::snprintf(text, sizeof text,
                   "direct %s, %d ch x %d slices, %d rows x %d cols, %d row "
-                  "steps, %.1f KiB",
+                  "steps, %.1f KiB%s",
                   p_.math == detail::DirectConvMath::fp32 ? "fp32" : "tf32", p_.slice_channels,
                   p_.warp_channels, p_.warp_rows, p_.tile_cols(), p_.row_steps,
-                  p_.shared_bytes() / 1024.0);
+                  p_.shared_bytes() / 1024.0, p_.reduce_channels ? ", channels reduced" : "");
     return text;
   }
 
  private:
   // The tiling in kMath, else (ConvDirectTf32) in FP32 FMAs.
-  static std::string plan(const ConvIgemmShape& shape, int sms, detail::DirectConvParams& p) {
-    std::string bad = detail::plan_direct_conv(shape, sms, p, kMath);
+  static std::string plan(const ConvIgemmShape& shape, int sms, detail::DirectConvParams& p,
+                          bool reduce_channels = false) {
+    std::string bad = detail::plan_direct_conv(shape, sms, p, kMath, reduce_channels);
     if (!bad.empty() && kMath != detail::DirectConvMath::fp32)
-      bad = detail::plan_direct_conv(shape, sms, p, detail::DirectConvMath::fp32);
+      bad = detail::plan_direct_conv(shape, sms, p, detail::DirectConvMath::fp32, reduce_channels);
     return bad;
   }
 
-  template <detail::DirectConvMath kPlanned, class OutputTransform>
+  template <detail::DirectConvMath kPlanned, class OutputTransform, class Reduction>
   void launch(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
-              const OutputTransform& output_transform) const {
+              const OutputTransform& output_transform, const Reduction& reduction) const {
     const auto blocks = static_cast<unsigned>(p_.blocks);
     const size_t smem = static_cast<size_t>(p_.shared_bytes());
+    constexpr int kThreads = detail::kDirectConvThreads;
     if (p_.cols_per_lane == 1)
-      detail::direct_conv_kernel<1, OutputTransform, kPlanned>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
-                                                                 output_transform);
+      detail::direct_conv_kernel<1, OutputTransform, kPlanned, Reduction>
+          <<<blocks, kThreads, smem, stream>>>(p_, x, w, bias, y, output_transform, reduction);
     else if (p_.cols_per_lane == 2)
-      detail::direct_conv_kernel<2, OutputTransform, kPlanned>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
-                                                                 output_transform);
+      detail::direct_conv_kernel<2, OutputTransform, kPlanned, Reduction>
+          <<<blocks, kThreads, smem, stream>>>(p_, x, w, bias, y, output_transform, reduction);
     else
-      detail::direct_conv_kernel<4, OutputTransform, kPlanned>
-          <<<blocks, detail::kDirectConvThreads, smem, stream>>>(p_, x, w, bias, y,
-                                                                 output_transform);
+      detail::direct_conv_kernel<4, OutputTransform, kPlanned, Reduction>
+          <<<blocks, kThreads, smem, stream>>>(p_, x, w, bias, y, output_transform, reduction);
   }
 
   // Every kernel run may launch (either arithmetic for ConvDirectTf32).
-  template <class OutputTransform>
+  template <class OutputTransform, class Reduction = detail::NoChannelReduction>
   static cudaError_t allow_shared_memory() {
     const int bytes = static_cast<int>(detail::kDirectConvSharedBytes);
     cudaError_t status = cudaSuccess;
-    for (const void* kernel : kernels<OutputTransform, detail::DirectConvMath::fp32>())
+    for (const void* kernel : kernels<OutputTransform, detail::DirectConvMath::fp32, Reduction>())
       if (status == cudaSuccess)
         status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     if constexpr (kMath != detail::DirectConvMath::fp32)
-      for (const void* kernel : kernels<OutputTransform, kMath>())
+      for (const void* kernel : kernels<OutputTransform, kMath, Reduction>())
         if (status == cudaSuccess)
           status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     return status;
   }
-  template <class OutputTransform, detail::DirectConvMath kPlanned>
+  template <class OutputTransform, detail::DirectConvMath kPlanned, class Reduction>
   static std::array<const void*, 3> kernels() {
-    return {
-        reinterpret_cast<const void*>(detail::direct_conv_kernel<1, OutputTransform, kPlanned>),
-        reinterpret_cast<const void*>(detail::direct_conv_kernel<2, OutputTransform, kPlanned>),
-        reinterpret_cast<const void*>(detail::direct_conv_kernel<4, OutputTransform, kPlanned>)};
+    return {reinterpret_cast<const void*>(
+                detail::direct_conv_kernel<1, OutputTransform, kPlanned, Reduction>),
+            reinterpret_cast<const void*>(
+                detail::direct_conv_kernel<2, OutputTransform, kPlanned, Reduction>),
+            reinterpret_cast<const void*>(
+                detail::direct_conv_kernel<4, OutputTransform, kPlanned, Reduction>)};
   }
 
   detail::DirectConvParams p_;
   ConvIgemmOutputMap map_;
   bool has_map_ = false;
+  bool reduce_ = false;
   bool ready_ = false;
 };
 

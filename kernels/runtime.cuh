@@ -110,10 +110,11 @@ inline std::string launch_request(const void* kernel, unsigned blocks, unsigned 
 // show up here. cudaGetLastError also clears them so they do not surface at an unrelated call.
 #define STITCH_CHECK_LAUNCH() STITCH_CHECK_CUDA(cudaGetLastError())
 
-// Propagates a non-zero int status from a helper that has already set `error`.
-#define STITCH_CHECK(status_expr)                                       \
+// Propagates a non-zero int status from a helper that has already set `error`. Variadic: the
+// expression may hold commas (a call of a member template with two template arguments).
+#define STITCH_CHECK(...)                                               \
   do {                                                                  \
-    const int stitch_check_status_ = (status_expr);                     \
+    const int stitch_check_status_ = (__VA_ARGS__);                     \
     if (stitch_check_status_ != STITCH_OK) return stitch_check_status_; \
   } while (0)
 

@@ -23,6 +23,7 @@
 
 #include "codegen/emit_context.h"
 #include "plan/access.h"
+#include "plan/conv_geometry.h"
 #include "plan/kernel_choice.h"
 
 namespace stitch::codegen {
@@ -110,8 +111,9 @@ void emit_conv_init(EmitContext& ctx, const Subtask& subtask, const ConvSpec& sp
 // A per-plane functor (kernels/plane_transform.cuh): `float operator()(int64_t plane, float x0)`
 // evaluating `body` on x0, its load 0, where every other load is one value per plane, read at
 // (n, c) of plane n * channels + c; it returns `result`, an operand of the body. A prologue (the
-// kernel's input transform, over [batch, in_channels]) or an output transform (over [batch,
-// out_channels]). Returns the functor's initializer list.
+// kernel's input transform, over [batch, in_channels]), an output transform (over [batch,
+// out_channels]) or a channel reduction's finish (over [batch, 1]). Returns the functor's
+// initializer list.
 Result<std::string> emit_plane_functor(EmitContext& ctx, const std::string& name,
                                        const plan::Body& body, int64_t batch, int64_t channels,
                                        const plan::Operand& result) {
@@ -157,11 +159,32 @@ Result<std::string> emit_conv_prologue(EmitContext& ctx, const std::string& name
   return emit_plane_functor(ctx, name, body, spec.batch, spec.in_channels, last);
 }
 
-// The output transform: x0 the kernel's result, the stored value its one store's operand.
+// The output transform: x0 the kernel's result, the stored value its one store's operand (with
+// a channel reduction: the value reduced, its last step).
 Result<std::string> emit_conv_output_transform(EmitContext& ctx, const std::string& name,
                                                const ConvSpec& spec) {
-  return emit_plane_functor(ctx, name, *spec.output_transform, spec.batch, spec.out_channels,
-                            spec.stores[0].from);
+  const plan::Body& body = *spec.output_transform;
+  const plan::Operand result =
+      spec.channel_reduce
+          ? plan::Operand{plan::Operand::Kind::step, static_cast<int>(body.steps.size()) - 1, 0}
+          : spec.stores[0].from;
+  return emit_plane_functor(ctx, name, body, spec.batch, spec.out_channels, result);
+}
+
+// A channel reduction (kernels/conv_direct.cuh): its finish, the functor "<subtask>_reduce" over
+// the reduce epilogue, and its type, the alias "<subtask>_reduction" (one name inside the macros
+// init and run are called in). Returns the finish's initializer list.
+Result<std::string> emit_channel_reduction(EmitContext& ctx, const Subtask& subtask,
+                                           const ConvSpec& spec) {
+  const std::string finish = EmitContext::functor_name(subtask, "reduce");
+  STITCH_ASSIGN_OR_RETURN(std::string init,
+                          emit_plane_functor(ctx, finish, *spec.reduce_epilogue, spec.batch, 1,
+                                             spec.stores[0].from));
+  ctx.pieces().functors.line(
+      "using {} = detail::ChannelReduction<detail::ChannelReduceOp::{}, {}>;",
+      EmitContext::functor_name(subtask, "reduction"),
+      plan::kReduceOpNames[static_cast<int>(*spec.channel_reduce)], finish);
+  return init;
 }
 
 // The direct depthwise kernel: a 1-d convolution is a 2-d one of height 1. `transform`: the
@@ -270,9 +293,17 @@ std::string emit_kernel_conv_init(EmitContext& ctx, const Subtask& subtask, cons
   } else if (!spec.x.is_contiguous()) {  // channels-last (check_kernel): read as it is
     iw.line("s->{}.set_input_channels_last(true);", member);
   }
-  // A kernel with an output transform is initialised for its functor's type.
-  const std::string init_for =
-      spec.output_transform ? "<" + EmitContext::functor_name(subtask, "output") + ">" : "";
+  // A kernel with an output transform (and a channel reduction) is initialised for its functors'
+  // types.
+  const std::string output_type = spec.output_transform
+                                      ? EmitContext::functor_name(subtask, "output")
+                                      : std::string("detail::PlaneIdentity");
+  std::string init_for = spec.output_transform ? "<" + output_type + ">" : "";
+  if (spec.channel_reduce) {
+    iw.line("s->{}.set_channel_reduction();", member);
+    init_for = fmt::format("<{}, {}>", output_type,
+                           EmitContext::functor_name(subtask, "reduction"));
+  }
   iw.line("STITCH_CHECK(s->{}.init{}(shape, MatmulEpilogue::{}, error));", member, init_for,
           spec.kernel_epilogue);
   const bool weight_at_init = prepares_weights && spec.w.base.kind == ir::ValueRef::Kind::param;
@@ -315,6 +346,10 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
   if ((spec.kernel_epilogue != "none" || spec.output_transform) && !igemm && !direct)
     return make_error("kernel '{}' applies no convolution kernel epilogue or output transform",
                       subtask.kernel);
+  if (spec.channel_reduce &&
+      (!direct || !plan::direct_conv_reduces_channels(spec, plan::subtask_tensor_math(subtask)) ||
+       subtask.tunables.count("cudnn_alternative") > 0))
+    return make_error("only the direct kernel reduces a convolution's channels, untimed");
   if (!plan::is_store_epilogue(spec.kernel_epilogue) ||
       spec.kernel_epilogue.starts_with("bias") != spec.bias.has_value())
     return make_error("convolution kernel epilogue '{}' {} a bias", spec.kernel_epilogue,
@@ -374,10 +409,16 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
     STITCH_ASSIGN_OR_RETURN(std::string init, emit_conv_output_transform(ctx, functor, spec));
     w.line("const {} out{{{}}};", functor, init);
   }
-  // The kernels' run(..., input transform, output transform).
+  if (spec.channel_reduce) {  // ConvDirect reduces its channels as it stores, then finishes
+    STITCH_ASSIGN_OR_RETURN(std::string init, emit_channel_reduction(ctx, subtask, spec));
+    w.line("const {} red{{{{{}}}}};", EmitContext::functor_name(subtask, "reduction"), init);
+  }
+  // The kernels' run(..., input transform, output transform, channel reduction).
   std::string transform = spec.prologue ? ", pro" : "";
-  if (spec.output_transform)
-    transform = fmt::format("{}, out", spec.prologue ? ", pro" : ", detail::PlaneIdentity{}");
+  if (spec.output_transform || spec.channel_reduce)
+    transform = fmt::format("{}, {}", spec.prologue ? ", pro" : ", detail::PlaneIdentity{}",
+                            spec.output_transform ? "out" : "detail::PlaneIdentity{}");
+  if (spec.channel_reduce) transform += ", red";
   const std::string run = fmt::format("STITCH_CHECK(s->{}.run({}, {}, {}, {}, stream, error{}));",
                                       member, x, run_weight, bias, y, transform);
   if (subtask.tunables.count("cudnn_alternative") == 0) {
@@ -469,11 +510,11 @@ Status emit_spec(EmitContext& ctx, const Subtask& subtask, const ConvSpec& spec,
     emit_conv_init(ctx, subtask, spec, member, CudnnLayout{window ? window->strides[0] : 0});
   }
 
-  std::vector<int64_t> out_shape{spec.batch, spec.out_channels};
-  out_shape.insert(out_shape.end(), spec.output.begin(), spec.output.end());
+  const std::vector<int64_t> out_shape = plan::conv_output_space(spec);
   const Store& conv_out = spec.stores[0];
-  if (numel(ctx.type_of(conv_out.value).shape) != numel(out_shape))
-    return make_error("the convolution's output buffer does not hold [{}]", int_list(out_shape));
+  const int64_t stored = numel(out_shape) / (spec.channel_reduce ? spec.out_channels : 1);
+  if (numel(ctx.type_of(conv_out.value).shape) != stored)
+    return make_error("the convolution's output buffer does not hold {} elements", stored);
   STITCH_ASSIGN_OR_RETURN(std::string x, ctx.access_pointer(spec.x));
   STITCH_ASSIGN_OR_RETURN(std::string weight, ctx.access_pointer(spec.w));
   if (igemm || direct) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "plan/access.h"
+#include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
 #include "plan/kernel_choice.h"
 #include "plan/op_traits.h"
@@ -135,11 +136,7 @@ std::optional<std::vector<int64_t>> elementwise_space(const Subtask& subtask) {
   if (const auto* spec = std::get_if<ElementwiseSpec>(&subtask.spec)) return spec->shape;
   if (const auto* spec = std::get_if<MatmulSpec>(&subtask.spec))
     return std::vector<int64_t>{spec->batch, spec->m, spec->n};
-  if (const auto* spec = std::get_if<ConvSpec>(&subtask.spec)) {
-    std::vector<int64_t> shape{spec->batch, spec->out_channels};
-    shape.insert(shape.end(), spec->output.begin(), spec->output.end());
-    return shape;
-  }
+  if (const auto* spec = std::get_if<ConvSpec>(&subtask.spec)) return conv_output_space(*spec);
   if (const auto* spec = std::get_if<CopySpec>(&subtask.spec); spec && !spec->destination)
     return spec->source.shape;  // a cat piece's copy writes its destination, a window already
   return std::nullopt;

@@ -8,6 +8,7 @@
 #include "plan/access.h"
 #include "plan/conv_geometry.h"
 #include "plan/graph_edit.h"
+#include "plan/kernel_choice.h"
 #include "plan/op_traits.h"
 #include "plan/subtasks.h"
 
@@ -234,8 +235,7 @@ bool fold_conv_output_transform(const ir::Graph& graph, const ValueMap& values,
   const int special_limit = subtask.kernel == "direct_conv" ? kDirectTransformSpecialFunctions
                                                             : kIgemmTransformSpecialFunctions;
   if (body_special_functions(graph, body) > special_limit) return false;
-  std::vector<int64_t> space{spec->batch, spec->out_channels};
-  space.insert(space.end(), spec->output.begin(), spec->output.end());
+  const std::vector<int64_t> space = conv_output_space(*spec);
   for (size_t k = 1; k < body.loads.size(); ++k)
     if (!per_plane(body.loads[k], space)) return false;
   const ir::ValueRef result = spec->stores[1].value;
@@ -255,6 +255,114 @@ bool fold_conv_output_transform(const ir::Graph& graph, const ValueMap& values,
   spec->stores = {spec->stores[1]};
   subtask.tunables.erase("block");
   subtask.tunables.erase("vector_width");
+  return true;
+}
+
+namespace {
+
+// `load`, over a channel reduction's [outer, reduce, inner] = [batch, channels, positions] space,
+// as one value per (n, c) plane of the convolution's output space `space`; nullopt where it varies
+// over the positions.
+std::optional<Access> as_plane_load(const Access& load, const std::vector<int64_t>& space) {
+  if (load.shape.size() != 3 || (load.shape[2] > 1 && load.strides[2] != 0)) return std::nullopt;
+  Access plane{load.base, load.offset, space, std::vector<int64_t>(space.size(), 0)};
+  plane.strides[0] = load.strides[0];
+  plane.strides[1] = load.strides[1];
+  return plane;
+}
+
+// The reduction's epilogue as the kernel's: loads past 0 one value per image of its [batch,
+// positions] space and none of the reduction's own outputs (min's indices), the reduce count a
+// scalar; nullopt where it cannot be. Without an epilogue, one storing the reduced value.
+std::optional<Body> as_reduce_epilogue(const ReductionSpec& reduction, int64_t channels) {
+  if (!reduction.epilogue)
+    return Body{{contiguous_access(node_value(reduction.node), {reduction.outer, reduction.inner})},
+                {}};
+  Body body = *reduction.epilogue;
+  for (size_t k = 1; k < body.loads.size(); ++k) {
+    const Access& load = body.loads[k];
+    if (load.base == node_value(reduction.node, static_cast<int>(k)) || load.shape.size() != 2 ||
+        (load.shape[1] > 1 && load.strides[1] != 0))
+      return std::nullopt;
+  }
+  for (BodyStep& step : body.steps)
+    for (Operand& operand : step.operands)
+      if (operand.kind == Operand::Kind::index)
+        operand = Operand{Operand::Kind::scalar, 0, static_cast<double>(channels)};
+  return body;
+}
+
+bool reads_reduce_count(const Body& body) {
+  return std::any_of(body.steps.begin(), body.steps.end(), [](const BodyStep& step) {
+    return std::any_of(step.operands.begin(), step.operands.end(), [](const Operand& operand) {
+      return operand.kind == Operand::Kind::index;
+    });
+  });
+}
+
+// The first subtask after `index` reading `value`, or 0.
+size_t first_reader(const std::vector<Subtask>& subtasks, size_t index, const ir::ValueRef& value) {
+  for (size_t i = index + 1; i < subtasks.size(); ++i)
+    for (const Access& read : subtask_reads(subtasks[i]))
+      if (read.base == value) return i;
+  return 0;
+}
+
+}  // namespace
+
+bool fold_conv_channel_reduction(const ir::Graph& graph, const ValueMap& values,
+                                 std::vector<Subtask>& subtasks, size_t index) {
+  Subtask& subtask = subtasks[index];
+  auto* spec = std::get_if<ConvSpec>(&subtask.spec);
+  if (spec == nullptr || subtask.kernel != "direct_conv" || spec->epilogue ||
+      spec->output_transform || spec->channel_reduce || spec->stores.size() != 1 ||
+      spec->stores[0].from != kRawResult ||
+      !direct_conv_reduces_channels(*spec, subtask_tensor_math(subtask)))
+    return false;
+  const ir::ValueRef raw = spec->stores[0].value;
+  const size_t reader = first_reader(subtasks, index, raw);
+  if (reader == 0 || !owns_buffer(graph, values, raw) ||
+      read_elsewhere(graph, values, subtasks, {index, reader}, raw))
+    return false;
+  const auto* reduction = std::get_if<ReductionSpec>(&subtasks[reader].spec);
+  const std::vector<int64_t>& out_shape = graph.type_of(raw).shape;
+  const int64_t channels = spec->out_channels;
+  if (reduction == nullptr ||
+      (reduction->op != ReduceOp::sum && reduction->op != ReduceOp::max &&
+       reduction->op != ReduceOp::min) ||
+      reduction->input !=
+          contiguous_access(raw, {spec->batch, channels,
+                                  graph.type_of(raw).numel() / (spec->batch * channels)}) ||
+      reduction->stores.size() != 1 || !owns_buffer(graph, values, reduction->stores[0].value) ||
+      graph.type_of(reduction->stores[0].value).dtype != ir::DType::float32)
+    return false;
+  std::optional<Body> transform;
+  if (reduction->prologue && !reduction->prologue->steps.empty()) {
+    transform = *reduction->prologue;
+    if (reads_reduce_count(*transform) ||
+        body_special_functions(graph, *transform) > kDirectTransformSpecialFunctions)
+      return false;
+    transform->loads[0] = contiguous_access(raw, out_shape);
+    for (size_t k = 1; k < transform->loads.size(); ++k) {
+      const std::optional<Access> plane = as_plane_load(transform->loads[k], out_shape);
+      if (!plane) return false;
+      transform->loads[k] = *plane;
+    }
+  }
+  std::optional<Body> finish = as_reduce_epilogue(*reduction, channels);
+  if (!finish) return false;
+  spec->output_transform = std::move(transform);
+  spec->channel_reduce = reduction->op;
+  spec->reduce_epilogue = std::move(finish);
+  spec->stores = reduction->stores;
+  const std::vector<int>& nodes = subtasks[reader].nodes;
+  subtask.nodes.insert(subtask.nodes.end(), nodes.begin(), nodes.end());
+  // cuDNN (and its workspace) would write the whole result the fold saves; no pass to launch.
+  for (const char* tunable : {"cudnn_alternative", "cudnn_estimate_us", "workspace_bytes", "block",
+                              "vector_width"})
+    subtask.tunables.erase(tunable);
+  subtasks.erase(subtasks.begin() + static_cast<std::ptrdiff_t>(reader));
+  renumber_subtask_ids(subtasks);
   return true;
 }
 

@@ -189,11 +189,13 @@ namespace {
 // (index 0 depth, 1 height, 2 width): from the widest columns per lane and the most channel
 // slices down, whether a tiling's weights and input patch fit the shared memory. On the tensor
 // cores (`tf32`) a slice is 16 channels, K is padded to a multiple of 8 with its offset table
-// beside the weights, and a patch row's pitch is 16 words past a multiple of 32.
+// beside the weights, and a patch row's pitch is 16 words past a multiple of 32. With a channel
+// reduction (`reduce`) every output channel in one block (at most 8 slices, never fewer) and the
+// warps' partials beside the patch.
 bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>& kernel,
                         const std::array<int64_t, 3>& stride,
                         const std::array<int64_t, 3>& dilation, int64_t out_rows, int64_t out_cols,
-                        bool tf32) {
+                        bool tf32, bool reduce = false) {
   constexpr int64_t kWarps = 8;
   const int64_t slice_channels = tf32 ? 16 : 8;
   const int64_t k = cin * kernel[0] * kernel[1] * kernel[2];
@@ -202,11 +204,12 @@ bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>&
   int64_t slices = 1;
   while (slices < kWarps && slices * slice_channels < cout)
     slices *= 2;
+  if (reduce && slices * slice_channels < cout) return false;
   for (int64_t lane_cols = out_cols <= 32   ? 1
                            : out_cols <= 64 ? 2
                                             : 4;
        lane_cols >= 1; lane_cols /= 2)
-    for (int64_t s = slices; s >= 1; s /= 2) {
+    for (int64_t s = slices; s >= (reduce ? slices : 1); s /= 2) {
       int64_t rows = kWarps / s, col_groups = 1;
       while (rows > 1 && rows / 2 >= out_rows && col_groups * 32 * lane_cols < out_cols)
         rows /= 2, col_groups *= 2;
@@ -214,8 +217,9 @@ bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>&
       int64_t patch_cols =
           (col_groups * 32 * lane_cols - 1) * stride[2] + (kernel[2] - 1) * dilation[2] + 1;
       if (tf32) patch_cols += (16 - patch_cols % 32 + 32) % 32;
+      const int64_t partials = reduce ? s * rows * col_groups * 32 * lane_cols : 0;
       if (4 * (weight_rows * slice_channels * s + table +
-               cin * kernel[0] * patch_rows * patch_cols) <=
+               cin * kernel[0] * patch_rows * patch_cols + partials) <=
           kDirectConvSharedBytes)
         return true;
     }
@@ -223,8 +227,8 @@ bool direct_tiling_fits(int64_t cin, int64_t cout, const std::array<int64_t, 3>&
 }
 
 // Whether the direct kernel takes `spec` with a tiling of FP32 FMAs, or of the tensor cores
-// (`tf32`), in its shared memory.
-bool direct_conv_fits(const ConvSpec& spec, bool tf32) {
+// (`tf32`), in its shared memory (with a channel reduction: `reduce`).
+bool direct_conv_fits(const ConvSpec& spec, bool tf32, bool reduce = false) {
   // The kernel takes the implicit GEMM's shapes (ConvIgemmShape and its checks); a transposed
   // convolution runs as its phases' forward ones (kernels/conv_transpose.cuh), here with
   // dilation 1 only.
@@ -251,7 +255,8 @@ bool direct_conv_fits(const ConvSpec& spec, bool tf32) {
       stride[i] = 1;
     }
   }
-  return direct_tiling_fits(cin, cout, kernel, stride, dilation, output[1], output[2], tf32);
+  return direct_tiling_fits(cin, cout, kernel, stride, dilation, output[1], output[2], tf32,
+                            reduce);
 }
 
 }  // namespace
@@ -263,6 +268,12 @@ bool direct_conv_one_product(const ConvSpec& spec, TensorMath math) {
 bool direct_conv_eligible(const ConvSpec& spec, TensorMath math) {
   // ConvDirectTf32 runs FP32 FMAs where its own tiling does not fit.
   return direct_conv_fits(spec, false) || direct_conv_one_product(spec, math);
+}
+
+bool direct_conv_reduces_channels(const ConvSpec& spec, TensorMath math) {
+  if (spec.groups != 1 || spec.transposed) return false;
+  return direct_conv_fits(spec, false, true) ||
+         (math != TensorMath::fp32 && direct_conv_fits(spec, true, true));
 }
 
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks,

@@ -56,7 +56,14 @@ std::vector<int64_t> conv_input_space(const Conv& conv) {
   return space;
 }
 
-// Whether `access`, with the shape `space` (a convolution's input space), holds one value per
+// The index space of a convolution's output, [batch, out_channels, output...]: its epilogue's.
+inline std::vector<int64_t> conv_output_space(const ConvSpec& spec) {
+  std::vector<int64_t> space{spec.batch, spec.out_channels};
+  space.insert(space.end(), spec.output.begin(), spec.output.end());
+  return space;
+}
+
+// Whether `access`, with the shape `space` (a convolution's input or output space), holds one value per
 // (n, c) plane: zero strides over every spatial dim larger than 1.
 bool per_plane(const Access& access, const std::vector<int64_t>& space);
 

@@ -81,12 +81,7 @@ void fold_copies_into_stores(const ir::Graph& graph, const ValueMap& values,
     subtasks.erase(subtasks.begin() + static_cast<std::ptrdiff_t>(c));
     folded = true;
   }
-  // Ids stay "sNN_..." with NN the subtask's position.
-  if (folded)
-    for (size_t i = 0; i < subtasks.size(); ++i) {
-      std::string& id = subtasks[i].id;
-      id = fmt::format("s{:02d}{}", i, id.substr(id.find('_')));
-    }
+  if (folded) renumber_subtask_ids(subtasks);
 }
 
 }  // namespace stitch::plan

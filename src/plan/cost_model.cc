@@ -50,7 +50,9 @@ double product(const std::vector<int64_t>& sizes) {
 
 // 2·N·K·(C/groups)·prod(kernel)·prod(output) for the forward convolution; a transposed one does
 // the work of the forward convolution it inverts (input and output exchanged). Plus one per
-// output element per epilogue step, the kernel's (bias, activation, output transform) included.
+// output element per epilogue step, the kernel's (bias, activation, output transform) included,
+// and for a channel reduction one per output element and one per reduced value per step of its
+// epilogue.
 double conv_flops(const ConvSpec& s) {
   const std::vector<int64_t>& forward_out = s.transposed ? s.input : s.output;
   const double macs =
@@ -61,8 +63,11 @@ double conv_flops(const ConvSpec& s) {
   const double outputs = static_cast<double>(s.batch * s.out_channels) * product(s.output);
   const bool activation = s.kernel_epilogue != "none" && s.kernel_epilogue != "bias";
   const double kernel_epilogue_steps = (s.bias ? 1.0 : 0.0) + (activation ? 1.0 : 0.0);
+  const double reduced = s.channel_reduce
+                             ? 1.0 + body_steps(s.reduce_epilogue) / static_cast<double>(s.out_channels)
+                             : 0.0;
   return 2 * macs + outputs * (kernel_epilogue_steps + body_steps(s.epilogue) +
-                               body_steps(s.output_transform));
+                               body_steps(s.output_transform) + reduced);
 }
 
 // Both products over the (batch, head, query, key) pairs the kernel visits (a causal mask skips

@@ -306,6 +306,11 @@ struct DirectConvEstimate {
 // taller patches), else FP32 FMAs, against cuDNN's TF32 engines.
 bool direct_conv_eligible(const ConvSpec& spec, TensorMath math = TensorMath::fp32);
 bool direct_conv_one_product(const ConvSpec& spec, TensorMath math);
+// The direct kernel also reduces the output channels of each position as it stores
+// (ChannelReduction, kernels/conv_direct.cuh): a forward convolution of one group whose output
+// channels one block holds (8 slices: 64 on FP32 FMAs, 128 on the tensor cores under `math`
+// tf32 / bf16), with the warps' partials in its shared memory.
+bool direct_conv_reduces_channels(const ConvSpec& spec, TensorMath math);
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks,
                                         TensorMath math = TensorMath::fp32);
 

@@ -32,6 +32,7 @@ bool cudnn_keeps_nchw(const Subtask& subtask) {
 bool kernel_writes_only(const Subtask& subtask, const ir::ValueRef& value) {
   const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
   return conv != nullptr && !cudnn_keeps_nchw(subtask) && !conv->transposed && !conv->epilogue &&
+         !conv->channel_reduce &&
          !(timed_against_cudnn(subtask) && conv->output_transform) && conv->stores.size() == 1 &&
          conv->stores[0].value == value &&
          (subtask.kernel == "igemm_tf32x3_conv" || subtask.kernel == "direct_conv");

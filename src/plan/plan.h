@@ -144,6 +144,18 @@ struct MatmulSpec {
 // kernel_epilogue — `epilogue` is then empty and stores[0] the one value it stores, its `from`
 // the operand of this body that value is. Load 0 is the result in registers (its Access where
 // stores[0] lives); every other load is one value per (n, c) plane of the output space.
+// `channel_reduce` (direct_conv only, folded after kernel choice: conv_epilogue.h): a reduction
+// over the output channels (sum, max or min; one group, forward) done by the kernel as it stores —
+// the convolution's own output is never written. Each result, after kernel_epilogue and the
+// output transform (if any: its result is then its last step), is combined over the channels of
+// its position; then `reduce_epilogue` per reduced value (load 0, in registers; every other load
+// one value per image) gives stores[0], the one value stored, [batch, 1, output...] or
+// [batch, output...] in a contiguous buffer of its own.
+// logsumexp: log(sum(exp(x))), in one pass (kernels/reduction.cuh keeps the max and the sum).
+enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var, logsumexp };
+inline constexpr const char* kReduceOpNames[] = {"sum",    "max",    "min",      "prod",
+                                                 "argmax", "argmin", "mean_var", "logsumexp"};
+
 struct ConvSpec {
   int node = -1;  // the convolution node
   int64_t batch = 1, in_channels = 0, out_channels = 0, groups = 1;
@@ -156,14 +168,11 @@ struct ConvSpec {
   std::optional<Access> bias;    // [out_channels], with a "bias*" kernel epilogue
   std::optional<Body> epilogue;  // load 0 = the convolution's output (after kernel_epilogue)
   std::optional<Body> output_transform;  // load 0 = the same, in the kernel's registers
+  std::optional<ReduceOp> channel_reduce;
+  std::optional<Body> reduce_epilogue;  // load 0 = the reduced value, in the kernel's registers
   std::vector<Store> stores;
   bool operator==(const ConvSpec&) const = default;
 };
-
-// logsumexp: log(sum(exp(x))), in one pass (kernels/reduction.cuh keeps the max and the sum).
-enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var, logsumexp };
-inline constexpr const char* kReduceOpNames[] = {"sum",    "max",    "min",      "prod",
-                                                 "argmax", "argmin", "mean_var", "logsumexp"};
 
 // Reduces an [outer, reduce, inner] index space over the middle axis. The prologue body is
 // evaluated per input element (load 0 is the reduced tensor; other loads broadcast); the epilogue

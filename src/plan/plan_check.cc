@@ -106,8 +106,7 @@ Status check_output_transform(const Plan& plan, const ConvSpec& spec, int64_t nu
   STITCH_TRY(check_body(plan, body, numel, "output transform"));
   if (spec.epilogue || spec.stores.size() != 1 || body.loads.empty())
     return make_error("a convolution's output transform is its whole epilogue, storing one value");
-  std::vector<int64_t> space{spec.batch, spec.out_channels};
-  space.insert(space.end(), spec.output.begin(), spec.output.end());
+  const std::vector<int64_t> space = conv_output_space(spec);
   for (size_t k = 1; k < body.loads.size(); ++k)
     if (!per_plane(body.loads[k], space))
       return make_error("convolution output transform load {} is not one value per (n, c) plane",
@@ -116,6 +115,53 @@ Status check_output_transform(const Plan& plan, const ConvSpec& spec, int64_t nu
   if (from.kind != Operand::Kind::step || from.index < 0 ||
       from.index >= static_cast<int>(body.steps.size()))
     return make_error("a convolution's output transform stores one of its steps");
+  return {};
+}
+
+// A reduction over the output channels (plan.h): one group, forward, no epilogue pass; the
+// output transform's loads one value per (n, c) plane, the reduce epilogue's one per image of
+// the [batch, positions] space it runs over; one float32 value stored from the reduce epilogue,
+// batch · positions elements, in a buffer of its own.
+Status check_channel_reduction(const Plan& plan, const ConvSpec& spec, int64_t numel) {
+  const ReduceOp op = *spec.channel_reduce;
+  if (op != ReduceOp::sum && op != ReduceOp::max && op != ReduceOp::min)
+    return make_error("a convolution reduces its channels by sum, max or min");
+  if (spec.groups != 1 || spec.transposed || spec.epilogue || spec.stores.size() != 1 ||
+      !spec.reduce_epilogue || spec.reduce_epilogue->loads.empty())
+    return make_error(
+        "a channel reduction runs in a forward convolution of one group, with a reduce epilogue "
+        "storing one value and no epilogue pass");
+  const std::vector<int64_t> space = conv_output_space(spec);
+  if (spec.output_transform) {
+    STITCH_TRY(check_body(plan, *spec.output_transform, numel, "output transform"));
+    for (size_t k = 1; k < spec.output_transform->loads.size(); ++k)
+      if (!per_plane(spec.output_transform->loads[k], space))
+        return make_error("convolution output transform load {} is not one value per (n, c) plane",
+                          k);
+  }
+  const int64_t positions = numel / spec.out_channels;
+  const Body& finish = *spec.reduce_epilogue;
+  STITCH_TRY(check_body(plan, finish, positions, "reduce epilogue"));
+  for (size_t k = 1; k < finish.loads.size(); ++k) {
+    const Access& load = finish.loads[k];
+    if (load.shape.size() != 2 || load.shape[0] != spec.batch ||
+        (load.shape[1] > 1 && load.strides[1] != 0))
+      return make_error("reduce epilogue load {} is not one value per image", k);
+  }
+  const Store& store = spec.stores[0];
+  const Operand& from = store.from;
+  const bool from_body =
+      (from.kind == Operand::Kind::step && from.index >= 0 &&
+       from.index < static_cast<int>(finish.steps.size())) ||
+      (from.kind == Operand::Kind::load && from.index == 0);
+  const ir::TensorType& stored = plan.graph.type_of(store.value);
+  const auto home = plan.values.find(plan.graph.name_of(store.value));
+  if (!from_body || stored.numel() != positions || stored.dtype != ir::DType::float32 ||
+      (home != plan.values.end() &&
+       (home->second.base != store.value || !home->second.is_contiguous())))
+    return make_error(
+        "a channel reduction stores one float32 value per position from its reduce epilogue, "
+        "into a buffer of its own");
   return {};
 }
 
@@ -144,6 +190,8 @@ Status check_spec(const Plan& plan, const ConvSpec& spec) {
   int64_t numel = spec.batch * spec.out_channels;
   for (int64_t size : spec.output)
     numel *= size;
+  if (spec.channel_reduce) return check_channel_reduction(plan, spec, numel);
+  if (spec.reduce_epilogue) return make_error("a reduce epilogue without a channel reduction");
   if (spec.output_transform) STITCH_TRY(check_output_transform(plan, spec, numel));
   if (spec.epilogue) return check_body(plan, *spec.epilogue, numel, "epilogue");
   return {};
@@ -354,6 +402,11 @@ Status check_plan(const Plan& plan) {
       return fail(
           make_error("kernel '{}' applies no convolution kernel epilogue or output transform",
                      subtask.kernel));
+    if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
+        conv && conv->channel_reduce &&
+        (subtask.kernel != "direct_conv" || subtask.tunables.count("cudnn_alternative") > 0))
+      return fail(make_error(
+          "only the direct kernel reduces a convolution's channels, timed against no cuDNN"));
     if (subtask.tunables.count("strict_alternative") > 0 &&
         (!std::holds_alternative<MatmulSpec>(subtask.spec) ||
          subtask.tunables.count("split_tf32x3") == 0 ||

@@ -182,6 +182,10 @@ void append_conv(std::string& text, const Plan& plan, const ConvSpec& spec) {
                         spec.bias ? ", bias = " + format_access(*spec.bias, plan.graph) : "");
   if (spec.epilogue) append_body(text, plan, "epilogue", *spec.epilogue);
   if (spec.output_transform) append_body(text, plan, "output transform", *spec.output_transform);
+  if (spec.channel_reduce)
+    text += fmt::format("    {} over the output channels\n",
+                        kReduceOpNames[static_cast<int>(*spec.channel_reduce)]);
+  if (spec.reduce_epilogue) append_body(text, plan, "reduce epilogue", *spec.reduce_epilogue);
   append_stores(text, plan, spec.stores);
   append_channels_last_store(text, plan, spec.stores);
 }

@@ -146,7 +146,7 @@ GpuPeaks choice_peaks(const PlanOptions& options) {
 }
 
 // Each subtask's kernel (its convolution epilogue folded in where the kernel takes it: the head,
-// then the rest), then its cost; the plan's floor their sum.
+// then the rest, or a reduction over its channels), then its cost; the plan's floor their sum.
 void choose_kernels_and_costs(const ir::Graph& graph, const ValueMap& values,
                               const PlanOptions& options, Plan& plan) {
   const GpuPeaks peaks = choice_peaks(options);
@@ -155,6 +155,7 @@ void choose_kernels_and_costs(const ir::Graph& graph, const ValueMap& values,
     choose_kernel(subtask, graph, peaks, options.tensor_math, options.conv_engine);
     fold_conv_epilogue(graph, values, plan.subtasks, i);
     fold_conv_output_transform(graph, values, plan.subtasks, i);
+    fold_conv_channel_reduction(graph, values, plan.subtasks, i);
     const SubtaskCost cost = estimate_subtask_cost(graph, subtask, options.peaks);
     subtask.flops = cost.flops;
     subtask.bytes = cost.bytes;

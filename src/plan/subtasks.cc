@@ -204,16 +204,23 @@ Result<std::vector<Subtask>> build_subtasks(const ir::Graph& graph, const ValueM
 }
 
 bool read_elsewhere(const ir::Graph& graph, const ValueMap& values,
-                    const std::vector<Subtask>& subtasks, size_t except,
+                    const std::vector<Subtask>& subtasks, std::initializer_list<size_t> except,
                     const ir::ValueRef& buffer) {
   for (const ir::ValueRef& output : graph.outputs)
     if (values.at(value_key(output)).base == buffer) return true;
   for (size_t i = 0; i < subtasks.size(); ++i) {
-    if (i == except) continue;
+    if (std::find(except.begin(), except.end(), i) != except.end()) continue;
     for (const Access& read : subtask_reads(subtasks[i]))
       if (read.base == buffer) return true;
   }
   return false;
+}
+
+void renumber_subtask_ids(std::vector<Subtask>& subtasks) {
+  for (size_t i = 0; i < subtasks.size(); ++i) {
+    std::string& id = subtasks[i].id;
+    id = fmt::format("s{:02d}{}", i, id.substr(id.find('_')));
+  }
 }
 
 bool owns_buffer(const ir::Graph& graph, const ValueMap& values, const ir::ValueRef& value) {
@@ -274,6 +281,7 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
             add_body_reads(spec.epilogue, true, 1, reads);
           }
           add_body_reads(spec.output_transform, true, 1, reads);  // load 0: in registers
+          add_body_reads(spec.reduce_epilogue, true, 1, reads);   // load 0: in registers
         } else if constexpr (std::is_same_v<T, AttentionSpec>) {
           reads.push_back(spec.q);
           reads.push_back(spec.k);

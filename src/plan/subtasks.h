@@ -2,6 +2,7 @@
 // a stable procedural id, and the nodes covered. Kernel choice and cost come after (planner.cc).
 #pragma once
 
+#include <initializer_list>
 #include <vector>
 
 #include "plan/fusion.h"
@@ -19,9 +20,17 @@ Result<std::vector<Subtask>> build_subtasks(const ir::Graph& graph, const ValueM
 std::vector<Access> subtask_reads(const Subtask& subtask);
 std::vector<ir::ValueRef> subtask_writes(const Subtask& subtask);
 
-// Some subtask other than subtasks[except] reads `buffer`, or a graph output lives in it.
+// Some subtask other than those at `except` reads `buffer`, or a graph output lives in it.
 bool read_elsewhere(const ir::Graph& graph, const ValueMap& values,
-                    const std::vector<Subtask>& subtasks, size_t except, const ir::ValueRef& buffer);
+                    const std::vector<Subtask>& subtasks, std::initializer_list<size_t> except,
+                    const ir::ValueRef& buffer);
+inline bool read_elsewhere(const ir::Graph& graph, const ValueMap& values,
+                           const std::vector<Subtask>& subtasks, size_t except,
+                           const ir::ValueRef& buffer) {
+  return read_elsewhere(graph, values, subtasks, {except}, buffer);
+}
+// Ids stay "sNN_..." with NN the subtask's position: after subtasks are removed.
+void renumber_subtask_ids(std::vector<Subtask>& subtasks);
 // `value` is a node's output in a contiguous buffer of its own (not a view, not a cat's window).
 bool owns_buffer(const ir::Graph& graph, const ValueMap& values, const ir::ValueRef& value);
 

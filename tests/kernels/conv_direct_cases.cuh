@@ -71,16 +71,81 @@ inline std::vector<ConvIgemmCase> few_channel_cases() {
   };
 }
 
+// Shapes for the channel reduction (ChannelReduction: one group, every output channel in one
+// block): level 2's 16 -> 64 in small, output channels past the last full slice, 3-d, 1-d.
+inline std::vector<ConvIgemmCase> channel_reduction_cases() {
+  return {
+      {"cin16_k3_64_out", conv_case_shape(2, 16, 64, 1, {12, 40}, {3})},
+      {"cin8_k3_20_out_pad1", conv_case_shape(2, 8, 20, 1, {9, 70}, {3}, {1}, {1}),
+       MatmulEpilogue::bias},
+      {"cin3_conv3d_k3_16_out", conv_case_shape(1, 3, 16, 1, {5, 10, 12}, {3})},
+      {"conv1d_k5_24_out", conv_case_shape(2, 4, 24, 1, {300}, {5})},
+  };
+}
+
+// An output transform per (image, channel) plane and a channel reduction's finish per image whose
+// arithmetic is exact: the same bits on the host and the device.
+struct PlaneSkew {
+  __host__ __device__ float operator()(int64_t plane, float v) const {
+    return v - 0.125f * static_cast<float>(plane % 5);
+  }
+};
+struct ImageHalf {
+  __host__ __device__ float operator()(int64_t image, float v) const {
+    return 0.5f * v + static_cast<float>(image);
+  }
+};
+
+// `values` ([batch, channels, positions...]) reduced over the channels at each position as the
+// FP32 form of the direct kernel combines them — within each slice of 8 channels in order, then
+// the slices' partials in order — and `finish`ed per image: [batch, positions...].
+template <class Reduction>
+inline std::vector<float> reduce_channels_in_slices(const std::vector<float>& values,
+                                                    int64_t batch, int64_t channels,
+                                                    const Reduction& reduction) {
+  const int64_t positions = static_cast<int64_t>(values.size()) / (batch * channels);
+  constexpr int64_t kSlice = detail::kDirectConvChannelsPerThread;
+  std::vector<float> out(batch * positions);
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t i = 0; i < positions; ++i) {
+      float total = 0.0f;
+      for (int64_t c0 = 0; c0 < channels; c0 += kSlice) {
+        float partial = Reduction::identity();
+        for (int64_t c = c0; c < std::min(c0 + kSlice, channels); ++c)
+          partial = Reduction::combine(partial, values[(n * channels + c) * positions + i]);
+        total = c0 == 0 ? partial : Reduction::combine(total, partial);
+      }
+      out[n * positions + i] = reduction.finish(n, total);
+    }
+  return out;
+}
+
 // One launch of the direct kernel on the CPU into `y` (which the caller sized and filled): per
 // block, the weight copy, then per row step every thread's patch copy (the kernel's
-// __syncthreads) and every thread's compute; shared memory poisoned with NaN first, so a word
-// read before it is copied turns its outputs NaN.
-template <class Transform = detail::PlaneIdentity>
+// __syncthreads), every thread's compute and, with a channel reduction (p.reduce_channels), every
+// thread's share of it; shared memory poisoned with NaN first, so a word read before it is copied
+// turns its outputs NaN.
+template <class Transform = detail::PlaneIdentity,
+          class Reduction = detail::NoChannelReduction>
 inline void emulate_direct_conv(const detail::DirectConvParams& p, const std::vector<float>& x,
                                 const std::vector<float>& w, const std::vector<float>& bias,
-                                std::vector<float>& y, const Transform& transform = {}) {
-  std::vector<float> shared(p.weight_floats + p.patch_floats);
+                                std::vector<float>& y, const Transform& transform = {},
+                                const Reduction& reduction = {}) {
+  std::vector<float> shared(p.shared_bytes() / sizeof(float));
   const int threads = detail::kDirectConvThreads;
+  auto compute = [&](const detail::DirectConvBlock& b, int step, int tid) {
+    switch (p.cols_per_lane) {
+      case 1:
+        return detail::direct_conv_compute<1, Transform, Reduction>(
+            p, b, step, shared.data(), bias.data(), y.data(), tid, transform);
+      case 2:
+        return detail::direct_conv_compute<2, Transform, Reduction>(
+            p, b, step, shared.data(), bias.data(), y.data(), tid, transform);
+      default:
+        return detail::direct_conv_compute<4, Transform, Reduction>(
+            p, b, step, shared.data(), bias.data(), y.data(), tid, transform);
+    }
+  };
   for (int64_t block = 0; block < p.blocks; ++block) {
     std::fill(shared.begin(), shared.end(), std::numeric_limits<float>::quiet_NaN());
     const detail::DirectConvBlock b = detail::direct_conv_block(p, block);
@@ -92,21 +157,12 @@ inline void emulate_direct_conv(const detail::DirectConvParams& p, const std::ve
                 std::numeric_limits<float>::quiet_NaN());
       for (int tid = 0; tid < threads; ++tid)
         detail::direct_conv_load_patch(p, b, step, x.data(), shared.data(), tid, threads);
-      for (int tid = 0; tid < threads; ++tid) {
-        switch (p.cols_per_lane) {
-          case 1:
-            detail::direct_conv_compute<1>(p, b, step, shared.data(), bias.data(), y.data(), tid,
-                                           transform);
-            break;
-          case 2:
-            detail::direct_conv_compute<2>(p, b, step, shared.data(), bias.data(), y.data(), tid,
-                                           transform);
-            break;
-          default:
-            detail::direct_conv_compute<4>(p, b, step, shared.data(), bias.data(), y.data(), tid,
-                                           transform);
-        }
-      }
+      for (int tid = 0; tid < threads; ++tid)
+        compute(b, step, tid);
+      if constexpr (detail::kReducesChannels<Reduction>)
+        for (int tid = 0; tid < threads; ++tid)
+          detail::direct_conv_finish_reduction(p, b, step, shared.data(), y.data(), tid, threads,
+                                               reduction);
     }
   }
 }

@@ -159,6 +159,82 @@ TEST(DirectConvPlan, AppliesTheOutputTransformPerPlane) {
   }
 }
 
+// A channel reduction (ChannelReduction): each output position's channels, after the epilogue and
+// the output transform, combined by sum, max or min in the kernel's order, then finished per
+// image — one value per position in a y of one channel; NaN propagates.
+template <detail::ChannelReduceOp kOp>
+void expect_channel_reduction(const ConvIgemmCase& c, const char* op) {
+  using Reduction = detail::ChannelReduction<kOp, testing::ImageHalf>;
+  const ConvIgemmShape& s = c.shape;
+  DirectConvParams p;
+  ASSERT_EQ(detail::plan_direct_conv(s, 4, p, detail::DirectConvMath::fp32, true), "") << c.name;
+  EXPECT_TRUE(p.reduce_channels);
+  EXPECT_EQ(p.chunks, 1) << c.name;
+  EXPECT_EQ(p.y_channel, 0);
+  EXPECT_EQ(p.partial_floats, p.warp_channels * p.warp_rows * p.tile_cols());
+  EXPECT_LE(p.shared_bytes(), detail::kDirectConvSharedBytes);
+  p.epilogue = c.epilogue;
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 71, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 72, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(s.out_channels, 73, -1.f, 1.f);
+  std::vector<float> values = k_order_reference(s, c.epilogue, x, w, bias);
+  const int64_t plane_size = static_cast<int64_t>(values.size()) / (s.batch * s.out_channels);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = testing::PlaneSkew{}(static_cast<int64_t>(i) / plane_size, values[i]);
+  const std::vector<float> expected =
+      testing::reduce_channels_in_slices(values, s.batch, s.out_channels, Reduction{});
+  std::vector<float> y(expected.size(), kNaN);
+  testing::emulate_direct_conv(p, x, w, bias, y, testing::PlaneSkew{}, Reduction{});
+  EXPECT_TRUE(testing::bitwise_equal(y, expected)) << c.name << " " << op;
+}
+
+TEST(DirectConvPlan, ReducesEachPositionsChannels) {
+  for (const ConvIgemmCase& c : testing::channel_reduction_cases()) {
+    expect_channel_reduction<detail::ChannelReduceOp::sum>(c, "sum");
+    expect_channel_reduction<detail::ChannelReduceOp::max>(c, "max");
+    expect_channel_reduction<detail::ChannelReduceOp::min>(c, "min");
+  }
+}
+
+TEST(DirectConvPlan, ChannelReductionPropagatesNaNAndStartsFromItsIdentity) {
+  using Min = detail::ChannelReduction<detail::ChannelReduceOp::min>;
+  using Max = detail::ChannelReduction<detail::ChannelReduceOp::max>;
+  using Sum = detail::ChannelReduction<detail::ChannelReduceOp::sum>;
+  EXPECT_TRUE(std::isnan(Min::combine(kNaN, -5.f)));
+  EXPECT_TRUE(std::isnan(Min::combine(-5.f, kNaN)));
+  EXPECT_TRUE(std::isnan(Max::combine(5.f, kNaN)));
+  EXPECT_TRUE(std::isnan(Max::combine(kNaN, 5.f)));
+  EXPECT_EQ(Min::combine(Min::identity(), 3.f), 3.f);
+  EXPECT_EQ(Max::combine(Max::identity(), -3.f), -3.f);
+  EXPECT_EQ(Sum::combine(Sum::identity(), 3.f), 3.f);
+  EXPECT_EQ(Min::combine(2.f, -1.f), -1.f);
+  EXPECT_EQ(Max::combine(2.f, -1.f), 2.f);
+}
+
+TEST(DirectConvPlan, ChannelReductionNeedsEveryChannelInOneBlock) {
+  DirectConvParams p;
+  EXPECT_NE(detail::plan_direct_conv(testing::conv_case_shape(1, 8, 32, 2, {8, 40}, {3}), 132, p,
+                                     detail::DirectConvMath::fp32, true)
+                .find("one group"),
+            std::string::npos);
+  // FP32 FMAs: 8 slices of 8 channels; the tensor cores: 8 of 16.
+  EXPECT_NE(detail::plan_direct_conv(testing::conv_case_shape(1, 8, 72, 1, {8, 40}, {3}), 132, p,
+                                     detail::DirectConvMath::fp32, true)
+                .find("at most 64 output channels"),
+            std::string::npos);
+  EXPECT_EQ(detail::plan_direct_conv(testing::conv_case_shape(1, 8, 72, 1, {8, 40}, {3}), 132, p,
+                                     detail::DirectConvMath::tf32, true),
+            "");
+  EXPECT_EQ(p.chunks, 1);
+  EXPECT_EQ(p.warp_channels, 8);  // never fewer slices to fit
+  // Without the reduction the same shape takes two chunks of channels on FP32 FMAs.
+  ASSERT_EQ(detail::plan_direct_conv(testing::conv_case_shape(1, 8, 72, 1, {8, 40}, {3}), 132, p),
+            "");
+  EXPECT_EQ(p.chunks, 2);
+  EXPECT_FALSE(p.reduce_channels);
+  EXPECT_EQ(p.partial_floats, 0);
+}
+
 // The tensor-core form's tiling and shared memory, as direct_conv_compute_tf32 reads it: 16
 // channels a slice, K padded to 8s, the patch pitch 16 words past 32s; the weights as each lane's
 // mma A fragment (channel g or g + 8 by k t or t + 4 of the K step), zeros past K and the group;

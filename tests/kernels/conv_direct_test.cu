@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "conv_direct_cases.cuh"
@@ -197,6 +198,116 @@ TEST(ConvDirectTf32Test, RunsFp32FmasWhereItsTilingDoesNotFit) {
   ASSERT_CUDA(cudaDeviceSynchronize());
   EXPECT_TRUE(testing::bitwise_equal(
       dy.download(), testing::k_order_reference(s, MatmulEpilogue::bias_relu, x, w, bias)));
+}
+
+// A channel reduction's device runs (set_channel_reduction): ConvDirect's give the CPU's bits of
+// the FP32 sums transformed, reduced in the kernel's order and finished (conv_direct_cases.cuh);
+// ConvDirectTf32's are within TF32's rounding of the double reference reduced (for a sum, the
+// sum of its terms' bounds; for max and min, the largest), y one value per position written
+// (it starts NaN), a second run bit-identical.
+template <class Conv, detail::ChannelReduceOp kOp>
+void expect_reduced_channels(const ConvIgemmCase& c, const char* op) {
+  using Reduction = detail::ChannelReduction<kOp, testing::ImageHalf>;
+  const ConvIgemmShape& s = c.shape;
+  const auto x = testing::uniform_floats(testing::conv_input_elements(s), 74, -1.f, 1.f);
+  const auto w = testing::uniform_floats(testing::conv_weight_elements(s), 75, -1.f, 1.f);
+  const auto bias = testing::uniform_floats(s.out_channels, 76, -1.f, 1.f);
+  const size_t positions = testing::conv_output_elements(s) / s.out_channels;
+  DeviceBuffer<float> dx(x.size()), dw(w.size()), db(bias.size()), dy(positions),
+      again(positions);
+  ASSERT_CUDA(dx.upload(x));
+  ASSERT_CUDA(dw.upload(w));
+  ASSERT_CUDA(db.upload(bias));
+  ASSERT_CUDA(cudaMemset(dy.data(), 0xff, dy.size() * sizeof(float)));
+  Conv conv;
+  conv.set_channel_reduction();
+  std::string error;
+  ASSERT_EQ((conv.template init<testing::PlaneSkew, Reduction>(s, c.epilogue, error)), STITCH_OK)
+      << error;
+  for (DeviceBuffer<float>* y : {&dy, &again})
+    ASSERT_EQ(conv.run(dx.data(), dw.data(), db.data(), y->data(), nullptr, error,
+                       detail::PlaneIdentity{}, testing::PlaneSkew{}, Reduction{}),
+              STITCH_OK)
+        << error;
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  const std::string what = c.name + " " + op + " on " + conv.describe();
+  EXPECT_NE(what.find("channels reduced"), std::string::npos) << what;
+  const std::vector<float> y = dy.download();
+  EXPECT_TRUE(testing::bitwise_equal(y, again.download())) << what;
+  const int64_t plane_size = static_cast<int64_t>(positions) / s.batch;
+  if constexpr (std::is_same_v<Conv, ConvDirect>) {
+    std::vector<float> values = testing::k_order_reference(s, c.epilogue, x, w, bias);
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = testing::PlaneSkew{}(static_cast<int64_t>(i) / plane_size, values[i]);
+    EXPECT_TRUE(testing::bitwise_equal(
+        y, testing::reduce_channels_in_slices(values, s.batch, s.out_channels, Reduction{})))
+        << what;
+  } else {
+    std::vector<double> scale;
+    const std::vector<double> values =
+        testing::double_reference(s, c.epilogue, x, w, bias, &scale);
+    std::vector<double> expected(positions), bound(positions);
+    for (int64_t n = 0; n < s.batch; ++n)
+      for (int64_t i = 0; i < plane_size; ++i) {
+        double r = 0.0, b = 0.0;
+        for (int64_t ch = 0; ch < s.out_channels; ++ch) {
+          const int64_t at = (n * s.out_channels + ch) * plane_size + i;
+          const double v = values[at] - 0.125 * ((n * s.out_channels + ch) % 5);
+          r = ch == 0 ? v
+              : kOp == detail::ChannelReduceOp::sum ? r + v
+              : kOp == detail::ChannelReduceOp::max ? std::max(r, v)
+                                                    : std::min(r, v);
+          b = kOp == detail::ChannelReduceOp::sum ? b + scale[at] : std::max(b, scale[at]);
+        }
+        expected[n * plane_size + i] = 0.5 * r + static_cast<double>(n);
+        bound[n * plane_size + i] = 0.5 * b;
+      }
+    EXPECT_TRUE(testing::all_close(y, expected, testing::Tolerance{1e-6, 0, 1.5e-3}, &bound))
+        << what;
+  }
+}
+
+template <class Conv>
+void expect_every_channel_reduction(const ConvIgemmCase& c) {
+  expect_reduced_channels<Conv, detail::ChannelReduceOp::sum>(c, "sum");
+  expect_reduced_channels<Conv, detail::ChannelReduceOp::max>(c, "max");
+  expect_reduced_channels<Conv, detail::ChannelReduceOp::min>(c, "min");
+}
+
+class ConvDirectChannelReductionTest : public ::testing::TestWithParam<ConvIgemmCase> {};
+
+TEST_P(ConvDirectChannelReductionTest, Fp32GivesTheEmulatedBits) {
+  REQUIRE_GPU();
+  expect_every_channel_reduction<ConvDirect>(GetParam());
+}
+
+TEST_P(ConvDirectChannelReductionTest, Tf32MatchesTheDoubleReferenceToTf32Precision) {
+  REQUIRE_GPU();
+  expect_every_channel_reduction<ConvDirectTf32>(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvDirectChannelReductionTest,
+                         ::testing::ValuesIn(testing::channel_reduction_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// init refuses a reduction type without set_channel_reduction, and the reduction with an output
+// map; run, a reduction init did not plan (no GPU needed: both fail before the device is asked).
+TEST(ConvDirectChannelReductionTest, InitAndRunRefuseAMismatchedReduction) {
+  using Min = detail::ChannelReduction<detail::ChannelReduceOp::min>;
+  const ConvIgemmShape s = testing::conv_case_shape(1, 8, 16, 1, {8, 40}, {3});
+  std::string error;
+  ConvDirect plain;
+  EXPECT_NE((plain.init<detail::PlaneIdentity, Min>(s, MatmulEpilogue::none, error)), STITCH_OK);
+  EXPECT_NE(error.find("without set_channel_reduction"), std::string::npos) << error;
+  ConvDirect mapped;
+  mapped.set_output_map(ConvIgemmOutputMap{});
+  mapped.set_channel_reduction();
+  EXPECT_NE((mapped.init<detail::PlaneIdentity, Min>(s, MatmulEpilogue::none, error)), STITCH_OK);
+  EXPECT_NE(error.find("no output map"), std::string::npos) << error;
+  ConvDirect reduced;
+  reduced.set_channel_reduction();
+  float* none = nullptr;
+  EXPECT_NE(reduced.run(none, none, none, none, nullptr, error), STITCH_OK);
 }
 
 // A transposed case's operands and two runs of `Conv` (ConvTransposeDirect or its TF32 form) on

@@ -1,9 +1,13 @@
 // A convolution's epilogue folded into the project's convolution kernels (plan/conv_epilogue.h):
 // the bias and activation as the kernel epilogue, the rest as the output transform, what stays
-// in the epilogue pass, and every case that must not fold.
+// in the epilogue pass, a reduction over the channels into the direct kernel, and every case that
+// must not fold.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "plan/conv_epilogue.h"
+#include "plan/conv_geometry.h"
 #include "plan/cost_model.h"
 #include "plan/plan_check.h"
 #include "plan/planner.h"
@@ -270,6 +274,109 @@ TEST(ConvEpilogue, ATransposedResultPlacedInACatStaysInThePass) {
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_TRUE(conv_of(*plan).transposed);
   EXPECT_EQ(conv_of(*plan).kernel_epilogue, "none");
+}
+
+// conv -> x 2 -> `reduce` over dim `dim` (keepdim) -> tanh, the graph's output.
+void channel_reduction_graph(GraphBuilder& b, Op reduce, int64_t dim = 1) {
+  auto scaled = b.node("s", Op::mul_tensor, {ref(conv(b)), num(2)}, kOut);
+  std::vector<int64_t> reduced = kOut;
+  reduced[dim] = 1;
+  auto r = b.node("r", reduce, {ref(scaled), ints({dim}), flag(true)}, reduced);
+  b.output(b.node("t", Op::tanh, {ref(r)}, reduced));
+}
+
+// Level 2's conv + min over the channels: the direct kernel reduces the channels of each position
+// as it stores (the bias and scale its output transform, the tanh its reduce epilogue); one
+// subtask, and the only buffer the [2, 1, 6, 6] output.
+TEST(ConvEpilogue, AReductionOverTheChannelsFoldsIntoTheDirectKernel) {
+  const std::pair<Op, ReduceOp> cases[] = {{Op::amin, ReduceOp::min},
+                                           {Op::amax, ReduceOp::max},
+                                           {Op::sum_dim_intlist, ReduceOp::sum}};
+  for (const auto& [op, reduce] : cases) {
+    GraphBuilder b;
+    channel_reduction_graph(b, op);
+    auto plan = plan_on(b, ConvEngine::direct);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    ASSERT_EQ(plan->subtasks.size(), 1u);
+    const Subtask& subtask = plan->subtasks[0];
+    EXPECT_EQ(subtask.id.substr(0, 4), "s00_");
+    EXPECT_EQ(subtask.kernel, "direct_conv");
+    EXPECT_EQ(subtask.tunables.count("cudnn_alternative"), 0u);
+    const ConvSpec& spec = std::get<ConvSpec>(subtask.spec);
+    ASSERT_TRUE(spec.channel_reduce.has_value());
+    EXPECT_EQ(*spec.channel_reduce, reduce);
+    ASSERT_TRUE(spec.output_transform.has_value());
+    EXPECT_EQ(spec.output_transform->steps.size(), 2u);  // the bias add, the scale
+    EXPECT_TRUE(per_plane(spec.output_transform->loads[1], kOut));
+    ASSERT_TRUE(spec.reduce_epilogue.has_value());
+    ASSERT_EQ(spec.reduce_epilogue->steps.size(), 1u);
+    EXPECT_EQ(plan->graph.nodes[spec.reduce_epilogue->steps[0].node].op, Op::tanh);
+    ASSERT_EQ(spec.stores.size(), 1u);
+    EXPECT_EQ(plan->graph.name_of(spec.stores[0].value), "t");
+    ASSERT_EQ(plan->buffers.size(), 1u);
+    EXPECT_EQ(plan->buffers[0].value, "t");
+    // x, w, the bias and the output: the raw result is neither written nor read.
+    EXPECT_DOUBLE_EQ(subtask.bytes, 4.0 * (2 * 4 * 36 + 8 * 4 * 9 + 8 + 2 * 36));
+  }
+}
+
+// What stays a reduction of its own: over another dim; on cuDNN or the implicit GEMM; with more
+// output channels than one block of FP32 FMAs holds; with min's indices read; with the raw
+// result read elsewhere too.
+TEST(ConvEpilogue, OnlyAReductionOfEveryChannelOfTheDirectKernelFolds) {
+  auto reductions = [](const Plan& plan) {
+    return std::count_if(plan.subtasks.begin(), plan.subtasks.end(), [](const Subtask& subtask) {
+      return std::holds_alternative<ReductionSpec>(subtask.spec);
+    });
+  };
+  {
+    GraphBuilder b;
+    channel_reduction_graph(b, Op::amin, 2);
+    auto plan = plan_on(b, ConvEngine::direct);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(reductions(*plan), 1);
+    EXPECT_FALSE(conv_of(*plan).channel_reduce.has_value());
+  }
+  for (ConvEngine engine : {ConvEngine::cudnn, ConvEngine::igemm_tf32x3}) {
+    GraphBuilder b;
+    channel_reduction_graph(b, Op::amin);
+    auto plan = plan_on(b, engine);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(reductions(*plan), 1);
+  }
+  {
+    GraphBuilder b;
+    auto x = b.input("x", {2, 4, 6, 6});
+    auto w = b.param("w", {72, 4, 3, 3});
+    auto c = b.node("c", Op::convolution,
+                    {ref(x), ref(w), ir::Arg{}, ints({1, 1}), ints({1, 1}), ints({1, 1}),
+                     flag(false), ints({0, 0}), integer(1)},
+                    {2, 72, 6, 6});
+    b.output(b.node("r", Op::amin, {ref(c), ints({1}), flag(true)}, {2, 1, 6, 6}));
+    auto plan = plan_on(b, ConvEngine::direct);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(reductions(*plan), 1);  // 72 > 8 slices of 8 channels
+  }
+  {
+    GraphBuilder b;
+    auto m = b.multi("m", Op::min_dim, {ref(conv(b)), integer(1), flag(true)},
+                     {{2, 1, 6, 6}, {2, 1, 6, 6}});
+    b.graph().nodes.back().outputs[1].dtype = ir::DType::int64;
+    b.output(m);
+    b.output(ir::ValueRef{ir::ValueRef::Kind::node, m.index, 1});
+    auto plan = plan_on(b, ConvEngine::direct);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_FALSE(conv_of(*plan).channel_reduce.has_value());
+  }
+  {
+    GraphBuilder b;
+    auto c = conv(b, false);
+    b.output(c);
+    b.output(b.node("r", Op::amin, {ref(c), ints({1}), flag(true)}, {2, 1, 6, 6}));
+    auto plan = plan_on(b, ConvEngine::direct);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(reductions(*plan), 1);
+  }
 }
 
 // The folded steps still count as work (one FLOP per output each).
