@@ -118,13 +118,12 @@ struct ChannelReduction {
            : kOp == ChannelReduceOp::max ? -INFINITY
                                          : INFINITY;
   }
+  // a, where it wins or is NaN; else b (NaN where b is).
   __host__ __device__ static float combine(float a, float b) {
-    if constexpr (kOp == ChannelReduceOp::sum) {
+    if constexpr (kOp == ChannelReduceOp::sum)
       return a + b;
-    } else {
-      if (a != a || b != b) return a != a ? a : b;
-      return (kOp == ChannelReduceOp::max ? a > b : a < b) ? a : b;
-    }
+    else
+      return (kOp == ChannelReduceOp::max ? a > b : a < b) || a != a ? a : b;
   }
 };
 
@@ -133,6 +132,15 @@ struct NoChannelReduction {};
 
 template <class Reduction>
 inline constexpr bool kReducesChannels = !std::is_same_v<Reduction, NoChannelReduction>;
+
+// The reduction's identity (0 without one: unused).
+template <class Reduction>
+__host__ __device__ inline float reduction_identity() {
+  if constexpr (kReducesChannels<Reduction>)
+    return Reduction::identity();
+  else
+    return 0.0f;
+}
 
 // Where a block works: block index = ((((image · groups + group) · chunks + chunk) · out_d + od)
 // · row_tiles + row tile) · col_tiles + col tile.
@@ -316,38 +324,36 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
       }
     }
   }
-  // Channel c's result in column j (c within the group's channels).
-  auto result = [&](int c, int j) {
-    const int channel = b.group * p.cout_g + b.co0 + wc * CT + c;
+  const int64_t base = int64_t{b.image} * p.y_image + p.y_origin + int64_t{b.od} * p.y_step[0] +
+                       int64_t{oh} * p.y_step[1];
+  float reduced[R];  // with a channel reduction: per column, over the thread's channels
+  STITCH_UNROLL
+  for (int j = 0; j < R; ++j)
+    reduced[j] = reduction_identity<Reduction>();
+  STITCH_UNROLL
+  for (int c = 0; c < CT; ++c) {
+    const int co = b.co0 + wc * CT + c;
+    if (co >= p.cout_g) break;
+    const int channel = b.group * p.cout_g + co;
     const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
     const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
-    return transform(plane, gemm_activation(acc[j][c] + add, p.epilogue));
-  };
+    STITCH_UNROLL
+    for (int j = 0; j < R; ++j) {
+      const float v = transform(plane, gemm_activation(acc[j][c] + add, p.epilogue));
+      if constexpr (kReducesChannels<Reduction>) {
+        reduced[j] = Reduction::combine(reduced[j], v);
+      } else {
+        const int ow = b.ow0 + first_col + 32 * j;
+        if (ow < p.out[2]) y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] = v;
+      }
+    }
+  }
   if constexpr (kReducesChannels<Reduction>) {
     float* partial =
         shared + p.partial_start() + (wc * p.warp_rows + wr) * p.tile_cols() + first_col;
     STITCH_UNROLL
-    for (int j = 0; j < R; ++j) {
-      float r = Reduction::identity();
-      STITCH_UNROLL
-      for (int c = 0; c < CT; ++c)
-        if (b.co0 + wc * CT + c < p.cout_g) r = Reduction::combine(r, result(c, j));
-      partial[32 * j] = r;
-    }
-  } else {
-    const int64_t base = int64_t{b.image} * p.y_image + p.y_origin +
-                         int64_t{b.od} * p.y_step[0] + int64_t{oh} * p.y_step[1];
-    STITCH_UNROLL
-    for (int c = 0; c < CT; ++c) {
-      const int co = b.co0 + wc * CT + c;
-      if (co >= p.cout_g) break;
-      const int channel = b.group * p.cout_g + co;
-      STITCH_UNROLL
-      for (int j = 0; j < R; ++j) {
-        const int ow = b.ow0 + first_col + 32 * j;
-        if (ow < p.out[2]) y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] = result(c, j);
-      }
-    }
+    for (int j = 0; j < R; ++j)
+      partial[32 * j] = reduced[j];
   }
 }
 
@@ -415,15 +421,24 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
       mma_tf32(acc[j], af, bf);
     }
   }
-  // The result of accumulator e (channel g + 8 · (e / 2), column 2t + e % 2) of tile j.
+  // The lane's two channels (g, g + 8): each one's plane and bias, once.
+  int channel[2];
+  int64_t plane[2];
+  float add[2];
+  bool inside[2];
+  STITCH_UNROLL
+  for (int half = 0; half < 2; ++half) {
+    const int co = b.co0 + wc * kDirectConvTf32Channels + g + 8 * half;
+    inside[half] = co < p.cout_g;
+    channel[half] = b.group * p.cout_g + co;
+    plane[half] = int64_t{b.image} * p.groups * p.cout_g + channel[half];
+    add[half] = epilogue_has_bias(p.epilogue) && inside[half] ? bias[channel[half]] : 0.0f;
+  }
+  // Accumulator e of tile j: channel g + 8 · (e / 2), column 2t + e % 2.
   auto result = [&](int j, int e) {
-    const int channel = b.group * p.cout_g + b.co0 + wc * kDirectConvTf32Channels + g + 8 * (e / 2);
-    const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
-    const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
-    return transform(plane, gemm_activation(acc[j][e] + add, p.epilogue));
+    return transform(plane[e / 2], gemm_activation(acc[j][e] + add[e / 2], p.epilogue));
   };
   if constexpr (kReducesChannels<Reduction>) {
-    const int co = b.co0 + wc * kDirectConvTf32Channels + g;
     float* partial = shared + p.partial_start() + (wc * p.warp_rows + wr) * p.tile_cols() +
                      first_col + 2 * t;
     STITCH_UNROLL
@@ -431,8 +446,8 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
       STITCH_UNROLL
       for (int column = 0; column < 2; ++column) {
         float r = Reduction::identity();
-        if (co < p.cout_g) r = Reduction::combine(r, result(j, column));
-        if (co + 8 < p.cout_g) r = Reduction::combine(r, result(j, column + 2));
+        if (inside[0]) r = Reduction::combine(r, result(j, column));
+        if (inside[1]) r = Reduction::combine(r, result(j, column + 2));
         STITCH_UNROLL
         for (int mask = 4; mask < 32; mask *= 2)  // the lanes of this column: g = 0 .. 7
           r = Reduction::combine(r, __shfl_xor_sync(0xffffffffu, r, mask));
@@ -445,13 +460,11 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
                        int64_t{oh} * p.y_step[1];
   STITCH_UNROLL
   for (int half = 0; half < 2; ++half) {
-    const int co = b.co0 + wc * kDirectConvTf32Channels + g + 8 * half;
-    if (co >= p.cout_g) break;
-    const int channel = b.group * p.cout_g + co;
+    if (!inside[half]) break;
     STITCH_UNROLL
     for (int j = 0; j < kTiles; ++j) {
       const int ow = b.ow0 + first_col + 8 * j + 2 * t;
-      float* at = y + base + channel * p.y_channel + int64_t{ow} * p.y_step[2];
+      float* at = y + base + channel[half] * p.y_channel + int64_t{ow} * p.y_step[2];
       const float v0 = result(j, 2 * half);
       const float v1 = result(j, 2 * half + 1);
       // The lane's two columns side by side in y: one 8-byte store.
