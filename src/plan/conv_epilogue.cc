@@ -281,8 +281,9 @@ std::optional<Body> as_reduce_epilogue(const ReductionSpec& reduction, int64_t c
   Body body = *reduction.epilogue;
   for (size_t k = 1; k < body.loads.size(); ++k) {
     const Access& load = body.loads[k];
-    if (load.base == node_value(reduction.node, static_cast<int>(k)) || load.shape.size() != 2 ||
-        (load.shape[1] > 1 && load.strides[1] != 0))
+    const bool reduction_output =
+        load.base.kind == ir::ValueRef::Kind::node && load.base.index == reduction.node;
+    if (reduction_output || load.shape.size() != 2 || (load.shape[1] > 1 && load.strides[1] != 0))
       return std::nullopt;
   }
   for (BodyStep& step : body.steps)

@@ -287,10 +287,12 @@ inline constexpr int64_t kDirectConvMaxK = 1024;
 inline constexpr int64_t kDirectConvSharedBytes = 96 * 1024;
 inline constexpr double kDirectConvEfficiency = 0.6;
 // ConvDirectTf32 (the tf32 and bf16 tracks: one TF32 product per K step on the tensor cores,
-// two shared loads per mma): an estimate for its cp.async form, not yet measured. Its first form,
-// copying the patch one float at a time, ran at 0.036-0.064 of the TF32 peak on level 2's 2-d
-// rows (conv_igemm_tf32x3_bench's few-channel "dir tf32" column, H100, 2026-12-07), no faster
-// than the FMA form; the choice is always timed against cuDNN, which bounds a wrong rating.
+// two shared loads per mma): an estimate, above what it reaches. Its cp.async form ran at
+// 0.063-0.097 of the TF32 peak on level 2's 2-d rows and 0.031-0.077 on the 3-d ones
+// (conv_igemm_tf32x3_bench's few-channel "dir tf32" column, H100, 2026-12-07 15:30 UTC) — and
+// still beat cuDNN's TF32 engines on 8 -> 64 channels (2.25 against 2.56 ms) and the 3-d rows,
+// whose model (kCudnnTf32ConvEfficiency) is as optimistic on these few-channel shapes. Kept
+// until both are calibrated on them: the choice is timed against cuDNN at init.
 inline constexpr double kDirectConvTf32Efficiency = 0.25;
 struct DirectConvEstimate {
   double kernel_s = 0, cudnn_s = 0;

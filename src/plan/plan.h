@@ -119,6 +119,11 @@ struct MatmulSpec {
   bool operator==(const MatmulSpec&) const = default;
 };
 
+// logsumexp: log(sum(exp(x))), in one pass (kernels/reduction.cuh keeps the max and the sum).
+enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var, logsumexp };
+inline constexpr const char* kReduceOpNames[] = {"sum",    "max",    "min",      "prod",
+                                                 "argmax", "argmin", "mean_var", "logsumexp"};
+
 // y = conv(x, w) (transposed: conv_transpose) through cuDNN, then epilogue(y) over the output's
 // [batch, out_channels, output...] index space, like a GEMM's. Sizes are PyTorch's: x is
 // [batch, in_channels, input...] and w [out_channels, in_channels / groups, kernel...]
@@ -151,11 +156,6 @@ struct MatmulSpec {
 // its position; then `reduce_epilogue` per reduced value (load 0, in registers; every other load
 // one value per image) gives stores[0], the one value stored, [batch, 1, output...] or
 // [batch, output...] in a contiguous buffer of its own.
-// logsumexp: log(sum(exp(x))), in one pass (kernels/reduction.cuh keeps the max and the sum).
-enum class ReduceOp : uint8_t { sum, max, min, prod, argmax, argmin, mean_var, logsumexp };
-inline constexpr const char* kReduceOpNames[] = {"sum",    "max",    "min",      "prod",
-                                                 "argmax", "argmin", "mean_var", "logsumexp"};
-
 struct ConvSpec {
   int node = -1;  // the convolution node
   int64_t batch = 1, in_channels = 0, out_channels = 0, groups = 1;

@@ -99,6 +99,15 @@ Status check_spec(const Plan& plan, const PoolSpec& spec) {
   return {};
 }
 
+// A convolution body's loads past 0 (load 0: x, or the result in registers) hold one value per
+// (n, c) plane of `space`.
+Status check_plane_loads(const Body& body, const std::vector<int64_t>& space, const char* name) {
+  for (size_t k = 1; k < body.loads.size(); ++k)
+    if (!per_plane(body.loads[k], space))
+      return make_error("convolution {} load {} is not one value per (n, c) plane", name, k);
+  return {};
+}
+
 // The output transform (plan.h): the whole epilogue, its other loads one value per plane, one
 // value stored, from the body.
 Status check_output_transform(const Plan& plan, const ConvSpec& spec, int64_t numel) {
@@ -106,11 +115,7 @@ Status check_output_transform(const Plan& plan, const ConvSpec& spec, int64_t nu
   STITCH_TRY(check_body(plan, body, numel, "output transform"));
   if (spec.epilogue || spec.stores.size() != 1 || body.loads.empty())
     return make_error("a convolution's output transform is its whole epilogue, storing one value");
-  const std::vector<int64_t> space = conv_output_space(spec);
-  for (size_t k = 1; k < body.loads.size(); ++k)
-    if (!per_plane(body.loads[k], space))
-      return make_error("convolution output transform load {} is not one value per (n, c) plane",
-                        k);
+  STITCH_TRY(check_plane_loads(body, conv_output_space(spec), "output transform"));
   const Operand& from = spec.stores[0].from;
   if (from.kind != Operand::Kind::step || from.index < 0 ||
       from.index >= static_cast<int>(body.steps.size()))
@@ -131,13 +136,10 @@ Status check_channel_reduction(const Plan& plan, const ConvSpec& spec, int64_t n
     return make_error(
         "a channel reduction runs in a forward convolution of one group, with a reduce epilogue "
         "storing one value and no epilogue pass");
-  const std::vector<int64_t> space = conv_output_space(spec);
   if (spec.output_transform) {
     STITCH_TRY(check_body(plan, *spec.output_transform, numel, "output transform"));
-    for (size_t k = 1; k < spec.output_transform->loads.size(); ++k)
-      if (!per_plane(spec.output_transform->loads[k], space))
-        return make_error("convolution output transform load {} is not one value per (n, c) plane",
-                          k);
+    STITCH_TRY(
+        check_plane_loads(*spec.output_transform, conv_output_space(spec), "output transform"));
   }
   const int64_t positions = numel / spec.out_channels;
   const Body& finish = *spec.reduce_epilogue;
@@ -167,14 +169,11 @@ Status check_channel_reduction(const Plan& plan, const ConvSpec& spec, int64_t n
 
 Status check_spec(const Plan& plan, const ConvSpec& spec) {
   if (spec.prologue) {
-    const std::vector<int64_t> space = conv_input_space(spec);
     STITCH_TRY(check_body(plan, *spec.prologue, access_numel(spec.x), "prologue"));
     if (spec.prologue->loads.empty() || spec.prologue->loads[0] != spec.x ||
         !is_dense_per_image(spec.x))
       return make_error("a convolution prologue's load 0 is x, dense per image");
-    for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
-      if (!per_plane(spec.prologue->loads[k], space))
-        return make_error("convolution prologue load {} is not one value per (n, c) plane", k);
+    STITCH_TRY(check_plane_loads(*spec.prologue, conv_input_space(spec), "prologue"));
   }
   if (!spec.x.is_contiguous() && (spec.transposed || !is_channels_last(spec.x)) &&
       !(spec.prologue && !spec.transposed))
