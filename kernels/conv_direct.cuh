@@ -15,9 +15,12 @@
 // loaded once; then per row step the input patch under the step's windows, [channel][kd][row]
 // [column], zeros outside x (negative padding crops) — each thread's copies asynchronous
 // (cp.async), all in flight before it waits: copied one by one, each a global load's latency
-// after the last, they had held the kernel to ~540 GB/s. The per-thread work (direct_conv_block,
-// direct_conv_load_weights, direct_conv_load_patch, direct_conv_compute) is pure and __host__
-// __device__: conv_direct_plan_test.cu emulates whole launches on the CPU (label unit).
+// after the last, they had held the kernel to ~540 GB/s; in two buffers where they fit, the next
+// step's patch copied while this one computes (a block otherwise waits on its copies with only
+// the SM's other blocks at work: 24% occupancy, 18% of DRAM on level 2's 87_, H100 profile). The
+// per-thread work (direct_conv_block, direct_conv_load_weights, direct_conv_load_patch,
+// direct_conv_compute) is pure and __host__ __device__: conv_direct_plan_test.cu emulates whole
+// launches on the CPU (label unit), in the kernel's order of copies and computes.
 //
 // ConvDirectTf32 (the tf32 and bf16 tracks) runs the same blocks on the tensor cores: each warp
 // takes 16 output channels instead of 8 and its outputs are mma.sync m16n8k8 TF32 products —
@@ -88,18 +91,25 @@ struct DirectConvParams {
   // A reduction over the output channels (ChannelReduction): one block holds every channel, y
   // one value per output position (y_channel 0).
   bool reduce_channels = false;
-  // Shared memory: the weights, the tensor cores' K offset table (k_steps · 8 ints), the patch;
-  // with a channel reduction, each warp's per-position partials (warp_channels · warp_rows ·
-  // tile_cols).
-  int weight_floats = 0, table_floats = 0, patch_floats = 0, partial_floats = 0;
+  // Shared memory: the weights, the tensor cores' K offset table (k_steps · 8 ints), the patch
+  // (patch_floats) in `patch_buffers` buffers — two: row step s + 1's copied while step s
+  // computes; with a channel reduction, each warp's per-position partials (warp_channels ·
+  // warp_rows · tile_cols).
+  int weight_floats = 0, table_floats = 0, patch_floats = 0, patch_buffers = 1, partial_floats = 0;
 
   __host__ __device__ int chunk_channels() const { return warp_channels * slice_channels; }
   __host__ __device__ int group_cols() const { return 32 * cols_per_lane; }
   __host__ __device__ int tile_cols() const { return warp_col_groups * group_cols(); }
-  __host__ __device__ int patch_start() const { return weight_floats + table_floats; }
-  __host__ __device__ int partial_start() const { return patch_start() + patch_floats; }
+  // Row step `step`'s patch.
+  __host__ __device__ int patch_start(int step = 0) const {
+    return weight_floats + table_floats + step % patch_buffers * patch_floats;
+  }
+  __host__ __device__ int partial_start() const {
+    return weight_floats + table_floats + patch_buffers * patch_floats;
+  }
   __host__ __device__ int64_t shared_bytes() const {
-    return 4 * (int64_t{weight_floats} + table_floats + patch_floats + partial_floats);
+    return 4 * (int64_t{weight_floats} + table_floats + int64_t{patch_buffers} * patch_floats +
+                partial_floats);
   }
 };
 
@@ -213,15 +223,15 @@ __host__ __device__ inline void direct_conv_load_weights(const DirectConvParams&
   }
 }
 
-// The input patch of row step `step` into shared memory after the weights: for each of the
-// group's channels and each kd, the rows and columns every window of the step's outputs reads,
+// The input patch of row step `step` into its buffer in shared memory (patch_start): for each of
+// the group's channels and each kd, the rows and columns every window of the step's outputs reads,
 // zeros outside x. A warp per patch row (its coordinates worked out once), lanes along it
 // (`threads` a multiple of 32); asynchronous on the device (direct_conv_copy).
 __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p,
                                                        const DirectConvBlock& b, int step,
                                                        const float* x, float* shared, int tid,
                                                        int threads) {
-  float* patch = shared + p.patch_start();
+  float* patch = shared + p.patch_start(step);
   const int id0 = b.od * p.stride[0] - p.pad[0];
   const int ih0 = (b.oh0 + step * p.warp_rows) * p.stride[1] - p.pad[1];
   const int iw0 = b.ow0 * p.stride[2] - p.pad[2];
@@ -282,7 +292,7 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
   const int wc = at.slice, wr = at.row, wg = at.col_group, oh = at.oh;
   const int cc = p.chunk_channels();
   const float* weights = shared + wc * CT;
-  const float* patch = shared + p.patch_start();
+  const float* patch = shared + p.patch_start(step);
   float acc[R][CT];
   STITCH_UNROLL
   for (int j = 0; j < R; ++j) {
@@ -401,7 +411,7 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
   const int first_col = wg * p.group_cols();  // the warp's first column within the tile
   // The patch under column first_col + g of each tile (8 · stride apart), tap (0, 0, 0).
   const float* under =
-      shared + p.patch_start() + wr * p.stride[1] * p.patch_cols + (first_col + g) * p.stride[2];
+      shared + p.patch_start(step) + wr * p.stride[1] * p.patch_cols + (first_col + g) * p.stride[2];
   const int tile_step = 8 * p.stride[2];
   float acc[kTiles][4];
   STITCH_UNROLL
@@ -491,13 +501,26 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
   extern __shared__ float4 direct_conv_smem[];
   float* shared = reinterpret_cast<float*>(direct_conv_smem);
   const DirectConvBlock b = direct_conv_block(p, blockIdx.x);
+  // Row step 0's patch with the weights; each later one's while the step before it computes (two
+  // patch buffers), else after it. Uniform across the block.
+  const bool ahead = p.patch_buffers > 1;
+  auto has_step = [&](int step) {
+    return step < p.row_steps && b.oh0 + step * p.warp_rows < p.out[1];
+  };
   direct_conv_load_weights(p, b, w, shared, threadIdx.x, blockDim.x);
-  for (int step = 0; step < p.row_steps; ++step) {
-    if (b.oh0 + step * p.warp_rows >= p.out[1]) break;  // uniform across the block
-    if (step > 0) __syncthreads();  // the last step's reads of the patch are done
-    direct_conv_load_patch(p, b, step, x, shared, threadIdx.x, blockDim.x);
-    cp_async_commit();  // this thread's copies (the weights too, at the first step) landed
-    cp_async_wait<0>();
+  direct_conv_load_patch(p, b, 0, x, shared, threadIdx.x, blockDim.x);
+  cp_async_commit();
+  for (int step = 0; has_step(step); ++step) {
+    if (step > 0) __syncthreads();  // step - 1's reads of its patch buffer and partials are done
+    const int copied = ahead ? step + 1 : step;
+    if (copied > 0 && has_step(copied))
+      direct_conv_load_patch(p, b, copied, x, shared, threadIdx.x, blockDim.x);
+    cp_async_commit();  // (empty where nothing was copied)
+    // This thread's copies of this step's patch have landed (ahead: all but the latest group).
+    if (ahead)
+      cp_async_wait<1>();
+    else
+      cp_async_wait<0>();
     __syncthreads();
     if constexpr (kMath == DirectConvMath::fp32)
       direct_conv_compute<R, Transform, Reduction>(p, b, step, shared, bias, y, threadIdx.x,
@@ -519,7 +542,7 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
 // them; a lane's columns cover the output width with as few as possible (1, 2 or 4); where the
 // weights and the patch exceed kDirectConvSharedBytes, fewer columns, then fewer channel slices.
 // Row steps (the weights loaded once for more rows): up to kDirectConvMaxRowSteps while at least
-// four blocks per SM remain (`sms`). With `reduce_channels` (ChannelReduction) every output
+// four blocks per SM remain (`sms`), the patch then double-buffered where that fits. With `reduce_channels` (ChannelReduction) every output
 // channel in one block — one group, at most 8 slices, never fewer — and room for the partials;
 // y then holds one value per output position.
 inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConvParams& p,
@@ -602,6 +625,14 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
       break;
     }
     steps *= 2;
+  }
+  // Two patch buffers (the next row step's copied during this one's compute) where the block
+  // takes more than one row step and they cost no block per SM: three of FP32 FMAs, two of the
+  // tensor cores fit an H100's 228 KiB.
+  if (p.row_steps > 1) {
+    p.patch_buffers = 2;
+    if (p.shared_bytes() > (tf32 ? kDirectConvSharedBytes : kDirectConvSharedBytes * 2 / 3))
+      p.patch_buffers = 1;
   }
   if (p.blocks > INT32_MAX) return "more blocks than one launch holds";
   return "";

@@ -121,10 +121,12 @@ inline std::vector<float> reduce_channels_in_slices(const std::vector<float>& va
 }
 
 // One launch of the direct kernel on the CPU into `y` (which the caller sized and filled): per
-// block, the weight copy, then per row step every thread's patch copy (the kernel's
-// __syncthreads), every thread's compute and, with a channel reduction (p.reduce_channels), every
-// thread's share of it; shared memory poisoned with NaN first, so a word read before it is copied
-// turns its outputs NaN.
+// block, the weight copy and row step 0's patch copy, then per row step (the kernel's
+// __syncthreads between) every thread's copy of the next step's patch where there are two
+// buffers, every thread's compute, with a channel reduction (p.reduce_channels) every thread's
+// share of it, and with one buffer the next step's copy; shared memory poisoned with NaN first
+// and each patch buffer before its copy, so a word read before it is copied (or after another
+// step's copy overwrote it) turns its outputs NaN.
 template <class Transform = detail::PlaneIdentity,
           class Reduction = detail::NoChannelReduction>
 inline void emulate_direct_conv(const detail::DirectConvParams& p, const std::vector<float>& x,
@@ -146,23 +148,31 @@ inline void emulate_direct_conv(const detail::DirectConvParams& p, const std::ve
             p, b, step, shared.data(), bias.data(), y.data(), tid, transform);
     }
   };
+  auto copy_patch = [&](const detail::DirectConvBlock& b, int step) {
+    std::fill_n(shared.begin() + p.patch_start(step), p.patch_floats,
+                std::numeric_limits<float>::quiet_NaN());
+    for (int tid = 0; tid < threads; ++tid)
+      detail::direct_conv_load_patch(p, b, step, x.data(), shared.data(), tid, threads);
+  };
+  const bool ahead = p.patch_buffers > 1;
   for (int64_t block = 0; block < p.blocks; ++block) {
     std::fill(shared.begin(), shared.end(), std::numeric_limits<float>::quiet_NaN());
     const detail::DirectConvBlock b = detail::direct_conv_block(p, block);
+    auto has_step = [&](int step) {
+      return step < p.row_steps && b.oh0 + step * p.warp_rows < p.out[1];
+    };
     for (int tid = 0; tid < threads; ++tid)
       detail::direct_conv_load_weights(p, b, w.data(), shared.data(), tid, threads);
-    for (int step = 0; step < p.row_steps; ++step) {
-      if (b.oh0 + step * p.warp_rows >= p.out[1]) break;
-      std::fill(shared.begin() + p.weight_floats, shared.end(),
-                std::numeric_limits<float>::quiet_NaN());
-      for (int tid = 0; tid < threads; ++tid)
-        detail::direct_conv_load_patch(p, b, step, x.data(), shared.data(), tid, threads);
+    copy_patch(b, 0);
+    for (int step = 0; has_step(step); ++step) {
+      if (ahead && has_step(step + 1)) copy_patch(b, step + 1);
       for (int tid = 0; tid < threads; ++tid)
         compute(b, step, tid);
       if constexpr (detail::kReducesChannels<Reduction>)
         for (int tid = 0; tid < threads; ++tid)
           detail::direct_conv_finish_reduction(p, b, step, shared.data(), y.data(), tid, threads,
                                                reduction);
+      if (!ahead && has_step(step + 1)) copy_patch(b, step + 1);
     }
   }
 }

@@ -293,13 +293,27 @@ TEST(DirectConvPlan, TilesFollowTheShape) {
   EXPECT_EQ(p.cols_per_lane, 4);
   EXPECT_EQ(p.chunks, 1);
   EXPECT_EQ(p.row_steps, detail::kDirectConvMaxRowSteps);  // 128 · 126 row tiles: plenty of blocks
-  // 16 output channels: 2 slices, 4 warp rows; 30 columns: 1 per lane; few blocks: 1 row step.
+  EXPECT_EQ(p.patch_buffers, 2);  // the next step's patch copied while this one computes
+  EXPECT_EQ(p.shared_bytes(), 4 * (p.weight_floats + 2 * p.patch_floats));
+  EXPECT_EQ(p.patch_start(1) - p.patch_start(0), p.patch_floats);
+  EXPECT_EQ(p.patch_start(2), p.patch_start(0));
+  // 16 output channels: 2 slices, 4 warp rows; 30 columns: 1 per lane; few blocks: 1 row step,
+  // one patch buffer.
   ASSERT_EQ(detail::plan_direct_conv(testing::conv_case_shape(1, 3, 16, 1, {32, 32}, {3}), 132, p),
             "");
   EXPECT_EQ(p.warp_channels, 2);
   EXPECT_EQ(p.warp_rows, 4);
   EXPECT_EQ(p.cols_per_lane, 1);
   EXPECT_EQ(p.row_steps, 1);
+  EXPECT_EQ(p.patch_buffers, 1);
+  // A patch too large for two buffers within a third of an SM's shared memory keeps one: 16
+  // channels of 7 rows x 131 columns (57 KiB) beside 16 KiB of weights (K 256, FP32 FMAs).
+  ASSERT_EQ(
+      detail::plan_direct_conv(testing::conv_case_shape(64, 16, 16, 1, {60, 520}, {4}), 132, p),
+      "");
+  EXPECT_GT(p.row_steps, 1);
+  EXPECT_EQ(p.patch_buffers, 1) << p.shared_bytes();
+  EXPECT_LE(p.shared_bytes(), detail::kDirectConvSharedBytes);
   // A 1-d convolution (one output row): the warps past it take column groups, 4 of 128 columns.
   ASSERT_EQ(
       detail::plan_direct_conv(testing::conv_case_shape(2, 4, 16, 1, {500}, {5}, {1}, {2}), 132, p),
