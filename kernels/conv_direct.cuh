@@ -410,8 +410,8 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
   const float* fragments = shared + wc * 128 + lane * 4;
   const int first_col = wg * p.group_cols();  // the warp's first column within the tile
   // The patch under column first_col + g of each tile (8 · stride apart), tap (0, 0, 0).
-  const float* under =
-      shared + p.patch_start(step) + wr * p.stride[1] * p.patch_cols + (first_col + g) * p.stride[2];
+  const float* under = shared + p.patch_start(step) + wr * p.stride[1] * p.patch_cols +
+                       (first_col + g) * p.stride[2];
   const int tile_step = 8 * p.stride[2];
   float acc[kTiles][4];
   STITCH_UNROLL
@@ -542,9 +542,9 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
 // them; a lane's columns cover the output width with as few as possible (1, 2 or 4); where the
 // weights and the patch exceed kDirectConvSharedBytes, fewer columns, then fewer channel slices.
 // Row steps (the weights loaded once for more rows): up to kDirectConvMaxRowSteps while at least
-// four blocks per SM remain (`sms`), the patch then double-buffered where that fits. With `reduce_channels` (ChannelReduction) every output
-// channel in one block — one group, at most 8 slices, never fewer — and room for the partials;
-// y then holds one value per output position.
+// four blocks per SM remain (`sms`), the patch then double-buffered where that fits. With
+// `reduce_channels` (ChannelReduction) every output channel in one block — one group, at most 8
+// slices, never fewer — and room for the partials; y then holds one value per output position.
 inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConvParams& p,
                                     DirectConvMath math = DirectConvMath::fp32,
                                     bool reduce_channels = false) {

@@ -34,8 +34,8 @@ std::vector<int> readers(const Body& body, const Operand& operand) {
   return found;
 }
 
-bool stored(const std::vector<Store>& stores, const Operand& operand, size_t from = 0) {
-  return std::any_of(stores.begin() + static_cast<std::ptrdiff_t>(from), stores.end(),
+bool stored(const std::vector<Store>& stores, const Operand& operand) {
+  return std::any_of(stores.begin(), stores.end(),
                      [&](const Store& store) { return store.from == operand; });
 }
 
@@ -80,10 +80,12 @@ struct Head {
   int last() const { return activation_step >= 0 ? activation_step : bias_step; }
 };
 
-std::optional<Head> foldable_head(const ir::Graph& graph, const ConvSpec& spec) {
-  const Body& body = *spec.epilogue;
+// The head of `body` (load 0 the raw result of a convolution of `channels` output channels;
+// `stores` its stores past the raw result's).
+std::optional<Head> foldable_head(const ir::Graph& graph, const Body& body, int64_t channels,
+                                  const std::vector<Store>& stores) {
   const std::vector<int> first = readers(body, kRawResult);
-  if (first.size() != 1 || stored(spec.stores, kRawResult, 1)) return std::nullopt;
+  if (first.size() != 1 || stored(stores, kRawResult)) return std::nullopt;
   Head head;
   const BodyStep& step = body.steps[first[0]];
   head.activation = activation_of(graph, step, kRawResult);
@@ -91,13 +93,13 @@ std::optional<Head> foldable_head(const ir::Graph& graph, const ConvSpec& spec) 
     head.activation_step = first[0];
     return head;
   }
-  head.bias_load = channel_bias_load(graph, body, step, kRawResult, spec.out_channels);
+  head.bias_load = channel_bias_load(graph, body, step, kRawResult, channels);
   if (head.bias_load < 0) return std::nullopt;
   head.bias_step = first[0];
   // An activation after the bias folds in too where it is the sum's only use.
   const Operand sum = step_result(head.bias_step);
   const std::vector<int> next = readers(body, sum);
-  if (next.size() == 1 && !stored(spec.stores, sum)) {
+  if (next.size() == 1 && !stored(stores, sum)) {
     head.activation = activation_of(graph, body.steps[next[0]], sum);
     if (!head.activation.empty()) head.activation_step = next[0];
   }
@@ -119,12 +121,9 @@ Operand renumbered(const Operand& operand, const Head& head, bool bias_load_drop
   return out;
 }
 
-// The body and stores without the head: the kernel stores `folded`, which load 0 reads back at
-// `destination` (its buffer, or its window of a cat's).
-void remove_head(ConvSpec& spec, const Head& head, const ir::ValueRef& folded,
-                 const Access& destination) {
-  Body& body = *spec.epilogue;
-  const int last = head.last();
+// `body` without the head's steps, and without its bias load where nothing else (`stores`
+// included) reads it: the head's result is load 0 now. Returns whether the bias load went.
+bool strip_head(Body& body, const Head& head, const std::vector<Store>& stores) {
   std::vector<BodyStep> steps;
   for (size_t s = 0; s < body.steps.size(); ++s)
     if (static_cast<int>(s) != head.bias_step && static_cast<int>(s) != head.activation_step)
@@ -133,13 +132,33 @@ void remove_head(ConvSpec& spec, const Head& head, const ir::ValueRef& folded,
   bool bias_load_dropped = false;
   if (head.bias_load >= 0) {
     const Operand bias{Operand::Kind::load, head.bias_load, 0};
-    bias_load_dropped = readers(body, bias).empty() && !stored(spec.stores, bias);
+    bias_load_dropped = readers(body, bias).empty() && !stored(stores, bias);
   }
   for (BodyStep& step : body.steps)
     for (Operand& operand : step.operands)
       operand = renumbered(operand, head, bias_load_dropped);
-  if (bias_load_dropped)
-    body.loads.erase(body.loads.begin() + head.bias_load);
+  if (bias_load_dropped) body.loads.erase(body.loads.begin() + head.bias_load);
+  return bias_load_dropped;
+}
+
+// The head as the kernel's epilogue of `spec` (`body`: the one it came from, its bias load).
+void take_head(ConvSpec& spec, const Body& body, const Head& head) {
+  if (head.bias_load >= 0) {
+    const Access& load = body.loads[head.bias_load];
+    spec.bias = Access{load.base, load.offset, {spec.out_channels}, {1}};
+  }
+  spec.kernel_epilogue = head.bias_load < 0        ? head.activation
+                         : head.activation.empty() ? "bias"
+                                                   : "bias_" + head.activation;
+}
+
+// The body and stores without the head: the kernel stores `folded`, which load 0 reads back at
+// `destination` (its buffer, or its window of a cat's).
+void remove_head(ConvSpec& spec, const Head& head, const ir::ValueRef& folded,
+                 const Access& destination) {
+  Body& body = *spec.epilogue;
+  const int last = head.last();
+  const bool bias_load_dropped = strip_head(body, head, spec.stores);
   body.loads[0] = destination;
   // stores[0] is now the folded value, which the kernel writes; a store of it from the pass would
   // repeat that.
@@ -167,7 +186,9 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
   const ir::ValueRef raw = spec->stores[0].value;
   if (spec->stores[0].from != kRawResult || read_elsewhere(graph, values, subtasks, index, raw))
     return false;
-  const std::optional<Head> head = foldable_head(graph, *spec);
+  const std::optional<Head> head =
+      foldable_head(graph, *spec->epilogue, spec->out_channels,
+                    std::vector<Store>(spec->stores.begin() + 1, spec->stores.end()));
   if (!head) return false;
   const ir::ValueRef folded = node_value(spec->epilogue->steps[head->last()].node);
   // A forward kernel writes a window of a larger buffer (a cat's) through its output map.
@@ -183,13 +204,7 @@ bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
       !is_dense_per_image(destination))
     return false;
   ConvSpec folded_spec = *spec;
-  if (head->bias_load >= 0) {
-    const Access& load = spec->epilogue->loads[head->bias_load];
-    folded_spec.bias = Access{load.base, load.offset, {spec->out_channels}, {1}};
-  }
-  folded_spec.kernel_epilogue = head->bias_load < 0        ? head->activation
-                                : head->activation.empty() ? "bias"
-                                                           : "bias_" + head->activation;
+  take_head(folded_spec, *spec->epilogue, *head);
   remove_head(folded_spec, *head, folded, destination);
   if (timed && folded_spec.epilogue) return false;
   *spec = std::move(folded_spec);
@@ -352,6 +367,15 @@ bool fold_conv_channel_reduction(const ir::Graph& graph, const ValueMap& values,
   }
   std::optional<Body> finish = as_reduce_epilogue(*reduction, channels);
   if (!finish) return false;
+  // A bias and activation first are the kernel's epilogue (per channel, not per element); where
+  // they make the value reduced (the last step), nothing of the transform remains.
+  if (const std::optional<Head> head =
+          transform ? foldable_head(graph, *transform, channels, {}) : std::nullopt) {
+    const bool whole = head->last() + 1 == static_cast<int>(transform->steps.size());
+    take_head(*spec, *transform, *head);
+    strip_head(*transform, *head, {});
+    if (whole) transform.reset();
+  }
   spec->output_transform = std::move(transform);
   spec->channel_reduce = reduction->op;
   spec->reduce_epilogue = std::move(finish);

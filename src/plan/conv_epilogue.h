@@ -26,8 +26,9 @@ namespace stitch::plan {
 // for a forward convolution, is a window of a larger one (a cat's: plan/cat_placement.h) the
 // kernel writes through its output map. Where cuDNN is timed against the kernel
 // (cudnn_alternative, kernel_choice.h), only a whole chain folds, into a buffer of its own or a
-// window of whole channels of a cat's (cuDNN's side then runs the folded head as its one pass). Returns whether it folded anything. The
-// epilogue pass goes away when nothing of the chain remains.
+// window of whole channels of a cat's (cuDNN's side then runs the folded head as its one pass).
+// Returns whether it folded anything. The epilogue pass goes away when nothing of the chain
+// remains.
 bool fold_conv_epilogue(const ir::Graph& graph, const ValueMap& values,
                         std::vector<Subtask>& subtasks, size_t index);
 
@@ -49,7 +50,8 @@ bool fold_conv_output_transform(const ir::Graph& graph, const ValueMap& values,
 // is read by one later subtask and nothing else (no graph output), a sum, max or min over the
 // channels of the whole result as it is stored ([batch, out_channels, positions], values only, not
 // min's indices); that reduction's prologue takes loads one value per (n, c) plane and at most
-// three special functions (it becomes the output transform), its epilogue loads one value per
+// three special functions (its head, a bias and activation, becomes the kernel epilogue as
+// fold_conv_epilogue's does, the rest the output transform), its epilogue loads one value per
 // image (it becomes the reduce epilogue), and it stores one float32 value into a buffer of its
 // own. The reduction's subtask goes away (ids renumbered), and with it cuDNN's timing (it would
 // write the whole result the fold saves). Returns whether it folded.

@@ -63,8 +63,8 @@ inline std::vector<int64_t> conv_output_space(const ConvSpec& spec) {
   return space;
 }
 
-// Whether `access`, with the shape `space` (a convolution's input or output space), holds one value per
-// (n, c) plane: zero strides over every spatial dim larger than 1.
+// Whether `access`, with the shape `space` (a convolution's input or output space), holds one
+// value per (n, c) plane: zero strides over every spatial dim larger than 1.
 bool per_plane(const Access& access, const std::vector<int64_t>& space);
 
 // The subtask name: "conv2d_4x16x32x32_k16x3x3", with "_t" (transposed), "_g<groups>",

@@ -63,9 +63,8 @@ double conv_flops(const ConvSpec& s) {
   const double outputs = static_cast<double>(s.batch * s.out_channels) * product(s.output);
   const bool activation = s.kernel_epilogue != "none" && s.kernel_epilogue != "bias";
   const double kernel_epilogue_steps = (s.bias ? 1.0 : 0.0) + (activation ? 1.0 : 0.0);
-  const double reduced = s.channel_reduce
-                             ? 1.0 + body_steps(s.reduce_epilogue) / static_cast<double>(s.out_channels)
-                             : 0.0;
+  const double channels = static_cast<double>(s.out_channels);
+  const double reduced = s.channel_reduce ? 1.0 + body_steps(s.reduce_epilogue) / channels : 0.0;
   return 2 * macs + outputs * (kernel_epilogue_steps + body_steps(s.epilogue) +
                                body_steps(s.output_transform) + reduced);
 }

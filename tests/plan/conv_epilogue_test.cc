@@ -286,8 +286,8 @@ void channel_reduction_graph(GraphBuilder& b, Op reduce, int64_t dim = 1) {
 }
 
 // Level 2's conv + min over the channels: the direct kernel reduces the channels of each position
-// as it stores (the bias and scale its output transform, the tanh its reduce epilogue); one
-// subtask, and the only buffer the [2, 1, 6, 6] output.
+// as it stores (the bias its kernel epilogue, the scale its output transform, the tanh its reduce
+// epilogue); one subtask, and the only buffer the [2, 1, 6, 6] output.
 TEST(ConvEpilogue, AReductionOverTheChannelsFoldsIntoTheDirectKernel) {
   const std::pair<Op, ReduceOp> cases[] = {{Op::amin, ReduceOp::min},
                                            {Op::amax, ReduceOp::max},
@@ -305,9 +305,13 @@ TEST(ConvEpilogue, AReductionOverTheChannelsFoldsIntoTheDirectKernel) {
     const ConvSpec& spec = std::get<ConvSpec>(subtask.spec);
     ASSERT_TRUE(spec.channel_reduce.has_value());
     EXPECT_EQ(*spec.channel_reduce, reduce);
+    EXPECT_EQ(spec.kernel_epilogue, "bias");
+    ASSERT_TRUE(spec.bias.has_value());
+    EXPECT_EQ(plan->graph.name_of(spec.bias->base), "bias");
     ASSERT_TRUE(spec.output_transform.has_value());
-    EXPECT_EQ(spec.output_transform->steps.size(), 2u);  // the bias add, the scale
-    EXPECT_TRUE(per_plane(spec.output_transform->loads[1], kOut));
+    ASSERT_EQ(spec.output_transform->steps.size(), 1u);  // the scale
+    EXPECT_EQ(plan->graph.nodes[spec.output_transform->steps[0].node].op, Op::mul_tensor);
+    EXPECT_EQ(spec.output_transform->loads.size(), 1u);  // the bias load went with its step
     ASSERT_TRUE(spec.reduce_epilogue.has_value());
     ASSERT_EQ(spec.reduce_epilogue->steps.size(), 1u);
     EXPECT_EQ(plan->graph.nodes[spec.reduce_epilogue->steps[0].node].op, Op::tanh);
@@ -318,6 +322,23 @@ TEST(ConvEpilogue, AReductionOverTheChannelsFoldsIntoTheDirectKernel) {
     // x, w, the bias and the output: the raw result is neither written nor read.
     EXPECT_DOUBLE_EQ(subtask.bytes, 4.0 * (2 * 4 * 36 + 8 * 4 * 9 + 8 + 2 * 36));
   }
+}
+
+// A bias add that is the whole prologue of the reduction: the kernel's epilogue, no transform.
+TEST(ConvEpilogue, ABiasBeforeAChannelReductionIsTheKernelEpilogue) {
+  GraphBuilder b;
+  b.output(b.node("r", Op::amax, {ref(conv(b)), ints({1}), flag(true)}, {2, 1, 6, 6}));
+  auto plan = plan_on(b, ConvEngine::direct);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->subtasks.size(), 1u);
+  const ConvSpec& spec = conv_of(*plan);
+  ASSERT_TRUE(spec.channel_reduce.has_value());
+  EXPECT_EQ(*spec.channel_reduce, ReduceOp::max);
+  EXPECT_EQ(spec.kernel_epilogue, "bias");
+  EXPECT_FALSE(spec.output_transform.has_value());
+  ASSERT_TRUE(spec.reduce_epilogue.has_value());
+  EXPECT_TRUE(spec.reduce_epilogue->steps.empty());
+  EXPECT_EQ(spec.stores[0].from, (Operand{Operand::Kind::load, 0, 0}));
 }
 
 // What stays a reduction of its own: over another dim; on cuDNN or the implicit GEMM; with more

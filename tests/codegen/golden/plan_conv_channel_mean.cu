@@ -17,19 +17,6 @@ namespace {
 
 using namespace stitch::kernels;
 
-struct s00_conv3d_2x3x5x8x36_k24x3x3x3_output {
-  const float* l1;
-  __device__ float operator()(int64_t plane, float x0) const {
-    const int64_t n = plane / 24, c = plane % 24;
-    (void)n;
-    (void)c;
-    const float x1 = static_cast<float>(l1[0 + c * 1]);
-    const float v0 = (x0 + x1);  // convolution_bias
-    const float v1 = op_relu(v0);  // relu
-    return v1;
-  }
-};
-
 struct s00_conv3d_2x3x5x8x36_k24x3x3x3_reduce {
   __device__ float operator()(int64_t plane, float x0) const {
     const int64_t n = plane / 1, c = plane % 1;
@@ -84,9 +71,8 @@ int Program::run_subtasks(State* s, const stitch_tensor* inputs, stitch_tensor* 
   (void)outputs;
   // s00_conv3d_2x3x5x8x36_k24x3x3x3 (direct_conv): nodes convolution, convolution_bias, relu, mean_sum, mean, add
   {
-    const s00_conv3d_2x3x5x8x36_k24x3x3x3_output out{reinterpret_cast<const float*>((s->persistent + 7936))};
     const s00_conv3d_2x3x5x8x36_k24x3x3x3_reduction red{{}};
-    STITCH_CHECK(s->gemms.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, nullptr, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), stream, error, detail::PlaneIdentity{}, out, red));
+    STITCH_CHECK(s->gemms.conv0.run(reinterpret_cast<const float*>(static_cast<char*>(inputs[0].data)) + 0, reinterpret_cast<const float*>((s->persistent + 0)) + 0, reinterpret_cast<const float*>((s->persistent + 7936)) + 0, reinterpret_cast<float*>(static_cast<char*>(outputs[0].data)), stream, error, detail::PlaneIdentity{}, detail::PlaneIdentity{}, red));
   }
   return STITCH_OK;
 }
@@ -116,7 +102,7 @@ int Program::init_gemms(State* s, cudaStream_t stream) {
     shape.pad_after[0] = 0; shape.pad_after[1] = 0; shape.pad_after[2] = 0;
     shape.dilation[0] = 1; shape.dilation[1] = 1; shape.dilation[2] = 1;
     s->gemms.conv0.set_channel_reduction();
-    STITCH_CHECK(s->gemms.conv0.init<s00_conv3d_2x3x5x8x36_k24x3x3x3_output, s00_conv3d_2x3x5x8x36_k24x3x3x3_reduction>(shape, MatmulEpilogue::none, error));
+    STITCH_CHECK(s->gemms.conv0.init<detail::PlaneIdentity, s00_conv3d_2x3x5x8x36_k24x3x3x3_reduction>(shape, MatmulEpilogue::bias_relu, error));
   }
   return STITCH_OK;
 }
