@@ -196,6 +196,15 @@ void add_body_reads(const std::optional<Body>& body, bool skip_registers, int re
     if (!skip_registers || static_cast<int>(k) >= registers) reads.push_back(body->loads[k]);
 }
 
+// The loads of `body` that are outputs of `node`, its anchor's register values (they come first).
+int node_registers(const std::optional<Body>& body, int node) {
+  if (!body) return 0;
+  const auto is_register = [&](const Access& load) {
+    return load.base.kind == ir::ValueRef::Kind::node && load.base.index == node;
+  };
+  return static_cast<int>(std::count_if(body->loads.begin(), body->loads.end(), is_register));
+}
+
 }  // namespace
 
 Result<std::vector<Subtask>> build_subtasks(const ir::Graph& graph, const ValueMap& values,
@@ -243,34 +252,19 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
           }
         } else if constexpr (std::is_same_v<T, ReductionSpec>) {
           reads.push_back(spec.input);
-          if (spec.prologue)
-            for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
-              reads.push_back(spec.prologue->loads[k]);
-          if (spec.epilogue) {
-            int registers = 0;
-            for (const Access& load : spec.epilogue->loads)
-              if (load.base.kind == ir::ValueRef::Kind::node && load.base.index == spec.node)
-                ++registers;
-            add_body_reads(spec.epilogue, true, registers, reads);
-          }
+          add_body_reads(spec.prologue, true, 1, reads);  // load 0: the input
+          add_body_reads(spec.epilogue, true, node_registers(spec.epilogue, spec.node), reads);
         } else if constexpr (std::is_same_v<T, RowSpec>) {
           reads.push_back(spec.input);
           if (spec.weight) reads.push_back(*spec.weight);
           if (spec.bias) reads.push_back(*spec.bias);
-          if (spec.prologue)
-            for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
-              reads.push_back(spec.prologue->loads[k]);
+          add_body_reads(spec.prologue, true, 1, reads);  // load 0: the input
           add_body_reads(spec.epilogue, true, 1, reads);
         } else if constexpr (std::is_same_v<T, ElementwiseSpec>) {
           add_body_reads(spec.body, false, 0, reads);
         } else if constexpr (std::is_same_v<T, PoolSpec>) {
           reads.push_back(spec.input);
-          int registers = 0;
-          if (spec.epilogue)
-            for (const Access& load : spec.epilogue->loads)
-              if (load.base.kind == ir::ValueRef::Kind::node && load.base.index == spec.node)
-                ++registers;
-          add_body_reads(spec.epilogue, true, registers, reads);
+          add_body_reads(spec.epilogue, true, node_registers(spec.epilogue, spec.node), reads);
         } else if constexpr (std::is_same_v<T, ConvSpec>) {
           reads.push_back(spec.x);
           reads.push_back(spec.w);
@@ -298,9 +292,7 @@ std::vector<Access> subtask_reads(const Subtask& subtask) {
           reads.insert(reads.end(), spec.params.begin(), spec.params.end());
         } else if constexpr (std::is_same_v<T, ScanSpec>) {
           reads.push_back(spec.input);
-          if (spec.prologue)
-            for (size_t k = 1; k < spec.prologue->loads.size(); ++k)
-              reads.push_back(spec.prologue->loads[k]);
+          add_body_reads(spec.prologue, true, 1, reads);  // load 0: the input
           add_body_reads(spec.epilogue, true, 1, reads);
         } else {
           reads.push_back(spec.source);
