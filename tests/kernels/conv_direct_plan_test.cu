@@ -1,11 +1,13 @@
 // The direct convolution (kernels/conv_direct.cuh) without a GPU (label unit): whole launches
 // emulated on the CPU block by block and thread by thread — the kernel's own weight and patch
-// copies, then every thread's compute per row step, shared memory poisoned with NaN and y too —
+// copies, then every thread's compute per row step in the kernel's order (the next step's patch
+// copied first where there are two buffers), shared memory poisoned with NaN and y too —
 // give exactly the FP32 fmaf sum of each output's K products in (channel, kd, kh, kw) order with
 // the epilogue, over the shape table of conv_igemm_cases.cuh (the ones within the kernel's K) and
 // shapes of few input channels as KernelBench's level 2 has them; through an output map, the
-// outputs land where it says and nothing else is touched; an output transform applies per plane.
-// Plus the plan's choices and refusals.
+// outputs land where it says and nothing else is touched; an output transform applies per plane;
+// a channel reduction combines each position's channels in the kernel's order. Plus the plan's
+// choices and refusals.
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -6,7 +6,8 @@
 // ConvTransposeDirect (kernels/conv_transpose.cuh: its phases on the direct kernel) against its
 // CPU emulation; ConvDirectTf32 and ConvTransposeDirectTf32 (one TF32 product on the tensor
 // cores) against the double reference to TF32's precision, with K padded to 8 never multiplying
-// an infinite input. Plus init's refusals and run before init, which need no GPU.
+// an infinite input; a channel reduction (sum, max, min) in both arithmetics, FP32's bits and
+// TF32's bound. Plus init's refusals and run before init, which need no GPU.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
