@@ -44,7 +44,15 @@ __device__ __forceinline__ float op_softplus(float x, float beta, float threshol
   const float scaled = x * beta;
   return scaled > threshold ? x : log1pf(expf(scaled)) / beta;
 }
-__device__ __forceinline__ float op_mish(float x) { return x * tanhf(op_softplus(x, 1.0f, 20.0f)); }
+// mish(x) = x · tanh(softplus(x)), with tanh(log1p(e)) = n / (n + 2), n = e · (e + 2), e = exp(x):
+// one exponential and a division for PyTorch's exponential, log1p and tanh (a few ulps from its
+// bits). Above 20, x itself (tanh is 1 in float there; e · e would overflow past 44). Host too:
+// plans_test.cu checks it against the definition in double.
+__host__ __device__ __forceinline__ float op_mish(float x) {
+  if (x > 20.0f) return x;
+  const float e = expf(x), n = e * (e + 2.0f);
+  return x * (n / (n + 2.0f));
+}
 
 __device__ __forceinline__ float op_elu(float x, float alpha, float scale, float input_scale) {
   return x > 0.0f ? scale * x : scale * alpha * (expf(x * input_scale) - 1.0f);

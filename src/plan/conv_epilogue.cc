@@ -221,9 +221,9 @@ namespace {
 // The special functions (op_traits.h) an output transform may evaluate per element. Measured on
 // the H200 (2026-12-05, level 2's convolution tasks): on the implicit GEMM, whose consumer warps
 // (8 per SM) evaluate it between tiles, a transform of one (a GELU, a sigmoid) gained over the
-// separate pass (93_: 1.27x -> 4.45x eager with the phase kernel) while Mish twice (six) lost
-// 3.3 ms of 9.0 (4_: 1.99x -> 1.45x); on the direct kernel, at full occupancy, two (tanh,
-// sigmoid: 48_) gained.
+// separate pass (93_: 1.27x -> 4.45x eager with the phase kernel) while Mish twice (six by its
+// old exp-log1p-tanh formula; two now) lost 3.3 ms of 9.0 (4_: 1.99x -> 1.45x); on the direct
+// kernel, at full occupancy, two (tanh, sigmoid: 48_) gained.
 constexpr int kIgemmTransformSpecialFunctions = 1;
 constexpr int kDirectTransformSpecialFunctions = 3;
 

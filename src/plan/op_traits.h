@@ -16,9 +16,9 @@ int operand_count(ir::Op op);
 bool returns_bool(ir::Op op);  // comparisons, isnan/isinf, logical ops
 bool float_result(ir::Op op);  // transcendental ops: integer inputs give float32
 // How many special-function evaluations (exp, log, tanh, erf, sin ...: libm sequences of tens of
-// instructions each) the generated code of one element of `op` makes: mish 3 (exp, log1p, tanh),
-// softplus and pow 2, the other transcendental ops 1, everything else (arithmetic, comparisons,
-// clamps, ReLU-like activations, sqrt, division) 0.
+// instructions each) the generated code of one element of `op` makes: softplus and pow 2, the
+// other transcendental ops 1 (mish too: one exp, kernels/scalar_ops.cuh), everything else
+// (arithmetic, comparisons, clamps, ReLU-like activations, sqrt, division) 0.
 int special_functions(ir::Op op);
 
 // The value of a constant scalar tensor (scalar_tensor, or full with an empty size, with a number

@@ -5,8 +5,10 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "kernels/reduction.cuh"
 #include "kernels/row.cuh"
 #include "kernels/runtime.cuh"
+#include "kernels/scalar_ops.cuh"
 #include "stitch/program.h"  // after runtime.cuh: its status macros must be identical redefinitions
 
 namespace stitch::kernels {
@@ -234,6 +237,31 @@ TEST(Elementwise, PlanRejectsBadOperands) {
   EXPECT_EQ(plan_for(aligned, f32, dense, dense, 2, huge), cudaErrorInvalidValue);  // overflow
   EXPECT_EQ(plan_for(aligned, f32, dense, dense, kMaxRank + 1, shape), cudaErrorInvalidValue);
   EXPECT_EQ(plan_for(aligned, f32, dense, repeated, 2, shape), cudaErrorInvalidValue);
+}
+
+// ---- scalar_ops.cuh ----
+
+// op_mish's one-exponential form against x · tanh(log1p(exp(x))) in double: within a few float
+// ulps of the value (or 1e-30 absolute where it underflows toward zero) from -100 to 100, x
+// itself past the threshold, NaN for NaN and -inf (as PyTorch's -inf · 0), inf for inf.
+TEST(ScalarOps, MishTakesOneExponential) {
+  double worst = 0;
+  for (double x = -100.0; x <= 100.0; x += 0.0137) {
+    const float xf = static_cast<float>(x);
+    const double xd = xf;
+    const double want = xd * std::tanh(std::log1p(std::exp(xd)));
+    const double got = op_mish(xf);
+    const double error = std::abs(got - want) / std::max(std::abs(want), 1e-30);
+    worst = std::max(worst, std::abs(want) < 1e-30 ? 0.0 : error);
+    ASSERT_LE(std::abs(got - want), 4e-7 * std::abs(want) + 1e-30) << "x = " << xf;
+  }
+  std::printf("[ scalar_ops ] op_mish: worst relative error %.3g\n", worst);
+  EXPECT_EQ(op_mish(25.0f), 25.0f);
+  EXPECT_EQ(op_mish(20.5f), 20.5f);
+  EXPECT_TRUE(std::isnan(op_mish(std::nanf(""))));
+  EXPECT_TRUE(std::isnan(op_mish(-INFINITY)));
+  EXPECT_EQ(op_mish(INFINITY), INFINITY);
+  EXPECT_EQ(op_mish(0.0f), 0.0f);
 }
 
 // ---- reduction.cuh ----
