@@ -137,20 +137,13 @@ struct ChannelReduction {
   }
 };
 
-// No channel reduction: every result stored.
-struct NoChannelReduction {};
+// No channel reduction: every result stored (its identity only initialises unused registers).
+struct NoChannelReduction {
+  __host__ __device__ static float identity() { return 0.0f; }
+};
 
 template <class Reduction>
 inline constexpr bool kReducesChannels = !std::is_same_v<Reduction, NoChannelReduction>;
-
-// The reduction's identity (0 without one: unused).
-template <class Reduction>
-__host__ __device__ inline float reduction_identity() {
-  if constexpr (kReducesChannels<Reduction>)
-    return Reduction::identity();
-  else
-    return 0.0f;
-}
 
 // Where a block works: block index = ((((image · groups + group) · chunks + chunk) · out_d + od)
 // · row_tiles + row tile) · col_tiles + col tile.
@@ -339,7 +332,7 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
   float reduced[R];  // with a channel reduction: per column, over the thread's channels
   STITCH_UNROLL
   for (int j = 0; j < R; ++j)
-    reduced[j] = reduction_identity<Reduction>();
+    reduced[j] = Reduction::identity();
   STITCH_UNROLL
   for (int c = 0; c < CT; ++c) {
     const int co = b.co0 + wc * CT + c;
@@ -431,9 +424,8 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
       mma_tf32(acc[j], af, bf);
     }
   }
-  // The lane's two channels (g, g + 8): each one's plane and bias, once.
+  // The lane's two channels (g, g + 8): each one's bias, once.
   int channel[2];
-  int64_t plane[2];
   float add[2];
   bool inside[2];
   STITCH_UNROLL
@@ -441,12 +433,13 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
     const int co = b.co0 + wc * kDirectConvTf32Channels + g + 8 * half;
     inside[half] = co < p.cout_g;
     channel[half] = b.group * p.cout_g + co;
-    plane[half] = int64_t{b.image} * p.groups * p.cout_g + channel[half];
     add[half] = epilogue_has_bias(p.epilogue) && inside[half] ? bias[channel[half]] : 0.0f;
   }
   // Accumulator e of tile j: channel g + 8 · (e / 2), column 2t + e % 2.
+  const int64_t image_planes = int64_t{b.image} * p.groups * p.cout_g;
   auto result = [&](int j, int e) {
-    return transform(plane[e / 2], gemm_activation(acc[j][e] + add[e / 2], p.epilogue));
+    return transform(image_planes + channel[e / 2],
+                     gemm_activation(acc[j][e] + add[e / 2], p.epilogue));
   };
   if constexpr (kReducesChannels<Reduction>) {
     float* partial = shared + p.partial_start() + (wc * p.warp_rows + wr) * p.tile_cols() +
