@@ -2,8 +2,10 @@
 
 Kept whole (DESIGN.md section 2): recurrent ops, whose decomposition unrolls every time step into
 64k-147k nodes and takes minutes, scaled-dot-product attention, which the Planner maps onto one
-attention kernel, and logsumexp, which it computes in one pass (its decomposition, a max and then a
-sum of exponentials, reads the input twice). Everything else goes down to core ATen.
+attention kernel, logsumexp, which it computes in one pass (its decomposition, a max and then a
+sum of exponentials, reads the input twice), and Mish, which the generated code computes in one
+exponential (kernels/scalar_ops.cuh's op_mish) where its decomposition takes an exp, a log1p and a
+tanh per element. Everything else goes down to core ATen.
 """
 import contextlib
 import io
@@ -20,6 +22,7 @@ KEPT_WHOLE = (
     "aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu",
     "aten::lstm_cell", "aten::gru_cell", "aten::rnn_tanh_cell", "aten::rnn_relu_cell",
     "aten::scaled_dot_product_attention", "aten::logsumexp",
+    "aten::mish",
 )
 KEPT_WHOLE_PREFIXES = ("aten::_scaled_dot_product_",)
 

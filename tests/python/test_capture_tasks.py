@@ -129,6 +129,15 @@ def test_logsumexp_is_kept_whole(batch):
     assert "aten.amax.default" not in ops and "aten.exp.default" not in ops
 
 
+def test_mish_is_kept_whole(batch):
+    ops = ops_of(batch.graph("mish_kept_whole"))
+    assert ops["aten.mish.default"] == 1
+    # The softplus beside it decomposes (one exp, one log1p): the mish added none.
+    assert "aten.softplus.default" not in ops
+    assert ops["aten.exp.default"] == 1 and ops["aten.log1p.default"] == 1
+    assert "aten.tanh.default" not in ops
+
+
 def test_causal_attention_masks_with_minus_infinity(batch):
     graph = batch.graph("causal_attention")
     ops = ops_of(graph)
