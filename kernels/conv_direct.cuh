@@ -26,10 +26,10 @@
 // takes 16 output channels instead of 8 and its outputs are mma.sync m16n8k8 TF32 products —
 // A the channels' weights (fragment order in shared memory, one 16-byte load per K step), B the
 // patch under eight outputs' windows (their K offsets from a table built once per block), both
-// rounded to TF32 as the compute reads them, FP32 accumulation; K padded to a multiple of 8 with
-// zero weights (and zero patch values: an infinite input must not make 0 · inf). The patch rows'
-// pitch is 16 words past a multiple of 32, so the warp's reads of a K step's taps hit distinct
-// banks.
+// rounded to TF32 once, in shared memory, as they land; FP32 accumulation; K padded to a multiple
+// of 8 with zero weights (and zero patch values: an infinite input must not make 0 · inf). The
+// patch rows' pitch is 16 words past a multiple of 32, so the warp's reads of a K step's taps hit
+// distinct banks.
 //
 // Shapes are ConvIgemmShape (conv_igemm_common.cuh), negative padding and an output map
 // (ConvIgemmOutputMap: a transposed convolution's phase) included; the fused epilogue is the GEMM
@@ -183,9 +183,9 @@ __host__ __device__ inline void direct_conv_copy(float* dst, const float* src, b
 // The chunk's weights into shared memory (thread `tid` of `threads`), zeros for channels past
 // the group. w: [out_channels][cin_g][kd][kh][kw], PyTorch's. FP32: [k][chunk channels]. TF32:
 // per K step and channel slice, the 32 lanes' mma A fragments (16 channels x 8 k: lane = 4 · row
-// + column, floats row / row + 8 by column / column + 4), zeros past K (rounded to TF32 as the
-// compute reads them); then the K offset table: k's (plane, kh, kw) offset into the patch, 0
-// past K. On the device the weights' copies are asynchronous (direct_conv_copy).
+// + column, floats row / row + 8 by column / column + 4), zeros past K (rounded to TF32 in place
+// once landed: direct_conv_round_tf32); then the K offset table: k's (plane, kh, kw) offset into
+// the patch, 0 past K. On the device the weights' copies are asynchronous (direct_conv_copy).
 __host__ __device__ inline void direct_conv_load_weights(const DirectConvParams& p,
                                                          const DirectConvBlock& b, const float* w,
                                                          float* shared, int tid, int threads) {
@@ -384,6 +384,23 @@ __host__ __device__ inline void direct_conv_finish_reduction(const DirectConvPar
 }
 
 #if defined(__CUDACC__)
+// The tensor-core form's operands rounded to TF32 once, in shared memory, rather than at each of
+// their reads: thread `tid`'s own copies (the weights' with row step 0, then step `step`'s patch
+// — the loops of direct_conv_load_weights and direct_conv_load_patch), once they have landed and
+// before the barrier that shows them to the other threads.
+__device__ inline void direct_conv_round_tf32(const DirectConvParams& p, int step, float* shared,
+                                              int tid, int threads) {
+  auto round = [](float& v) { v = __uint_as_float(round_tf32(v)); };
+  if (step == 0)
+    for (int i = tid; i < p.weight_floats; i += threads)
+      round(shared[i]);
+  float* patch = shared + p.patch_start(step);
+  const int rows = p.patch_floats / p.patch_cols;
+  for (int row = tid / 32; row < rows; row += threads / 32)
+    for (int c = tid % 32; c < p.patch_cols; c += 32)
+      round(patch[row * p.patch_cols + c]);
+}
+
 // direct_conv_compute on the tensor cores (DirectConvMath::tf32): the warp's 16 channels by its
 // 32 · R columns as 4 · R mma tiles of 8 columns, K step by K step; then the epilogue and
 // `transform` per output, stored where the output map says (lane: channels g and g + 8, columns
@@ -410,20 +427,28 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
   STITCH_UNROLL
   for (int j = 0; j < kTiles; ++j)
     acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-  for (int s = 0; s < p.k_steps; ++s) {
+  // Step s's products; `tail`: the one step past K's last multiple of 8, whose padding reads
+  // zeros (its weights are zero too, but an infinite input must not make 0 · inf). Weights and
+  // patch hold TF32 values already (direct_conv_round_tf32).
+  auto k_step = [&](int s, bool tail) {
     const float4 a = *reinterpret_cast<const float4*>(fragments + s * p.warp_channels * 128);
-    const uint32_t af[4] = {round_tf32(a.x), round_tf32(a.y), round_tf32(a.z), round_tf32(a.w)};
+    const uint32_t af[4] = {__float_as_uint(a.x), __float_as_uint(a.y), __float_as_uint(a.z),
+                            __float_as_uint(a.w)};
     const int k0 = s * kDirectConvTf32K + t;
-    const bool inside0 = k0 < p.k, inside1 = k0 + 4 < p.k;
+    const bool inside0 = !tail || k0 < p.k, inside1 = !tail || k0 + 4 < p.k;
     const float* b0 = under + table[k0];
     const float* b1 = under + table[k0 + 4];
     STITCH_UNROLL
     for (int j = 0; j < kTiles; ++j) {
-      const uint32_t bf[2] = {round_tf32(inside0 ? b0[j * tile_step] : 0.0f),
-                              round_tf32(inside1 ? b1[j * tile_step] : 0.0f)};
+      const uint32_t bf[2] = {inside0 ? __float_as_uint(b0[j * tile_step]) : 0u,
+                              inside1 ? __float_as_uint(b1[j * tile_step]) : 0u};
       mma_tf32(acc[j], af, bf);
     }
-  }
+  };
+  const int whole_steps = p.k / kDirectConvTf32K;
+  for (int s = 0; s < whole_steps; ++s)
+    k_step(s, false);
+  if (whole_steps < p.k_steps) k_step(whole_steps, true);
   // The lane's two channels (g, g + 8): each one's bias, once.
   int channel[2];
   float add[2];
@@ -483,11 +508,16 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
 #endif
 
 // Three blocks per SM: at most 80 registers, which the 4 x 8 accumulators fit without spilling
-// (ptxas, sm_90; left to itself it took 64 and spilled). The tensor-core form's 16 x 4 take two
-// blocks per SM (128 registers).
+// (ptxas, sm_90; left to itself it took 64 and spilled). The tensor-core form's 16 x 4 at R = 4
+// take two blocks per SM (128 registers), its 8 x 4 at R = 2 three.
+__host__ __device__ constexpr int direct_conv_blocks_per_sm(DirectConvMath math,
+                                                            int cols_per_lane) {
+  return math == DirectConvMath::tf32 && cols_per_lane == 4 ? 2 : 3;
+}
+
 template <int R, class Transform, DirectConvMath kMath = DirectConvMath::fp32,
           class Reduction = NoChannelReduction>
-__global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::fp32 ? 3 : 2)
+__global__ void __launch_bounds__(kDirectConvThreads, direct_conv_blocks_per_sm(kMath, R))
     direct_conv_kernel(DirectConvParams p, const float* __restrict__ x, const float* __restrict__ w,
                        const float* __restrict__ bias, float* __restrict__ y,
                        const Transform transform, const Reduction reduction) {
@@ -514,6 +544,8 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
       cp_async_wait<1>();
     else
       cp_async_wait<0>();
+    if constexpr (kMath == DirectConvMath::tf32)
+      direct_conv_round_tf32(p, step, shared, threadIdx.x, blockDim.x);
     __syncthreads();
     if constexpr (kMath == DirectConvMath::fp32)
       direct_conv_compute<R, Transform, Reduction>(p, b, step, shared, bias, y, threadIdx.x,
@@ -532,15 +564,16 @@ __global__ void __launch_bounds__(kDirectConvThreads, kMath == DirectConvMath::f
 // it, else why not. Channels per block: the group's output channels in slices of 8 (16 on the
 // tensor cores; a power-of-two count of slices, at most a warp each), the remaining warps on
 // consecutive rows, or, past the output's rows, on further column groups while the width needs
-// them; a lane's columns cover the output width with as few as possible (1, 2 or 4); where the
-// weights and the patch exceed kDirectConvSharedBytes, fewer columns, then fewer channel slices.
+// them; a lane's columns cover the output width with as few as possible (1, 2 or 4, at most
+// `max_cols_per_lane`); where the weights and the patch exceed kDirectConvSharedBytes, fewer
+// columns, then fewer channel slices.
 // Row steps (the weights loaded once for more rows): up to kDirectConvMaxRowSteps while at least
 // four blocks per SM remain (`sms`), the patch then double-buffered where that fits. With
 // `reduce_channels` (ChannelReduction) every output channel in one block — one group, at most 8
 // slices, never fewer — and room for the partials; y then holds one value per output position.
 inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConvParams& p,
                                     DirectConvMath math = DirectConvMath::fp32,
-                                    bool reduce_channels = false) {
+                                    bool reduce_channels = false, int max_cols_per_lane = 4) {
   if (std::string bad = conv_igemm_shape_problem(s); !bad.empty()) return bad;
   if (reduce_channels && s.groups != 1) return "a channel reduction takes one group";
   const ConvIgemmDims d = conv_igemm_dims(s);
@@ -576,7 +609,7 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
   if (reduce_channels && slices * p.slice_channels < cout_g)
     return "a channel reduction takes at most " +
            std::to_string(kDirectConvWarps * p.slice_channels) + " output channels";
-  int cols = p.out[2] <= 32 ? 1 : p.out[2] <= 64 ? 2 : 4;
+  int cols = std::min(p.out[2] <= 32 ? 1 : p.out[2] <= 64 ? 2 : 4, max_cols_per_lane);
   auto shape_tiles = [&](int lane_cols, int channel_slices) {
     p.cols_per_lane = lane_cols, p.warp_channels = channel_slices;
     p.warp_rows = kDirectConvWarps / channel_slices;
@@ -620,11 +653,12 @@ inline std::string plan_direct_conv(const ConvIgemmShape& s, int sms, DirectConv
     steps *= 2;
   }
   // Two patch buffers (the next row step's copied during this one's compute) where the block
-  // takes more than one row step and they cost no block per SM: three of FP32 FMAs, two of the
-  // tensor cores fit an H100's 228 KiB.
+  // takes more than one row step and they cost no block per SM: the blocks its registers allow
+  // (direct_conv_blocks_per_sm) at 96 KiB / 64 KiB fit an H100's 228 KiB.
   if (p.row_steps > 1) {
     p.patch_buffers = 2;
-    if (p.shared_bytes() > (tf32 ? kDirectConvSharedBytes : kDirectConvSharedBytes * 2 / 3))
+    if (p.shared_bytes() >
+        kDirectConvSharedBytes * 2 / direct_conv_blocks_per_sm(math, p.cols_per_lane))
       p.patch_buffers = 1;
   }
   if (p.blocks > INT32_MAX) return "more blocks than one launch holds";
@@ -668,7 +702,13 @@ class ConvDirectOf {
     }
     DeviceProperties props;
     STITCH_CHECK_CUDA(current_device_properties(props));
-    if (std::string bad = plan(shape, props.sm_count, p_, reduce_); !bad.empty()) {
+    if (max_cols_per_lane_ != 1 && max_cols_per_lane_ != 2 && max_cols_per_lane_ != 4) {
+      error = "ConvDirect::init: columns per lane are 1, 2 or 4, not " +
+              std::to_string(max_cols_per_lane_);
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    if (std::string bad = plan(shape, props.sm_count, p_, reduce_, max_cols_per_lane_);
+        !bad.empty()) {
       error = "ConvDirect::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
@@ -691,6 +731,10 @@ class ConvDirectOf {
     map_ = map;
     has_map_ = true;
   }
+
+  // A lane's columns at the most (1, 2 or 4; the default 4 lets the plan take what the width
+  // needs): the bench forces fewer, for more blocks per SM on the tensor cores. Before init.
+  void set_max_cols_per_lane(int cols) { max_cols_per_lane_ = cols; }
 
   // One value per output position, its channels reduced (detail::ChannelReduction, whose type
   // init and whose value run are given): y is [batch, 1, output...] (call before init).
@@ -744,10 +788,12 @@ class ConvDirectOf {
  private:
   // The tiling in kMath, else (ConvDirectTf32) in FP32 FMAs.
   static std::string plan(const ConvIgemmShape& shape, int sms, detail::DirectConvParams& p,
-                          bool reduce_channels = false) {
-    std::string bad = detail::plan_direct_conv(shape, sms, p, kMath, reduce_channels);
+                          bool reduce_channels = false, int max_cols_per_lane = 4) {
+    std::string bad =
+        detail::plan_direct_conv(shape, sms, p, kMath, reduce_channels, max_cols_per_lane);
     if (!bad.empty() && kMath != detail::DirectConvMath::fp32)
-      bad = detail::plan_direct_conv(shape, sms, p, detail::DirectConvMath::fp32, reduce_channels);
+      bad = detail::plan_direct_conv(shape, sms, p, detail::DirectConvMath::fp32, reduce_channels,
+                                     max_cols_per_lane);
     return bad;
   }
 
@@ -796,6 +842,7 @@ class ConvDirectOf {
   ConvIgemmOutputMap map_;
   bool has_map_ = false;
   bool reduce_ = false;
+  int max_cols_per_lane_ = 4;
   bool ready_ = false;
 };
 

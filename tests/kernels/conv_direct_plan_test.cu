@@ -282,6 +282,33 @@ TEST(DirectConvPlan, Tf32SharedMemoryHoldsTheMmaOperands) {
   EXPECT_EQ(patch[(3 * p.patch_rows + 2) * p.patch_cols + 5], x[((1 * 3 + 1) * 9 + 2) * 40 + 5]);
 }
 
+// The tensor-core form at a level-2 task's shape (8 -> 64 channels, 254 columns): four columns
+// per lane, two blocks per SM, the patch double-buffered within 96 KiB; at most two columns per
+// lane (set_max_cols_per_lane), three blocks per SM, the second buffer only within 64 KiB.
+TEST(DirectConvPlan, Tf32ColumnsPerLaneSetTheBlocksPerSm) {
+  const ConvIgemmShape s = testing::conv_case_shape(128, 8, 64, 1, {256, 256}, {3});
+  DirectConvParams p;
+  ASSERT_EQ(detail::plan_direct_conv(s, 132, p, detail::DirectConvMath::tf32), "");
+  EXPECT_EQ(p.cols_per_lane, 4);
+  EXPECT_EQ(detail::direct_conv_blocks_per_sm(p.math, p.cols_per_lane), 2);
+  EXPECT_EQ(p.patch_buffers, 2);
+  EXPECT_LE(p.shared_bytes(), detail::kDirectConvSharedBytes);
+  ASSERT_EQ(detail::plan_direct_conv(s, 132, p, detail::DirectConvMath::tf32, false, 2), "");
+  EXPECT_EQ(p.cols_per_lane, 2);
+  EXPECT_EQ(p.col_tiles, 4);
+  EXPECT_EQ(detail::direct_conv_blocks_per_sm(p.math, p.cols_per_lane), 3);
+  EXPECT_EQ(p.patch_buffers, 2);
+  EXPECT_LE(p.shared_bytes(), detail::kDirectConvSharedBytes * 2 / 3);
+  // 16 input channels: two 20 KiB patches beside 36 KiB of weights exceed 64 KiB.
+  ASSERT_EQ(detail::plan_direct_conv(testing::conv_case_shape(128, 16, 64, 1, {256, 256}, {3}),
+                                     132, p, detail::DirectConvMath::tf32, false, 2),
+            "");
+  EXPECT_EQ(p.cols_per_lane, 2);
+  EXPECT_EQ(p.patch_buffers, 1) << p.shared_bytes();
+  // The FP32 FMAs take three blocks per SM at any width.
+  EXPECT_EQ(detail::direct_conv_blocks_per_sm(detail::DirectConvMath::fp32, 4), 3);
+}
+
 // The tiling: channel slices for the group's output channels, columns for the width (column
 // groups where rows run out), row steps while the blocks fill the SMs, and the refusals.
 TEST(DirectConvPlan, TilesFollowTheShape) {

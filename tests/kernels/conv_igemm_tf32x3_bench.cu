@@ -33,7 +33,9 @@
 // FP32 kernel (kernels/conv_direct.cuh) against the wgmma igemm (three products and, "tf32x1",
 // one) and cuDNN strict and TF32, "direct eff" its FLOPs over its time as a fraction of the FP32
 // peak (the planner's model of it), "1x eff" the one-product kernel's of the TF32 peak (a short
-// K's), and the direct kernel's error norm against strict.
+// K's), and the direct kernel's error norm against strict; then ConvDirectTf32 ("dir tf32",
+// its TF32 efficiency "dt eff", its norm) and the same at most two columns per lane ("dt c2":
+// three blocks per SM where the default takes four columns and two).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -385,12 +387,16 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
     std::printf("%-26s direct: %s\n", l.name, error.c_str());
     return;
   }
-  auto run_direct = [&] {
-    if (direct.run(o.x, o.w, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
-      std::printf("%s: direct run: %s\n", l.name, error.c_str());
-      std::exit(1);
-    }
+  // A run of `conv` (a ConvDirectOf), exiting on an error.
+  auto direct_run = [&](const auto& conv) {
+    return [&] {
+      if (conv.run(o.x, o.w, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
+        std::printf("%s: %s run: %s\n", l.name, conv.describe().c_str(), error.c_str());
+        std::exit(1);
+      }
+    };
   };
+  const auto run_direct = direct_run(direct);
   ConvIgemmTf32x3 igemm;
   ConvIgemmTf32 one;  // the tf32 track's one product
   auto ready = [&](auto& conv) {
@@ -401,14 +407,16 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
   const bool have_igemm = ready(igemm), have_one = ready(one);
   ConvDirectTf32 direct_tf32;  // the tf32 track's: one TF32 product on the tensor cores
   const bool have_direct_tf32 = direct_tf32.init(s, MatmulEpilogue::none, error) == STITCH_OK;
-  auto run_direct_tf32 = [&] {
-    if (direct_tf32.run(o.x, o.w, nullptr, o.y_igemm, nullptr, error) != STITCH_OK) {
-      std::printf("%s: direct tf32 run: %s\n", l.name, error.c_str());
-      std::exit(1);
-    }
-  };
+  const auto run_direct_tf32 = direct_run(direct_tf32);
   const double tf32_norm = have_direct_tf32 ? cudnn_side.error_norm(run_direct_tf32) : NAN;
   const double direct_tf32_ms = have_direct_tf32 ? median_ms(run_direct_tf32, flush) : NAN;
+  // The same with at most two columns per lane (three blocks per SM on the tensor cores).
+  ConvDirectTf32 narrow_tf32;
+  narrow_tf32.set_max_cols_per_lane(2);
+  const bool have_narrow = narrow_tf32.init(s, MatmulEpilogue::none, error) == STITCH_OK;
+  const auto run_narrow = direct_run(narrow_tf32);
+  const double narrow_norm = have_narrow ? cudnn_side.error_norm(run_narrow) : NAN;
+  const double narrow_ms = have_narrow ? median_ms(run_narrow, flush) : NAN;
   const double norm = cudnn_side.error_norm(run_direct);
   const double direct_ms = median_ms(run_direct, flush);
   auto run_igemm = [&](const auto& conv) {
@@ -423,13 +431,14 @@ void bench_direct(const FewChannelLayer& l, CudnnHandle& cudnn, void* workspace,
   const double tf32_ms = cudnn_side.tf32_ms(flush);
   const double flops = 2.0 * static_cast<double>(ws) / s.out_channels * static_cast<double>(ys);
   std::printf(
-      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %7.3f %9.1e %8.3f %7.3f %9.1e  %s | %s | "
-      "%s\n",
+      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.2fx %10.3f %7.3f %9.1e %8.3f %7.3f %9.1e %8.3f "
+      "%9.1e  %s | %s | %s | %s\n",
       l.name, direct_ms, igemm_ms, one_ms, strict_ms, tf32_ms, strict_ms / direct_ms,
       flops / (direct_ms * 1e9) / kFp32PeakTflops, flops / (one_ms * 1e9) / kTf32PeakTflops, norm,
-      direct_tf32_ms, flops / (direct_tf32_ms * 1e9) / kTf32PeakTflops, tf32_norm,
-      direct.describe().c_str(), have_direct_tf32 ? direct_tf32.describe().c_str() : "-",
-      have_one ? one.describe().c_str() : "-");
+      direct_tf32_ms, flops / (direct_tf32_ms * 1e9) / kTf32PeakTflops, tf32_norm, narrow_ms,
+      narrow_norm, direct.describe().c_str(),
+      have_direct_tf32 ? direct_tf32.describe().c_str() : "-",
+      have_narrow ? narrow_tf32.describe().c_str() : "-", have_one ? one.describe().c_str() : "-");
 }
 
 }  // namespace
@@ -521,9 +530,10 @@ int main(int argc, char** argv) {
       {"f3d_8to16_k3_16x64x64", few(128, 8, 16, {16, 64, 64}, 3)},
       {"f3d_8to32_k3_32x64x64", few(64, 8, 32, {32, 64, 64}, 3)},
   };
-  std::printf("%-26s %8s %8s %8s %8s %8s %9s %10s %7s %9s %8s %7s %9s\n", "few-channel layer",
-              "direct", "igemm", "tf32x1", "strict", "tf32", "vs strict", "direct eff", "1x eff",
-              "rel_norm", "dir tf32", "dt eff", "dt_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %9s %10s %7s %9s %8s %7s %9s %8s %9s\n",
+              "few-channel layer", "direct", "igemm", "tf32x1", "strict", "tf32", "vs strict",
+              "direct eff", "1x eff", "rel_norm", "dir tf32", "dt eff", "dt_norm", "dt c2",
+              "c2_norm");
   for (const FewChannelLayer& l : few_channel)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)
       bench_direct(l, cudnn, workspace, flush);
