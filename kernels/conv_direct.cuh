@@ -231,9 +231,12 @@ __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p
   const int64_t in_plane = int64_t{p.in[0]} * p.in[1] * p.in[2];
   const float* xg = x + int64_t{b.image} * p.x_image + int64_t{b.group} * p.cin_g * in_plane;
   const int rows = p.patch_floats / p.patch_cols;  // (channel, kd, row) rows
-  for (int row = tid / 32; row < rows; row += threads / 32) {
-    const int plane = row / p.patch_rows, r = row - plane * p.patch_rows;
-    const int ci = plane / p.kernel[0], kd = plane - ci * p.kernel[0];
+  const int row_step = threads / 32;
+  // The row's channel, kd and row within the patch, advanced row_step rows at a time (no
+  // divisions past the first row).
+  int r = tid / 32, kd = r / p.patch_rows, ci = kd / p.kernel[0];
+  r -= kd * p.patch_rows, kd -= ci * p.kernel[0];
+  for (int row = tid / 32; row < rows; row += row_step) {
     const int id = id0 + kd * p.dilation[0], ih = ih0 + r;
     const bool row_inside = id >= 0 && id < p.in[0] && ih >= 0 && ih < p.in[1];
     const float* src =
@@ -243,6 +246,8 @@ __host__ __device__ inline void direct_conv_load_patch(const DirectConvParams& p
       const int iw = iw0 + c;
       direct_conv_copy(dst + c, src + iw, row_inside && iw >= 0 && iw < p.in[2]);
     }
+    for (r += row_step; r >= p.patch_rows; r -= p.patch_rows)
+      if (++kd == p.kernel[0]) kd = 0, ++ci;
   }
 }
 
@@ -333,24 +338,27 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
   STITCH_UNROLL
   for (int j = 0; j < R; ++j)
     reduced[j] = Reduction::identity();
-  STITCH_UNROLL
-  for (int c = 0; c < CT; ++c) {
-    const int co = b.co0 + wc * CT + c;
-    if (co >= p.cout_g) break;
-    const int channel = b.group * p.cout_g + co;
-    const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
-    const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
+  with_gemm_activation(p.epilogue, [&](auto activation) {
     STITCH_UNROLL
-    for (int j = 0; j < R; ++j) {
-      const float v = transform(plane, gemm_activation(acc[j][c] + add, p.epilogue));
-      if constexpr (kReducesChannels<Reduction>) {
-        reduced[j] = Reduction::combine(reduced[j], v);
-      } else {
-        const int ow = b.ow0 + first_col + 32 * j;
-        if (ow < p.out[2]) y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] = v;
+    for (int c = 0; c < CT; ++c) {
+      const int co = b.co0 + wc * CT + c;
+      if (co >= p.cout_g) break;
+      const int channel = b.group * p.cout_g + co;
+      const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
+      const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
+      float* row = y + base + channel * p.y_channel;
+      STITCH_UNROLL
+      for (int j = 0; j < R; ++j) {
+        const float v = transform(plane, activation(acc[j][c] + add));
+        if constexpr (kReducesChannels<Reduction>) {
+          reduced[j] = Reduction::combine(reduced[j], v);
+        } else {
+          const int ow = b.ow0 + first_col + 32 * j;
+          if (ow < p.out[2]) row[int64_t{ow} * p.y_step[2]] = v;
+        }
       }
     }
-  }
+  });
   if constexpr (kReducesChannels<Reduction>) {
     float* partial =
         shared + p.partial_start() + (wc * p.warp_rows + wr) * p.tile_cols() + first_col;
@@ -384,6 +392,12 @@ __host__ __device__ inline void direct_conv_finish_reduction(const DirectConvPar
 }
 
 #if defined(__CUDACC__)
+// An int known at compile time (std::integral_constant's conversion is host code only).
+template <int N>
+struct DirectConvConstant {
+  __host__ __device__ constexpr operator int() const { return N; }
+};
+
 // The tensor-core form's operands rounded to TF32 once, in shared memory, rather than at each of
 // their reads: thread `tid`'s own copies (the weights' with row step 0, then step `step`'s patch
 // — the loops of direct_conv_load_weights and direct_conv_load_patch), once they have landed and
@@ -422,15 +436,15 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
   // The patch under column first_col + g of each tile (8 · stride apart), tap (0, 0, 0).
   const float* under = shared + p.patch_start(step) + wr * p.stride[1] * p.patch_cols +
                        (first_col + g) * p.stride[2];
-  const int tile_step = 8 * p.stride[2];
   float acc[kTiles][4];
   STITCH_UNROLL
   for (int j = 0; j < kTiles; ++j)
     acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
   // Step s's products; `tail`: the one step past K's last multiple of 8, whose padding reads
   // zeros (its weights are zero too, but an infinite input must not make 0 · inf). Weights and
-  // patch hold TF32 values already (direct_conv_round_tf32).
-  auto k_step = [&](int s, bool tail) {
+  // patch hold TF32 values already (direct_conv_round_tf32). `tile_step` a constant where the
+  // stride is 1 (the tiles' loads then take immediate offsets).
+  auto k_step = [&](int s, bool tail, auto tile_step) {
     const float4 a = *reinterpret_cast<const float4*>(fragments + s * p.warp_channels * 128);
     const uint32_t af[4] = {__float_as_uint(a.x), __float_as_uint(a.y), __float_as_uint(a.z),
                             __float_as_uint(a.w)};
@@ -445,10 +459,16 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
       mma_tf32(acc[j], af, bf);
     }
   };
-  const int whole_steps = p.k / kDirectConvTf32K;
-  for (int s = 0; s < whole_steps; ++s)
-    k_step(s, false);
-  if (whole_steps < p.k_steps) k_step(whole_steps, true);
+  auto k_steps = [&](auto tile_step) {
+    const int whole_steps = p.k / kDirectConvTf32K;
+    for (int s = 0; s < whole_steps; ++s)
+      k_step(s, false, tile_step);
+    if (whole_steps < p.k_steps) k_step(whole_steps, true, tile_step);
+  };
+  if (p.stride[2] == 1)
+    k_steps(DirectConvConstant<8>{});
+  else
+    k_steps(8 * p.stride[2]);
   // The lane's two channels (g, g + 8): each one's bias, once.
   int channel[2];
   float add[2];
@@ -462,48 +482,51 @@ __device__ inline void direct_conv_compute_tf32(const DirectConvParams& p, const
   }
   // Accumulator e of tile j: channel g + 8 · (e / 2), column 2t + e % 2.
   const int64_t image_planes = int64_t{b.image} * p.groups * p.cout_g;
-  auto result = [&](int j, int e) {
-    return transform(image_planes + channel[e / 2],
-                     gemm_activation(acc[j][e] + add[e / 2], p.epilogue));
-  };
-  if constexpr (kReducesChannels<Reduction>) {
-    float* partial = shared + p.partial_start() + (wc * p.warp_rows + wr) * p.tile_cols() +
-                     first_col + 2 * t;
-    STITCH_UNROLL
-    for (int j = 0; j < kTiles; ++j) {
-      STITCH_UNROLL
-      for (int column = 0; column < 2; ++column) {
-        float r = Reduction::identity();
-        if (inside[0]) r = Reduction::combine(r, result(j, column));
-        if (inside[1]) r = Reduction::combine(r, result(j, column + 2));
-        STITCH_UNROLL
-        for (int mask = 4; mask < 32; mask *= 2)  // the lanes of this column: g = 0 .. 7
-          r = Reduction::combine(r, __shfl_xor_sync(0xffffffffu, r, mask));
-        if (g == 0) partial[8 * j + column] = r;
-      }
-    }
-    return;
-  }
   const int64_t base = int64_t{b.image} * p.y_image + p.y_origin + int64_t{b.od} * p.y_step[0] +
                        int64_t{oh} * p.y_step[1];
-  STITCH_UNROLL
-  for (int half = 0; half < 2; ++half) {
-    if (!inside[half]) break;
-    STITCH_UNROLL
-    for (int j = 0; j < kTiles; ++j) {
-      const int ow = b.ow0 + first_col + 8 * j + 2 * t;
-      float* at = y + base + channel[half] * p.y_channel + int64_t{ow} * p.y_step[2];
-      const float v0 = result(j, 2 * half);
-      const float v1 = result(j, 2 * half + 1);
-      // The lane's two columns side by side in y: one 8-byte store.
-      if (p.y_step[2] == 1 && ow + 1 < p.out[2] && (reinterpret_cast<uintptr_t>(at) & 7) == 0) {
-        *reinterpret_cast<float2*>(at) = make_float2(v0, v1);
-      } else {
-        if (ow < p.out[2]) at[0] = v0;
-        if (ow + 1 < p.out[2]) at[p.y_step[2]] = v1;
+  const int ow0 = b.ow0 + first_col + 2 * t;  // the lane's first column (tile j's: + 8 j)
+  with_gemm_activation(p.epilogue, [&](auto activation) {
+    auto result = [&](int j, int e) {
+      return transform(image_planes + channel[e / 2], activation(acc[j][e] + add[e / 2]));
+    };
+    if constexpr (kReducesChannels<Reduction>) {
+      float* partial = shared + p.partial_start() + (wc * p.warp_rows + wr) * p.tile_cols() +
+                       first_col + 2 * t;
+      STITCH_UNROLL
+      for (int j = 0; j < kTiles; ++j) {
+        STITCH_UNROLL
+        for (int column = 0; column < 2; ++column) {
+          float r = Reduction::identity();
+          if (inside[0]) r = Reduction::combine(r, result(j, column));
+          if (inside[1]) r = Reduction::combine(r, result(j, column + 2));
+          STITCH_UNROLL
+          for (int mask = 4; mask < 32; mask *= 2)  // the lanes of this column: g = 0 .. 7
+            r = Reduction::combine(r, __shfl_xor_sync(0xffffffffu, r, mask));
+          if (g == 0) partial[8 * j + column] = r;
+        }
+      }
+    } else {
+      STITCH_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        if (!inside[half]) break;
+        float* row = y + base + channel[half] * p.y_channel + int64_t{ow0} * p.y_step[2];
+        // The lane's two columns side by side in y: one 8-byte store (tile j's 32 bytes on).
+        const bool pairs = p.y_step[2] == 1 && (reinterpret_cast<uintptr_t>(row) & 7) == 0;
+        STITCH_UNROLL
+        for (int j = 0; j < kTiles; ++j) {
+          const int ow = ow0 + 8 * j;
+          const float v0 = result(j, 2 * half), v1 = result(j, 2 * half + 1);
+          if (pairs && ow + 1 < p.out[2]) {
+            *reinterpret_cast<float2*>(row + 8 * j) = make_float2(v0, v1);
+          } else {
+            float* at = row + int64_t{8 * j} * p.y_step[2];
+            if (ow < p.out[2]) at[0] = v0;
+            if (ow + 1 < p.out[2]) at[p.y_step[2]] = v1;
+          }
+        }
       }
     }
-  }
+  });
 }
 #endif
 

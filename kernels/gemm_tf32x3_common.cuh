@@ -165,10 +165,34 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-__host__ __device__ __forceinline__ float gemm_activation(float v, MatmulEpilogue e) {
-  if (e == MatmulEpilogue::relu || e == MatmulEpilogue::bias_relu) return fmaxf(v, 0.0f);
-  if (e == MatmulEpilogue::gelu || e == MatmulEpilogue::bias_gelu)
+// The epilogue's activations (its bias aside), each a type: with_gemm_activation(e, f) calls f
+// with the one `e` applies, so that a loop over many outputs within f tests `e` once, not per
+// output.
+struct NoGemmActivation {
+  __host__ __device__ float operator()(float v) const { return v; }
+};
+struct ReluGemmActivation {
+  __host__ __device__ float operator()(float v) const { return fmaxf(v, 0.0f); }
+};
+struct GeluGemmActivation {  // the tanh approximation, as cuBLASLt's
+  __host__ __device__ float operator()(float v) const {
     return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  }
+};
+
+template <class F>
+__host__ __device__ __forceinline__ void with_gemm_activation(MatmulEpilogue e, F&& f) {
+  if (e == MatmulEpilogue::relu || e == MatmulEpilogue::bias_relu)
+    f(ReluGemmActivation{});
+  else if (e == MatmulEpilogue::gelu || e == MatmulEpilogue::bias_gelu)
+    f(GeluGemmActivation{});
+  else
+    f(NoGemmActivation{});
+}
+
+__host__ __device__ __forceinline__ float gemm_activation(float v, MatmulEpilogue e) {
+  if (e == MatmulEpilogue::relu || e == MatmulEpilogue::bias_relu) return ReluGemmActivation{}(v);
+  if (e == MatmulEpilogue::gelu || e == MatmulEpilogue::bias_gelu) return GeluGemmActivation{}(v);
   return v;
 }
 
