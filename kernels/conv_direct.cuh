@@ -346,7 +346,6 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
       const int channel = b.group * p.cout_g + co;
       const int64_t plane = int64_t{b.image} * p.groups * p.cout_g + channel;
       const float add = epilogue_has_bias(p.epilogue) ? bias[channel] : 0.0f;
-      float* row = y + base + channel * p.y_channel;
       STITCH_UNROLL
       for (int j = 0; j < R; ++j) {
         const float v = transform(plane, activation(acc[j][c] + add));
@@ -354,7 +353,7 @@ __host__ __device__ inline void direct_conv_compute(const DirectConvParams& p,
           reduced[j] = Reduction::combine(reduced[j], v);
         } else {
           const int ow = b.ow0 + first_col + 32 * j;
-          if (ow < p.out[2]) row[int64_t{ow} * p.y_step[2]] = v;
+          if (ow < p.out[2]) y[base + channel * p.y_channel + int64_t{ow} * p.y_step[2]] = v;
         }
       }
     }
@@ -718,6 +717,11 @@ class ConvDirectOf {
             class Reduction = detail::NoChannelReduction>
   int init(const ConvIgemmShape& shape, MatmulEpilogue epilogue, std::string& error) {
     ready_ = false;
+    if (max_cols_per_lane_ != 1 && max_cols_per_lane_ != 2 && max_cols_per_lane_ != 4) {
+      error = "ConvDirect::init: columns per lane are 1, 2 or 4, not " +
+              std::to_string(max_cols_per_lane_);
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
     if (reduce_ != detail::kReducesChannels<Reduction> || (reduce_ && has_map_)) {
       error = reduce_ ? "ConvDirect::init: a channel reduction needs its type and no output map"
                       : "ConvDirect::init: a reduction type without set_channel_reduction";
@@ -725,11 +729,6 @@ class ConvDirectOf {
     }
     DeviceProperties props;
     STITCH_CHECK_CUDA(current_device_properties(props));
-    if (max_cols_per_lane_ != 1 && max_cols_per_lane_ != 2 && max_cols_per_lane_ != 4) {
-      error = "ConvDirect::init: columns per lane are 1, 2 or 4, not " +
-              std::to_string(max_cols_per_lane_);
-      return STITCH_ERROR_INVALID_ARGUMENT;
-    }
     if (std::string bad = plan(shape, props.sm_count, p_, reduce_, max_cols_per_lane_);
         !bad.empty()) {
       error = "ConvDirect::init: " + bad;

@@ -309,6 +309,18 @@ TEST(DirectConvPlan, Tf32ColumnsPerLaneSetTheBlocksPerSm) {
   EXPECT_EQ(detail::direct_conv_blocks_per_sm(detail::DirectConvMath::fp32, 4), 3);
 }
 
+// set_max_cols_per_lane takes 1, 2 or 4: init names anything else, before it asks the device.
+TEST(DirectConvPlan, InitRefusesColumnsPerLaneOtherThanOneTwoOrFour) {
+  const ConvIgemmShape s = testing::conv_case_shape(1, 8, 16, 1, {8, 40}, {3});
+  for (int cols : {0, 3, 8}) {
+    ConvDirectTf32 conv;
+    conv.set_max_cols_per_lane(cols);
+    std::string error;
+    EXPECT_EQ(conv.init(s, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(error.find("1, 2 or 4, not " + std::to_string(cols)), std::string::npos) << error;
+  }
+}
+
 // The tiling: channel slices for the group's output channels, columns for the width (column
 // groups where rows run out), row steps while the blocks fill the SMs, and the refusals.
 TEST(DirectConvPlan, TilesFollowTheShape) {
