@@ -47,6 +47,7 @@
 #include <string>
 #include <type_traits>
 
+#include "channel_reduction.cuh"
 #include "conv_igemm_common.cuh"
 #include "plane_transform.cuh"
 #include "runtime.cuh"
@@ -112,38 +113,6 @@ struct DirectConvParams {
                 partial_floats);
   }
 };
-
-// A reduction over the output channels applied as the kernel stores (ConvDirectOf::
-// set_channel_reduction): at each output position, its channels' results — after the epilogue and
-// the output transform — combined by kOp (NaN propagating, as PyTorch's min and max), then
-// `finish` (plane: the image) gives the one value stored there.
-enum class ChannelReduceOp { sum, max, min };
-
-template <ChannelReduceOp kOp, class Finish = PlaneIdentity>
-struct ChannelReduction {
-  Finish finish{};
-
-  __host__ __device__ static float identity() {
-    return kOp == ChannelReduceOp::sum ? 0.0f
-           : kOp == ChannelReduceOp::max ? -INFINITY
-                                         : INFINITY;
-  }
-  // a, where it wins or is NaN; else b (NaN where b is).
-  __host__ __device__ static float combine(float a, float b) {
-    if constexpr (kOp == ChannelReduceOp::sum)
-      return a + b;
-    else
-      return (kOp == ChannelReduceOp::max ? a > b : a < b) || a != a ? a : b;
-  }
-};
-
-// No channel reduction: every result stored (its identity only initialises unused registers).
-struct NoChannelReduction {
-  __host__ __device__ static float identity() { return 0.0f; }
-};
-
-template <class Reduction>
-inline constexpr bool kReducesChannels = !std::is_same_v<Reduction, NoChannelReduction>;
 
 // Where a block works: block index = ((((image · groups + group) · chunks + chunk) · out_d + od)
 // · row_tiles + row tile) · col_tiles + col tile.

@@ -291,17 +291,22 @@ __host__ __device__ __forceinline__ int64_t conv_output_offset(const ConvIgemmPa
          od * p.y_step[0] + oh * p.y_step[1] + ow * p.y_step[2];
 }
 
-// y[image, group·N + co, position] = transform(plane, act(sum + bias)) for the GEMM element
-// (m, co), plane = image · out_channels + group·N + co (plane_transform.cuh).
+// transform(plane, act(sum + bias[channel])) of output channel `channel` (every group's) in
+// `image`: plane = image · out_channels + channel (plane_transform.cuh).
+template <class Transform>
+__device__ __forceinline__ float conv_result(const ConvIgemmParams& p, int image, int channel,
+                                             float sum, const Transform& transform) {
+  if (epilogue_has_bias(p.epilogue)) sum += p.bias[channel];
+  return transform(int64_t{image} * p.out_channels + channel, gemm_activation(sum, p.epilogue));
+}
+
+// y[image, group·N + co, position] = conv_result for the GEMM element (m, co).
 template <class Transform>
 __device__ __forceinline__ void store_conv_output(const ConvIgemmParams& p, int group, int m,
                                                   int co, float sum, const Transform& transform) {
   if (m >= p.m || co >= p.n) return;
-  float v = sum;
-  const int channel = group * p.n + co;
-  if (epilogue_has_bias(p.epilogue)) v += p.bias[channel];
-  const int64_t plane = int64_t{m / p.out_plane} * p.out_channels + channel;
-  p.y[conv_output_offset(p, group, m, co)] = transform(plane, gemm_activation(v, p.epilogue));
+  p.y[conv_output_offset(p, group, m, co)] =
+      conv_result(p, m / p.out_plane, group * p.n + co, sum, transform);
 }
 
 }  // namespace detail
@@ -352,6 +357,22 @@ inline std::string conv_igemm_shape_problem(const ConvIgemmShape& s) {
   const int64_t tiles = (s.batch * out_plane + detail::kGemmBM - 1) / detail::kGemmBM *
                         ((s.out_channels / s.groups + detail::kGemmBN - 1) / detail::kGemmBN);
   if (tiles > INT32_MAX) return "more output tiles than one launch holds";
+  return "";
+}
+
+// The most output channels a channel reduction takes (ConvIgemm::set_channel_reduction): one
+// output tile of either kernel holds each position's every channel (the wgmma kernel's 64- or
+// 128-wide tile, the mma.sync kernel's 128).
+inline constexpr int64_t kConvIgemmMaxReducedChannels = detail::kGemmBN;
+
+// "" when the implicit-GEMM kernels run the shape with a reduction over its output channels,
+// else why not.
+inline std::string conv_igemm_channel_reduction_problem(const ConvIgemmShape& s) {
+  if (std::string bad = conv_igemm_shape_problem(s); !bad.empty()) return bad;
+  if (s.groups != 1) return "a channel reduction takes one group";
+  if (s.out_channels > kConvIgemmMaxReducedChannels)
+    return "a channel reduction takes at most " + std::to_string(kConvIgemmMaxReducedChannels) +
+           " output channels (one tile's), not " + std::to_string(s.out_channels);
   return "";
 }
 
@@ -429,6 +450,12 @@ inline ConvIgemmParams conv_igemm_params(const float* x, const float* w, const f
 inline void conv_igemm_output_map(ConvIgemmParams& p, const ConvIgemmOutputMap& map) {
   p.y_image = map.image_floats, p.y_channel = map.channel_floats, p.y_origin = map.origin;
   for (int i = 0; i < 3; ++i) p.y_step[i] = map.step[i];
+}
+
+// y as a channel reduction stores it: one value per output position, [batch, 1, output...].
+inline void conv_igemm_reduced_output(ConvIgemmParams& p) {
+  p.y_image = p.out_plane;
+  p.y_channel = 0;
 }
 
 // Whether y's addressing lets adjacent output channels go out as one 8-byte store: channel stride

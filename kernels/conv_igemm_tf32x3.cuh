@@ -37,6 +37,7 @@
 #include <string>
 #include <type_traits>
 
+#include "channel_reduction.cuh"
 #include "conv_igemm_common.cuh"
 #include "conv_igemm_tf32x3_wgmma.cuh"
 #include "gemm_tf32x3.cuh"
@@ -48,9 +49,58 @@ namespace stitch::kernels {
 
 namespace detail {
 
-template <bool kVec4Weights, class Transform>
+#if defined(STITCH_GEMM_MMA_SYNC)
+// The mma.sync kernel's channel reduction of the tile at row m0 (one group, N <= kGemmBN: n0 0):
+// acc[i][j][r] is row wm·64 + 16i + g + 8(r / 2), column wn·32 + 8j + 2t + r % 2. Each thread
+// combines its columns of each of its eight rows, its quad the row's 32 columns of the warp; the
+// four warps of a row band leave theirs in `partials` (shared memory, free once every warp's
+// products are done), then thread r < 128 combines row r's four and stores its finished value.
+template <class Transform, class Reduction>
+__device__ __forceinline__ void reduce_conv_rows(const ConvIgemmParams& p, int m0, float* partials,
+                                                 const float (&acc)[4][4][4],
+                                                 const Transform& transform,
+                                                 const Reduction& reduction) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3, wm = warp >> 2, wn = warp & 3;
+  __syncthreads();  // every warp's last products have read the stages
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = wm * 64 + i * 16 + g + 8 * half, m = min(m0 + row, p.m - 1);
+      const int image = m / p.out_plane;
+      float r = Reduction::identity();
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int channel = wn * 32 + j * 8 + 2 * t + e;
+          if (channel < p.n)
+            r = Reduction::combine(
+                r, conv_result(p, image, channel, acc[i][j][2 * half + e], transform));
+        }
+      r = combine_over_quad<Reduction>(r);
+      if (t == 0) partials[wn * kGemmBM + row] = r;
+    }
+  __syncthreads();
+  const int m = m0 + tid;
+  if (tid >= kGemmBM || m >= p.m) return;
+  float r = partials[tid];
+#pragma unroll
+  for (int column = 1; column < 4; ++column)
+    r = Reduction::combine(r, partials[column * kGemmBM + tid]);
+  p.y[conv_output_offset(p, 0, m, 0)] = reduction.finish(m / p.out_plane, r);
+}
+#endif
+
+// With a channel reduction (the plan: one group, N <= kGemmBN, so one tile holds a position's
+// every channel): each warp combines its 32 columns of each of its rows over its quads
+// (reduce_conv_rows), a row's four warp columns meet in shared memory, and the tile's first 128
+// threads finish and store a row each.
+template <bool kVec4Weights, class Transform, class Reduction>
 __global__ void __launch_bounds__(kGemmThreads, 1)
-    conv_igemm_tf32x3_kernel(ConvIgemmParams p, const Transform transform) {
+    conv_igemm_tf32x3_kernel(ConvIgemmParams p, const Transform transform,
+                             const Reduction reduction) {
 #if defined(STITCH_GEMM_MMA_SYNC)
   extern __shared__ float4 conv_smem[];
   float* smem = reinterpret_cast<float*>(conv_smem);
@@ -83,29 +133,33 @@ __global__ void __launch_bounds__(kGemmThreads, 1)
   };
   float acc[4][4][4] = {};
   multiply_tiles<true>(smem, k_tiles, load, wm, wn, g, t, acc);
+  if constexpr (kReducesChannels<Reduction>) {
+    reduce_conv_rows(p, m0, smem, acc, transform, reduction);
+  } else {
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        store_conv_output(p, group, m0 + wm * 64 + i * 16 + g + (r >> 1) * 8,
-                          n0 + wn * 32 + j * 8 + 2 * t + (r & 1), acc[i][j][r], transform);
+        for (int r = 0; r < 4; ++r)
+          store_conv_output(p, group, m0 + wm * 64 + i * 16 + g + (r >> 1) * 8,
+                            n0 + wn * 32 + j * 8 + 2 * t + (r & 1), acc[i][j][r], transform);
+  }
 #else
-  (void)p, (void)transform;
+  (void)p, (void)transform, (void)reduction;
 #endif
 }
 
-// Lets the mma.sync kernel (of an output transform) use its 160 KiB of dynamic shared memory on
-// the current device. Once per device before the first launch, outside any graph capture; the
-// launch fails without it.
-template <class Transform = PlaneIdentity>
+// Lets the mma.sync kernel (of an output transform and channel reduction) use its 160 KiB of
+// dynamic shared memory on the current device. Once per device before the first launch, outside
+// any graph capture; the launch fails without it.
+template <class Transform = PlaneIdentity, class Reduction = NoChannelReduction>
 inline cudaError_t allow_conv_igemm_tf32x3_smem() {
   const int smem = static_cast<int>(kGemmSmemBytes);
-  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_kernel<true, Transform>,
+  cudaError_t status = cudaFuncSetAttribute(conv_igemm_tf32x3_kernel<true, Transform, Reduction>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (status == cudaSuccess)
-    status = cudaFuncSetAttribute(conv_igemm_tf32x3_kernel<false, Transform>,
+    status = cudaFuncSetAttribute(conv_igemm_tf32x3_kernel<false, Transform, Reduction>,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   return status;
 }
@@ -113,32 +167,37 @@ inline cudaError_t allow_conv_igemm_tf32x3_smem() {
 // y = act(conv(x, w) + bias) on the mma.sync kernel, stateless, after
 // allow_conv_igemm_tf32x3_smem. x [batch, in_channels, input...], w [out_channels, in_channels /
 // groups, kernel...], y [batch, out_channels, output...], all contiguous; bias [out_channels] when
-// `epilogue` has one (else ignored); `transform` applied to each result after it (after
-// allow_conv_igemm_tf32x3_smem<Transform>). cudaErrorInvalidValue for a shape
-// conv_igemm_shape_problem refuses or a missing pointer; else the launch's status. Code built for
-// sm_90a holds the kernel only with STITCH_GEMM_TF32X3_MMA_SYNC_ON_SM90A (ConvIgemmTf32x3 checks;
-// this does not).
-template <class Transform = PlaneIdentity>
+// `epilogue` has one (else ignored); `transform` applied to each result after it, then
+// `reduction`'s over the channels where it is one (y [batch, 1, output...]: one group, no output
+// map, N <= kGemmBN), after allow_conv_igemm_tf32x3_smem<Transform, Reduction>.
+// cudaErrorInvalidValue for a shape conv_igemm_shape_problem refuses, a reduction it cannot make
+// or a missing pointer; else the launch's status. Code built for sm_90a holds the kernel only with
+// STITCH_GEMM_TF32X3_MMA_SYNC_ON_SM90A (ConvIgemmTf32x3 checks; this does not).
+template <class Transform = PlaneIdentity, class Reduction = NoChannelReduction>
 inline int launch_conv_igemm_tf32x3_mma_sync(const float* x, const float* w, const float* bias,
                                              float* y, const ConvIgemmShape& s,
                                              MatmulEpilogue epilogue, cudaStream_t stream,
                                              const ConvIgemmOutputMap* output_map = nullptr,
-                                             const Transform& transform = {}) {
+                                             const Transform& transform = {},
+                                             const Reduction& reduction = {}) {
+  constexpr bool kReduces = kReducesChannels<Reduction>;
   if (x == nullptr || w == nullptr || y == nullptr ||
-      (epilogue_has_bias(epilogue) && bias == nullptr) || !conv_igemm_shape_problem(s).empty())
+      (epilogue_has_bias(epilogue) && bias == nullptr) || !conv_igemm_shape_problem(s).empty() ||
+      (kReduces && (!conv_igemm_channel_reduction_problem(s).empty() || output_map != nullptr)))
     return cudaErrorInvalidValue;
   ConvIgemmParams p = conv_igemm_params(x, w, bias, y, s, epilogue);
   if (output_map != nullptr) conv_igemm_output_map(p, *output_map);
+  if (kReduces) conv_igemm_reduced_output(p);
   const dim3 grid(static_cast<unsigned>(int64_t{p.tiles_m} * p.tiles_n),
                   static_cast<unsigned>(s.groups));
   // 16-byte weight loads: every weight row (K floats) starts 16-byte aligned.
   const bool vec4 = p.k % 4 == 0 && is_aligned(w, 16);
   if (vec4)
-    conv_igemm_tf32x3_kernel<true, Transform>
-        <<<grid, kGemmThreads, kGemmSmemBytes, stream>>>(p, transform);
+    conv_igemm_tf32x3_kernel<true, Transform, Reduction>
+        <<<grid, kGemmThreads, kGemmSmemBytes, stream>>>(p, transform, reduction);
   else
-    conv_igemm_tf32x3_kernel<false, Transform>
-        <<<grid, kGemmThreads, kGemmSmemBytes, stream>>>(p, transform);
+    conv_igemm_tf32x3_kernel<false, Transform, Reduction>
+        <<<grid, kGemmThreads, kGemmSmemBytes, stream>>>(p, transform, reduction);
   return cudaGetLastError();
 }
 
@@ -191,6 +250,11 @@ class ConvIgemm {
     output_map_ = map;
     has_output_map_ = true;
   }
+  // One value per output position, its channels reduced (detail::ChannelReduction, whose type
+  // init and whose value run are given): y is [batch, 1, output...]. One group of at most
+  // kConvIgemmMaxReducedChannels channels (conv_igemm_channel_reduction_problem), no output map;
+  // K is never split. Before init.
+  void set_channel_reduction() { reduce_ = true; }
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
   bool uses_tma_im2col() const { return tma_im2col_; }
@@ -202,16 +266,23 @@ class ConvIgemm {
   int tile_n() const { return wgmma_ ? tile_n_ : detail::kGemmBN; }
 
   // The shape (conv_igemm_shape_problem must accept it) and the epilogue; picks the kernel,
-  // allows its shared memory (for the output transform's type run will be given, and the
-  // identity's: the opt-in is per kernel instantiation), plans split K over the device's SMs and
-  // allocates what it needs.
-  template <class OutputTransform = detail::PlaneIdentity>
+  // allows its shared memory (for the output transform's and channel reduction's types run will
+  // be given, and the identity's: the opt-in is per kernel instantiation), plans split K over the
+  // device's SMs and allocates what it needs.
+  template <class OutputTransform = detail::PlaneIdentity,
+            class Reduction = detail::NoChannelReduction>
   int init(const ConvIgemmShape& shape, MatmulEpilogue epilogue, std::string& error) {
     ready_ = false;
     prepared_w_ = nullptr;
-    const std::string bad = conv_igemm_shape_problem(shape);
+    const std::string bad =
+        reduce_ ? conv_igemm_channel_reduction_problem(shape) : conv_igemm_shape_problem(shape);
     if (!bad.empty()) {
       error = "ConvIgemm::init: " + bad;
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
+    if (reduce_ != detail::kReducesChannels<Reduction> || (reduce_ && has_output_map_)) {
+      error = reduce_ ? "ConvIgemm::init: a channel reduction needs its type and no output map"
+                      : "ConvIgemm::init: a reduction type without set_channel_reduction";
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     if (transforms_input_ && input_channels_last_) {
@@ -233,12 +304,19 @@ class ConvIgemm {
               std::to_string(asked);
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
+    if (reduce_ && asked != 0 &&
+        (asked < shape.out_channels || asked > kConvIgemmMaxReducedChannels)) {
+      error = "ConvIgemm::init: a channel reduction's tile is one of at most " +
+              std::to_string(kConvIgemmMaxReducedChannels) + " holding every channel, not " +
+              std::to_string(asked) + " wide for " + std::to_string(shape.out_channels);
+      return STITCH_ERROR_INVALID_ARGUMENT;
+    }
     epilogue_ = epilogue;
     STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemm::init", wgmma_, error));
     tma_im2col_ = false;
     if (!wgmma_) {
       STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<detail::PlaneIdentity>());
-      STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<OutputTransform>());
+      STITCH_CHECK_CUDA((detail::allow_conv_igemm_tf32x3_smem<OutputTransform, Reduction>()));
       channels_last_ = false;
       STITCH_CHECK(reserve_input_copy(error));
       ready_ = true;
@@ -250,12 +328,13 @@ class ConvIgemm {
     int device = 0, sms = 0;
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    // A channel reduction needs a tile's sums whole: no K split (planned for no SMs).
     const detail::ConvIgemmWgmmaPlan planned = detail::plan_conv_igemm_wgmma(
-        shape.groups, p.m, p.n, p.k, sms, requested_tile_n_, kProducts);
+        shape.groups, p.m, p.n, p.k, reduce_ ? 0 : sms, requested_tile_n_, kProducts);
     tile_n_ = planned.tile_n, plan_ = planned.plan;
     // The identity's kernel too: init-time timing runs it.
     STITCH_CHECK_CUDA(allow_wgmma_smem<detail::PlaneIdentity>(wgmma_identity_));
-    STITCH_CHECK_CUDA(allow_wgmma_smem<OutputTransform>(wgmma_transform_));
+    STITCH_CHECK_CUDA((allow_wgmma_smem<OutputTransform, Reduction>(wgmma_transform_)));
     if (plan_.tiles * plan_.splits > INT32_MAX) {
       error = "ConvIgemm::init: too many output tiles for one launch";
       return STITCH_ERROR_INVALID_ARGUMENT;
@@ -283,14 +362,18 @@ class ConvIgemm {
 
   // x, w, y as detail::launch_conv_igemm_tf32x3_mma_sync takes them; w == nullptr: the prepared
   // weight. `transform`: x's input transform where set_input_transform asked for one;
-  // `output_transform`: applied to each result after the epilogue (init given its type).
-  template <class Transform = detail::PlaneIdentity, class OutputTransform = detail::PlaneIdentity>
+  // `output_transform`: applied to each result after the epilogue, then `reduction` where set
+  // (init given their types).
+  template <class Transform = detail::PlaneIdentity, class OutputTransform = detail::PlaneIdentity,
+            class Reduction = detail::NoChannelReduction>
   int run(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
           std::string& error, const Transform& transform = {},
-          const OutputTransform& output_transform = {}) const {
+          const OutputTransform& output_transform = {}, const Reduction& reduction = {}) const {
     std::string bad;
     if (!ready_)
       bad = "run before a successful init";
+    else if (reduce_ != detail::kReducesChannels<Reduction>)
+      bad = "the channel reduction is not the one init planned";
     else if (x == nullptr || (w == nullptr && prepared_w_ == nullptr) || y == nullptr)
       bad = "null tensor pointer";
     else if (epilogue_has_bias(epilogue_) && bias == nullptr)
@@ -306,7 +389,7 @@ class ConvIgemm {
       STITCH_CHECK_CUDA(copy_input(x, copy, stream, transform));
       x = copy;
     }
-    return run_gathered(x, w, bias, y, stream, error, output_transform);
+    return run_gathered(x, w, bias, y, stream, error, output_transform, reduction);
   }
 
   // x through the transform into NCDHW in the run's copy buffer: cuDNN's input where it is timed
@@ -344,6 +427,7 @@ class ConvIgemm {
       out += ", gathered from an NCDHW copy of the channels-last x";
     if (tma_im2col_) out += ", by im2col TMA";
     if (transforms_input_) out += ", x transformed as it is copied";
+    if (reduce_) out += ", channels reduced";
     if (plan_.splits > 1)
       out += ", K split " + std::to_string(plan_.splits) + " ways (" +
              std::to_string(plan_.split_k) + " each)";
@@ -356,22 +440,26 @@ class ConvIgemm {
   }
 
  private:
-  // The wgmma kernel of init's tile width and gather for an output transform's type.
-  template <class OutputTransform>
+  // The wgmma kernel of init's tile width and gather for an output transform's and channel
+  // reduction's types.
+  template <class OutputTransform, class Reduction>
   using WgmmaKernel = void (*)(detail::ConvIgemmParams, detail::GemmTf32x3Args, detail::WgmmaMaps,
-                               CUtensorMap, OutputTransform);
-  template <int kBN, class OutputTransform>
-  WgmmaKernel<OutputTransform> wgmma_kernel_of_width() const {
+                               CUtensorMap, OutputTransform, Reduction);
+  template <int kBN, class OutputTransform, class Reduction>
+  WgmmaKernel<OutputTransform, Reduction> wgmma_kernel_of_width() const {
     if (channels_last_)
-      return detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform, kProducts>;
-    return detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform, kProducts>;
+      return detail::conv_igemm_tf32x3_wgmma_kernel<true, kBN, OutputTransform, kProducts,
+                                                    Reduction>;
+    return detail::conv_igemm_tf32x3_wgmma_kernel<false, kBN, OutputTransform, kProducts,
+                                                  Reduction>;
   }
-  template <class OutputTransform>
-  WgmmaKernel<OutputTransform> wgmma_kernel() const {
-    if constexpr (kProducts == Tf32Products::one)
-      if (tile_n_ == 256) return wgmma_kernel_of_width<256, OutputTransform>();
-    if (tile_n_ == 64) return wgmma_kernel_of_width<64, OutputTransform>();
-    return wgmma_kernel_of_width<128, OutputTransform>();
+  template <class OutputTransform, class Reduction>
+  WgmmaKernel<OutputTransform, Reduction> wgmma_kernel() const {
+    // A channel reduction's tile holds every channel: never the 256-wide one (init).
+    if constexpr (kProducts == Tf32Products::one && !detail::kReducesChannels<Reduction>)
+      if (tile_n_ == 256) return wgmma_kernel_of_width<256, OutputTransform, Reduction>();
+    if (tile_n_ == 64) return wgmma_kernel_of_width<64, OutputTransform, Reduction>();
+    return wgmma_kernel_of_width<128, OutputTransform, Reduction>();
   }
 
   size_t wgmma_smem_bytes() const {
@@ -387,9 +475,10 @@ class ConvIgemm {
   // run's possibly from different files. Launching the address init allowed, not one run takes
   // itself, keeps the two the same kernel (else the launch lacks the opt-in:
   // cudaErrorInvalidValue).
-  template <class OutputTransform>
+  template <class OutputTransform, class Reduction = detail::NoChannelReduction>
   cudaError_t allow_wgmma_smem(void (*&kept)()) {
-    const WgmmaKernel<OutputTransform> kernel = wgmma_kernel<OutputTransform>();
+    const WgmmaKernel<OutputTransform, Reduction> kernel =
+        wgmma_kernel<OutputTransform, Reduction>();
     kept = reinterpret_cast<void (*)()>(kernel);
     const size_t smem = wgmma_smem_bytes();
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -397,15 +486,16 @@ class ConvIgemm {
   }
 
   // x in the layout the gather reads (from the caller, or copied).
-  template <class OutputTransform>
+  template <class OutputTransform, class Reduction>
   int run_gathered(const float* x, const float* w, const float* bias, float* y, cudaStream_t stream,
-                   std::string& error, const OutputTransform& output_transform) const {
+                   std::string& error, const OutputTransform& output_transform,
+                   const Reduction& reduction) const {
     const bool given_w = w != nullptr;
     if (w == nullptr) w = prepared_w_;
     const ConvIgemmOutputMap* map = has_output_map_ ? &output_map_ : nullptr;
     if (!wgmma_) {
-      STITCH_CHECK_CUDA(detail::launch_conv_igemm_tf32x3_mma_sync(x, w, bias, y, shape_, epilogue_,
-                                                                  stream, map, output_transform));
+      STITCH_CHECK_CUDA(detail::launch_conv_igemm_tf32x3_mma_sync(
+          x, w, bias, y, shape_, epilogue_, stream, map, output_transform, reduction));
       return STITCH_OK;
     }
     if (given_w) STITCH_CHECK(split_weights(w, stream, error));
@@ -432,7 +522,7 @@ class ConvIgemm {
     }
     // An error left by an earlier call would read as this launch's.
     STITCH_CHECK_CUDA(cudaPeekAtLastError());
-    return launch_wgmma(p, order, blocks, stream, *im2col_map, output_transform, error);
+    return launch_wgmma(p, order, blocks, stream, *im2col_map, output_transform, reduction, error);
   }
 
   // x into `copy`: transposed where the gather reads the other layout (a transform only from
@@ -455,18 +545,20 @@ class ConvIgemm {
                                            positions, stream, transform);
   }
 
-  // The kernel init allowed (allow_wgmma_smem) for OutputTransform, which is init's or the
-  // identity.
-  template <class OutputTransform>
+  // The kernel init allowed (allow_wgmma_smem) for OutputTransform and Reduction, which are
+  // init's or the identity and none.
+  template <class OutputTransform, class Reduction>
   int launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
                    unsigned blocks, cudaStream_t stream, const CUtensorMap& im2col_map,
-                   const OutputTransform& output_transform, std::string& error) const {
-    constexpr bool kIdentity = std::is_same_v<OutputTransform, detail::PlaneIdentity>;
-    const auto kernel = reinterpret_cast<WgmmaKernel<OutputTransform>>(
+                   const OutputTransform& output_transform, const Reduction& reduction,
+                   std::string& error) const {
+    constexpr bool kIdentity = std::is_same_v<OutputTransform, detail::PlaneIdentity> &&
+                               !detail::kReducesChannels<Reduction>;
+    const auto kernel = reinterpret_cast<WgmmaKernel<OutputTransform, Reduction>>(
         kIdentity ? wgmma_identity_ : wgmma_transform_);
     const size_t smem = wgmma_smem_bytes();
     kernel<<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), im2col_map,
-                                                            output_transform);
+                                                            output_transform, reduction);
     const cudaError_t status = cudaGetLastError();
     if (status == cudaSuccess) return STITCH_OK;
     error = std::string("ConvIgemm: the wgmma kernel's launch: ") + cudaGetErrorName(status) +
@@ -496,6 +588,7 @@ class ConvIgemm {
                                         float* y) const {
     detail::ConvIgemmParams p = detail::conv_igemm_params(x, w, bias, y, shape_, epilogue_);
     if (channels_last_) detail::conv_igemm_channels_last(p, shape_);
+    if (reduce_) detail::conv_igemm_reduced_output(p);
     p.im2col_tma = tma_im2col_;
     return p;
   }
@@ -558,7 +651,7 @@ class ConvIgemm {
   int tile_n_ = detail::kGemmBN;  // the wgmma kernel's
   int sms_ = 1;                   // the persistent wgmma kernel's blocks
   // The wgmma kernels init allowed their shared memory, by address (allow_wgmma_smem): the
-  // identity's and init's output transform's.
+  // identity's and init's output transform's and channel reduction's.
   void (*wgmma_identity_)() = nullptr;
   void (*wgmma_transform_)() = nullptr;
   bool allow_channels_last_ = true;
@@ -568,6 +661,7 @@ class ConvIgemm {
   int64_t input_image_floats_ = 0;  // 0: x dense
   ConvIgemmOutputMap output_map_;
   bool has_output_map_ = false;
+  bool reduce_ = false;  // set_channel_reduction
   bool wgmma_ = false;
   bool channels_last_ = false;
   bool tma_im2col_ = false;  // A by the im2col TMA (channels_last_ too)

@@ -47,6 +47,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "channel_reduction.cuh"
 #include "conv_igemm_common.cuh"
 #include "conv_igemm_im2col_tma.cuh"
 #include "gemm_tf32x3_wgmma.cuh"
@@ -114,6 +115,38 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
     if (row_inside[half] && n0 + column + 1 < p.n) p.y[at + p.y_channel] = next;
   });
 }
+
+// The epilogue with a channel reduction (one group, N <= kBN: the tile at m0 holds its rows'
+// every channel, n0 0, no K split): a row's kBN sums lie in one quad of one warp
+// (for_each_accumulator_pair), so each thread combines its results (conv_result: epilogue,
+// bias and transform) of its two rows, the quad combines them and its lane t = 0 stores each
+// row's finished value, y one per position (conv_igemm_reduced_output).
+template <int kAcc, class Transform, class Reduction>
+__device__ __forceinline__ void reduce_conv_tile(const ConvIgemmParams& p, int m0, int row, int t,
+                                                 const float (&acc)[kAcc],
+                                                 const Transform& transform,
+                                                 const Reduction& reduction) {
+  int image[2];  // of each row (a row past M: the last one's, its result unused)
+  float reduced[2] = {Reduction::identity(), Reduction::identity()};
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+    image[half] = min(m0 + row + 8 * half, p.m - 1) / p.out_plane;
+#pragma unroll
+  for (int j = 0; j < kAcc / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {  // acc[4j + e]: row + 8 (e / 2), column 8j + 2t + e % 2
+      const int half = e / 2, channel = j * 8 + 2 * t + e % 2;
+      if (channel < p.n)
+        reduced[half] = Reduction::combine(
+            reduced[half], conv_result(p, image[half], channel, acc[4 * j + e], transform));
+    }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const float r = combine_over_quad<Reduction>(reduced[half]);
+    const int m = m0 + row + 8 * half;
+    if (t == 0 && m < p.m) p.y[conv_output_offset(p, 0, m, 0)] = reduction.finish(image[half], r);
+  }
+}
 #endif
 
 // Persistent, as the GEMM kernel (gemm_tf32x3_wgmma_kernel): a block per SM works through the
@@ -125,12 +158,13 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
 // kChannelsLast: x channels-last, K ordered (tap, channel); there p.im2col_tma has A loaded by
 // the im2col TMA through `im2col_map` (conv_igemm_im2col_tma.cuh) instead of gathered — a uniform
 // branch rather than a third instantiation, as a program's sm_90a build compiles every one.
-template <bool kChannelsLast, int kBN, class Transform, Tf32Products kProducts>
+// Reduction: a channel reduction (reduce_conv_tile) or none (store_conv_tile).
+template <bool kChannelsLast, int kBN, class Transform, Tf32Products kProducts, class Reduction>
 __global__ void __launch_bounds__(kWgmmaThreads, 1)
     conv_igemm_tf32x3_wgmma_kernel(ConvIgemmParams p, GemmTf32x3Args order,
                                    const __grid_constant__ WgmmaMaps maps,
                                    const __grid_constant__ CUtensorMap im2col_map,
-                                   const Transform transform) {
+                                   const Transform transform, const Reduction reduction) {
 #if defined(STITCH_GEMM_WGMMA)
   extern __shared__ float4 wgmma_smem[];
   const bool by_tma = kChannelsLast && p.im2col_tma;
@@ -208,11 +242,14 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     const GemmTileCoord tile = next_tile(unit);
     const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kBN;
     wgmma_consume_tile<kProducts>(blk, order, tile, warp, [&](auto& acc, int row, int t) {
-      store_conv_tile(p, group, m0, n0, row, t, acc, transform);
+      if constexpr (kReducesChannels<Reduction>)
+        reduce_conv_tile(p, m0, row, t, acc, transform, reduction);
+      else
+        store_conv_tile(p, group, m0, n0, row, t, acc, transform);
     });
   }
 #else
-  (void)p, (void)order, (void)maps, (void)im2col_map, (void)transform;
+  (void)p, (void)order, (void)maps, (void)im2col_map, (void)transform, (void)reduction;
 #endif
 }
 

@@ -171,7 +171,7 @@ Result<std::string> emit_conv_output_transform(EmitContext& ctx, const std::stri
   return emit_plane_functor(ctx, name, body, spec.batch, spec.out_channels, result);
 }
 
-// A channel reduction (kernels/conv_direct.cuh): its finish, the functor "<subtask>_reduce" over
+// A channel reduction (kernels/channel_reduction.cuh): its finish, the functor "<subtask>_reduce" over
 // the reduce epilogue, and its type, the alias "<subtask>_reduction" (one name inside the macros
 // init and run are called in). Returns the finish's initializer list.
 Result<std::string> emit_channel_reduction(EmitContext& ctx, const Subtask& subtask,
@@ -347,9 +347,11 @@ Status check_kernel(const Subtask& subtask, const ConvSpec& spec) {
     return make_error("kernel '{}' applies no convolution kernel epilogue or output transform",
                       subtask.kernel);
   if (spec.channel_reduce &&
-      (!direct || !plan::direct_conv_reduces_channels(spec, plan::subtask_tensor_math(subtask)) ||
-       subtask.tunables.count("cudnn_alternative") > 0))
-    return make_error("only the direct kernel reduces a convolution's channels, untimed");
+      !((direct && plan::direct_conv_reduces_channels(spec, plan::subtask_tensor_math(subtask))) ||
+        (igemm && plan::conv_igemm_reduces_channels(spec))))
+    return make_error("kernel '{}' cannot reduce this convolution's channels", subtask.kernel);
+  if (spec.channel_reduce && subtask.tunables.count("cudnn_alternative") > 0)
+    return make_error("a convolution that reduces its channels is timed against no cuDNN");
   if (!plan::is_store_epilogue(spec.kernel_epilogue) ||
       spec.kernel_epilogue.starts_with("bias") != spec.bias.has_value())
     return make_error("convolution kernel epilogue '{}' {} a bias", spec.kernel_epilogue,
@@ -409,7 +411,7 @@ Status emit_kernel_conv_run(EmitContext& ctx, const Subtask& subtask, const Conv
     STITCH_ASSIGN_OR_RETURN(std::string init, emit_conv_output_transform(ctx, functor, spec));
     w.line("const {} out{{{}}};", functor, init);
   }
-  if (spec.channel_reduce) {  // ConvDirect reduces its channels as it stores, then finishes
+  if (spec.channel_reduce) {  // the kernel reduces its channels as it stores, then finishes
     STITCH_ASSIGN_OR_RETURN(std::string init, emit_channel_reduction(ctx, subtask, spec));
     w.line("const {} red{{{{{}}}}};", EmitContext::functor_name(subtask, "reduction"), init);
   }

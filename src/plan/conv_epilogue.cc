@@ -227,6 +227,11 @@ namespace {
 constexpr int kIgemmTransformSpecialFunctions = 1;
 constexpr int kDirectTransformSpecialFunctions = 3;
 
+int transform_special_limit(const Subtask& subtask) {
+  return subtask.kernel == "direct_conv" ? kDirectTransformSpecialFunctions
+                                         : kIgemmTransformSpecialFunctions;
+}
+
 int body_special_functions(const ir::Graph& graph, const Body& body) {
   int count = 0;
   for (const BodyStep& step : body.steps)
@@ -247,9 +252,7 @@ bool fold_conv_output_transform(const ir::Graph& graph, const ValueMap& values,
     return false;
   if (read_elsewhere(graph, values, subtasks, index, spec->stores[0].value)) return false;
   const Body& body = *spec->epilogue;
-  const int special_limit = subtask.kernel == "direct_conv" ? kDirectTransformSpecialFunctions
-                                                            : kIgemmTransformSpecialFunctions;
-  if (body_special_functions(graph, body) > special_limit) return false;
+  if (body_special_functions(graph, body) > transform_special_limit(subtask)) return false;
   const std::vector<int64_t> space = conv_output_space(*spec);
   for (size_t k = 1; k < body.loads.size(); ++k)
     if (!per_plane(body.loads[k], space)) return false;
@@ -326,14 +329,20 @@ size_t first_reader(const std::vector<Subtask>& subtasks, size_t index, const ir
 
 }  // namespace
 
+bool kernel_reduces_channels(const Subtask& subtask, const ConvSpec& spec) {
+  if (subtask.kernel == "direct_conv")
+    return direct_conv_reduces_channels(spec, subtask_tensor_math(subtask));
+  return subtask.kernel == "igemm_tf32x3_conv" && conv_igemm_reduces_channels(spec) &&
+         subtask.tunables.count("cudnn_alternative") == 0;
+}
+
 bool fold_conv_channel_reduction(const ir::Graph& graph, const ValueMap& values,
                                  std::vector<Subtask>& subtasks, size_t index) {
   Subtask& subtask = subtasks[index];
   auto* spec = std::get_if<ConvSpec>(&subtask.spec);
-  if (spec == nullptr || subtask.kernel != "direct_conv" || spec->epilogue ||
-      spec->output_transform || spec->channel_reduce || spec->stores.size() != 1 ||
-      spec->stores[0].from != kRawResult ||
-      !direct_conv_reduces_channels(*spec, subtask_tensor_math(subtask)))
+  if (spec == nullptr || spec->epilogue || spec->output_transform || spec->channel_reduce ||
+      spec->stores.size() != 1 || spec->stores[0].from != kRawResult ||
+      !kernel_reduces_channels(subtask, *spec))
     return false;
   const ir::ValueRef raw = spec->stores[0].value;
   const size_t reader = first_reader(subtasks, index, raw);
@@ -356,7 +365,7 @@ bool fold_conv_channel_reduction(const ir::Graph& graph, const ValueMap& values,
   if (reduction->prologue && !reduction->prologue->steps.empty()) {
     transform = *reduction->prologue;
     if (reads_reduce_count(*transform) ||
-        body_special_functions(graph, *transform) > kDirectTransformSpecialFunctions)
+        body_special_functions(graph, *transform) > transform_special_limit(subtask))
       return false;
     transform->loads[0] = contiguous_access(raw, out_shape);
     for (size_t k = 1; k < transform->loads.size(); ++k) {

@@ -45,17 +45,25 @@ bool fold_conv_output_transform(const ir::Graph& graph, const ValueMap& values,
                                 std::vector<Subtask>& subtasks, size_t index);
 
 // Then a reduction over the output channels into the kernel (ConvSpec::channel_reduce): where
-// subtasks[index] runs on direct_conv, forward, one group, with no epilogue or output transform
-// left and the kernel able to (direct_conv_reduces_channels under the subtask's math); its result
-// is read by one later subtask and nothing else (no graph output), a sum, max or min over the
-// channels of the whole result as it is stored ([batch, out_channels, positions], values only, not
-// min's indices); that reduction's prologue takes loads one value per (n, c) plane and at most
-// three special functions (its head, a bias and activation, becomes the kernel epilogue as
-// fold_conv_epilogue's does, the rest the output transform), its epilogue loads one value per
-// image (it becomes the reduce epilogue), and it stores one float32 value into a buffer of its
-// own. The reduction's subtask goes away (ids renumbered), and with it cuDNN's timing (it would
+// subtasks[index] runs on direct_conv or igemm_tf32x3_conv, forward, one group, with no epilogue
+// or output transform left and the kernel able to (kernel_reduces_channels below); its result is read by one later subtask and nothing else (no graph output),
+// a sum, max or min over the channels of the whole result as it is stored ([batch, out_channels,
+// positions], values only, not min's indices); that reduction's prologue loads one value per
+// (n, c) plane and evaluates at most the special functions the kernel's output transform may
+// (three on the direct kernel, one on the implicit GEMM) — its head, a bias and activation,
+// becomes the kernel epilogue as fold_conv_epilogue's does, the rest the output transform —, its
+// epilogue loads one value per image (it becomes the reduce epilogue), and it stores one float32
+// value into a buffer of its own. The reduction's subtask goes away (ids renumbered), and with it cuDNN's timing (it would
 // write the whole result the fold saves). Returns whether it folded.
 bool fold_conv_channel_reduction(const ir::Graph& graph, const ValueMap& values,
                                  std::vector<Subtask>& subtasks, size_t index);
+
+// Whether the subtask's kernel reduces `spec`'s channels as fold_conv_channel_reduction asks: the
+// direct kernel where it can (direct_conv_reduces_channels under the subtask's math), or the
+// implicit GEMM where it can (conv_igemm_reduces_channels) and no cuDNN is timed against it
+// (forced, or cuDNN cannot run it). Timed, cuDNN may win at init, and the estimates did not say
+// when: on the H100 (2026-12-07, tf32), 32_Conv2d_Scaling_Min's conv + min over 128 channels ran
+// in 5.01 ms reduced by the implicit GEMM against 4.82 ms as the timed pair and a reduction pass.
+bool kernel_reduces_channels(const Subtask& subtask, const ConvSpec& spec);
 
 }  // namespace stitch::plan

@@ -259,6 +259,11 @@ struct ConvIgemmEstimate {
 // (kernels/conv_igemm_tf32x3.cuh). The estimate counts the per-run transpose of x where the
 // kernel's gather reads the other layout.
 bool conv_igemm_eligible(const ConvSpec& spec);
+// The implicit GEMM also reduces the output channels of each position as it stores (ConvIgemm::
+// set_channel_reduction, kernels/conv_igemm_tf32x3.cuh): a forward convolution of one group whose
+// output channels one tile holds (kConvIgemmMaxReducedChannels, either kernel's), K unsplit.
+inline constexpr int64_t kConvIgemmMaxReducedChannels = 128;
+bool conv_igemm_reduces_channels(const ConvSpec& spec);
 // Whether the one-product kernel runs a forward convolution on its 256-wide tile (mirrors
 // kernels/conv_igemm_common.cuh's conv_igemm_wgmma_tile_n and plan_conv_igemm_wgmma, which keeps
 // 128 where the wide tiles would split K): more than 128 output channels per group, covered by
@@ -309,8 +314,8 @@ struct DirectConvEstimate {
 bool direct_conv_eligible(const ConvSpec& spec, TensorMath math = TensorMath::fp32);
 bool direct_conv_one_product(const ConvSpec& spec, TensorMath math);
 // The direct kernel also reduces the output channels of each position as it stores
-// (ChannelReduction, kernels/conv_direct.cuh): a forward convolution of one group whose output
-// channels one block holds (8 slices: 64 on FP32 FMAs, 128 on the tensor cores under `math`
+// (ChannelReduction, kernels/channel_reduction.cuh): a forward convolution of one group whose
+// output channels one block holds (8 slices: 64 on FP32 FMAs, 128 on the tensor cores under `math`
 // tf32 / bf16), with the warps' partials in its shared memory.
 bool direct_conv_reduces_channels(const ConvSpec& spec, TensorMath math);
 DirectConvEstimate estimate_direct_conv(const ConvSpec& spec, const GpuPeaks& peaks,

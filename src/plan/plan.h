@@ -149,9 +149,10 @@ inline constexpr const char* kReduceOpNames[] = {"sum",    "max",    "min",     
 // kernel_epilogue — `epilogue` is then empty and stores[0] the one value it stores, its `from`
 // the operand of this body that value is. Load 0 is the result in registers (its Access where
 // stores[0] lives); every other load is one value per (n, c) plane of the output space.
-// `channel_reduce` (direct_conv only, folded after kernel choice: conv_epilogue.h): a reduction
-// over the output channels (sum, max or min; one group, forward) done by the kernel as it stores —
-// the convolution's own output is never written. Each result, after kernel_epilogue and the
+// `channel_reduce` (direct_conv and igemm_tf32x3_conv, folded after kernel choice:
+// conv_epilogue.h): a reduction over the output channels (sum, max or min; one group, forward)
+// done by the kernel as it stores — the convolution's own output is never written, and no cuDNN
+// is timed against the kernel. Each result, after kernel_epilogue and the
 // output transform (if any: its result is then its last step), is combined over the channels of
 // its position; then `reduce_epilogue` per reduced value (load 0, in registers; every other load
 // one value per image) gives stores[0], the one value stored, [batch, 1, output...] or

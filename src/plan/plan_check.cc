@@ -403,9 +403,11 @@ Status check_plan(const Plan& plan) {
                      subtask.kernel));
     if (const auto* conv = std::get_if<ConvSpec>(&subtask.spec);
         conv && conv->channel_reduce &&
-        (subtask.kernel != "direct_conv" || subtask.tunables.count("cudnn_alternative") > 0))
-      return fail(make_error(
-          "only the direct kernel reduces a convolution's channels, timed against no cuDNN"));
+        ((subtask.kernel != "direct_conv" && subtask.kernel != "igemm_tf32x3_conv") ||
+         subtask.tunables.count("cudnn_alternative") > 0))
+      return fail(
+          make_error("only the direct and implicit-GEMM kernels reduce a convolution's channels, "
+                     "timed against no cuDNN"));
     if (subtask.tunables.count("strict_alternative") > 0 &&
         (!std::holds_alternative<MatmulSpec>(subtask.spec) ||
          subtask.tunables.count("split_tf32x3") == 0 ||

@@ -667,6 +667,59 @@ TEST(ConvIgemmShapeCheck, RefusesShapesItCannotRun) {
   EXPECT_EQ(window.init(s, MatmulEpilogue::none, error), STITCH_ERROR_INVALID_ARGUMENT);
 }
 
+// init refuses a reduction type without set_channel_reduction, the reduction without its type or
+// with an output map, more than one tile's channels, groups, or a forced tile that cannot hold
+// every channel; the launcher, a reduction it cannot make. No device needed: each fails before
+// the device is asked. (A run without the reduction init planned: the GPU test,
+// conv_igemm_channel_reduction_test.cu.)
+TEST(ConvIgemmShapeCheck, AChannelReductionItCannotMakeIsRefused) {
+  using Min = detail::ChannelReduction<detail::ChannelReduceOp::min>;
+  const ConvIgemmShape s = testing::conv_case_shape(1, 8, 96, 1, {8, 40}, {3});
+  EXPECT_EQ(conv_igemm_channel_reduction_problem(s), "");
+  std::string error;
+  ConvIgemmTf32x3 plain;
+  EXPECT_NE((plain.init<detail::PlaneIdentity, Min>(s, MatmulEpilogue::none, error)), STITCH_OK);
+  EXPECT_NE(error.find("without set_channel_reduction"), std::string::npos) << error;
+  ConvIgemmTf32 mapped;
+  mapped.set_output_map(ConvIgemmOutputMap{});
+  mapped.set_channel_reduction();
+  EXPECT_NE((mapped.init<detail::PlaneIdentity, Min>(s, MatmulEpilogue::none, error)), STITCH_OK);
+  EXPECT_NE(error.find("no output map"), std::string::npos) << error;
+  ConvIgemmTf32x3 untyped;
+  untyped.set_channel_reduction();
+  EXPECT_NE(untyped.init(s, MatmulEpilogue::none, error), STITCH_OK);
+  EXPECT_NE(error.find("needs its type"), std::string::npos) << error;
+  const ConvIgemmShape wide = testing::conv_case_shape(1, 8, 130, 1, {8, 40}, {3});
+  const ConvIgemmShape grouped = testing::conv_case_shape(1, 8, 64, 2, {8, 40}, {3});
+  EXPECT_NE(conv_igemm_channel_reduction_problem(wide).find("at most 128"), std::string::npos);
+  EXPECT_NE(conv_igemm_channel_reduction_problem(grouped).find("one group"), std::string::npos);
+  for (const ConvIgemmShape& bad : {wide, grouped}) {
+    ConvIgemmTf32 conv;
+    conv.set_channel_reduction();
+    EXPECT_NE((conv.init<detail::PlaneIdentity, Min>(bad, MatmulEpilogue::none, error)),
+              STITCH_OK);
+    EXPECT_EQ(error, "ConvIgemm::init: " + conv_igemm_channel_reduction_problem(bad));
+  }
+  for (int tile : {64, 256}) {  // narrower than 96 channels; wider than a reduction's tile
+    ConvIgemmTf32 forced;
+    forced.set_channel_reduction();
+    forced.set_tile_n(tile);
+    EXPECT_NE((forced.init<detail::PlaneIdentity, Min>(s, MatmulEpilogue::none, error)),
+              STITCH_OK);
+    EXPECT_NE(error.find("holding every channel"), std::string::npos) << error;
+  }
+  float buffer = 0.0f;
+  EXPECT_EQ(detail::launch_conv_igemm_tf32x3_mma_sync(&buffer, &buffer, nullptr, &buffer, wide,
+                                                      MatmulEpilogue::none, nullptr, nullptr,
+                                                      detail::PlaneIdentity{}, Min{}),
+            cudaErrorInvalidValue);
+  const ConvIgemmOutputMap map;
+  EXPECT_EQ(detail::launch_conv_igemm_tf32x3_mma_sync(&buffer, &buffer, nullptr, &buffer, s,
+                                                      MatmulEpilogue::none, nullptr, &map,
+                                                      detail::PlaneIdentity{}, Min{}),
+            cudaErrorInvalidValue);
+}
+
 TEST(ConvIgemmShapeCheck, ParamsOfTheResNetStem) {
   const ConvIgemmShape s = testing::conv_case_shape(2, 3, 64, 1, {224, 224}, {7}, {2}, {3});
   const detail::ConvIgemmParams p =

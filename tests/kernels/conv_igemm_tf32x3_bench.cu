@@ -466,12 +466,14 @@ int main(int argc, char** argv) {
       {"resnet_1x1_1024to256_14", 10, 1024, 256, 14, 1, 1, 0},
       {"resnet_3x3_512_7", 10, 512, 512, 7, 3, 1, 1},
       // DenseNet's 3x3 growth convolution (32 channels out) and KernelBench level-2 convolutions
-      // of 16-64 output channels (no padding, as the tasks have them).
+      // of 16-128 output channels (no padding, as the tasks have them).
       {"densenet_3x3_128to32_56", 10, 128, 32, 56, 3, 1, 1},
       {"l2_3to16_k3_32", 128, 3, 16, 32, 3, 1, 0},
       {"l2_8to64_k3_128", 128, 8, 64, 128, 3, 1, 0},
       {"l2_16to64_k3_256", 128, 16, 64, 256, 3, 1, 0},
       {"l2_64to64_k3_256", 64, 64, 64, 256, 3, 1, 0},
+      {"l2_64to128_k3_128", 128, 64, 128, 128, 3, 1, 0},
+      {"l2_64to128_k3_256", 64, 64, 128, 256, 3, 1, 0},
   };
   CudnnHandle cudnn;
   std::string error;

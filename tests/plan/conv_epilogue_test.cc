@@ -341,9 +341,64 @@ TEST(ConvEpilogue, ABiasBeforeAChannelReductionIsTheKernelEpilogue) {
   EXPECT_EQ(spec.stores[0].from, (Operand{Operand::Kind::load, 0, 0}));
 }
 
-// What stays a reduction of its own: over another dim; on cuDNN or the implicit GEMM; with more
-// output channels than one block of FP32 FMAs holds; with min's indices read; with the raw
-// result read elsewhere too.
+// The same on the implicit GEMM (either track): one subtask reducing the channels as it stores,
+// timed against no cuDNN; past the 128 channels one tile holds, the reduction stays a pass.
+TEST(ConvEpilogue, AReductionOverTheChannelsFoldsIntoTheImplicitGemm) {
+  for (TensorMath math : {TensorMath::fp32, TensorMath::tf32}) {
+    GraphBuilder b;
+    channel_reduction_graph(b, Op::amin);
+    PlanOptions options;
+    options.conv_engine = ConvEngine::igemm_tf32x3;
+    options.tensor_math = math;
+    auto plan = make_plan(b.graph(), options);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    ASSERT_EQ(plan->subtasks.size(), 1u);
+    const Subtask& subtask = plan->subtasks[0];
+    EXPECT_EQ(subtask.kernel, "igemm_tf32x3_conv");
+    EXPECT_EQ(subtask.tunables.count("cudnn_alternative"), 0u);
+    const ConvSpec& spec = std::get<ConvSpec>(subtask.spec);
+    ASSERT_TRUE(spec.channel_reduce.has_value());
+    EXPECT_EQ(*spec.channel_reduce, ReduceOp::min);
+    EXPECT_EQ(spec.kernel_epilogue, "bias");
+    ASSERT_TRUE(spec.output_transform.has_value());
+    ASSERT_TRUE(spec.reduce_epilogue.has_value());
+    EXPECT_EQ(plan->graph.name_of(spec.stores[0].value), "t");
+  }
+  GraphBuilder b;
+  auto x = b.input("x", {2, 4, 6, 6});
+  auto w = b.param("w", {130, 4, 3, 3});
+  auto c = b.node("c", Op::convolution,
+                  {ref(x), ref(w), ir::Arg{}, ints({1, 1}), ints({1, 1}), ints({1, 1}), flag(false),
+                   ints({0, 0}), integer(1)},
+                  {2, 130, 6, 6});
+  b.output(b.node("r", Op::amin, {ref(c), ints({1}), flag(true)}, {2, 1, 6, 6}));
+  auto plan = plan_on(b, ConvEngine::igemm_tf32x3);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->subtasks.size(), 2u);  // 130 > one tile's 128 channels
+  EXPECT_FALSE(conv_of(*plan).channel_reduce.has_value());
+}
+
+// Which kernels reduce a convolution's channels: the direct kernel and the implicit GEMM where
+// they hold every channel, the latter only where no cuDNN is timed against it; cuDNN never.
+TEST(ConvEpilogue, TheImplicitGemmReducesChannelsOnlyUntimed) {
+  GraphBuilder b;
+  channel_reduction_graph(b, Op::amin);
+  auto plan = plan_on(b, ConvEngine::igemm_tf32x3);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  Subtask subtask = conv_subtask(*plan);
+  const ConvSpec& spec = std::get<ConvSpec>(subtask.spec);
+  EXPECT_EQ(subtask.tunables.count("cudnn_alternative"), 0u);
+  EXPECT_TRUE(kernel_reduces_channels(subtask, spec));  // forced: untimed
+  subtask.tunables["cudnn_alternative"] = 1;
+  EXPECT_FALSE(kernel_reduces_channels(subtask, spec));
+  subtask.kernel = "cudnn_conv";
+  EXPECT_FALSE(kernel_reduces_channels(subtask, spec));
+  subtask.kernel = "direct_conv";
+  EXPECT_TRUE(kernel_reduces_channels(subtask, spec));
+}
+
+// What stays a reduction of its own: over another dim; on cuDNN; with more output channels than
+// one block of FP32 FMAs holds; with min's indices read; with the raw result read elsewhere too.
 TEST(ConvEpilogue, OnlyAReductionOfEveryChannelOfTheDirectKernelFolds) {
   auto reductions = [](const Plan& plan) {
     return std::count_if(plan.subtasks.begin(), plan.subtasks.end(), [](const Subtask& subtask) {
@@ -358,10 +413,10 @@ TEST(ConvEpilogue, OnlyAReductionOfEveryChannelOfTheDirectKernelFolds) {
     EXPECT_EQ(reductions(*plan), 1);
     EXPECT_FALSE(conv_of(*plan).channel_reduce.has_value());
   }
-  for (ConvEngine engine : {ConvEngine::cudnn, ConvEngine::igemm_tf32x3}) {
+  {
     GraphBuilder b;
     channel_reduction_graph(b, Op::amin);
-    auto plan = plan_on(b, engine);
+    auto plan = plan_on(b, ConvEngine::cudnn);
     ASSERT_TRUE(plan.ok()) << plan.error().message;
     EXPECT_EQ(reductions(*plan), 1);
   }
