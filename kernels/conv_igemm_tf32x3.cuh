@@ -93,10 +93,7 @@ __device__ __forceinline__ void reduce_conv_rows(const ConvIgemmParams& p, int m
 }
 #endif
 
-// With a channel reduction (the plan: one group, N <= kGemmBN, so one tile holds a position's
-// every channel): each warp combines its 32 columns of each of its rows over its quads
-// (reduce_conv_rows), a row's four warp columns meet in shared memory, and the tile's first 128
-// threads finish and store a row each.
+// Reduction: a channel reduction (reduce_conv_rows) or none (store_conv_output).
 template <bool kVec4Weights, class Transform, class Reduction>
 __global__ void __launch_bounds__(kGemmThreads, 1)
     conv_igemm_tf32x3_kernel(ConvIgemmParams p, const Transform transform,

@@ -39,7 +39,8 @@
 //
 // Everything after the loads is the GEMM kernel's: the consumers read A from the raw tile and
 // split it in registers, the error is the GEMM kernel's (FP32 level), and the epilogue
-// (store_conv_tile) writes y = act(conv + bias) in NCDHW.
+// (store_conv_tile) writes y = act(conv + bias) in NCDHW — or, with a channel reduction
+// (reduce_conv_tile), one value per output position.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -171,9 +171,9 @@ Result<std::string> emit_conv_output_transform(EmitContext& ctx, const std::stri
   return emit_plane_functor(ctx, name, body, spec.batch, spec.out_channels, result);
 }
 
-// A channel reduction (kernels/channel_reduction.cuh): its finish, the functor "<subtask>_reduce" over
-// the reduce epilogue, and its type, the alias "<subtask>_reduction" (one name inside the macros
-// init and run are called in). Returns the finish's initializer list.
+// A channel reduction (kernels/channel_reduction.cuh): its finish, the functor "<subtask>_reduce"
+// over the reduce epilogue, and its type, the alias "<subtask>_reduction" (one name inside the
+// macros init and run are called in). Returns the finish's initializer list.
 Result<std::string> emit_channel_reduction(EmitContext& ctx, const Subtask& subtask,
                                            const ConvSpec& spec) {
   const std::string finish = EmitContext::functor_name(subtask, "reduce");

@@ -46,15 +46,15 @@ bool fold_conv_output_transform(const ir::Graph& graph, const ValueMap& values,
 
 // Then a reduction over the output channels into the kernel (ConvSpec::channel_reduce): where
 // subtasks[index] runs on direct_conv or igemm_tf32x3_conv, forward, one group, with no epilogue
-// or output transform left and the kernel able to (kernel_reduces_channels below); its result is read by one later subtask and nothing else (no graph output),
-// a sum, max or min over the channels of the whole result as it is stored ([batch, out_channels,
-// positions], values only, not min's indices); that reduction's prologue loads one value per
-// (n, c) plane and evaluates at most the special functions the kernel's output transform may
-// (three on the direct kernel, one on the implicit GEMM) — its head, a bias and activation,
-// becomes the kernel epilogue as fold_conv_epilogue's does, the rest the output transform —, its
-// epilogue loads one value per image (it becomes the reduce epilogue), and it stores one float32
-// value into a buffer of its own. The reduction's subtask goes away (ids renumbered), and with it cuDNN's timing (it would
-// write the whole result the fold saves). Returns whether it folded.
+// or output transform left and the kernel able to (kernel_reduces_channels below); its result is
+// read by one later subtask and nothing else (no graph output), a sum, max or min over the
+// channels of the whole result as it is stored ([batch, out_channels, positions], values only,
+// not min's indices); that reduction's prologue loads one value per (n, c) plane and evaluates at
+// most the special functions the kernel's output transform may (three on the direct kernel, one
+// on the implicit GEMM) — its head, a bias and activation, becomes the kernel epilogue as
+// fold_conv_epilogue's does, the rest the output transform —, its epilogue loads one value per
+// image (it becomes the reduce epilogue), and it stores one float32 value into a buffer of its
+// own. The reduction's subtask goes away (ids renumbered). Returns whether it folded.
 bool fold_conv_channel_reduction(const ir::Graph& graph, const ValueMap& values,
                                  std::vector<Subtask>& subtasks, size_t index);
 

@@ -262,8 +262,8 @@ bool direct_conv_fits(const ConvSpec& spec, bool tf32, bool reduce = false) {
 }  // namespace
 
 bool conv_igemm_reduces_channels(const ConvSpec& spec) {
-  return spec.groups == 1 && !spec.transposed && spec.out_channels <= kConvIgemmMaxReducedChannels &&
-         conv_igemm_eligible(spec);
+  return spec.groups == 1 && !spec.transposed &&
+         spec.out_channels <= kConvIgemmMaxReducedChannels && conv_igemm_eligible(spec);
 }
 
 bool direct_conv_one_product(const ConvSpec& spec, TensorMath math) {

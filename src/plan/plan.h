@@ -152,11 +152,11 @@ inline constexpr const char* kReduceOpNames[] = {"sum",    "max",    "min",     
 // `channel_reduce` (direct_conv and igemm_tf32x3_conv, folded after kernel choice:
 // conv_epilogue.h): a reduction over the output channels (sum, max or min; one group, forward)
 // done by the kernel as it stores — the convolution's own output is never written, and no cuDNN
-// is timed against the kernel. Each result, after kernel_epilogue and the
-// output transform (if any: its result is then its last step), is combined over the channels of
-// its position; then `reduce_epilogue` per reduced value (load 0, in registers; every other load
-// one value per image) gives stores[0], the one value stored, [batch, 1, output...] or
-// [batch, output...] in a contiguous buffer of its own.
+// is timed against the kernel. Each result, after kernel_epilogue and the output transform (if
+// any: its result is then its last step), is combined over the channels of its position; then
+// `reduce_epilogue` per reduced value (load 0, in registers; every other load one value per
+// image) gives stores[0], the one value stored, [batch, 1, output...] or [batch, output...] in a
+// contiguous buffer of its own.
 struct ConvSpec {
   int node = -1;  // the convolution node
   int64_t batch = 1, in_channels = 0, out_channels = 0, groups = 1;

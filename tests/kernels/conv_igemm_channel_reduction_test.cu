@@ -199,7 +199,8 @@ std::vector<float> full_run(const ConvIgemmCase& c, Engine engine, ReductionData
     return {};
   }
   std::printf("[ channel_reduction ] %s on %s: full run's K %s\n", c.name.c_str(),
-              engine_name(engine).c_str(), conv.splits() == 1 ? "unsplit (bits compared)" : "split");
+              engine_name(engine).c_str(),
+              conv.splits() == 1 ? "unsplit (bits compared)" : "split");
   return conv.splits() == 1 ? dy.download() : std::vector<float>{};
 }
 

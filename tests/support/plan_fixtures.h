@@ -93,10 +93,10 @@ inline bool plan_fixture_refused(std::string_view name) {
 
 // The options a fixture is planned with (its goldens and round trips): the defaults, but for
 // plan_conv_igemm, plan_conv_transpose_igemm and plan_conv_igemm_channel_min, which force the
-// implicit-GEMM 3xTF32 convolution, and plan_conv_direct, plan_conv_transpose_direct and the channel reductions
-// (plan_conv_channel_*), which force the direct kernel. The automatic choice keeps cuDNN for
-// them (the igemm: at the efficiencies measured on the H200; the direct kernel: until measured),
-// and the fixtures cover the kernels' plans and programs.
+// implicit-GEMM 3xTF32 convolution, and plan_conv_direct, plan_conv_transpose_direct and the
+// channel reductions (plan_conv_channel_*), which force the direct kernel. The automatic choice
+// keeps cuDNN for them (the igemm: at the efficiencies measured on the H200; the direct kernel:
+// until measured), and the fixtures cover the kernels' plans and programs.
 inline plan::PlanOptions plan_fixture_options(std::string_view name) {
   plan::PlanOptions options;
   if (name == "plan_conv_igemm" || name == "plan_conv_transpose_igemm" ||
