@@ -185,7 +185,7 @@ fi
 if want kb; then
   echo "== built-in Coder on KernelBench (scripts/kb_coverage.sh ${STITCH_KB_DIRS:-.kb/level2 .kb/level3_mlp})"
   # Without STITCH_KB_DEADLINE, no verification starts later than a minute before this call's end
-  # (so tests and kb fit in one call, tests first).
+  # (so tests and kb fit in one call, tests first), and the baselines stop in time for them.
   STITCH_KB_DEADLINE=${STITCH_KB_DEADLINE:-$(( $(left) > 120 ? $(left) - 60 : 60 ))} \
     scripts/kb_coverage.sh "$build" "$out/kb" ${STITCH_KB_DIRS:-.kb/level2 .kb/level3_mlp} 2> "$out/kb.log"
   tail -25 "$out/kb.log"
