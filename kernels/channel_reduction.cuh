@@ -40,6 +40,16 @@ struct NoChannelReduction {
 template <class Reduction>
 inline constexpr bool kReducesChannels = !std::is_same_v<Reduction, NoChannelReduction>;
 
+// "" when a kernel class set up with set_channel_reduction (`reduce`) or without it, and with or
+// without an output map, may be initialised for Reduction; else why not (its init says it).
+template <class Reduction>
+inline const char* channel_reduction_setup_problem(bool reduce, bool has_output_map) {
+  if (reduce != kReducesChannels<Reduction>)
+    return reduce ? "a channel reduction needs its type"
+                  : "a reduction type without set_channel_reduction";
+  return reduce && has_output_map ? "a channel reduction takes no output map" : "";
+}
+
 // r combined over the four lanes of its quad (lanes 4q .. 4q + 3, which hold one row of an mma
 // tile's accumulators between them); every lane of the warp takes part.
 template <class Reduction>

@@ -691,9 +691,9 @@ class ConvDirectOf {
               std::to_string(max_cols_per_lane_);
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
-    if (reduce_ != detail::kReducesChannels<Reduction> || (reduce_ && has_map_)) {
-      error = reduce_ ? "ConvDirect::init: a channel reduction needs its type and no output map"
-                      : "ConvDirect::init: a reduction type without set_channel_reduction";
+    if (const char* bad = detail::channel_reduction_setup_problem<Reduction>(reduce_, has_map_);
+        *bad != '\0') {
+      error = std::string("ConvDirect::init: ") + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     DeviceProperties props;

@@ -277,9 +277,10 @@ class ConvIgemm {
       error = "ConvIgemm::init: " + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
-    if (reduce_ != detail::kReducesChannels<Reduction> || (reduce_ && has_output_map_)) {
-      error = reduce_ ? "ConvIgemm::init: a channel reduction needs its type and no output map"
-                      : "ConvIgemm::init: a reduction type without set_channel_reduction";
+    if (const char* bad =
+            detail::channel_reduction_setup_problem<Reduction>(reduce_, has_output_map_);
+        *bad != '\0') {
+      error = std::string("ConvIgemm::init: ") + bad;
       return STITCH_ERROR_INVALID_ARGUMENT;
     }
     if (transforms_input_ && input_channels_last_) {
