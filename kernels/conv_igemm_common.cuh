@@ -100,7 +100,38 @@ struct ConvIgemmParams {
   // conv_igemm_tma_im2col_problem allows it), through a map of spatial + 2 dimensions.
   bool im2col_tma = false;
   int spatial = 3;  // the shape's spatial dims (the 3-d view's last `spatial` count)
+  // NCDHW x loaded by one tiled TMA box per K tile (conv_igemm_box_tma.cuh): output tiles are
+  // boxes of box_h rows by box_w positions (box_tiles_h by box_tiles_w of them per output plane),
+  // K ordered (tap, channel) over `channels` (x's padded to 32). box_w 0: tiles of 128
+  // consecutive positions.
+  bool box_tma = false;
+  int box_w = 0, box_h = 0, box_tiles_w = 0, box_tiles_h = 0;
 };
+
+// Where box tile tm (p.box_w > 0) lies: its output plane (image · depth + od), first row and
+// first column; the boxes run along a plane's rows, then down it, then over the planes.
+struct ConvBoxPlace {
+  int plane, row, column;
+};
+__host__ __device__ __forceinline__ ConvBoxPlace conv_box_place(const ConvIgemmParams& p, int tm) {
+  const int tw = tm % p.box_tiles_w, rest = tm / p.box_tiles_w;
+  return {rest / p.box_tiles_h, rest % p.box_tiles_h * p.box_h, tw * p.box_w};
+}
+
+// The output position (m of the GEMM) of row r of output tile tm, or -1 where that row lies past
+// the output: 128 consecutive positions per tile, or a box of them (p.box_w > 0,
+// conv_igemm_box_tma.cuh).
+__host__ __device__ __forceinline__ int conv_tile_position(const ConvIgemmParams& p, int tm,
+                                                           int r) {
+  if (p.box_w == 0) {
+    const int m = tm * kGemmBM + r;
+    return m < p.m ? m : -1;
+  }
+  const ConvBoxPlace box = conv_box_place(p, tm);
+  const int oh = box.row + r / p.box_w, ow = box.column + r % p.box_w;
+  const int out_h = p.out_hw / p.out_w;
+  return oh < out_h && ow < p.out_w ? (box.plane * out_h + oh) * p.out_w + ow : -1;
+}
 
 // Which input channel and kernel position a K column is. K ordered (channel, tap) (NCDHW x:
 // start, advance; channel >= channels past K) or (tap, channel) (channels-last x: start_taps,

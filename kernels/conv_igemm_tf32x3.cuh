@@ -229,6 +229,11 @@ class ConvIgemm {
   // same K order, weights and results bit for bit. Tests and the bench turn it off to compare.
   // Before init.
   void allow_tma_im2col(bool allowed) { allow_tma_im2col_ = allowed; }
+  // Whether the wgmma kernel may load A by tiled TMA boxes of an NCDHW x as it arrives
+  // (conv_igemm_box_tma.cuh) where conv_igemm_box_tma_worth allows it and x needs no transform,
+  // instead of gathering from a channels-last copy of x made per run. Tests and the bench turn it
+  // off to compare. Before init.
+  void allow_box_tma(bool allowed) { allow_box_tma_ = allowed; }
   // x arrives channels-last (NDHWC / NHWC / NLC, contiguous: a value the plan stores so) instead
   // of NCDHW. The wgmma kernel's channels-last gather then reads it as it is (or a copy padded
   // with zero channels); any other kernel or gather reads an NCDHW copy made per run. Before init.
@@ -255,6 +260,7 @@ class ConvIgemm {
   bool uses_wgmma() const { return wgmma_; }
   bool uses_channels_last() const { return channels_last_; }
   bool uses_tma_im2col() const { return tma_im2col_; }
+  bool uses_box_tma() const { return box_tma_; }
   // Whether each run first copies x: transposed into the layout the gather reads, padded with
   // zero channels for it (detail::conv_igemm_gather_channels), or transformed.
   bool copies_input() const {
@@ -311,7 +317,7 @@ class ConvIgemm {
     }
     epilogue_ = epilogue;
     STITCH_CHECK(choose_tf32x3_engine(requested_engine_, "ConvIgemm::init", wgmma_, error));
-    tma_im2col_ = false;
+    tma_im2col_ = box_tma_ = false;
     if (!wgmma_) {
       STITCH_CHECK_CUDA(detail::allow_conv_igemm_tf32x3_smem<detail::PlaneIdentity>());
       STITCH_CHECK_CUDA((detail::allow_conv_igemm_tf32x3_smem<OutputTransform, Reduction>()));
@@ -320,15 +326,20 @@ class ConvIgemm {
       ready_ = true;
       return STITCH_OK;
     }
-    channels_last_ = allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
+    box_tma_ = allow_box_tma_ && !input_channels_last_ && !transforms_input_ &&
+               input_image_floats_ == 0 && conv_igemm_box_tma_worth(shape);
+    channels_last_ =
+        !box_tma_ && allow_channels_last_ && detail::conv_igemm_channels_last_eligible(shape);
     tma_im2col_ = channels_last_ && allow_tma_im2col_ && conv_igemm_tma_im2col_eligible(shape);
     const detail::ConvIgemmParams p = gather_params(nullptr, nullptr, nullptr, nullptr);
     int device = 0, sms = 0;
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     // A channel reduction needs a tile's sums whole: no K split (planned for no SMs).
+    // Boxes tile the output with positions past it: M counts the tiles' rows.
+    const int64_t m = box_tma_ ? int64_t{p.tiles_m} * detail::kGemmBM : p.m;
     const detail::ConvIgemmWgmmaPlan planned = detail::plan_conv_igemm_wgmma(
-        shape.groups, p.m, p.n, p.k, reduce_ ? 0 : sms, requested_tile_n_, kProducts);
+        shape.groups, m, p.n, p.k, reduce_ ? 0 : sms, requested_tile_n_, kProducts);
     tile_n_ = planned.tile_n, plan_ = planned.plan;
     // The identity's kernel too: init-time timing runs it.
     STITCH_CHECK_CUDA(allow_wgmma_smem<detail::PlaneIdentity>(wgmma_identity_));
@@ -341,7 +352,7 @@ class ConvIgemm {
     STITCH_CHECK(split_k_.init(plan_, error));
     STITCH_CHECK(split_w_.init(shape.groups, p.n, p.k, error, tile_n_, kProducts));
     STITCH_CHECK(reserve_input_copy(error));
-    STITCH_CHECK(prepare_im2col_map(error));
+    STITCH_CHECK(prepare_a_map(error));
     ready_ = true;
     return STITCH_OK;
   }
@@ -424,6 +435,11 @@ class ConvIgemm {
     else if (input_channels_last_)
       out += ", gathered from an NCDHW copy of the channels-last x";
     if (tma_im2col_) out += ", by im2col TMA";
+    if (box_tma_) {
+      const detail::ConvBoxTile box = detail::conv_box_tile(shape_);
+      out += ", read from x by TMA boxes of " + std::to_string(box.w) + "x" +
+             std::to_string(box.h) + " positions";
+    }
     if (transforms_input_) out += ", x transformed as it is copied";
     if (reduce_) out += ", channels reduced";
     if (plan_.splits > 1)
@@ -460,10 +476,13 @@ class ConvIgemm {
     return wgmma_kernel_of_width<128, OutputTransform, Reduction>();
   }
 
+  // The ring's, and the boxes' staging slots past it where A comes by boxes.
   size_t wgmma_smem_bytes() const {
-    return tile_n_ == 64    ? detail::WgmmaTile<64>::kSmemBytes
-           : tile_n_ == 128 ? detail::WgmmaTile<128>::kSmemBytes
-                            : detail::WgmmaTile<256>::kSmemBytes;
+    const size_t ring = tile_n_ == 64    ? detail::WgmmaTile<64>::kSmemBytes
+                        : tile_n_ == 128 ? detail::WgmmaTile<128>::kSmemBytes
+                                         : detail::WgmmaTile<256>::kSmemBytes;
+    return ring + (box_tma_ ? size_t{detail::kConvBoxStagingSlots} * detail::kConvBoxStagingBytes
+                            : 0);
   }
 
   // Lets that kernel use its shared memory (the opt-in is per kernel and device) and keeps its
@@ -508,19 +527,22 @@ class ConvIgemm {
     order.partials = split_k_.partials(), order.tickets = split_k_.tickets();
     order.units = static_cast<int>(plan_.tiles * plan_.splits);  // init checked it fits
     const auto blocks = static_cast<unsigned>(std::min(order.units, sms_));
-    // The im2col TMA's map: the copy's, encoded at init; x's own, encoded now (its address is
-    // this run's; a graph captured from this launch keeps this map with the pointers it was
-    // captured for).
+    // A's map: the im2col TMA's of the copy, encoded at init; of x itself (the im2col TMA's or the
+    // boxes'), encoded now (its address is this run's; a graph captured from this launch keeps
+    // this map with the pointers it was captured for).
     CUtensorMap x_map{};
-    const CUtensorMap* im2col_map = &im2col_map_;
+    const CUtensorMap* a_map = &im2col_map_;
     if (tma_im2col_ && !copies_input()) {
       STITCH_CHECK(
           detail::encode_conv_im2col_map(encode_im2col_, shape_, copy_channels(), x, x_map, error));
-      im2col_map = &x_map;
+      a_map = &x_map;
+    } else if (box_tma_) {
+      STITCH_CHECK(detail::encode_conv_box_map(encode_tiled_, shape_, x, x_map, error));
+      a_map = &x_map;
     }
     // An error left by an earlier call would read as this launch's.
     STITCH_CHECK_CUDA(cudaPeekAtLastError());
-    return launch_wgmma(p, order, blocks, stream, *im2col_map, output_transform, reduction, error);
+    return launch_wgmma(p, order, blocks, stream, *a_map, output_transform, reduction, error);
   }
 
   // x into `copy`: transposed where the gather reads the other layout (a transform only from
@@ -547,7 +569,7 @@ class ConvIgemm {
   // init's or the identity and none.
   template <class OutputTransform, class Reduction>
   int launch_wgmma(const detail::ConvIgemmParams& p, const detail::GemmTf32x3Args& order,
-                   unsigned blocks, cudaStream_t stream, const CUtensorMap& im2col_map,
+                   unsigned blocks, cudaStream_t stream, const CUtensorMap& a_map,
                    const OutputTransform& output_transform, const Reduction& reduction,
                    std::string& error) const {
     constexpr bool kIdentity = std::is_same_v<OutputTransform, detail::PlaneIdentity> &&
@@ -555,7 +577,7 @@ class ConvIgemm {
     const auto kernel = reinterpret_cast<WgmmaKernel<OutputTransform, Reduction>>(
         kIdentity ? wgmma_identity_ : wgmma_transform_);
     const size_t smem = wgmma_smem_bytes();
-    kernel<<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), im2col_map,
+    kernel<<<blocks, detail::kWgmmaThreads, smem, stream>>>(p, order, split_w_.maps(), a_map,
                                                             output_transform, reduction);
     const cudaError_t status = cudaGetLastError();
     if (status == cudaSuccess) return STITCH_OK;
@@ -586,6 +608,7 @@ class ConvIgemm {
                                         float* y) const {
     detail::ConvIgemmParams p = detail::conv_igemm_params(x, w, bias, y, shape_, epilogue_);
     if (channels_last_) detail::conv_igemm_channels_last(p, shape_);
+    if (box_tma_) detail::conv_igemm_box_params(p, shape_);
     if (reduce_) detail::conv_igemm_reduced_output(p);
     p.im2col_tma = tma_im2col_;
     return p;
@@ -605,11 +628,19 @@ class ConvIgemm {
     return x_copy_.reserve(floats * sizeof(float), error);
   }
 
-  // The im2col TMA's encoder, and its map where the kernel reads the run's copy of x (a stable
-  // address: encoded once, here); a map of x itself is encoded per run (run_gathered). After
-  // reserve_input_copy.
-  int prepare_im2col_map(std::string& error) {
+  // The encoder of A's map (the boxes' or the im2col TMA's), and the im2col map where the kernel
+  // reads the run's copy of x (a stable address: encoded once, here); a map of x itself is
+  // encoded per run (run_gathered). After reserve_input_copy.
+  int prepare_a_map(std::string& error) {
     encode_im2col_ = nullptr;
+    encode_tiled_ = nullptr;
+    if (box_tma_) {
+      encode_tiled_ = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(
+          detail::tensor_map_encoder("cuTensorMapEncodeTiled", error));
+      if (encode_tiled_ != nullptr) return STITCH_OK;
+      error = "ConvIgemm::init: " + error;
+      return STITCH_ERROR_CUDA;
+    }
     if (!tma_im2col_) return STITCH_OK;
     encode_im2col_ = reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(
         detail::tensor_map_encoder("cuTensorMapEncodeIm2col", error));
@@ -624,12 +655,12 @@ class ConvIgemm {
   }
 
   // The weight [groups][n][k] (rows of K contiguous floats: a transposed B per group), K
-  // reordered to (tap, channel) for the channels-last gather, zero columns for its padding
-  // channels.
+  // reordered to (tap, channel) for the channels-last gather and the boxes, zero columns for
+  // their padding channels.
   int split_weights(const float* w, cudaStream_t stream, std::string& error) const {
     const detail::ConvIgemmParams dense =
         detail::conv_igemm_params(nullptr, w, nullptr, nullptr, shape_, epilogue_);
-    if (!channels_last_)
+    if (!channels_last_ && !box_tma_)
       return split_w_.split(w, dense.k, int64_t{dense.n} * dense.k, true, stream, error);
     return split_w_.split(w, dense.k, int64_t{dense.n} * dense.k, true, stream, error,
                           gather_params(nullptr, w, nullptr, nullptr).channels, dense.channels);
@@ -643,6 +674,7 @@ class ConvIgemm {
   Arena x_copy_;              // x transposed into the gather's layout or transformed (copies_input)
   CUtensorMap im2col_map_{};  // the im2col TMA's map of x_copy_ (prepare_im2col_map)
   PFN_cuTensorMapEncodeIm2col_v12000 encode_im2col_ = nullptr;
+  PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_ = nullptr;  // the boxes' (box_tma_)
   const float* prepared_w_ = nullptr;
   Tf32x3Engine requested_engine_ = Tf32x3Engine::automatic;
   int requested_tile_n_ = 0;
@@ -654,6 +686,7 @@ class ConvIgemm {
   void (*wgmma_transform_)() = nullptr;
   bool allow_channels_last_ = true;
   bool allow_tma_im2col_ = true;
+  bool allow_box_tma_ = true;
   bool input_channels_last_ = false;
   bool transforms_input_ = false;
   int64_t input_image_floats_ = 0;  // 0: x dense
@@ -663,6 +696,7 @@ class ConvIgemm {
   bool wgmma_ = false;
   bool channels_last_ = false;
   bool tma_im2col_ = false;  // A by the im2col TMA (channels_last_ too)
+  bool box_tma_ = false;     // A by TMA boxes of the NCDHW x (conv_igemm_box_tma.cuh)
   bool ready_ = false;
 };
 

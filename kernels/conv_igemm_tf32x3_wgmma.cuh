@@ -9,7 +9,7 @@
 //
 // B, the weight [out_channels, K] per group, is split once at init into WgmmaSplitB's two TF32
 // copies (one batch per group) and loaded by TMA, exactly as the GEMM's transposed B.
-// A, the im2col tile [128 output positions][32 K columns], is loaded one of three ways. Two read
+// A, the im2col tile [128 output positions][32 K columns], is loaded one of four ways. Two read
 // a channels-last x (ConvIgemmTf32x3 transposes an NCDHW input into its own NDHWC copy first,
 // where the channels per group are a multiple of 4 or, one group, padded to one with zero
 // channels: conv_igemm_gather_channels) with K ordered (kernel position, channel) — the weight's
@@ -30,12 +30,17 @@
 //   (conv_igemm_common.cuh), each thread four rows 32 apart, keeping their window origins and one
 //   K cursor for its whole K range (a tile's gather costs no division): two chunks per row and
 //   tile (gather_conv_chunks, conv_wgmma_chunk_slot), 8 copies per thread and tile as the GEMM's A.
-// The third reads NCDHW x as it is (any channel count): the same 128 threads with 4-byte
-// cp.asyncs, 32 per thread and tile (gather_conv_columns, conv_wgmma_gather_slot). A warp's eight
-// lanes of one column read eight consecutive output positions; one pass's 32 writes land in 32
-// different banks. This is the slow path: on an H200 it ran at 4-20% of the TF32 peak (its
-// producers cannot issue the copies fast enough), the chunked path at 20-54% (AlexNet conv2 0.54;
-// kernels/README.md).
+// Two read an NCDHW x as it is. By TMA boxes (conv_igemm_box_tma.cuh), where
+// conv_igemm_box_tma_worth allows it (one group, stride 1, channels padding to 32 by at most a
+// third) and ConvIgemm::allow_box_tma leaves it on: output tiles are boxes of one image's output,
+// and per K tile the producer warpgroup's thread 0 loads the box of x under a kernel position (32
+// channels, padding as out-of-bounds zeros) into a staging slot past the ring, which the 128
+// threads transpose into the tile (conv_box_produce) — no per-run copy of x. Or, any channel count:
+// the same 128 threads with 4-byte cp.asyncs, 32 per thread and tile (gather_conv_columns,
+// conv_wgmma_gather_slot). A warp's eight lanes of one column read eight consecutive output
+// positions; one pass's 32 writes land in 32 different banks. This is the slow path: on an H200 it
+// ran at 4-20% of the TF32 peak (its producers cannot issue the copies fast enough), the chunked
+// path at 20-54% (AlexNet conv2 0.54; kernels/README.md).
 //
 // Everything after the loads is the GEMM kernel's: the consumers read A from the raw tile and
 // split it in registers, the error is the GEMM kernel's (FP32 level), and the epilogue
@@ -49,6 +54,7 @@
 #include <type_traits>
 
 #include "channel_reduction.cuh"
+#include "conv_igemm_box_tma.cuh"
 #include "conv_igemm_common.cuh"
 #include "conv_igemm_im2col_tma.cuh"
 #include "gemm_tf32x3_wgmma.cuh"
@@ -76,15 +82,16 @@ __host__ __device__ inline ConvWgmmaGatherSlot conv_wgmma_chunk_slot(int ptid) {
 }
 
 #if defined(STITCH_GEMM_WGMMA)
-// The epilogue on a consumer thread's sums of the output tile at (m0, n0) of `group` (row: its
-// first tile row): y = act(sum + bias) in NCDHW (through p's output map), one element per store
-// (adjacent columns are output channels, a plane apart), or a pair of channels per 8-byte store
-// where the map puts them side by side (p.pair_stores: a channels-last y). Straight runs, as
+// The epilogue on a consumer thread's sums of output tile tm at column n0 of `group` (row: its
+// first tile row; conv_tile_position says which output position a tile row is): y = act(sum +
+// bias) in NCDHW (through p's output map), one element per store (adjacent columns are output
+// channels, a plane apart), or a pair of channels per 8-byte store where the map puts them side
+// by side (p.pair_stores: a channels-last y). Straight runs, as
 // apply_bias_activation says why; the position's divisions are done once per row. Then
 // `transform` (plane_transform.cuh; plane = image · out_channels + channel), skipped entirely
 // for the identity.
 template <int kAcc, class Transform>
-__device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int group, int m0, int n0,
+__device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int group, int tm, int n0,
                                                 int row, int t, float (&acc)[kAcc],
                                                 const Transform& transform) {
   apply_bias_activation(acc, t, p.epilogue, p.bias + int64_t{group} * p.n, n0, p.n);
@@ -93,8 +100,9 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
   int64_t row_plane[2];  // the plane of each row's channel 0 of the tile
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int m = m0 + row + 8 * half;
-    row_inside[half] = m < p.m;
+    const int position = conv_tile_position(p, tm, row + 8 * half);
+    row_inside[half] = position >= 0;
+    const int m = max(position, 0);
     row_at[half] = conv_output_offset(p, group, m, n0);
     row_plane[half] = int64_t{m / p.out_plane} * p.out_channels + int64_t{group} * p.n + n0;
   }
@@ -118,20 +126,22 @@ __device__ __forceinline__ void store_conv_tile(const ConvIgemmParams& p, int gr
 }
 
 // The epilogue with a channel reduction (one group, N <= kBN: the tile at m0 holds its rows'
-// every channel, n0 0, no K split): a row's kBN sums lie in one quad of one warp
+// every channel, n0 0, no K split; tile tm): a row's kBN sums lie in one quad of one warp
 // (for_each_accumulator_pair), so each thread combines its results (conv_result: epilogue,
 // bias and transform) of its two rows, the quad combines them and its lane t = 0 stores each
 // row's finished value, y one per position (conv_igemm_reduced_output).
 template <int kAcc, class Transform, class Reduction>
-__device__ __forceinline__ void reduce_conv_tile(const ConvIgemmParams& p, int m0, int row, int t,
+__device__ __forceinline__ void reduce_conv_tile(const ConvIgemmParams& p, int tm, int row, int t,
                                                  const float (&acc)[kAcc],
                                                  const Transform& transform,
                                                  const Reduction& reduction) {
-  int image[2];  // of each row (a row past M: the last one's, its result unused)
+  int position[2], image[2];  // of each row (a row past the output: image 0, its result unused)
   float reduced[2] = {Reduction::identity(), Reduction::identity()};
 #pragma unroll
-  for (int half = 0; half < 2; ++half)
-    image[half] = min(m0 + row + 8 * half, p.m - 1) / p.out_plane;
+  for (int half = 0; half < 2; ++half) {
+    position[half] = conv_tile_position(p, tm, row + 8 * half);
+    image[half] = max(position[half], 0) / p.out_plane;
+  }
 #pragma unroll
   for (int j = 0; j < kAcc / 4; ++j)
 #pragma unroll
@@ -144,8 +154,78 @@ __device__ __forceinline__ void reduce_conv_tile(const ConvIgemmParams& p, int m
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const float r = combine_over_quad<Reduction>(reduced[half]);
-    const int m = m0 + row + 8 * half;
-    if (t == 0 && m < p.m) p.y[conv_output_offset(p, 0, m, 0)] = reduction.finish(image[half], r);
+    if (t == 0 && position[half] >= 0)
+      p.y[conv_output_offset(p, 0, position[half], 0)] = reduction.finish(image[half], r);
+  }
+}
+
+// The block's sequence of K tiles by boxes (conv_igemm_box_tma.cuh): output tile tm's K tile q,
+// through the K ranges of the block's units (blockIdx.x, then gridDim.x apart) one after another.
+struct ConvBoxFeed {
+  int unit, tm, q, q_end;
+  __device__ void start(const ConvIgemmParams& p, const GemmTf32x3Args& order, int first_unit) {
+    unit = first_unit;
+    if (unit >= order.units) return;
+    const int tiles = order.tiles_m * order.tiles_n;
+    const GemmTileCoord tile = gemm_tile_coord(order, unit % tiles, unit / tiles);
+    const int k_begin = tile.split * order.split_k;
+    tm = tile.tm;
+    q = k_begin / kGemmBK;
+    q_end = (min(p.k, k_begin + order.split_k) + kGemmBK - 1) / kGemmBK;
+  }
+  __device__ bool done(const GemmTf32x3Args& order) const { return unit >= order.units; }
+  __device__ void next(const ConvIgemmParams& p, const GemmTf32x3Args& order) {
+    if (++q == q_end) start(p, order, unit + static_cast<int>(gridDim.x));
+  }
+};
+
+// The producer warpgroup where A comes by boxes of an NCDHW x through `box_map`: thread 0 keeps
+// the next kConvBoxStagingSlots boxes of the block's sequence in flight into `staging` (each slot
+// completing on its `staged` barrier) and, per K tile, loads B by TMA as wgmma_produce does; all
+// 128 threads wait for the tile's box, transpose their row of it into the ring's A tile, and once
+// every row is read thread 0 refills the slot; then each arrives at FULL
+// (kWgmmaFullArrivalsCopying: the 128 and thread 0's expect_tx). next_tile(unit) moves the
+// block's K range to a unit's output tile and returns its coordinates.
+template <Tf32Products kProducts, int kBN, class NextTile>
+__device__ __forceinline__ void conv_box_produce(const ConvIgemmParams& p,
+                                                 const GemmTf32x3Args& order,
+                                                 const WgmmaMaps& maps, const CUtensorMap* box_map,
+                                                 const WgmmaBlock<kBN>& blk, float* staging,
+                                                 uint64_t* staged, int ptid, NextTile&& next_tile) {
+  constexpr int kStages = WgmmaTile<kBN>::kStages;
+  constexpr int kBoxFloats = kConvBoxStagingBytes / 4;
+  ConvBoxFeed ahead{};  // thread 0's: the next box to load
+  auto load_box = [&](int slot) {
+    mbarrier_arrive_expect_tx(&staged[slot], kConvBoxStagingBytes);
+    tma_load_conv_box(staging + slot * kBoxFloats, box_map, p.spatial,
+                      conv_box_coords(p, ahead.tm, ahead.q), &staged[slot]);
+    ahead.next(p, order);
+  };
+  if (ptid == 0) {
+    ahead.start(p, order, blockIdx.x);
+    for (int slot = 0; slot < kConvBoxStagingSlots && !ahead.done(order); ++slot) load_box(slot);
+  }
+  RingPosition<kConvBoxStagingSlots> box;  // the box the next K tile reads
+  for (int unit = blockIdx.x; unit < order.units; unit += gridDim.x) {
+    const GemmTileCoord tile = next_tile(unit);
+    RingPosition<kStages> at = blk.start;
+    for (int kt = 0; kt < blk.k_tiles; ++kt, at.next(), box.next()) {
+      const int slot = at.slot;
+      if (blk.first + kt >= kStages) mbarrier_wait(&blk.empty[slot], at.lap_parity ^ 1);
+      if (ptid == 0) {
+        mbarrier_arrive_expect_tx(&blk.full[slot], kWgmmaBBytes<kProducts, kBN>);
+        wgmma_load_b<kProducts>(maps, blk, slot, blk.k_begin + kt * kGemmBK, tile.tn * kBN,
+                                tile.batch);
+      }
+      mbarrier_wait(&staged[box.slot], box.lap_parity);
+      transpose_conv_box_row(staging + box.slot * kBoxFloats, blk.raw_a(slot), ptid);
+      conv_box_producers_sync();  // every row of the box read: the slot may be refilled
+      if (ptid == 0 && !ahead.done(order)) {
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        load_box(box.slot);
+      }
+      mbarrier_arrive(&blk.full[slot]);
+    }
   }
 }
 #endif
@@ -157,18 +237,22 @@ __device__ __forceinline__ void reduce_conv_tile(const ConvIgemmParams& p, int m
 // order holds the tile counts, the split plan, the partials and the chunk length (its matrix
 // fields are unused). kProducts: 3xTF32 (the fp32 track) or one TF32 product (the tf32 track).
 // kChannelsLast: x channels-last, K ordered (tap, channel); there p.im2col_tma has A loaded by
-// the im2col TMA through `im2col_map` (conv_igemm_im2col_tma.cuh) instead of gathered — a uniform
-// branch rather than a third instantiation, as a program's sm_90a build compiles every one.
+// the im2col TMA through `a_map` (conv_igemm_im2col_tma.cuh) instead of gathered; NCDHW x,
+// p.box_tma has it loaded by boxes through `a_map` (conv_igemm_box_tma.cuh) — uniform branches
+// rather than more instantiations, as a program's sm_90a build compiles every one.
 // Reduction: a channel reduction (reduce_conv_tile) or none (store_conv_tile).
 template <bool kChannelsLast, int kBN, class Transform, Tf32Products kProducts, class Reduction>
 __global__ void __launch_bounds__(kWgmmaThreads, 1)
     conv_igemm_tf32x3_wgmma_kernel(ConvIgemmParams p, GemmTf32x3Args order,
                                    const __grid_constant__ WgmmaMaps maps,
-                                   const __grid_constant__ CUtensorMap im2col_map,
+                                   const __grid_constant__ CUtensorMap a_map,
                                    const Transform transform, const Reduction reduction) {
 #if defined(STITCH_GEMM_WGMMA)
   extern __shared__ float4 wgmma_smem[];
-  const bool by_tma = kChannelsLast && p.im2col_tma;
+  const bool by_tma = kChannelsLast && p.im2col_tma, by_box = !kChannelsLast && p.box_tma;
+  __shared__ uint64_t staged[kConvBoxStagingSlots];  // the boxes' barriers (wgmma_block fences)
+  if (by_box && threadIdx.x == 0)
+    for (int s = 0; s < kConvBoxStagingSlots; ++s) mbarrier_init(&staged[s], 1);
   WgmmaBlock<kBN> blk = wgmma_block<kBN>(
       wgmma_smem, 0, 0, by_tma ? kWgmmaFullArrivalsTma : kWgmmaFullArrivalsCopying);
   const int tiles = order.tiles_m * order.tiles_n;
@@ -191,12 +275,18 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         ConvKCursor cursor;  // per K tile (one tap's 32 channels): the tap and the first channel
         cursor.start_taps(p, blk.k_begin);
         auto load_a = [&](float* s, uint64_t* full) {
-          tma_load_conv_im2col(s, &im2col_map, p.spatial, conv_im2col_coords(p, origin, cursor),
+          tma_load_conv_im2col(s, &a_map, p.spatial, conv_im2col_coords(p, origin, cursor),
                                full);
           cursor.advance_taps(p, kGemmBK);
         };
         wgmma_produce_by_tma<kProducts>(maps, blk, tile.tn * kBN, tile.batch, load_a);
       }
+      return;
+    }
+    if (by_box) {  // the staging slots lie past the ring
+      float* staging = reinterpret_cast<float*>(blk.base + WgmmaTile<kBN>::kStages *
+                                                               WgmmaTile<kBN>::kStageBytes);
+      conv_box_produce<kProducts>(p, order, maps, &a_map, blk, staging, staged, ptid, next_tile);
       return;
     }
     const ConvWgmmaGatherSlot at =
@@ -241,16 +331,16 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 #pragma unroll 1
   for (int unit = blockIdx.x; unit < order.units; unit += gridDim.x) {
     const GemmTileCoord tile = next_tile(unit);
-    const int group = tile.batch, m0 = tile.tm * kGemmBM, n0 = tile.tn * kBN;
+    const int group = tile.batch, n0 = tile.tn * kBN;
     wgmma_consume_tile<kProducts>(blk, order, tile, warp, [&](auto& acc, int row, int t) {
       if constexpr (kReducesChannels<Reduction>)
-        reduce_conv_tile(p, m0, row, t, acc, transform, reduction);
+        reduce_conv_tile(p, tile.tm, row, t, acc, transform, reduction);
       else
-        store_conv_tile(p, group, m0, n0, row, t, acc, transform);
+        store_conv_tile(p, group, tile.tm, n0, row, t, acc, transform);
     });
   }
 #else
-  (void)p, (void)order, (void)maps, (void)im2col_map, (void)transform, (void)reduction;
+  (void)p, (void)order, (void)maps, (void)a_map, (void)transform, (void)reduction;
 #endif
 }
 

@@ -22,6 +22,15 @@ double product(const std::vector<int64_t>& sizes) {
   return result;
 }
 
+// The implicit GEMM's K tiles per block: all of K, or where the tiles are fewer than the SMs a
+// split of it (more, shorter blocks in one wave, each at least 8 K tiles).
+double k_tiles_per_block(double tiles, double sms, double k_tiles) {
+  if (tiles >= sms) return k_tiles;
+  const double splits =
+      std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k_tiles / 8.0)));
+  return std::ceil(k_tiles / splits);
+}
+
 }  // namespace
 
 bool depthwise_conv_eligible(const ConvSpec& spec) {
@@ -89,6 +98,30 @@ int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t 
                                                                                           : 0;
 }
 
+int64_t conv_igemm_box_tiles(const ConvSpec& spec) {
+  const size_t spatial = spec.input.size();
+  if (spec.transposed || spec.groups != 1 || spec.prologue || !spec.x.is_contiguous() ||
+      spatial < 1 || spatial > 3 || spec.input[spatial - 1] % 4 != 0 ||
+      std::any_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s != 1; }))
+    return 0;
+  const int64_t padded = (spec.in_channels + 31) / 32 * 32;
+  if (3 * padded > 4 * spec.in_channels ||
+      padded * static_cast<int64_t>(product(spec.kernel)) > kInt32Max)
+    return 0;
+  const int64_t out_w = spec.output[spatial - 1];
+  const int64_t out_h = spatial >= 2 ? spec.output[spatial - 2] : 1;
+  int64_t best = -1;  // the positions the boxes cover
+  for (int64_t w = kConvIgemmTile; w >= 8; w /= 2) {
+    const int64_t h = kConvIgemmTile / w;
+    if (h > 1 && out_h == 1) break;
+    const int64_t positions = (out_w + w - 1) / w * w * ((out_h + h - 1) / h * h);
+    if (best < 0 || positions < best) best = positions;
+  }
+  if (8 * best > 9 * out_h * out_w) return 0;  // more than an eighth past the output: the copy
+  const int64_t depth = spatial == 3 ? spec.output[0] : 1;
+  return spec.batch * depth * best / kConvIgemmTile;
+}
+
 bool conv_igemm_wide_tile(const ConvSpec& spec, int sms) {
   const int64_t n = spec.out_channels / std::max<int64_t>(spec.groups, 1);
   if (spec.transposed || n <= kConvIgemmTile ||
@@ -96,8 +129,9 @@ bool conv_igemm_wide_tile(const ConvSpec& spec, int sms) {
           (n + kConvIgemmTile - 1) / kConvIgemmWideTile)
     return false;
   const auto m = static_cast<int64_t>(static_cast<double>(spec.batch) * product(spec.output));
-  const int64_t tiles = spec.groups * ((m + kConvIgemmTile - 1) / kConvIgemmTile) *
-                        ((n + kConvIgemmWideTile - 1) / kConvIgemmWideTile);
+  const int64_t box_tiles = conv_igemm_box_tiles(spec);  // the kernel's M tiles, boxes or rows
+  const int64_t m_tiles = box_tiles > 0 ? box_tiles : (m + kConvIgemmTile - 1) / kConvIgemmTile;
+  const int64_t tiles = spec.groups * m_tiles * ((n + kConvIgemmWideTile - 1) / kConvIgemmWideTile);
   const int64_t k = spec.in_channels / std::max<int64_t>(spec.groups, 1) *
                     static_cast<int64_t>(product(spec.kernel));
   return tiles >= sms || (k + 31) / 32 < 16;  // no split: a full wave, or K too short to split
@@ -146,18 +180,19 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
                      (spec.prologue ? input_pass_s : 0.0);
   if (peaks.tf32_tflops <= 0) return estimate;  // no tensor cores: nothing to run it on
   const double sms = peaks.sms > 0 ? peaks.sms : 1;
-  const double tiles = groups * std::ceil(m / tile_m) * std::ceil(n / tile_n);
-  // The chunked gather (padded channels count in K: zero columns are products too).
+  // TMA boxes of x as it arrives, or the chunked gather (padded channels count in K: zero
+  // columns are products too).
+  const auto box_tiles = static_cast<double>(conv_igemm_box_tiles(spec));
+  const bool boxes = box_tiles > 0;
+  const double tiles =
+      (boxes ? box_tiles : groups * std::ceil(m / tile_m)) * std::ceil(n / tile_n);
   const int64_t gather_channels =
-      conv_igemm_gather_channels(spec.in_channels, spec.groups, kernel_volume);
+      boxes ? (channels + 31) / 32 * 32
+            : conv_igemm_gather_channels(spec.in_channels, spec.groups, kernel_volume);
   const bool chunked = gather_channels != 0, padded = chunked && gather_channels != channels;
   const double kernel_k = padded ? k * static_cast<double>(gather_channels) / channels : k;
-  double k_tiles = std::ceil(kernel_k / 32.0), waves = std::ceil(tiles / sms);
-  if (tiles < sms) {  // split K: more, shorter blocks in one wave, each at least 8 K tiles
-    const double splits =
-        std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k_tiles / 8.0)));
-    k_tiles = std::ceil(k_tiles / splits);
-  }
+  const double waves = std::ceil(tiles / sms);
+  const double k_tiles = k_tiles_per_block(tiles, sms, std::ceil(kernel_k / 32.0));
   const double efficiency = kConvIgemmPeakEfficiency * k_tiles / (k_tiles + kConvIgemmFillTiles) *
                             (chunked ? 1.0 : kConvIgemmScalarGatherEfficiency) *
                             (narrow ? kConvIgemmNarrowEfficiency : 1.0) *
@@ -168,10 +203,11 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
       products * 2.0 * tile_m * tile_n * 32.0 / (peaks.tf32_tflops * 1e12 / sms);
   // The kernel copies x per run where the gather's layout (channels-last when chunked) is not
   // the one x arrives in (a transpose), to pad its channels, or to apply a prologue (the
-  // transpose does that too). Eligible: channels-last where not contiguous, or a window read by
-  // the prologue's copy.
+  // transpose does that too); never where it reads boxes of x. Eligible: channels-last where not
+  // contiguous, or a window read by the prologue's copy.
   const bool x_channels_last = !spec.x.is_contiguous() && !spec.prologue;
-  const bool copies = chunked != x_channels_last || padded || spec.prologue.has_value();
+  const bool copies =
+      !boxes && (chunked != x_channels_last || padded || spec.prologue.has_value());
   // The copy with padding channels writes more than it reads.
   const double copy_s =
       padded ? (1.0 + static_cast<double>(gather_channels) / channels) * input_bytes / bandwidth +

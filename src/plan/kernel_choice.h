@@ -178,26 +178,27 @@ DepthwiseEstimate estimate_depthwise_conv(const ConvSpec& spec, const GpuPeaks& 
 // engines count as faster direct ones). The kernel: its 128 x 128 tiles (positions and output
 // channels per group rounded up) in waves over the SMs (split K, up to 8 ways, when the tiles are
 // fewer than the SMs), each tile's K tiles of 32 at the TF32 peak's per-SM share times
-// kConvIgemmPeakEfficiency · kt / (kt + kConvIgemmFillTiles) — a tile's pipeline fill and
-// epilogue weigh on short K. Where the channels per group are a multiple of 4 the kernel gathers
-// 16-byte chunks from a channels-last copy of x, made by one more pass over the input (read and
-// written at the DRAM bandwidth; no pass where x is stored channels-last already, layout.h); also
-// where one group's channels round up to a multiple of 4 by at most a third
-// (conv_igemm_gather_channels: 3 -> 4), the copy then holding zero channels and K counting them;
-// else 4-byte elements from x itself (from an NCDHW copy of a channels-last x, that pass again),
-// at kConvIgemmScalarGatherEfficiency of the chunked rate. Each side also at least its bytes at the
-// DRAM bandwidth, plus its launches. The kernel is chosen when estimated at most kTf32x3Margin of
-// cuDNN's time. Measured on the H200 by tests/kernels/conv_igemm_tf32x3_bench.cu (2026-12-03,
-// AlexNet / VGG16 / ResNet-50 layers, after the split-major split-K reduction): cuDNN strict FP32
-// 0.22-0.66 of the FP32 peak (median 0.41); the chunked kernel 0.53-0.55 of the TF32 peak with
-// 72-75 K tiles (AlexNet), 0.40-0.54 with 36-144 (VGG16; 0.20 for 64 output channels),
-// 0.06-0.22 on ResNet-50's small batch-10 layers (few K tiles, 64-channel tiles half empty, the
-// transpose); the 4-byte gather (3 input channels) 0.06-0.13. After the kernel's instruction cut
-// (2026-12-06, an H100: the same SMs and TF32 peak as the H200) the chunked kernel ran at
-// 0.57-0.73 of the TF32 peak with 36-144 K tiles (AlexNet 0.70-0.73 with 72-108, VGG16
-// 0.57-0.71; this column counts x's transpose in the kernel's time, as the 0.6 fit did), which
-// kConvIgemmPeakEfficiency 0.75 predicts within 0.90-1.03x (0.6: 18-28% slow); cuDNN's strict
-// rates were as before.
+// kConvIgemmPeakEfficiency · kt / (kt + kConvIgemmFillTiles) — a tile's pipeline fill and epilogue
+// weigh on short K. Where the channels per group are a multiple of 4 the kernel gathers 16-byte
+// chunks from a channels-last copy of x, made by one more pass over the input (read and written at
+// the DRAM bandwidth; no pass where x is stored channels-last already, layout.h); also where one
+// group's channels round up to a multiple of 4 by at most a third (conv_igemm_gather_channels: 3 ->
+// 4), the copy then holding zero channels and K counting them; else 4-byte elements from x itself
+// (from an NCDHW copy of a channels-last x, that pass again), at kConvIgemmScalarGatherEfficiency
+// of the chunked rate. Where it reads an NCDHW x by TMA boxes (conv_igemm_box_tiles) there is no
+// copy, K counts the channels padded to 32 and M the boxes' positions, at the chunked rate (not yet
+// measured apart). Each side also at least its bytes at the DRAM bandwidth, plus its launches. The
+// kernel is chosen when estimated at most kTf32x3Margin of cuDNN's time. Measured on the H200 by
+// tests/kernels/conv_igemm_tf32x3_bench.cu (2026-12-03, AlexNet / VGG16 / ResNet-50 layers, after
+// the split-major split-K reduction): cuDNN strict FP32 0.22-0.66 of the FP32 peak (median 0.41);
+// the chunked kernel 0.53-0.55 of the TF32 peak with 72-75 K tiles (AlexNet), 0.40-0.54 with 36-144
+// (VGG16; 0.20 for 64 output channels), 0.06-0.22 on ResNet-50's small batch-10 layers (few K
+// tiles, 64-channel tiles half empty, the transpose); the 4-byte gather (3 input channels)
+// 0.06-0.13. After the kernel's instruction cut (2026-12-06, an H100: the same SMs and TF32 peak as
+// the H200) the chunked kernel ran at 0.57-0.73 of the TF32 peak with 36-144 K tiles (AlexNet
+// 0.70-0.73 with 72-108, VGG16 0.57-0.71; this column counts x's transpose in the kernel's time, as
+// the 0.6 fit did), which kConvIgemmPeakEfficiency 0.75 predicts within 0.90-1.03x (0.6: 18-28%
+// slow); cuDNN's strict rates were as before.
 inline constexpr double kCudnnStrictConvEfficiency = 0.41;
 // A transposed convolution's useful FLOPs (the taps each output takes) on cuDNN's strict FP32
 // engines, measured on the H200 (2026-12-04, conv_igemm_tf32x3_bench's transposed rows: 64-128
@@ -278,6 +279,14 @@ ConvIgemmEstimate estimate_conv_igemm(const ConvSpec& spec, const GpuPeaks& peak
 // (ConvIgemmCost.FewChannelsArePaddedToAChunk holds it to the table the kernel's CPU test,
 // ConvIgemmWgmmaGather.PadsFewChannelsToAChunk, holds that one to).
 int64_t conv_igemm_gather_channels(int64_t in_channels, int64_t groups, int64_t kernel_volume);
+// The output tiles of the kernel where it reads x by TMA boxes (kernels/conv_igemm_box_tma.cuh;
+// no per-run copy of x, K over the channels padded to 32), or 0 where it does not: a forward
+// convolution of one group, stride 1, x contiguous NCDHW with no prologue, rows of x a multiple of
+// 4 floats, channels padding to 32 by at most a third, and boxes holding at most an eighth more
+// positions than the output (conv_igemm_box_tma_worth). A block's 128 positions are a box of
+// 128 x 1 ... 8 x 16 of one image's output (conv_box_tile's rule, mirrored: the fewest positions
+// past the output, the widest of equals).
+int64_t conv_igemm_box_tiles(const ConvSpec& spec);
 
 // The time model behind direct_conv (kernels/conv_direct.cuh): FP32 FMAs on the CUDA cores for
 // convolutions of few products per output (K = in_channels / groups · prod(kernel) up to

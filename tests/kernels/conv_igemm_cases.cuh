@@ -146,6 +146,33 @@ inline std::vector<ConvIgemmCase> conv_igemm_tma_cases() {
   };
 }
 
+// Shapes for the TMA boxes of an NCDHW x (kernels/conv_igemm_box_tma.cuh: one group, stride 1,
+// widths a multiple of 4, channels padding to 32 by at most a third, boxes at most an eighth past
+// the output), chosen to stress the box tiling and the K tiles' coordinates: every box shape (128
+// x 1 at a 126-wide output, 64 x 2, 32 x 4, 16 x 8, 8 x 16), boxes past the output's right and
+// bottom edges, padding (asymmetric: a box starting left of x), dilation, a crop, 48 channels
+// padded to 64, 96 (three K tiles a tap), more output channels than a tile, K long enough to
+// split, batches, 1-d and 3-d (a box per depth).
+inline std::vector<ConvIgemmCase> conv_igemm_box_cases() {
+  using E = MatmulEpilogue;
+  return {
+      {"box_k3_128x1", conv_case_shape(2, 32, 64, 1, {128, 128}, {3})},
+      {"box_k3_pad1_64x2", conv_case_shape(2, 64, 40, 1, {36, 60}, {3}, {1}, {1})},
+      {"box_k3_pad1_32x4", conv_case_shape(3, 48, 64, 1, {28, 32}, {3}, {1}, {1})},
+      {"box_k5x3_asymmetric", conv_case_shape(2, 32, 48, 1, {17, 16}, {5, 3}, {1}, {2, 1}, {1, 0})},
+      {"box_k3_dilation2_16x8", conv_case_shape(2, 96, 32, 1, {16, 16}, {3}, {1}, {2}, {2}, {2})},
+      {"box_k3_8x16", conv_case_shape(4, 32, 16, 1, {16, 8}, {3}, {1}, {1})},
+      {"box_negative_padding_crops",
+       conv_case_shape(2, 32, 16, 1, {13, 32}, {3, 2}, {1}, {-1, 1}, {-2, -1}, {1, 2})},
+      {"box_k1x1_130ch", conv_case_shape(2, 64, 130, 1, {20, 32}, {1})},
+      {"box_k3_300ch", conv_case_shape(1, 32, 300, 1, {16, 16}, {3}, {1}, {1})},
+      {"box_split_k_4608", conv_case_shape(1, 512, 64, 1, {8, 16}, {3}, {1}, {1})},
+      {"box_conv1d_k5", conv_case_shape(3, 64, 32, 1, {256}, {5}, {1}, {2})},
+      {"box_conv3d_k3", conv_case_shape(2, 32, 32, 1, {3, 8, 16}, {3}, {1}, {1})},
+      {"box_bias_relu", conv_case_shape(2, 32, 24, 1, {16, 16}, {3}, {1}, {1}), E::bias_relu},
+  };
+}
+
 // The epilogue in double on one output: `bias` added to the sum and to its scale (the sum of
 // |terms|) where the epilogue has one, then the activation.
 inline void apply_double_epilogue(MatmulEpilogue epilogue, double bias, double& sum,

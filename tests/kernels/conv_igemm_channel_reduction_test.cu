@@ -71,6 +71,7 @@ template <class Conv>
 void configure(Conv& conv, Engine engine) {
   conv.set_engine(engine == Engine::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
   conv.allow_channels_last(engine == Engine::wgmma || engine == Engine::wgmma_tf32);
+  conv.allow_box_tma(engine != Engine::wgmma_ncdhw);  // boxes where an NCDHW x allows them
 }
 
 // The inputs, the double reference (transformed by PlaneSkew) and its per-element bound (scale,

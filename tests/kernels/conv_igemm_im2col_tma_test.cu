@@ -10,7 +10,8 @@
 // - the wgmma kernel with A by the im2col TMA against its chunked cp.async gather, bit for bit
 //   (the same tile in shared memory, the same products), on both tile widths and both product
 //   counts, from the run's copy of x (the map encoded at init) and from a channels-last x itself
-//   (encoded per run); and a captured CUDA graph replays the map of the x it captured.
+//   (encoded per run); and a captured CUDA graph replays the map of the x it captured (of the
+//   im2col TMA's, and of the TMA boxes' of an NCDHW x: conv_igemm_box_tma.cuh).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -281,6 +282,7 @@ void expect_tma_matches_chunked(const ConvIgemmCase& c, int tile_n, const char* 
     conv->set_engine(Tf32x3Engine::wgmma);
     conv->set_tile_n(tile_n);
     conv->allow_tma_im2col(conv != &chunked);
+    conv->allow_box_tma(false);  // x NCDHW: the copy, not boxes
   }
   from_x.set_input_channels_last(true);
   std::string error;
@@ -334,14 +336,11 @@ INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIm2colTmaKernel,
                                             ::testing::Values(64, 128)),
                          case_width_name);
 
-// x arriving channels-last is read through a map encoded per run: a graph captured from one run
-// holds that run's map (a kernel argument), so replaying it after a run on another x still reads
-// the x it captured — as GraphCache (kernels/runtime.cuh) keys its graphs by the pointers.
-TEST(ConvIm2colTmaKernel, ACapturedGraphKeepsTheMapOfItsX) {
-  REQUIRE_GPU();
-  REQUIRE_WGMMA();
-  const ConvIgemmShape s = testing::conv_case_shape(3, 32, 48, 1, {17, 17}, {3}, {2}, {1});
-  REQUIRE_IM2COL_TMA(s);
+// x arriving channels-last (the im2col TMA) or NCDHW (the boxes, conv_igemm_box_tma.cuh) is read
+// through a map encoded per run: a graph captured from one run holds that run's map (a kernel
+// argument), so replaying it after a run on another x still reads the x it captured — as
+// GraphCache (kernels/runtime.cuh) keys its graphs by the pointers.
+void expect_graph_keeps_the_map_of_its_x(const ConvIgemmShape& s, bool boxes) {
   const size_t xs = testing::conv_input_elements(s), ys = testing::conv_output_elements(s);
   DeviceBuffer<float> x1(xs), x2(xs), w(testing::conv_weight_elements(s)), y_eager(ys),
       y_graph(ys), y_other(ys);
@@ -350,11 +349,12 @@ TEST(ConvIm2colTmaKernel, ACapturedGraphKeepsTheMapOfItsX) {
   ASSERT_CUDA(w.upload(testing::uniform_floats(w.size(), 63, -1.f, 1.f)));
   ConvIgemmTf32x3 conv;
   conv.set_engine(Tf32x3Engine::wgmma);
-  conv.set_input_channels_last(true);
+  conv.set_input_channels_last(!boxes);
   std::string error;
   ASSERT_EQ(conv.init(s, MatmulEpilogue::none, error), STITCH_OK) << error;
   ASSERT_EQ(conv.prepare_weights(w.data(), nullptr, error), STITCH_OK) << error;
-  ASSERT_TRUE(conv.uses_tma_im2col()) << conv.describe();  // the default where eligible
+  // The defaults where eligible.
+  ASSERT_EQ(boxes ? conv.uses_box_tma() : conv.uses_tma_im2col(), true) << conv.describe();
   ASSERT_FALSE(conv.copies_input());
   cudaStream_t stream = nullptr;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -376,6 +376,22 @@ TEST(ConvIm2colTmaKernel, ACapturedGraphKeepsTheMapOfItsX) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
+}
+
+TEST(ConvIm2colTmaKernel, ACapturedGraphKeepsTheMapOfItsX) {
+  REQUIRE_GPU();
+  REQUIRE_WGMMA();
+  const ConvIgemmShape s = testing::conv_case_shape(3, 32, 48, 1, {17, 17}, {3}, {2}, {1});
+  REQUIRE_IM2COL_TMA(s);
+  expect_graph_keeps_the_map_of_its_x(s, false);
+}
+
+TEST(ConvBoxTmaKernel, ACapturedGraphKeepsTheMapOfItsX) {
+  REQUIRE_GPU();
+  REQUIRE_WGMMA();
+  const ConvIgemmShape s = testing::conv_case_shape(3, 32, 48, 1, {16, 32}, {3}, {1}, {1});
+  ASSERT_TRUE(conv_igemm_box_tma_worth(s)) << conv_igemm_box_tma_problem(s);
+  expect_graph_keeps_the_map_of_its_x(s, true);
 }
 
 }  // namespace

@@ -25,6 +25,12 @@
 namespace stitch::kernels {
 namespace {
 
+// Why conv_igemm_box_tma_worth refuses a shape.
+std::string box_refusal(const ConvIgemmShape& s) {
+  const std::string bad = conv_igemm_box_tma_problem(s);
+  return bad.empty() ? "its channels would pad to 32 by more than a third" : bad;
+}
+
 using testing::ConvIgemmCase;
 
 // A[m, k] of group `group` by the definition: the input under output position m's window tap k.
@@ -271,6 +277,70 @@ TEST_P(ConvIgemmGather, Im2colTmaTilesAreTheReorderedIm2colTiles) {
   EXPECT_EQ(mismatches, 0);
 }
 
+// The TMA boxes of an NCDHW x (conv_igemm_box_tma.cuh), emulated: each K tile's box as a tiled
+// load reads it (the box at conv_box_coords, [channel][row][column], zeros outside x), transposed
+// as the producers do (tile row r, column c = box element (c, r)), is the im2col tile of the
+// positions conv_tile_position gives its rows, K in (tap, channel) order over the channels padded
+// to 32 — over the whole K range and split in two.
+TEST_P(ConvIgemmGather, BoxTilesAreTheReorderedIm2colTiles) {
+  const ConvIgemmShape& s = GetParam().shape;
+  if (!conv_igemm_box_tma_worth(s)) GTEST_SKIP() << "no boxes: " << box_refusal(s);
+  const std::vector<float> x = numbered_input(s);
+  detail::ConvIgemmParams p =
+      detail::conv_igemm_params(x.data(), x.data(), nullptr, nullptr, s, MatmulEpilogue::none);
+  detail::conv_igemm_box_params(p, s);
+  ASSERT_EQ(p.k % kTileColumns, 0);
+  const detail::ConvIgemmDims d = detail::conv_igemm_dims(s);
+  // x's element (image, channel, depth, row, column), or zero outside x.
+  auto x_at = [&](int image, int channel, int dd, int hh, int ww) {
+    if (channel >= s.in_channels || dd < 0 || dd >= d.input[0] || hh < 0 || hh >= d.input[1] ||
+        ww < 0 || ww >= d.input[2])
+      return 0.0f;
+    return x[((static_cast<int64_t>(image) * s.in_channels + channel) * d.input[0] + dd) *
+                 d.input[1] * d.input[2] +
+             int64_t{hh} * d.input[2] + ww];
+  };
+  const int half = (p.k / kTileColumns + 1) / 2 * kTileColumns;
+  const std::vector<std::pair<int, int>> ranges = {{0, p.k}, {0, half}, {half, p.k}};
+  int mismatches = 0;
+  for (const auto& [k_begin, k_end] : ranges)
+    for (int tm = 0; tm < p.tiles_m; ++tm)
+      for (int k0 = k_begin; k0 < k_end; k0 += kTileColumns) {
+        const detail::ConvBoxCoords box = detail::conv_box_coords(p, tm, k0 / kTileColumns);
+        for (int r = 0; r < kTileRows; ++r) {
+          const int m = detail::conv_tile_position(p, tm, r);
+          if (m < 0) continue;  // computed, never stored
+          for (int c = 0; c < kTileColumns; ++c) {
+            const float got = x_at(box.image, box.channel + c, box.d, box.h + r / p.box_w,
+                                   box.w + r % p.box_w);
+            const int64_t source =
+                detail::tap_major_source_column(k0 + c, p.k, p.channels, s.in_channels);
+            const float want = source < 0 ? 0.0f : im2col(s, x, 0, m, source);  // < 0: padding
+            if (got != want && mismatches++ < 5)
+              ADD_FAILURE() << "tile " << tm << " row " << r << " (m " << m << ") k " << k0 + c
+                            << ": got " << got << ", want " << want;
+          }
+        }
+      }
+  EXPECT_EQ(mismatches, 0);
+}
+
+// The producers' transpose of a box into the tile: a warp's 16-byte stores of one chunk column
+// (lanes = 32 consecutive rows) go out a quarter warp at a time, whose eight rows' chunks lie in
+// eight different 16-byte bank groups; its loads (32 consecutive positions of one channel) are
+// 32 consecutive words.
+TEST(ConvIgemmBoxTma, TransposeStoresAreFreeOfBankConflicts) {
+  for (int c = 0; c < kTileColumns / 4; ++c)
+    for (int r0 = 0; r0 < kTileRows; r0 += 8) {
+      std::vector<int> groups;
+      for (int r = r0; r < r0 + 8; ++r)
+        groups.push_back(detail::wgmma_a_offset(r, 4 * c) / 4 % 8);
+      std::sort(groups.begin(), groups.end());
+      EXPECT_EQ(std::unique(groups.begin(), groups.end()) - groups.begin(), 8)
+          << "chunk " << c << ", rows " << r0 << "..";
+    }
+}
+
 // The swizzle places the tile's 4096 elements on distinct words; a producer warp's 32 4-byte
 // writes of one pass (one column step) land in 32 different shared-memory banks.
 TEST(ConvIgemmWgmmaGather, WritesAreFreeOfBankConflicts) {
@@ -360,6 +430,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmGather, ::testing::ValuesIn(testing::c
                          testing::case_name<ConvIgemmCase>);
 INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIgemmGather,
                          ::testing::ValuesIn(testing::conv_igemm_tma_cases()),
+                         testing::case_name<ConvIgemmCase>);
+INSTANTIATE_TEST_SUITE_P(BoxShapes, ConvIgemmGather,
+                         ::testing::ValuesIn(testing::conv_igemm_box_cases()),
                          testing::case_name<ConvIgemmCase>);
 
 // The wgmma convolution's 64-wide tile (kernels/conv_igemm_tf32x3_wgmma.cuh): taken where the
@@ -601,6 +674,120 @@ TEST(ConvIgemmIm2colTma, EmulationReproducesPublishedLoads) {
   EXPECT_EQ(load(2, 0, 1, 3, 0), range(8));
   EXPECT_EQ(load(2, -1, 1, 2, 0),
             (std::vector<float>{7, 0, 9, 10, 11, 0, 0, 0, 0, 0, 17, 18, 19, 0, 21, 22}));
+}
+
+// The TMA boxes of an NCDHW x (kernels/conv_igemm_box_tma.cuh): the box a block's 128 output
+// positions take (the fewest positions past the output; the widest of equals), and where the
+// boxes run.
+TEST(ConvIgemmBoxTma, TilesTheOutputWithTheFewestPositionsPastIt) {
+  auto tile = [](int64_t h, int64_t w) {
+    const detail::ConvBoxTile t = detail::conv_box_tile(h, w);
+    return std::to_string(t.w) + "x" + std::to_string(t.h);
+  };
+  EXPECT_EQ(tile(126, 126), "128x1");  // 64 x 2 covers as many: the wider
+  EXPECT_EQ(tile(62, 62), "64x2");
+  EXPECT_EQ(tile(28, 28), "32x4");
+  EXPECT_EQ(tile(14, 14), "16x8");
+  EXPECT_EQ(tile(9, 8), "8x16");
+  EXPECT_EQ(tile(1, 1000), "128x1");  // 1-d: one row
+  EXPECT_EQ(tile(1, 3), "128x1");
+  for (const auto& c : testing::conv_igemm_box_cases())
+    EXPECT_TRUE(conv_igemm_box_tma_worth(c.shape)) << c.name << ": " << box_refusal(c.shape);
+}
+
+TEST(ConvIgemmBoxTma, RunsStrideOneSingleGroupFourAlignedRows) {
+  auto has = [](const std::string& text, const char* part) {
+    return text.find(part) != std::string::npos;
+  };
+  const ConvIgemmShape ok = testing::conv_case_shape(2, 64, 32, 1, {20, 24}, {3}, {1}, {1});
+  EXPECT_EQ(conv_igemm_box_tma_problem(ok), "");
+  EXPECT_TRUE(has(conv_igemm_box_tma_problem(testing::conv_case_shape(2, 64, 32, 1, {20, 24},
+                                                                      {3}, {2}, {1})),
+                  "stride"));
+  EXPECT_TRUE(has(conv_igemm_box_tma_problem(testing::conv_case_shape(2, 64, 32, 2, {20, 24},
+                                                                      {3}, {1}, {1})),
+                  "groups"));
+  EXPECT_TRUE(has(conv_igemm_box_tma_problem(testing::conv_case_shape(2, 64, 32, 1, {20, 22},
+                                                                      {3}, {1}, {1})),
+                  "multiple of 16 bytes"));  // rows of 22 floats
+  ConvIgemmShape wrong_output = ok;
+  wrong_output.output[1] += 1;
+  EXPECT_TRUE(has(conv_igemm_box_tma_problem(wrong_output), "output size"));  // the shape check's
+  // Worth it where padding the channels to 32 adds at most a third.
+  auto worth = [](int64_t channels) {
+    return conv_igemm_box_tma_worth(
+        testing::conv_case_shape(1, channels, 16, 1, {16, 16}, {3}, {1}, {1}));
+  };
+  EXPECT_FALSE(worth(3));
+  EXPECT_FALSE(worth(16));
+  EXPECT_TRUE(worth(24));
+  EXPECT_TRUE(worth(32));
+  EXPECT_FALSE(worth(40));
+  EXPECT_TRUE(worth(48));
+  EXPECT_TRUE(worth(64));
+  EXPECT_TRUE(worth(100));
+}
+
+// Every output position is one row of one tile, and the tiles' rows past the output are -1; the
+// flat tiling (box_w 0) is M's rows in order.
+TEST(ConvIgemmBoxTma, EveryOutputPositionIsOneTileRow) {
+  for (const auto& c : testing::conv_igemm_box_cases()) {
+    detail::ConvIgemmParams p = detail::conv_igemm_params(nullptr, nullptr, nullptr, nullptr,
+                                                          c.shape, MatmulEpilogue::none);
+    EXPECT_EQ(detail::conv_tile_position(p, 1, 5), p.m > 133 ? 133 : -1) << c.name;
+    detail::conv_igemm_box_params(p, c.shape);
+    std::vector<int> seen(static_cast<size_t>(p.m), 0);
+    int past = 0;
+    for (int tm = 0; tm < p.tiles_m; ++tm)
+      for (int r = 0; r < detail::kGemmBM; ++r) {
+        const int m = detail::conv_tile_position(p, tm, r);
+        ASSERT_LT(m, p.m) << c.name;
+        if (m < 0)
+          ++past;
+        else
+          ++seen[static_cast<size_t>(m)];
+      }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), p.m) << c.name;
+    EXPECT_EQ(past, p.tiles_m * detail::kGemmBM - p.m) << c.name;
+  }
+}
+
+// A K tile's box: the tile's box moved by the kernel position times the dilation, less the
+// padding; its 32 channels; the image and depth of the tile. K ordered (tap, channel) over the
+// channels padded to 32: 96 channels are three K tiles a tap.
+TEST(ConvIgemmBoxTma, KTileCoordinatesAreTheShiftedBox) {
+  // 2 images of 5 x 6 x 8, 96 channels, 3x3x3 kernel, padding 1 (2 after the rows), dilation
+  // (1, 2, 1).
+  const ConvIgemmShape s =
+      testing::conv_case_shape(2, 96, 16, 1, {5, 6, 8}, {3}, {1}, {1}, {1, 2, 1}, {1, 2, 1});
+  ASSERT_EQ(s.output[1], 6 + 3 - 4 - 1 + 1);
+  detail::ConvIgemmParams p =
+      detail::conv_igemm_params(nullptr, nullptr, nullptr, nullptr, s, MatmulEpilogue::none);
+  detail::conv_igemm_box_params(p, s);
+  EXPECT_EQ(p.channels, 96);
+  EXPECT_EQ(p.k, 96 * 27);
+  EXPECT_EQ(p.box_w, 16);  // 8 wide, 5 high: 16 x 8 and 8 x 16 cover as many
+  EXPECT_EQ(p.box_h, 8);
+  EXPECT_EQ(p.box_tiles_w, 1);
+  EXPECT_EQ(p.box_tiles_h, 1);
+  EXPECT_EQ(p.tiles_m, 2 * 5);  // a box per image and depth
+  // Output tile 7: image 1, depth 2. K tile 3 · 4 + 2: tap 4 (kd 0, kh 1, kw 1), channels 64..95.
+  const detail::ConvBoxCoords c = detail::conv_box_coords(p, 7, 14);
+  EXPECT_EQ(c.image, 1);
+  EXPECT_EQ(c.channel, 64);
+  EXPECT_EQ(c.d, 2 + 0 * 1 - 1);
+  EXPECT_EQ(c.h, 0 + 1 * 2 - 1);
+  EXPECT_EQ(c.w, 0 + 1 * 1 - 1);
+  // The map: W, H, D, C, N; boxes of 16 x 8 x 1 positions by 32 channels of one image.
+  const detail::ConvBoxMapFields f = detail::conv_box_map_fields(s, detail::conv_box_tile(s));
+  EXPECT_EQ(f.rank, 5);
+  const uint64_t dims[5] = {8, 6, 5, 96, 2}, box[5] = {16, 8, 1, 32, 1};
+  for (int d = 0; d < 5; ++d) {
+    EXPECT_EQ(f.dims[d], dims[d]) << d;
+    EXPECT_EQ(f.box[d], box[d]) << d;
+  }
+  EXPECT_EQ(f.strides[0], 8u * 4);
+  EXPECT_EQ(f.strides[3], 8u * 6 * 5 * 96 * 4);
 }
 
 TEST(ConvIgemmShapeCheck, RefusesShapesItCannotRun) {

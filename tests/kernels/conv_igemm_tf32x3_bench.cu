@@ -10,32 +10,33 @@
 //   conv_igemm_tf32x3_bench [NAME_SUBSTRING]   only the layers whose name contains it
 //
 // Per layer: the wgmma igemm output compared with cuDNN strict FP32 (relative error norm), then
-// each engine (ConvIgemmTf32x3 on its wgmma kernel — "cp.async": forced to the producer
-// warpgroup's chunked cp.async gather where the automatic choice loads A by the im2col TMA
-// (kernels/conv_igemm_im2col_tma.cuh; the row's description says which it took), NaN where it
-// does not; "wide": forced to the 128-wide tile where the automatic choice is the 64-wide one —
-// and its mma.sync kernel, the weight split at init; cuDNN
-// strict and TF32; "tf32x1": ConvIgemmTf32, one TF32 product, the tf32 track's kernel; "1x128": it
-// forced to the 128-wide tile where its automatic choice is the 256-wide one) timed with
-// CUDA events, L2 flushed before every run, the median of kIterations after warm-ups; "nhwc": the
-// wgmma kernel on a layer inside an NHWC region (src/plan/layout.h:
-// x arrives channels-last, no transpose, y written channels-last). "%floor": the 3xTF32 roofline
-// floor — 3 x 2·M·N·K at the dense TF32 peak, or reading x and w and writing y at the DRAM
-// bandwidth, the larger — over wgmma's time. "igemm eff":
-// 3 x 2·M·N·K over wgmma's time, as a fraction of the TF32 peak (the planner's model of this
-// kernel); "strict eff": 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak; "1x
-// eff" and "tf32 eff": 2·M·N·K over tf32x1's and cuDNN TF32's times, as fractions of the TF32 peak
-// (kConvIgemmOneProductEfficiency's and kCudnnTf32ConvEfficiency's ground).
-// Then level 2's transposed convolutions: ConvTransposeIgemmTf32x3 (kernels/conv_transpose.cuh,
-// its phases on the wgmma kernel) and ConvTransposeDirect (its phases on the direct kernel, where
-// each is within its K) against cuDNN strict and TF32, and their error norms against strict. Last,
-// level 2's convolutions of few input channels (2-d and 3-d, as the tasks have them): the direct
-// FP32 kernel (kernels/conv_direct.cuh) against the wgmma igemm (three products and, "tf32x1",
-// one) and cuDNN strict and TF32, "direct eff" its FLOPs over its time as a fraction of the FP32
-// peak (the planner's model of it), "1x eff" the one-product kernel's of the TF32 peak (a short
-// K's), and the direct kernel's error norm against strict; then ConvDirectTf32 ("dir tf32",
-// its TF32 efficiency "dt eff", its norm) and the same at most two columns per lane ("dt c2":
-// three blocks per SM where the default takes four columns and two).
+// each engine (ConvIgemmTf32x3 on its wgmma kernel — "cp.async": forced to the producer warpgroup's
+// chunked cp.async gather where the automatic choice loads A by the im2col TMA
+// (kernels/conv_igemm_im2col_tma.cuh; the row's description says which it took), NaN where it does
+// not; "x copy" and "1x copy": three and one products forced to gather from a channels-last copy of
+// x where the automatic choice reads the NCDHW x by TMA boxes (conv_igemm_box_tma.cuh), NaN where
+// it does not; "wide": forced to the 128-wide tile where the automatic choice is the 64-wide one —
+// and its mma.sync kernel, the weight split at init; cuDNN strict and TF32; "tf32x1":
+// ConvIgemmTf32, one TF32 product, the tf32 track's kernel; "1x128": it forced to the 128-wide tile
+// where its automatic choice is the 256-wide one) timed with CUDA events, L2 flushed before every
+// run, the median of kIterations after warm-ups; "nhwc": the wgmma kernel on a layer inside an NHWC
+// region (src/plan/layout.h: x arrives channels-last, no transpose, y written channels-last).
+// "%floor": the 3xTF32 roofline floor — 3 x 2·M·N·K at the dense TF32 peak, or reading x and w and
+// writing y at the DRAM bandwidth, the larger — over wgmma's time. "igemm eff": 3 x 2·M·N·K over
+// wgmma's time, as a fraction of the TF32 peak (the planner's model of this kernel); "strict eff":
+// 2·M·N·K over cuDNN strict's time, as a fraction of the FP32 peak; "1x eff" and "tf32 eff":
+// 2·M·N·K over tf32x1's and cuDNN TF32's times, as fractions of the TF32 peak
+// (kConvIgemmOneProductEfficiency's and kCudnnTf32ConvEfficiency's ground). Then level 2's
+// transposed convolutions: ConvTransposeIgemmTf32x3 (kernels/conv_transpose.cuh, its phases on the
+// wgmma kernel) and ConvTransposeDirect (its phases on the direct kernel, where each is within its
+// K) against cuDNN strict and TF32, and their error norms against strict. Last, level 2's
+// convolutions of few input channels (2-d and 3-d, as the tasks have them): the direct FP32 kernel
+// (kernels/conv_direct.cuh) against the wgmma igemm (three products and, "tf32x1", one) and cuDNN
+// strict and TF32, "direct eff" its FLOPs over its time as a fraction of the FP32 peak (the
+// planner's model of it), "1x eff" the one-product kernel's of the TF32 peak (a short K's), and the
+// direct kernel's error norm against strict; then ConvDirectTf32 ("dir tf32", its TF32 efficiency
+// "dt eff", its norm) and the same at most two columns per lane ("dt c2": three blocks per SM where
+// the default takes four columns and two).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -235,10 +236,11 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   CudnnSide cudnn_side(cudnn_shape(s), o, cudnn, workspace, l.name);
   std::string error;
   auto ready = [&](auto& conv, Tf32x3Engine engine, int tile_n = 0, bool channels_last = false,
-                   bool tma_im2col = true) {
+                   bool tma_im2col = true, bool box_tma = true) {
     conv.set_engine(engine);
     conv.set_tile_n(tile_n);
     conv.allow_tma_im2col(tma_im2col);
+    conv.allow_box_tma(box_tma);
     if (channels_last) {  // a layer inside a plan's NHWC region (src/plan/layout.h)
       conv.set_input_channels_last(true);
       conv.set_output_map(nhwc_output_map(s));
@@ -250,13 +252,18 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
     }
     return true;
   };
-  ConvIgemmTf32x3 wgmma, chunked, wide, mma, nhwc;
+  ConvIgemmTf32x3 wgmma, chunked, wide, mma, nhwc, copied;
   const bool have_wgmma = ready(wgmma, Tf32x3Engine::wgmma);
+  // The channels-last copy of x where the automatic choice reads x by boxes: what the boxes gain.
+  const bool have_copied = have_wgmma && wgmma.uses_box_tma() &&
+                           ready(copied, Tf32x3Engine::wgmma, 0, false, true, false);
   // The chunked cp.async gather where the automatic choice is the im2col TMA: what the TMA gains.
   const bool have_chunked =
       have_wgmma && wgmma.uses_tma_im2col() && ready(chunked, Tf32x3Engine::wgmma, 0, false, false);
-  ConvIgemmTf32 one, one_128;  // the tf32 track's one TF32 product, on the wgmma kernel
+  ConvIgemmTf32 one, one_128, one_copied;  // the tf32 track's one TF32 product, on wgmma
   const bool have_one = ready(one, Tf32x3Engine::wgmma);
+  const bool have_one_copied = have_one && one.uses_box_tma() &&
+                               ready(one_copied, Tf32x3Engine::wgmma, 0, false, true, false);
   // One product's 128-wide tile where its automatic choice is the 256-wide one: what that gains.
   const bool have_one_128 =
       have_one && one.tile_n() == 256 && ready(one_128, Tf32x3Engine::wgmma, 128);
@@ -274,6 +281,9 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const double norm = have_wgmma ? cudnn_side.error_norm([&] { run_igemm(wgmma); }) : NAN;
   const double wgmma_ms = have_wgmma ? median_ms([&] { run_igemm(wgmma); }, flush) : NAN;
   const double chunked_ms = have_chunked ? median_ms([&] { run_igemm(chunked); }, flush) : NAN;
+  const double copied_ms = have_copied ? median_ms([&] { run_igemm(copied); }, flush) : NAN;
+  const double one_copied_ms =
+      have_one_copied ? median_ms([&] { run_igemm(one_copied); }, flush) : NAN;
   const double nhwc_ms = have_nhwc ? median_ms([&] { run_igemm(nhwc); }, flush) : NAN;
   const double wide_ms = have_wide ? median_ms([&] { run_igemm(wide); }, flush) : NAN;
   const double mma_ms = have_mma ? median_ms([&] { run_igemm(mma); }, flush) : NAN;
@@ -289,9 +299,10 @@ void bench(const Layer& l, CudnnHandle& cudnn, void* workspace, void* flush, Sum
   const double one_efficiency = flops / (one_ms * 1e9) / kTf32PeakTflops;
   const double tf32_efficiency = flops / (tf32_ms * 1e9) / kTf32PeakTflops;
   std::printf(
-      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f %10.3f %7.3f "
-      "%8.3f %9.1e  %s | %s\n",
-      l.name, wgmma_ms, chunked_ms, nhwc_ms, wide_ms, mma_ms, one_ms, one_128_ms, strict_ms,
+      "%-26s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %6.1f%% %9.3f "
+      "%10.3f %7.3f %8.3f %9.1e  %s | %s\n",
+      l.name, wgmma_ms, chunked_ms, copied_ms, nhwc_ms, wide_ms, mma_ms, one_ms, one_copied_ms,
+      one_128_ms, strict_ms,
       tf32_ms, 100.0 * floor_ms / wgmma_ms, efficiency, strict_efficiency, one_efficiency,
       tf32_efficiency, norm, wgmma.describe().c_str(), have_one ? one.describe().c_str() : "-");
   if (std::isfinite(one_efficiency)) summary.one_product_efficiency.push_back(one_efficiency);
@@ -484,9 +495,10 @@ int main(int argc, char** argv) {
   void *workspace = nullptr, *flush = nullptr;
   CHECK_CUDA(cudaMalloc(&workspace, kTf32WorkspaceBytes));
   CHECK_CUDA(cudaMalloc(&flush, stitch::bench::kFlushBytes));
-  std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %7s %8s %9s\n", "layer",
-              "wgmma ms", "cp.async", "nhwc", "wide", "mma", "tf32x1", "1x128", "strict", "tf32",
-              "%floor", "igemm eff", "strict eff", "1x eff", "tf32 eff", "rel_norm");
+  std::printf("%-26s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %7s %9s %10s %7s %8s %9s\n",
+              "layer", "wgmma ms", "cp.async", "x copy", "nhwc", "wide", "mma", "tf32x1",
+              "1x copy", "1x128", "strict", "tf32", "%floor", "igemm eff", "strict eff", "1x eff",
+              "tf32 eff", "rel_norm");
   Summary summary;
   for (const Layer& l : layers)
     if (only.empty() || std::string(l.name).find(only) != std::string::npos)

@@ -106,7 +106,9 @@ struct CaseData {
 // The kernel and A load a case runs on: mma.sync; wgmma on the NCDHW input; wgmma's chunked
 // cp.async gather from its channels-last copy (where the channels per group allow; else the NCDHW
 // gather again); wgmma's im2col TMA (wgmma_tma_*: only where conv_igemm_tma_im2col_problem allows
-// it, else skipped). The wgmma variants take the tile width ConvIgemm::init plans, except the
+// it, else skipped); wgmma's TMA boxes of the NCDHW x (wgmma_box*: only where
+// conv_igemm_box_tma_worth allows it, else skipped; the other variants turn the boxes off). The
+// wgmma variants take the tile width ConvIgemm::init plans, except the
 // *_wide, *_narrow and (one product only) *_widest ones, which force 128, 64 and 256: every case
 // runs on every width.
 enum class Variant {
@@ -118,7 +120,9 @@ enum class Variant {
   wgmma_widest,
   wgmma_tma_wide,
   wgmma_tma_narrow,
-  wgmma_tma_widest
+  wgmma_tma_widest,
+  wgmma_box,
+  wgmma_box_narrow
 };
 
 std::string variant_name(Variant v) {
@@ -141,8 +145,16 @@ std::string variant_name(Variant v) {
       return "wgmma_tma_narrow";
     case Variant::wgmma_tma_widest:
       return "wgmma_tma_widest";
+    case Variant::wgmma_box:
+      return "wgmma_box";
+    case Variant::wgmma_box_narrow:
+      return "wgmma_box_narrow";
   }
   return "?";
+}
+
+bool loads_by_box(Variant v) {
+  return v == Variant::wgmma_box || v == Variant::wgmma_box_narrow;
 }
 
 bool loads_by_tma(Variant v) {
@@ -153,7 +165,9 @@ bool loads_by_tma(Variant v) {
 // The wgmma tile width a variant runs a shape with (0: the one init plans).
 int forced_tile_n(Variant v) {
   if (v == Variant::wgmma_wide || v == Variant::wgmma_tma_wide) return 128;
-  if (v == Variant::wgmma_narrow || v == Variant::wgmma_tma_narrow) return 64;
+  if (v == Variant::wgmma_narrow || v == Variant::wgmma_tma_narrow ||
+      v == Variant::wgmma_box_narrow)
+    return 64;
   if (v == Variant::wgmma_widest || v == Variant::wgmma_tma_widest) return 256;
   return 0;
 }
@@ -166,9 +180,11 @@ int expected_tile_n(Variant v, const ConvIgemmShape& s, Tf32Products products) {
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
     return -1;
-  const detail::ConvIgemmParams p =
+  detail::ConvIgemmParams p =
       detail::conv_igemm_params(nullptr, nullptr, nullptr, nullptr, s, MatmulEpilogue::none);
-  return detail::plan_conv_igemm_wgmma(s.groups, p.m, p.n, p.k, sms, 0, products).tile_n;
+  int64_t m = p.m;  // the boxes' tiles count positions past the output
+  if (loads_by_box(v)) detail::conv_igemm_box_params(p, s), m = int64_t{p.tiles_m} * 128;
+  return detail::plan_conv_igemm_wgmma(s.groups, m, p.n, p.k, sms, 0, products).tile_n;
 }
 
 // Sets `conv` (either product count) up for a variant: its engine, A load and forced tile width.
@@ -177,15 +193,24 @@ void configure(Conv& conv, Variant v) {
   conv.set_engine(v == Variant::mma_sync ? Tf32x3Engine::mma_sync : Tf32x3Engine::wgmma);
   conv.allow_channels_last(v != Variant::mma_sync && v != Variant::wgmma_ncdhw);
   conv.allow_tma_im2col(loads_by_tma(v));
+  conv.allow_box_tma(loads_by_box(v));
   conv.set_tile_n(forced_tile_n(v));
 }
 
-// Skips (visibly) a TMA variant on a shape the im2col TMA cannot load.
+// Skips (visibly) a TMA variant on a shape the im2col TMA or the boxes cannot load.
 #define REQUIRE_LOAD(variant, shape)                                             \
   do {                                                                           \
     if (loads_by_tma(variant) && !conv_igemm_tma_im2col_eligible(shape))         \
       GTEST_SKIP() << "no im2col TMA: " << conv_igemm_tma_im2col_problem(shape); \
+    if (loads_by_box(variant) && !conv_igemm_box_tma_worth(shape))               \
+      GTEST_SKIP() << "no boxes: " << box_refusal(shape);                        \
   } while (0)
+
+// Why conv_igemm_box_tma_worth refuses a shape.
+std::string box_refusal(const ConvIgemmShape& s) {
+  const std::string bad = conv_igemm_box_tma_problem(s);
+  return bad.empty() ? "its channels would pad to 32 by more than a third" : bad;
+}
 
 // Skips (visibly) a variant this build cannot run here (wgmma: a compute capability 9.0 GPU; the
 // test is built for sm_90a with both kernels kept).
@@ -212,7 +237,7 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   ASSERT_CUDA(data.upload());
   ConvIgemmTf32x3 conv;
   const bool wgmma = variant != Variant::mma_sync;
-  const bool channels_last = wgmma && variant != Variant::wgmma_ncdhw;
+  const bool channels_last = wgmma && variant != Variant::wgmma_ncdhw && !loads_by_box(variant);
   configure(conv, variant);
   std::string error;
   ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
@@ -220,6 +245,9 @@ TEST_P(ConvIgemmTest, MatchesTheDoubleReference) {
   EXPECT_EQ(conv.uses_channels_last(),
             channels_last && detail::conv_igemm_channels_last_eligible(s));
   EXPECT_EQ(conv.uses_tma_im2col(), loads_by_tma(variant)) << conv.describe();
+  EXPECT_EQ(conv.uses_box_tma(), loads_by_box(variant)) << conv.describe();
+  // The boxes read x as it arrives; the channels-last gathers read a copy.
+  EXPECT_EQ(conv.copies_input(), conv.uses_channels_last()) << conv.describe();
   if (wgmma) EXPECT_EQ(conv.tile_n(), expected_tile_n(variant, s, Tf32Products::three));
   ASSERT_EQ(conv.prepare_weights(data.dw.data(), nullptr, error), STITCH_OK) << error;
   ASSERT_EQ(conv.run(data.dx.data(), nullptr, data.db.data(), data.dy.data(), nullptr, error),
@@ -238,7 +266,8 @@ std::string case_variant_name(
 
 const auto kEveryVariant =
     ::testing::Values(Variant::mma_sync, Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide,
-                      Variant::wgmma_narrow, Variant::wgmma_tma_wide, Variant::wgmma_tma_narrow);
+                      Variant::wgmma_narrow, Variant::wgmma_tma_wide, Variant::wgmma_tma_narrow,
+                      Variant::wgmma_box, Variant::wgmma_box_narrow);
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTest,
                          ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
@@ -246,6 +275,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTest,
                          case_variant_name);
 INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIgemmTest,
                          ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_tma_cases()),
+                                            kEveryVariant),
+                         case_variant_name);
+INSTANTIATE_TEST_SUITE_P(BoxShapes, ConvIgemmTest,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_box_cases()),
                                             kEveryVariant),
                          case_variant_name);
 
@@ -269,6 +302,7 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
   std::string error;
   ASSERT_EQ(conv.init(s, c.epilogue, error), STITCH_OK) << error;
   EXPECT_EQ(conv.uses_tma_im2col(), loads_by_tma(variant)) << conv.describe();
+  EXPECT_EQ(conv.uses_box_tma(), loads_by_box(variant)) << conv.describe();
   EXPECT_EQ(conv.tile_n(), expected_tile_n(variant, s, Tf32Products::one));
   EXPECT_NE(conv.describe().find("TF32 implicit GEMM"), std::string::npos) << conv.describe();
   EXPECT_EQ(conv.describe().find("3xTF32"), std::string::npos) << conv.describe();
@@ -297,7 +331,8 @@ TEST_P(ConvIgemmTf32Test, MatchesTheDoubleReferenceToTf32Precision) {
 const auto kEveryWgmmaVariant =
     ::testing::Values(Variant::wgmma_ncdhw, Variant::wgmma, Variant::wgmma_wide,
                       Variant::wgmma_narrow, Variant::wgmma_widest, Variant::wgmma_tma_wide,
-                      Variant::wgmma_tma_narrow, Variant::wgmma_tma_widest);
+                      Variant::wgmma_tma_narrow, Variant::wgmma_tma_widest, Variant::wgmma_box,
+                      Variant::wgmma_box_narrow);
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTf32Test,
                          ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_cases()),
@@ -305,6 +340,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvIgemmTf32Test,
                          case_variant_name);
 INSTANTIATE_TEST_SUITE_P(TmaShapes, ConvIgemmTf32Test,
                          ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_tma_cases()),
+                                            kEveryWgmmaVariant),
+                         case_variant_name);
+INSTANTIATE_TEST_SUITE_P(BoxShapes, ConvIgemmTf32Test,
+                         ::testing::Combine(::testing::ValuesIn(testing::conv_igemm_box_cases()),
                                             kEveryWgmmaVariant),
                          case_variant_name);
 

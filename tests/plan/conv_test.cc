@@ -1125,15 +1125,39 @@ TEST(ConvIgemmCost, NarrowConvolutionsTakeTheNarrowTile) {
   const GpuPeaks h200 = h200_peaks();
   const ConvIgemmEstimate estimate = estimate_conv_igemm(only_conv(*narrow), h200);
   ASSERT_TRUE(estimate.eligible);
-  // M = 64·254·254 = 4129024 (32258 tiles of 128), one 64-wide tile column: 245 waves over 132
-  // SMs of 18 K tiles (K = 64·9) each, after the input's transpose to channels-last.
+  // x read by TMA boxes of 128 x 1 positions: two a row of 254, 64·254·2 = 32512 tiles, one
+  // 64-wide tile column: 247 waves over 132 SMs of 18 K tiles (K = 64·9) each; no copy of x.
   const double k_tile_s = 3.0 * 2 * 128 * 64 * 32 / (h200.tf32_tflops * 1e12 / h200.sms);
   const double efficiency =
       kConvIgemmPeakEfficiency * 18 / (18 + kConvIgemmFillTiles) * kConvIgemmNarrowEfficiency;
-  const double transpose_s = 2.0 * 4 * (64.0 * 64 * 256 * 256) / (h200.dram_gbps * 1e9);
-  EXPECT_NEAR(estimate.kernel_s - 2 * kLaunchSeconds,
-              std::ceil(32258.0 / 132) * 18 * k_tile_s / efficiency + transpose_s, 1e-12);
+  EXPECT_EQ(conv_igemm_box_tiles(only_conv(*narrow)), 32512);
+  EXPECT_NEAR(estimate.kernel_s - kLaunchSeconds,
+              std::ceil(32512.0 / 132) * 18 * k_tile_s / efficiency, 1e-12);
   EXPECT_TRUE(estimate.prefer_kernel);
+}
+
+// Where the kernel reads an NCHW x by TMA boxes (kernels/conv_igemm_box_tma.cuh, mirrored):
+// one group, stride 1, rows of x a multiple of 4 floats, channels padding to 32 by at most a
+// third, boxes at most an eighth past the output, no prologue; the tiles count the boxes.
+TEST(ConvIgemmCost, BoxesReadAnNchwInputWithoutACopy) {
+  auto box_tiles = [](std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y,
+                      std::vector<int64_t> stride, std::vector<int64_t> pad, int64_t groups = 1) {
+    auto plan = single_conv_plan(x, w, y, stride, pad, groups,
+                                 with_math(TensorMath::fp32, ConvEngine::igemm_tf32x3));
+    EXPECT_TRUE(plan.ok()) << plan.error().message;
+    return plan.ok() ? conv_igemm_box_tiles(only_conv(*plan)) : int64_t{-1};
+  };
+  // 128 images of 126 x 126 outputs: one 128 x 1 box a row.
+  EXPECT_EQ(box_tiles({128, 64, 128, 128}, {128, 64, 3, 3}, {128, 128, 126, 126}, {1, 1}, {0, 0}),
+            128 * 126);
+  // 60 x 36 outputs: 64 x 2 boxes (6.7% past the output), 18 an image.
+  EXPECT_EQ(box_tiles({2, 32, 36, 60}, {16, 32, 3, 3}, {2, 16, 36, 60}, {1, 1}, {1, 1}), 2 * 18);
+  // 56 x 56 in 64 x 2 boxes: 14% past the output — the copy.
+  EXPECT_EQ(box_tiles({8, 64, 56, 56}, {128, 64, 3, 3}, {8, 128, 56, 56}, {1, 1}, {1, 1}), 0);
+  EXPECT_EQ(box_tiles({2, 64, 64, 64}, {32, 64, 3, 3}, {2, 32, 32, 32}, {2, 2}, {1, 1}), 0);
+  EXPECT_EQ(box_tiles({2, 16, 64, 64}, {32, 16, 3, 3}, {2, 32, 64, 64}, {1, 1}, {1, 1}), 0);
+  EXPECT_EQ(box_tiles({2, 64, 64, 62}, {32, 64, 3, 3}, {2, 32, 64, 62}, {1, 1}, {1, 1}), 0);
+  EXPECT_EQ(box_tiles({2, 64, 64, 64}, {64, 32, 3, 3}, {2, 64, 64, 64}, {1, 1}, {1, 1}, 2), 0);
 }
 
 // The engine call between the project's kernels and cuDNN (conv_engine_call): untimed where the
