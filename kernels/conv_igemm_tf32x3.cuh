@@ -335,9 +335,9 @@ class ConvIgemm {
     int device = 0, sms = 0;
     STITCH_CHECK_CUDA(cudaGetDevice(&device));
     STITCH_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    // A channel reduction needs a tile's sums whole: no K split (planned for no SMs).
     // Boxes tile the output with positions past it: M counts the tiles' rows.
     const int64_t m = box_tma_ ? int64_t{p.tiles_m} * detail::kGemmBM : p.m;
+    // A channel reduction needs a tile's sums whole: no K split (planned for no SMs).
     const detail::ConvIgemmWgmmaPlan planned = detail::plan_conv_igemm_wgmma(
         shape.groups, m, p.n, p.k, reduce_ ? 0 : sms, requested_tile_n_, kProducts);
     tile_n_ = planned.tile_n, plan_ = planned.plan;
@@ -672,7 +672,7 @@ class ConvIgemm {
   SplitKScratch split_k_;
   WgmmaSplitB split_w_;
   Arena x_copy_;              // x transposed into the gather's layout or transformed (copies_input)
-  CUtensorMap im2col_map_{};  // the im2col TMA's map of x_copy_ (prepare_im2col_map)
+  CUtensorMap im2col_map_{};  // the im2col TMA's map of x_copy_ (prepare_a_map)
   PFN_cuTensorMapEncodeIm2col_v12000 encode_im2col_ = nullptr;
   PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_ = nullptr;  // the boxes' (box_tma_)
   const float* prepared_w_ = nullptr;
