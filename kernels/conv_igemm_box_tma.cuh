@@ -41,9 +41,6 @@ namespace detail {
 inline constexpr int kConvBoxChannels = kGemmBK;  // a K tile: one kernel position's 32 channels
 inline constexpr int kConvBoxStagingSlots = 2;
 inline constexpr int kConvBoxStagingBytes = kGemmBM * kConvBoxChannels * 4;  // 16 KiB a slot
-// cuTensorMapEncodeTiled: globalDim at most 2^32, globalStrides multiples of 16 below 2^40.
-inline constexpr uint64_t kConvBoxMaxGlobalDim = uint64_t{1} << 32;
-inline constexpr uint64_t kConvBoxMaxGlobalStride = uint64_t{1} << 40;
 
 // A block's output positions: h rows of w (w · h = 128).
 struct ConvBoxTile {
@@ -125,12 +122,7 @@ inline std::string conv_igemm_box_tma_problem(const ConvIgemmShape& s) {
   if (conv_box_channels(s) * volume > INT32_MAX)
     return "K with the channels padded to 32 does not fit int32";
   const ConvBoxMapFields f = conv_box_map_fields(s, conv_box_tile(s));
-  for (int d = 0; d < f.rank; ++d)
-    if (f.dims[d] > kConvBoxMaxGlobalDim) return "a dimension of x past 2^32 elements";
-  for (int d = 0; d + 1 < f.rank; ++d)
-    if (f.strides[d] % 16 != 0 || f.strides[d] >= kConvBoxMaxGlobalStride)
-      return "a stride of x not a multiple of 16 bytes below 2^40 (its width a multiple of 4)";
-  return "";
+  return tensor_map_extent_problem(f.rank, f.dims, f.strides);
 }
 
 // Whether ConvIgemm loads A by boxes where x arrives NCDHW (no input transform): the shape runs

@@ -51,8 +51,6 @@ inline constexpr int kIm2colCornerMin[3] = {-32768, -128, -16};
 inline constexpr int kIm2colCornerMax[3] = {32767, 127, 15};
 inline constexpr int kIm2colOffsetMax[3] = {65535, 255, 31};
 inline constexpr int kIm2colMaxElementStride = 8;
-inline constexpr uint64_t kIm2colMaxGlobalDim = uint64_t{1} << 32;
-inline constexpr uint64_t kIm2colMaxGlobalStride = uint64_t{1} << 40;
 inline constexpr int kIm2colChannels = kGemmBK;  // channelsPerPixel: a K tile, 128 bytes
 inline constexpr int kIm2colPixels = kGemmBM;    // pixelsPerColumn: a tile's output positions
 static_assert(kIm2colChannels * 4 == 128 && kIm2colPixels <= 1024);
@@ -119,12 +117,7 @@ inline std::string conv_igemm_tma_im2col_problem(const ConvIgemmShape& s) {
              std::to_string(kIm2colOffsetMax[r]) + "] for a rank-" + std::to_string(f.rank) +
              " map";
   }
-  for (int d = 0; d < f.rank; ++d)
-    if (f.dims[d] > kIm2colMaxGlobalDim) return "a dimension of x past 2^32 elements";
-  for (int d = 0; d + 1 < f.rank; ++d)
-    if (f.strides[d] % 16 != 0 || f.strides[d] >= kIm2colMaxGlobalStride)
-      return "a stride of x not a multiple of 16 bytes below 2^40";
-  return "";
+  return tensor_map_extent_problem(f.rank, f.dims, f.strides);
 }
 
 inline bool conv_igemm_tma_im2col_eligible(const ConvIgemmShape& s) {

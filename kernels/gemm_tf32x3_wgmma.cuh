@@ -876,6 +876,19 @@ inline cudaError_t allow_gemm_tf32x3_wgmma_smem() {
                               static_cast<int>(WgmmaTile<kGemmBN>::kSmemBytes));
 }
 
+// What cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col refuse in a map of x's extents (rank
+// dims in elements, rank - 1 strides in bytes), or "": a dimension past 2^32 elements, a stride
+// not a multiple of 16 bytes below 2^40.
+inline const char* tensor_map_extent_problem(int rank, const uint64_t* dims,
+                                             const uint64_t* strides) {
+  for (int d = 0; d < rank; ++d)
+    if (dims[d] > (uint64_t{1} << 32)) return "a dimension of x past 2^32 elements";
+  for (int d = 0; d + 1 < rank; ++d)
+    if (strides[d] % 16 != 0 || strides[d] >= (uint64_t{1} << 40))
+      return "a stride of x not a multiple of 16 bytes below 2^40";
+  return "";
+}
+
 // The driver's tensor-map encoder `name` ("cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col":
 // CUDA 12.0's signatures, cudaTypedefs.h's PFN_*_v12000) through the runtime, so that nothing
 // links libcuda; null, with `error` set, where the driver lacks it.
